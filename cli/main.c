@@ -1,0 +1,40 @@
+/* The wirekit command: dispatches to one subcommand per cli/cmd_*.c. */
+#include <string.h>
+
+#include "cli.h"
+#include "cli_commands.h"
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: wirekit <command> [options] [args]\n\n"
+                 "Fast, safe wire-format codecs: MessagePack, JSON, PostgreSQL values, media "
+                 "types.\n\ncommands:\n");
+    for (size_t i = 0; wk_cli_commands[i] != NULL; i++) {
+        fprintf(out, "  %-10s %s\n", wk_cli_commands[i]->name, wk_cli_commands[i]->summary);
+    }
+    fprintf(out, "\n'wirekit <command> --help' describes each command.\n"
+                 "Exit status: 0 success, 1 bad input or failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return WK_EXIT_USAGE;
+    }
+    if (wk_cli_is_help(argv[1])) {
+        print_help(stdout);
+        return WK_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("wirekit %s\n", WK_VERSION_STRING);
+        return WK_EXIT_OK;
+    }
+    for (size_t i = 0; wk_cli_commands[i] != NULL; i++) {
+        if (strcmp(argv[1], wk_cli_commands[i]->name) == 0) {
+            return wk_cli_commands[i]->run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "wirekit: unknown command '%s'\nTry 'wirekit --help'.\n", argv[1]);
+    return WK_EXIT_USAGE;
+}

@@ -1,0 +1,121 @@
+/*
+ * wirekit core: status codes, error reports and allocator hooks shared by every module.
+ *
+ * Every fallible call returns a wk_status; one-shot calls also take an optional
+ * `wk_error *err` last, filled with the code, a static message and the byte offset of the
+ * failure. Memory goes through a wk_allocator the caller may replace; NULL means libc.
+ */
+#ifndef WIREKIT_CORE_H
+#define WIREKIT_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(WK_STATIC_DEFINE)
+#define WK_API
+#elif defined(_WIN32)
+#ifdef WK_BUILDING
+#define WK_API __declspec(dllexport)
+#else
+#define WK_API __declspec(dllimport)
+#endif
+#else
+#define WK_API __attribute__((visibility("default")))
+#endif
+
+#define WK_VERSION_MAJOR 0
+#define WK_VERSION_MINOR 1
+#define WK_VERSION_PATCH 0
+#define WK_VERSION_STRING "0.1.0"
+
+/** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
+typedef enum wk_status {
+    WK_OK = 0,
+    WK_ERR_NOMEM,       /* the allocator returned NULL */
+    WK_ERR_TRUNCATED,   /* input ended inside a value */
+    WK_ERR_SYNTAX,      /* bytes that are not valid for the format */
+    WK_ERR_TYPE,        /* a value of another type than expected */
+    WK_ERR_RANGE,       /* a number that does not fit the destination */
+    WK_ERR_DEPTH,       /* nesting deeper than the configured limit */
+    WK_ERR_LIMIT,       /* a configured size limit (buffer cap, arena cap) was reached */
+    WK_ERR_UTF8,        /* invalid UTF-8 where UTF-8 is required */
+    WK_ERR_NOT_FOUND,   /* a looked-up item does not exist */
+    WK_ERR_ARG,         /* an invalid argument from the caller */
+    WK_ERR_STATE,       /* a call out of order (e.g. a writer finished twice) */
+    WK_ERR_TRAILING,    /* bytes left after a complete value where none were allowed */
+    WK_ERR_IO,          /* an operating-system or network failure */
+    WK_ERR_UNSUPPORTED, /* a valid input that this build or option set does not handle */
+    WK_ERR_EOF          /* a stream ended cleanly: no more values */
+} wk_status;
+
+/** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset
+ *  into the input (or output for writers) where the problem was found. */
+typedef struct wk_error {
+    wk_status code;
+    size_t offset;
+    const char *msg;
+} wk_error;
+
+/** Returns a static, human-readable name for a status ("ok", "truncated input", ...).
+ *  Unknown values give "unknown status". Thread-safe. */
+WK_API const char *wk_status_str(wk_status status);
+
+/** Fills `err` (when not NULL) and returns `code`. A convenience for error paths. */
+WK_API wk_status wk_error_set(wk_error *err, wk_status code, size_t offset, const char *msg);
+
+/**
+ * Allocator hooks, as in yyjson. `realloc` receives the old size so that pool allocators
+ * need no headers. Any hook may be NULL only when the whole allocator pointer is NULL
+ * (meaning libc malloc/realloc/free). `free` receives the size given at allocation.
+ */
+typedef struct wk_allocator {
+    void *(*malloc)(void *ctx, size_t size);
+    void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} wk_allocator;
+
+/** The libc allocator (malloc/realloc/free). Never NULL, shared, read-only. */
+WK_API const wk_allocator *wk_allocator_libc(void);
+
+/** Allocates through `a` (NULL = libc). Returns NULL on failure or when size is 0. */
+WK_API void *wk_alloc(const wk_allocator *a, size_t size);
+/** Resizes through `a` (NULL = libc). On failure returns NULL and leaves `ptr` valid. */
+WK_API void *wk_realloc(const wk_allocator *a, void *ptr, size_t old_size, size_t new_size);
+/** Frees through `a` (NULL = libc). NULL `ptr` is a no-op. */
+WK_API void wk_free(const wk_allocator *a, void *ptr, size_t size);
+
+/**
+ * A fixed-pool allocator over caller memory: allocations are carved from `buf` front to back,
+ * frees are no-ops except for the last block, realloc of the last block grows in place.
+ * Useful to decode with zero heap traffic. `pool` must outlive every allocation.
+ */
+typedef struct wk_pool {
+    uint8_t *buf;
+    size_t cap;
+    size_t used;
+    size_t last; /* offset of the most recent block */
+} wk_pool;
+
+/** Prepares `pool` over `buf[0..cap)` and fills `out` with hooks that allocate from it. */
+WK_API void wk_pool_init(wk_pool *pool, void *buf, size_t cap, wk_allocator *out);
+
+/** Overflow-checked size arithmetic; return false when the result does not fit size_t. */
+static inline bool wk_size_add(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+static inline bool wk_size_mul(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,97 @@
+/*
+ * The event vocabulary every wire format speaks.
+ *
+ * A format is a reader that turns bytes into events and a writer that turns events back into
+ * bytes. The value tree, schemas and transcoding sit on top of events only, so no module knows
+ * another format's byte layout.
+ *
+ * Stream shape: scalars are single events; a container is WK_EV_ARRAY or WK_EV_MAP (with its
+ * element count, or WK_COUNT_UNKNOWN when the format does not say it up front, as in JSON),
+ * then its elements (a map gives key, value, key, value...), then WK_EV_END. Readers always
+ * emit WK_EV_END; writers always expect it.
+ */
+#ifndef WIREKIT_EVENT_H
+#define WIREKIT_EVENT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Element count of a container whose size is not known when it begins. */
+#define WK_COUNT_UNKNOWN UINT32_MAX
+
+typedef enum wk_event_type {
+    WK_EV_NIL = 0,
+    WK_EV_BOOL,
+    WK_EV_INT,       /* signed: v.i (readers use it for negative values only) */
+    WK_EV_UINT,      /* unsigned: v.u (readers use it for non-negative integers) */
+    WK_EV_FLOAT,     /* v.f; `f32` tells the source width where known */
+    WK_EV_STR,       /* v.str: UTF-8 bytes (not NUL-terminated) */
+    WK_EV_BIN,       /* v.str: raw bytes */
+    WK_EV_ARRAY,     /* v.count elements follow, then WK_EV_END */
+    WK_EV_MAP,       /* v.count key/value pairs follow, then WK_EV_END */
+    WK_EV_END,       /* closes the innermost open array or map */
+    WK_EV_EXT,       /* v.ext: application extension (type, bytes) */
+    WK_EV_TIMESTAMP  /* v.ts: seconds since the Unix epoch and nanoseconds */
+} wk_event_type;
+
+typedef struct wk_event {
+    wk_event_type type;
+    bool f32;           /* WK_EV_FLOAT: the value came from (or is meant for) a float32 */
+    union {
+        bool b;
+        int64_t i;
+        uint64_t u;
+        double f;
+        struct {
+            const char *ptr;
+            size_t len;
+        } str;
+        uint32_t count;
+        struct {
+            int8_t type;
+            const uint8_t *ptr;
+            uint32_t len;
+        } ext;
+        struct {
+            int64_t sec;
+            uint32_t nsec;
+        } ts;
+    } v;
+} wk_event;
+
+/**
+ * A reader seen through events: `next` fills `ev` and returns WK_OK, WK_ERR_EOF after the last
+ * top-level value, or an error (latched: later calls return it again). `offset` is the byte
+ * position of the next unread byte; `error` reports the latched error (code, offset, static
+ * message). Format readers provide a function that fills one of these
+ * (e.g. wk_mp_reader_source).
+ */
+typedef struct wk_source {
+    wk_status (*next)(void *self, wk_event *ev);
+    size_t (*offset)(const void *self);
+    void (*error)(const void *self, wk_error *err);
+    void *self;
+} wk_source;
+
+/**
+ * A writer seen through events: `event` consumes one event; the writer latches its first
+ * error and keeps returning it (sticky); `error` reports it. Format writers provide a
+ * function that fills one of these (e.g. wk_mp_writer_sink).
+ */
+typedef struct wk_sink {
+    wk_status (*event)(void *self, const wk_event *ev);
+    void (*error)(const void *self, wk_error *err);
+    void *self;
+} wk_sink;
+
+/** Copies every event from `src` to `dst` until the source reports WK_ERR_EOF (returns WK_OK)
+ *  or either side fails (returns that status; `err` gets that side's latched error). */
+WK_API wk_status wk_transcode(const wk_source *src, const wk_sink *dst, wk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

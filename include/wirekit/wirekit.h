@@ -1,0 +1,14 @@
+/*
+ * wirekit umbrella header: includes every module of the dependency-free library.
+ * (wirekit-pq and wirekit-redis have their own headers: wirekit/pq.h, wirekit/redis.h.)
+ */
+#ifndef WIREKIT_H
+#define WIREKIT_H
+
+#include "arena.h"
+#include "buffer.h"
+#include "core.h"
+#include "event.h"
+#include "utf8.h"
+
+#endif

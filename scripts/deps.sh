@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what wirekit's build, tests and benchmarks need and is missing: Debian packages
+# (compiler, CMake, the C peers, PostgreSQL 15, Redis 7) and the pinned npm packages
+# (node_modules/ in the project). Safe to run again; does nothing when all is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
+      libmsgpack-dev libmsgpuck-dev libcjson-dev libjansson-dev libjson-c-dev
+      rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
+      libhiredis-dev postgresql redis-server valgrind)
+missing=()
+need() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")
+}
+for p in "${debs[@]}"; do need "$p"; done
+# Node and npm may come from elsewhere than Debian: working binaries are enough.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then need nodejs; need npm; fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f node_modules/.wirekit-installed ] || [ package.json -nt node_modules/.wirekit-installed ]; then
+  echo "deps: installing npm packages"
+  npm install --no-audit --no-fund --silent >/dev/null
+  touch node_modules/.wirekit-installed
+fi

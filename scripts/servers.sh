@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Starts or stops the real servers the integration tests talk to: PostgreSQL 15 (initdb in a
+# temp dir, loopback TCP) and Redis 7 (loopback, no persistence).
+#   scripts/servers.sh start   -> prints `export WK_PG_DSN=... WK_REDIS_URL=...` lines
+#   scripts/servers.sh stop
+# State lives in $WK_SERVERS_DIR (default /tmp/wirekit-servers). Ports: $WK_PG_PORT (55432),
+# $WK_REDIS_PORT (56379).
+set -euo pipefail
+state=${WK_SERVERS_DIR:-/tmp/wirekit-servers}
+pg_port=${WK_PG_PORT:-55432}
+redis_port=${WK_REDIS_PORT:-56379}
+pgbin=/usr/lib/postgresql/15/bin
+[ -x "$pgbin/initdb" ] || pgbin=$(pg_config --bindir)
+
+as_pg() {
+  # PostgreSQL refuses to run as root: use the postgres account when we are root.
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start() {
+  stop >/dev/null 2>&1 || true
+  rm -rf "$state"
+  mkdir -p "$state/pg" "$state/redis"
+  [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$state/pg"
+  as_pg "$pgbin/initdb" -D "$state/pg/data" -U wirekit -A trust --no-sync -E UTF8 \
+    --locale=C >"$state/pg/initdb.log" 2>&1
+  as_pg "$pgbin/pg_ctl" -D "$state/pg/data" -l "$state/pg/server.log" -w -t 60 \
+    -o "-p $pg_port -k $state/pg -c listen_addresses=127.0.0.1 -c fsync=off \
+        -c synchronous_commit=off -c full_page_writes=off" start >/dev/null
+  redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize yes --save "" \
+    --appendonly no --dir "$state/redis" --pidfile "$state/redis/redis.pid" \
+    --logfile "$state/redis/redis.log"
+  for _ in $(seq 50); do
+    redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  redis-cli -p "$redis_port" ping >/dev/null
+  echo "export WK_PG_DSN='host=127.0.0.1 port=$pg_port user=wirekit dbname=postgres'"
+  echo "export WK_REDIS_URL='redis://127.0.0.1:$redis_port'"
+  echo "export WK_REDIS_PORT='$redis_port'"
+}
+
+stop() {
+  if [ -d "$state/pg/data" ]; then
+    as_pg "$pgbin/pg_ctl" -D "$state/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac

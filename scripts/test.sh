@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test: builds wirekit twice (optimised, and with ASan+UBSan), starts PostgreSQL
+# and Redis on loopback, runs the whole ctest suite on both builds (unit, conformance,
+# integration, fuzz-corpus replay, install check, benchmark smoke run), stops the servers.
+# Extra arguments go to ctest (e.g. -R msgpack).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 \
+  -DCMAKE_CXX_FLAGS=-O1 -DWK_SANITIZE=ON -DWK_BUILD_BENCH=OFF
+
+trap 'scripts/servers.sh stop' EXIT
+eval "$(scripts/servers.sh start)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+echo "== tests, optimised build =="
+ctest --test-dir build/test --output-on-failure -j 2 "$@"
+echo "== tests, ASan+UBSan build =="
+ctest --test-dir build/asan --output-on-failure -j 2 "$@"

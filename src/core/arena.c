@@ -1,0 +1,165 @@
+/*
+ * Bump allocator in chunks. Each chunk carries a small header (link + size) so that the whole
+ * arena frees in one walk. Chunk sizes double from 4 KiB to 1 MiB; larger requests get a
+ * dedicated chunk so a single huge string does not waste a doubled chunk. The cap counts
+ * bytes taken from the allocator, headers included.
+ */
+#include <string.h>
+
+#include "wirekit/arena.h"
+
+struct wk_arena_chunk {
+    wk_arena_chunk *next;
+    size_t size; /* bytes in the whole chunk, header included */
+};
+
+#define FIRST_CHUNK ((size_t)4096)
+#define MAX_CHUNK ((size_t)1 << 20)
+#define HEADER_SIZE ((sizeof(wk_arena_chunk) + 15u) & ~(size_t)15u)
+
+WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
+{
+    memset(a, 0, sizeof(*a));
+    a->alloc = alloc;
+    a->max = max;
+    a->next_size = FIRST_CHUNK;
+}
+
+WK_API void wk_arena_init_buf(wk_arena *a, void *buf, size_t cap, const wk_allocator *alloc,
+                              size_t max)
+{
+    wk_arena_init(a, alloc, max);
+    a->initial = buf;
+    a->initial_cap = cap;
+    a->cur = buf;
+    a->end = (uint8_t *)buf + cap;
+}
+
+static void *new_chunk(wk_arena *a, size_t size, size_t align)
+{
+    size_t need;
+    if (!wk_size_add(size, HEADER_SIZE + align, &need)) {
+        return NULL;
+    }
+    size_t chunk = a->next_size;
+    bool dedicated = need > chunk;
+    if (dedicated) {
+        chunk = need;
+    }
+    size_t total;
+    if (!wk_size_add(a->total, chunk, &total) || (a->max != 0 && total > a->max)) {
+        return NULL;
+    }
+    wk_arena_chunk *c = wk_alloc(a->alloc, chunk);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->size = chunk;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->total = total;
+    uint8_t *base = (uint8_t *)c + HEADER_SIZE;
+    uintptr_t p = ((uintptr_t)base + (align - 1)) & ~(uintptr_t)(align - 1);
+    if (!dedicated) {
+        /* Keep bumping in the new chunk; a dedicated chunk leaves the current region alone. */
+        a->cur = (uint8_t *)p + size;
+        a->end = (uint8_t *)c + chunk;
+        if (a->next_size < MAX_CHUNK) {
+            a->next_size *= 2;
+        }
+    }
+    return (void *)p;
+}
+
+WK_API void *wk_arena_alloc(wk_arena *a, size_t size, size_t align)
+{
+    if (align == 0) {
+        align = 1;
+    }
+    if (a->cur != NULL) {
+        uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+        if (p <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - p)) {
+            a->cur = (uint8_t *)p + size;
+            return (void *)p;
+        }
+    }
+    return new_chunk(a, size, align);
+}
+
+WK_API char *wk_arena_strndup(wk_arena *a, const void *s, size_t len)
+{
+    size_t n;
+    if (!wk_size_add(len, 1, &n)) {
+        return NULL;
+    }
+    char *d = wk_arena_alloc(a, n, 1);
+    if (d != NULL) {
+        if (len != 0) {
+            memcpy(d, s, len);
+        }
+        d[len] = '\0';
+    }
+    return d;
+}
+
+WK_API void wk_arena_reset(wk_arena *a)
+{
+    if (a->initial != NULL) {
+        wk_arena_free(a); /* the caller's buffer is the region to reuse */
+        return;
+    }
+    /* Keep the largest chunk; free the rest. */
+    wk_arena_chunk *keep = NULL;
+    wk_arena_chunk *c = a->chunks;
+    while (c != NULL) {
+        wk_arena_chunk *next = c->next;
+        if (keep == NULL || c->size > keep->size) {
+            if (keep != NULL) {
+                wk_free(a->alloc, keep, keep->size);
+            }
+            keep = c;
+        } else {
+            wk_free(a->alloc, c, c->size);
+        }
+        c = next;
+    }
+    a->chunks = keep;
+    if (keep != NULL) {
+        keep->next = NULL;
+        a->total = keep->size;
+    } else {
+        a->total = 0;
+    }
+    if (keep != NULL) {
+        a->cur = (uint8_t *)keep + HEADER_SIZE;
+        a->end = (uint8_t *)keep + keep->size;
+    } else {
+        a->cur = NULL;
+        a->end = NULL;
+    }
+}
+
+WK_API void wk_arena_free(wk_arena *a)
+{
+    wk_arena_chunk *c = a->chunks;
+    while (c != NULL) {
+        wk_arena_chunk *next = c->next;
+        wk_free(a->alloc, c, c->size);
+        c = next;
+    }
+    a->chunks = NULL;
+    a->total = 0;
+    a->next_size = FIRST_CHUNK;
+    if (a->initial != NULL) {
+        a->cur = a->initial;
+        a->end = a->initial + a->initial_cap;
+    } else {
+        a->cur = NULL;
+        a->end = NULL;
+    }
+}
+
+WK_API size_t wk_arena_footprint(const wk_arena *a)
+{
+    return a->total;
+}

@@ -1,0 +1,41 @@
+# Installs the build tree into WORK_DIR/prefix, then configures, builds and runs the consumer
+# project against it (find_package), and compiles the same consumer with pkg-config flags.
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "cmake --install failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build
+                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer configure failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer build failed: ${rc}")
+endif()
+foreach(exe consumer consumer_static)
+  execute_process(COMMAND ${WORK_DIR}/build/${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(rc OR NOT out MATCHES "wirekit ok")
+    message(FATAL_ERROR "${exe} failed: ${rc} ${out}")
+  endif()
+endforeach()
+# pkg-config route
+set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/lib/pkgconfig)
+execute_process(COMMAND pkg-config --cflags --libs --static wirekit
+                OUTPUT_VARIABLE flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(rc)
+  message(FATAL_ERROR "pkg-config wirekit failed")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+execute_process(COMMAND cc -std=c11 ${CONSUMER_DIR}/consumer.c -o ${WORK_DIR}/pc_consumer
+                ${flags} -Wl,-rpath,${WORK_DIR}/prefix/lib RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "pkg-config consumer build failed")
+endif()
+execute_process(COMMAND ${WORK_DIR}/pc_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc OR NOT out MATCHES "wirekit ok")
+  message(FATAL_ERROR "pkg-config consumer failed: ${rc} ${out}")
+endif()
+message(STATUS "install consumer: ok")

@@ -34,7 +34,10 @@ typedef enum wk_event_type {
     WK_EV_MAP,       /* v.count key/value pairs follow, then WK_EV_END */
     WK_EV_END,       /* closes the innermost open array or map */
     WK_EV_EXT,       /* v.ext: application extension (type, bytes) */
-    WK_EV_TIMESTAMP  /* v.ts: seconds since the Unix epoch and nanoseconds */
+    WK_EV_TIMESTAMP, /* v.ts: seconds since the Unix epoch and nanoseconds */
+    WK_EV_RAWNUM     /* v.str: a number as exact decimal text (JSON raw-number mode, PostgreSQL
+                        numeric). Writers with a textual number form (JSON) copy it verbatim;
+                        binary writers (MessagePack) write it as a string. */
 } wk_event_type;
 
 typedef struct wk_event {

@@ -10,5 +10,6 @@
 #include "core.h"
 #include "event.h"
 #include "utf8.h"
+#include "value.h"
 
 #endif

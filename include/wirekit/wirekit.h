@@ -10,6 +10,7 @@
 #include "core.h"
 #include "event.h"
 #include "msgpack.h"
+#include "pg.h"
 #include "utf8.h"
 #include "value.h"
 

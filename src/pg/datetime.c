@@ -238,8 +238,8 @@ static bool ymd_ok(int64_t y, int64_t m, int64_t d)
     return d <= days_in_month(y, m);
 }
 
-/* HH:MM[:SS[.frac]] -> microseconds; allows 24:00:00 exactly. */
-static bool parse_hms(cur *c, int64_t *out, int max_hour_digits)
+/* HH:MM[:SS[.frac]] -> magnitude in microseconds (hours may have many digits). */
+static bool parse_hms_mag(cur *c, uint64_t *out, int max_hour_digits)
 {
     int64_t h, m, s = 0, f = 0;
     if (!num(c, 1, max_hour_digits, &h) || !at(c, ':')) {
@@ -285,12 +285,23 @@ static bool parse_hms(cur *c, int64_t *out, int max_hour_digits)
             }
         }
     }
-    int64_t t;
-    if (__builtin_mul_overflow(h, USECS_PER_HOUR, &t) ||
-        __builtin_add_overflow(t, (m * 60 + s) * USECS_PER_SEC + f, &t)) {
+    uint64_t t;
+    if (__builtin_mul_overflow((uint64_t)h, (uint64_t)USECS_PER_HOUR, &t) ||
+        __builtin_add_overflow(t, (uint64_t)((m * 60 + s) * USECS_PER_SEC + f), &t)) {
         return false;
     }
     *out = t;
+    return true;
+}
+
+/* HH:MM[:SS[.frac]] within a day's range (the caller checks the 24:00:00 limit). */
+static bool parse_hms(cur *c, int64_t *out, int max_hour_digits)
+{
+    uint64_t t;
+    if (!parse_hms_mag(c, &t, max_hour_digits) || t > (uint64_t)INT64_MAX) {
+        return false;
+    }
+    *out = (int64_t)t;
     return true;
 }
 
@@ -424,7 +435,7 @@ static wk_status date_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_date = {WK__PG_CLASS_STRING, date_read_bin, date_read_text,
-                                      date_write_bin, date_write_text};
+                                      date_write_bin, date_write_text, 0, 0};
 
 /* ---- time / timetz ---- */
 
@@ -478,7 +489,7 @@ static wk_status time_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_time = {WK__PG_CLASS_STRING, time_read_bin, time_read_text,
-                                      time_write_bin, time_write_text};
+                                      time_write_bin, time_write_text, 0, 0};
 
 static wk_status timetz_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                  wk_error *err)
@@ -542,7 +553,7 @@ static wk_status timetz_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_timetz = {WK__PG_CLASS_STRING, timetz_read_bin, timetz_read_text,
-                                        timetz_write_bin, timetz_write_text};
+                                        timetz_write_bin, timetz_write_text, 0, 0};
 
 /* ---- timestamp / timestamptz ---- */
 
@@ -667,9 +678,9 @@ static wk_status tstz_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_timestamp = {WK__PG_CLASS_STRING, ts_read_bin, ts_read_text,
-                                           time_write_bin, ts_write_text};
+                                           time_write_bin, ts_write_text, 0, 0};
 const wk__pg_type wk__pg_type_timestamptz = {WK__PG_CLASS_STRING, ts_read_bin, tstz_read_text,
-                                             time_write_bin, tstz_write_text};
+                                             time_write_bin, tstz_write_text, 0, 0};
 
 /* ---- interval ---- */
 
@@ -779,9 +790,14 @@ static wk_status iv_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_a
             c.i++;
         }
         size_t save = c.i;
-        int64_t t;
-        if (!have_time && parse_hms(&c, &t, 12)) {
-            if (__builtin_add_overflow(usec, sign * t, &usec)) {
+        uint64_t t;
+        if (!have_time && parse_hms_mag(&c, &t, 12)) {
+            int64_t signed_t;
+            if (t > (uint64_t)INT64_MAX + (sign < 0 ? 1u : 0u)) {
+                return wk__pg_fail(err, WK_ERR_RANGE, tok, "interval out of range");
+            }
+            signed_t = sign < 0 ? (int64_t)(0 - t) : (int64_t)t;
+            if (__builtin_add_overflow(usec, signed_t, &usec)) {
                 return wk__pg_fail(err, WK_ERR_RANGE, tok, "interval out of range");
             }
             have_time = true;
@@ -837,4 +853,4 @@ static wk_status iv_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_a
 }
 
 const wk__pg_type wk__pg_type_interval = {WK__PG_CLASS_STRING, iv_read_bin, iv_read_text,
-                                          iv_write_bin, iv_write_text};
+                                          iv_write_bin, iv_write_text, 0, 0};

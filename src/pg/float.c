@@ -2,54 +2,27 @@
  * float4 / float8 text: PostgreSQL 15's output (shortest round-trip digits, fixed notation for
  * decimal exponents in [-4, 15) (float8) or [-4, 6) (float4), otherwise `d.ddde+XX` with at
  * least two exponent digits) and input (float8in: NaN, Infinity, inf, decimal with exponent).
+ * The shortest digits come from the JSON module's Schubfach (json/dtoa.h).
  *
  * Parsing takes a fast exact path (Clinger: at most 19 digits, mantissa below 2^53, power of
  * ten up to 22, one correctly rounded multiply or divide) and falls back to strtod/strtof on
- * a bounded stack copy for everything else. Shortest digits come from wk__pg_shortest.
+ * a bounded stack copy for everything else.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "pg/pg_internal.h"
 
-#if defined(__has_include)
-#if __has_include("json/dtoa.h")
 #include "json/dtoa.h"
-#define WK_PG_HAVE_DTOA 1
-#endif
-#endif
 
 int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10)
 {
-#ifdef WK_PG_HAVE_DTOA
-    int len = f32 ? wk__dtoa_shortest_f32((float)v, digits, exp10)
-                  : wk__dtoa_shortest(v, digits, exp10);
+    int e;
+    int len = f32 ? wk__ftoa_shortest((float)v, digits, &e) : wk__dtoa_shortest(v, digits, &e);
+    /* dtoa gives |v| = D * 10^e with D the integer of the digits; we want the exponent of
+     * the first digit. */
+    *exp10 = e + len - 1;
     return len;
-#else
-    /* Fallback: the first precision whose correctly rounded %e form reads back as v. */
-    char tmp[40];
-    int maxp = f32 ? 9 : 17;
-    for (int prec = 1; prec <= maxp; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, fabs(v));
-        bool same = f32 ? strtof(tmp, NULL) == (float)fabs(v) : strtod(tmp, NULL) == fabs(v);
-        if (same || prec == maxp) {
-            int len = 0;
-            const char *s = tmp;
-            for (; *s != 'e'; s++) {
-                if (*s != '.') {
-                    digits[len++] = *s;
-                }
-            }
-            *exp10 = (int)strtol(s + 1, NULL, 10);
-            while (len > 1 && digits[len - 1] == '0') {
-                len--;
-            }
-            return len;
-        }
-    }
-    return 0;
-#endif
 }
 
 wk_status wk__pg_put_float(wk_buf *b, double v, bool f32)

@@ -22,8 +22,9 @@ static size_t addr_len(uint8_t family)
 static bool mask_ok(const wk_pg_inet *v)
 {
     size_t len = addr_len(v->family);
-    for (size_t i = 0; i < len; i++) {
-        unsigned keep = v->bits >= (i + 1) * 8 ? 8 : (v->bits > i * 8 ? v->bits - i * 8 : 0);
+    for (unsigned i = 0; i < (unsigned)len; i++) {
+        unsigned bits = v->bits;
+        unsigned keep = bits >= (i + 1) * 8 ? 8 : (bits > i * 8 ? bits - i * 8 : 0);
         uint8_t mask = (uint8_t)(keep == 8 ? 0 : (0xFFu >> keep));
         if ((v->addr[i] & mask) != 0) {
             return false;
@@ -369,6 +370,6 @@ static wk_status cidr_write_bin(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_inet = {WK__PG_CLASS_STRING, inet_read_bin, inet_read_text,
-                                      inet_write_bin, inet_write_text};
+                                      inet_write_bin, inet_write_text, 0, 0};
 const wk__pg_type wk__pg_type_cidr = {WK__PG_CLASS_STRING, cidr_read_bin, cidr_read_text,
-                                      cidr_write_bin, cidr_write_text};
+                                      cidr_write_bin, cidr_write_text, 0, 0};

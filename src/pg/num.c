@@ -149,7 +149,7 @@ static wk_status bool_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_bool = {WK__PG_CLASS_BOOL, bool_read_bin, bool_read_text,
-                                      bool_write_bin, bool_write_text};
+                                      bool_write_bin, bool_write_text, 0, 0};
 
 /* ---- integers ---- */
 
@@ -264,13 +264,13 @@ static wk_status oid_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_
 }
 
 const wk__pg_type wk__pg_type_int2 = {WK__PG_CLASS_INT, int2_read_bin, int2_read_text,
-                                      int2_write_bin, int_write_text};
+                                      int2_write_bin, int_write_text, INT16_MIN, INT16_MAX};
 const wk__pg_type wk__pg_type_int4 = {WK__PG_CLASS_INT, int4_read_bin, int4_read_text,
-                                      int4_write_bin, int_write_text};
+                                      int4_write_bin, int_write_text, INT32_MIN, INT32_MAX};
 const wk__pg_type wk__pg_type_int8 = {WK__PG_CLASS_INT, int8_read_bin, int8_read_text,
-                                      int8_write_bin, int_write_text};
+                                      int8_write_bin, int_write_text, INT64_MIN, INT64_MAX};
 const wk__pg_type wk__pg_type_oid = {WK__PG_CLASS_INT, oid_read_bin, oid_read_text,
-                                     int4_write_bin, int_write_text};
+                                     int4_write_bin, int_write_text, 0, UINT32_MAX};
 
 /* ---- float4 / float8 ---- */
 
@@ -343,6 +343,6 @@ static wk_status f8_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_float4 = {WK__PG_CLASS_FLOAT4, f4_read_bin, f4_read_text,
-                                        f4_write_bin, f4_write_text};
+                                        f4_write_bin, f4_write_text, 0, 0};
 const wk__pg_type wk__pg_type_float8 = {WK__PG_CLASS_FLOAT8, f8_read_bin, f8_read_text,
-                                        f8_write_bin, f8_write_text};
+                                        f8_write_bin, f8_write_text, 0, 0};

@@ -425,4 +425,4 @@ WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_nume
 
 const wk__pg_type wk__pg_type_numeric = {WK__PG_CLASS_NUMERIC, numeric_read_bin,
                                          numeric_read_text, numeric_write_bin,
-                                         numeric_write_text};
+                                         numeric_write_text, 0, 0};

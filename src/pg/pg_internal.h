@@ -94,6 +94,7 @@ typedef struct wk__pg_type {
                            wk_error *err);
     wk_status (*write_bin)(const wk__pg_native *v, wk_buf *out);
     wk_status (*write_text)(const wk__pg_native *v, wk_buf *out);
+    int64_t min, max; /* WK__PG_CLASS_INT: the range of the type */
 } wk__pg_type;
 
 /* The operations of the built-in types (one per type file). */
@@ -118,10 +119,8 @@ wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
                            wk_arena *arena, wk_error *err);
 wk_status wk__pg_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                             wk_arena *arena, wk_error *err);
-/* Decodes into the natural kind's C type by copying the native union member. */
-wk_status wk__pg_dec_native(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
-                            wk_arena *arena, wk_error *err);
-/* Widening / converting decodes (int2 -> I64, numeric -> F64, ...). */
+/* Reads the native value, then stores it as d->kind (widening int2 -> I64, numeric -> F64,
+ * views for strings, ...). */
 wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                              wk_arena *arena, wk_error *err);
 wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err);

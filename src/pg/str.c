@@ -30,12 +30,12 @@ static wk_status text_write(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_text = {WK__PG_CLASS_STRING, text_read, text_read, text_write,
-                                      text_write};
+                                      text_write, 0, 0};
 
 /* ---- json / jsonb ---- */
 
 const wk__pg_type wk__pg_type_json = {WK__PG_CLASS_JSON, text_read, text_read, text_write,
-                                      text_write};
+                                      text_write, 0, 0};
 
 static wk_status jsonb_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
@@ -60,7 +60,7 @@ static wk_status jsonb_write_bin(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_jsonb = {WK__PG_CLASS_JSON, jsonb_read_bin, text_read,
-                                       jsonb_write_bin, text_write};
+                                       jsonb_write_bin, text_write, 0, 0};
 
 /* ---- "char": one byte; text output is empty for 0 and \ooo for bytes >= 0x80 ---- */
 
@@ -132,7 +132,7 @@ static wk_status char_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_char = {WK__PG_CLASS_STRING, char_read_bin, char_read_text,
-                                      char_write_bin, char_write_text};
+                                      char_write_bin, char_write_text, 0, 0};
 
 /* ---- bytea ---- */
 
@@ -253,7 +253,7 @@ static wk_status bytea_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_bytea = {WK__PG_CLASS_STRING, bytea_read_bin, bytea_read_text,
-                                       text_write, bytea_write_text};
+                                       text_write, bytea_write_text, 0, 0};
 
 /* ---- uuid ---- */
 
@@ -322,4 +322,4 @@ static wk_status uuid_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_uuid = {WK__PG_CLASS_STRING, uuid_read_bin, uuid_read_text,
-                                      uuid_write_bin, uuid_write_text};
+                                      uuid_write_bin, uuid_write_text, 0, 0};

@@ -415,7 +415,8 @@ static const wk_pg_codec c_ts = {
 static const wk_pg_codec *const builtins[] = {
     &c_bool, &c_int2,  &c_int4,  &c_int8,   &c_oid,    &c_float4, &c_float8,
     &c_numeric, &c_text, &c_char, &c_bytea, &c_uuid,  &c_json,   &c_jsonb,
-    &c_date,  &c_time,  &c_timetz, &c_ts,    &c_tstz,   &c_interval, &c_inet, &c_cidr};
+    &c_date,  &c_time,  &c_timetz, &c_ts,    &c_tstz,   &c_interval, &c_inet, &c_cidr,
+    &wk__pg_composite_codec};
 
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n)
 {

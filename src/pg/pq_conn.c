@@ -28,6 +28,13 @@ static void set_message(wk_pq_conn *c, const char *msg)
     c->message[n] = '\0';
 }
 
+/* libpq's default notice processor prints to stderr; a library must not print. */
+static void quiet_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
 {
     PGresult *r = PQexec(c->pg, sql);
@@ -55,6 +62,7 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
         set_message(c, c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory");
         return wk__pg_fail(err, WK_ERR_IO, 0, "cannot connect to the PostgreSQL server");
     }
+    PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
     wk_status st = run_simple(c,
                               "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
                               "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
@@ -181,7 +189,10 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
     }
     if (st == WK_OK) {
         for (size_t i = 0; i < n; i++) {
-            vals[i] = offs[i] == SIZE_MAX ? NULL : (const char *)buf.data + offs[i];
+            /* An empty value must not be a NULL pointer: libpq would send SQL NULL. */
+            vals[i] = offs[i] == SIZE_MAX ? NULL
+                      : buf.data == NULL  ? ""
+                                          : (const char *)buf.data + offs[i];
         }
         *res = PQexecParams(conn->pg, sql, (int)n, types, vals, lens, fmts, 1);
         ExecStatusType s = PQresultStatus(*res);

@@ -800,6 +800,9 @@ static wk_status enc_header_bin(const wk_pg_encoder *e, int ndim, const int32_t 
                                 const int32_t *lbs, bool has_nulls, wk_buf *out)
 {
     uint8_t h[12 + 8 * WK_PG_MAXDIM];
+    if (ndim < 0 || ndim > WK_PG_MAXDIM) {
+        return WK_ERR_ARG;
+    }
     wk__pg_put32(h, (uint32_t)ndim);
     wk__pg_put32(h + 4, has_nulls ? 1 : 0);
     wk__pg_put32(h + 8, e->elem_oid);

@@ -199,6 +199,7 @@ typedef struct wk_pg_array {
     int32_t lbounds[WK_PG_MAXDIM];
     const uint8_t *data;
     size_t len;
+    unsigned internal; /* decoder's notes for the iterator; do not change */
 } wk_pg_array;
 
 /** Element iterator over a decoded array (row-major order). */

@@ -9,6 +9,8 @@
 #include "buffer.h"
 #include "core.h"
 #include "event.h"
+#include "mediatype.h"
+#include "text.h"
 #include "utf8.h"
 #include "value.h"
 

@@ -10,7 +10,9 @@
  * captures go into a caller array as views of the input. Printing runs the grammar the other
  * way, from a list of captures to bytes in canonical form (literals as written, uncaptured
  * repetitions at their minimum, captures optionally lowercased), validating every captured
- * value against its sub-grammar so that the output always parses back to the same captures.
+ * value against its sub-grammar so that the output parses back to the same captures. The
+ * printer writes nothing for lookahead and does not test it: a lookahead that constrains a
+ * captured value belongs inside the capture, where the validation sees it.
  *
  * Thread-safety: a builder is single-threaded; a compiled program is immutable and may be
  * shared by any number of threads.

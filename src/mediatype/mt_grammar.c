@@ -90,13 +90,19 @@ static wk_text_node whatwg(wk_text_builder *b, bool utf8)
         b, "quoted-value-then-junk",
         WK_TEXT_SEQ(b, dq, qvalue, WK_TEXT_ALT(b, WK_TEXT_SEQ(b, qtail, end), dq, end), rest));
     wk_text_node uqc = qchar(b, "value-char", " \t;", utf8);
+    /* The "not a quote" test sits inside the capture so that the printer, which checks each
+     * captured value against its sub-grammar, also checks it. */
     wk_text_node uvalue = wk_text_capture(
         b, WK_MT_SLOT_VALUE, "unquoted-value",
-        wk_text_rep(b, WK_TEXT_SEQ(b, wk_text_rep(b, cls(b, "space-or-tab", sptab), 0, UNB),
-                                   uqc),
-                    1, UNB),
+        WK_TEXT_SEQ(b, wk_text_not(b, dq),
+                    wk_text_rep(b,
+                                WK_TEXT_SEQ(b,
+                                            wk_text_rep(b, cls(b, "space-or-tab", sptab), 0,
+                                                        UNB),
+                                            uqc),
+                                1, UNB)),
         0);
-    wk_text_node unquoted = WK_TEXT_SEQ(b, wk_text_not(b, dq), uvalue, ws);
+    wk_text_node unquoted = WK_TEXT_SEQ(b, uvalue, ws);
     wk_text_node pname =
         wk_text_capture(b, WK_MT_SLOT_NAME, "parameter-name", token, WK_TEXT_PRINT_LOWER);
     wk_text_node valid = wk_text_rule(

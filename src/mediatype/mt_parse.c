@@ -404,15 +404,19 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
                 return syntax(mt, err, i, "expected a token or a quoted string");
             }
         }
+        for (unsigned k = 0; k < mt->nparams; k++) {
+            if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, (const char *)s + ns,
+                           ne - ns)) {
+                return syntax(mt, err, ns, "duplicate parameter name");
+            }
+        }
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             mt->type.ptr = NULL;
             mt->type.len = 0;
             mt->nparams = 0;
             return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
         }
-        if (!add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped)) {
-            return syntax(mt, err, ns, "duplicate parameter name");
-        }
+        add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }
     mt->canonical = (uint8_t)canon;
     wk__mt_set_known(mt);

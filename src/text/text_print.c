@@ -142,7 +142,8 @@ wk_status wk_text_print(const wk_text_program *p, const wk_text_cap *caps, size_
         out->len = len;
         size_t at = ok ? ps.cur : ps.far;
         return wk_error_set(err, WK_ERR_ARG, at,
-                            "a capture does not fit the grammar at this place");
+                            at >= ncaps ? "the grammar needs more captures than were given"
+                                        : "a capture does not fit the grammar at this place");
     }
     return WK_OK;
 }

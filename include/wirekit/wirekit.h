@@ -10,6 +10,7 @@
 #include "core.h"
 #include "event.h"
 #include "mediatype.h"
+#include "msgpack.h"
 #include "text.h"
 #include "utf8.h"
 #include "value.h"

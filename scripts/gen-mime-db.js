@@ -33,16 +33,30 @@ const db = JSON.parse(fs.readFileSync(dbPath, 'utf8'));
 const version = JSON.parse(fs.readFileSync(pkgPath, 'utf8')).version;
 
 // ---- hashing (mirrored in src/mediatype/mt_known.c) ----
-function fold(c) { return c >= 0x41 && c <= 0x5a ? c + 32 : c; }
+// Word at a time: 8 bytes as a little-endian 64-bit word, ORed with 0x20 in every byte (this
+// folds ASCII case, and merges a few punctuation pairs, which is harmless for a hash: the
+// key is compared exactly, case-insensitively, afterwards), then mixed. The last partial word
+// is zero-padded before the OR is masked to its length. h1 is the low half, h2 the high half.
+const M64 = (1n << 64n) - 1n;
+const K1 = 0x9e3779b97f4a7c15n, K2 = 0xff51afd7ed558ccdn;
 function hash2(bytes) {
-  let h1 = 0x811c9dc5, h2 = 0x9747b28c;
-  for (const b of bytes) {
-    const c = fold(b);
-    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
-    h2 = (h2 ^ (h2 >>> 15)) >>> 0;
+  let h = (K1 ^ BigInt(bytes.length)) & M64;
+  let i = 0;
+  const step = (w) => {
+    h = ((h ^ w) * K2) & M64;
+    h ^= h >> 32n;
+  };
+  for (; i + 8 <= bytes.length; i += 8) {
+    let w = 0n;
+    for (let k = 7; k >= 0; k--) w = (w << 8n) | BigInt(bytes[i + k] | 0x20);
+    step(w);
   }
-  return [h1, h2];
+  let w = 0n;
+  for (let k = bytes.length - 1; k >= i; k--) w = (w << 8n) | BigInt(bytes[k] | 0x20);
+  step(w);
+  h = ((h ^ (h >> 29n)) * K1) & M64;
+  h ^= h >> 32n;
+  return [Number(h & 0xffffffffn), Number(h >> 32n)];
 }
 function fmix(h) {
   h = (h ^ (h >>> 16)) >>> 0;

@@ -64,10 +64,9 @@ typedef struct wk_media_type {
     wk_mt_param params[WK_MT_MAX_PARAMS];
     /* ---- internal: the render cache (wk_mt_render) ---- */
     wk_text_slice input;     /* the parsed text, whitespace-trimmed */
-    uint8_t cache_kind;      /* 0 none, 1 external view, 2 inline, 3 heap */
-    uint8_t cache_style;
-    uint16_t cache_inline_len;
-    wk_text_slice cache_view; /* kinds 1 and 3 */
+    uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
+    uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
+    wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
     size_t cache_heap_cap;
     const wk_allocator *cache_alloc;
     char cache_inline[WK_MT_RENDER_INLINE];
@@ -79,7 +78,8 @@ typedef struct wk_media_type {
  * WK_ERR_SYNTAX for a value that is not a media type (err->offset is the first byte that
  * made it so, err->msg says what was expected); WK_ERR_LIMIT when more than
  * WK_MT_MAX_PARAMS distinct parameters survive; WK_ERR_ARG for NULL arguments. On error *mt
- * is left empty (no type). Thread-safe.
+ * is left empty (no type). *mt is overwritten whole: if it held a heap-rendered form (see
+ * wk_mt_render), wk_mt_release() it first. Thread-safe.
  */
 WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                              wk_error *err);
@@ -104,17 +104,32 @@ WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t esse
 WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out,
                                  wk_error *err);
 
+/** The slow path of wk_mt_render(): finds or builds the serialization and caches it. Call
+ *  wk_mt_render(), which tries the cache inline first. */
+WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+                                    wk_text_slice *out, wk_error *err);
+
 /**
  * Returns in *out the serialization of *mt in `style`, cached in *mt: the first call finds or
- * builds it, later calls with the same style return it at once. No copy and no allocation
- * when *mt is well-known with no parameters or only charset=utf-8 (a precomputed string), or
- * when the parsed input already is the serialization (a view of it). Otherwise the text is
- * built inside *mt (up to WK_MT_RENDER_INLINE bytes) or allocated with `alloc` (NULL = libc;
- * release with wk_mt_release()). *out stays valid until *mt changes, is released, or (for
- * the inline case) is moved. Returns WK_OK, WK_ERR_NOMEM, WK_ERR_ARG.
+ * builds it, later calls with the same style return it at once (inline, a few instructions).
+ * No copy and no allocation when *mt is well-known with no parameters or only charset=utf-8
+ * (a precomputed string), or when the parsed input already is the serialization (a view of
+ * it). Otherwise the text is built inside *mt (up to WK_MT_RENDER_INLINE bytes) or allocated
+ * with `alloc` (NULL = libc; release with wk_mt_release()). *out stays valid until *mt
+ * changes, is released, or (for the inline case) is moved. Returns WK_OK, WK_ERR_NOMEM,
+ * WK_ERR_ARG (no parsed type, or an unknown style).
  */
-WK_API wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                              wk_text_slice *out, wk_error *err);
+static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+                                     wk_text_slice *out, wk_error *err)
+{
+    if (style <= WK_MT_STYLE_SPACE && mt != NULL && out != NULL &&
+        (mt->cache_styles & (1u << style)) != 0) {
+        out->ptr = mt->cache_kind == 2 ? mt->cache_inline : mt->cache_view.ptr;
+        out->len = mt->cache_view.len;
+        return WK_OK;
+    }
+    return wk_mt_render_build(mt, style, alloc, out, err);
+}
 
 /** Frees a heap-rendered form of *mt, if any, and forgets the render cache. Safe to call on
  *  any parsed or built media type, any number of times. */

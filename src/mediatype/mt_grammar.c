@@ -204,6 +204,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
     const uint8_t *s = data != NULL ? data : (const uint8_t *)"";
     memset(mt, 0, offsetof(wk_media_type, params));
     mt->cache_kind = 0;
+    mt->cache_styles = 0;
     size_t b = 0, e = len;
     if (!(flags & WK_MT_STRICT)) {
         while (b < e && wk__mt_is(s[b], WK__MT_WS)) {

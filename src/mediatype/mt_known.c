@@ -4,11 +4,39 @@
  * case folding); the first picks a bucket, whose displacement mixes the second into a slot;
  * one comparison confirms the key. No probing, no scans, no allocation.
  */
+#include <string.h>
+
 #include "mediatype/mt_internal.h"
 
-static inline uint8_t fold(uint8_t c)
+/* Mirrors hash2 in scripts/gen-mime-db.js: 8 bytes at a time as a little-endian word, every
+ * byte ORed with 0x20 (folds ASCII case; the exact case-insensitive comparison afterwards
+ * rejects the few punctuation pairs this also merges). */
+static inline uint64_t load_le(const char *p, size_t n)
 {
-    return (uint8_t)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w); /* the n bytes were the high ones; now the low, in order */
+#endif
+    return w;
+}
+
+static inline uint64_t hash64(const char *s, size_t len)
+{
+    const uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xff51afd7ed558ccdull;
+    const uint64_t fold = 0x2020202020202020ull;
+    uint64_t h = k1 ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        h = (h ^ (load_le(s + i, 8) | fold)) * k2;
+        h ^= h >> 32;
+    }
+    size_t rest = len - i;
+    uint64_t w = rest == 0 ? 0 : (load_le(s + i, rest) | (fold >> (8 * (8 - rest))));
+    h = (h ^ w) * k2;
+    h ^= h >> 32;
+    h = (h ^ (h >> 29)) * k1;
+    return h ^ (h >> 32);
 }
 
 static inline uint32_t fmix(uint32_t h)
@@ -20,17 +48,11 @@ static inline uint32_t fmix(uint32_t h)
     return h ^ (h >> 16);
 }
 
-/* Mirrors hash2/slotOf in scripts/gen-mime-db.js. */
-static uint32_t slot_of(const char *s, size_t len, const uint16_t *disp, uint32_t nbuckets,
-                        uint32_t nslots)
+static inline uint32_t slot_of(const char *s, size_t len, const uint16_t *disp, uint32_t nbuckets,
+                               uint32_t nslots)
 {
-    uint32_t h1 = 0x811c9dc5u, h2 = 0x9747b28cu;
-    for (size_t i = 0; i < len; i++) {
-        uint32_t c = fold((uint8_t)s[i]);
-        h1 = (h1 ^ c) * 0x01000193u;
-        h2 = (h2 ^ c) * 0x5bd1e995u;
-        h2 ^= h2 >> 15;
-    }
+    uint64_t h = hash64(s, len);
+    uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32);
     uint32_t d = disp[h1 & (nbuckets - 1)];
     return fmix(h2 + d * 0x9e3779b1u) & (nslots - 1);
 }
@@ -60,7 +82,11 @@ uint16_t wk_mt_known_find(const char *s, size_t len)
         return 0;
     }
     const wk_mt_known *k = &wk__mt_known[id];
-    return wk__mt_ieq(k->essence, k->essence_len, s, len) ? id : 0;
+    if (k->essence_len != len) {
+        return 0;
+    }
+    /* Table essences are lowercase: an exact match is the common case. */
+    return memcmp(k->essence, s, len) == 0 || wk__mt_ieq(k->essence, len, s, len) ? id : 0;
 }
 
 uint16_t wk_mt_known_find_ext(const char *s, size_t len)

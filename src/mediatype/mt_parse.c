@@ -31,6 +31,24 @@ void wk__mt_set_known(wk_media_type *mt)
     }
 }
 
+/* Looks the essence up in the well-known table and says whether it was written in lower
+ * case. The lookup tries an exact match first, so a hit there answers without a scan. */
+static bool essence_lowercase(wk_media_type *mt)
+{
+    const char *p = mt->essence.ptr;
+    size_t n = mt->essence.len;
+    wk__mt_set_known(mt);
+    if (mt->id != 0 && memcmp(p, mt->essence.ptr, n) == 0) {
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (wk__mt_is((uint8_t)p[i], WK__MT_UPPER)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Adds a parameter unless its name is already present (the first one wins). Returns false
  * when the name was a duplicate. */
 static bool add_param(wk_media_type *mt, const char *name, size_t nlen, const char *val,
@@ -108,10 +126,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         e--;
     }
     unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
-    uint8_t seen = 0;
     size_t i = b;
     while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
-        seen |= wk__mt_class[s[i]];
         i++;
     }
     if (i == b) {
@@ -123,7 +139,6 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     size_t slash = i++;
     size_t sub = i;
     while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
-        seen |= wk__mt_class[s[i]];
         i++;
     }
     if (i == sub) {
@@ -136,7 +151,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     if (i < e && s[i] != ';') {
         return syntax(mt, err, i, "expected ';' after the subtype");
     }
-    if (i != sub_end || (seen & WK__MT_UPPER)) {
+    if (i != sub_end) {
         canon = 0;
     }
     mt->type.ptr = (const char *)s + b;
@@ -149,6 +164,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     mt->input.ptr = (const char *)s + b;
     mt->input.len = e - b;
     mt->cache_kind = 0;
+    mt->cache_styles = 0;
     mt->cache_alloc = NULL;
 
     while (i < e) {
@@ -162,12 +178,22 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         } else {
             canon &= WK__MT_CANON_SEMI;
         }
+        /* The name runs to ';' or '='; the common all-token name is one tight loop. */
         size_t ns = i;
-        uint8_t nseen = WK__MT_TOKEN;
-        while (i < e && s[i] != ';' && s[i] != '=') {
-            nseen &= (uint8_t)(wk__mt_class[s[i]] | WK__MT_UPPER);
-            canon &= (wk__mt_class[s[i]] & WK__MT_UPPER) ? 0u : canon;
+        uint8_t nseen = 0;
+        while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+            nseen |= wk__mt_class[s[i]];
             i++;
+        }
+        bool name_ok = i > ns;
+        if (i < e && s[i] != ';' && s[i] != '=') {
+            name_ok = false;
+            while (i < e && s[i] != ';' && s[i] != '=') {
+                i++;
+            }
+        }
+        if (nseen & WK__MT_UPPER) {
+            canon = 0;
         }
         size_t ne = i;
         if (i >= e || s[i] == ';') {
@@ -179,7 +205,6 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             canon = 0;
             break;
         }
-        bool name_ok = ne > ns && (nseen & WK__MT_TOKEN);
         const char *val;
         size_t vlen;
         bool quoted = s[i] == '"', escaped = false, ok;
@@ -224,29 +249,39 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                 canon = 0;
             }
         } else {
-            size_t vs = i, last = i; /* last: one past the last non-whitespace byte */
-            size_t bad = SIZE_MAX;   /* first byte that is not a quoted-string code point */
-            uint8_t all = WK__MT_TOKEN;
-            while (i < e && s[i] != ';') {
-                uint8_t c = wk__mt_class[s[i]];
-                if (!(c & WK__MT_WS)) {
-                    last = i + 1;
-                }
-                if (!(c & WK__MT_QSC) && bad == SIZE_MAX) {
-                    bad = i;
-                }
-                all &= c;
+            /* The common value is all token bytes up to ';' or the end: one tight loop. */
+            size_t vs = i;
+            while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
                 i++;
             }
             val = (const char *)s + vs;
-            vlen = last - vs;
-            if (vlen == 0) {
-                canon = 0;
-                continue;
-            }
-            ok = bad >= last && (!utf8 || wk__mt_value_ok(val, vlen, true));
-            if (last != i || !(all & WK__MT_TOKEN)) {
-                canon = 0;
+            if (i == e || s[i] == ';') {
+                vlen = i - vs;
+                ok = true;
+                if (vlen == 0) {
+                    canon = 0;
+                    continue;
+                }
+            } else {
+                size_t last = i; /* one past the last non-whitespace byte */
+                size_t bad = SIZE_MAX; /* first byte that is not a quoted-string code point */
+                while (i < e && s[i] != ';') {
+                    uint8_t c = wk__mt_class[s[i]];
+                    if (!(c & WK__MT_WS)) {
+                        last = i + 1;
+                    }
+                    if (!(c & WK__MT_QSC) && bad == SIZE_MAX) {
+                        bad = i;
+                    }
+                    i++;
+                }
+                vlen = last - vs;
+                if (vlen == 0) {
+                    canon = 0;
+                    continue;
+                }
+                ok = bad >= last && (!utf8 || wk__mt_value_ok(val, vlen, true));
+                canon = 0; /* not all token bytes: serialization quotes it */
             }
         }
         if (!ok || !name_ok) {
@@ -271,7 +306,9 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         }
     }
     mt->canonical = (uint8_t)canon;
-    wk__mt_set_known(mt);
+    if (!essence_lowercase(mt) && canon != 0) {
+        mt->canonical = 0;
+    }
     return WK_OK;
 }
 
@@ -315,6 +352,7 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
     mt->input.ptr = (const char *)s;
     mt->input.len = e;
     mt->cache_kind = 0;
+    mt->cache_styles = 0;
     mt->cache_alloc = NULL;
     while (i < e) {
         size_t ows = i;
@@ -433,6 +471,7 @@ wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_typ
     mt->id = 0;
     mt->canonical = 0;
     mt->cache_kind = 0;
+    mt->cache_styles = 0;
     if (flags & WK_MT_STRICT) {
         return parse_strict(s, len, flags, mt, err);
     }

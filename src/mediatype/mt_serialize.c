@@ -141,13 +141,20 @@ void wk_mt_release(wk_media_type *mt)
         wk_free(mt->cache_alloc, (void *)mt->cache_view.ptr, mt->cache_heap_cap);
     }
     mt->cache_kind = CACHE_NONE;
+    mt->cache_styles = 0;
+}
+
+/* Without parameters both styles serialize the same, so one cached form serves both. */
+static uint8_t styles_of(const wk_media_type *mt, unsigned style)
+{
+    return (uint8_t)(mt->nparams == 0 ? 3u : 1u << style);
 }
 
 static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t n,
                         wk_text_slice *out)
 {
     mt->cache_kind = CACHE_VIEW;
-    mt->cache_style = (uint8_t)style;
+    mt->cache_styles = styles_of(mt, style);
     mt->cache_view.ptr = p;
     mt->cache_view.len = n;
     out->ptr = p;
@@ -155,19 +162,15 @@ static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t
     return WK_OK;
 }
 
-wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                       wk_text_slice *out, wk_error *err)
+wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+                             wk_text_slice *out, wk_error *err)
 {
     if (mt == NULL || out == NULL || mt->type.ptr == NULL || style > WK_MT_STYLE_SPACE) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, output or style");
     }
-    if (mt->cache_kind != CACHE_NONE && mt->cache_style == style) {
-        if (mt->cache_kind == CACHE_INLINE) {
-            out->ptr = mt->cache_inline;
-            out->len = mt->cache_inline_len;
-        } else {
-            *out = mt->cache_view;
-        }
+    if (mt->cache_kind != CACHE_NONE && (mt->cache_styles & (1u << style))) {
+        out->ptr = mt->cache_kind == CACHE_INLINE ? mt->cache_inline : mt->cache_view.ptr;
+        out->len = mt->cache_view.len;
         return WK_OK;
     }
     wk_mt_release(mt);
@@ -193,8 +196,9 @@ wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *al
     if (n <= WK_MT_RENDER_INLINE) {
         write_form(mt, style, mt->cache_inline);
         mt->cache_kind = CACHE_INLINE;
-        mt->cache_style = (uint8_t)style;
-        mt->cache_inline_len = (uint16_t)n;
+        mt->cache_styles = styles_of(mt, style);
+        mt->cache_view.ptr = NULL;
+        mt->cache_view.len = n;
         out->ptr = mt->cache_inline;
         out->len = n;
         return WK_OK;
@@ -205,7 +209,7 @@ wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *al
     }
     write_form(mt, style, heap);
     mt->cache_kind = CACHE_HEAP;
-    mt->cache_style = (uint8_t)style;
+    mt->cache_styles = styles_of(mt, style);
     mt->cache_view.ptr = heap;
     mt->cache_view.len = n;
     mt->cache_heap_cap = n;
@@ -222,6 +226,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     }
     memset(mt, 0, offsetof(wk_media_type, params));
     mt->cache_kind = CACHE_NONE;
+    mt->cache_styles = 0;
     mt->input.ptr = NULL;
     mt->input.len = 0;
     const char *slash = memchr(essence, '/', essence_len);

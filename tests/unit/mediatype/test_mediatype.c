@@ -216,6 +216,8 @@ WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
     /* the other style is not the input: built inside the object */
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
     CHECK(r.ptr == mt.cache_inline);
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL)); /* cache hit */
+    CHECK(r.ptr == mt.cache_inline);
     CHECK_MEM(r.ptr, r.len, "x-app/x-thing;a=1;b=\"two words\"", 31);
     /* non-canonical inputs are never mistaken for canonical */
     static const char *const not_canon[] = {"a/b;x=\"y\"", "A/b", "a/b;x=1;x=2", "a/b ;x=1",

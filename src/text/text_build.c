@@ -387,7 +387,9 @@ wk_status wk_text_compile(wk_text_builder *b, wk_text_node root, wk_text_program
     wk_text_program *p = (wk_text_program *)mem;
     uint8_t *cur = mem + head;
     /* Sets first (8-byte aligned), then nodes (4-byte fields), kids, strings. */
-    memcpy(cur, b->sets, sets_bytes);
+    if (sets_bytes != 0) {
+        memcpy(cur, b->sets, sets_bytes);
+    }
     p->sets = (const wk_text_byteset *)cur;
     cur += sets_bytes;
     memcpy(cur, b->nodes, nodes_bytes);

@@ -37,9 +37,10 @@ static size_t random_value(char *out, size_t cap)
     size_t n = 0;
 #define ADD(s)                                                                                \
     do {                                                                                      \
-        size_t l_ = strlen(s);                                                                \
+        const char *s_ = (s); /* evaluated once: PICK draws a random number */             \
+        size_t l_ = strlen(s_);                                                               \
         if (n + l_ < sizeof tmp) {                                                            \
-            memcpy(tmp + n, (s), l_);                                                         \
+            memcpy(tmp + n, s_, l_);                                                          \
             n += l_;                                                                          \
         }                                                                                     \
     } while (0)

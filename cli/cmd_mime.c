@@ -12,17 +12,18 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: wirekit mime [--strict] [--utf8] [--space] [--json] VALUE...\n\n"
-            "Parses each VALUE as a media type (a Content-Type header value) and prints its\n"
-            "serialization, one line per value; an invalid value prints an error on stderr.\n\n"
-            "  --strict  RFC 9110 grammar: any error rejects (default: WHATWG MIME Sniffing,\n"
-            "            which trims whitespace and drops invalid parameters)\n"
-            "  --utf8    the values are UTF-8 text (default: bytes, one code point each)\n"
-            "  --space   join parameters with \"; \" (default \";\", as WHATWG serializes)\n"
-            "  --json    one JSON object per value: {\"input\", \"output\" (null when invalid),\n"
-            "            \"essence\", \"type\", \"subtype\", \"parameters\": [[name, value], ...]}\n\n"
-            "Exit status: 0 all values valid, 1 some value invalid, 2 usage error.\n");
+    fprintf(
+        out,
+        "usage: wirekit mime [--strict] [--utf8] [--space] [--json] VALUE...\n\n"
+        "Parses each VALUE as a media type (a Content-Type header value) and prints its\n"
+        "serialization, one line per value; an invalid value prints an error on stderr.\n\n"
+        "  --strict  RFC 9110 grammar: any error rejects (default: WHATWG MIME Sniffing,\n"
+        "            which trims whitespace and drops invalid parameters)\n"
+        "  --utf8    the values are UTF-8 text (default: bytes, one code point each)\n"
+        "  --space   join parameters with \"; \" (default \";\", as WHATWG serializes)\n"
+        "  --json    one JSON object per value: {\"input\", \"output\" (null when invalid),\n"
+        "            \"essence\", \"type\", \"subtype\", \"parameters\": [[name, value], ...]}\n\n"
+        "Exit status: 0 all values valid, 1 some value invalid, 2 usage error.\n");
 }
 
 /* Writes s[0..n) as a JSON string. Bytes are code points unless `utf8`, in which case valid

@@ -156,11 +156,14 @@ WK_TEST(test_mediatype_limits_distinct_parameters_not_duplicates)
     wk_media_type mt;
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_EQ(mt.nparams, WK_MT_MAX_PARAMS);
-    strcat(in, ";p0=dup;P1=dup");
+    size_t used = strlen(in);
+    snprintf(in + used, sizeof in - used, ";p0=dup;P1=dup");
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_OK(parse(in, 0, &mt, NULL));
     wk_error err = {0};
-    CHECK_STATUS(parse(strcat(in, ";extra=1"), 0, &mt, &err), WK_ERR_LIMIT);
+    used = strlen(in);
+    snprintf(in + used, sizeof in - used, ";extra=1");
+    CHECK_STATUS(parse(in, 0, &mt, &err), WK_ERR_LIMIT);
     CHECK_EQ(err.offset, strlen(in) - 7);
     CHECK_STATUS(parse(in, WK_MT_STRICT, &mt, &err), WK_ERR_SYNTAX); /* dup in strict */
 }
@@ -241,7 +244,7 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
 {
     char in[400] = "A/b;x=\""; /* upper case: not canonical, so render must build it */
     memset(in + 7, 'v', 300);
-    strcpy(in + 307, " \"");
+    memcpy(in + 307, " \"", 3);
     wk_media_type mt;
     CHECK_OK(parse(in, 0, &mt, NULL));
     wk_test_alloc ta;

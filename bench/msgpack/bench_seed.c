@@ -73,6 +73,40 @@ static size_t wk_encode(wk_buf *buf, const record *r)
     return buf->len;
 }
 
+/* wirekit's pre-sized mode: reserve a bound once, then encode unchecked (wk_mp_encode_*). */
+static size_t wk_encode_presized(wk_buf *buf, const record *r)
+{
+    wk_buf_clear(buf);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, buf);
+    /* An upper bound, as a caller with a fixed record shape would use: the keys and headers
+     * are at most 85 bytes (str headers 5, integers 9), plus the variable strings. */
+    size_t n = 85 + (size_t)r->username_len + r->password_len + r->hello_len;
+    uint8_t *p = wk_mp_writer_ensure(&w, n);
+    if (p != NULL) {
+        p = wk_mp_encode_map_header(p, 5);
+        p = wk_mp_encode_str(p, "username", 8);
+        p = wk_mp_encode_str(p, r->username, r->username_len);
+        p = wk_mp_encode_str(p, "password", 8);
+        p = wk_mp_encode_str(p, r->password, r->password_len);
+        p = wk_mp_encode_str(p, "age", 3);
+        p = wk_mp_encode_int(p, r->age);
+        p = wk_mp_encode_str(p, "enabled", 7);
+        p = wk_mp_encode_bool(p, r->enabled);
+        p = wk_mp_encode_str(p, "metadata", 8);
+        p = wk_mp_encode_map_header(p, 2);
+        p = wk_mp_encode_str(p, "hello", 5);
+        p = wk_mp_encode_str(p, r->hello, r->hello_len);
+        p = wk_mp_encode_str(p, "int", 3);
+        p = wk_mp_encode_int(p, r->meta_int);
+        wk_mp_writer_commit(&w, p);
+    }
+    if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
+        return 0;
+    }
+    return buf->len;
+}
+
 static size_t mpk_encode(char *buf, const record *r)
 {
     char *p = buf;
@@ -128,93 +162,67 @@ static size_t mc_encode(msgpack_sbuffer *sb, msgpack_packer *pk, const record *r
 
 /* ---- decoders ---------------------------------------------------------------------------- */
 
-static bool wk_get_int(wk_mp_reader *rd, int64_t *out)
-{
-    wk_event ev;
-    if (wk_mp_reader_next(rd, &ev) != WK_OK) {
-        return false;
-    }
-    if (ev.type == WK_EV_UINT && ev.v.u <= INT64_MAX) {
-        *out = (int64_t)ev.v.u;
-        return true;
-    }
-    if (ev.type == WK_EV_INT) {
-        *out = ev.v.i;
-        return true;
-    }
-    return false;
-}
-
-static bool wk_get_str(wk_mp_reader *rd, const char **s, uint32_t *n)
-{
-    wk_event ev;
-    if (wk_mp_reader_next(rd, &ev) != WK_OK || ev.type != WK_EV_STR) {
-        return false;
-    }
-    *s = ev.v.str.ptr;
-    *n = (uint32_t)ev.v.str.len;
-    return true;
-}
-
 static bool wk_decode(const uint8_t *p, size_t n, record *r)
 {
     wk_mp_reader rd;
     wk_mp_reader_init(&rd, p, n, NULL);
-    wk_event ev;
-    if (wk_mp_reader_next(&rd, &ev) != WK_OK || ev.type != WK_EV_MAP) {
+    uint32_t count;
+    if (wk_mp_read_map(&rd, &count) != WK_OK) {
         return false;
     }
     unsigned seen = 0;
-    uint32_t count = ev.v.count;
     for (uint32_t i = 0; i < count; i++) {
         const char *k;
-        uint32_t kn;
-        if (!wk_get_str(&rd, &k, &kn)) {
+        size_t kn;
+        size_t vn;
+        if (wk_mp_read_str(&rd, &k, &kn) != WK_OK) {
             return false;
         }
         if (KEY_IS(k, kn, "username")) {
-            if (!wk_get_str(&rd, &r->username, &r->username_len)) {
+            if (wk_mp_read_str(&rd, &r->username, &vn) != WK_OK) {
                 return false;
             }
+            r->username_len = (uint32_t)vn;
             seen |= F_USERNAME;
         } else if (KEY_IS(k, kn, "password")) {
-            if (!wk_get_str(&rd, &r->password, &r->password_len)) {
+            if (wk_mp_read_str(&rd, &r->password, &vn) != WK_OK) {
                 return false;
             }
+            r->password_len = (uint32_t)vn;
             seen |= F_PASSWORD;
         } else if (KEY_IS(k, kn, "age")) {
-            if (!wk_get_int(&rd, &r->age)) {
+            if (wk_mp_read_int(&rd, &r->age) != WK_OK) {
                 return false;
             }
             seen |= F_AGE;
         } else if (KEY_IS(k, kn, "enabled")) {
-            if (wk_mp_reader_next(&rd, &ev) != WK_OK || ev.type != WK_EV_BOOL) {
+            if (wk_mp_read_bool(&rd, &r->enabled) != WK_OK) {
                 return false;
             }
-            r->enabled = ev.v.b;
             seen |= F_ENABLED;
         } else if (KEY_IS(k, kn, "metadata")) {
-            if (wk_mp_reader_next(&rd, &ev) != WK_OK || ev.type != WK_EV_MAP) {
+            uint32_t mc;
+            if (wk_mp_read_map(&rd, &mc) != WK_OK) {
                 return false;
             }
-            uint32_t mc = ev.v.count;
             for (uint32_t j = 0; j < mc; j++) {
-                if (!wk_get_str(&rd, &k, &kn)) {
+                if (wk_mp_read_str(&rd, &k, &kn) != WK_OK) {
                     return false;
                 }
                 if (KEY_IS(k, kn, "hello")) {
-                    if (!wk_get_str(&rd, &r->hello, &r->hello_len)) {
+                    if (wk_mp_read_str(&rd, &r->hello, &vn) != WK_OK) {
                         return false;
                     }
+                    r->hello_len = (uint32_t)vn;
                 } else if (KEY_IS(k, kn, "int")) {
-                    if (!wk_get_int(&rd, &r->meta_int)) {
+                    if (wk_mp_read_int(&rd, &r->meta_int) != WK_OK) {
                         return false;
                     }
                 } else if (wk_mp_reader_skip(&rd) != WK_OK) {
                     return false;
                 }
             }
-            if (wk_mp_reader_next(&rd, &ev) != WK_OK || ev.type != WK_EV_END) {
+            if (wk_mp_read_end(&rd) != WK_OK) {
                 return false;
             }
             seen |= F_METADATA;
@@ -222,11 +230,10 @@ static bool wk_decode(const uint8_t *p, size_t n, record *r)
             return false;
         }
     }
-    /* The map's END, then nothing after the record. */
-    if (wk_mp_reader_next(&rd, &ev) != WK_OK || ev.type != WK_EV_END) {
-        return false;
-    }
-    return wk_mp_reader_next(&rd, &ev) == WK_ERR_EOF && seen == F_ALL;
+    /* Close the map, and nothing may follow the record. */
+    wk_event ev;
+    return wk_mp_read_end(&rd) == WK_OK && wk_mp_reader_next(&rd, &ev) == WK_ERR_EOF &&
+           seen == F_ALL;
 }
 
 static bool mpk_get_int(const char **q, int64_t *out)
@@ -447,6 +454,18 @@ static uint64_t run_wk_encode(void *arg, uint64_t iters)
     return sum;
 }
 
+static uint64_t run_wk_encode_presized(void *arg, uint64_t iters)
+{
+    seed_ctx *c = arg;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_bench_escape(c->rec);
+        sum += wk_encode_presized(&c->wbuf, c->rec);
+        wk_bench_escape(c->wbuf.data);
+    }
+    return sum;
+}
+
 static uint64_t run_mpk_encode(void *arg, uint64_t iters)
 {
     seed_ctx *c = arg;
@@ -525,6 +544,14 @@ int wk_bench_msgpack_seed(wk_bench *b)
     int rc = 0;
     size_t wn = wk_encode(&c.wbuf, &seed);
     size_t pn = mpk_encode(c.mbuf, &seed);
+    wk_buf pre;
+    wk_buf_init(&pre, NULL, 0);
+    size_t qn = wk_encode_presized(&pre, &seed);
+    if (qn != wn || memcmp(pre.data, c.wbuf.data, wn) != 0) {
+        wk_bench_fail(b, "seed record: wirekit's pre-sized mode differs from its writer");
+        rc = 1;
+    }
+    wk_buf_free(&pre);
     size_t mn = mc_encode(&c.sb, &c.pk, &seed);
     if (wn != SEED_SIZE || pn != SEED_SIZE || mn != SEED_SIZE ||
         memcmp(c.wbuf.data, c.mbuf, SEED_SIZE) != 0 ||
@@ -559,7 +586,12 @@ int wk_bench_msgpack_seed(wk_bench *b)
         return rc;
     }
 
-    wk_bench_spec s = {"seed encode", "wirekit", run_wk_encode, &c, SEED_ITERS, SEED_SIZE, NULL};
+    wk_bench_spec s = {"seed encode", "wirekit", run_wk_encode, &c, SEED_ITERS, SEED_SIZE,
+                       "writer: wk_mp_write_*, checked per call, sticky error"};
+    wk_bench_run(b, &s);
+    s.impl = "wirekit-presized";
+    s.fn = run_wk_encode_presized;
+    s.note = "one reserve of a bound, then wk_mp_encode_*";
     wk_bench_run(b, &s);
     s.impl = "msgpuck";
     s.fn = run_mpk_encode;
@@ -573,7 +605,7 @@ int wk_bench_msgpack_seed(wk_bench *b)
     s.case_name = "seed decode";
     s.impl = "wirekit";
     s.fn = run_wk_decode;
-    s.note = "event reader, validates as it reads";
+    s.note = "typed reads (wk_mp_read_*), validate as they read";
     wk_bench_run(b, &s);
     s.impl = "msgpuck";
     s.fn = run_mpk_decode;

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "event.h"
 #include "json.h"
+#include "msgpack.h"
 #include "utf8.h"
 #include "value.h"
 

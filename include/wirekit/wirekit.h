@@ -10,7 +10,9 @@
 #include "core.h"
 #include "event.h"
 #include "json.h"
+#include "mediatype.h"
 #include "msgpack.h"
+#include "text.h"
 #include "utf8.h"
 #include "value.h"
 

@@ -109,6 +109,10 @@ WK_API wk_status wk_value_set_str(wk_value *v, const char *s, size_t len);
 /** Copies `s[0..len)` into the arena. WK_ERR_NOMEM or WK_ERR_RANGE on failure. */
 WK_API wk_status wk_value_set_str_copy(wk_value *v, wk_arena *a, const char *s, size_t len);
 WK_API wk_status wk_value_set_bin(wk_value *v, const void *p, size_t len);
+/** Points `v` at extension data `p[0..len)` of application type `type` (no copy).
+ *  WK_ERR_RANGE when len does not fit 32 bits. */
+WK_API wk_status wk_value_set_ext(wk_value *v, int8_t type, const void *p, size_t len);
+/** Makes `v` a timestamp. WK_ERR_RANGE when nsec >= 1e9. */
 WK_API wk_status wk_value_set_timestamp(wk_value *v, int64_t sec, uint32_t nsec);
 /** Makes `v` an array of `n` NIL elements in the arena; fill `v->u.items[i]`. */
 WK_API wk_status wk_value_set_array(wk_value *v, wk_arena *a, size_t n);

@@ -9,6 +9,7 @@
 #include "buffer.h"
 #include "core.h"
 #include "event.h"
+#include "msgpack.h"
 #include "utf8.h"
 #include "value.h"
 

@@ -1,0 +1,557 @@
+/*
+ * MessagePack (https://github.com/msgpack/msgpack/blob/master/spec.md): writer, reader,
+ * validate-only scan, skip, and the fused value-tree paths.
+ *
+ * Writer: the hot calls are static inline, msgpuck-style. The writer mirrors the end of its
+ * wk_buf in two pointers (`pos`, `end`), so each call is one room check and a few stores; only
+ * growth and errors leave the inline path. Errors are sticky (mpack-style): after the first
+ * failure every call is a no-op and wk_mp_writer_finish() reports it. Integers, strings,
+ * containers and timestamps are always written in their shortest form. `out->len` is brought
+ * up to date by wk_mp_writer_finish() (or wk_mp_writer_flush()).
+ *
+ * Reader: a zero-copy cursor over `(ptr, len)` that yields wk_events (see event.h). It checks
+ * every declared length and count against the bytes that remain before using it, rejects
+ * 0xc1, checks timestamp extensions, limits nesting without recursion and can check strings
+ * for UTF-8. There is no separate validation pass: reading is validating.
+ */
+#ifndef WIREKIT_MSGPACK_H
+#define WIREKIT_MSGPACK_H
+
+#include <string.h>
+
+#include "buffer.h"
+#include "event.h"
+#include "value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Default nesting limit of readers, scans and tree decoders. */
+#define WK_MP_DEFAULT_MAX_DEPTH 512u
+/** The MessagePack extension type of timestamps. */
+#define WK_MP_EXT_TIMESTAMP (-1)
+
+/* ==== writer ================================================================================ */
+
+/* An open container of the event sink (internal to the writer). */
+typedef struct wk_mp_frame {
+    size_t header;     /* offset of the container's header in the output */
+    uint64_t seen;     /* elements written so far (keys and values count separately) */
+    uint64_t declared; /* elements declared (2n for maps), UINT64_MAX when unknown */
+    uint8_t is_map;
+} wk_mp_frame;
+
+#define WK_MP_WRITER_INLINE_FRAMES 8
+
+typedef struct wk_mp_writer {
+    uint8_t *pos;     /* next output byte, inside out->data */
+    uint8_t *end;     /* end of out's capacity; equal to pos once an error is latched */
+    wk_buf *out;      /* where bytes go; out->len is synced by flush/finish */
+    wk_status status; /* first error, sticky */
+    const char *msg;  /* static message of the first error */
+    size_t err_offset;
+    /* Event-sink state (used only through wk_mp_writer_sink). */
+    wk_mp_frame *frames; /* NULL = inline_frames */
+    uint32_t depth;
+    uint32_t frames_cap;
+    bool finished;
+    wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES];
+} wk_mp_writer;
+
+/**
+ * Prepares `w` to append MessagePack to `out` (growable or fixed; existing contents are kept).
+ * Allocates nothing. `out` must stay valid until wk_mp_writer_finish(); the caller must not
+ * touch `out` in between except through the writer.
+ */
+WK_API void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out);
+
+/**
+ * Makes `sink` write events to `w` as MessagePack. Containers with a known count get their
+ * header at once; WK_COUNT_UNKNOWN containers reserve five bytes that are rewritten to the
+ * shortest header when WK_EV_END arrives (the contents move down, so the cost is one move of
+ * each unknown-size container's bytes). WK_EV_RAWNUM is written as a str. A known count that
+ * does not match the elements given, an END with nothing open, or an odd number of map
+ * elements latch WK_ERR_STATE. Nesting is limited to 65536 open containers (WK_ERR_DEPTH).
+ * The sink lives as long as `w`.
+ */
+WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
+
+/**
+ * Ends writing: syncs `out->len`, releases the sink's container stack and returns the first
+ * error (WK_ERR_LIMIT when a fixed buffer or the cap was too small, WK_ERR_NOMEM, WK_ERR_RANGE
+ * for a length above 2^32-1, WK_ERR_STATE for containers left open or a second finish), with
+ * details in `err` (offset = output bytes written before the failure). On error `out`
+ * holds a prefix of the intended output.
+ */
+WK_API wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err);
+
+/** Syncs `out->len` with what has been written so far, without ending. Returns the status. */
+WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w);
+
+/** Slow path of the inline writers: makes room for `n` more bytes. Returns false (and writes
+ *  nothing) once the writer has failed, latching WK_ERR_LIMIT or WK_ERR_NOMEM if growth
+ *  fails. */
+WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n);
+
+/** Latches `code` with static message `msg` unless an error is already latched. */
+WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);
+
+/** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
+static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
+{
+    return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
+}
+
+static inline uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+    return p + 2;
+}
+static inline uint8_t *wk__mp_store32(uint8_t *p, uint32_t v)
+{
+    v = __builtin_bswap32(v);
+    memcpy(p, &v, 4);
+    return p + 4;
+}
+static inline uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
+{
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+
+/** True when `n` more bytes fit, growing the buffer if needed. */
+static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
+{
+    return (size_t)(w->end - w->pos) >= n || wk_mp_writer_reserve(w, n);
+}
+/** The fast path checks for the widest form (`fast` bytes); only when that fails does the
+ *  slow path ask for the `exact` size, so a fixed buffer is filled to the last byte. */
+#define WK__MP_ROOM2(w, fast, exact)                                                      \
+    ((size_t)((w)->end - (w)->pos) >= (fast) || wk_mp_writer_reserve((w), (exact)))
+
+/* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
+static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
+{
+    if (u <= 0x7f) {
+        *p = (uint8_t)u;
+        return p + 1;
+    }
+    if (u <= 0xff) {
+        p[0] = 0xcc;
+        p[1] = (uint8_t)u;
+        return p + 2;
+    }
+    if (u <= 0xffff) {
+        *p = 0xcd;
+        return wk__mp_store16(p + 1, (uint16_t)u);
+    }
+    if (u <= 0xffffffffu) {
+        *p = 0xce;
+        return wk__mp_store32(p + 1, (uint32_t)u);
+    }
+    *p = 0xcf;
+    return wk__mp_store64(p + 1, u);
+}
+
+static inline uint8_t *wk_mp_encode_int(uint8_t *p, int64_t i)
+{
+    if (i >= 0) {
+        return wk_mp_encode_uint(p, (uint64_t)i);
+    }
+    if (i >= -32) {
+        *p = (uint8_t)(0xe0 | (uint8_t)(i + 32));
+        return p + 1;
+    }
+    if (i >= INT8_MIN) {
+        p[0] = 0xd0;
+        p[1] = (uint8_t)(int8_t)i;
+        return p + 2;
+    }
+    if (i >= INT16_MIN) {
+        *p = 0xd1;
+        return wk__mp_store16(p + 1, (uint16_t)(int16_t)i);
+    }
+    if (i >= INT32_MIN) {
+        *p = 0xd2;
+        return wk__mp_store32(p + 1, (uint32_t)(int32_t)i);
+    }
+    *p = 0xd3;
+    return wk__mp_store64(p + 1, (uint64_t)i);
+}
+
+/* Header of a str/bin/array/map of `n` (tag bytes: fix base or 0 when none, 8/16/32). */
+static inline uint8_t *wk__mp_encode_header(uint8_t *p, uint32_t n, uint32_t fixmax,
+                                            uint8_t fixbase, uint8_t t8, uint8_t t16,
+                                            uint8_t t32)
+{
+    if (n <= fixmax) {
+        *p = (uint8_t)(fixbase | n);
+        return p + 1;
+    }
+    if (t8 != 0 && n <= 0xff) {
+        p[0] = t8;
+        p[1] = (uint8_t)n;
+        return p + 2;
+    }
+    if (n <= 0xffff) {
+        *p = t16;
+        return wk__mp_store16(p + 1, (uint16_t)n);
+    }
+    *p = t32;
+    return wk__mp_store32(p + 1, n);
+}
+
+static inline uint8_t *wk_mp_encode_str_header(uint8_t *p, uint32_t len)
+{
+    return wk__mp_encode_header(p, len, 31, 0xa0, 0xd9, 0xda, 0xdb);
+}
+static inline uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
+{
+    if (len <= 0xff) {
+        p[0] = 0xc4;
+        p[1] = (uint8_t)len;
+        return p + 2;
+    }
+    if (len <= 0xffff) {
+        *p = 0xc5;
+        return wk__mp_store16(p + 1, (uint16_t)len);
+    }
+    *p = 0xc6;
+    return wk__mp_store32(p + 1, len);
+}
+static inline uint8_t *wk_mp_encode_array_header(uint8_t *p, uint32_t n)
+{
+    return wk__mp_encode_header(p, n, 15, 0x90, 0, 0xdc, 0xdd);
+}
+static inline uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
+{
+    return wk__mp_encode_header(p, n, 15, 0x80, 0, 0xde, 0xdf);
+}
+
+/* ---- sizes (msgpuck-style twins of the writers) ---- */
+
+/** Bytes wk_mp_write_uint(u) writes. */
+static inline size_t wk_mp_sizeof_uint(uint64_t u)
+{
+    return u <= 0x7f ? 1 : u <= 0xff ? 2 : u <= 0xffff ? 3 : u <= 0xffffffffu ? 5 : 9;
+}
+/** Bytes wk_mp_write_int(i) writes. */
+static inline size_t wk_mp_sizeof_int(int64_t i)
+{
+    if (i >= 0) {
+        return wk_mp_sizeof_uint((uint64_t)i);
+    }
+    return i >= -32 ? 1 : i >= INT8_MIN ? 2 : i >= INT16_MIN ? 3 : i >= INT32_MIN ? 5 : 9;
+}
+static inline size_t wk_mp_sizeof_nil(void)
+{
+    return 1;
+}
+static inline size_t wk_mp_sizeof_bool(void)
+{
+    return 1;
+}
+static inline size_t wk_mp_sizeof_float(void)
+{
+    return 5;
+}
+static inline size_t wk_mp_sizeof_double(void)
+{
+    return 9;
+}
+/** Header bytes of a str of `len` bytes (add `len` for the whole value). */
+static inline size_t wk_mp_sizeof_str_header(uint32_t len)
+{
+    return len <= 31 ? 1 : len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
+}
+/** Bytes wk_mp_write_str(s, len) writes (header + data). */
+static inline size_t wk_mp_sizeof_str(uint32_t len)
+{
+    return wk_mp_sizeof_str_header(len) + len;
+}
+static inline size_t wk_mp_sizeof_bin_header(uint32_t len)
+{
+    return len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
+}
+static inline size_t wk_mp_sizeof_bin(uint32_t len)
+{
+    return wk_mp_sizeof_bin_header(len) + len;
+}
+/** Header bytes of an array of `n` elements. */
+static inline size_t wk_mp_sizeof_array(uint32_t n)
+{
+    return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
+}
+/** Header bytes of a map of `n` pairs. */
+static inline size_t wk_mp_sizeof_map(uint32_t n)
+{
+    return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
+}
+/** Header bytes of an extension of `len` data bytes (add `len` for the whole value). */
+static inline size_t wk_mp_sizeof_ext_header(uint32_t len)
+{
+    if (len == 1 || len == 2 || len == 4 || len == 8 || len == 16) {
+        return 2;
+    }
+    return len <= 0xff ? 3 : len <= 0xffff ? 4 : 6;
+}
+static inline size_t wk_mp_sizeof_ext(uint32_t len)
+{
+    return wk_mp_sizeof_ext_header(len) + len;
+}
+/** Bytes wk_mp_write_timestamp(sec, nsec) writes: 6, 10 or 15. */
+static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
+{
+    if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
+        return (nsec == 0 && (uint64_t)sec >> 32 == 0) ? 6 : 10;
+    }
+    return 15;
+}
+
+/* ---- writers (sticky error: a no-op once the writer has failed) ---- */
+
+static inline void wk_mp_write_nil(wk_mp_writer *w)
+{
+    if (wk__mp_room(w, 1)) {
+        *w->pos++ = 0xc0;
+    }
+}
+static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
+{
+    if (wk__mp_room(w, 1)) {
+        *w->pos++ = b ? 0xc3 : 0xc2;
+    }
+}
+/** Writes `u` in the shortest form (positive fixint, uint8/16/32/64). */
+static inline void wk_mp_write_uint(wk_mp_writer *w, uint64_t u)
+{
+    if (WK__MP_ROOM2(w, 9, wk_mp_sizeof_uint(u))) {
+        w->pos = wk_mp_encode_uint(w->pos, u);
+    }
+}
+/** Writes `i` in the shortest form; non-negative values use the unsigned forms (as every
+ *  MessagePack implementation does), negative ones negative fixint or int8/16/32/64. */
+static inline void wk_mp_write_int(wk_mp_writer *w, int64_t i)
+{
+    if (WK__MP_ROOM2(w, 9, wk_mp_sizeof_int(i))) {
+        w->pos = wk_mp_encode_int(w->pos, i);
+    }
+}
+/** Writes a float32. */
+static inline void wk_mp_write_float(wk_mp_writer *w, float f)
+{
+    if (wk__mp_room(w, 5)) {
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        *w->pos = 0xca;
+        w->pos = wk__mp_store32(w->pos + 1, bits);
+    }
+}
+/** Writes a float64. */
+static inline void wk_mp_write_double(wk_mp_writer *w, double d)
+{
+    if (wk__mp_room(w, 9)) {
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        *w->pos = 0xcb;
+        w->pos = wk__mp_store64(w->pos + 1, bits);
+    }
+}
+/** Writes a str header for `len` bytes; the caller writes the bytes next (wk_mp_write_raw).
+ *  `len` above 2^32-1 latches WK_ERR_RANGE. */
+static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
+{
+    if (len > UINT32_MAX) {
+        wk_mp_writer_fail(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
+    } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_str_header((uint32_t)len))) {
+        w->pos = wk_mp_encode_str_header(w->pos, (uint32_t)len);
+    }
+}
+/** Writes `len` bytes verbatim (pre-encoded MessagePack, or the data after a header). */
+static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
+{
+    if (len != 0 && wk__mp_room(w, len)) {
+        memcpy(w->pos, p, len);
+        w->pos += len;
+    }
+}
+/** Writes the string `s[0..len)` (fixstr/str8/16/32). The bytes are not checked for UTF-8.
+ *  `len` above 2^32-1 latches WK_ERR_RANGE. */
+static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
+{
+    size_t room = (size_t)(w->end - w->pos);
+    if (room >= 5 && len <= room - 5 && len <= 31) {
+        *w->pos = (uint8_t)(0xa0 | len);
+        memcpy(w->pos + 1, s, len);
+        w->pos += 1 + len;
+        return;
+    }
+    wk_mp_write_str_header(w, len);
+    if (w->status == WK_OK) {
+        wk_mp_write_raw(w, s, len);
+    }
+}
+/** Writes a bin header for `len` bytes (bin8/16/32); the data follows with wk_mp_write_raw. */
+static inline void wk_mp_write_bin_header(wk_mp_writer *w, size_t len)
+{
+    if (len > UINT32_MAX) {
+        wk_mp_writer_fail(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
+    } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_bin_header((uint32_t)len))) {
+        w->pos = wk_mp_encode_bin_header(w->pos, (uint32_t)len);
+    }
+}
+/** Writes binary data `p[0..len)`. */
+static inline void wk_mp_write_bin(wk_mp_writer *w, const void *p, size_t len)
+{
+    wk_mp_write_bin_header(w, len);
+    if (w->status == WK_OK) {
+        wk_mp_write_raw(w, p, len);
+    }
+}
+/** Writes an array header of `n` elements; the elements follow. */
+static inline void wk_mp_write_array(wk_mp_writer *w, uint32_t n)
+{
+    if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_array(n))) {
+        w->pos = wk_mp_encode_array_header(w->pos, n);
+    }
+}
+/** Writes a map header of `n` key/value pairs; 2n values follow. */
+static inline void wk_mp_write_map(wk_mp_writer *w, uint32_t n)
+{
+    if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_map(n))) {
+        w->pos = wk_mp_encode_map_header(w->pos, n);
+    }
+}
+/** Writes an extension header (fixext1/2/4/8/16 when `len` fits, else ext8/16/32). */
+WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len);
+/** Writes an extension value: type and `p[0..len)`. */
+WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len);
+/** Writes a timestamp (extension type -1) in the shortest of its 32/64/96-bit forms.
+ *  `nsec` of 1e9 or more latches WK_ERR_RANGE. */
+WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec);
+
+/**
+ * Writes the whole value tree `v` (explicit stack, no recursion). Floats flagged WK_VALF_F32
+ * become float32; WK_VAL_RAWNUM becomes a str; a timestamp with nsec >= 1e9 latches
+ * WK_ERR_RANGE. Same bytes as wk_value_encode() into wk_mp_writer_sink(), faster.
+ * May allocate (libc) for trees nested deeper than 64 levels; WK_ERR_NOMEM if that fails.
+ */
+WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v);
+
+/* ==== reader ================================================================================ */
+
+typedef struct wk_mp_reader_opts {
+    uint32_t max_depth;        /* most containers open at once; 0 = 512 */
+    bool strict_utf8;          /* reject str values that are not UTF-8 (WK_ERR_UTF8) */
+    const wk_allocator *alloc; /* for nesting deeper than the inline stack; NULL = libc */
+} wk_mp_reader_opts;
+
+#define WK_MP_READER_INLINE_DEPTH 32
+
+typedef struct wk_mp_reader {
+    const uint8_t *start;
+    const uint8_t *pos;
+    const uint8_t *end;
+    uint64_t *heap;  /* remaining elements per open container when deeper than inline */
+    uint32_t depth;  /* open containers */
+    uint32_t heap_cap;
+    uint32_t max_depth;
+    bool strict_utf8;
+    const wk_allocator *alloc;
+    wk_status status; /* latched error */
+    const char *msg;
+    size_t err_offset;
+    uint64_t inline_rem[WK_MP_READER_INLINE_DEPTH];
+} wk_mp_reader;
+
+/**
+ * Prepares `r` to read the MessagePack values in `data[0..len)` (a stream of zero or more
+ * top-level values). Zero-copy: events point into `data`, which must outlive them. `opts`
+ * NULL means defaults. Allocates nothing; nesting deeper than WK_MP_READER_INLINE_DEPTH takes
+ * a stack from `opts->alloc`, released at WK_ERR_EOF, on error or by wk_mp_reader_release().
+ * A reader must not be copied once in use. Not thread-safe (one reader per thread).
+ */
+WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
+                              const wk_mp_reader_opts *opts);
+
+/**
+ * Reads the next event. Containers yield WK_EV_ARRAY/WK_EV_MAP with their count, their
+ * elements, then WK_EV_END. Extension type -1 yields WK_EV_TIMESTAMP (4, 8 or 12 bytes,
+ * nanoseconds < 1e9, else WK_ERR_SYNTAX). Non-negative integers of any width yield
+ * WK_EV_UINT, negative ones WK_EV_INT. Returns WK_OK, WK_ERR_EOF after the last top-level
+ * value, or an error (WK_ERR_TRUNCATED, WK_ERR_SYNTAX, WK_ERR_DEPTH, WK_ERR_UTF8,
+ * WK_ERR_NOMEM) that is latched: later calls return it again.
+ */
+WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev);
+
+/**
+ * Skips the next whole value (a container with everything inside it) without events,
+ * validating it as wk_mp_reader_next would. If the next event would be a WK_EV_END, returns
+ * WK_ERR_STATE without consuming it. Returns WK_OK, WK_ERR_EOF or the latched error.
+ */
+WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r);
+
+/** Copies the latched error (or WK_OK with the current offset) into `err`. */
+WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);
+
+/** Byte offset of the next unread byte. */
+static inline size_t wk_mp_reader_offset(const wk_mp_reader *r)
+{
+    return (size_t)(r->pos - r->start);
+}
+
+/** Releases the deep-nesting stack, if any. Needed only when stopping before WK_ERR_EOF or
+ *  an error; harmless otherwise. The reader must not be used afterwards. */
+WK_API void wk_mp_reader_release(wk_mp_reader *r);
+
+/** Makes `src` read events from `r` (for wk_value_decode, wk_transcode, schemas). */
+WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src);
+
+/* ==== one-shot scans ======================================================================== */
+
+/**
+ * Validates one whole MessagePack value at the start of `data[0..len)` without building
+ * anything (every check of the reader: lengths, 0xc1, timestamps, depth, optional UTF-8).
+ * `*size` (when not NULL) gets the value's size in bytes; bytes after it are not looked at.
+ * Returns WK_OK, WK_ERR_TRUNCATED (also for empty input), WK_ERR_SYNTAX, WK_ERR_DEPTH,
+ * WK_ERR_UTF8 or WK_ERR_NOMEM (deep nesting stack). Thread-safe.
+ */
+WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_opts *opts,
+                             size_t *size, wk_error *err);
+
+/**
+ * Validates that `data[0..len)` is a sequence of zero or more whole values and nothing else.
+ * `*count` (when not NULL) gets the number of top-level values. Same statuses as
+ * wk_mp_check. Thread-safe.
+ */
+WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_mp_reader_opts *opts,
+                                size_t *count, wk_error *err);
+
+/* ==== value tree, fused ===================================================================== */
+
+/**
+ * Decodes one MessagePack value at the start of `data[0..len)` straight into a tree in
+ * `arena` (no events in between; children are allocated at once since MessagePack gives
+ * counts up front, each count checked against the remaining bytes). The tree is identical to
+ * wk_value_decode() over wk_mp_reader_source(). Without WK_VALUE_COPY_STRINGS, strings point
+ * into `data`. Depth limit: the smaller of the two options' limits (0 = 512).
+ * `consumed` NULL means the value must fill `data` (else WK_ERR_TRAILING); otherwise it
+ * gets the value's size. Returns WK_OK, the reader's statuses, WK_ERR_NOMEM (arena) or
+ * WK_ERR_TRAILING; `err` gets the details. On error the arena may hold partial allocations.
+ */
+WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_reader_opts *ropts,
+                                   const wk_value_opts *vopts, wk_arena *arena, wk_value **out,
+                                   size_t *consumed, wk_error *err);
+
+/**
+ * Encodes tree `v` as MessagePack, appended to `out`. Returns wk_mp_writer_finish()'s status.
+ */
+WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

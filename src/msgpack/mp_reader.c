@@ -1,0 +1,195 @@
+/*
+ * The MessagePack event reader: a cursor over caller bytes plus a stack of "elements left"
+ * per open container, which is how it knows when to emit WK_EV_END. The first 32 levels live
+ * inside the reader; deeper nesting (up to max_depth) takes a heap stack, so depth costs no
+ * C stack at all. Every byte-level check is in wk__mp_token (mp_token.h), shared with the
+ * scan and the fused tree decoder.
+ */
+#include "mp_token.h"
+#include "wirekit/utf8.h"
+
+WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
+                              const wk_mp_reader_opts *opts)
+{
+    r->start = data;
+    r->pos = data;
+    r->end = len != 0 ? r->start + len : r->start;
+    r->heap = NULL;
+    r->depth = 0;
+    r->heap_cap = 0;
+    r->max_depth = WK_MP_DEFAULT_MAX_DEPTH;
+    r->strict_utf8 = false;
+    r->alloc = NULL;
+    if (opts != NULL) {
+        if (opts->max_depth != 0) {
+            r->max_depth = opts->max_depth;
+        }
+        r->strict_utf8 = opts->strict_utf8;
+        r->alloc = opts->alloc;
+    }
+    r->status = WK_OK;
+    r->msg = NULL;
+    r->err_offset = 0;
+}
+
+WK_API void wk_mp_reader_release(wk_mp_reader *r)
+{
+    if (r->heap != NULL) {
+        wk_free(r->alloc, r->heap, (size_t)r->heap_cap * sizeof(uint64_t));
+        r->heap = NULL;
+        r->heap_cap = 0;
+    }
+}
+
+static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const char *msg)
+{
+    r->status = st;
+    r->msg = msg;
+    r->err_offset = (size_t)(at - r->start);
+    wk_mp_reader_release(r);
+    return st;
+}
+
+static inline uint64_t *slots(wk_mp_reader *r)
+{
+    return r->heap != NULL ? r->heap : r->inline_rem;
+}
+
+/* Opens a container of `count` elements; the depth limit was checked by the caller. */
+static bool push(wk_mp_reader *r, uint64_t count)
+{
+    if (r->depth >= WK_MP_READER_INLINE_DEPTH && r->depth >= r->heap_cap) {
+        uint32_t ncap = r->heap_cap == 0 ? 2 * WK_MP_READER_INLINE_DEPTH : r->heap_cap * 2;
+        if (ncap > r->max_depth) {
+            ncap = r->max_depth;
+        }
+        uint64_t *nh;
+        if (r->heap == NULL) {
+            nh = wk_alloc(r->alloc, (size_t)ncap * sizeof(uint64_t));
+            if (nh != NULL) {
+                memcpy(nh, r->inline_rem, sizeof r->inline_rem);
+            }
+        } else {
+            nh = wk_realloc(r->alloc, r->heap, (size_t)r->heap_cap * sizeof(uint64_t),
+                            (size_t)ncap * sizeof(uint64_t));
+        }
+        if (nh == NULL) {
+            return false;
+        }
+        r->heap = nh;
+        r->heap_cap = ncap;
+    }
+    slots(r)[r->depth++] = count;
+    return true;
+}
+
+WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
+{
+    if (r->status != WK_OK) {
+        return r->status;
+    }
+    if (r->depth > 0) {
+        uint64_t *top = &slots(r)[r->depth - 1];
+        if (*top == 0) {
+            r->depth--;
+            ev->type = WK_EV_END;
+            ev->f32 = false;
+            return WK_OK;
+        }
+        (*top)--;
+    } else if (r->pos == r->end) {
+        wk_mp_reader_release(r);
+        return WK_ERR_EOF;
+    }
+    if (r->pos == r->end) {
+        return fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
+    }
+    const uint8_t *start = r->pos;
+    const char *msg = NULL;
+    wk_status st = wk__mp_token(&r->pos, r->end, ev, &msg);
+    if (WK_MP_UNLIKELY(st != WK_OK)) {
+        return fail(r, st, start, msg);
+    }
+    switch (ev->type) {
+    case WK_EV_STR:
+        if (r->strict_utf8) {
+            size_t bad = 0;
+            if (!wk_utf8_valid(ev->v.str.ptr, ev->v.str.len, &bad)) {
+                return fail(r, WK_ERR_UTF8, (const uint8_t *)ev->v.str.ptr + bad,
+                            WK_MP_MSG_UTF8);
+            }
+        }
+        break;
+    case WK_EV_ARRAY:
+    case WK_EV_MAP:
+        if (r->depth >= r->max_depth) {
+            r->pos = start;
+            return fail(r, WK_ERR_DEPTH, start, WK_MP_MSG_DEPTH);
+        }
+        if (!push(r, ev->type == WK_EV_MAP ? 2 * (uint64_t)ev->v.count : ev->v.count)) {
+            r->pos = start;
+            return fail(r, WK_ERR_NOMEM, start, WK_MP_MSG_NOMEM);
+        }
+        break;
+    default: break;
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
+{
+    if (r->status != WK_OK) {
+        return r->status;
+    }
+    if (r->depth > 0) {
+        uint64_t *top = &slots(r)[r->depth - 1];
+        if (*top == 0) {
+            return WK_ERR_STATE;
+        }
+        (*top)--;
+    } else if (r->pos == r->end) {
+        wk_mp_reader_release(r);
+        return WK_ERR_EOF;
+    }
+    const uint8_t *err_at = r->pos;
+    const char *msg = NULL;
+    wk_status st = wk__mp_scan(&r->pos, r->end, r->depth, r->max_depth, r->strict_utf8,
+                               r->alloc, &err_at, &msg);
+    if (st != WK_OK) {
+        return fail(r, st, err_at, msg);
+    }
+    return WK_OK;
+}
+
+WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
+{
+    if (err == NULL) {
+        return;
+    }
+    err->code = r->status;
+    err->msg = r->msg;
+    err->offset = r->status != WK_OK ? r->err_offset : wk_mp_reader_offset(r);
+}
+
+static wk_status source_next(void *self, wk_event *ev)
+{
+    return wk_mp_reader_next(self, ev);
+}
+
+static size_t source_offset(const void *self)
+{
+    return wk_mp_reader_offset(self);
+}
+
+static void source_error(const void *self, wk_error *err)
+{
+    wk_mp_reader_error(self, err);
+}
+
+WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src)
+{
+    src->next = source_next;
+    src->offset = source_offset;
+    src->error = source_error;
+    src->self = r;
+}

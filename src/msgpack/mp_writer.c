@@ -1,0 +1,312 @@
+/*
+ * The MessagePack writer's out-of-line half: growth and error latching (the slow path of the
+ * inline writers in msgpack.h), extensions and timestamps, and the event sink.
+ *
+ * The sink must accept containers whose size is unknown when they open (JSON input). It
+ * reserves a five-byte header (the widest) and, when WK_EV_END arrives, writes the shortest
+ * header and moves the contents down over the gap. That costs one memmove of each such
+ * container's bytes (so O(bytes x nesting) at worst, and nesting is bounded), but it keeps
+ * the output streaming into one buffer with no second pass and no per-container records.
+ */
+#include <string.h>
+
+#include "wirekit/msgpack.h"
+
+#define SINK_MAX_DEPTH 65536u
+#define COUNT_UNKNOWN64 UINT64_MAX
+
+WK_API void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
+{
+    w->out = out;
+    if (out->data != NULL) {
+        w->pos = out->data + out->len;
+        w->end = out->data + out->cap;
+    } else {
+        w->pos = NULL;
+        w->end = NULL;
+    }
+    w->status = WK_OK;
+    w->msg = NULL;
+    w->err_offset = 0;
+    w->frames = NULL;
+    w->depth = 0;
+    w->frames_cap = WK_MP_WRITER_INLINE_FRAMES;
+    w->finished = false;
+}
+
+WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
+{
+    if (w->status != WK_OK) {
+        return;
+    }
+    w->status = code;
+    w->msg = msg;
+    w->err_offset = wk_mp_writer_size(w);
+    w->end = w->pos; /* every inline room check now fails and lands in reserve() */
+}
+
+WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n)
+{
+    if (w->status != WK_OK) {
+        return false;
+    }
+    wk_buf *b = w->out;
+    b->len = wk_mp_writer_size(w);
+    wk_status st = wk_buf_reserve(b, n);
+    if (st != WK_OK) {
+        wk_mp_writer_fail(w, st,
+                          st == WK_ERR_LIMIT ? "output buffer full (fixed size or cap reached)"
+                                             : "out of memory growing the output buffer");
+        return false;
+    }
+    w->pos = b->data + b->len;
+    w->end = b->data + b->cap;
+    return true;
+}
+
+WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
+{
+    if (w->pos != NULL) {
+        w->out->len = (size_t)(w->pos - w->out->data);
+    }
+    return w->status;
+}
+
+WK_API wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
+{
+    if (w->finished) {
+        return wk_error_set(err, WK_ERR_STATE, wk_mp_writer_size(w),
+                            "writer already finished");
+    }
+    wk_mp_writer_flush(w);
+    if (w->depth != 0) {
+        wk_mp_writer_fail(w, WK_ERR_STATE, "containers left open at the end of writing");
+    }
+    if (w->frames != NULL) {
+        wk_free(w->out->alloc, w->frames, (size_t)w->frames_cap * sizeof(wk_mp_frame));
+        w->frames = NULL;
+    }
+    w->depth = 0;
+    w->finished = true;
+    if (w->status != WK_OK) {
+        return wk_error_set(err, w->status, w->err_offset, w->msg);
+    }
+    return wk_error_set(err, WK_OK, w->out->len, NULL);
+}
+
+WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
+{
+    if (len > UINT32_MAX) {
+        wk_mp_writer_fail(w, WK_ERR_RANGE, "extension longer than 2^32-1 bytes");
+        return;
+    }
+    if (!WK__MP_ROOM2(w, 6, wk_mp_sizeof_ext_header((uint32_t)len))) {
+        return;
+    }
+    uint8_t *p = w->pos;
+    switch (len) {
+    case 1: *p++ = 0xd4; break;
+    case 2: *p++ = 0xd5; break;
+    case 4: *p++ = 0xd6; break;
+    case 8: *p++ = 0xd7; break;
+    case 16: *p++ = 0xd8; break;
+    default:
+        if (len <= 0xff) {
+            *p++ = 0xc7;
+            *p++ = (uint8_t)len;
+        } else if (len <= 0xffff) {
+            *p++ = 0xc8;
+            p = wk__mp_store16(p, (uint16_t)len);
+        } else {
+            *p++ = 0xc9;
+            p = wk__mp_store32(p, (uint32_t)len);
+        }
+    }
+    *p++ = (uint8_t)type;
+    w->pos = p;
+}
+
+WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
+{
+    wk_mp_write_ext_header(w, type, len);
+    if (w->status == WK_OK) {
+        wk_mp_write_raw(w, p, len);
+    }
+}
+
+WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
+{
+    if (nsec > 999999999u) {
+        wk_mp_writer_fail(w, WK_ERR_RANGE, "timestamp nanoseconds must be below 1000000000");
+        return;
+    }
+    if (!WK__MP_ROOM2(w, 15, wk_mp_sizeof_timestamp(sec, nsec))) {
+        return;
+    }
+    uint8_t *p = w->pos;
+    if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
+        if (nsec == 0 && (uint64_t)sec >> 32 == 0) {
+            p[0] = 0xd6;
+            p[1] = 0xff;
+            w->pos = wk__mp_store32(p + 2, (uint32_t)sec);
+        } else {
+            p[0] = 0xd7;
+            p[1] = 0xff;
+            w->pos = wk__mp_store64(p + 2, ((uint64_t)nsec << 34) | (uint64_t)sec);
+        }
+        return;
+    }
+    p[0] = 0xc7;
+    p[1] = 12;
+    p[2] = 0xff;
+    p = wk__mp_store32(p + 3, nsec);
+    w->pos = wk__mp_store64(p, (uint64_t)sec);
+}
+
+/* ---- the event sink ---------------------------------------------------------------------- */
+
+static wk_mp_frame *frames_of(wk_mp_writer *w)
+{
+    return w->frames != NULL ? w->frames : w->inline_frames;
+}
+
+static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
+{
+    if (w->depth == SINK_MAX_DEPTH) {
+        wk_mp_writer_fail(w, WK_ERR_DEPTH, "more than 65536 containers open in the writer");
+        return false;
+    }
+    if (w->depth == w->frames_cap) {
+        size_t old = (size_t)w->frames_cap * sizeof(wk_mp_frame);
+        uint32_t ncap = w->frames_cap * 2;
+        wk_mp_frame *nf;
+        if (w->frames == NULL) {
+            nf = wk_alloc(w->out->alloc, (size_t)ncap * sizeof(wk_mp_frame));
+            if (nf != NULL) {
+                memcpy(nf, w->inline_frames, old);
+            }
+        } else {
+            nf = wk_realloc(w->out->alloc, w->frames, old, (size_t)ncap * sizeof(wk_mp_frame));
+        }
+        if (nf == NULL) {
+            wk_mp_writer_fail(w, WK_ERR_NOMEM, "out of memory for the writer's container stack");
+            return false;
+        }
+        w->frames = nf;
+        w->frames_cap = ncap;
+    }
+    wk_mp_frame *f = &frames_of(w)[w->depth];
+    f->is_map = is_map;
+    f->seen = 0;
+    if (count == WK_COUNT_UNKNOWN) {
+        if (!wk__mp_room(w, 5)) {
+            return false;
+        }
+        f->header = wk_mp_writer_size(w);
+        f->declared = COUNT_UNKNOWN64;
+        w->pos += 5; /* placeholder, rewritten when the container ends */
+    } else {
+        f->header = 0;
+        f->declared = is_map ? 2 * (uint64_t)count : count;
+        if (is_map) {
+            wk_mp_write_map(w, count);
+        } else {
+            wk_mp_write_array(w, count);
+        }
+    }
+    w->depth++;
+    return w->status == WK_OK;
+}
+
+static void close_frame(wk_mp_writer *w)
+{
+    if (w->depth == 0) {
+        wk_mp_writer_fail(w, WK_ERR_STATE, "end of container with no container open");
+        return;
+    }
+    wk_mp_frame *f = &frames_of(w)[w->depth - 1];
+    if (f->is_map && (f->seen & 1) != 0) {
+        wk_mp_writer_fail(w, WK_ERR_STATE, "map ended after a key without its value");
+        return;
+    }
+    if (f->declared != COUNT_UNKNOWN64) {
+        if (f->seen != f->declared) {
+            wk_mp_writer_fail(w, WK_ERR_STATE, "container ended before its declared count");
+            return;
+        }
+    } else {
+        uint64_t n = f->is_map ? f->seen / 2 : f->seen;
+        if (n > UINT32_MAX) {
+            wk_mp_writer_fail(w, WK_ERR_RANGE, "container of more than 2^32-1 elements");
+            return;
+        }
+        uint8_t hdr[5];
+        uint8_t *he = f->is_map ? wk_mp_encode_map_header(hdr, (uint32_t)n)
+                                : wk_mp_encode_array_header(hdr, (uint32_t)n);
+        size_t hlen = (size_t)(he - hdr);
+        uint8_t *base = w->out->data + f->header;
+        size_t body = (size_t)(w->pos - base) - 5;
+        if (hlen != 5) {
+            memmove(base + hlen, base + 5, body);
+            w->pos -= 5 - hlen;
+        }
+        memcpy(base, hdr, hlen);
+    }
+    w->depth--;
+}
+
+static wk_status sink_event(void *self, const wk_event *ev)
+{
+    wk_mp_writer *w = self;
+    if (w->status != WK_OK) {
+        return w->status;
+    }
+    if (ev->type == WK_EV_END) {
+        close_frame(w);
+        return w->status;
+    }
+    if (w->depth > 0) {
+        wk_mp_frame *f = &frames_of(w)[w->depth - 1];
+        if (f->seen == f->declared) {
+            wk_mp_writer_fail(w, WK_ERR_STATE, "more elements than the container's count");
+            return w->status;
+        }
+        f->seen++;
+    }
+    switch (ev->type) {
+    case WK_EV_NIL: wk_mp_write_nil(w); break;
+    case WK_EV_BOOL: wk_mp_write_bool(w, ev->v.b); break;
+    case WK_EV_INT: wk_mp_write_int(w, ev->v.i); break;
+    case WK_EV_UINT: wk_mp_write_uint(w, ev->v.u); break;
+    case WK_EV_FLOAT:
+        if (ev->f32) {
+            wk_mp_write_float(w, (float)ev->v.f);
+        } else {
+            wk_mp_write_double(w, ev->v.f);
+        }
+        break;
+    case WK_EV_STR:
+    case WK_EV_RAWNUM: wk_mp_write_str(w, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_BIN: wk_mp_write_bin(w, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_ARRAY: push_frame(w, false, ev->v.count); break;
+    case WK_EV_MAP: push_frame(w, true, ev->v.count); break;
+    case WK_EV_EXT: wk_mp_write_ext(w, ev->v.ext.type, ev->v.ext.ptr, ev->v.ext.len); break;
+    case WK_EV_TIMESTAMP: wk_mp_write_timestamp(w, ev->v.ts.sec, ev->v.ts.nsec); break;
+    default: wk_mp_writer_fail(w, WK_ERR_ARG, "unknown event type"); break;
+    }
+    return w->status;
+}
+
+static void sink_error(const void *self, wk_error *err)
+{
+    const wk_mp_writer *w = self;
+    wk_error_set(err, w->status, w->status != WK_OK ? w->err_offset : wk_mp_writer_size(w),
+                 w->msg);
+}
+
+WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink)
+{
+    sink->event = sink_event;
+    sink->error = sink_error;
+    sink->self = w;
+}

@@ -1,0 +1,116 @@
+/*
+ * Deep equality of two trees, walked side by side with an explicit stack (64 levels on the C
+ * stack, libc heap beyond; if that allocation fails the trees are reported unequal). Numbers
+ * compare exactly: floats bitwise, and an INT equals a UINT holding the same non-negative
+ * number, since builders and decoders may disagree on which of the two a 5 is.
+ */
+#include <string.h>
+
+#include "wirekit/value.h"
+
+#define INLINE_FRAMES 64
+
+typedef struct qframe {
+    const wk_value *a;
+    const wk_value *b;
+    uint64_t left;
+} qframe;
+
+static bool int_like(const wk_value *v, uint64_t *u, bool *neg)
+{
+    if (v->type == WK_VAL_UINT) {
+        *u = v->u.u;
+        *neg = false;
+        return true;
+    }
+    if (v->type == WK_VAL_INT) {
+        *neg = v->u.i < 0;
+        *u = (uint64_t)v->u.i;
+        return true;
+    }
+    return false;
+}
+
+/* Compares two nodes, not their children. */
+static bool node_equal(const wk_value *a, const wk_value *b)
+{
+    uint64_t ua;
+    uint64_t ub;
+    bool na;
+    bool nb;
+    if (int_like(a, &ua, &na) && int_like(b, &ub, &nb)) {
+        return ua == ub && na == nb;
+    }
+    if (a->type != b->type) {
+        return false;
+    }
+    switch ((wk_value_type)a->type) {
+    case WK_VAL_NIL: return true;
+    case WK_VAL_BOOL: return a->u.b == b->u.b;
+    case WK_VAL_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+    case WK_VAL_EXT:
+        if (a->ext_type != b->ext_type) {
+            return false;
+        }
+        /* fall through */
+    case WK_VAL_STR:
+    case WK_VAL_BIN:
+    case WK_VAL_RAWNUM:
+        return a->len == b->len && (a->len == 0 || memcmp(a->u.str, b->u.str, a->len) == 0);
+    case WK_VAL_TIMESTAMP: return a->u.i == b->u.i && a->len == b->len;
+    case WK_VAL_ARRAY:
+    case WK_VAL_MAP: return a->len == b->len;
+    default: return false;
+    }
+}
+
+WK_API bool wk_value_equal(const wk_value *a, const wk_value *b)
+{
+    qframe inline_frames[INLINE_FRAMES];
+    qframe *frames = inline_frames;
+    size_t cap = INLINE_FRAMES;
+    size_t depth = 0;
+    bool eq = true;
+    for (;;) {
+        if (!node_equal(a, b)) {
+            eq = false;
+            break;
+        }
+        if ((a->type == WK_VAL_ARRAY || a->type == WK_VAL_MAP) && a->len != 0) {
+            if (depth == cap) {
+                qframe *nf;
+                if (frames == inline_frames) {
+                    nf = wk_alloc(NULL, 2 * cap * sizeof(qframe));
+                    if (nf != NULL) {
+                        memcpy(nf, inline_frames, sizeof inline_frames);
+                    }
+                } else {
+                    nf = wk_realloc(NULL, frames, cap * sizeof(qframe), 2 * cap * sizeof(qframe));
+                }
+                if (nf == NULL) {
+                    eq = false;
+                    break;
+                }
+                frames = nf;
+                cap *= 2;
+            }
+            frames[depth].a = a->u.items;
+            frames[depth].b = b->u.items;
+            frames[depth].left = a->type == WK_VAL_MAP ? 2 * (uint64_t)a->len : a->len;
+            depth++;
+        }
+        while (depth > 0 && frames[depth - 1].left == 0) {
+            depth--;
+        }
+        if (depth == 0) {
+            break;
+        }
+        frames[depth - 1].left--;
+        a = frames[depth - 1].a++;
+        b = frames[depth - 1].b++;
+    }
+    if (frames != inline_frames) {
+        wk_free(NULL, frames, cap * sizeof(qframe));
+    }
+    return eq;
+}

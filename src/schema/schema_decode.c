@@ -4,12 +4,27 @@
  */
 #include "schema/schema_decode_util.h"
 
+/* A wk_value field: read its first event, then build the tree through a push-back source. */
+static wk_status value_from_source(const wk_source *r, wk__dec *d, wk_value *dst, size_t voff)
+{
+    wk_event ev;
+    wk_status st = r->next(r->self, &ev);
+    if (st != WK_OK) {
+        return st; /* the caller takes the source's report */
+    }
+    if (ev.type == WK_EV_END) {
+        return wk__dec_fail(d, WK_ERR_SYNTAX, voff, "map ended after a key");
+    }
+    return wk__dec_value_tree(d, r, &ev, dst, voff);
+}
+
 #define DEC_FN decode_events
 #define DEC_READER const wk_source
 #define DEC_NEXT(r, ev) ((r)->next((r)->self, (ev)))
 #define DEC_OFFSET(r) ((r)->offset((r)->self))
 #define DEC_ERROR(r, e) ((r)->error((r)->self, (e)))
 #define DEC_SOURCE(r, out) (*(out) = *(r))
+#define DEC_VALUE(r, d, dst, voff) value_from_source((r), (d), (dst), (voff))
 #include "schema/schema_decode_core.h"
 
 WK_API wk_status wk_schema_decode(const wk_schema *s, const wk_source *src, void *obj,

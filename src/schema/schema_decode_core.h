@@ -9,7 +9,10 @@
  *   DEC_NEXT(r, ev)     read the next event, returning wk_status
  *   DEC_OFFSET(r)       byte offset of the next unread byte
  *   DEC_ERROR(r, err)   copy the reader's latched error into `err` (a wk_error *)
- *   DEC_SOURCE(r, out)  fill a wk_source (`out`) that reads from `r` (for wk_value fields)
+ *   DEC_VALUE(r, d, dst, voff)  decode the next whole value into the wk_value `dst` (whose
+ *                       first event has not been read), returning wk_status
+ *   DEC_SOURCE(r, out)  fill a wk_source (`out`) that reads from `r` (for wk_value fields whose
+ *                       first event was read already: elements of arrays of unknown size)
  *
  * The loop keeps an explicit stack of frames (one per open struct or array), so nesting costs
  * no C recursion and is capped by the depth limit. wk_values are built by wk_value_decode from
@@ -58,6 +61,15 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
         wk__dec_frame *f = &d.stack[d.depth - 1];
         f->cur = -1;
         voff = DEC_OFFSET(r);
+        if (f->s == NULL && f->elem->kind == WK_SK_VALUE && f->count < f->declared &&
+            f->declared != SIZE_MAX) {
+            /* An element of a counted array of wk_values: decode it without peeking. */
+            uint8_t *slot = wk__dec_array_slot(&d, f, voff, &st);
+            if (slot != NULL) {
+                st = DEC_VALUE(r, &d, (wk_value *)slot, voff);
+            }
+            continue;
+        }
         st = DEC_NEXT(r, &ev);
         if (st != WK_OK) {
             break;
@@ -129,6 +141,10 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
                 count_dst = (size_t *)(f->base + fd->count_offset);
             }
             voff = DEC_OFFSET(r);
+            if (t->kind == WK_SK_VALUE) {
+                st = DEC_VALUE(r, &d, (wk_value *)dst, voff);
+                continue;
+            }
             st = DEC_NEXT(r, &ev);
             if (st != WK_OK) {
                 break;

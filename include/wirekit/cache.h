@@ -74,9 +74,10 @@ typedef struct wk_cache_watch {
  * (appended) and found[i] whether the key exists. `store` writes one value with a TTL in
  * milliseconds. `invalidate` replaces the key with WK_CACHE_TOMBSTONE_MARK for `tombstone_ms`
  * and broadcasts it. `remove` deletes it quietly. `watch` (NULL when the store cannot
- * broadcast) registers callbacks, or unregisters them when `w` is NULL; once it returns after
- * unregistering, no callback runs any more. The store is shared by any number of threads and
- * caches; it outlives them.
+ * broadcast) registers (`enable` true) or unregisters the callbacks `w`, which stay at that
+ * address while registered; a store reports the feed's state to a new watcher at once if it
+ * is up. Once unregistering returns, no callback of `w` runs any more. The store is shared by
+ * any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
     wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
@@ -86,7 +87,7 @@ typedef struct wk_cache_store {
     wk_status (*invalidate)(void *self, const char *key, size_t key_len, uint32_t tombstone_ms,
                             wk_error *err);
     wk_status (*remove)(void *self, const char *key, size_t key_len, wk_error *err);
-    void (*watch)(void *self, const wk_cache_watch *w);
+    void (*watch)(void *self, const wk_cache_watch *w, bool enable);
     void *self;
 } wk_cache_store;
 

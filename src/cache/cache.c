@@ -16,7 +16,8 @@
 #include "cache/cache_internal.h"
 
 #define WK_CACHE_NS_MAX 64u
-#define SKIP_STORE 0x01u
+#define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
+#define STORE_FAILED 0x02u /* ... and it failed */
 
 struct wk_cache {
     char ns[WK_CACHE_NS_MAX + 1];
@@ -206,7 +207,7 @@ WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_
         c->watch.feed = on_feed;
         c->watch.ctx = c;
         c->watching = true;
-        c->store->watch(c->store->self, &c->watch);
+        c->store->watch(c->store->self, &c->watch, true);
     }
     *out = c;
     return WK_OK;
@@ -218,7 +219,7 @@ WK_API void wk_cache_destroy(wk_cache *c)
         return;
     }
     if (c->watching) {
-        c->store->watch(c->store->self, NULL);
+        c->store->watch(c->store->self, &c->watch, false);
     }
     for (uint32_t i = 0; i < c->nshards; i++) {
         wk__shard_free(&c->shards[i]);
@@ -381,6 +382,10 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
         }
         shared_failed = r == SHARED_FAILED;
         fill = r == SHARED_MISS;
+    }
+    if ((flags & STORE_FAILED) != 0) {
+        shared_failed = true;
+        fill = false;
     }
     if (loader == NULL) {
         return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
@@ -594,6 +599,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         flags = SKIP_STORE;
         if (st != WK_OK) {
             COUNT(c, shared_errors);
+            flags |= STORE_FAILED;
         } else {
             size_t left = 0;
             for (size_t j = 0; j < nmiss; j++) {

@@ -13,6 +13,7 @@
 #include "mediatype.h"
 #include "msgpack.h"
 #include "text.h"
+#include "pg.h"
 #include "utf8.h"
 #include "value.h"
 

@@ -139,7 +139,7 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     (void)d;
     (void)a;
     size_t bad;
-    if (!wk_utf8_valid(p, n, &bad)) {
+    if (n != 0 && !wk_utf8_valid(p, n, &bad)) {
         return wk__pg_fail(err, WK_ERR_UTF8, bad, "text value is not valid UTF-8");
     }
     wk_pg_str *s = out;

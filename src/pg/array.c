@@ -225,11 +225,19 @@ static bool parse_simple(const uint8_t *p, size_t n, wk_pg_array *a)
         a->len = n;
         return true;
     }
+    /* 1: separator or closing brace; 2: a byte that needs the full parser. */
+    static const uint8_t cls[256] = {
+        ['\t'] = 2, ['\n'] = 2, ['\v'] = 2, ['\f'] = 2, ['\r'] = 2, [' '] = 2, ['"'] = 2,
+        ['\\'] = 2, ['{'] = 2, [','] = 1, ['}'] = 1,
+    };
     uint32_t count = 0;
     size_t start = 1;
     bool nulls = false;
     for (size_t i = 1; i < n; i++) {
         uint8_t c = p[i];
+        if (cls[c] == 0) {
+            continue;
+        }
         if (c == ',' || i == n - 1) {
             size_t len = i - start;
             if (len == 0) {

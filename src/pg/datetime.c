@@ -572,8 +572,56 @@ static wk_status ts_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_ar
     return WK_OK;
 }
 
+static inline unsigned d2(const uint8_t *p)
+{
+    return (unsigned)(p[0] - '0') * 10 + (unsigned)(p[1] - '0');
+}
+
+static inline bool all_digits(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned)(p[i] - '0') >= 10) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The canonical `YYYY-MM-DD HH:MM:SS[.ffffff]` (what the server sends for timestamp), with
+ * fixed positions; false means "use the general parser". */
+static bool ts_canonical(const uint8_t *p, size_t n, int64_t *out)
+{
+    if (n < 19 || n > 26 || n == 20 || p[4] != '-' || p[7] != '-' || p[10] != ' ' ||
+        p[13] != ':' || p[16] != ':' || !all_digits(p, 4) || !all_digits(p + 5, 2) ||
+        !all_digits(p + 8, 2) || !all_digits(p + 11, 2) || !all_digits(p + 14, 2) ||
+        !all_digits(p + 17, 2)) {
+        return false;
+    }
+    int64_t frac = 0;
+    if (n > 19) {
+        if (p[19] != '.' || !all_digits(p + 20, n - 20)) {
+            return false;
+        }
+        for (size_t i = 20; i < 26; i++) {
+            frac = frac * 10 + (i < n ? p[i] - '0' : 0);
+        }
+    }
+    int y = (int)(d2(p) * 100 + d2(p + 2));
+    int mo = (int)d2(p + 5), d = (int)d2(p + 8);
+    unsigned h = d2(p + 11), mi = d2(p + 14), sec = d2(p + 17);
+    if (y == 0 || !ymd_ok(y, mo, d) || h > 23 || mi > 59 || sec > 59) {
+        return false;
+    }
+    int64_t days = (int64_t)wk__pg_date2j(y, mo, d) - POSTGRES_EPOCH_JDATE;
+    *out = days * USECS_PER_DAY + (int64_t)((h * 60 + mi) * 60 + sec) * USECS_PER_SEC + frac;
+    return true;
+}
+
 static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_error *err)
 {
+    if (ts_canonical(p, n, out)) {
+        return WK_OK;
+    }
     int inf = n > 0 && p[0] >= '0' && p[0] <= '9' ? 0 : infinity_word(p, n);
     if (inf != 0) {
         *out = inf > 0 ? INT64_MAX : INT64_MIN;

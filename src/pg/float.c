@@ -108,8 +108,47 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The common shape: [-]digits[.digits], at most 19 significant digits in total, no leading
+ * zeros beyond one, no exponent. Returns false (nothing written) when the text has any other
+ * shape, so that the full parser decides. */
+static bool parse_plain(const uint8_t *s, size_t n, double *out)
+{
+    size_t i = 0;
+    bool neg = n > 0 && s[0] == '-';
+    i = neg ? 1 : 0;
+    uint64_t mant = 0;
+    size_t start = i;
+    while (i < n && (unsigned)(s[i] - '0') < 10) {
+        mant = mant * 10 + (unsigned)(s[i] - '0');
+        i++;
+    }
+    size_t intd = i - start;
+    int scale = 0;
+    size_t fracd = 0;
+    if (i < n && s[i] == '.') {
+        i++;
+        size_t fs = i;
+        while (i < n && (unsigned)(s[i] - '0') < 10) {
+            mant = mant * 10 + (unsigned)(s[i] - '0');
+            i++;
+        }
+        fracd = i - fs;
+        scale = -(int)fracd;
+    }
+    if (i != n || intd + fracd == 0 || intd + fracd > 19 || mant >= ((uint64_t)1 << 53) ||
+        scale < -22) {
+        return false;
+    }
+    double d = scale < 0 ? (double)mant / pow10_exact[-scale] : (double)mant;
+    *out = neg ? -d : d;
+    return true;
+}
+
 bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out)
 {
+    if (parse_plain(s, n, out)) {
+        return true;
+    }
     while (n > 0 && fspace(s[0])) {
         s++;
         n--;

@@ -237,6 +237,32 @@ WK_TEST(test_json_writer_separates_top_level_values_by_newlines)
     CHECK_WRITES(evs, WK_JSON_WRITE_NEWLINE, "1\n[]\n\"x\"\n");
 }
 
+WK_TEST(test_json_writer_fills_a_fixed_buffer_to_the_last_byte)
+{
+    char mem[101];
+    wk_buf o;
+    wk_buf_init_fixed(&o, mem, sizeof mem);
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    wk_value *v;
+    CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_write_value(v, &o, NULL, NULL));
+    CHECK_MEM(mem, o.len, SEED, 101);
+    /* An escape and a two-byte character into exactly 7 bytes, then one byte short. */
+    for (size_t cap = 7; cap >= 6; cap--) {
+        char esc[7];
+        wk_buf_init_fixed(&o, esc, cap);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &o, NULL);
+        wk_event e = ev_s("a\n\xc3\xa9", 4, WK_EV_STR);
+        CHECK_STATUS(wk_json_writer_event(&w, &e), cap == 7 ? WK_OK : WK_ERR_LIMIT);
+        if (cap == 7) {
+            CHECK_MEM(esc, o.len, "\"a\\n\xc3\xa9\"", 7);
+        }
+    }
+    wk_arena_free(&a);
+}
+
 WK_TEST(test_json_writer_fails_cleanly_on_a_full_fixed_buffer)
 {
     uint8_t mem[50];

@@ -152,8 +152,10 @@ static wk_status put_string_exact(wk_buf *b, const uint8_t *s, size_t n, wfail *
  * with SWAR for the tail) into room reserved with some slack, so every store is a whole
  * word; non-ASCII runs are validated as UTF-8 and copied in one go.
  */
-static wk_status put_string_fix(wk_buf *b, const uint8_t *s, size_t n, uint8_t pre, uint8_t post,
-                                wfail *f)
+/* Kept out of line so that the short-string path of its callers stays small. */
+__attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8_t *s,
+                                                          size_t n, uint8_t pre, uint8_t post,
+                                                          wfail *f)
 {
     size_t need;
     if (!wk_size_add(n, 4 + STR_SLACK, &need)) {
@@ -612,13 +614,16 @@ static inline bool compact_slot(wk_json_writer *w, uint8_t *pre, uint8_t *post, 
     return true;
 }
 
-WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
+/* wk_json_writer_str beyond its fast path. */
+__attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const char *s,
+                                                       size_t n)
 {
     uint8_t pre, post;
     bool key;
     wfail f = {WK_OK, NULL};
     if (compact_slot(w, &pre, &post, &key)) {
-        if (put_string_fix(w->out, (const uint8_t *)s, n, pre, post, &f) != WK_OK) {
+        wk_buf *b = w->out;
+        if (put_string_fix(b, (const uint8_t *)s, n, pre, post, &f) != WK_OK) {
             return latch(w, &f);
         }
         return WK_OK;
@@ -632,6 +637,40 @@ WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
         return latch(w, &f);
     }
     return WK_OK;
+}
+
+WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
+{
+    /* Fast path: compact output inside a container, a short string with nothing to escape
+     * (most keys and many values): two words, one check, no loop, no call. */
+    wk_buf *b = w->out;
+    if (w->depth != 0 && !(w->flags & WK_JSON_WRITE_PRETTY) && w->err.code == WK_OK &&
+        n <= 16 && b->cap - b->len >= 24) {
+        const uint8_t *u = (const uint8_t *)s;
+        uint64_t x0 = n != 0 ? load_upto8(u, n) : 0x2020202020202020ull;
+        uint64_t x1 = n > 8 ? load_upto8(u + 8, n - 8) : 0x2020202020202020ull;
+        if ((swar_special(x0) | swar_special(x1)) == 0) {
+            uint8_t *fr = &w->frame[w->depth - 1];
+            uint8_t v = *fr;
+            uint8_t *d = b->data + b->len;
+            bool after_key = (v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE);
+            bool key = !after_key && (v & F_OBJECT);
+            *d = ',';
+            d += !after_key && (v & F_ITEMS);
+            *d++ = '"';
+            memcpy(d, &x0, 8);
+            memcpy(d + 8, &x1, 8);
+            d += n;
+            *d++ = '"';
+            *d = ':';
+            d += key;
+            b->len = (size_t)(d - b->data);
+            *fr = after_key ? (uint8_t)(v & ~F_VALUE)
+                            : (uint8_t)(v | F_ITEMS | (key ? F_VALUE : 0));
+            return WK_OK;
+        }
+    }
+    return str_general(w, s, n);
 }
 
 WK_API wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)

@@ -9,7 +9,11 @@
 #include "buffer.h"
 #include "core.h"
 #include "event.h"
+#include "json.h"
+#include "mediatype.h"
 #include "msgpack.h"
+#include "text.h"
+#include "pg.h"
 #include "utf8.h"
 #include "value.h"
 

@@ -1,0 +1,231 @@
+/*
+ * The entity cache: schema-described objects under versioned keys, in an in-process tier in
+ * front of an optional shared tier (Redis, see wirekit/redis.h), filled by a caller loader.
+ *
+ * Keys are `<namespace>:<entity>:v<version>:<id>`, with the entity name and version taken from
+ * the descriptor, so entries written under an older schema are never decoded by a newer one.
+ *
+ * wk_cache_get looks in the local tier, then the shared tier, then calls the loader, and stores
+ * what it gets in both tiers. Concurrent misses on one key call the loader once (single-flight
+ * per key: the others wait for that load; other keys never wait for it). "Not found" can be
+ * cached too (negative caching, with its own TTL).
+ *
+ * The local tier is a sharded LRU bounded by entries and bytes, with a TTL per entry. It holds
+ * immutable, reference-counted entries: a get hands out a reference (wk_cache_ref) to the
+ * decoded object and its encoded bytes, valid until released, whatever other threads do.
+ *
+ * Consistency: wk_cache_invalidate and wk_cache_put drop the local copy before returning and
+ * ask the shared tier to broadcast the key, so every other process drops its copy when the
+ * message arrives. A load that overlaps an invalidation of its key is returned to the callers
+ * that were already waiting but is not kept. The shared tier keeps a short-lived tombstone
+ * after an invalidation so that a load that started earlier cannot refill it with old data.
+ * While the shared tier cannot deliver invalidations (Redis down), the local tier is bypassed
+ * and cleared, and gets fall back to the loader; it is trusted again once the subscription is
+ * back. An entry that cannot be decoded is treated as a miss, deleted and counted.
+ *
+ * Thread-safety: every function may be called from any thread on a shared wk_cache.
+ */
+#ifndef WIREKIT_CACHE_H
+#define WIREKIT_CACHE_H
+
+#include "arena.h"
+#include "buffer.h"
+#include "schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wk_cache wk_cache;
+typedef struct wk_cache_ref wk_cache_ref;
+
+/** A key as bytes. */
+typedef struct wk_cache_keyref {
+    const char *ptr;
+    size_t len;
+} wk_cache_keyref;
+
+/* ---- the shared tier: a byte store the cache talks to -------------------------------------- */
+
+/** Values the cache stores in the shared tier besides encoded objects. Both start with the
+ *  byte 0xc1, which is never the first byte of a MessagePack or JSON value. */
+#define WK_CACHE_NEGATIVE_MARK "\xc1N" /* the loader said "not found" */
+#define WK_CACHE_TOMBSTONE_MARK "\xc1T" /* recently invalidated: do not refill */
+#define WK_CACHE_MARK_LEN 2u
+
+/** Callbacks a store invokes (from its own thread) when it delivers invalidations. */
+typedef struct wk_cache_watch {
+    /** Another process (or this one) invalidated `key`. */
+    void (*invalidated)(void *ctx, const char *key, size_t key_len);
+    /** The invalidation feed went down (`up` false: messages may be lost from now on) or came
+     *  back (`up` true: messages flow again; anything cached before may be stale). */
+    void (*feed)(void *ctx, bool up);
+    void *ctx;
+} wk_cache_watch;
+
+/* store modes */
+#define WK_CACHE_STORE_FILL 0u    /* only when the key is absent (a fill after a load) */
+#define WK_CACHE_STORE_REPLACE 1u /* always, then broadcast the key (a put) */
+
+/**
+ * A shared tier. Every operation is bounded in time (the store's timeouts) and returns WK_OK,
+ * or WK_ERR_IO / WK_ERR_LIMIT when the tier is unavailable or slow; the cache then falls back
+ * to the loader. `fetch` gets `n` keys in one round trip: vals[i] receives the bytes
+ * (appended) and found[i] whether the key exists. `store` writes one value with a TTL in
+ * milliseconds. `invalidate` replaces the key with WK_CACHE_TOMBSTONE_MARK for `tombstone_ms`
+ * and broadcasts it. `remove` deletes it quietly. `watch` (NULL when the store cannot
+ * broadcast) registers (`enable` true) or unregisters the callbacks `w`, which stay at that
+ * address while registered; a store reports the feed's state to a new watcher at once if it
+ * is up. Once unregistering returns, no callback of `w` runs any more. The store is shared by
+ * any number of threads and caches; it outlives them.
+ */
+typedef struct wk_cache_store {
+    wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+                       bool *found, wk_error *err);
+    wk_status (*store)(void *self, const char *key, size_t key_len, const void *val,
+                       size_t val_len, uint32_t ttl_ms, unsigned mode, wk_error *err);
+    wk_status (*invalidate)(void *self, const char *key, size_t key_len, uint32_t tombstone_ms,
+                            wk_error *err);
+    wk_status (*remove)(void *self, const char *key, size_t key_len, wk_error *err);
+    void (*watch)(void *self, const wk_cache_watch *w, bool enable);
+    void *self;
+} wk_cache_store;
+
+/* ---- creating a cache --------------------------------------------------------------------- */
+
+/* config flags */
+#define WK_CACHE_NO_LOCAL 0x01u /* no local tier: every get goes to the shared tier / loader */
+
+/** Cache settings; zero means the default given after each field. */
+typedef struct wk_cache_config {
+    const char *ns;                  /* key namespace: "wk" */
+    const wk_serializer *serializer; /* wk_serializer_msgpack() */
+    size_t max_entries;              /* local tier entries: 10,000 */
+    size_t max_bytes;                /* local tier bytes (keys, encoded and decoded forms): 64 MiB */
+    unsigned shards;                 /* local tier shards, rounded up to a power of two: 16 */
+    uint32_t local_ttl_ms;           /* local entry lifetime: 30 s */
+    uint32_t shared_ttl_ms;          /* shared entry lifetime: 10 min */
+    uint32_t negative_ttl_ms;        /* 0: "not found" is not cached */
+    uint32_t tombstone_ms;           /* shared tombstone after an invalidation: 2 s */
+    const wk_cache_store *store;     /* shared tier, or NULL for the local tier only */
+    unsigned flags;                  /* WK_CACHE_* */
+} wk_cache_config;
+
+/** Creates a cache. `cfg` may be NULL (all defaults, local tier only). The namespace and store
+ *  are borrowed: the namespace is copied, the store must outlive the cache. Returns WK_OK,
+ *  WK_ERR_ARG (namespace longer than 64 bytes or containing ':'), WK_ERR_NOMEM. */
+WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_error *err);
+
+/** Unregisters from the store and frees the cache and its local entries. References still
+ *  held stay valid until released. No other call may be running on `c`. NULL is a no-op. */
+WK_API void wk_cache_destroy(wk_cache *c);
+
+/* ---- keys --------------------------------------------------------------------------------- */
+
+/** Longest key the cache handles (namespace, entity, version and id together). */
+#define WK_CACHE_KEY_MAX 512u
+
+/** Writes `<ns>:<entity>:v<version>:<id>` into `buf[0..cap)` (NUL-terminated when it fits)
+ *  and returns its length, which may exceed `cap` (nothing useful is written then). */
+WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
+                           char *buf, size_t cap);
+
+/* ---- reading and writing ------------------------------------------------------------------ */
+
+/**
+ * Loads one entity when it is in neither tier: fills `obj` (zeroed, `s->size` bytes) for `id`,
+ * allocating what it points to in `arena` or using memory that outlives the call. Returns
+ * WK_OK, WK_ERR_NOT_FOUND (no such entity), or any other status for a failure (not cached,
+ * handed to the caller). Called without any cache lock held; may run on any calling thread.
+ */
+typedef wk_status (*wk_cache_loader)(void *ctx, const wk_schema *s, const char *id,
+                                     size_t id_len, void *obj, wk_arena *arena, wk_error *err);
+
+/**
+ * Gets entity `id` of schema `s`: local tier, shared tier, then `loader` (may be NULL: a miss
+ * in both tiers is then WK_ERR_NOT_FOUND and is not cached). On WK_OK `*out` is a reference
+ * the caller must release. Returns WK_OK, WK_ERR_NOT_FOUND (from the loader or a cached
+ * negative entry), the loader's error, WK_ERR_ARG (key too long), WK_ERR_NOMEM, or
+ * WK_ERR_LIMIT/encoding errors for an object that cannot be serialized. Failures of the
+ * shared tier are never returned: they are counted and the loader answers instead.
+ */
+WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
+                              wk_cache_loader loader, void *loader_ctx, wk_cache_ref **out,
+                              wk_error *err);
+
+/**
+ * Gets `n` entities: local hits first, then the misses from the shared tier in one pipelined
+ * round trip, then the loader for what is left (single-flight per key as in wk_cache_get).
+ * refs[i] and statuses[i] receive each result (refs[i] NULL unless statuses[i] is WK_OK).
+ * Returns WK_OK when every id was answered (found or not found), else the first failure.
+ */
+WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
+                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   void *loader_ctx, wk_cache_ref **refs, wk_status *statuses,
+                                   wk_error *err);
+
+/**
+ * Stores `obj` as entity `id` in both tiers (`ttl_ms` for the shared tier, 0 = the default)
+ * and broadcasts the key so that other processes drop their old copies. Returns WK_OK,
+ * WK_ERR_IO (the shared tier failed: the local copy was dropped, other processes may still
+ * hold old data until their TTL), or an encoding error.
+ */
+WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
+                              const void *obj, uint32_t ttl_ms, wk_error *err);
+
+/**
+ * Drops entity `id` from the local tier and (through a tombstone) from the shared tier, and
+ * broadcasts the key. When it returns WK_OK no later get on this cache returns the old value,
+ * and other processes drop theirs when the broadcast reaches them. WK_ERR_IO when the shared
+ * tier failed (the local copy is dropped all the same).
+ */
+WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char *id,
+                                     size_t id_len, wk_error *err);
+
+/** Drops every local entry (the shared tier is untouched). */
+WK_API void wk_cache_clear_local(wk_cache *c);
+
+/* ---- references --------------------------------------------------------------------------- */
+
+/** The decoded object (a `T *` for the schema's struct, or `wk_value *`). Immutable; valid
+ *  until the reference is released. */
+WK_API const void *wk_cache_ref_object(const wk_cache_ref *r);
+/** The object's encoded bytes (in the cache's serializer format). */
+WK_API const uint8_t *wk_cache_ref_bytes(const wk_cache_ref *r, size_t *len);
+/** The entry's full key (NUL-terminated). */
+WK_API const char *wk_cache_ref_key(const wk_cache_ref *r);
+/** Takes one more reference; returns `r`. */
+WK_API wk_cache_ref *wk_cache_ref_retain(wk_cache_ref *r);
+/** Releases a reference; the entry is freed with its last reference. NULL is a no-op. */
+WK_API void wk_cache_ref_release(wk_cache_ref *r);
+
+/* ---- statistics --------------------------------------------------------------------------- */
+
+typedef struct wk_cache_stats {
+    uint64_t local_hits;      /* answered by the local tier (including negative entries) */
+    uint64_t local_misses;
+    uint64_t shared_hits;     /* answered by the shared tier */
+    uint64_t shared_misses;   /* the shared tier did not have the key */
+    uint64_t negative_hits;   /* "not found" answered from a cached negative entry */
+    uint64_t loads;           /* loader calls */
+    uint64_t load_not_found;  /* loader said "not found" */
+    uint64_t load_errors;     /* loader failed */
+    uint64_t shared_errors;   /* shared tier operations that failed (down, slow, refused) */
+    uint64_t fallbacks;       /* gets answered by the loader because the shared tier failed */
+    uint64_t corrupt;         /* entries that could not be decoded (treated as misses, deleted) */
+    uint64_t evictions;       /* local entries evicted to make room */
+    uint64_t expirations;     /* local entries found past their TTL */
+    uint64_t invalidations;   /* invalidations received (own and broadcast) */
+    uint64_t flight_waits;    /* gets that waited for another caller's load of the same key */
+    uint64_t feed_resets;     /* times the invalidation feed went down or came back */
+    uint64_t local_entries;   /* entries in the local tier now */
+    uint64_t local_bytes;     /* bytes charged to the local tier now */
+} wk_cache_stats;
+
+/** Copies the counters (each read atomically; the set is not a snapshot). */
+WK_API void wk_cache_get_stats(wk_cache *c, wk_cache_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,64 @@
+/*
+ * The Redis shared tier of the entity cache (library wirekit-redis, needs hiredis).
+ *
+ * A store keeps a small pool of connections for commands (GET pipelined for multi-gets,
+ * SET with PX and NX, PUBLISH) and one subscriber connection on a pub/sub channel that
+ * carries invalidated keys to every process. Every command is bounded by a timeout; after a
+ * failure the store fails fast (WK_ERR_IO, no network round trip) for `retry_ms`, then tries
+ * again, so a cache in front of a dead or stalled Redis falls back to its loader at once and
+ * recovers by itself. The subscriber pings Redis while idle; when the feed is lost (closed
+ * connection, no pong) the caches are told, so they stop trusting their local copies until
+ * the subscription is back.
+ */
+#ifndef WIREKIT_REDIS_H
+#define WIREKIT_REDIS_H
+
+#include "cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wk_redis_store wk_redis_store;
+
+/** Store settings; zero means the default given after each field. */
+typedef struct wk_redis_opts {
+    const char *url;             /* "redis://host[:port][/db]" or "host[:port]": 127.0.0.1:6379 */
+    uint32_t connect_timeout_ms; /* 250 */
+    uint32_t command_timeout_ms; /* 250 */
+    uint32_t retry_ms;           /* fail fast for this long after a failure: 1000 */
+    uint32_t heartbeat_ms;       /* subscriber ping interval: 1000 */
+    unsigned pool;               /* command connections: 4 */
+    const char *channel;         /* invalidation channel: "wirekit:invalidate" */
+    bool no_subscribe;           /* no invalidation feed (the cache then trusts its local tier) */
+} wk_redis_opts;
+
+/**
+ * Creates a store. Connections are made lazily (the first command, and the subscriber thread
+ * started here), so this succeeds even while Redis is down; use wk_redis_store_ping() to
+ * check. Returns WK_OK, WK_ERR_ARG (bad URL), WK_ERR_NOMEM or WK_ERR_IO (thread creation).
+ * Close with wk_redis_store_close() after every cache using it is destroyed.
+ */
+WK_API wk_status wk_redis_store_open(const wk_redis_opts *opts, wk_redis_store **out,
+                                     wk_error *err);
+
+/** The store as a wk_cache_store for wk_cache_config.store. Valid until the store closes. */
+WK_API const wk_cache_store *wk_redis_store_iface(wk_redis_store *s);
+
+/** Sends PING. WK_OK, or WK_ERR_IO with a message (cannot connect, timeout, error reply). */
+WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err);
+
+/** True while the subscriber holds a live subscription (always false with no_subscribe). */
+WK_API bool wk_redis_store_feed_up(wk_redis_store *s);
+
+/** Counts the keys that start with `prefix` (SCAN MATCH, not KEYS: Redis is not blocked). */
+WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
+                                      wk_error *err);
+
+/** Stops the subscriber, closes every connection and frees the store. NULL is a no-op. */
+WK_API void wk_redis_store_close(wk_redis_store *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

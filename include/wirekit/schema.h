@@ -1,0 +1,361 @@
+/*
+ * Schemas: static descriptors of C structs, encoded to and decoded from any wire format.
+ *
+ * A descriptor lists, for each field of a struct, its wire name, its offset, its kind and its
+ * flags. It is declared with the macros below in a few lines next to the struct; no code
+ * generator is involved. One descriptor serves every format: encoding writes events to any
+ * wk_sink (MessagePack, JSON writers), decoding reads events from any wk_source. A fused
+ * MessagePack path (wk_schema_encode_mp / wk_schema_decode_mp) skips the event vtables and
+ * gives byte-identical results.
+ *
+ *     typedef struct user {
+ *         char *username;
+ *         char *password;
+ *         int32_t age;
+ *         bool enabled;
+ *         wk_value metadata;          // free-form: wirekit's map[string]any
+ *     } user;
+ *
+ *     WK_SCHEMA_DEFINE(user_schema, user, "user", 1,
+ *         WK_FIELD(user, username, "username", WK_SK_STR, WK_REQUIRED),
+ *         WK_FIELD(user, password, "password", WK_SK_STR, 0),
+ *         WK_FIELD(user, age, "age", WK_SK_I32, 0),
+ *         WK_FIELD(user, enabled, "enabled", WK_SK_BOOL, 0),
+ *         WK_FIELD(user, metadata, "metadata", WK_SK_VALUE, WK_OMITEMPTY));
+ *
+ * Wire shape: a struct is a map whose keys are the field names, written in declaration order;
+ * integers take their shortest form (the writer's job: the schema emits non-negative values as
+ * unsigned events). Decoding accepts any key order: each key is first compared with the next
+ * expected field, then looked up in a hash index built once per descriptor (never a linear
+ * scan of names). Unknown keys are skipped; missing fields keep whatever the caller put in
+ * the object (its defaults); a missing WK_REQUIRED field fails.
+ *
+ * Every descriptor also has a version (used by the entity cache in its keys) and a
+ * fingerprint of its wire shape (names, kinds, order, flags, nested shapes);
+ * wk_schema_guard() lets a test fail when the shape changes but the version does not.
+ *
+ * Thread-safety: descriptors are immutable and may be shared by any number of threads. The
+ * lookup index is built on first use (or by wk_schema_prepare) and published atomically.
+ */
+#ifndef WIREKIT_SCHEMA_H
+#define WIREKIT_SCHEMA_H
+
+#include <stddef.h>
+
+#include "arena.h"
+#include "buffer.h"
+#include "event.h"
+#include "value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Field kinds. The C type each kind expects is given after it. */
+typedef enum wk_schema_kind {
+    WK_SK_BOOL = 1,  /* bool */
+    WK_SK_I8,        /* int8_t */
+    WK_SK_I16,       /* int16_t */
+    WK_SK_I32,       /* int32_t */
+    WK_SK_I64,       /* int64_t */
+    WK_SK_U8,        /* uint8_t */
+    WK_SK_U16,       /* uint16_t */
+    WK_SK_U32,       /* uint32_t */
+    WK_SK_U64,       /* uint64_t */
+    WK_SK_F32,       /* float */
+    WK_SK_F64,       /* double */
+    WK_SK_STR,       /* char *: NUL-terminated UTF-8, may be NULL */
+    WK_SK_STRBUF,    /* char[N]: at most N-1 bytes plus a NUL */
+    WK_SK_BYTES,     /* wk_bytes: pointer + length */
+    WK_SK_TIMESTAMP, /* wk_timestamp: seconds + nanoseconds */
+    WK_SK_VALUE,     /* wk_value: any free-form value (map[string]any) */
+    WK_SK_STRUCT,    /* a nested struct, inline, with its own descriptor */
+    WK_SK_ARRAY      /* T *items + size_t count (two members), elements of any kind */
+} wk_schema_kind;
+
+/* Field flags. */
+#define WK_OMITEMPTY 0x01u /* encode: leave the field out when it is zero/false/NULL/""/empty */
+#define WK_REQUIRED 0x02u  /* decode: fail when the key is missing */
+#define WK_NULLABLE 0x04u  /* nil <-> NULL pointer (str, bytes, array); nil accepted and
+                              ignored on decode for the other kinds */
+
+/** Bytes of a WK_SK_BYTES field. Decoded bytes live in the caller's arena. */
+typedef struct wk_bytes {
+    const uint8_t *ptr;
+    size_t len;
+} wk_bytes;
+
+/** A point in time: seconds since the Unix epoch and nanoseconds (< 1e9). */
+typedef struct wk_timestamp {
+    int64_t sec;
+    uint32_t nsec;
+} wk_timestamp;
+
+/** The C layout of an array nested directly in an array (WK_ELEM_ARRAY). */
+typedef struct wk_slice {
+    void *ptr;
+    size_t count;
+} wk_slice;
+
+typedef struct wk_schema wk_schema;
+
+/** The type of a field or array element. */
+typedef struct wk_schema_type {
+    uint8_t kind;                       /* wk_schema_kind */
+    uint32_t size;                      /* sizeof one C object of this kind (array stride) */
+    const wk_schema *schema;            /* WK_SK_STRUCT: the nested descriptor */
+    const struct wk_schema_type *elem;  /* WK_SK_ARRAY: the element type */
+} wk_schema_type;
+
+typedef struct wk_schema_field {
+    const char *name;      /* wire name */
+    uint32_t name_len;
+    uint32_t offset;       /* offsetof the member (WK_SK_ARRAY: of the items pointer) */
+    uint32_t count_offset; /* WK_SK_ARRAY: offsetof the size_t count member */
+    uint32_t flags;        /* WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
+    wk_schema_type type;
+} wk_schema_field;
+
+/** Lazily built lookup state of a descriptor (opaque; owned by the descriptor). */
+typedef struct wk_schema_rt {
+    void *index;
+} wk_schema_rt;
+
+/** Root kinds: a struct described by fields, or a free-form wk_value document. */
+#define WK_SCHEMA_ROOT_STRUCT 0u
+#define WK_SCHEMA_ROOT_VALUE 1u
+
+struct wk_schema {
+    const char *name;  /* entity name (cache keys) */
+    uint32_t version;  /* bump when the wire shape changes */
+    uint32_t root;     /* WK_SCHEMA_ROOT_* */
+    uint32_t size;     /* sizeof the C object */
+    const wk_schema_field *fields;
+    uint32_t nfields;
+    wk_schema_rt *rt;
+};
+
+/* ---- declaring descriptors ---------------------------------------------------------------- */
+
+/* Compile-time check used by the field macros: evaluates to 0, or fails to compile (negative
+ * array size) when `cond` is false. */
+#define WK__CHECK(cond) (0 * sizeof(char[(cond) ? 1 : -1]))
+#define WK__MSIZE(T, m) sizeof(((T *)0)->m)
+#define WK__NAME(name) ("" name ""), (uint32_t)(sizeof("" name "") - 1)
+
+/* sizeof the C object a kind expects (0 for kinds whose size comes from elsewhere). */
+#define WK__KSIZE(k)                                                                        \
+    ((k) == WK_SK_BOOL                                                                       \
+         ? sizeof(bool)                                                                      \
+         : (k) == WK_SK_I8 || (k) == WK_SK_U8                                                \
+               ? 1u                                                                          \
+               : (k) == WK_SK_I16 || (k) == WK_SK_U16                                        \
+                     ? 2u                                                                    \
+                     : (k) == WK_SK_I32 || (k) == WK_SK_U32 || (k) == WK_SK_F32              \
+                           ? 4u                                                              \
+                           : (k) == WK_SK_I64 || (k) == WK_SK_U64 || (k) == WK_SK_F64        \
+                                 ? 8u                                                        \
+                                 : (k) == WK_SK_STR                                          \
+                                       ? sizeof(char *)                                      \
+                                       : (k) == WK_SK_BYTES                                  \
+                                             ? sizeof(wk_bytes)                              \
+                                             : (k) == WK_SK_TIMESTAMP                        \
+                                                   ? sizeof(wk_timestamp)                    \
+                                                   : (k) == WK_SK_VALUE ? sizeof(wk_value)   \
+                                                                        : 0u)
+
+/** A field of a scalar-like kind (bool, integers, floats, WK_SK_STR, WK_SK_BYTES,
+ *  WK_SK_TIMESTAMP, WK_SK_VALUE). Fails to compile when the member's size does not match the
+ *  kind. `name` must be a string literal. */
+#define WK_FIELD(T, member, name, kind, flags)                                              \
+    {WK__NAME(name),                                                                         \
+     (uint32_t)(offsetof(T, member) +                                                        \
+                WK__CHECK(WK__KSIZE(kind) != 0 && WK__MSIZE(T, member) == WK__KSIZE(kind))), \
+     0, (flags), {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+
+/** A `char member[N]` field. */
+#define WK_FIELD_STRBUF(T, member, name, flags)                                             \
+    {WK__NAME(name),                                                                         \
+     (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) >= 1)), 0, (flags),     \
+     {WK_SK_STRBUF, (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+
+/** A nested struct member of C type `ST` described by `schema_ptr`. */
+#define WK_FIELD_STRUCT(T, member, name, ST, schema_ptr, flags)                             \
+    {WK__NAME(name),                                                                         \
+     (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) == sizeof(ST))), 0,     \
+     (flags), {WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL}}
+
+/** An array: `items_member` points to `count_member` (size_t) elements of type `elem_type`
+ *  (a `const wk_schema_type *`, e.g. WK_ELEM(WK_SK_I32)). Decoded arrays live in the arena. */
+#define WK_FIELD_ARRAY(T, items_member, count_member, name, elem_type, flags)               \
+    {WK__NAME(name),                                                                         \
+     (uint32_t)(offsetof(T, items_member) +                                                  \
+                WK__CHECK(WK__MSIZE(T, items_member) == sizeof(void *) &&                    \
+                          WK__MSIZE(T, count_member) == sizeof(size_t))),                    \
+     (uint32_t)offsetof(T, count_member), (flags),                                           \
+     {WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)}}
+
+/* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
+#define WK_ELEM(kind) (&(const wk_schema_type){(kind), (uint32_t)WK__KSIZE(kind), NULL, NULL})
+#define WK_ELEM_STRBUF(n) (&(const wk_schema_type){WK_SK_STRBUF, (uint32_t)(n), NULL, NULL})
+#define WK_ELEM_STRUCT(ST, schema_ptr)                                                      \
+    (&(const wk_schema_type){WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL})
+/** Array of arrays: each element is a wk_slice whose items have type `elem_type`. */
+#define WK_ELEM_ARRAY(elem_type)                                                            \
+    (&(const wk_schema_type){WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)})
+
+/** Defines `const wk_schema var` describing C struct `T`, entity `name`, `version`, with the
+ *  given WK_FIELD... entries. Use at file scope. WK_SCHEMA_DEFINE_STATIC gives it internal
+ *  linkage. A descriptor that refers to itself (a tree) needs a prior
+ *  `extern const wk_schema var;`. */
+#define WK__SCHEMA(link, var, T, ename, ver, ...)                                           \
+    static const wk_schema_field var##__fields[] = {__VA_ARGS__};                           \
+    static wk_schema_rt var##__rt;                                                          \
+    link const wk_schema var = {(ename), (ver), WK_SCHEMA_ROOT_STRUCT, (uint32_t)sizeof(T),  \
+                                var##__fields,                                              \
+                                (uint32_t)(sizeof(var##__fields) / sizeof(var##__fields[0])), \
+                                &var##__rt}
+#define WK_SCHEMA_DEFINE(var, T, name, version, ...)                                        \
+    WK__SCHEMA(, var, T, name, version, __VA_ARGS__)
+#define WK_SCHEMA_DEFINE_STATIC(var, T, name, version, ...)                                 \
+    WK__SCHEMA(static, var, T, name, version, __VA_ARGS__)
+
+/** Defines a descriptor for free-form documents: the C object is a `wk_value`, written and
+ *  read as it is (any shape). The entity cache uses it for schemaless entries. */
+#define WK_SCHEMA_DEFINE_VALUE(var, name, version)                                          \
+    static wk_schema_rt var##__rt;                                                          \
+    const wk_schema var = {(name), (version), WK_SCHEMA_ROOT_VALUE,                           \
+                           (uint32_t)sizeof(wk_value), NULL, 0, &var##__rt}
+
+/* ---- checking and fingerprinting ---------------------------------------------------------- */
+
+/**
+ * Validates `s` and every descriptor it nests, and builds their lookup indexes (otherwise
+ * built on first use). Checks: known kinds, members inside the struct, unique non-empty
+ * names, at most 64 required fields per struct, at most 4096 fields, nested descriptors
+ * present. Returns WK_OK, WK_ERR_ARG (the message says what is wrong with which field) or
+ * WK_ERR_NOMEM. Thread-safe; idempotent. The index is freed only by wk_schema_release().
+ */
+WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err);
+
+/** Frees the lookup index of `s` (not of nested descriptors). Only for descriptors that are
+ *  not static (built at run time) and no longer used by any thread. */
+WK_API void wk_schema_release(const wk_schema *s);
+
+/**
+ * A 64-bit fingerprint of the wire shape of `s`: root kind, and for each field in order its
+ * name, kind, flags, fixed string size and, recursively, nested struct and element shapes.
+ * Offsets, C sizes, the entity name and the version do not take part. Stable across runs and
+ * machines (FNV-1a 64). Thread-safe.
+ */
+WK_API uint64_t wk_schema_fingerprint(const wk_schema *s);
+
+/**
+ * The version guard for tests: compares the descriptor with a recorded (version, fingerprint)
+ * pair kept in the test. Returns WK_OK when both match. Returns WK_ERR_STATE with the message
+ * "schema shape changed but its version was not bumped" when the fingerprint differs and the
+ * version does not, and "schema version changed: record the new version and fingerprint"
+ * when the version differs (so the record always follows the descriptor).
+ */
+WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
+                                 uint64_t recorded_fingerprint, wk_error *err);
+
+/* ---- encoding and decoding ---------------------------------------------------------------- */
+
+/** Longest field path kept in a decode error ("metadata.tags[3].name"); longer paths are cut
+ *  with "...". */
+#define WK_SCHEMA_PATH_MAX 128
+
+/** A decode error: the usual code, byte offset and static message, plus the path of the field
+ *  that failed ("" for the root). wk_schema_error_format() renders
+ *  "metadata.int: expected string (at byte 57)". */
+typedef struct wk_schema_error {
+    wk_error base;
+    char path[WK_SCHEMA_PATH_MAX];
+} wk_schema_error;
+
+/** Decode options; zero-initialised options are the defaults. */
+#define WK_SCHEMA_REJECT_UNKNOWN 0x01u /* an unknown key is an error instead of skipped */
+
+typedef struct wk_schema_opts {
+    unsigned flags;     /* WK_SCHEMA_* */
+    uint32_t max_depth; /* nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
+} wk_schema_opts;
+
+/**
+ * Writes `obj` (a `T *` for the struct `s` describes, or a `wk_value *` for a value
+ * descriptor) to `sink` as events: a map of the present fields in declaration order, nested
+ * structs as maps, arrays as arrays, wk_values as they are. Omitted: WK_OMITEMPTY fields that
+ * are empty. NULL strings are written as nil when WK_NULLABLE, else as "". Non-negative
+ * integers are emitted as WK_EV_UINT, negative ones as WK_EV_INT.
+ * Returns WK_OK, WK_ERR_ARG (NULL array with a count, a length that does not fit 32 bits),
+ * WK_ERR_DEPTH (data nested deeper than 256, e.g. a cycle), or the sink's error (`err` filled
+ * from the sink). Never recurses in C. Thread-safe for distinct sinks.
+ */
+WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_sink *sink,
+                                  wk_error *err);
+
+/**
+ * Reads the next value of `src` into `obj`, which the caller has initialised with defaults
+ * (e.g. zeroed): fields whose keys are absent keep their values. Strings, bytes, arrays and
+ * wk_values are allocated in `arena` (strings NUL-terminated) and never point into the input.
+ * Integers of any wire width are accepted when they fit the field (else WK_ERR_RANGE);
+ * floats accept integers; a string containing a NUL byte is rejected. `opts` may be NULL.
+ * Returns WK_OK, WK_ERR_TYPE ("expected string", ...), WK_ERR_RANGE, WK_ERR_NOT_FOUND
+ * ("missing required field"), WK_ERR_DEPTH, WK_ERR_NOMEM, WK_ERR_EOF (no value at all), the
+ * source's error, or WK_ERR_ARG (invalid descriptor). `err` (may be NULL) gets the code,
+ * offset, message and field path. On error `obj` may be partly written; the arena may hold
+ * partial allocations. Never recurses in C.
+ */
+WK_API wk_status wk_schema_decode(const wk_schema *s, const wk_source *src, void *obj,
+                                  wk_arena *arena, const wk_schema_opts *opts,
+                                  wk_schema_error *err);
+
+/** Renders `e` as "path: message (at byte N)" (or without "path: " at the root) into
+ *  `buf[0..cap)`, always NUL-terminated when cap > 0. Returns the length it needed. */
+WK_API size_t wk_schema_error_format(const wk_schema_error *e, char *buf, size_t cap);
+
+/**
+ * The fused MessagePack encoder: appends `obj` to `out` exactly as wk_schema_encode through
+ * the MessagePack writer would (byte-identical; a test compares them), without event
+ * dispatch. On error `out` keeps its previous length. Returns WK_OK, WK_ERR_ARG,
+ * WK_ERR_DEPTH, WK_ERR_LIMIT or WK_ERR_NOMEM (from the buffer).
+ */
+WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
+                                     wk_error *err);
+
+/**
+ * The fused MessagePack decoder: decodes one MessagePack value from `data[0..len)` into `obj`
+ * with the same results and errors as wk_schema_decode over a MessagePack reader, and fails
+ * with WK_ERR_TRAILING when bytes are left over.
+ */
+WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_t len,
+                                     void *obj, wk_arena *arena, const wk_schema_opts *opts,
+                                     wk_schema_error *err);
+
+/* ---- serializers -------------------------------------------------------------------------- */
+
+/**
+ * A serializer: one wire format for whole objects, chosen at run time (e.g. by the entity
+ * cache or a command-line flag). `encode` appends the object to `out`; `decode` reads exactly
+ * one value from `data[0..len)` (trailing bytes are an error). Both follow the contracts of
+ * wk_schema_encode / wk_schema_decode. Serializers are static and thread-safe.
+ */
+typedef struct wk_serializer {
+    const char *name; /* "msgpack", "json" */
+    wk_status (*encode)(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err);
+    wk_status (*decode)(const wk_schema *s, const void *data, size_t len, void *obj,
+                        wk_arena *arena, const wk_schema_opts *opts, wk_schema_error *err);
+} wk_serializer;
+
+/** The MessagePack serializer (fused fast paths). Never NULL. */
+WK_API const wk_serializer *wk_serializer_msgpack(void);
+/** The JSON serializer (compact JSON, UTF-8). Never NULL. */
+WK_API const wk_serializer *wk_serializer_json(void);
+/** Finds a serializer by name ("msgpack", "json"); NULL when unknown. */
+WK_API const wk_serializer *wk_serializer_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,764 @@
+/*
+ * The entity cache: versioned keys, the get path (local tier, shared tier, loader) with
+ * single-flight per key, negative caching, put/invalidate, and the reactions to the shared
+ * tier's invalidation feed.
+ *
+ * Single-flight records live in the key's shard, next to the LRU: the first miss registers
+ * one and loads without holding any lock; later misses on the same key wait on the record's
+ * condition variable (which releases the shard lock), so other keys are never held up.
+ * Staleness is fenced with epochs: every invalidation or clear bumps its shard's epoch, and
+ * every feed change bumps the cache's feed epoch; a load remembers both when it starts and
+ * keeps its result (locally, or as a fill of the shared tier) only if neither moved.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache_internal.h"
+
+#define WK_CACHE_NS_MAX 64u
+#define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
+#define STORE_FAILED 0x02u /* ... and it failed */
+
+struct wk_cache {
+    char ns[WK_CACHE_NS_MAX + 1];
+    const wk_serializer *ser;
+    const wk_cache_store *store;
+    uint32_t local_ttl_ms;
+    uint32_t shared_ttl_ms;
+    uint32_t negative_ttl_ms;
+    uint32_t tombstone_ms;
+    unsigned flags;
+    bool watching;
+    int local_ok;        /* atomic: the local tier may be read and filled */
+    uint64_t feed_epoch; /* atomic */
+    wk_cache_watch watch;
+    wk__shard *shards;
+    uint32_t shard_bits;
+    uint32_t nshards;
+    /* atomic counters (the per-shard ones are in the shards) */
+    uint64_t shared_hits;
+    uint64_t shared_misses;
+    uint64_t negative_hits;
+    uint64_t loads;
+    uint64_t load_not_found;
+    uint64_t load_errors;
+    uint64_t shared_errors;
+    uint64_t fallbacks;
+    uint64_t corrupt;
+    uint64_t invalidations;
+    uint64_t flight_waits;
+    uint64_t feed_resets;
+};
+
+#define COUNT(c, field) __atomic_fetch_add(&(c)->field, 1, __ATOMIC_RELAXED)
+
+static inline wk__shard *shard_of(wk_cache *c, uint64_t hash)
+{
+    return &c->shards[c->shard_bits == 0 ? 0 : hash >> (64 - c->shard_bits)];
+}
+
+static inline uint64_t shard_epoch(wk__shard *sh)
+{
+    return __atomic_load_n(&sh->epoch, __ATOMIC_ACQUIRE);
+}
+
+static inline bool local_usable(wk_cache *c)
+{
+    return (c->flags & WK_CACHE_NO_LOCAL) == 0 && __atomic_load_n(&c->local_ok, __ATOMIC_ACQUIRE);
+}
+
+/* ---- keys --------------------------------------------------------------------------------- */
+
+static size_t put_u32(char *out, uint32_t v)
+{
+    char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = tmp[n - 1 - i];
+    }
+    return n;
+}
+
+WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
+                           char *buf, size_t cap)
+{
+    char ver[10];
+    size_t vn = put_u32(ver, s->version);
+    size_t nl = strlen(ns);
+    size_t el = strlen(s->name);
+    size_t total = nl + 1 + el + 2 + vn + 1 + id_len;
+    if (total < id_len || total >= cap) {
+        return total < id_len ? SIZE_MAX : total;
+    }
+    char *p = buf;
+    memcpy(p, ns, nl);
+    p += nl;
+    *p++ = ':';
+    memcpy(p, s->name, el);
+    p += el;
+    *p++ = ':';
+    *p++ = 'v';
+    memcpy(p, ver, vn);
+    p += vn;
+    *p++ = ':';
+    if (id_len != 0) {
+        memcpy(p, id, id_len);
+    }
+    p[id_len] = '\0';
+    return total;
+}
+
+/* ---- create / destroy --------------------------------------------------------------------- */
+
+static void on_invalidated(void *ctx, const char *key, size_t key_len)
+{
+    wk_cache *c = ctx;
+    uint64_t h = wk__cache_hash(key, key_len);
+    wk__shard *sh = shard_of(c, h);
+    pthread_mutex_lock(&sh->mu);
+    wk__shard_remove(sh, h, key, key_len);
+    __atomic_fetch_add(&sh->epoch, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sh->mu);
+    COUNT(c, invalidations);
+}
+
+static void clear_all(wk_cache *c)
+{
+    for (uint32_t i = 0; i < c->nshards; i++) {
+        pthread_mutex_lock(&c->shards[i].mu);
+        wk__shard_clear(&c->shards[i]);
+        pthread_mutex_unlock(&c->shards[i].mu);
+    }
+}
+
+static void on_feed(void *ctx, bool up)
+{
+    wk_cache *c = ctx;
+    COUNT(c, feed_resets);
+    __atomic_store_n(&c->local_ok, 0, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&c->feed_epoch, 1, __ATOMIC_ACQ_REL);
+    clear_all(c);
+    if (up) {
+        __atomic_store_n(&c->local_ok, 1, __ATOMIC_RELEASE);
+    }
+}
+
+WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
+{
+    static const wk_cache_config defaults;
+    if (cfg == NULL) {
+        cfg = &defaults;
+    }
+    *out = NULL;
+    const char *ns = cfg->ns != NULL ? cfg->ns : "wk";
+    size_t nl = strlen(ns);
+    if (nl == 0 || nl > WK_CACHE_NS_MAX || memchr(ns, ':', nl) != NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0,
+                            "cache: namespace must be 1 to 64 bytes without ':'");
+    }
+    wk_cache *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    memcpy(c->ns, ns, nl + 1);
+    c->ser = cfg->serializer != NULL ? cfg->serializer : wk_serializer_msgpack();
+    c->store = cfg->store;
+    c->local_ttl_ms = cfg->local_ttl_ms != 0 ? cfg->local_ttl_ms : 30000;
+    c->shared_ttl_ms = cfg->shared_ttl_ms != 0 ? cfg->shared_ttl_ms : 600000;
+    c->negative_ttl_ms = cfg->negative_ttl_ms;
+    c->tombstone_ms = cfg->tombstone_ms != 0 ? cfg->tombstone_ms : 2000;
+    c->flags = cfg->flags;
+    unsigned want = cfg->shards != 0 ? cfg->shards : 16;
+    if (want > 1024) {
+        want = 1024;
+    }
+    c->nshards = 1;
+    while (c->nshards < want) {
+        c->nshards *= 2;
+        c->shard_bits++;
+    }
+    size_t max_entries = cfg->max_entries != 0 ? cfg->max_entries : 10000;
+    size_t max_bytes = cfg->max_bytes != 0 ? cfg->max_bytes : ((size_t)64 << 20);
+    c->shards = aligned_alloc(64, sizeof(wk__shard) * c->nshards);
+    if (c->shards == NULL) {
+        free(c);
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    for (uint32_t i = 0; i < c->nshards; i++) {
+        if (wk__shard_init(&c->shards[i], (max_entries + c->nshards - 1) / c->nshards,
+                           (max_bytes + c->nshards - 1) / c->nshards) != WK_OK) {
+            for (uint32_t j = 0; j < i; j++) {
+                wk__shard_free(&c->shards[j]);
+            }
+            free(c->shards);
+            free(c);
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+        }
+    }
+    c->local_ok = 1;
+    if (c->store != NULL && c->store->watch != NULL) {
+        /* Until the store says its invalidation feed is up, local copies cannot be trusted. */
+        c->local_ok = 0;
+        c->watch.invalidated = on_invalidated;
+        c->watch.feed = on_feed;
+        c->watch.ctx = c;
+        c->watching = true;
+        c->store->watch(c->store->self, &c->watch, true);
+    }
+    *out = c;
+    return WK_OK;
+}
+
+WK_API void wk_cache_destroy(wk_cache *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    if (c->watching) {
+        c->store->watch(c->store->self, &c->watch, false);
+    }
+    for (uint32_t i = 0; i < c->nshards; i++) {
+        wk__shard_free(&c->shards[i]);
+    }
+    free(c->shards);
+    free(c);
+}
+
+WK_API void wk_cache_clear_local(wk_cache *c)
+{
+    clear_all(c);
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+typedef struct load_ctx {
+    wk_cache *c;
+    const wk_schema *s;
+    const char *key;
+    size_t key_len;
+    uint64_t hash;
+    wk__shard *sh;
+    uint64_t epoch;      /* shard epoch when the load started */
+    uint64_t feed_epoch; /* feed epoch when the load started */
+} load_ctx;
+
+static bool still_current(const load_ctx *l)
+{
+    return shard_epoch(l->sh) == l->epoch &&
+           __atomic_load_n(&l->c->feed_epoch, __ATOMIC_ACQUIRE) == l->feed_epoch;
+}
+
+enum { SHARED_HIT, SHARED_MISS, SHARED_TOMBSTONE, SHARED_FAILED };
+
+/* Turns bytes from the shared tier into an entry. Corrupt entries are counted and removed. */
+static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_ref **out,
+                       wk_status *st)
+{
+    wk_cache *c = l->c;
+    int64_t now = wk__cache_now_ms();
+    *st = WK_OK;
+    if (len == WK_CACHE_MARK_LEN && memcmp(bytes, WK_CACHE_TOMBSTONE_MARK, len) == 0) {
+        COUNT(c, shared_misses);
+        return SHARED_TOMBSTONE;
+    }
+    bool negative = len == WK_CACHE_MARK_LEN && memcmp(bytes, WK_CACHE_NEGATIVE_MARK, len) == 0;
+    uint32_t ttl = negative && c->negative_ttl_ms != 0 ? c->negative_ttl_ms : c->local_ttl_ms;
+    *out = wk__cache_entry_new(c->ser, l->s, l->key, l->key_len, l->hash, bytes, len, negative,
+                               now + ttl, st);
+    if (*out != NULL) {
+        COUNT(c, shared_hits);
+        return SHARED_HIT;
+    }
+    if (*st == WK_ERR_NOMEM) {
+        return SHARED_FAILED;
+    }
+    COUNT(c, corrupt);
+    wk_error e;
+    if (c->store->remove(c->store->self, l->key, l->key_len, &e) != WK_OK) {
+        COUNT(c, shared_errors);
+    }
+    *st = WK_OK;
+    return SHARED_MISS;
+}
+
+static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
+                             wk_cache_loader loader, void *loader_ctx, bool fill,
+                             wk_cache_ref **out, wk_error *err)
+{
+    wk_cache *c = l->c;
+    const wk_schema *s = l->s;
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    void *obj = calloc(1, s->size);
+    if (obj == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    COUNT(c, loads);
+    wk_status st = loader(loader_ctx, s, id, id_len, obj, &arena, err);
+    wk_buf b;
+    wk_buf_init(&b, NULL, 0);
+    if (st == WK_OK) {
+        st = c->ser->encode(s, obj, &b, err);
+        if (st == WK_OK) {
+            *out = wk__cache_entry_new(c->ser, s, l->key, l->key_len, l->hash, b.data, b.len,
+                                       false, wk__cache_now_ms() + c->local_ttl_ms, &st);
+            if (*out == NULL) {
+                wk_error_set(err, st, 0, "cache: the loaded object does not decode back");
+            }
+        }
+        if (*out != NULL && fill && still_current(l)) {
+            wk_error e;
+            if (c->store->store(c->store->self, l->key, l->key_len, b.data, b.len,
+                                c->shared_ttl_ms, WK_CACHE_STORE_FILL, &e) != WK_OK) {
+                COUNT(c, shared_errors);
+            }
+        }
+    } else if (st == WK_ERR_NOT_FOUND) {
+        COUNT(c, load_not_found);
+        if (c->negative_ttl_ms != 0) {
+            *out = wk__cache_entry_new(c->ser, s, l->key, l->key_len, l->hash,
+                                       (const uint8_t *)WK_CACHE_NEGATIVE_MARK,
+                                       WK_CACHE_MARK_LEN, true,
+                                       wk__cache_now_ms() + c->negative_ttl_ms, &st);
+            if (*out == NULL) {
+                wk_error_set(err, st, 0, "cache: out of memory");
+            } else {
+                st = WK_OK; /* the negative entry carries the answer */
+                if (fill && still_current(l)) {
+                    wk_error e;
+                    if (c->store->store(c->store->self, l->key, l->key_len,
+                                        WK_CACHE_NEGATIVE_MARK, WK_CACHE_MARK_LEN,
+                                        c->negative_ttl_ms, WK_CACHE_STORE_FILL,
+                                        &e) != WK_OK) {
+                        COUNT(c, shared_errors);
+                    }
+                }
+            }
+        } else {
+            wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
+        }
+    } else {
+        COUNT(c, load_errors);
+    }
+    wk_buf_free(&b);
+    wk_arena_free(&arena);
+    free(obj);
+    return st;
+}
+
+static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache_loader loader,
+                      void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+{
+    wk_cache *c = l->c;
+    bool shared_failed = false;
+    bool fill = c->store != NULL;
+    *out = NULL;
+    if (c->store != NULL && (flags & SKIP_STORE) == 0) {
+        wk_buf v;
+        wk_buf_init(&v, NULL, 0);
+        bool found = false;
+        wk_cache_keyref kr = {l->key, l->key_len};
+        wk_error serr;
+        wk_status st = c->store->fetch(c->store->self, 1, &kr, &v, &found, &serr);
+        int r = SHARED_MISS;
+        if (st != WK_OK) {
+            COUNT(c, shared_errors);
+            r = SHARED_FAILED;
+        } else if (!found) {
+            COUNT(c, shared_misses);
+        } else {
+            r = from_shared(l, v.data, v.len, out, &st);
+        }
+        wk_buf_free(&v);
+        if (r == SHARED_HIT) {
+            return WK_OK;
+        }
+        if (st == WK_ERR_NOMEM) {
+            return wk_error_set(err, st, 0, "cache: out of memory");
+        }
+        shared_failed = r == SHARED_FAILED;
+        fill = r == SHARED_MISS;
+    }
+    if ((flags & STORE_FAILED) != 0) {
+        shared_failed = true;
+        fill = false;
+    }
+    if (loader == NULL) {
+        return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
+    }
+    if (shared_failed) {
+        COUNT(c, fallbacks);
+    }
+    return call_loader(l, id, id_len, loader, loader_ctx, fill, out, err);
+}
+
+/* ---- get ---------------------------------------------------------------------------------- */
+
+static wk_status deliver(wk_cache *c, wk_cache_ref *e, wk_cache_ref **out, wk_error *err)
+{
+    if (e->negative) {
+        COUNT(c, negative_hits);
+        wk_cache_ref_release(e);
+        return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
+    }
+    *out = e;
+    return WK_OK;
+}
+
+static void flight_put(wk__flight *f)
+{
+    if (--f->users == 0) {
+        wk_cache_ref_release(f->result);
+        pthread_cond_destroy(&f->cond);
+        free(f);
+    }
+}
+
+static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
+                         uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
+                         void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+{
+    wk__shard *sh = shard_of(c, hash);
+    pthread_mutex_lock(&sh->mu);
+    if (local_usable(c)) {
+        wk_cache_ref *e = wk__shard_find(sh, hash, key, key_len, wk__cache_now_ms());
+        if (e != NULL) {
+            sh->hits++;
+            wk_cache_ref_retain(e);
+            pthread_mutex_unlock(&sh->mu);
+            return deliver(c, e, out, err);
+        }
+    }
+    sh->misses++;
+    wk__flight *f = sh->flights;
+    while (f != NULL && !(f->hash == hash && f->key_len == key_len &&
+                          memcmp(f->key, key, key_len) == 0)) {
+        f = f->next;
+    }
+    if (f != NULL) {
+        f->users++;
+        COUNT(c, flight_waits);
+        while (!f->done) {
+            pthread_cond_wait(&f->cond, &sh->mu);
+        }
+        wk_cache_ref *e = f->result != NULL ? wk_cache_ref_retain(f->result) : NULL;
+        wk_status st = f->status;
+        wk_error fe = f->err;
+        flight_put(f);
+        pthread_mutex_unlock(&sh->mu);
+        if (e != NULL) {
+            return deliver(c, e, out, err);
+        }
+        if (err != NULL) {
+            *err = fe;
+        }
+        return st;
+    }
+    f = malloc(sizeof *f + key_len);
+    if (f == NULL) {
+        pthread_mutex_unlock(&sh->mu);
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    memset(f, 0, sizeof *f);
+    if (pthread_cond_init(&f->cond, NULL) != 0) {
+        pthread_mutex_unlock(&sh->mu);
+        free(f);
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    f->hash = hash;
+    f->key_len = key_len;
+    memcpy(f->key, key, key_len);
+    f->users = 1;
+    f->next = sh->flights;
+    sh->flights = f;
+    load_ctx l = {c, s, key, key_len, hash, sh, shard_epoch(sh),
+                  __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE)};
+    pthread_mutex_unlock(&sh->mu);
+
+    wk_cache_ref *e = NULL;
+    wk_error lerr = {WK_OK, 0, NULL};
+    wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
+
+    pthread_mutex_lock(&sh->mu);
+    if (e != NULL && local_usable(c) && still_current(&l)) {
+        wk__shard_insert(sh, e);
+    }
+    f->done = true;
+    f->status = st;
+    f->err = lerr;
+    f->result = e != NULL ? wk_cache_ref_retain(e) : NULL;
+    wk__flight **pp = &sh->flights;
+    while (*pp != f) {
+        pp = &(*pp)->next;
+    }
+    *pp = f->next;
+    pthread_cond_broadcast(&f->cond);
+    flight_put(f);
+    pthread_mutex_unlock(&sh->mu);
+    if (e != NULL) {
+        return deliver(c, e, out, err);
+    }
+    if (err != NULL) {
+        *err = lerr;
+    }
+    return st;
+}
+
+WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
+                              wk_cache_loader loader, void *loader_ctx, wk_cache_ref **out,
+                              wk_error *err)
+{
+    char key[WK_CACHE_KEY_MAX];
+    *out = NULL;
+    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    if (key_len >= sizeof key) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+    }
+    return get_key(c, s, key, key_len, wk__cache_hash(key, key_len), id, id_len, loader,
+                   loader_ctx, 0, out, err);
+}
+
+WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
+                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   void *loader_ctx, wk_cache_ref **refs, wk_status *statuses,
+                                   wk_error *err)
+{
+    wk_status first = WK_OK;
+    if (n == 0) {
+        return WK_OK;
+    }
+    size_t keys_bytes;
+    if (!wk_size_mul(n, WK_CACHE_KEY_MAX, &keys_bytes)) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: too many ids");
+    }
+    char *keys = malloc(keys_bytes);
+    wk_cache_keyref *krefs = malloc(n * sizeof *krefs);
+    uint64_t *hashes = malloc(n * sizeof *hashes);
+    uint64_t *epochs = malloc(n * sizeof *epochs);
+    size_t *miss = malloc(n * sizeof *miss);
+    wk_buf *vals = calloc(n, sizeof *vals);
+    bool *found = calloc(n, sizeof *found);
+    if (keys == NULL || krefs == NULL || hashes == NULL || epochs == NULL || miss == NULL ||
+        vals == NULL || found == NULL) {
+        first = wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+        goto out;
+    }
+    size_t nmiss = 0;
+    uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < n; i++) {
+        refs[i] = NULL;
+        statuses[i] = WK_OK;
+        char *key = keys + i * WK_CACHE_KEY_MAX;
+        size_t kl = wk_cache_key(c->ns, s, ids[i].ptr, ids[i].len, key, WK_CACHE_KEY_MAX);
+        if (kl >= WK_CACHE_KEY_MAX) {
+            statuses[i] = WK_ERR_ARG;
+            if (first == WK_OK) {
+                first = wk_error_set(err, WK_ERR_ARG, i, "cache: key longer than WK_CACHE_KEY_MAX");
+            }
+            continue;
+        }
+        hashes[i] = wk__cache_hash(key, kl);
+        krefs[i].ptr = key;
+        krefs[i].len = kl;
+        wk__shard *sh = shard_of(c, hashes[i]);
+        pthread_mutex_lock(&sh->mu);
+        wk_cache_ref *e = NULL;
+        if (local_usable(c)) {
+            e = wk__shard_find(sh, hashes[i], key, kl, wk__cache_now_ms());
+        }
+        if (e != NULL) {
+            sh->hits++;
+            wk_cache_ref_retain(e);
+        }
+        epochs[i] = shard_epoch(sh);
+        pthread_mutex_unlock(&sh->mu);
+        if (e != NULL) {
+            statuses[i] = deliver(c, e, &refs[i], NULL);
+        } else {
+            miss[nmiss++] = i;
+        }
+    }
+    unsigned flags = 0;
+    if (c->store != NULL && nmiss > 0) {
+        wk_cache_keyref *mk = malloc(nmiss * sizeof *mk);
+        if (mk == NULL) {
+            first = wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+            goto out;
+        }
+        for (size_t j = 0; j < nmiss; j++) {
+            mk[j] = krefs[miss[j]];
+            wk_buf_init(&vals[j], NULL, 0);
+        }
+        wk_error serr;
+        wk_status st = c->store->fetch(c->store->self, nmiss, mk, vals, found, &serr);
+        free(mk);
+        flags = SKIP_STORE;
+        if (st != WK_OK) {
+            COUNT(c, shared_errors);
+            flags |= STORE_FAILED;
+        } else {
+            size_t left = 0;
+            for (size_t j = 0; j < nmiss; j++) {
+                size_t i = miss[j];
+                wk__shard *sh = shard_of(c, hashes[i]);
+                load_ctx l = {c, s, krefs[i].ptr, krefs[i].len, hashes[i], sh, epochs[i], feed};
+                wk_cache_ref *e = NULL;
+                wk_status est = WK_OK;
+                int r = SHARED_MISS;
+                if (found[j]) {
+                    r = from_shared(&l, vals[j].data, vals[j].len, &e, &est);
+                } else {
+                    COUNT(c, shared_misses);
+                }
+                if (r == SHARED_HIT) {
+                    pthread_mutex_lock(&sh->mu);
+                    if (local_usable(c) && still_current(&l)) {
+                        wk__shard_insert(sh, e);
+                    }
+                    pthread_mutex_unlock(&sh->mu);
+                    statuses[i] = deliver(c, e, &refs[i], NULL);
+                } else {
+                    miss[left++] = i;
+                }
+            }
+            nmiss = left;
+        }
+    }
+    for (size_t j = 0; j < nmiss; j++) {
+        size_t i = miss[j];
+        wk_error e1;
+        statuses[i] = get_key(c, s, krefs[i].ptr, krefs[i].len, hashes[i], ids[i].ptr,
+                              ids[i].len, loader, loader_ctx, flags, &refs[i], &e1);
+        if (statuses[i] != WK_OK && statuses[i] != WK_ERR_NOT_FOUND && first == WK_OK) {
+            first = statuses[i];
+            if (err != NULL) {
+                *err = e1;
+            }
+        }
+    }
+out:
+    if (vals != NULL) {
+        for (size_t j = 0; j < n; j++) {
+            wk_buf_free(&vals[j]);
+        }
+    }
+    free(keys);
+    free(krefs);
+    free(hashes);
+    free(epochs);
+    free(miss);
+    free(vals);
+    free(found);
+    return first;
+}
+
+/* ---- put / invalidate --------------------------------------------------------------------- */
+
+static wk_status drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t hash,
+                            wk_cache_ref *replacement)
+{
+    wk__shard *sh = shard_of(c, hash);
+    pthread_mutex_lock(&sh->mu);
+    wk__shard_remove(sh, hash, key, key_len);
+    __atomic_fetch_add(&sh->epoch, 1, __ATOMIC_RELEASE);
+    if (replacement != NULL && local_usable(c)) {
+        wk__shard_insert(sh, replacement);
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return WK_OK;
+}
+
+WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
+                              const void *obj, uint32_t ttl_ms, wk_error *err)
+{
+    char key[WK_CACHE_KEY_MAX];
+    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    if (key_len >= sizeof key) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+    }
+    uint64_t hash = wk__cache_hash(key, key_len);
+    wk_buf b;
+    wk_buf_init(&b, NULL, 0);
+    wk_status st = c->ser->encode(s, obj, &b, err);
+    wk_cache_ref *e = NULL;
+    if (st == WK_OK) {
+        e = wk__cache_entry_new(c->ser, s, key, key_len, hash, b.data, b.len, false,
+                                wk__cache_now_ms() + c->local_ttl_ms, &st);
+        if (e == NULL) {
+            wk_error_set(err, st, 0, "cache: the object does not decode back");
+        }
+    }
+    if (e == NULL) {
+        wk_buf_free(&b);
+        return st;
+    }
+    drop_local(c, key, key_len, hash, e);
+    wk_cache_ref_release(e);
+    if (c->store != NULL) {
+        st = c->store->store(c->store->self, key, key_len, b.data, b.len,
+                             ttl_ms != 0 ? ttl_ms : c->shared_ttl_ms, WK_CACHE_STORE_REPLACE,
+                             err);
+        if (st != WK_OK) {
+            COUNT(c, shared_errors);
+            drop_local(c, key, key_len, hash, NULL);
+        }
+    }
+    wk_buf_free(&b);
+    return st;
+}
+
+WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char *id,
+                                     size_t id_len, wk_error *err)
+{
+    char key[WK_CACHE_KEY_MAX];
+    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    if (key_len >= sizeof key) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+    }
+    drop_local(c, key, key_len, wk__cache_hash(key, key_len), NULL);
+    COUNT(c, invalidations);
+    if (c->store != NULL) {
+        wk_status st = c->store->invalidate(c->store->self, key, key_len, c->tombstone_ms, err);
+        if (st != WK_OK) {
+            COUNT(c, shared_errors);
+            return st;
+        }
+    }
+    return WK_OK;
+}
+
+/* ---- stats -------------------------------------------------------------------------------- */
+
+WK_API void wk_cache_get_stats(wk_cache *c, wk_cache_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < c->nshards; i++) {
+        wk__shard *sh = &c->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        out->local_hits += sh->hits;
+        out->local_misses += sh->misses;
+        out->evictions += sh->evictions;
+        out->expirations += sh->expirations;
+        out->local_entries += sh->entries;
+        out->local_bytes += sh->bytes;
+        pthread_mutex_unlock(&sh->mu);
+    }
+#define LOAD(field) out->field = __atomic_load_n(&c->field, __ATOMIC_RELAXED)
+    LOAD(shared_hits);
+    LOAD(shared_misses);
+    LOAD(negative_hits);
+    LOAD(loads);
+    LOAD(load_not_found);
+    LOAD(load_errors);
+    LOAD(shared_errors);
+    LOAD(fallbacks);
+    LOAD(corrupt);
+    LOAD(invalidations);
+    LOAD(flight_waits);
+    LOAD(feed_resets);
+#undef LOAD
+}

@@ -1,0 +1,136 @@
+/*
+ * Cache entries: one immutable, reference-counted block holding the key, the encoded bytes
+ * and the decoded object, plus an arena for what the object points to. The block is a single
+ * allocation sized so that the arena's first chunk usually fits inside it too; an entry is
+ * decoded from its bytes exactly once, and every reader afterwards shares that object.
+ * Building every entry from bytes (even after a load) means a local hit always equals what a
+ * shared-tier read would give.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/cache_internal.h"
+
+int64_t wk__cache_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+uint64_t wk__cache_hash(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    while (len >= 8) {
+        h = mix(h ^ rd64(b), 0xa0761d6478bd642full);
+        b += 8;
+        len -= 8;
+    }
+    uint64_t tail = 0;
+    for (size_t i = 0; i < len; i++) {
+        tail |= (uint64_t)b[i] << (8 * i);
+    }
+    return mix(h ^ tail, 0xe7037ed1a0b428dbull);
+}
+
+static size_t align16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
+                                  size_t key_len, uint64_t hash, const uint8_t *bytes,
+                                  size_t len, bool negative, int64_t expires_ms, wk_status *st)
+{
+    size_t head = align16(sizeof(wk_cache_ref));
+    size_t keyroom = align16(key_len + 1);
+    size_t byteroom = align16(len);
+    size_t objroom = negative ? 0 : align16(s->size);
+    size_t arenaroom = negative ? 0 : align16(2 * len + 256);
+    size_t total = head + keyroom + byteroom + objroom + arenaroom;
+    if (len > ((size_t)1 << 40)) {
+        *st = WK_ERR_LIMIT;
+        return NULL;
+    }
+    uint8_t *mem = malloc(total);
+    if (mem == NULL) {
+        *st = WK_ERR_NOMEM;
+        return NULL;
+    }
+    wk_cache_ref *e = (wk_cache_ref *)mem;
+    memset(e, 0, sizeof *e);
+    e->refs = 1;
+    e->negative = negative;
+    e->hash = hash;
+    e->expires_ms = expires_ms;
+    e->key = (char *)(mem + head);
+    memcpy(e->key, key, key_len);
+    e->key[key_len] = '\0';
+    e->key_len = key_len;
+    e->bytes = mem + head + keyroom;
+    if (len != 0) {
+        memcpy(e->bytes, bytes, len);
+    }
+    e->len = len;
+    wk_arena_init_buf(&e->arena, mem + head + keyroom + byteroom + objroom, arenaroom, NULL,
+                      0);
+    if (!negative) {
+        e->obj = mem + head + keyroom + byteroom;
+        memset(e->obj, 0, s->size);
+        wk_status dst = ser->decode(s, e->bytes, len, e->obj, &e->arena, NULL, NULL);
+        if (dst != WK_OK) {
+            wk_arena_free(&e->arena);
+            free(mem);
+            *st = dst;
+            return NULL;
+        }
+    }
+    e->charge = total + wk_arena_footprint(&e->arena);
+    *st = WK_OK;
+    return e;
+}
+
+WK_API const void *wk_cache_ref_object(const wk_cache_ref *r)
+{
+    return r->obj;
+}
+
+WK_API const uint8_t *wk_cache_ref_bytes(const wk_cache_ref *r, size_t *len)
+{
+    *len = r->len;
+    return r->bytes;
+}
+
+WK_API const char *wk_cache_ref_key(const wk_cache_ref *r)
+{
+    return r->key;
+}
+
+WK_API wk_cache_ref *wk_cache_ref_retain(wk_cache_ref *r)
+{
+    __atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+WK_API void wk_cache_ref_release(wk_cache_ref *r)
+{
+    if (r != NULL && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        wk_arena_free(&r->arena);
+        free(r);
+    }
+}

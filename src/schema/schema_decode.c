@@ -1,0 +1,45 @@
+/*
+ * Generic schema decoder: the decode loop (schema_decode_core.h) instantiated over any
+ * wk_source, so a struct can be read from every format with one descriptor.
+ */
+#include "schema/schema_decode_util.h"
+
+/* A wk_value field: read its first event, then build the tree through a push-back source. */
+static wk_status value_from_source(const wk_source *r, wk__dec *d, wk_value *dst, size_t voff)
+{
+    wk_event ev;
+    wk_status st = r->next(r->self, &ev);
+    if (st != WK_OK) {
+        return st; /* the caller takes the source's report */
+    }
+    if (ev.type == WK_EV_END) {
+        return wk__dec_fail(d, WK_ERR_SYNTAX, voff, "map ended after a key");
+    }
+    return wk__dec_value_tree(d, r, &ev, dst, voff);
+}
+
+#define DEC_FN decode_events
+#define DEC_READER const wk_source
+#define DEC_NEXT(r, ev) ((r)->next((r)->self, (ev)))
+#define DEC_OFFSET(r) ((r)->offset((r)->self))
+#define DEC_ERROR(r, e) ((r)->error((r)->self, (e)))
+#define DEC_SOURCE(r, out) (*(out) = *(r))
+#define DEC_VALUE(r, d, dst, voff) value_from_source((r), (d), (dst), (voff))
+#include "schema/schema_decode_core.h"
+
+WK_API wk_status wk_schema_decode(const wk_schema *s, const wk_source *src, void *obj,
+                                  wk_arena *arena, const wk_schema_opts *opts,
+                                  wk_schema_error *err)
+{
+    if (err != NULL) {
+        err->base.code = WK_OK;
+        err->base.offset = 0;
+        err->base.msg = NULL;
+        err->path[0] = '\0';
+    }
+    if (s == NULL || src == NULL || obj == NULL || arena == NULL) {
+        return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
+                            "schema: NULL argument");
+    }
+    return decode_events(s, src, obj, arena, opts, err);
+}

@@ -1,0 +1,407 @@
+/*
+ * Descriptor checking, the field-name index and fingerprints.
+ *
+ * Descriptors are static data written by people, so they are checked once (wk_schema_prepare,
+ * or lazily on first use) and the result is an immutable index: an open-addressing table of
+ * field numbers keyed by an FNV-1a hash of the name, at most half full. The index is
+ * published with a compare-and-swap on the descriptor's runtime slot; a thread that loses the
+ * race frees its own copy, so no lock is ever taken and readers never wait. Lookups compare
+ * the full name, never only the hash.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "schema/schema_internal.h"
+
+#define FP_MAX_NEST 32
+
+uint32_t wk__schema_name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static bool kind_is_known(uint8_t k)
+{
+    return k >= WK_SK_BOOL && k <= WK_SK_ARRAY;
+}
+
+static size_t kind_size(uint8_t k)
+{
+    switch ((wk_schema_kind)k) {
+    case WK_SK_BOOL: return sizeof(bool);
+    case WK_SK_I8:
+    case WK_SK_U8: return 1;
+    case WK_SK_I16:
+    case WK_SK_U16: return 2;
+    case WK_SK_I32:
+    case WK_SK_U32:
+    case WK_SK_F32: return 4;
+    case WK_SK_I64:
+    case WK_SK_U64:
+    case WK_SK_F64: return 8;
+    case WK_SK_STR: return sizeof(char *);
+    case WK_SK_BYTES: return sizeof(wk_bytes);
+    case WK_SK_TIMESTAMP: return sizeof(wk_timestamp);
+    case WK_SK_VALUE: return sizeof(wk_value);
+    case WK_SK_ARRAY: return sizeof(wk_slice);
+    case WK_SK_STRBUF:
+    case WK_SK_STRUCT: return 0;
+    }
+    return 0;
+}
+
+/* Checks one type (and its chain of array element types). */
+static wk_status check_type(const wk_schema_type *t, wk_error *err)
+{
+    for (int guard = 0; t != NULL; guard++) {
+        if (guard > FP_MAX_NEST) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: arrays nested too deeply");
+        }
+        if (!kind_is_known(t->kind)) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: unknown field kind");
+        }
+        size_t want = kind_size(t->kind);
+        if (want != 0 && t->size != want) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: field size does not match kind");
+        }
+        if (t->kind == WK_SK_STRBUF && t->size == 0) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: char[N] field with N = 0");
+        }
+        if (t->kind == WK_SK_STRUCT) {
+            if (t->schema == NULL) {
+                return wk_error_set(err, WK_ERR_ARG, 0, "schema: nested struct without descriptor");
+            }
+            if (t->schema->size != t->size || t->schema->root != WK_SCHEMA_ROOT_STRUCT) {
+                return wk_error_set(err, WK_ERR_ARG, 0,
+                                    "schema: nested descriptor does not describe the member");
+            }
+        }
+        if (t->kind == WK_SK_ARRAY && t->elem == NULL) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: array without element type");
+        }
+        t = t->kind == WK_SK_ARRAY ? t->elem : NULL;
+    }
+    return WK_OK;
+}
+
+static wk_status check_fields(const wk_schema *s, wk_error *err)
+{
+    if (s->rt == NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: descriptor has no runtime slot");
+    }
+    if (s->root == WK_SCHEMA_ROOT_VALUE) {
+        if (s->nfields != 0 || s->size != sizeof(wk_value)) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "schema: value descriptor with fields");
+        }
+        return WK_OK;
+    }
+    if (s->root != WK_SCHEMA_ROOT_STRUCT) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: unknown root kind");
+    }
+    if (s->nfields > WK__SCHEMA_MAX_FIELDS || (s->nfields != 0 && s->fields == NULL)) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: too many fields");
+    }
+    uint32_t required = 0;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        if (f->name == NULL || f->name_len == 0) {
+            return wk_error_set(err, WK_ERR_ARG, i, "schema: field without a name");
+        }
+        wk_status st = check_type(&f->type, err);
+        if (st != WK_OK) {
+            if (err != NULL) {
+                err->offset = i;
+            }
+            return st;
+        }
+        if ((uint64_t)f->offset + f->type.size > s->size ||
+            (f->type.kind == WK_SK_ARRAY &&
+             (uint64_t)f->count_offset + sizeof(size_t) > s->size)) {
+            return wk_error_set(err, WK_ERR_ARG, i, "schema: member outside the struct");
+        }
+        if ((f->flags & ~(uint32_t)(WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE)) != 0) {
+            return wk_error_set(err, WK_ERR_ARG, i, "schema: unknown field flag");
+        }
+        if ((f->flags & WK_REQUIRED) != 0 && ++required > WK__SCHEMA_MAX_REQUIRED) {
+            return wk_error_set(err, WK_ERR_ARG, i, "schema: more than 64 required fields");
+        }
+    }
+    return WK_OK;
+}
+
+static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
+{
+    uint32_t slots = 2;
+    while (slots < 2 * s->nfields) {
+        slots *= 2;
+    }
+    size_t bytes = sizeof(wk__schema_index) + (size_t)slots * sizeof(uint16_t) + s->nfields;
+    wk__schema_index *ix = calloc(1, bytes);
+    if (ix == NULL) {
+        wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
+        return NULL;
+    }
+    ix->slots = (uint16_t *)(ix + 1);
+    ix->reqbit = (uint8_t *)(ix->slots + slots);
+    ix->mask = slots - 1;
+    ix->nfields = s->nfields;
+    ix->fingerprint = wk_schema_fingerprint(s);
+    uint32_t req = 0;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        uint32_t slot = wk__schema_name_hash(f->name, f->name_len) & ix->mask;
+        while (ix->slots[slot] != 0) {
+            const wk_schema_field *g = &s->fields[ix->slots[slot] - 1];
+            if (g->name_len == f->name_len && memcmp(g->name, f->name, f->name_len) == 0) {
+                free(ix);
+                wk_error_set(err, WK_ERR_ARG, i, "schema: two fields with the same name");
+                return NULL;
+            }
+            slot = (slot + 1) & ix->mask;
+        }
+        ix->slots[slot] = (uint16_t)(i + 1);
+        ix->reqbit[i] = 0xff;
+        if ((f->flags & WK_REQUIRED) != 0) {
+            ix->reqbit[i] = (uint8_t)req;
+            ix->required_mask |= (uint64_t)1 << req;
+            req++;
+        }
+    }
+    return ix;
+}
+
+/* Prepares `s`, then every descriptor reachable from it. A descriptor is marked prepared
+ * (index published) before its children are visited, so cycles end. The walk keeps its own
+ * stack of descriptors to visit instead of recursing. */
+WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err)
+{
+    enum { PENDING_MAX = 256 };
+    const wk_schema *pending[PENDING_MAX];
+    size_t npending = 0;
+    if (s == NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL descriptor");
+    }
+    pending[npending++] = s;
+    while (npending > 0) {
+        const wk_schema *cur = pending[--npending];
+        if (cur->rt != NULL && __atomic_load_n(&cur->rt->index, __ATOMIC_ACQUIRE) != NULL) {
+            continue;
+        }
+        wk_status st = check_fields(cur, err);
+        if (st != WK_OK) {
+            return st;
+        }
+        wk__schema_index *ix = build_index(cur, err);
+        if (ix == NULL) {
+            return err != NULL ? err->code : WK_ERR_ARG;
+        }
+        void *expected = NULL;
+        if (!__atomic_compare_exchange_n(&cur->rt->index, &expected, ix, false,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            free(ix); /* another thread published first: identical content */
+        }
+        for (uint32_t i = 0; i < cur->nfields; i++) {
+            for (const wk_schema_type *t = &cur->fields[i].type; t != NULL; t = t->elem) {
+                if (t->kind == WK_SK_STRUCT && t->schema->rt != NULL &&
+                    __atomic_load_n(&t->schema->rt->index, __ATOMIC_ACQUIRE) == NULL) {
+                    if (npending == PENDING_MAX) {
+                        return wk_error_set(err, WK_ERR_ARG, 0,
+                                            "schema: too many nested descriptors");
+                    }
+                    pending[npending++] = t->schema;
+                }
+                if (t->kind != WK_SK_ARRAY) {
+                    break;
+                }
+            }
+        }
+    }
+    return WK_OK;
+}
+
+const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err)
+{
+    if (s->rt != NULL) {
+        void *ix = __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
+        if (ix != NULL) {
+            return ix;
+        }
+    }
+    if (wk_schema_prepare(s, err) != WK_OK) {
+        return NULL;
+    }
+    return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
+}
+
+WK_API void wk_schema_release(const wk_schema *s)
+{
+    if (s != NULL && s->rt != NULL) {
+        void *ix = __atomic_exchange_n(&s->rt->index, NULL, __ATOMIC_ACQ_REL);
+        free(ix);
+    }
+}
+
+/* ---- fingerprint -------------------------------------------------------------------------- */
+
+typedef struct fp_state {
+    uint64_t h;
+    const wk_schema *path[FP_MAX_NEST];
+    int depth;
+} fp_state;
+
+static void fp_bytes(fp_state *st, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        st->h = (st->h ^ b[i]) * 1099511628211ull;
+    }
+}
+
+static void fp_u32(fp_state *st, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    fp_bytes(st, b, 4);
+}
+
+static void fp_schema(fp_state *st, const wk_schema *s);
+
+static void fp_type(fp_state *st, const wk_schema_type *t)
+{
+    for (int guard = 0; t != NULL && guard <= FP_MAX_NEST; guard++) {
+        fp_u32(st, t->kind);
+        if (t->kind == WK_SK_STRBUF) {
+            fp_u32(st, t->size);
+        } else if (t->kind == WK_SK_STRUCT && t->schema != NULL) {
+            fp_schema(st, t->schema);
+        }
+        t = t->kind == WK_SK_ARRAY ? t->elem : NULL;
+    }
+}
+
+/* Recursion is bounded by FP_MAX_NEST (descriptors are static data, not input); a descriptor
+ * already on the path is hashed as a back-reference so recursive shapes terminate. */
+static void fp_schema(fp_state *st, const wk_schema *s)
+{
+    for (int i = 0; i < st->depth; i++) {
+        if (st->path[i] == s) {
+            fp_u32(st, 0xbacc0000u | (uint32_t)(st->depth - i));
+            return;
+        }
+    }
+    if (st->depth == FP_MAX_NEST) {
+        fp_u32(st, 0xdeeeu);
+        return;
+    }
+    st->path[st->depth++] = s;
+    fp_u32(st, s->root);
+    fp_u32(st, s->nfields);
+    for (uint32_t i = 0; i < s->nfields && s->fields != NULL; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        fp_u32(st, f->name_len);
+        if (f->name != NULL) {
+            fp_bytes(st, f->name, f->name_len);
+        }
+        fp_u32(st, f->flags);
+        fp_type(st, &f->type);
+    }
+    st->depth--;
+}
+
+WK_API uint64_t wk_schema_fingerprint(const wk_schema *s)
+{
+    fp_state st;
+    st.h = 14695981039346656037ull;
+    st.depth = 0;
+    if (s != NULL) {
+        fp_schema(&st, s);
+    }
+    return st.h;
+}
+
+WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
+                                 uint64_t recorded_fingerprint, wk_error *err)
+{
+    if (s == NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL descriptor");
+    }
+    uint64_t fp = wk_schema_fingerprint(s);
+    if (s->version == recorded_version && fp != recorded_fingerprint) {
+        return wk_error_set(err, WK_ERR_STATE, 0,
+                            "schema shape changed but its version was not bumped");
+    }
+    if (s->version != recorded_version) {
+        return wk_error_set(err, WK_ERR_STATE, 0,
+                            "schema version changed: record the new version and fingerprint");
+    }
+    return WK_OK;
+}
+
+/* ---- helpers shared by the codecs --------------------------------------------------------- */
+
+bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
+{
+    const uint8_t *p = base + f->offset;
+    switch ((wk_schema_kind)f->type.kind) {
+    case WK_SK_BOOL: return !*(const bool *)p;
+    case WK_SK_I8:
+    case WK_SK_U8: return *p == 0;
+    case WK_SK_I16:
+    case WK_SK_U16: return *(const uint16_t *)p == 0;
+    case WK_SK_I32:
+    case WK_SK_U32: return *(const uint32_t *)p == 0;
+    case WK_SK_I64:
+    case WK_SK_U64: return *(const uint64_t *)p == 0;
+    case WK_SK_F32: return *(const float *)p == 0.0f;
+    case WK_SK_F64: return *(const double *)p == 0.0;
+    case WK_SK_STR: {
+        const char *s = *(const char *const *)p;
+        return s == NULL || s[0] == '\0';
+    }
+    case WK_SK_STRBUF: return p[0] == '\0';
+    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_TIMESTAMP: {
+        const wk_timestamp *t = (const wk_timestamp *)p;
+        return t->sec == 0 && t->nsec == 0;
+    }
+    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
+    case WK_SK_STRUCT: return false;
+    case WK_SK_ARRAY: return *(const size_t *)(base + f->count_offset) == 0;
+    }
+    return false;
+}
+
+uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        if ((f->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(f, base)) {
+            n++;
+        }
+    }
+    return n;
+}
+
+uint32_t wk__schema_depth_limit(const wk_schema_opts *opts)
+{
+    if (opts == NULL || opts->max_depth == 0) {
+        return WK__SCHEMA_DEFAULT_DEPTH;
+    }
+    return opts->max_depth > WK__SCHEMA_MAX_DEPTH ? WK__SCHEMA_MAX_DEPTH : opts->max_depth;
+}
+
+WK_API size_t wk_schema_error_format(const wk_schema_error *e, char *buf, size_t cap)
+{
+    const char *msg = e->base.msg != NULL ? e->base.msg : wk_status_str(e->base.code);
+    int n;
+    if (e->path[0] != '\0') {
+        n = snprintf(buf, cap, "%s: %s (at byte %zu)", e->path, msg, e->base.offset);
+    } else {
+        n = snprintf(buf, cap, "%s (at byte %zu)", msg, e->base.offset);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}

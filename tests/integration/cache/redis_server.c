@@ -1,0 +1,118 @@
+/* A private redis-server for tests (see redis_server.h). */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redis_server.h"
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return port;
+}
+
+static bool answers(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = false;
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+        char buf[16];
+        ok = write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof buf) >= 5 &&
+             memcmp(buf, "+PONG", 5) == 0;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+static bool launch(redis_server *r)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", r->port);
+    pid_t pid = fork();
+    if (pid < 0) {
+        return false;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", "--dir", r->dir, "--daemonize", "no",
+               (char *)NULL);
+        _exit(127);
+    }
+    r->pid = pid;
+    for (int i = 0; i < 200; i++) {
+        if (answers(r->port)) {
+            return true;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+bool redis_server_start(redis_server *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->dir, sizeof r->dir, "/tmp/wk-redis-test-XXXXXX");
+    if (mkdtemp(r->dir) == NULL) {
+        return false;
+    }
+    r->port = free_port();
+    if (r->port <= 0) {
+        return false;
+    }
+    snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+    return launch(r);
+}
+
+bool redis_server_restart(redis_server *r)
+{
+    return launch(r);
+}
+
+void redis_server_kill(redis_server *r)
+{
+    if (r->pid > 0) {
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+        r->pid = 0;
+    }
+}
+
+void redis_server_stop(redis_server *r)
+{
+    redis_server_kill(r);
+    rmdir(r->dir); /* no persistence: the directory stays empty */
+}

@@ -1,0 +1,27 @@
+/*
+ * A private redis-server for tests that must kill and restart Redis: started on a free
+ * loopback port in a temporary directory, never the shared one.
+ */
+#ifndef REDIS_SERVER_H
+#define REDIS_SERVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct redis_server {
+    char dir[256];
+    int port;
+    pid_t pid;
+    char url[64];
+} redis_server;
+
+/** Picks a free port and a temp dir, starts redis-server, waits until it answers. */
+bool redis_server_start(redis_server *r);
+/** Starts it again on the same port (after a kill). */
+bool redis_server_restart(redis_server *r);
+/** SIGKILLs it and reaps it. */
+void redis_server_kill(redis_server *r);
+/** Kills it and removes the temp dir. */
+void redis_server_stop(redis_server *r);
+
+#endif

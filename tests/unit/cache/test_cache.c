@@ -261,7 +261,7 @@ WK_TEST(test_cache_local_tier_is_bounded_by_bytes)
     wk_cache *c = make_cache(&cfg);
     db d = {0};
     wk_status st;
-    char id[8];
+    char id[16];
     for (int i = 0; i < 50; i++) {
         snprintf(id, sizeof id, "%d", i);
         get_age(c, id, &d, &st);

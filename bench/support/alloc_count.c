@@ -20,47 +20,52 @@ uint64_t wk_bench_alloc_count(void)
     return __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
 }
 
+/* The wrappers must be exported from the executable: the project builds with
+ * -fvisibility=hidden, and a hidden malloc here would only catch calls from code linked
+ * statically into wirekit-bench, never from the peers' shared libraries (GLib, libstdc++...). */
+#define WK_EXPORT __attribute__((visibility("default")))
+
 static void count(void)
 {
     __atomic_fetch_add(&alloc_calls, 1, __ATOMIC_RELAXED);
 }
 
-void *malloc(size_t n)
+WK_EXPORT void *malloc(size_t n)
 {
     count();
     return __libc_malloc(n);
 }
 
-void *calloc(size_t n, size_t m)
+WK_EXPORT void *calloc(size_t n, size_t m)
 {
     count();
     return __libc_calloc(n, m);
 }
 
-void *realloc(void *p, size_t n)
+WK_EXPORT void *realloc(void *p, size_t n)
 {
     count();
     return __libc_realloc(p, n);
 }
 
-void free(void *p)
+WK_EXPORT void free(void *p)
 {
     __libc_free(p);
 }
 
-void *aligned_alloc(size_t align, size_t n)
+WK_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     count();
     return __libc_memalign(align, n);
 }
 
-void *memalign(size_t align, size_t n)
+WK_EXPORT void *memalign(size_t align, size_t n)
 {
     count();
     return __libc_memalign(align, n);
 }
 
-int posix_memalign(void **out, size_t align, size_t n)
+WK_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     count();
     void *p = __libc_memalign(align, n);

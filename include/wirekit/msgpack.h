@@ -62,9 +62,26 @@ typedef struct wk_mp_writer {
 /**
  * Prepares `w` to append MessagePack to `out` (growable or fixed; existing contents are kept).
  * Allocates nothing. `out` must stay valid until wk_mp_writer_finish(); the caller must not
- * touch `out` in between except through the writer.
+ * touch `out` in between except through the writer. (Inline: it only sets fields.)
  */
-WK_API void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out);
+static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
+{
+    w->out = out;
+    if (out->data != NULL) {
+        w->pos = out->data + out->len;
+        w->end = out->data + out->cap;
+    } else {
+        w->pos = NULL;
+        w->end = NULL;
+    }
+    w->status = WK_OK;
+    w->msg = NULL;
+    w->err_offset = 0;
+    w->frames = NULL;
+    w->depth = 0;
+    w->frames_cap = WK_MP_WRITER_INLINE_FRAMES;
+    w->finished = false;
+}
 
 /**
  * Makes `sink` write events to `w` as MessagePack. Containers with a known count get their
@@ -84,7 +101,19 @@ WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
  * details in `err` (offset = output bytes written before the failure). On error `out`
  * holds a prefix of the intended output.
  */
-WK_API wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err);
+WK_API wk_status wk__mp_writer_finish_slow(wk_mp_writer *w, wk_error *err);
+static inline wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
+{
+    if (w->status == WK_OK && w->depth == 0 && w->frames == NULL && !w->finished &&
+        err == NULL) {
+        if (w->pos != NULL) {
+            w->out->len = (size_t)(w->pos - w->out->data);
+        }
+        w->finished = true;
+        return WK_OK;
+    }
+    return wk__mp_writer_finish_slow(w, err);
+}
 
 /** Syncs `out->len` with what has been written so far, without ending. Returns the status. */
 WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w);
@@ -311,18 +340,64 @@ static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
     return 15;
 }
 
+static inline uint8_t *wk_mp_encode_nil(uint8_t *p)
+{
+    *p = 0xc0;
+    return p + 1;
+}
+static inline uint8_t *wk_mp_encode_bool(uint8_t *p, bool b)
+{
+    *p = b ? 0xc3 : 0xc2;
+    return p + 1;
+}
+/** Header and bytes of a str; needs wk_mp_sizeof_str(len) bytes of room. */
+static inline uint8_t *wk_mp_encode_str(uint8_t *p, const char *s, uint32_t len)
+{
+    p = wk_mp_encode_str_header(p, len);
+    memcpy(p, s, len);
+    return p + len;
+}
+static inline uint8_t *wk_mp_encode_double(uint8_t *p, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    *p = 0xcb;
+    return wk__mp_store64(p + 1, bits);
+}
+
+/* ---- pre-sized writing (msgpuck-style): reserve once, encode with wk_mp_encode_*, commit ---- */
+
+/**
+ * Makes room for `n` bytes and returns the cursor to write them at with the wk_mp_encode_*
+ * functions (size them with the wk_mp_sizeof_* twins), or NULL once the writer has failed.
+ * Hand the advanced cursor back with wk_mp_writer_commit(); it must not pass cursor + n.
+ */
+static inline uint8_t *wk_mp_writer_ensure(wk_mp_writer *w, size_t n)
+{
+    return wk__mp_room(w, n) ? w->pos : NULL;
+}
+/** Ends a pre-sized write started by wk_mp_writer_ensure(). */
+static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
+{
+    w->pos = p;
+}
+
 /* ---- writers (sticky error: a no-op once the writer has failed) ---- */
 
 static inline void wk_mp_write_nil(wk_mp_writer *w)
 {
     if (wk__mp_room(w, 1)) {
-        *w->pos++ = 0xc0;
+        uint8_t *p = w->pos;
+        *p = 0xc0;
+        w->pos = p + 1;
     }
 }
 static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
 {
     if (wk__mp_room(w, 1)) {
-        *w->pos++ = b ? 0xc3 : 0xc2;
+        uint8_t *p = w->pos;
+        *p = b ? 0xc3 : 0xc2;
+        w->pos = p + 1;
     }
 }
 /** Writes `u` in the shortest form (positive fixint, uint8/16/32/64). */
@@ -346,8 +421,9 @@ static inline void wk_mp_write_float(wk_mp_writer *w, float f)
     if (wk__mp_room(w, 5)) {
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        *w->pos = 0xca;
-        w->pos = wk__mp_store32(w->pos + 1, bits);
+        uint8_t *p = w->pos;
+        *p = 0xca;
+        w->pos = wk__mp_store32(p + 1, bits);
     }
 }
 /** Writes a float64. */
@@ -356,8 +432,9 @@ static inline void wk_mp_write_double(wk_mp_writer *w, double d)
     if (wk__mp_room(w, 9)) {
         uint64_t bits;
         memcpy(&bits, &d, 8);
-        *w->pos = 0xcb;
-        w->pos = wk__mp_store64(w->pos + 1, bits);
+        uint8_t *p = w->pos;
+        *p = 0xcb;
+        w->pos = wk__mp_store64(p + 1, bits);
     }
 }
 /** Writes a str header for `len` bytes; the caller writes the bytes next (wk_mp_write_raw).
@@ -374,19 +451,23 @@ static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
 static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
 {
     if (len != 0 && wk__mp_room(w, len)) {
-        memcpy(w->pos, p, len);
-        w->pos += len;
+        uint8_t *d = w->pos;
+        memcpy(d, p, len);
+        w->pos = d + len;
     }
 }
 /** Writes the string `s[0..len)` (fixstr/str8/16/32). The bytes are not checked for UTF-8.
  *  `len` above 2^32-1 latches WK_ERR_RANGE. */
 static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
 {
-    size_t room = (size_t)(w->end - w->pos);
+    /* Locals, not w->pos, around the stores: a byte store may alias *w as far as the
+     * compiler knows, so re-reading w->pos after it would cost a reload per call. */
+    uint8_t *p = w->pos;
+    size_t room = (size_t)(w->end - p);
     if (room >= 5 && len <= room - 5 && len <= 31) {
-        *w->pos = (uint8_t)(0xa0 | len);
-        memcpy(w->pos + 1, s, len);
-        w->pos += 1 + len;
+        *p = (uint8_t)(0xa0 | len);
+        memcpy(p + 1, s, len);
+        w->pos = p + 1 + len;
         return;
     }
     wk_mp_write_str_header(w, len);
@@ -455,7 +536,8 @@ typedef struct wk_mp_reader {
     const uint8_t *start;
     const uint8_t *pos;
     const uint8_t *end;
-    uint64_t *heap;  /* remaining elements per open container when deeper than inline */
+    uint64_t left;   /* elements left in the innermost open container; UINT64_MAX at top */
+    uint64_t *heap;  /* saved `left` of each enclosing container when deeper than inline */
     uint32_t depth;  /* open containers */
     uint32_t heap_cap;
     uint32_t max_depth;
@@ -493,6 +575,164 @@ WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev);
  * WK_ERR_STATE without consuming it. Returns WK_OK, WK_ERR_EOF or the latched error.
  */
 WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r);
+
+/* ---- typed reads: the fast way to read a known shape (schemas, hand-written decoders) ---- */
+
+/*
+ * Each wk_mp_read_X reads the next value if it is an X, with the same checks as
+ * wk_mp_reader_next. If the next value is of another type it returns WK_ERR_TYPE and consumes
+ * nothing (the caller may read it another way); if the innermost container has no elements
+ * left it returns WK_ERR_STATE (call wk_mp_read_end); at the end of a top-level stream it
+ * returns WK_ERR_EOF. Malformed input latches the error as wk_mp_reader_next does. The
+ * common one-byte forms are decoded inline; every other form goes through one call.
+ * wk_mp_read_map/array open the container: read its elements, then wk_mp_read_end().
+ */
+WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want);
+
+/** Reads a str (any width) as a view into the input. */
+static inline wk_status wk_mp_read_str(wk_mp_reader *r, const char **s, size_t *len)
+{
+    const uint8_t *p = r->pos;
+    if (__builtin_expect(r->left != 0 && p != r->end && !r->strict_utf8, 1)) {
+        uint8_t b = *p;
+        size_t n = b & 0x1fu;
+        if ((b & 0xe0u) == 0xa0u && n < (size_t)(r->end - p)) {
+            r->left--;
+            r->pos = p + 1 + n;
+            *s = (const char *)p + 1;
+            *len = n;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_STR);
+    if (st == WK_OK) {
+        *s = ev.v.str.ptr;
+        *len = ev.v.str.len;
+    }
+    return st;
+}
+
+/** Reads a bin (any width) as a view into the input. */
+static inline wk_status wk_mp_read_bin(wk_mp_reader *r, const void **data, size_t *len)
+{
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_BIN);
+    if (st == WK_OK) {
+        *data = ev.v.str.ptr;
+        *len = ev.v.str.len;
+    }
+    return st;
+}
+
+/** Reads an integer of any width that fits int64 (WK_ERR_RANGE for larger uint64 values,
+ *  nothing consumed). */
+static inline wk_status wk_mp_read_int(wk_mp_reader *r, int64_t *out)
+{
+    const uint8_t *p = r->pos;
+    if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
+        uint8_t b = *p;
+        if ((b <= 0x7fu || b >= 0xe0u)) {
+            r->left--;
+            r->pos = p + 1;
+            *out = (int8_t)b;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_INT);
+    if (st == WK_OK) {
+        *out = ev.v.i;
+    }
+    return st;
+}
+
+/** Reads a non-negative integer of any width (WK_ERR_RANGE for negative ones, nothing
+ *  consumed). */
+static inline wk_status wk_mp_read_uint(wk_mp_reader *r, uint64_t *out)
+{
+    const uint8_t *p = r->pos;
+    if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
+        uint8_t b = *p;
+        if (b <= 0x7fu) {
+            r->left--;
+            r->pos = p + 1;
+            *out = b;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_UINT);
+    if (st == WK_OK) {
+        *out = ev.v.u;
+    }
+    return st;
+}
+
+/** Reads a bool. */
+static inline wk_status wk_mp_read_bool(wk_mp_reader *r, bool *out)
+{
+    const uint8_t *p = r->pos;
+    if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
+        uint8_t b = *p;
+        if ((b == 0xc2u || b == 0xc3u)) {
+            r->left--;
+            r->pos = p + 1;
+            *out = b == 0xc3u;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_BOOL);
+    if (st == WK_OK) {
+        *out = ev.v.b;
+    }
+    return st;
+}
+
+/** Reads nil. */
+static inline wk_status wk_mp_read_nil(wk_mp_reader *r)
+{
+    wk_event ev;
+    return wk__mp_read_slow(r, &ev, WK_EV_NIL);
+}
+
+/** Reads a float32 or float64 (integers are WK_ERR_TYPE). */
+static inline wk_status wk_mp_read_double(wk_mp_reader *r, double *out)
+{
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_FLOAT);
+    if (st == WK_OK) {
+        *out = ev.v.f;
+    }
+    return st;
+}
+
+/** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_read_end. */
+static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
+{
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_MAP);
+    if (st == WK_OK) {
+        *n = ev.v.count;
+    }
+    return st;
+}
+
+/** Opens an array (any width): `*n` elements follow; close it with wk_mp_read_end. */
+static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
+{
+    wk_event ev;
+    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_ARRAY);
+    if (st == WK_OK) {
+        *n = ev.v.count;
+    }
+    return st;
+}
+
+/** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
+ *  elements remain or no container is open. */
+WK_API wk_status wk_mp_read_end(wk_mp_reader *r);
 
 /** Copies the latched error (or WK_OK with the current offset) into `err`. */
 WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);

@@ -7,9 +7,15 @@
 
 #include "arena.h"
 #include "buffer.h"
+#include "cache.h"
 #include "core.h"
 #include "event.h"
+#include "json.h"
+#include "mediatype.h"
 #include "msgpack.h"
+#include "pg.h"
+#include "schema.h"
+#include "text.h"
 #include "utf8.h"
 #include "value.h"
 

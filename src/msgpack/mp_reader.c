@@ -1,12 +1,17 @@
 /*
- * The MessagePack event reader: a cursor over caller bytes plus a stack of "elements left"
- * per open container, which is how it knows when to emit WK_EV_END. The first 32 levels live
- * inside the reader; deeper nesting (up to max_depth) takes a heap stack, so depth costs no
- * C stack at all. Every byte-level check is in wk__mp_token (mp_token.h), shared with the
- * scan and the fused tree decoder.
+ * The MessagePack event reader: a cursor over caller bytes plus the count of elements left
+ * in the innermost open container (`left`, UINT64_MAX at top level so that counting there is
+ * free) and a stack of the enclosing containers' counts, which is how it knows when to emit
+ * WK_EV_END. The first 32 levels of that stack live inside the reader; deeper nesting (up to
+ * max_depth) takes a heap stack, so depth costs no C stack at all. Every byte-level check is
+ * in wk__mp_token (mp_token.h), shared with the scan and the fused tree decoder. The typed
+ * reads (wk_mp_read_*) are inline in msgpack.h for the one-byte forms and land here for the
+ * rest.
  */
 #include "mp_token.h"
 #include "wirekit/utf8.h"
+
+#define TOP_LEVEL UINT64_MAX
 
 WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
                               const wk_mp_reader_opts *opts)
@@ -14,6 +19,7 @@ WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
     r->start = data;
     r->pos = data;
     r->end = len != 0 ? r->start + len : r->start;
+    r->left = TOP_LEVEL;
     r->heap = NULL;
     r->depth = 0;
     r->heap_cap = 0;
@@ -46,6 +52,7 @@ static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const ch
     r->status = st;
     r->msg = msg;
     r->err_offset = (size_t)(at - r->start);
+    r->left = 0; /* makes the inline fast paths of the typed reads fall through */
     wk_mp_reader_release(r);
     return st;
 }
@@ -79,37 +86,43 @@ static bool push(wk_mp_reader *r, uint64_t count)
         r->heap = nh;
         r->heap_cap = ncap;
     }
-    slots(r)[r->depth++] = count;
+    slots(r)[r->depth++] = r->left;
+    r->left = count;
     return true;
 }
 
-WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
+static inline void pop(wk_mp_reader *r)
 {
-    if (r->status != WK_OK) {
-        return r->status;
-    }
-    if (r->depth > 0) {
-        uint64_t *top = &slots(r)[r->depth - 1];
-        if (*top == 0) {
-            r->depth--;
-            ev->type = WK_EV_END;
-            ev->f32 = false;
-            return WK_OK;
-        }
-        (*top)--;
-    } else if (r->pos == r->end) {
-        wk_mp_reader_release(r);
-        return WK_ERR_EOF;
-    }
+    r->left = slots(r)[--r->depth];
+}
+
+/*
+ * Decodes the next value's token without counting it: WK_OK (ev filled, *next = the position
+ * after its header and payload), WK_ERR_EOF at the end of a top-level stream, or a latched
+ * error. The caller has checked that the container has elements left.
+ */
+static wk_status peek(wk_mp_reader *r, wk_event *ev, const uint8_t **next)
+{
     if (r->pos == r->end) {
+        if (r->depth == 0) {
+            wk_mp_reader_release(r);
+            return WK_ERR_EOF;
+        }
         return fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
-    const uint8_t *start = r->pos;
+    const uint8_t *p = r->pos;
     const char *msg = NULL;
-    wk_status st = wk__mp_token(&r->pos, r->end, ev, &msg);
+    wk_status st = wk__mp_token(&p, r->end, ev, &msg);
     if (WK_MP_UNLIKELY(st != WK_OK)) {
-        return fail(r, st, start, msg);
+        return fail(r, st, r->pos, msg);
     }
+    *next = p;
+    return WK_OK;
+}
+
+/* Consumes the peeked value: string check, depth limit and container push. */
+static wk_status take(wk_mp_reader *r, const wk_event *ev, const uint8_t *next)
+{
     switch (ev->type) {
     case WK_EV_STR:
         if (r->strict_utf8) {
@@ -123,16 +136,79 @@ WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
     case WK_EV_ARRAY:
     case WK_EV_MAP:
         if (r->depth >= r->max_depth) {
-            r->pos = start;
-            return fail(r, WK_ERR_DEPTH, start, WK_MP_MSG_DEPTH);
+            return fail(r, WK_ERR_DEPTH, r->pos, WK_MP_MSG_DEPTH);
         }
+        r->left--;
         if (!push(r, ev->type == WK_EV_MAP ? 2 * (uint64_t)ev->v.count : ev->v.count)) {
-            r->pos = start;
-            return fail(r, WK_ERR_NOMEM, start, WK_MP_MSG_NOMEM);
+            r->left++;
+            return fail(r, WK_ERR_NOMEM, r->pos, WK_MP_MSG_NOMEM);
         }
-        break;
+        r->pos = next;
+        return WK_OK;
     default: break;
     }
+    r->left--;
+    r->pos = next;
+    return WK_OK;
+}
+
+WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
+{
+    if (r->status != WK_OK) {
+        return r->status;
+    }
+    if (r->left == 0) {
+        pop(r);
+        ev->type = WK_EV_END;
+        ev->f32 = false;
+        return WK_OK;
+    }
+    const uint8_t *next = NULL;
+    wk_status st = peek(r, ev, &next);
+    if (st != WK_OK) {
+        return st;
+    }
+    return take(r, ev, next);
+}
+
+WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want)
+{
+    if (r->status != WK_OK) {
+        return r->status;
+    }
+    if (r->left == 0) {
+        return WK_ERR_STATE;
+    }
+    const uint8_t *next = NULL;
+    wk_status st = peek(r, ev, &next);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev->type != want) {
+        /* Integers: INT and UINT are one family; the caller's range decides. */
+        if (want == WK_EV_INT && ev->type == WK_EV_UINT) {
+            if (ev->v.u > (uint64_t)INT64_MAX) {
+                return WK_ERR_RANGE;
+            }
+            ev->v.i = (int64_t)ev->v.u;
+        } else if (!(want == WK_EV_UINT && ev->type == WK_EV_INT)) {
+            return WK_ERR_TYPE;
+        } else {
+            return WK_ERR_RANGE; /* a negative number where an unsigned one is wanted */
+        }
+    }
+    return take(r, ev, next);
+}
+
+WK_API wk_status wk_mp_read_end(wk_mp_reader *r)
+{
+    if (r->status != WK_OK) {
+        return r->status;
+    }
+    if (r->left != 0 || r->depth == 0) {
+        return WK_ERR_STATE;
+    }
+    pop(r);
     return WK_OK;
 }
 
@@ -141,13 +217,10 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
     if (r->status != WK_OK) {
         return r->status;
     }
-    if (r->depth > 0) {
-        uint64_t *top = &slots(r)[r->depth - 1];
-        if (*top == 0) {
-            return WK_ERR_STATE;
-        }
-        (*top)--;
-    } else if (r->pos == r->end) {
+    if (r->left == 0) {
+        return WK_ERR_STATE;
+    }
+    if (r->depth == 0 && r->pos == r->end) {
         wk_mp_reader_release(r);
         return WK_ERR_EOF;
     }
@@ -158,6 +231,7 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
     if (st != WK_OK) {
         return fail(r, st, err_at, msg);
     }
+    r->left--;
     return WK_OK;
 }
 
@@ -167,7 +241,7 @@ WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
         return;
     }
     err->code = r->status;
-    err->msg = r->msg;
+    err->msg = r->msg != NULL ? r->msg : wk_status_str(r->status);
     err->offset = r->status != WK_OK ? r->err_offset : wk_mp_reader_offset(r);
 }
 

@@ -15,25 +15,6 @@
 #define SINK_MAX_DEPTH 65536u
 #define COUNT_UNKNOWN64 UINT64_MAX
 
-WK_API void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
-{
-    w->out = out;
-    if (out->data != NULL) {
-        w->pos = out->data + out->len;
-        w->end = out->data + out->cap;
-    } else {
-        w->pos = NULL;
-        w->end = NULL;
-    }
-    w->status = WK_OK;
-    w->msg = NULL;
-    w->err_offset = 0;
-    w->frames = NULL;
-    w->depth = 0;
-    w->frames_cap = WK_MP_WRITER_INLINE_FRAMES;
-    w->finished = false;
-}
-
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
 {
     if (w->status != WK_OK) {
@@ -72,7 +53,7 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
     return w->status;
 }
 
-WK_API wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
+WK_API wk_status wk__mp_writer_finish_slow(wk_mp_writer *w, wk_error *err)
 {
     if (w->finished) {
         return wk_error_set(err, WK_ERR_STATE, wk_mp_writer_size(w),

@@ -232,3 +232,61 @@ WK_TEST(test_msgpack_reader_round_trips_through_writer_sink)
     CHECK_MEM(out.data, out.len, buf, n);
     wk_buf_free(&out);
 }
+
+WK_TEST(test_msgpack_typed_reads_decode_every_width_and_refuse_other_types)
+{
+    uint8_t buf[128];
+    size_t n = wk_test_hex("95 a161 d903626364 d1fc18 cd0100 c3 c0", buf, sizeof buf);
+    CHECK(n != (size_t)-1);
+    wk_mp_reader r;
+    wk_mp_reader_init(&r, buf, n, NULL);
+    uint32_t count = 0;
+    CHECK_OK(wk_mp_read_array(&r, &count));
+    CHECK_EQ(count, 5);
+    const char *s;
+    size_t len;
+    CHECK_OK(wk_mp_read_str(&r, &s, &len));
+    CHECK_MEM(s, len, "a", 1);
+    int64_t i;
+    CHECK_STATUS(wk_mp_read_int(&r, &i), WK_ERR_TYPE); /* a str is next: nothing consumed */
+    CHECK_OK(wk_mp_read_str(&r, &s, &len));            /* str8 through the slow path */
+    CHECK_MEM(s, len, "bcd", 3);
+    uint64_t u;
+    CHECK_STATUS(wk_mp_read_uint(&r, &u), WK_ERR_RANGE); /* -1000 is not unsigned */
+    CHECK_OK(wk_mp_read_int(&r, &i));
+    CHECK_EQ(i, -1000);
+    CHECK_OK(wk_mp_read_uint(&r, &u));
+    CHECK_EQ(u, 256);
+    bool b = false;
+    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE); /* one element left */
+    CHECK_OK(wk_mp_read_bool(&r, &b));
+    CHECK(b);
+    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_STATE); /* the array is complete */
+    CHECK_OK(wk_mp_read_end(&r));
+    CHECK_OK(wk_mp_read_nil(&r)); /* a second top-level value */
+    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_EOF);
+    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE);
+}
+
+WK_TEST(test_msgpack_typed_reads_latch_malformed_input)
+{
+    uint8_t buf[] = {0x81, 0xa5, 'a', 'b'}; /* fixstr of 5 with 2 bytes left */
+    wk_mp_reader r;
+    wk_mp_reader_init(&r, buf, sizeof buf, NULL);
+    uint32_t n;
+    CHECK_OK(wk_mp_read_map(&r, &n));
+    const char *s;
+    size_t len;
+    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_TRUNCATED);
+    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_TRUNCATED); /* sticky */
+    wk_event ev;
+    CHECK_STATUS(wk_mp_reader_next(&r, &ev), WK_ERR_TRUNCATED);
+    wk_error err;
+    wk_mp_reader_error(&r, &err);
+    CHECK_EQ(err.offset, 1);
+    /* strict UTF-8 goes through the checked path even for fixstr */
+    uint8_t bad[] = {0xa1, 0xff};
+    wk_mp_reader_opts opts = {.strict_utf8 = true};
+    wk_mp_reader_init(&r, bad, sizeof bad, &opts);
+    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_UTF8);
+}

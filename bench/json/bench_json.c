@@ -1,0 +1,360 @@
+/*
+ * Suite `json`: wirekit's JSON codec against cJSON, jansson, json-c, rapidjson and simdjson.
+ *
+ * Cases: parse to a tree and stringify from a tree (compact) for each corpus file, MB/s of
+ * the input (parse) or output (stringify); the seed record (101 bytes) encoded from a C struct
+ * and decoded back into one, by hand through each library's API. Checks: every parse
+ * succeeds; every peer's stringified output, read back by wirekit, is the same tree as
+ * wirekit's (cJSON excepted: it keeps numbers as doubles, so 64-bit ids change; its output
+ * must still parse and keep the top-level shape); every seed encoding is the exact 101 bytes
+ * and every seed decoding gives the original struct.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_json.h"
+#include "wirekit/json.h"
+
+/* ---- wirekit ------------------------------------------------------------------------------ */
+
+typedef struct wk_parse_ctx {
+    jb_input in;
+    wk_arena arena;
+    wk_value *root;
+} wk_parse_ctx;
+
+static uint64_t wk_parse(void *arg, uint64_t iters)
+{
+    wk_parse_ctx *c = arg;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_arena_reset(&c->arena);
+        wk_status st = wk_json_decode(c->in.data, c->in.len, NULL, &c->arena, NULL, &c->root,
+                                      NULL, NULL);
+        acc += st == WK_OK;
+    }
+    return acc;
+}
+
+typedef struct wk_write_ctx {
+    const wk_value *root;
+    wk_buf out;
+} wk_write_ctx;
+
+static uint64_t wk_stringify(void *arg, uint64_t iters)
+{
+    wk_write_ctx *c = arg;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_buf_clear(&c->out);
+        wk_json_write_value(c->root, &c->out, NULL, NULL);
+        acc += c->out.len;
+    }
+    return acc;
+}
+
+static inline wk_event ev_str(const char *s, size_t n)
+{
+    wk_event e;
+    e.type = WK_EV_STR;
+    e.v.str.ptr = s;
+    e.v.str.len = n;
+    return e;
+}
+
+static uint64_t wk_seed_encode(void *arg, uint64_t iters)
+{
+    jb_seed_ctx *c = arg;
+    const jb_seed *s = &c->in;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_buf out;
+        wk_buf_init_fixed(&out, c->buf, sizeof c->buf);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &out, NULL);
+        wk_event e;
+        e.type = WK_EV_MAP;
+        e.v.count = 5;
+        wk_json_writer_event(&w, &e);
+        e = ev_str("username", 8);
+        wk_json_writer_event(&w, &e);
+        e = ev_str(s->username, strlen(s->username));
+        wk_json_writer_event(&w, &e);
+        e = ev_str("password", 8);
+        wk_json_writer_event(&w, &e);
+        e = ev_str(s->password, strlen(s->password));
+        wk_json_writer_event(&w, &e);
+        e = ev_str("age", 3);
+        wk_json_writer_event(&w, &e);
+        e.type = WK_EV_INT;
+        e.v.i = s->age;
+        wk_json_writer_event(&w, &e);
+        e = ev_str("enabled", 7);
+        wk_json_writer_event(&w, &e);
+        e.type = WK_EV_BOOL;
+        e.v.b = s->enabled;
+        wk_json_writer_event(&w, &e);
+        e = ev_str("metadata", 8);
+        wk_json_writer_event(&w, &e);
+        e.type = WK_EV_MAP;
+        e.v.count = 2;
+        wk_json_writer_event(&w, &e);
+        e = ev_str("hello", 5);
+        wk_json_writer_event(&w, &e);
+        e = ev_str(s->hello, strlen(s->hello));
+        wk_json_writer_event(&w, &e);
+        e = ev_str("int", 3);
+        wk_json_writer_event(&w, &e);
+        e.type = WK_EV_INT;
+        e.v.i = s->meta_int;
+        wk_json_writer_event(&w, &e);
+        e.type = WK_EV_END;
+        wk_json_writer_event(&w, &e);
+        wk_json_writer_event(&w, &e);
+        c->len = wk_json_writer_finish(&w, NULL) == WK_OK ? out.len : 0;
+    }
+    return c->len;
+}
+
+static bool key_is(const wk_event *e, const char *k, size_t n)
+{
+    return e->v.str.len == n && memcmp(e->v.str.ptr, k, n) == 0;
+}
+
+/* Reads the seed object's fields into `s` (keys in any order, unknown keys rejected). */
+static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
+{
+    wk_event k, v;
+    if (wk_json_reader_next(r, &k) != WK_OK || k.type != WK_EV_MAP) {
+        return false;
+    }
+    while (wk_json_reader_next(r, &k) == WK_OK && k.type == WK_EV_STR) {
+        if (wk_json_reader_next(r, &v) != WK_OK) {
+            return false;
+        }
+        if (key_is(&k, "username", 8) && v.type == WK_EV_STR) {
+            jb_copy(s->username, sizeof s->username, v.v.str.ptr, v.v.str.len);
+        } else if (key_is(&k, "password", 8) && v.type == WK_EV_STR) {
+            jb_copy(s->password, sizeof s->password, v.v.str.ptr, v.v.str.len);
+        } else if (key_is(&k, "age", 3) && v.type == WK_EV_UINT) {
+            s->age = (int64_t)v.v.u;
+        } else if (key_is(&k, "enabled", 7) && v.type == WK_EV_BOOL) {
+            s->enabled = v.v.b;
+        } else if (key_is(&k, "metadata", 8) && v.type == WK_EV_MAP) {
+            while (wk_json_reader_next(r, &k) == WK_OK && k.type == WK_EV_STR) {
+                if (wk_json_reader_next(r, &v) != WK_OK) {
+                    return false;
+                }
+                if (key_is(&k, "hello", 5) && v.type == WK_EV_STR) {
+                    jb_copy(s->hello, sizeof s->hello, v.v.str.ptr, v.v.str.len);
+                } else if (key_is(&k, "int", 3) && v.type == WK_EV_UINT) {
+                    s->meta_int = (int64_t)v.v.u;
+                } else {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+    }
+    return k.type == WK_EV_END && wk_json_reader_next(r, &k) == WK_ERR_EOF;
+}
+
+static uint64_t wk_seed_decode(void *arg, uint64_t iters)
+{
+    jb_seed_ctx *c = arg;
+    uint64_t ok = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_json_reader r;
+        wk_json_reader_init(&r, c->json.data, c->json.len, NULL, NULL, NULL);
+        ok += wk_seed_read(&r, &c->out);
+        wk_json_reader_free(&r);
+    }
+    return ok;
+}
+
+/* ---- the suite ---------------------------------------------------------------------------- */
+
+static const jb_seed SEED = {"root", "secret", 20, true, "world", 10};
+
+static bool seed_equal(const jb_seed *a, const jb_seed *b)
+{
+    return strcmp(a->username, b->username) == 0 && strcmp(a->password, b->password) == 0 &&
+           a->age == b->age && a->enabled == b->enabled && strcmp(a->hello, b->hello) == 0 &&
+           a->meta_int == b->meta_int;
+}
+
+/* A peer's compact output must read back as wirekit's tree. */
+static void check_dump(wk_bench *b, const char *what, const char *impl, char *dump, size_t n,
+                       const wk_value *want, bool exact)
+{
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    wk_value *v;
+    if (dump == NULL || wk_json_decode(dump, n, NULL, &a, NULL, &v, NULL, NULL) != WK_OK) {
+        wk_bench_fail(b, "%s: %s output does not parse", what, impl);
+    } else if (exact ? !wk_value_equal(v, want) : (v->type != want->type || v->len != want->len)) {
+        wk_bench_fail(b, "%s: %s output is not the same document", what, impl);
+    }
+    wk_arena_free(&a);
+    free(dump);
+}
+
+static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
+                         const char *write_name)
+{
+    jb_input in;
+    uint8_t *data = wk_bench_read_shared(b, file, &in.len);
+    if (data == NULL) {
+        return;
+    }
+    in.data = data;
+    size_t n = in.len;
+
+    /* parse */
+    wk_parse_ctx pc = {in, {0}, NULL};
+    wk_arena_init(&pc.arena, NULL, 0);
+    wk_bench_spec s = {parse_name, "wirekit", wk_parse, &pc, 0, n, NULL};
+    wk_bench_run(b, &s);
+    if (pc.root == NULL) {
+        wk_bench_fail(b, "%s: wirekit failed to parse", parse_name);
+        return;
+    }
+    struct {
+        const char *impl;
+        wk_bench_fn fn;
+        void *arg;
+    } parsers[] = {{"cJSON", jb_cjson_parse, &in},
+                   {"jansson", jb_jansson_parse, &in},
+                   {"json-c", jb_jsonc_parse, &in},
+                   {"rapidjson", jb_rapidjson_parse, &in},
+                   {"simdjson", jb_simdjson_parse, NULL}};
+    void *simd = jb_simdjson_prepare(&in);
+    parsers[4].arg = simd;
+    for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++) {
+        if (parsers[i].fn(parsers[i].arg, 1) != 1) {
+            wk_bench_fail(b, "%s: %s failed to parse", parse_name, parsers[i].impl);
+            continue;
+        }
+        wk_bench_spec ps = {parse_name, parsers[i].impl, parsers[i].fn, parsers[i].arg, 0, n,
+                            NULL};
+        wk_bench_run(b, &ps);
+    }
+
+    /* stringify from each library's own tree */
+    wk_write_ctx wc = {pc.root, {0}};
+    wk_buf_init(&wc.out, NULL, 0);
+    wk_stringify(&wc, 1);
+    size_t out_len = wc.out.len;
+    wk_bench_spec ws = {write_name, "wirekit", wk_stringify, &wc, 0, out_len, NULL};
+    wk_bench_run(b, &ws);
+
+    void *cj = jb_cjson_load(&in);
+    void *ja = jb_jansson_load(&in);
+    void *jc = jb_jsonc_load(&in);
+    void *rj = jb_rapidjson_load(&in);
+    jb_simdjson_parse(simd, 1);
+    struct {
+        const char *impl;
+        char *(*dump)(void *, size_t *);
+        void *doc;
+        bool exact;
+    } dumps[] = {{"cJSON", jb_cjson_dump, cj, false},
+                 {"jansson", jb_jansson_dump, ja, true},
+                 {"json-c", jb_jsonc_dump, jc, true},
+                 {"rapidjson", jb_rapidjson_dump, rj, true},
+                 {"simdjson", jb_simdjson_dump, simd, true}};
+    for (size_t i = 0; i < sizeof dumps / sizeof dumps[0]; i++) {
+        size_t dn = 0;
+        char *d = dumps[i].dump(dumps[i].doc, &dn);
+        check_dump(b, write_name, dumps[i].impl, d, dn, pc.root, dumps[i].exact);
+    }
+    wk_bench_spec w2[] = {
+        {write_name, "cJSON", jb_cjson_stringify, cj, 0, out_len, "numbers as doubles"},
+        {write_name, "jansson", jb_jansson_stringify, ja, 0, out_len, NULL},
+        {write_name, "json-c", jb_jsonc_stringify, jc, 0, out_len, NULL},
+        {write_name, "rapidjson", jb_rapidjson_stringify, rj, 0, out_len, NULL},
+        {write_name, "simdjson", jb_simdjson_stringify, simd, 0, out_len, NULL},
+    };
+    for (size_t i = 0; i < sizeof w2 / sizeof w2[0]; i++) {
+        wk_bench_run(b, &w2[i]);
+    }
+    jb_cjson_free(cj);
+    jb_jansson_free(ja);
+    jb_jsonc_free(jc);
+    jb_rapidjson_free(rj);
+    jb_simdjson_release(simd);
+    wk_buf_free(&wc.out);
+    wk_arena_free(&pc.arena);
+    free(data);
+}
+
+static void seed_cases(wk_bench *b)
+{
+    static const char want[] = JB_SEED_JSON;
+    const size_t want_len = sizeof want - 1;
+    uint64_t iters = 2000000;
+    struct {
+        const char *impl;
+        wk_bench_fn fn;
+    } enc[] = {{"wirekit", wk_seed_encode},         {"cJSON", jb_cjson_seed_encode},
+               {"jansson", jb_jansson_seed_encode}, {"json-c", jb_jsonc_seed_encode},
+               {"rapidjson", jb_rapidjson_seed_encode}};
+    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++) {
+        jb_seed_ctx c;
+        memset(&c, 0, sizeof c);
+        c.in = SEED;
+        enc[i].fn(&c, 1);
+        if (c.len != want_len || memcmp(c.buf, want, want_len) != 0) {
+            wk_bench_fail(b, "seed encode json: %s wrote %zu bytes '%.*s', want the 101 bytes",
+                          enc[i].impl, c.len, (int)c.len, c.buf);
+            continue;
+        }
+        wk_bench_spec s = {"seed encode json", enc[i].impl, enc[i].fn, &c, iters, want_len,
+                           NULL};
+        wk_bench_run(b, &s);
+    }
+    wk_bench_say(b, "seed encode json: simdjson has no writer (parse only), not measured");
+
+    jb_input in = {(const uint8_t *)want, want_len};
+    struct {
+        const char *impl;
+        wk_bench_fn fn;
+    } dec[] = {{"wirekit", wk_seed_decode},         {"cJSON", jb_cjson_seed_decode},
+               {"jansson", jb_jansson_seed_decode}, {"json-c", jb_jsonc_seed_decode},
+               {"rapidjson", jb_rapidjson_seed_decode}};
+    for (size_t i = 0; i < sizeof dec / sizeof dec[0]; i++) {
+        jb_seed_ctx c;
+        memset(&c, 0, sizeof c);
+        c.json = in;
+        dec[i].fn(&c, 1);
+        if (!seed_equal(&c.out, &SEED)) {
+            wk_bench_fail(b, "seed decode json: %s did not read the record back", dec[i].impl);
+            continue;
+        }
+        wk_bench_spec s = {"seed decode json", dec[i].impl, dec[i].fn, &c, iters, want_len,
+                           NULL};
+        wk_bench_run(b, &s);
+    }
+    void *simd = jb_simdjson_prepare(&in);
+    jb_simdjson_seed_decode(simd, 1);
+    jb_seed got;
+    jb_simdjson_seed_result(simd, &got);
+    if (!seed_equal(&got, &SEED)) {
+        wk_bench_fail(b, "seed decode json: simdjson did not read the record back");
+    } else {
+        wk_bench_spec s = {"seed decode json", "simdjson", jb_simdjson_seed_decode, simd, iters,
+                           want_len, NULL};
+        wk_bench_run(b, &s);
+    }
+    jb_simdjson_release(simd);
+}
+
+int wk_bench_suite_json(wk_bench *b)
+{
+    corpus_cases(b, "json-corpus/twitter.json", "parse twitter.json", "stringify twitter.json");
+    corpus_cases(b, "json-corpus/citm_catalog.json", "parse citm_catalog.json",
+                 "stringify citm_catalog.json");
+    seed_cases(b);
+    return 0;
+}

@@ -1,0 +1,207 @@
+/*
+ * wirekit media types (Content-Type values): parse, serialize, look up well-known types.
+ *
+ * The grammar is written once with the text codec (wk_mt_grammar(), the oracle); parsing
+ * runs a hand-tuned scanner that a differential test and a fuzzer hold equal to the grammar.
+ * Default mode is the WHATWG MIME Sniffing Standard ("parse a MIME type" over bytes, each
+ * byte one code point, as in "parse a MIME type from bytes"); WK_MT_STRICT is RFC 9110's
+ * grammar, where any error rejects. Parsing allocates nothing: the result is a struct of views
+ * into the input, in the input's case; the canonical (lowercase) form appears on output.
+ *
+ * Rendering is cached in the object: a well-known type with no parameters, or with only
+ * `charset=utf-8`, renders as a pointer to a precomputed string, and an input already in
+ * canonical form renders as a view of itself. Neither copies or allocates.
+ *
+ * Thread-safety: a wk_media_type belongs to one thread at a time; the well-known table and
+ * the compiled grammars are immutable and shared.
+ */
+#ifndef WIREKIT_MEDIATYPE_H
+#define WIREKIT_MEDIATYPE_H
+
+#include "buffer.h"
+#include "core.h"
+#include "text.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Parse flag: RFC 9110 media-type grammar (no whitespace trimming, no dropped parameters,
+ *  a duplicate parameter name is an error). Default: WHATWG. */
+#define WK_MT_STRICT 0x1u
+/** Parse flag: the input is UTF-8 text rather than bytes-as-code-points. Parameter values may
+ *  then hold U+0080..U+00FF only as their two-byte UTF-8 forms; any other non-ASCII makes a
+ *  value invalid (dropped in WHATWG mode, an error in strict mode), as a code point above
+ *  U+00FF does in the standard. Serialization copies the bytes, so output stays UTF-8. */
+#define WK_MT_UTF8 0x2u
+
+/** Serialize style: parameters joined with ";" (the WHATWG serialization). */
+#define WK_MT_STYLE_WHATWG 0u
+/** Serialize style: parameters joined with "; " (the common server style). */
+#define WK_MT_STYLE_SPACE 1u
+
+/** Most parameters a media type holds (distinct names that survived parsing). */
+#define WK_MT_MAX_PARAMS 16
+/** Serialized forms up to this size are cached inside the object; longer ones on the heap. */
+#define WK_MT_RENDER_INLINE 128
+
+typedef struct wk_mt_param {
+    wk_text_slice name;  /* as written; names compare case-insensitively */
+    wk_text_slice value; /* as written; a quoted value is the text between the quotes */
+    uint8_t quoted;      /* the value was a quoted string */
+    uint8_t escaped;     /* the quoted value holds backslash escapes: see wk_mt_param_value */
+} wk_mt_param;
+
+typedef struct wk_media_type {
+    /* Views of the input as written (compare case-insensitively); for a well-known type,
+     * views of the table's lowercase essence instead. */
+    wk_text_slice type;
+    wk_text_slice subtype;
+    wk_text_slice essence; /* "type/subtype" */
+    uint16_t id;           /* well-known id (wk_mt_known_get), 0 when not in the table */
+    uint8_t nparams;
+    uint8_t canonical; /* internal: which styles the input is already the serialization of */
+    wk_mt_param params[WK_MT_MAX_PARAMS];
+    /* ---- internal: the render cache (wk_mt_render) ---- */
+    wk_text_slice input;     /* the parsed text, whitespace-trimmed */
+    uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
+    uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
+    wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
+    size_t cache_heap_cap;
+    const wk_allocator *cache_alloc;
+    char cache_inline[WK_MT_RENDER_INLINE];
+} wk_media_type;
+
+/**
+ * Parses `data[0..len)` into *mt (views of `data`, which must outlive *mt). `flags`: 0
+ * (WHATWG), WK_MT_STRICT, WK_MT_UTF8, or both. Allocates nothing. Returns WK_OK;
+ * WK_ERR_SYNTAX for a value that is not a media type (err->offset is the first byte that
+ * made it so, err->msg says what was expected); WK_ERR_LIMIT when more than
+ * WK_MT_MAX_PARAMS distinct parameters survive; WK_ERR_ARG for NULL arguments. On error *mt
+ * is left empty (no type). *mt is overwritten whole: if it held a heap-rendered form (see
+ * wk_mt_render), wk_mt_release() it first. Thread-safe.
+ */
+WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
+                             wk_error *err);
+
+/**
+ * Makes *mt from an essence ("type/subtype", any case) and `n` parameters whose `value` is
+ * the plain value (no quotes or escapes; `quoted`/`escaped` are ignored and cleared). Views
+ * only: essence, names and values must outlive *mt. Returns WK_ERR_SYNTAX (err->offset is
+ * the index of the bad parameter + 1, or 0 for the essence) when the essence is not
+ * token "/" token, a name is not a token, or a value has a byte outside TAB, 0x20-0x7E,
+ * 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
+ */
+WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len,
+                             const wk_mt_param *params, size_t n, wk_error *err);
+
+/**
+ * Appends the serialization of *mt to `out` (not cached): lowercase type, subtype and
+ * parameter names; values that are empty or not all token bytes quoted, with `"` and `\`
+ * escaped; parameters joined by ";" (WK_MT_STYLE_WHATWG) or "; " (WK_MT_STYLE_SPACE).
+ * Returns the buffer's status (WK_ERR_LIMIT, WK_ERR_NOMEM); on error `out` is unchanged.
+ */
+WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out,
+                                 wk_error *err);
+
+/** The slow path of wk_mt_render(): finds or builds the serialization and caches it. Call
+ *  wk_mt_render(), which tries the cache inline first. */
+WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+                                    wk_text_slice *out, wk_error *err);
+
+/**
+ * Returns in *out the serialization of *mt in `style`, cached in *mt: the first call finds or
+ * builds it, later calls with the same style return it at once (inline, a few instructions).
+ * No copy and no allocation when *mt is well-known with no parameters or only charset=utf-8
+ * (a precomputed string), or when the parsed input already is the serialization (a view of
+ * it). Otherwise the text is built inside *mt (up to WK_MT_RENDER_INLINE bytes) or allocated
+ * with `alloc` (NULL = libc; release with wk_mt_release()). *out stays valid until *mt
+ * changes, is released, or (for the inline case) is moved. Returns WK_OK, WK_ERR_NOMEM,
+ * WK_ERR_ARG (no parsed type, or an unknown style).
+ */
+static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+                                     wk_text_slice *out, wk_error *err)
+{
+    if (style <= WK_MT_STYLE_SPACE && mt != NULL && out != NULL &&
+        (mt->cache_styles & (1u << style)) != 0) {
+        out->ptr = mt->cache_kind == 2 ? mt->cache_inline : mt->cache_view.ptr;
+        out->len = mt->cache_view.len;
+        return WK_OK;
+    }
+    return wk_mt_render_build(mt, style, alloc, out, err);
+}
+
+/** Frees a heap-rendered form of *mt, if any, and forgets the render cache. Safe to call on
+ *  any parsed or built media type, any number of times. */
+WK_API void wk_mt_release(wk_media_type *mt);
+
+/** Finds parameter `name` (case-insensitive); NULL when absent. */
+WK_API const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name,
+                                           size_t len);
+
+/** The `charset` parameter, or NULL. */
+WK_API const wk_mt_param *wk_mt_charset(const wk_media_type *mt);
+/** The `boundary` parameter (multipart), or NULL. */
+WK_API const wk_mt_param *wk_mt_boundary(const wk_media_type *mt);
+
+/**
+ * Writes the plain value of `p` (quotes removed, backslash escapes resolved) to
+ * `buf[0..cap)` and returns its length; when that exceeds `cap` nothing useful is written and
+ * the caller retries with a larger buffer. A value that is not `escaped` equals p->value and
+ * needs no copy. `buf` may be NULL when `cap` is 0.
+ */
+WK_API size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap);
+
+/** True when *a and *b are the same media type: equal essence and parameters (names
+ *  case-insensitive, plain values byte-equal, same order). */
+WK_API bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b);
+
+/* ---- well-known media types (generated from mime-db) ---------------------------------- */
+
+typedef struct wk_mt_known {
+    const char *essence; /* lowercase "type/subtype", NUL-terminated */
+    uint32_t essence_len;
+    const char *charset;   /* mime-db's default charset ("UTF-8"), NULL when none */
+    int8_t compressible;   /* 1 yes, 0 no, -1 unknown */
+    uint8_t source;        /* 0 none, 1 IANA, 2 Apache, 3 nginx */
+    uint16_t nextensions;
+    const char *const *extensions; /* lowercase, without the dot; the first is preferred */
+    const char *render_utf8[2];    /* "<essence>;charset=utf-8" and "<essence>; charset=utf-8"
+                                      for UTF-8 and text types, else NULL */
+} wk_mt_known;
+
+/** Number of well-known types; ids run 1..count. */
+WK_API size_t wk_mt_known_count(void);
+/** The entry for `id`, or NULL for 0 or an id beyond the table. */
+WK_API const wk_mt_known *wk_mt_known_get(uint16_t id);
+/** The id of essence `s[0..len)` (ASCII case-insensitive) through a perfect hash; 0 when
+ *  not well-known. */
+WK_API uint16_t wk_mt_known_find(const char *s, size_t len);
+/** The id of the type for file extension `s[0..len)` ("json" or ".json", case-insensitive),
+ *  chosen among types sharing it as the npm mime-types package does; 0 when unknown. */
+WK_API uint16_t wk_mt_known_find_ext(const char *s, size_t len);
+
+/* ---- the grammar -------------------------------------------------------------------------- */
+
+/** Capture slots of the media-type grammars. */
+enum {
+    WK_MT_SLOT_TYPE = 0,
+    WK_MT_SLOT_SUBTYPE = 1,
+    WK_MT_SLOT_NAME = 2,
+    WK_MT_SLOT_VALUE = 3,  /* an unquoted value */
+    WK_MT_SLOT_QVALUE = 4, /* a quoted value's text between the quotes, escapes included */
+    WK_MT_SLOT_QTAIL = 5   /* WHATWG: the lone "\" ending an unterminated quoted value */
+};
+
+/**
+ * The compiled text-codec grammar for `flags` (WK_MT_STRICT, WK_MT_UTF8), built on first use
+ * and shared for the life of the process; NULL only when memory ran out. The WHATWG grammar
+ * matches the input after HTTP whitespace is trimmed from both ends and captures every valid
+ * parameter (duplicates are resolved after, the first wins). Thread-safe.
+ */
+WK_API const wk_text_program *wk_mt_grammar(unsigned flags);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,498 @@
+/*
+ * PostgreSQL value codecs, their registry and per-result decode plans (no libpq needed).
+ *
+ * A codec is a set of pure functions over byte slices, one per (wire format, C kind), plus
+ * metadata: the type OIDs it handles (and their array OIDs), the formats, the C kinds it
+ * decodes into and encodes from, the kinds it is the default PostgreSQL type for, and a
+ * preference rank. A registry is built once from a codec list into an immutable table, so
+ * that "which function decodes OID x in format f into kind k" is a direct index (built-in
+ * OIDs) or a hash probe with a full-key compare (other OIDs), never a scan. Adding codecs
+ * makes a new snapshot; the old one stays valid for whoever holds it. A decode plan resolves
+ * every column of a result once, so rows decode with no lookups at all.
+ *
+ * The slow, obvious answer (ask every codec in turn) is kept as wk_pg_registry_scan_* and the
+ * tests compare it with the table for every key.
+ *
+ * Values land in a C representation the caller picks (wk_pg_kind): integers, doubles,
+ * wk_pg_numeric, microseconds since 2000-01-01, views into the input, an array header with an
+ * element iterator, PostgreSQL's own text output, a wk_value tree, or events to a wk_sink.
+ * Every decoder checks lengths and counts against the bytes present before reading them.
+ */
+#ifndef WIREKIT_PG_H
+#define WIREKIT_PG_H
+
+#include "arena.h"
+#include "buffer.h"
+#include "event.h"
+#include "value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t wk_pg_oid;
+
+/** Wire format of a value: PostgreSQL's format codes. */
+typedef enum wk_pg_format { WK_PG_TEXT = 0, WK_PG_BINARY = 1 } wk_pg_format;
+
+#define WK_PG_FORMAT_MASK(f) (1u << (unsigned)(f))
+#define WK_PG_BOTH_FORMATS (WK_PG_FORMAT_MASK(WK_PG_TEXT) | WK_PG_FORMAT_MASK(WK_PG_BINARY))
+
+/** Maximum number of array dimensions (PostgreSQL's MAXDIM). */
+#define WK_PG_MAXDIM 6
+
+/* OIDs of the built-in types (pg_type.oid), scalars then arrays. */
+enum {
+    WK_PG_OID_BOOL = 16,
+    WK_PG_OID_BYTEA = 17,
+    WK_PG_OID_CHAR = 18,
+    WK_PG_OID_NAME = 19,
+    WK_PG_OID_INT8 = 20,
+    WK_PG_OID_INT2 = 21,
+    WK_PG_OID_INT4 = 23,
+    WK_PG_OID_TEXT = 25,
+    WK_PG_OID_OID = 26,
+    WK_PG_OID_JSON = 114,
+    WK_PG_OID_CIDR = 650,
+    WK_PG_OID_FLOAT4 = 700,
+    WK_PG_OID_FLOAT8 = 701,
+    WK_PG_OID_INET = 869,
+    WK_PG_OID_BPCHAR = 1042,
+    WK_PG_OID_VARCHAR = 1043,
+    WK_PG_OID_DATE = 1082,
+    WK_PG_OID_TIME = 1083,
+    WK_PG_OID_TIMESTAMP = 1114,
+    WK_PG_OID_TIMESTAMPTZ = 1184,
+    WK_PG_OID_INTERVAL = 1186,
+    WK_PG_OID_TIMETZ = 1266,
+    WK_PG_OID_NUMERIC = 1700,
+    WK_PG_OID_UUID = 2950,
+    WK_PG_OID_JSONB = 3802,
+
+    WK_PG_OID_JSON_ARRAY = 199,
+    WK_PG_OID_CIDR_ARRAY = 651,
+    WK_PG_OID_BOOL_ARRAY = 1000,
+    WK_PG_OID_BYTEA_ARRAY = 1001,
+    WK_PG_OID_CHAR_ARRAY = 1002,
+    WK_PG_OID_NAME_ARRAY = 1003,
+    WK_PG_OID_INT2_ARRAY = 1005,
+    WK_PG_OID_INT4_ARRAY = 1007,
+    WK_PG_OID_TEXT_ARRAY = 1009,
+    WK_PG_OID_BPCHAR_ARRAY = 1014,
+    WK_PG_OID_VARCHAR_ARRAY = 1015,
+    WK_PG_OID_INT8_ARRAY = 1016,
+    WK_PG_OID_FLOAT4_ARRAY = 1021,
+    WK_PG_OID_FLOAT8_ARRAY = 1022,
+    WK_PG_OID_OID_ARRAY = 1028,
+    WK_PG_OID_INET_ARRAY = 1041,
+    WK_PG_OID_TIMESTAMP_ARRAY = 1115,
+    WK_PG_OID_DATE_ARRAY = 1182,
+    WK_PG_OID_TIME_ARRAY = 1183,
+    WK_PG_OID_TIMESTAMPTZ_ARRAY = 1185,
+    WK_PG_OID_INTERVAL_ARRAY = 1187,
+    WK_PG_OID_NUMERIC_ARRAY = 1231,
+    WK_PG_OID_TIMETZ_ARRAY = 1270,
+    WK_PG_OID_UUID_ARRAY = 2951,
+    WK_PG_OID_JSONB_ARRAY = 3807
+};
+
+/**
+ * The C representation a value is decoded into or encoded from. The comment names the C
+ * type that `out` (decode) or `in` (encode) points to.
+ */
+typedef enum wk_pg_kind {
+    WK_PG_KIND_BOOL = 0,   /* bool */
+    WK_PG_KIND_I16,        /* int16_t */
+    WK_PG_KIND_I32,        /* int32_t */
+    WK_PG_KIND_I64,        /* int64_t */
+    WK_PG_KIND_U32,        /* uint32_t (oid) */
+    WK_PG_KIND_F32,        /* float */
+    WK_PG_KIND_F64,        /* double */
+    WK_PG_KIND_NUMERIC,    /* wk_pg_numeric (digits in the arena when decoded) */
+    WK_PG_KIND_STR,        /* wk_pg_str: text (view into the input where possible) */
+    WK_PG_KIND_BYTES,      /* wk_pg_str: raw bytes (bytea) */
+    WK_PG_KIND_UUID,       /* wk_pg_uuid */
+    WK_PG_KIND_DATE,       /* int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
+    WK_PG_KIND_TIME,       /* int64_t microseconds since midnight */
+    WK_PG_KIND_TIMETZ,     /* wk_pg_timetz */
+    WK_PG_KIND_TIMESTAMP,  /* int64_t microseconds since 2000-01-01 00:00 (UTC for
+                              timestamptz); INT64_MIN/MAX = -/+infinity */
+    WK_PG_KIND_INTERVAL,   /* wk_pg_interval */
+    WK_PG_KIND_INET,       /* wk_pg_inet */
+    WK_PG_KIND_ARRAY,      /* decode: wk_pg_array; encode: wk_pg_array_in */
+    WK_PG_KIND_TEXT,       /* decode: wk_buf, PostgreSQL's text output is appended;
+                              encode: wk_pg_str holding PostgreSQL text input */
+    WK_PG_KIND_VALUE,      /* decode: wk_value (nodes and copies in the arena) */
+    WK_PG_KIND_EVENTS,     /* decode: wk_pg_events, the value is written as events */
+    WK_PG_KIND_COUNT
+} wk_pg_kind;
+
+#define WK_PG_KIND_MASK(k) (1u << (unsigned)(k))
+
+/** A byte or text view: `len` bytes at `ptr`, not NUL-terminated. */
+typedef struct wk_pg_str {
+    const char *ptr;
+    size_t len;
+} wk_pg_str;
+
+typedef struct wk_pg_uuid {
+    uint8_t b[16];
+} wk_pg_uuid;
+
+/** time with time zone: microseconds since midnight and the UTC offset in seconds, east
+ *  positive (+05:30 is 19800; PostgreSQL stores the opposite sign internally). */
+typedef struct wk_pg_timetz {
+    int64_t usec;
+    int32_t offset_sec;
+} wk_pg_timetz;
+
+/** interval: PostgreSQL's three independent fields. */
+typedef struct wk_pg_interval {
+    int64_t usec;
+    int32_t days;
+    int32_t months;
+} wk_pg_interval;
+
+/** inet / cidr: family 4 or 6, netmask bits, address bytes (4 or 16 used). */
+typedef struct wk_pg_inet {
+    uint8_t family;
+    uint8_t bits;
+    bool cidr;
+    uint8_t addr[16];
+} wk_pg_inet;
+
+/* Numeric signs, as on the wire. */
+#define WK_PG_NUMERIC_POS 0x0000u
+#define WK_PG_NUMERIC_NEG 0x4000u
+#define WK_PG_NUMERIC_NAN 0xC000u
+#define WK_PG_NUMERIC_PINF 0xD000u
+#define WK_PG_NUMERIC_NINF 0xF000u
+/** Largest display scale PostgreSQL accepts (NUMERIC_DSCALE_MAX). */
+#define WK_PG_NUMERIC_DSCALE_MAX 0x3FFF
+
+/**
+ * numeric, exactly as PostgreSQL holds it: value = sum(digits[i] * 10000^(weight - i)),
+ * each digit 0..9999, `dscale` decimal places displayed. NaN and +/-Infinity are signs with no
+ * digits. `digits` points into the arena (decode) or caller memory (encode).
+ */
+typedef struct wk_pg_numeric {
+    uint16_t sign;
+    int16_t weight;
+    uint16_t dscale;
+    uint16_t ndigits;
+    const uint16_t *digits;
+} wk_pg_numeric;
+
+/**
+ * A decoded array header. Elements are read with wk_pg_array_iter. For the binary format
+ * `data` points at the first element's length word; for text it is the whole literal. The
+ * decoder has already checked every dimension and element, so iteration cannot go past the
+ * input.
+ */
+typedef struct wk_pg_array {
+    wk_pg_format format;
+    wk_pg_oid elem_oid;   /* element type */
+    int ndim;             /* 0 for an empty array */
+    bool has_nulls;
+    uint32_t nitems;      /* product of dims */
+    int32_t dims[WK_PG_MAXDIM];
+    int32_t lbounds[WK_PG_MAXDIM];
+    const uint8_t *data;
+    size_t len;
+} wk_pg_array;
+
+/** Element iterator over a decoded array (row-major order). */
+typedef struct wk_pg_array_iter {
+    const wk_pg_array *arr;
+    size_t pos;
+    uint32_t index;
+    wk_arena *arena; /* where escaped text elements are unquoted; may be NULL */
+} wk_pg_array_iter;
+
+/** An array to encode: `nitems` (product of dims) values of `elem_kind`'s C type stored
+ *  contiguously at `elems`; `nulls` (may be NULL) marks NULL elements. */
+typedef struct wk_pg_array_in {
+    wk_pg_kind elem_kind;
+    int ndim;
+    int32_t dims[WK_PG_MAXDIM];
+    int32_t lbounds[WK_PG_MAXDIM];
+    const void *elems;
+    const bool *nulls;
+} wk_pg_array_in;
+
+/* Flags of wk_pg_events. */
+#define WK_PG_EV_RAW_FLOATS 0x01u /* finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
+                                     instead of WK_EV_FLOAT: for textual writers (JSON) */
+
+/** Target of WK_PG_KIND_EVENTS decodes. `scratch` (may be NULL) is reused for number and
+ *  text rendering; NULL makes the decoder use a small stack buffer and allocate when it is
+ *  too small. */
+typedef struct wk_pg_events {
+    const wk_sink *sink;
+    unsigned flags;
+    wk_buf *scratch;
+} wk_pg_events;
+
+typedef struct wk_pg_codec wk_pg_codec;
+typedef struct wk_pg_registry wk_pg_registry;
+typedef struct wk_pg_decoder wk_pg_decoder;
+typedef struct wk_pg_encoder wk_pg_encoder;
+
+/**
+ * Decodes the value `p[0..n)` into `out` (the kind's C type). `arena` receives memory that
+ * must outlive the call (numeric digits, unescaped text, trees); NULL is allowed for kinds
+ * that need none. Returns WK_OK or an error with `err` filled (offset within `p`).
+ */
+typedef wk_status (*wk_pg_decode_fn)(const wk_pg_decoder *d, const uint8_t *p, size_t n,
+                                     void *out, wk_arena *arena, wk_error *err);
+/** Appends the wire form of `*in` (the kind's C type) to `out`. */
+typedef wk_status (*wk_pg_encode_fn)(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                                     wk_error *err);
+
+/**
+ * A codec: functions per (format, kind) plus the metadata the registry is built from. The
+ * masks must agree with the function tables (a bit set exactly where a function is given);
+ * the registry checks this. Codecs are immutable and must outlive every registry using them.
+ */
+struct wk_pg_codec {
+    const char *name;            /* type name, e.g. "int4" */
+    const wk_pg_oid *oids;       /* the type OIDs handled; oids[0] is the default for encodes */
+    const wk_pg_oid *array_oids; /* parallel to oids: array type OID, or 0; NULL = none */
+    size_t n_oids;
+    unsigned formats;            /* WK_PG_FORMAT_MASK bits */
+    uint32_t decode_kinds;       /* WK_PG_KIND_MASK bits of kinds it decodes into */
+    uint32_t encode_kinds;       /* kinds it encodes from */
+    uint32_t native_kinds;       /* kinds whose default PostgreSQL type this codec is */
+    int rank;                    /* preference: the highest wins, the latest added on ties */
+    wk_pg_decode_fn decode[2][WK_PG_KIND_COUNT];
+    wk_pg_encode_fn encode[2][WK_PG_KIND_COUNT];
+    const void *data;            /* codec-private (e.g. enum labels) */
+};
+
+/** A resolved decoder: call it with wk_pg_decode(). Lives as long as its registry. */
+struct wk_pg_decoder {
+    wk_pg_decode_fn fn;
+    const wk_pg_codec *codec;
+    const wk_pg_decoder *elem;  /* arrays (TEXT, VALUE, EVENTS kinds): element decoder */
+    const wk_pg_registry *reg;  /* the registry it was resolved in (NULL from the scan) */
+    wk_pg_oid oid;
+    wk_pg_oid elem_oid;        /* arrays: element OID, else 0 */
+    uint8_t format;
+    uint8_t kind;
+};
+
+/** A resolved encoder: call it with wk_pg_encode(). `oid` is the type to declare. */
+struct wk_pg_encoder {
+    wk_pg_encode_fn fn;
+    const wk_pg_codec *codec;
+    const wk_pg_registry *reg; /* arrays: where element encoders are looked up */
+    wk_pg_oid oid;
+    wk_pg_oid elem_oid;
+    uint8_t format;
+    uint8_t kind;
+};
+
+static inline wk_status wk_pg_decode(const wk_pg_decoder *d, const void *p, size_t n, void *out,
+                                     wk_arena *arena, wk_error *err)
+{
+    return d->fn(d, (const uint8_t *)p, n, out, arena, err);
+}
+
+static inline wk_status wk_pg_encode(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                                     wk_error *err)
+{
+    return e->fn(e, in, out, err);
+}
+
+/** Size in bytes of the C type of `kind` (used to step through wk_pg_array_in elements);
+ *  0 for kinds that are not element values (TEXT, VALUE, EVENTS). */
+WK_API size_t wk_pg_kind_size(wk_pg_kind kind);
+/** Static name of a kind ("i32", "timestamp", ...). */
+WK_API const char *wk_pg_kind_name(wk_pg_kind kind);
+
+/* ---- the built-in codecs ------------------------------------------------------------- */
+
+/** The built-in codecs (every type listed in the OID enum), in registration order. */
+WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n);
+
+/* ---- the registry -------------------------------------------------------------------- */
+
+/**
+ * Builds an immutable registry from `codecs[0..n)` (later codecs win rank ties). `alloc`
+ * NULL means libc. The registry starts with one reference. Returns WK_OK, WK_ERR_ARG (a codec
+ * whose masks disagree with its functions, or no OIDs), WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pg_registry_build(const wk_pg_codec *const *codecs, size_t n,
+                                      const wk_allocator *alloc, wk_pg_registry **out,
+                                      wk_error *err);
+
+/** Builds a registry of the built-in codecs. */
+WK_API wk_status wk_pg_registry_new_default(const wk_allocator *alloc, wk_pg_registry **out,
+                                            wk_error *err);
+
+/**
+ * Copy-on-write addition: builds a new snapshot holding `base`'s codecs followed by
+ * `codecs[0..n)`. `base` is not changed and stays valid. The new registry starts with one
+ * reference; it uses base's allocator.
+ */
+WK_API wk_status wk_pg_registry_add(const wk_pg_registry *base, const wk_pg_codec *const *codecs,
+                                    size_t n, wk_pg_registry **out, wk_error *err);
+
+/**
+ * Makes `reg` own `mem` (allocated with its allocator, `size` bytes): freed with the
+ * registry. Used by codec factories (catalog types) whose codecs live as long as the snapshot.
+ * Not thread-safe: call it before sharing the registry.
+ */
+WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, size_t size);
+
+/** Takes a reference (atomic). Returns `reg`. */
+WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg);
+/** Drops a reference; the last one frees the registry. NULL is a no-op. */
+WK_API void wk_pg_registry_release(wk_pg_registry *reg);
+
+/** The decoder for (oid, format, kind), or NULL. O(1); thread-safe (read-only). */
+WK_API const wk_pg_decoder *wk_pg_registry_find_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
+                                                        wk_pg_format format, wk_pg_kind kind);
+/** The encoder that writes `kind` as PostgreSQL type `oid` in `format`, or NULL. O(1). */
+WK_API const wk_pg_encoder *wk_pg_registry_find_encoder_for(const wk_pg_registry *reg,
+                                                            wk_pg_oid oid, wk_pg_format format,
+                                                            wk_pg_kind kind);
+/** The encoder of `kind`'s default PostgreSQL type in `format` (for WK_PG_KIND_ARRAY use
+ *  wk_pg_registry_find_array_encoder), or NULL. O(1). */
+WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *reg,
+                                                        wk_pg_kind kind, wk_pg_format format);
+/** The encoder of arrays of `elem_kind`'s default type (e.g. I64 -> int8[]), or NULL. O(1). */
+WK_API const wk_pg_encoder *wk_pg_registry_find_array_encoder(const wk_pg_registry *reg,
+                                                              wk_pg_kind elem_kind,
+                                                              wk_pg_format format);
+
+/** The codec registered for `oid` (scalar or array type), or NULL; sets `*is_array`. */
+WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk_pg_oid oid,
+                                                   bool *is_array);
+/** Element OID of array type `oid`, or 0 when `oid` is not a registered array type. */
+WK_API wk_pg_oid wk_pg_registry_elem_oid(const wk_pg_registry *reg, wk_pg_oid oid);
+/** The codecs of the snapshot in registration order. */
+WK_API const wk_pg_codec *const *wk_pg_registry_codecs(const wk_pg_registry *reg, size_t *n);
+
+/**
+ * The slow path, kept as the oracle: asks every codec in turn, using only its metadata, which
+ * one decodes (oid, format, kind), and returns the function it would use (the decoder's
+ * elem_oid is filled for arrays). Returns false when none can. Linear in the codec count.
+ */
+WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
+                                        wk_pg_format format, wk_pg_kind kind,
+                                        wk_pg_decoder *out);
+/** Slow twin of wk_pg_registry_find_encoder_for. */
+WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
+                                            wk_pg_format format, wk_pg_kind kind,
+                                            wk_pg_encoder *out);
+/** Slow twin of wk_pg_registry_find_encoder (elem_kind used only when kind is ARRAY). */
+WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_kind kind,
+                                        wk_pg_kind elem_kind, wk_pg_format format,
+                                        wk_pg_encoder *out);
+
+/* ---- publishing snapshots ------------------------------------------------------------ */
+
+/**
+ * A cell publishes the current registry snapshot to many threads. Readers call
+ * wk_pg_registry_cell_acquire (an atomic load and increment, never a lock) and keep that
+ * snapshot as long as they like; writers add codecs, which publishes a new snapshot. The cell
+ * keeps every snapshot it published alive until wk_pg_registry_cell_free, so an acquire can
+ * never race with a free. Writers serialise among themselves with a mutex.
+ */
+typedef struct wk_pg_registry_cell wk_pg_registry_cell;
+
+/** Makes a cell publishing `initial` (the cell takes over the caller's reference). */
+WK_API wk_status wk_pg_registry_cell_new(wk_pg_registry *initial, wk_pg_registry_cell **out);
+/** The current snapshot with a reference taken: release it with wk_pg_registry_release. */
+WK_API wk_pg_registry *wk_pg_registry_cell_acquire(wk_pg_registry_cell *cell);
+/** Publishes current + codecs as the new snapshot. Thread-safe. */
+WK_API wk_status wk_pg_registry_cell_add(wk_pg_registry_cell *cell,
+                                         const wk_pg_codec *const *codecs, size_t n,
+                                         wk_error *err);
+/** Drops the cell's references. Snapshots acquired by readers stay valid until released. */
+WK_API void wk_pg_registry_cell_free(wk_pg_registry_cell *cell);
+
+/* ---- arrays -------------------------------------------------------------------------- */
+
+/** Starts iterating `a`. `arena` (may be NULL) receives unquoted copies of text elements that
+ *  contain backslash escapes; without it such elements fail with WK_ERR_ARG. */
+WK_API void wk_pg_array_iter_init(wk_pg_array_iter *it, const wk_pg_array *a, wk_arena *arena);
+/** Gives the next element's bytes (`*is_null` for NULL). Returns WK_ERR_EOF after the last. */
+WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_t *n,
+                                  bool *is_null, wk_error *err);
+/** Fills a 1-D wk_pg_array_in (lower bound 1) over `n` elements. */
+WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const void *elems,
+                              size_t n, const bool *nulls);
+
+/* ---- numeric helpers ----------------------------------------------------------------- */
+
+/** Digits needed to hold any int64 (wk_pg_numeric_from_i64's storage). */
+#define WK_PG_NUMERIC_I64_DIGITS 5
+
+/** Parses decimal text (`[+-]digits[.digits][e[+-]digits]`, NaN, [+-]Infinity) into `out`,
+ *  digits in `arena`. dscale is the number of digits after the point (after the exponent is
+ *  applied). WK_ERR_SYNTAX, WK_ERR_RANGE (beyond PostgreSQL's limits), WK_ERR_NOMEM. */
+WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
+                                     wk_pg_numeric *out, wk_error *err);
+/** Appends PostgreSQL's text output of `num` (every digit, dscale places). */
+WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out);
+/** Exact conversion to int64: WK_ERR_RANGE when `num` has a non-zero fraction, is out of
+ *  range, NaN or infinite. */
+WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out);
+/** `v` as a numeric with dscale 0, digits stored in `storage`. */
+WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64_DIGITS],
+                                   wk_pg_numeric *out);
+/** Nearest double (correctly rounded); NaN and infinities map to their doubles. */
+WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out);
+/** The shortest decimal that converts back to `v` exactly (digits in `arena`); NaN and
+ *  infinities map to the numeric specials. */
+WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_numeric *out,
+                                           wk_error *err);
+
+/* ---- decode plans -------------------------------------------------------------------- */
+
+/** One result column of a plan. */
+typedef struct wk_pg_plan_col {
+    const char *name;   /* column name (copied into the plan) */
+    wk_pg_oid oid;      /* type of the column */
+    wk_pg_format format;
+    wk_pg_kind kind;    /* C kind to decode into */
+    size_t offset;      /* wk_pg_plan_decode_row: offset of the field in the row struct */
+} wk_pg_plan_col;
+
+typedef struct wk_pg_plan wk_pg_plan;
+
+/**
+ * Resolves a decoder for every column once. Returns WK_ERR_NOT_FOUND (err->offset = column
+ * index) when a column's (oid, format, kind) has no decoder, WK_ERR_NOMEM. The plan holds a
+ * reference on `reg`. Free with wk_pg_plan_free. Thread-safe to use from many threads.
+ */
+WK_API wk_status wk_pg_plan_build(const wk_pg_registry *reg, const wk_pg_plan_col *cols, size_t n,
+                                  const wk_allocator *alloc, wk_pg_plan **out, wk_error *err);
+WK_API void wk_pg_plan_free(wk_pg_plan *plan);
+WK_API size_t wk_pg_plan_ncols(const wk_pg_plan *plan);
+WK_API const wk_pg_decoder *wk_pg_plan_decoder(const wk_pg_plan *plan, size_t col);
+
+/**
+ * Decodes one row: column i's bytes are `vals[i][0..lens[i])`, lens[i] < 0 for NULL. Each
+ * value is written at `row + cols[i].offset`; `nulls` (may be NULL) gets the NULL flags (a
+ * NULL column leaves its field untouched). No lookups happen. On error err->offset is the
+ * byte offset inside the failing column's value and the status is the decoder's.
+ */
+WK_API wk_status wk_pg_plan_decode_row(const wk_pg_plan *plan, const uint8_t *const *vals,
+                                       const int *lens, void *row, bool *nulls, wk_arena *arena,
+                                       wk_error *err);
+/** Writes one row as a map of column name -> value events (the plan's kinds are ignored:
+ *  each column goes through its EVENTS decoder). */
+WK_API wk_status wk_pg_plan_emit_row(const wk_pg_plan *plan, const uint8_t *const *vals,
+                                     const int *lens, const wk_pg_events *ev, wk_error *err);
+/** Builds one row as a wk_value map (column name -> value) in `arena`. */
+WK_API wk_status wk_pg_plan_value_row(const wk_pg_plan *plan, const uint8_t *const *vals,
+                                      const int *lens, wk_arena *arena, wk_value *out,
+                                      wk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

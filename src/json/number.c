@@ -1,0 +1,342 @@
+/*
+ * The two slow tiers of decimal-to-double conversion (see number.h): Eisel-Lemire and the
+ * big-decimal fallback.
+ *
+ * Eisel-Lemire (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021), derived here
+ * from its error bound: with w normalised to 64 bits and T the 128-bit truncation of 10^q,
+ * the top 128 bits of w*T are below the true product by less than two units of their last
+ * bit, so the 54 leading bits (53 + the rounding bit) are certain unless the bits under them
+ * are all ones (a carry could reach them); an exact tie cannot be told from "just above".
+ * Both cases decline, as do subnormals. The fallback keeps up to 800 decimal digits (enough
+ * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
+ * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
+ */
+#include "json/number.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "json/pow5_table.h"
+
+typedef unsigned __int128 u128;
+
+bool wk__eisel_lemire(uint64_t w, int q, double *out)
+{
+    if (w == 0 || q < WK__POW5_QMIN) {
+        *out = 0.0; /* w < 2^64, so w * 10^-343 < 2^-1075: rounds to zero */
+        return true;
+    }
+    if (q > WK__POW5_QMAX) {
+        *out = HUGE_VAL; /* w >= 1, so w * 10^309 overflows */
+        return true;
+    }
+    int lz = __builtin_clzll(w);
+    uint64_t wn = w << lz;
+    const uint64_t *t = wk__pow5_t[q - WK__POW5_QMIN];
+    u128 p = (u128)wn * t[0];
+    uint64_t hi = (uint64_t)(p >> 64);
+    uint64_t lo = (uint64_t)p;
+    if ((hi & 0x1ff) == 0x1ff) {
+        uint64_t h2 = (uint64_t)(((u128)wn * t[1]) >> 64);
+        lo += h2;
+        hi += lo < h2;
+        if ((hi & 0x1ff) == 0x1ff && lo >= UINT64_MAX - 1) {
+            return false; /* a carry from below could still change the rounding bit */
+        }
+    }
+    int upper = (int)(hi >> 63);
+    uint64_t mant = hi >> (upper + 9); /* 53 bits and the rounding bit */
+    uint64_t below = hi & ((1ull << (upper + 9)) - 1);
+    if ((mant & 1) != 0 && below == 0 && lo == 0) {
+        return false; /* maybe an exact tie */
+    }
+    mant = (mant + 1) >> 1;
+    int flog2 = (int)(((int64_t)q * 913124641741ll) >> 38); /* floor(log2(10^q)) */
+    int e2 = upper + 11 + flog2 - lz;                       /* value = mant * 2^e2 */
+    if (mant == (1ull << 53)) {
+        mant >>= 1;
+        e2++;
+    }
+    int biased = e2 + 52 + 1023;
+    if (biased <= 0) {
+        return false; /* subnormal: rounding at a different bit */
+    }
+    if (biased >= 2047) {
+        *out = HUGE_VAL;
+        return true;
+    }
+    uint64_t bits = (mant & ((1ull << 52) - 1)) | ((uint64_t)biased << 52);
+    memcpy(out, &bits, sizeof bits);
+    return true;
+}
+
+/* ---- big-decimal fallback ---------------------------------------------------------------- */
+
+#define DEC_DIGITS 800
+#define MAX_SHIFT 60
+
+typedef struct decimal {
+    uint8_t d[DEC_DIGITS]; /* digit values 0..9, most significant first */
+    int nd;                /* digits used */
+    int dp;                /* decimal point: value = 0.d[0..nd) * 10^dp */
+    bool trunc;            /* nonzero digits were dropped beyond d[DEC_DIGITS - 1] */
+} decimal;
+
+static void trim(decimal *a)
+{
+    while (a->nd > 0 && a->d[a->nd - 1] == 0) {
+        a->nd--;
+    }
+    if (a->nd == 0) {
+        a->dp = 0;
+    }
+}
+
+/* a *= 2^k, k <= MAX_SHIFT: digit by digit from the right, carrying. */
+static void left_shift(decimal *a, unsigned k)
+{
+    uint8_t tmp[DEC_DIGITS + 20];
+    int w = DEC_DIGITS + 20;
+    uint64_t n = 0;
+    for (int r = a->nd - 1; r >= 0; r--) {
+        n += (uint64_t)a->d[r] << k;
+        uint64_t quo = n / 10;
+        tmp[--w] = (uint8_t)(n - 10 * quo);
+        n = quo;
+    }
+    while (n > 0) {
+        uint64_t quo = n / 10;
+        tmp[--w] = (uint8_t)(n - 10 * quo);
+        n = quo;
+    }
+    int total = DEC_DIGITS + 20 - w;
+    a->dp += total - a->nd;
+    if (total > DEC_DIGITS) {
+        for (int i = DEC_DIGITS; i < total; i++) {
+            if (tmp[w + i] != 0) {
+                a->trunc = true;
+            }
+        }
+        total = DEC_DIGITS;
+    }
+    memcpy(a->d, tmp + w, (size_t)total);
+    a->nd = total;
+    trim(a);
+}
+
+/* a /= 2^k, k <= MAX_SHIFT: long division from the left. */
+static void right_shift(decimal *a, unsigned k)
+{
+    int r = 0;
+    int w = 0;
+    uint64_t n = 0;
+    for (; (n >> k) == 0; r++) {
+        if (r >= a->nd) {
+            if (n == 0) {
+                a->nd = 0;
+                a->dp = 0;
+                return;
+            }
+            while ((n >> k) == 0) {
+                n *= 10;
+                r++;
+            }
+            break;
+        }
+        n = n * 10 + a->d[r];
+    }
+    a->dp -= r - 1;
+    uint64_t mask = (1ull << k) - 1;
+    for (; r < a->nd; r++) {
+        uint64_t dig = n >> k;
+        n &= mask;
+        a->d[w++] = (uint8_t)dig;
+        n = n * 10 + a->d[r];
+    }
+    while (n > 0) {
+        uint64_t dig = n >> k;
+        n &= mask;
+        if (w < DEC_DIGITS) {
+            a->d[w++] = (uint8_t)dig;
+        } else if (dig > 0) {
+            a->trunc = true;
+        }
+        n *= 10;
+    }
+    a->nd = w;
+    trim(a);
+}
+
+static void shift(decimal *a, int k)
+{
+    if (a->nd == 0) {
+        return;
+    }
+    while (k > MAX_SHIFT) {
+        left_shift(a, MAX_SHIFT);
+        k -= MAX_SHIFT;
+    }
+    if (k > 0) {
+        left_shift(a, (unsigned)k);
+    }
+    while (k < -MAX_SHIFT) {
+        right_shift(a, MAX_SHIFT);
+        k += MAX_SHIFT;
+    }
+    if (k < 0) {
+        right_shift(a, (unsigned)-k);
+    }
+}
+
+/* Whether the integer part, cut after nd digits, rounds up (half to even; a dropped nonzero
+ * tail makes a "half" more than half). */
+static bool should_round_up(const decimal *a, int nd)
+{
+    if (nd < 0 || nd >= a->nd) {
+        return false;
+    }
+    if (a->d[nd] == 5 && nd + 1 == a->nd) {
+        if (a->trunc) {
+            return true;
+        }
+        return nd > 0 && (a->d[nd - 1] & 1) != 0;
+    }
+    return a->d[nd] >= 5;
+}
+
+static uint64_t rounded_integer(const decimal *a)
+{
+    if (a->dp > 20) {
+        return UINT64_MAX;
+    }
+    uint64_t n = 0;
+    int i = 0;
+    for (; i < a->dp && i < a->nd; i++) {
+        n = n * 10 + a->d[i];
+    }
+    for (; i < a->dp; i++) {
+        n *= 10;
+    }
+    if (should_round_up(a, a->dp)) {
+        n++;
+    }
+    return n;
+}
+
+static double decimal_to_double(decimal *a, bool neg)
+{
+    static const int powtab[] = {1, 3, 6, 9, 13, 16, 19, 23, 26};
+    uint64_t mant;
+    int exp;
+    uint64_t bits;
+    if (a->nd == 0 || a->dp < -330) {
+        bits = 0;
+        goto out;
+    }
+    if (a->dp > 310) {
+        goto overflow;
+    }
+    /* Scale by powers of two into [1/2, 1). */
+    exp = 0;
+    while (a->dp > 0) {
+        int n = a->dp >= 9 ? 27 : powtab[a->dp];
+        shift(a, -n);
+        exp += n;
+    }
+    while (a->dp < 0 || (a->dp == 0 && a->d[0] < 5)) {
+        int n = -a->dp >= 9 ? 27 : powtab[-a->dp];
+        shift(a, n);
+        exp -= n;
+    }
+    exp--; /* now value = [1, 2) * 2^exp */
+    if (exp < -1022) {
+        int n = -1022 - exp; /* subnormal: fewer bits */
+        shift(a, -n);
+        exp += n;
+    }
+    if (exp + 1023 >= 2047) {
+        goto overflow;
+    }
+    shift(a, 53);
+    mant = rounded_integer(a);
+    if (mant == (2ull << 52)) {
+        mant >>= 1;
+        exp++;
+        if (exp + 1023 >= 2047) {
+            goto overflow;
+        }
+    }
+    if ((mant & (1ull << 52)) == 0) {
+        exp = -1023;
+    }
+    bits = (mant & ((1ull << 52) - 1)) | ((uint64_t)((exp + 1023) & 0x7ff) << 52);
+    goto out;
+overflow:
+    bits = 0x7ffull << 52;
+out:
+    if (neg) {
+        bits |= 1ull << 63;
+    }
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+double wk__decimal_to_double(const char *s, size_t len)
+{
+    decimal a;
+    a.nd = 0;
+    a.trunc = false;
+    int64_t dp = 0; /* 64-bit: a number may have more than 2^31 digits */
+    size_t i = 0;
+    bool neg = false;
+    if (i < len && s[i] == '-') {
+        neg = true;
+        i++;
+    }
+    bool point = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c == '.') {
+            point = true;
+            continue;
+        }
+        if (c < '0' || c > '9') {
+            break;
+        }
+        if (a.nd == 0 && c == '0') {
+            if (point) {
+                dp--;
+            }
+            continue;
+        }
+        if (!point) {
+            dp++;
+        }
+        if (a.nd < DEC_DIGITS) {
+            a.d[a.nd++] = (uint8_t)(c - '0');
+        } else if (c != '0') {
+            a.trunc = true;
+        }
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < len && (s[i] == '+' || s[i] == '-')) {
+            eneg = s[i] == '-';
+            i++;
+        }
+        int64_t e = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+            if (e < 1000000000000000ll) {
+                e = e * 10 + (s[i] - '0');
+            }
+        }
+        dp += eneg ? -e : e;
+    }
+    /* Beyond +-10^6 the result is 0 or infinity whatever the digits (decimal_to_double
+     * checks dp > 310 and dp < -330), so the clamp cannot change it. */
+    a.dp = dp > 1000000 ? 1000000 : dp < -1000000 ? -1000000 : (int)dp;
+    trim(&a);
+    return decimal_to_double(&a, neg);
+}

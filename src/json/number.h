@@ -1,0 +1,57 @@
+/*
+ * Decimal to double, correctly rounded (internal). Three tiers, each exact where it answers:
+ * Clinger's fast path (mantissa <= 2^53, |exponent| <= 22: one exact multiplication or
+ * division), the Eisel-Lemire step (a 128-bit product with a table of powers of ten, which
+ * declines when the bits it has cannot decide the rounding), and a big-decimal fallback
+ * (binary shifts of an 800-digit decimal, the classic exact algorithm) for what remains:
+ * subnormals, exact ties, mantissas longer than 19 digits whose truncation matters.
+ * Independent of the locale; the same result as strtod in the "C" locale for every input.
+ */
+#ifndef WK_JSON_NUMBER_H
+#define WK_JSON_NUMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** w * 10^q rounded to the nearest double (ties to even), or false when the 128-bit product
+ *  cannot decide (then use wk__decimal_to_double). w == 0 gives 0. */
+bool wk__eisel_lemire(uint64_t w, int q, double *out);
+
+/** The text of a JSON number (grammar already checked: -?int frac? exp?) as the nearest
+ *  double. Exact for any length and exponent (exponents beyond +-10^6 saturate, which cannot
+ *  change the result). Slow: used when the fast tiers decline. */
+double wk__decimal_to_double(const char *s, size_t len);
+
+static const double wk__exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/**
+ * The double nearest to (-1)^neg * w * 10^q, where w holds the first significant digits of
+ * the number whose full text is s[0..len) and `truncated` says whether nonzero digits were
+ * left out of w (more than 19 significant digits).
+ */
+static inline double wk__json_to_double(uint64_t w, int q, bool neg, bool truncated,
+                                        const char *s, size_t len)
+{
+    double d;
+    if (!truncated) {
+        if (w <= (1ull << 53) && q >= -22 && q <= 22) {
+            d = (double)w;
+            d = q < 0 ? d / wk__exact_pow10[-q] : d * wk__exact_pow10[q];
+            return neg ? -d : d;
+        }
+        if (wk__eisel_lemire(w, q, &d)) {
+            return neg ? -d : d;
+        }
+    } else {
+        double d2;
+        if (wk__eisel_lemire(w, q, &d) && wk__eisel_lemire(w + 1, q, &d2) && d == d2) {
+            return neg ? -d : d;
+        }
+    }
+    return wk__decimal_to_double(s, len);
+}
+
+#endif

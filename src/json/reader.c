@@ -1,0 +1,439 @@
+/*
+ * The JSON event reader: a cursor over the input that yields one event per call
+ * (wk_json_reader_next) and so plugs into anything that takes a wk_source.
+ *
+ * State is a small enum plus one bit per open container (object or array), so nesting costs
+ * no recursion and 512 levels fit inline; deeper limits allocate the bit stack once. Strings
+ * without escapes are views into the input; escaped ones are decoded into the caller's arena
+ * (or a scratch buffer reused by the next call). The lexer is shared with the fused tree
+ * parser (lex.h), so both accept exactly the same language.
+ */
+#include <string.h>
+
+#include "json/lex.h"
+#include "wirekit/json.h"
+
+enum {
+    ST_TOP,       /* a top-level value may start */
+    ST_VALUE,     /* a value must start (after ',' in an array or ':' in an object) */
+    ST_ARR_FIRST, /* after '[' */
+    ST_OBJ_FIRST, /* after '{' */
+    ST_AFTER,     /* after a value inside a container */
+    ST_DONE       /* input used up */
+};
+
+static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
+
+WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
+                                const wk_json_read_opts *opts, wk_arena *arena,
+                                const wk_allocator *alloc)
+{
+    memset(r, 0, sizeof *r);
+    r->start = data;
+    r->p = r->start;
+    r->end = r->start + len;
+    r->arena = arena;
+    r->alloc = alloc;
+    wk_buf_init(&r->scratch, alloc, 0);
+    r->flags = opts != NULL ? opts->flags : 0;
+    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
+                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
+    r->stack = r->inline_stack;
+    r->state = ST_TOP;
+    if (len >= 3 && memcmp(r->p, BOM, 3) == 0) {
+        if (r->flags & WK_JSON_READ_ALLOW_BOM) {
+            r->p += 3;
+        } else {
+            r->err.code = WK_ERR_SYNTAX;
+            r->err.offset = 0;
+            r->err.msg = "byte order mark before JSON (not allowed by default)";
+        }
+    }
+}
+
+WK_API void wk_json_reader_free(wk_json_reader *r)
+{
+    wk_buf_free(&r->scratch);
+    if (r->stack != r->inline_stack) {
+        wk_free(r->alloc, r->stack, ((size_t)r->max_depth / 64 + 1) * sizeof(uint64_t));
+    }
+    r->stack = r->inline_stack;
+}
+
+static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const uint8_t *at)
+{
+    r->err.code = st;
+    r->err.msg = msg;
+    r->err.offset = (size_t)(at - r->start);
+    return st;
+}
+
+static wk_status fail_lex(wk_json_reader *r, const wk__json_fail *f)
+{
+    return fail(r, f->st, f->msg, f->at);
+}
+
+static wk_status push(wk_json_reader *r, bool object)
+{
+    if (r->depth >= r->max_depth) {
+        return fail(r, WK_ERR_DEPTH, "nesting deeper than the limit", r->p);
+    }
+    uint32_t d = r->depth;
+    if (d >= 512 && r->stack == r->inline_stack) {
+        size_t words = (size_t)r->max_depth / 64 + 1;
+        uint64_t *s = wk_alloc(r->alloc, words * sizeof(uint64_t));
+        if (s == NULL) {
+            return fail(r, WK_ERR_NOMEM, "out of memory for the nesting stack", r->p);
+        }
+        memcpy(s, r->inline_stack, sizeof r->inline_stack);
+        r->stack = s;
+    }
+    uint64_t bit = 1ull << (d & 63);
+    if (object) {
+        r->stack[d >> 6] |= bit;
+    } else {
+        r->stack[d >> 6] &= ~bit;
+    }
+    r->depth = d + 1;
+    return WK_OK;
+}
+
+static bool top_is_object(const wk_json_reader *r)
+{
+    uint32_t d = r->depth - 1;
+    return (r->stack[d >> 6] >> (d & 63)) & 1;
+}
+
+/* A value (scalar or whole container) just ended. */
+static void value_done(wk_json_reader *r)
+{
+    if (r->depth == 0) {
+        r->values++;
+        r->state = ST_TOP;
+    } else {
+        r->state = ST_AFTER;
+    }
+}
+
+static wk_status read_string(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *s = r->p + 1;
+    const uint8_t *esc;
+    wk__json_fail f = {WK_OK, NULL, NULL};
+    const uint8_t *close = wk__json_scan_string(s, r->end, &esc, &f);
+    if (close == NULL) {
+        return fail_lex(r, &f);
+    }
+    ev->type = WK_EV_STR;
+    if (esc == NULL) {
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)(close - s);
+    } else {
+        size_t cap = (size_t)(close - s);
+        uint8_t *dst;
+        if (r->arena != NULL) {
+            dst = wk_arena_alloc(r->arena, cap, 1);
+        } else {
+            wk_buf_clear(&r->scratch);
+            dst = wk_buf_reserve(&r->scratch, cap + 1) == WK_OK ? r->scratch.data : NULL;
+        }
+        if (dst == NULL) {
+            return fail(r, WK_ERR_NOMEM, "out of memory for an escaped string", r->p);
+        }
+        size_t n = wk__json_unescape(s, esc, close, dst, &f);
+        if (n == (size_t)-1) {
+            return fail_lex(r, &f);
+        }
+        ev->v.str.ptr = (const char *)dst;
+        ev->v.str.len = n;
+    }
+    r->p = close + 1;
+    return WK_OK;
+}
+
+static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
+{
+    size_t left = (size_t)(r->end - r->p);
+    size_t cmp = left < n ? left : n;
+    if (memcmp(r->p, word, cmp) != 0) {
+        return fail(r, WK_ERR_SYNTAX, "invalid literal", r->p);
+    }
+    if (left < n) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends inside a literal", r->end);
+    }
+    r->p += n;
+    return WK_OK;
+}
+
+/* A value starts at r->p (whitespace skipped, not at the end). */
+static wk_status read_value(wk_json_reader *r, wk_event *ev)
+{
+    uint8_t c = *r->p;
+    wk_status st;
+    switch (c) {
+    case '{':
+    case '[':
+        st = push(r, c == '{');
+        if (st != WK_OK) {
+            return st;
+        }
+        r->p++;
+        ev->type = c == '{' ? WK_EV_MAP : WK_EV_ARRAY;
+        ev->v.count = WK_COUNT_UNKNOWN;
+        r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+        return WK_OK;
+    case '"':
+        st = read_string(r, ev);
+        break;
+    case 't':
+        st = read_literal(r, "true", 4);
+        ev->type = WK_EV_BOOL;
+        ev->v.b = true;
+        break;
+    case 'f':
+        st = read_literal(r, "false", 5);
+        ev->type = WK_EV_BOOL;
+        ev->v.b = false;
+        break;
+    case 'n':
+        st = read_literal(r, "null", 4);
+        ev->type = WK_EV_NIL;
+        break;
+    case 'N':
+    case 'I':
+        if (!(r->flags & WK_JSON_READ_NAN_INF)) {
+            return fail(r, WK_ERR_SYNTAX, "unexpected character (NaN/Infinity are not JSON)",
+                        r->p);
+        }
+        st = c == 'N' ? read_literal(r, "NaN", 3) : read_literal(r, "Infinity", 8);
+        ev->type = WK_EV_FLOAT;
+        ev->f32 = false;
+        ev->v.f = c == 'N' ? __builtin_nan("") : __builtin_inf();
+        break;
+    default:
+        if (c == '-' || wk__json_digit(c)) {
+            if (c == '-' && (r->flags & WK_JSON_READ_NAN_INF) && r->end - r->p > 1 &&
+                r->p[1] == 'I') {
+                r->p++;
+                st = read_literal(r, "Infinity", 8);
+                ev->type = WK_EV_FLOAT;
+                ev->f32 = false;
+                ev->v.f = -__builtin_inf();
+                break;
+            }
+            wk__json_num num;
+            wk__json_fail f = {WK_OK, NULL, NULL};
+            const uint8_t *e = wk__json_lex_number(r->p, r->end,
+                                                   (r->flags & WK_JSON_READ_RAW_NUMBERS) != 0,
+                                                   &num, &f);
+            if (e == NULL) {
+                return fail_lex(r, &f);
+            }
+            switch (num.kind) {
+            case WK__NUM_UINT:
+                ev->type = WK_EV_UINT;
+                ev->v.u = num.v.u;
+                break;
+            case WK__NUM_INT:
+                ev->type = WK_EV_INT;
+                ev->v.i = num.v.i;
+                break;
+            case WK__NUM_DOUBLE:
+                ev->type = WK_EV_FLOAT;
+                ev->f32 = false;
+                ev->v.f = num.v.d;
+                break;
+            default:
+                ev->type = WK_EV_RAWNUM;
+                ev->v.str.ptr = (const char *)r->p;
+                ev->v.str.len = (size_t)(e - r->p);
+                break;
+            }
+            r->p = e;
+            st = WK_OK;
+            break;
+        }
+        if (c == ']' || c == '}') {
+            return fail(r, WK_ERR_SYNTAX, "value expected before closing bracket", r->p);
+        }
+        return fail(r, WK_ERR_SYNTAX, "unexpected character where a value should start", r->p);
+    }
+    if (st != WK_OK) {
+        return st;
+    }
+    value_done(r);
+    return WK_OK;
+}
+
+/* An object key starts at r->p (whitespace skipped). Reads it and the ':' after it. */
+static wk_status read_key(wk_json_reader *r, wk_event *ev)
+{
+    if (r->p == r->end) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends inside an object", r->p);
+    }
+    if (*r->p != '"') {
+        return fail(r, WK_ERR_SYNTAX,
+                    *r->p == '}' ? "trailing comma in object" : "object key must be a string",
+                    r->p);
+    }
+    wk_status st = read_string(r, ev);
+    if (st != WK_OK) {
+        return st;
+    }
+    r->p = wk__json_skip_ws(r->p, r->end);
+    if (r->p == r->end) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends after an object key", r->p);
+    }
+    if (*r->p != ':') {
+        return fail(r, WK_ERR_SYNTAX, "':' expected after object key", r->p);
+    }
+    r->p++;
+    r->state = ST_VALUE;
+    return WK_OK;
+}
+
+static wk_status close_container(wk_json_reader *r, wk_event *ev)
+{
+    r->p++;
+    r->depth--;
+    ev->type = WK_EV_END;
+    value_done(r);
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    const uint8_t *before = r->p;
+    r->p = wk__json_skip_ws(r->p, r->end);
+    switch (r->state) {
+    case ST_TOP:
+        if (r->values > 0 && (r->flags & WK_JSON_READ_MULTI) && r->p == before &&
+            r->p != r->end) {
+            return fail(r, WK_ERR_SYNTAX, "top-level values must be separated by whitespace",
+                        r->p);
+        }
+        if (r->values > 0 && !(r->flags & WK_JSON_READ_MULTI)) {
+            r->state = ST_DONE;
+            if (!(r->flags & WK_JSON_READ_ALLOW_TRAILING) && r->p != r->end) {
+                return fail(r, WK_ERR_TRAILING, "content after the JSON value", r->p);
+            }
+            return WK_ERR_EOF;
+        }
+        if (r->p == r->end) {
+            if (r->values == 0 && !(r->flags & WK_JSON_READ_MULTI)) {
+                return fail(r, WK_ERR_TRUNCATED, "no JSON value in the input", r->p);
+            }
+            r->state = ST_DONE;
+            return WK_ERR_EOF;
+        }
+        return read_value(r, ev);
+    case ST_VALUE:
+        if (r->p == r->end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends where a value should start", r->p);
+        }
+        return read_value(r, ev);
+    case ST_ARR_FIRST:
+        if (r->p == r->end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", r->p);
+        }
+        if (*r->p == ']') {
+            return close_container(r, ev);
+        }
+        return read_value(r, ev);
+    case ST_OBJ_FIRST:
+        if (r->p < r->end && *r->p == '}') {
+            return close_container(r, ev);
+        }
+        return read_key(r, ev);
+    case ST_AFTER: {
+        bool object = top_is_object(r);
+        if (r->p == r->end) {
+            return fail(r, WK_ERR_TRUNCATED,
+                        object ? "input ends inside an object" : "input ends inside an array",
+                        r->p);
+        }
+        uint8_t c = *r->p;
+        if (c == ',') {
+            r->p = wk__json_skip_ws(r->p + 1, r->end);
+            if (object) {
+                return read_key(r, ev);
+            }
+            if (r->p == r->end) {
+                return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", r->p);
+            }
+            if (*r->p == ']') {
+                return fail(r, WK_ERR_SYNTAX, "trailing comma in array", r->p);
+            }
+            return read_value(r, ev);
+        }
+        if (c == (object ? '}' : ']')) {
+            return close_container(r, ev);
+        }
+        return fail(r, WK_ERR_SYNTAX,
+                    object ? "',' or '}' expected in object" : "',' or ']' expected in array",
+                    r->p);
+    }
+    default:
+        return WK_ERR_EOF;
+    }
+}
+
+static wk_status source_next(void *self, wk_event *ev)
+{
+    return wk_json_reader_next(self, ev);
+}
+
+static size_t source_offset(const void *self)
+{
+    return wk_json_reader_offset(self);
+}
+
+static void source_error(const void *self, wk_error *err)
+{
+    wk_json_reader_error(self, err);
+}
+
+WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
+{
+    src->next = source_next;
+    src->offset = source_offset;
+    src->error = source_error;
+    src->self = r;
+}
+
+WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
+{
+    if (err != NULL) {
+        *err = r->err;
+    }
+    return r->err.code;
+}
+
+WK_API size_t wk_json_reader_offset(const wk_json_reader *r)
+{
+    return (size_t)(r->p - r->start);
+}
+
+WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t *line,
+                             size_t *col)
+{
+    const uint8_t *s = data;
+    if (offset > len) {
+        offset = len;
+    }
+    size_t ln = 1;
+    size_t last_nl = 0;
+    bool seen = false;
+    for (size_t i = 0; i < offset; i++) {
+        if (s[i] == '\n') {
+            ln++;
+            last_nl = i;
+            seen = true;
+        }
+    }
+    *line = ln;
+    *col = seen ? offset - last_nl : offset + 1;
+}

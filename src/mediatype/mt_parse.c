@@ -1,0 +1,479 @@
+/*
+ * The hand-tuned media-type scanner: the WHATWG "parse a MIME type" algorithm and the
+ * RFC 9110 grammar, written directly over bytes with one table lookup per byte.
+ *
+ * It is held equal to the text-codec grammar (mt_grammar.c) by a differential test over every
+ * vector and by the fuzzer. While scanning it also notes whether the input already is its own
+ * serialization (lowercase, no dropped parameters, ";" or "; " separators, values quoted
+ * exactly when needed), so that rendering such a value is a view of the input.
+ */
+#include <string.h>
+
+#include "mediatype/mt_internal.h"
+
+static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char *msg)
+{
+    mt->type.ptr = NULL;
+    mt->type.len = 0;
+    mt->nparams = 0;
+    mt->id = 0;
+    return wk_error_set(err, WK_ERR_SYNTAX, off, msg);
+}
+
+void wk__mt_set_known(wk_media_type *mt)
+{
+    mt->id = wk_mt_known_find(mt->essence.ptr, mt->essence.len);
+    if (mt->id != 0) {
+        const wk_mt_known *k = &wk__mt_known[mt->id];
+        mt->essence.ptr = k->essence;
+        mt->type.ptr = k->essence;
+        mt->subtype.ptr = k->essence + mt->type.len + 1;
+    }
+}
+
+/* Looks the essence up in the well-known table and says whether it was written in lower
+ * case. The lookup tries an exact match first, so a hit there answers without a scan. */
+static bool essence_lowercase(wk_media_type *mt)
+{
+    const char *p = mt->essence.ptr;
+    size_t n = mt->essence.len;
+    wk__mt_set_known(mt);
+    if (mt->id != 0 && memcmp(p, mt->essence.ptr, n) == 0) {
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (wk__mt_is((uint8_t)p[i], WK__MT_UPPER)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Adds a parameter unless its name is already present (the first one wins). Returns false
+ * when the name was a duplicate. */
+static bool add_param(wk_media_type *mt, const char *name, size_t nlen, const char *val,
+                      size_t vlen, bool quoted, bool escaped)
+{
+    for (unsigned k = 0; k < mt->nparams; k++) {
+        if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, name, nlen)) {
+            return false;
+        }
+    }
+    wk_mt_param *p = &mt->params[mt->nparams++];
+    p->name.ptr = name;
+    p->name.len = nlen;
+    p->value.ptr = val;
+    p->value.len = vlen;
+    p->quoted = quoted;
+    p->escaped = escaped;
+    return true;
+}
+
+/* The plain value of a quoted raw value (escapes resolved) holds only quoted-string code
+ * points. Backslash is one, so in Latin-1 mode checking the raw bytes is the same thing. */
+static bool quoted_value_ok(const char *s, size_t n, bool escaped, bool utf8)
+{
+    if (!utf8 || !escaped) {
+        return wk__mt_value_ok(s, n, utf8);
+    }
+    char tmp[256];
+    if (n <= sizeof tmp) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] == '\\' && i + 1 < n) {
+                i++;
+            }
+            tmp[m++] = s[i];
+        }
+        return wk__mt_value_ok(tmp, m, true);
+    }
+    /* Long escaped UTF-8 values: walk the plain value without a copy. */
+    uint8_t prev_lead = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            i++;
+        }
+        uint8_t c = (uint8_t)s[i];
+        if (prev_lead != 0) {
+            if ((c & 0xC0) != 0x80) {
+                return false;
+            }
+            prev_lead = 0;
+            continue;
+        }
+        if (!wk__mt_is(c, WK__MT_QSC)) {
+            return false;
+        }
+        if (c >= 0x80) {
+            if (c != 0xC2 && c != 0xC3) {
+                return false;
+            }
+            prev_lead = c;
+        }
+    }
+    return prev_lead == 0;
+}
+
+static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_media_type *mt,
+                              wk_error *err)
+{
+    bool utf8 = (flags & WK_MT_UTF8) != 0;
+    size_t b = 0, e = len;
+    while (b < e && wk__mt_is(s[b], WK__MT_WS)) {
+        b++;
+    }
+    while (e > b && wk__mt_is(s[e - 1], WK__MT_WS)) {
+        e--;
+    }
+    unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
+    size_t i = b;
+    while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+        i++;
+    }
+    if (i == b) {
+        return syntax(mt, err, i, "expected a type (token characters)");
+    }
+    if (i == e || s[i] != '/') {
+        return syntax(mt, err, i, i == e ? "expected '/'" : "expected '/' after the type");
+    }
+    size_t slash = i++;
+    size_t sub = i;
+    while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+        i++;
+    }
+    if (i == sub) {
+        return syntax(mt, err, i, "expected a subtype (token characters)");
+    }
+    size_t sub_end = i;
+    while (i < e && wk__mt_is(s[i], WK__MT_WS)) {
+        i++;
+    }
+    if (i < e && s[i] != ';') {
+        return syntax(mt, err, i, "expected ';' after the subtype");
+    }
+    if (i != sub_end) {
+        canon = 0;
+    }
+    mt->type.ptr = (const char *)s + b;
+    mt->type.len = slash - b;
+    mt->subtype.ptr = (const char *)s + sub;
+    mt->subtype.len = sub_end - sub;
+    mt->essence.ptr = mt->type.ptr;
+    mt->essence.len = sub_end - b;
+    mt->nparams = 0;
+    mt->input.ptr = (const char *)s + b;
+    mt->input.len = e - b;
+    mt->cache_kind = 0;
+    mt->cache_styles = 0;
+    mt->cache_alloc = NULL;
+
+    while (i < e) {
+        i++; /* the ';' */
+        size_t ws = i;
+        while (i < e && wk__mt_is(s[i], WK__MT_WS)) {
+            i++;
+        }
+        if (i - ws != 0) {
+            canon &= (i - ws == 1 && s[ws] == ' ') ? WK__MT_CANON_SPACE : 0u;
+        } else {
+            canon &= WK__MT_CANON_SEMI;
+        }
+        /* The name runs to ';' or '='; the common all-token name is one tight loop. */
+        size_t ns = i;
+        uint8_t nseen = 0;
+        while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+            nseen |= wk__mt_class[s[i]];
+            i++;
+        }
+        bool name_ok = i > ns;
+        if (i < e && s[i] != ';' && s[i] != '=') {
+            name_ok = false;
+            while (i < e && s[i] != ';' && s[i] != '=') {
+                i++;
+            }
+        }
+        if (nseen & WK__MT_UPPER) {
+            canon = 0;
+        }
+        size_t ne = i;
+        if (i >= e || s[i] == ';') {
+            canon = 0; /* a name without '=': dropped */
+            continue;
+        }
+        i++; /* the '=' */
+        if (i >= e) {
+            canon = 0;
+            break;
+        }
+        const char *val;
+        size_t vlen;
+        bool quoted = s[i] == '"', escaped = false, ok;
+        if (quoted) {
+            size_t vs = ++i;
+            bool closed = false, odd_escape = false;
+            while (i < e) {
+                uint8_t c = s[i];
+                if (c == '"') {
+                    closed = true;
+                    break;
+                }
+                if (c == '\\') {
+                    escaped = true;
+                    if (i + 1 >= e) {
+                        i++; /* a lone backslash at the end is kept */
+                        odd_escape = true;
+                        break;
+                    }
+                    odd_escape = odd_escape || (s[i + 1] != '"' && s[i + 1] != '\\');
+                    i += 2;
+                    continue;
+                }
+                i++;
+            }
+            val = (const char *)s + vs;
+            vlen = i - vs;
+            if (closed) {
+                i++;
+            }
+            ok = quoted_value_ok(val, vlen, escaped, utf8);
+            /* Canonical only when serialization would quote it the same way. */
+            bool needs_quotes = vlen == 0 || !wk__mt_token(val, vlen) || escaped;
+            if (!closed || odd_escape || !needs_quotes) {
+                canon = 0;
+            }
+            size_t junk = i;
+            while (i < e && s[i] != ';') {
+                i++;
+            }
+            if (i != junk) {
+                canon = 0;
+            }
+        } else {
+            /* The common value is all token bytes up to ';' or the end: one tight loop. */
+            size_t vs = i;
+            while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+                i++;
+            }
+            val = (const char *)s + vs;
+            if (i == e || s[i] == ';') {
+                vlen = i - vs;
+                ok = true;
+                if (vlen == 0) {
+                    canon = 0;
+                    continue;
+                }
+            } else {
+                size_t last = i; /* one past the last non-whitespace byte */
+                size_t bad = SIZE_MAX; /* first byte that is not a quoted-string code point */
+                while (i < e && s[i] != ';') {
+                    uint8_t c = wk__mt_class[s[i]];
+                    if (!(c & WK__MT_WS)) {
+                        last = i + 1;
+                    }
+                    if (!(c & WK__MT_QSC) && bad == SIZE_MAX) {
+                        bad = i;
+                    }
+                    i++;
+                }
+                vlen = last - vs;
+                if (vlen == 0) {
+                    canon = 0;
+                    continue;
+                }
+                ok = bad >= last && (!utf8 || wk__mt_value_ok(val, vlen, true));
+                canon = 0; /* not all token bytes: serialization quotes it */
+            }
+        }
+        if (!ok || !name_ok) {
+            canon = 0;
+            continue;
+        }
+        if (mt->nparams == WK_MT_MAX_PARAMS) {
+            for (unsigned k = 0; k < mt->nparams; k++) {
+                if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len,
+                               (const char *)s + ns, ne - ns)) {
+                    goto duplicate;
+                }
+            }
+            mt->type.ptr = NULL;
+            mt->type.len = 0;
+            mt->nparams = 0;
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+        }
+        if (!add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped)) {
+        duplicate:
+            canon = 0;
+        }
+    }
+    mt->canonical = (uint8_t)canon;
+    if (!essence_lowercase(mt) && canon != 0) {
+        mt->canonical = 0;
+    }
+    return WK_OK;
+}
+
+/* RFC 9110: media-type = type "/" subtype *( OWS ";" OWS [ parameter ] ). */
+static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_media_type *mt,
+                              wk_error *err)
+{
+    bool utf8 = (flags & WK_MT_UTF8) != 0;
+    unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
+    uint8_t seen = 0;
+    size_t i = 0;
+    while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+        seen |= wk__mt_class[s[i]];
+        i++;
+    }
+    if (i == 0) {
+        return syntax(mt, err, i, "expected a type (token characters)");
+    }
+    if (i == e || s[i] != '/') {
+        return syntax(mt, err, i, "expected '/' after the type");
+    }
+    size_t slash = i++;
+    size_t sub = i;
+    while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+        seen |= wk__mt_class[s[i]];
+        i++;
+    }
+    if (i == sub) {
+        return syntax(mt, err, i, "expected a subtype (token characters)");
+    }
+    if (seen & WK__MT_UPPER) {
+        canon = 0;
+    }
+    mt->type.ptr = (const char *)s;
+    mt->type.len = slash;
+    mt->subtype.ptr = (const char *)s + sub;
+    mt->subtype.len = i - sub;
+    mt->essence.ptr = (const char *)s;
+    mt->essence.len = i;
+    mt->nparams = 0;
+    mt->input.ptr = (const char *)s;
+    mt->input.len = e;
+    mt->cache_kind = 0;
+    mt->cache_styles = 0;
+    mt->cache_alloc = NULL;
+    while (i < e) {
+        size_t ows = i;
+        while (i < e && wk__mt_is(s[i], WK__MT_OWS)) {
+            i++;
+        }
+        if (i == e || s[i] != ';') {
+            return syntax(mt, err, i, "expected ';' before a parameter");
+        }
+        if (i != ows) {
+            canon = 0;
+        }
+        i++;
+        ows = i;
+        while (i < e && wk__mt_is(s[i], WK__MT_OWS)) {
+            i++;
+        }
+        if (i - ows == 0) {
+            canon &= WK__MT_CANON_SEMI;
+        } else {
+            canon &= (i - ows == 1 && s[ows] == ' ') ? WK__MT_CANON_SPACE : 0u;
+        }
+        if (i == e || !wk__mt_is(s[i], WK__MT_TOKEN)) {
+            canon = 0; /* an empty parameter: allowed, but not canonical */
+            continue;
+        }
+        size_t ns = i;
+        uint8_t nseen = 0;
+        while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+            nseen |= wk__mt_class[s[i]];
+            i++;
+        }
+        size_t ne = i;
+        if (nseen & WK__MT_UPPER) {
+            canon = 0;
+        }
+        if (i == e || s[i] != '=') {
+            return syntax(mt, err, i, "expected '=' after the parameter name");
+        }
+        i++;
+        const char *val = (const char *)s + i;
+        size_t vlen;
+        bool quoted = false, escaped = false;
+        if (i < e && s[i] == '"') {
+            quoted = true;
+            size_t vs = ++i;
+            bool odd_escape = false;
+            for (;;) {
+                if (i == e) {
+                    return syntax(mt, err, i, "expected '\"' to end the quoted string");
+                }
+                uint8_t c = s[i];
+                if (c == '"') {
+                    break;
+                }
+                if (c == '\\') {
+                    /* quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text ) */
+                    if (i + 1 == e || !wk__mt_is(s[i + 1], WK__MT_QSC)) {
+                        return syntax(mt, err, i + 1, "expected a character after '\\'");
+                    }
+                    escaped = true;
+                    odd_escape = odd_escape || (s[i + 1] != '"' && s[i + 1] != '\\');
+                    i += 2;
+                    continue;
+                }
+                if (!wk__mt_is(c, WK__MT_QSC)) {
+                    return syntax(mt, err, i, "expected a quoted-string character");
+                }
+                i++;
+            }
+            val = (const char *)s + vs;
+            vlen = i - vs;
+            i++;
+            if (utf8 && !quoted_value_ok(val, vlen, escaped, true)) {
+                return syntax(mt, err, vs, "expected UTF-8 for U+0080..U+00FF only");
+            }
+            if (odd_escape || (vlen != 0 && !escaped && wk__mt_token(val, vlen))) {
+                canon = 0;
+            }
+        } else {
+            size_t vs = i;
+            while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
+                i++;
+            }
+            vlen = i - vs;
+            if (vlen == 0) {
+                return syntax(mt, err, i, "expected a token or a quoted string");
+            }
+        }
+        for (unsigned k = 0; k < mt->nparams; k++) {
+            if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, (const char *)s + ns,
+                           ne - ns)) {
+                return syntax(mt, err, ns, "duplicate parameter name");
+            }
+        }
+        if (mt->nparams == WK_MT_MAX_PARAMS) {
+            mt->type.ptr = NULL;
+            mt->type.len = 0;
+            mt->nparams = 0;
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+        }
+        add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
+    }
+    mt->canonical = (uint8_t)canon;
+    wk__mt_set_known(mt);
+    return WK_OK;
+}
+
+wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
+                      wk_error *err)
+{
+    if (mt == NULL || (data == NULL && len != 0)) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "no input or output given");
+    }
+    const uint8_t *s = data != NULL ? data : (const uint8_t *)"";
+    mt->id = 0;
+    mt->canonical = 0;
+    mt->cache_kind = 0;
+    mt->cache_styles = 0;
+    if (flags & WK_MT_STRICT) {
+        return parse_strict(s, len, flags, mt, err);
+    }
+    return parse_whatwg(s, len, flags, mt, err);
+}

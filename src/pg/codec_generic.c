@@ -1,0 +1,645 @@
+/*
+ * Generic codec functions driven by a type's operations table (codec->data): conversions
+ * between the native union and every C kind, PostgreSQL text output, events, value trees,
+ * and encoding from C kinds or from PostgreSQL text input.
+ *
+ * These cover every (type, format, kind) the hand-written fast paths in codecs.c do not, so
+ * each combination costs one table-driven function instead of one function per combination.
+ * Values that need temporary memory (numeric digits, rendered text) use a small stack arena
+ * or buffer and spill to the heap only for large values, freed before returning.
+ */
+#include <math.h>
+
+#include "pg/pg_internal.h"
+
+#if defined(__has_include)
+#if __has_include("wirekit/json.h")
+#include "wirekit/json.h"
+#define WK_PG_HAVE_JSON_READER 1
+#endif
+#endif
+
+static const size_t kind_sizes[WK_PG_KIND_COUNT] = {
+    [WK_PG_KIND_BOOL] = sizeof(bool),
+    [WK_PG_KIND_I16] = sizeof(int16_t),
+    [WK_PG_KIND_I32] = sizeof(int32_t),
+    [WK_PG_KIND_I64] = sizeof(int64_t),
+    [WK_PG_KIND_U32] = sizeof(uint32_t),
+    [WK_PG_KIND_F32] = sizeof(float),
+    [WK_PG_KIND_F64] = sizeof(double),
+    [WK_PG_KIND_NUMERIC] = sizeof(wk_pg_numeric),
+    [WK_PG_KIND_STR] = sizeof(wk_pg_str),
+    [WK_PG_KIND_BYTES] = sizeof(wk_pg_str),
+    [WK_PG_KIND_UUID] = sizeof(wk_pg_uuid),
+    [WK_PG_KIND_DATE] = sizeof(int32_t),
+    [WK_PG_KIND_TIME] = sizeof(int64_t),
+    [WK_PG_KIND_TIMETZ] = sizeof(wk_pg_timetz),
+    [WK_PG_KIND_TIMESTAMP] = sizeof(int64_t),
+    [WK_PG_KIND_INTERVAL] = sizeof(wk_pg_interval),
+    [WK_PG_KIND_INET] = sizeof(wk_pg_inet),
+    [WK_PG_KIND_ARRAY] = sizeof(wk_pg_array_in),
+};
+
+static const char *const kind_names[WK_PG_KIND_COUNT] = {
+    "bool", "i16",      "i32",  "i64",      "u32",   "f32",  "f64",      "numeric",
+    "str",  "bytes",    "uuid", "date",     "time",  "timetz", "timestamp", "interval",
+    "inet", "array",    "text", "value",    "events"};
+
+WK_API size_t wk_pg_kind_size(wk_pg_kind kind)
+{
+    return (unsigned)kind < WK_PG_KIND_COUNT ? kind_sizes[kind] : 0;
+}
+
+WK_API const char *wk_pg_kind_name(wk_pg_kind kind)
+{
+    return (unsigned)kind < WK_PG_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+/* A temporary arena over the stack for one call, when the caller gave none. */
+typedef struct tmp_arena {
+    wk_arena arena;
+    uint8_t buf[512];
+} tmp_arena;
+
+static wk_arena *arena_or_tmp(wk_arena *given, tmp_arena *t)
+{
+    if (given != NULL) {
+        return given;
+    }
+    wk_arena_init_buf(&t->arena, t->buf, sizeof t->buf, NULL, 0);
+    return &t->arena;
+}
+
+static void tmp_done(wk_arena *given, tmp_arena *t)
+{
+    if (given == NULL) {
+        wk_arena_free(&t->arena);
+    }
+}
+
+static const wk__pg_type *type_of(const wk_pg_codec *c)
+{
+    return c->data;
+}
+
+/* ---- native -> kind ---- */
+
+static wk_status store_int(int64_t v, wk_pg_kind k, void *out)
+{
+    switch (k) {
+    case WK_PG_KIND_I16:
+        if (v < INT16_MIN || v > INT16_MAX) {
+            return WK_ERR_RANGE;
+        }
+        *(int16_t *)out = (int16_t)v;
+        return WK_OK;
+    case WK_PG_KIND_I32:
+        if (v < INT32_MIN || v > INT32_MAX) {
+            return WK_ERR_RANGE;
+        }
+        *(int32_t *)out = (int32_t)v;
+        return WK_OK;
+    case WK_PG_KIND_I64: *(int64_t *)out = v; return WK_OK;
+    case WK_PG_KIND_U32:
+        if (v < 0 || v > UINT32_MAX) {
+            return WK_ERR_RANGE;
+        }
+        *(uint32_t *)out = (uint32_t)v;
+        return WK_OK;
+    case WK_PG_KIND_F64: *(double *)out = (double)v; return WK_OK;
+    default: return WK_ERR_TYPE;
+    }
+}
+
+static wk_status store(const wk__pg_type *t, const wk__pg_native *v, wk_pg_kind k, void *out)
+{
+    switch (t->cls) {
+    case WK__PG_CLASS_INT: return store_int(v->i, k, out);
+    case WK__PG_CLASS_FLOAT4:
+        if (k == WK_PG_KIND_F32) {
+            *(float *)out = v->f4;
+            return WK_OK;
+        }
+        if (k == WK_PG_KIND_F64) {
+            *(double *)out = (double)v->f4;
+            return WK_OK;
+        }
+        return WK_ERR_TYPE;
+    case WK__PG_CLASS_FLOAT8:
+        if (k == WK_PG_KIND_F64) {
+            *(double *)out = v->f8;
+            return WK_OK;
+        }
+        return WK_ERR_TYPE;
+    case WK__PG_CLASS_NUMERIC:
+        if (k == WK_PG_KIND_NUMERIC) {
+            *(wk_pg_numeric *)out = v->num;
+            return WK_OK;
+        }
+        if (k == WK_PG_KIND_I64) {
+            return wk_pg_numeric_to_i64(&v->num, out);
+        }
+        if (k == WK_PG_KIND_F64) {
+            return wk_pg_numeric_to_double(&v->num, out);
+        }
+        return WK_ERR_TYPE;
+    case WK__PG_CLASS_BOOL:
+        if (k == WK_PG_KIND_BOOL) {
+            *(bool *)out = v->b;
+            return WK_OK;
+        }
+        return WK_ERR_TYPE;
+    default: break;
+    }
+    switch (k) {
+    case WK_PG_KIND_STR:
+    case WK_PG_KIND_BYTES: *(wk_pg_str *)out = v->s; return WK_OK;
+    case WK_PG_KIND_UUID: *(wk_pg_uuid *)out = v->uuid; return WK_OK;
+    case WK_PG_KIND_DATE: *(int32_t *)out = (int32_t)v->i; return WK_OK;
+    case WK_PG_KIND_TIME:
+    case WK_PG_KIND_TIMESTAMP: *(int64_t *)out = v->i; return WK_OK;
+    case WK_PG_KIND_TIMETZ: *(wk_pg_timetz *)out = v->timetz; return WK_OK;
+    case WK_PG_KIND_INTERVAL: *(wk_pg_interval *)out = v->iv; return WK_OK;
+    case WK_PG_KIND_INET: *(wk_pg_inet *)out = v->inet; return WK_OK;
+    default: return WK_ERR_TYPE;
+    }
+}
+
+wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                             wk_arena *arena, wk_error *err)
+{
+    const wk__pg_type *t = type_of(d->codec);
+    wk__pg_native v;
+    tmp_arena tmp;
+    /* Only numeric converted to I64/F64 needs memory that may die with the call; the NUMERIC
+     * kind keeps its digits in the caller's arena, views need none. */
+    bool use_tmp = arena == NULL && t->cls == WK__PG_CLASS_NUMERIC &&
+                   d->kind != WK_PG_KIND_NUMERIC;
+    wk_arena *a = use_tmp ? arena_or_tmp(NULL, &tmp) : arena;
+    wk_status st = wk__pg_read(t, (wk_pg_format)d->format, p, n, &v, a, err);
+    if (st == WK_OK) {
+        st = store(t, &v, (wk_pg_kind)d->kind, out);
+        if (st != WK_OK) {
+            wk__pg_fail(err, st, 0,
+                        st == WK_ERR_RANGE ? "value does not fit the requested C kind"
+                                           : "this type does not decode into that C kind");
+        }
+    }
+    if (use_tmp) {
+        tmp_done(NULL, &tmp);
+    }
+    return st;
+}
+
+wk_status wk__pg_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                          wk_arena *arena, wk_error *err)
+{
+    const wk__pg_type *t = type_of(d->codec);
+    wk__pg_native v;
+    tmp_arena tmp;
+    wk_arena *a = arena_or_tmp(arena, &tmp);
+    wk_status st = wk__pg_read(t, (wk_pg_format)d->format, p, n, &v, a, err);
+    if (st == WK_OK) {
+        st = t->write_text(&v, out);
+        if (st != WK_OK) {
+            wk__pg_fail(err, st, 0, "output buffer is full");
+        }
+    }
+    tmp_done(arena, &tmp);
+    return st;
+}
+
+/* ---- events ---- */
+
+static wk_status send(const wk_pg_events *ev, const wk_event *x)
+{
+    return ev->sink->event(ev->sink->self, x);
+}
+
+static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_buf *b)
+{
+    wk_event x;
+    x.type = type;
+    x.f32 = false;
+    x.v.str.ptr = (const char *)b->data;
+    x.v.str.len = b->len;
+    return send(ev, &x);
+}
+
+#ifdef WK_PG_HAVE_JSON_READER
+static wk_status emit_json(const wk_pg_str *s, const wk_pg_events *ev, wk_error *err)
+{
+    wk_json_reader r;
+    wk_json_read_opts o = {WK_JSON_READ_RAW_NUMBERS, 0};
+    wk_json_reader_init(&r, s->ptr, s->len, &o, NULL, NULL);
+    wk_event x;
+    wk_status st;
+    while ((st = wk_json_reader_next(&r, &x)) == WK_OK) {
+        st = send(ev, &x);
+        if (st != WK_OK) {
+            wk__pg_fail(err, st, 0, "the event sink failed");
+            break;
+        }
+    }
+    if (st == WK_ERR_EOF) {
+        st = WK_OK;
+    } else if (st != WK_OK && err != NULL && err->msg == NULL) {
+        wk_json_reader_error(&r, err);
+    }
+    if (st != WK_OK && err != NULL && err->code == WK_OK) {
+        wk_json_reader_error(&r, err);
+    }
+    wk_json_reader_free(&r);
+    return st;
+}
+#endif
+
+wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
+                             const wk_pg_events *ev, wk_buf *scratch, wk_error *err)
+{
+    wk_event x;
+    x.f32 = false;
+    wk_status st;
+    switch (t->cls) {
+    case WK__PG_CLASS_BOOL:
+        x.type = WK_EV_BOOL;
+        x.v.b = v->b;
+        return send(ev, &x);
+    case WK__PG_CLASS_INT:
+        if (v->i < 0) {
+            x.type = WK_EV_INT;
+            x.v.i = v->i;
+        } else {
+            x.type = WK_EV_UINT;
+            x.v.u = (uint64_t)v->i;
+        }
+        return send(ev, &x);
+    case WK__PG_CLASS_FLOAT4:
+    case WK__PG_CLASS_FLOAT8: {
+        double f = t->cls == WK__PG_CLASS_FLOAT4 ? (double)v->f4 : v->f8;
+        if (isfinite(f) && !(ev->flags & WK_PG_EV_RAW_FLOATS)) {
+            x.type = WK_EV_FLOAT;
+            x.f32 = t->cls == WK__PG_CLASS_FLOAT4;
+            x.v.f = f;
+            return send(ev, &x);
+        }
+        wk_buf_clear(scratch);
+        st = t->write_text(v, scratch);
+        if (st != WK_OK) {
+            return st;
+        }
+        return send_text(ev, isfinite(f) ? WK_EV_RAWNUM : WK_EV_STR, scratch);
+    }
+    case WK__PG_CLASS_NUMERIC:
+        wk_buf_clear(scratch);
+        st = t->write_text(v, scratch);
+        if (st != WK_OK) {
+            return st;
+        }
+        return send_text(ev,
+                         v->num.sign == WK_PG_NUMERIC_POS || v->num.sign == WK_PG_NUMERIC_NEG
+                             ? WK_EV_RAWNUM
+                             : WK_EV_STR,
+                         scratch);
+    case WK__PG_CLASS_JSON:
+#ifdef WK_PG_HAVE_JSON_READER
+        return emit_json(&v->s, ev, err);
+#else
+        (void)err;
+        x.type = WK_EV_STR;
+        x.v.str.ptr = v->s.ptr;
+        x.v.str.len = v->s.len;
+        return send(ev, &x);
+#endif
+    case WK__PG_CLASS_STRING:
+    default:
+        wk_buf_clear(scratch);
+        st = t->write_text(v, scratch);
+        if (st != WK_OK) {
+            return st;
+        }
+        return send_text(ev, WK_EV_STR, scratch);
+    }
+}
+
+wk_status wk__pg_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                            wk_arena *arena, wk_error *err)
+{
+    const wk_pg_events *ev = out;
+    const wk__pg_type *t = type_of(d->codec);
+    wk__pg_native v;
+    tmp_arena tmp;
+    wk_arena *a = arena_or_tmp(arena, &tmp);
+    wk_status st = wk__pg_read(t, (wk_pg_format)d->format, p, n, &v, a, err);
+    if (st == WK_OK) {
+        uint8_t stack[128];
+        wk_buf local;
+        wk_buf *scratch = ev->scratch;
+        if (scratch == NULL) {
+            wk_buf_init_fixed(&local, stack, sizeof stack);
+            scratch = &local;
+        }
+        if (err != NULL) {
+            err->msg = NULL;
+        }
+        st = wk__pg_emit_native(t, &v, ev, scratch, err);
+        if (st == WK_ERR_LIMIT && scratch == &local) {
+            /* A long rendering (bytea, big numeric): retry with a heap buffer. */
+            wk_buf_init(&local, NULL, 0);
+            st = wk__pg_emit_native(t, &v, ev, &local, err);
+            wk_buf_free(&local);
+        }
+        if (st != WK_OK && err != NULL && err->msg == NULL) {
+            wk__pg_fail(err, st, 0, "the event sink failed");
+        }
+    }
+    tmp_done(arena, &tmp);
+    return st;
+}
+
+/* ---- value trees: a sink that builds wk_value nodes in the arena ---- */
+
+typedef struct frame {
+    size_t start; /* index of the first child in `items` */
+    uint8_t type; /* WK_VAL_ARRAY or WK_VAL_MAP */
+} frame;
+
+typedef struct builder {
+    wk_arena *arena;
+    wk_buf items;  /* wk_value children of every open container, contiguous */
+    wk_buf frames; /* frame stack */
+    wk_value root;
+    bool done;
+    wk_status st;
+} builder;
+
+#define BUILDER_MAX_DEPTH 600
+
+static wk_status add_node(builder *b, const wk_value *v)
+{
+    if (b->frames.len == 0) {
+        b->root = *v;
+        b->done = true;
+        return WK_OK;
+    }
+    return wk_buf_append(&b->items, v, sizeof *v);
+}
+
+static wk_status copy_str(builder *b, wk_value *v, uint8_t type, const char *s, size_t len)
+{
+    if (len > UINT32_MAX) {
+        return WK_ERR_RANGE;
+    }
+    char *c = wk_arena_strndup(b->arena, s, len);
+    if (c == NULL) {
+        return WK_ERR_NOMEM;
+    }
+    v->type = type;
+    v->flags = WK_VALF_COPIED;
+    v->len = (uint32_t)len;
+    v->u.str = c;
+    return WK_OK;
+}
+
+static wk_status builder_event(void *self, const wk_event *ev)
+{
+    builder *b = self;
+    if (b->st != WK_OK) {
+        return b->st;
+    }
+    wk_value v;
+    memset(&v, 0, sizeof v);
+    wk_status st = WK_OK;
+    switch (ev->type) {
+    case WK_EV_NIL: v.type = WK_VAL_NIL; break;
+    case WK_EV_BOOL:
+        v.type = WK_VAL_BOOL;
+        v.u.b = ev->v.b;
+        break;
+    case WK_EV_INT:
+        v.type = ev->v.i < 0 ? WK_VAL_INT : WK_VAL_UINT;
+        v.u.i = ev->v.i;
+        break;
+    case WK_EV_UINT:
+        v.type = WK_VAL_UINT;
+        v.u.u = ev->v.u;
+        break;
+    case WK_EV_FLOAT:
+        v.type = WK_VAL_FLOAT;
+        v.flags = ev->f32 ? WK_VALF_F32 : 0;
+        v.u.f = ev->v.f;
+        break;
+    case WK_EV_STR: st = copy_str(b, &v, WK_VAL_STR, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_BIN: st = copy_str(b, &v, WK_VAL_BIN, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_RAWNUM:
+        st = copy_str(b, &v, WK_VAL_RAWNUM, ev->v.str.ptr, ev->v.str.len);
+        break;
+    case WK_EV_ARRAY:
+    case WK_EV_MAP: {
+        if (b->frames.len / sizeof(frame) >= BUILDER_MAX_DEPTH) {
+            st = WK_ERR_DEPTH;
+            break;
+        }
+        frame f = {b->items.len / sizeof(wk_value),
+                   (uint8_t)(ev->type == WK_EV_ARRAY ? WK_VAL_ARRAY : WK_VAL_MAP)};
+        st = wk_buf_append(&b->frames, &f, sizeof f);
+        b->st = st;
+        return st;
+    }
+    case WK_EV_END: {
+        if (b->frames.len == 0) {
+            st = WK_ERR_STATE;
+            break;
+        }
+        frame f;
+        b->frames.len -= sizeof f;
+        memcpy(&f, b->frames.data + b->frames.len, sizeof f);
+        size_t count = b->items.len / sizeof(wk_value) - f.start;
+        size_t bytes = count * sizeof(wk_value);
+        void *mem = NULL;
+        if (count > 0) {
+            mem = wk_arena_alloc(b->arena, bytes, 8);
+            if (mem == NULL) {
+                st = WK_ERR_NOMEM;
+                break;
+            }
+            memcpy(mem, b->items.data + f.start * sizeof(wk_value), bytes);
+        }
+        b->items.len = f.start * sizeof(wk_value);
+        v.type = f.type;
+        if (f.type == WK_VAL_MAP) {
+            v.len = (uint32_t)(count / 2);
+            v.u.pairs = mem;
+        } else {
+            v.len = (uint32_t)count;
+            v.u.items = mem;
+        }
+        break;
+    }
+    default: st = WK_ERR_UNSUPPORTED; break;
+    }
+    if (st == WK_OK) {
+        st = add_node(b, &v);
+    }
+    b->st = st;
+    return st;
+}
+
+static void builder_error(const void *self, wk_error *err)
+{
+    const builder *b = self;
+    wk__pg_fail(err, b->st, 0, "building the value tree failed");
+}
+
+wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                           wk_arena *arena, wk_error *err)
+{
+    if (arena == NULL) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "decoding into a value tree needs an arena");
+    }
+    /* Run the EVENTS decoder of the same type into the tree builder. */
+    wk_pg_decoder ed = *d;
+    ed.kind = WK_PG_KIND_EVENTS;
+    ed.fn = d->elem_oid != 0 ? wk__pg_array_dec[d->format][WK_PG_KIND_EVENTS]
+                             : d->codec->decode[d->format][WK_PG_KIND_EVENTS];
+    if (ed.fn == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOT_FOUND, 0, "this type has no event decoder");
+    }
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.arena = arena;
+    wk_buf_init(&b.items, NULL, 0);
+    wk_buf_init(&b.frames, NULL, 0);
+    wk_sink sink = {builder_event, builder_error, &b};
+    wk_pg_events ev = {&sink, 0, NULL};
+    wk_status st = ed.fn(&ed, p, n, &ev, arena, err);
+    if (st == WK_OK && !b.done) {
+        st = wk__pg_fail(err, WK_ERR_STATE, 0, "value tree is incomplete");
+    }
+    if (st == WK_OK) {
+        *(wk_value *)out = b.root;
+    }
+    wk_buf_free(&b.items);
+    wk_buf_free(&b.frames);
+    return st;
+}
+
+/* ---- encoding ---- */
+
+static wk_status write_native(const wk__pg_type *t, wk_pg_format f, const wk__pg_native *v,
+                              wk_buf *out, wk_error *err)
+{
+    wk_status st = f == WK_PG_BINARY ? t->write_bin(v, out) : t->write_text(v, out);
+    if (st != WK_OK) {
+        return wk__pg_fail(err, st, out->len, "output buffer is full");
+    }
+    return WK_OK;
+}
+
+wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
+{
+    const wk__pg_type *t = type_of(e->codec);
+    const wk_pg_str *s = in;
+    wk__pg_native v;
+    tmp_arena tmp;
+    wk_arena *a = arena_or_tmp(NULL, &tmp);
+    wk_status st = t->read_text((const uint8_t *)s->ptr, s->len, &v, a, err);
+    if (st == WK_OK) {
+        st = write_native(t, (wk_pg_format)e->format, &v, out, err);
+    }
+    tmp_done(NULL, &tmp);
+    return st;
+}
+
+static wk_status kind_to_native(const wk__pg_type *t, wk_pg_kind k, const void *in,
+                                wk__pg_native *v, wk_arena *a, uint16_t *store_digits,
+                                wk_error *err)
+{
+    int64_t i;
+    switch (k) {
+    case WK_PG_KIND_I16: i = *(const int16_t *)in; break;
+    case WK_PG_KIND_I32: i = *(const int32_t *)in; break;
+    case WK_PG_KIND_I64: i = *(const int64_t *)in; break;
+    case WK_PG_KIND_U32: i = *(const uint32_t *)in; break;
+    default: i = 0; break;
+    }
+    switch (t->cls) {
+    case WK__PG_CLASS_INT:
+        if (i < t->min || i > t->max) {
+            return wk__pg_fail(err, WK_ERR_RANGE, 0, "integer out of range for the type");
+        }
+        v->i = i;
+        return WK_OK;
+    case WK__PG_CLASS_FLOAT4:
+    case WK__PG_CLASS_FLOAT8: {
+        double f = k == WK_PG_KIND_F32 ? (double)*(const float *)in : *(const double *)in;
+        if (t->cls == WK__PG_CLASS_FLOAT4) {
+            v->f4 = (float)f;
+        } else {
+            v->f8 = f;
+        }
+        return WK_OK;
+    }
+    case WK__PG_CLASS_NUMERIC:
+        if (k == WK_PG_KIND_NUMERIC) {
+            v->num = *(const wk_pg_numeric *)in;
+            return WK_OK;
+        }
+        if (k == WK_PG_KIND_F64 || k == WK_PG_KIND_F32) {
+            double f = k == WK_PG_KIND_F32 ? (double)*(const float *)in : *(const double *)in;
+            return wk_pg_numeric_from_double(f, a, &v->num, err);
+        }
+        wk_pg_numeric_from_i64(i, store_digits, &v->num);
+        return WK_OK;
+    case WK__PG_CLASS_BOOL: v->b = *(const bool *)in; return WK_OK;
+    default: break;
+    }
+    switch (k) {
+    case WK_PG_KIND_STR:
+    case WK_PG_KIND_BYTES: v->s = *(const wk_pg_str *)in; break;
+    case WK_PG_KIND_UUID: v->uuid = *(const wk_pg_uuid *)in; break;
+    case WK_PG_KIND_DATE: v->i = *(const int32_t *)in; break;
+    case WK_PG_KIND_TIME:
+    case WK_PG_KIND_TIMESTAMP: v->i = *(const int64_t *)in; break;
+    case WK_PG_KIND_TIMETZ: v->timetz = *(const wk_pg_timetz *)in; break;
+    case WK_PG_KIND_INTERVAL: v->iv = *(const wk_pg_interval *)in; break;
+    case WK_PG_KIND_INET: v->inet = *(const wk_pg_inet *)in; break;
+    default: return wk__pg_fail(err, WK_ERR_TYPE, 0, "this type does not encode that C kind");
+    }
+    return WK_OK;
+}
+
+/* Checks a C value against what the type's binary reader would accept, so that encoding never
+ * produces bytes PostgreSQL (or our own decoder) would reject. */
+static wk_status validate(const wk__pg_type *t, wk_pg_kind k, const wk__pg_native *v,
+                          wk_error *err)
+{
+    uint8_t tmp[64];
+    wk_buf b;
+    wk_buf_init_fixed(&b, tmp, sizeof tmp);
+    if (k == WK_PG_KIND_STR || k == WK_PG_KIND_BYTES || k == WK_PG_KIND_NUMERIC ||
+        t->write_bin(v, &b) != WK_OK) {
+        return WK_OK; /* variable-length kinds are checked by the server */
+    }
+    wk__pg_native back;
+    return t->read_bin(b.data, b.len, &back, NULL, err);
+}
+
+wk_status wk__pg_enc_convert(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                             wk_error *err)
+{
+    const wk__pg_type *t = type_of(e->codec);
+    wk__pg_native v;
+    uint16_t digits[WK_PG_NUMERIC_I64_DIGITS];
+    tmp_arena tmp;
+    wk_arena *a = arena_or_tmp(NULL, &tmp);
+    wk_status st = kind_to_native(t, (wk_pg_kind)e->kind, in, &v, a, digits, err);
+    if (st == WK_OK) {
+        st = validate(t, (wk_pg_kind)e->kind, &v, err);
+    }
+    if (st == WK_OK) {
+        st = write_native(t, (wk_pg_format)e->format, &v, out, err);
+    }
+    tmp_done(NULL, &tmp);
+    return st;
+}

@@ -1,0 +1,428 @@
+/*
+ * numeric: PostgreSQL's exact decimal, kept exactly as PostgreSQL holds it (base-10000
+ * digits, weight, sign, display scale), in both wire formats, with conversions to and from
+ * decimal text, int64 and double.
+ *
+ * The binary form is validated as numeric_recv does (length, sign, dscale, every digit below
+ * 10000). Text is parsed the way set_var_from_str does: decimal digits are regrouped into
+ * base-10000 digits by their decimal weight, then leading and trailing zero groups are
+ * stripped. Output follows get_str_from_var: the integer part, then exactly dscale digits.
+ * Digits live in the caller's arena; nothing is allocated beyond what the input justifies.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pg/pg_internal.h"
+
+#define NBASE 10000
+#define DEC_DIGITS 4
+#define NUMERIC_MAX_EXP 1000 /* NUMERIC_MAX_PRECISION: PostgreSQL's exponent limit */
+
+static bool is_special(uint16_t sign)
+{
+    return sign == WK_PG_NUMERIC_NAN || sign == WK_PG_NUMERIC_PINF ||
+           sign == WK_PG_NUMERIC_NINF;
+}
+
+static wk_status numeric_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                                  wk_error *err)
+{
+    if (n < 8) {
+        return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary numeric header needs 8 bytes");
+    }
+    uint16_t nd = wk__pg_be16(p);
+    wk_pg_numeric *num = &v->num;
+    num->weight = (int16_t)wk__pg_be16(p + 2);
+    num->sign = wk__pg_be16(p + 4);
+    num->dscale = wk__pg_be16(p + 6);
+    if ((size_t)nd * 2 != n - 8) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0,
+                           "binary numeric digit count does not match its length");
+    }
+    if (num->sign != WK_PG_NUMERIC_POS && num->sign != WK_PG_NUMERIC_NEG &&
+        !is_special(num->sign)) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 4, "invalid sign in binary numeric");
+    }
+    if (num->dscale > WK_PG_NUMERIC_DSCALE_MAX) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 6, "invalid scale in binary numeric");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        if (wk__pg_be16(p + 8 + 2 * i) >= NBASE) {
+            return wk__pg_fail(err, WK_ERR_SYNTAX, 8 + 2 * i, "invalid digit in binary numeric");
+        }
+    }
+    if (is_special(num->sign) || nd == 0) {
+        num->ndigits = 0;
+        num->digits = NULL;
+        return WK_OK;
+    }
+    if (a == NULL) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "decoding numeric digits needs an arena");
+    }
+    uint16_t *d = wk_arena_alloc(a, (size_t)nd * 2, 2);
+    if (d == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for numeric digits");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        d[i] = wk__pg_be16(p + 8 + 2 * i);
+    }
+    num->ndigits = nd;
+    num->digits = d;
+    return WK_OK;
+}
+
+static wk_status numeric_write_bin(const wk__pg_native *v, wk_buf *out)
+{
+    const wk_pg_numeric *num = &v->num;
+    uint16_t nd = is_special(num->sign) ? 0 : num->ndigits;
+    wk_status st = wk_buf_reserve(out, 8 + (size_t)nd * 2);
+    if (st != WK_OK) {
+        return st;
+    }
+    uint8_t *q = out->data + out->len;
+    wk__pg_put16(q, nd);
+    wk__pg_put16(q + 2, (uint16_t)num->weight);
+    wk__pg_put16(q + 4, num->sign);
+    wk__pg_put16(q + 6, num->dscale);
+    for (size_t i = 0; i < nd; i++) {
+        wk__pg_put16(q + 8 + 2 * i, num->digits[i]);
+    }
+    out->len += 8 + (size_t)nd * 2;
+    return WK_OK;
+}
+
+WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
+{
+    switch (num->sign) {
+    case WK_PG_NUMERIC_NAN: return wk_buf_append(out, "NaN", 3);
+    case WK_PG_NUMERIC_PINF: return wk_buf_append(out, "Infinity", 8);
+    case WK_PG_NUMERIC_NINF: return wk_buf_append(out, "-Infinity", 9);
+    default: break;
+    }
+    size_t intdigits = num->weight >= 0 ? ((size_t)num->weight + 1) * DEC_DIGITS : 1;
+    size_t cap = intdigits + (size_t)num->dscale + DEC_DIGITS + 3;
+    wk_status st = wk_buf_reserve(out, cap);
+    if (st != WK_OK) {
+        return st;
+    }
+    char *q = (char *)out->data + out->len;
+    char *start = q;
+    if (num->sign == WK_PG_NUMERIC_NEG) {
+        *q++ = '-';
+    }
+    int d;
+    if (num->weight < 0) {
+        *q++ = '0';
+        d = num->weight + 1;
+    } else {
+        for (d = 0; d <= num->weight; d++) {
+            unsigned dig = d < num->ndigits ? num->digits[d] : 0;
+            if (d == 0) {
+                q += wk__pg_fmt_uint_pad(q, dig, 1);
+            } else {
+                q += wk__pg_fmt_uint_pad(q, dig, 4);
+            }
+        }
+    }
+    if (num->dscale > 0) {
+        *q++ = '.';
+        char *endp = q + num->dscale;
+        for (int i = 0; q < endp; d++, i++) {
+            unsigned dig = (d >= 0 && d < num->ndigits) ? num->digits[d] : 0;
+            q += wk__pg_fmt_uint_pad(q, dig, 4);
+        }
+        q = endp;
+    }
+    out->len += (size_t)(q - start);
+    return WK_OK;
+}
+
+static wk_status numeric_write_text(const wk__pg_native *v, wk_buf *out)
+{
+    return wk_pg_numeric_format(&v->num, out);
+}
+
+static bool nspace(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool word_ieq(const char *s, size_t n, const char *w)
+{
+    if (strlen(w) != n) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') {
+            c = (char)(c + 32);
+        }
+        if (c != w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
+                                     wk_pg_numeric *out, wk_error *err)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t i = 0, n = len;
+    while (i < n && nspace(p[i])) {
+        i++;
+    }
+    while (n > i && nspace(p[n - 1])) {
+        n--;
+    }
+    memset(out, 0, sizeof *out);
+    if (word_ieq(s + i, n - i, "nan")) {
+        out->sign = WK_PG_NUMERIC_NAN;
+        return WK_OK;
+    }
+    bool neg = false;
+    if (i < n && (p[i] == '+' || p[i] == '-')) {
+        neg = p[i] == '-';
+        i++;
+    }
+    if (word_ieq(s + i, n - i, "infinity") || word_ieq(s + i, n - i, "inf")) {
+        out->sign = neg ? WK_PG_NUMERIC_NINF : WK_PG_NUMERIC_PINF;
+        out->dscale = 0;
+        return WK_OK;
+    }
+    /* First pass: syntax, digit counts, exponent. */
+    size_t first = i, ndec = 0, before = 0;
+    bool point = false;
+    for (; i < n; i++) {
+        if (p[i] >= '0' && p[i] <= '9') {
+            ndec++;
+            if (!point) {
+                before++;
+            }
+        } else if (p[i] == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (ndec == 0) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
+    }
+    size_t digits_end = i;
+    long exp10 = 0;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < n && (p[i] == '+' || p[i] == '-')) {
+            eneg = p[i] == '-';
+            i++;
+        }
+        size_t es = i;
+        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+            exp10 = exp10 * 10 + (p[i] - '0');
+            if (exp10 > NUMERIC_MAX_EXP) {
+                return wk__pg_fail(err, WK_ERR_RANGE, es, "numeric exponent out of range");
+            }
+        }
+        if (i == es) {
+            return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid exponent in numeric");
+        }
+        if (eneg) {
+            exp10 = -exp10;
+        }
+    }
+    if (i != n) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
+    }
+    long dweight = (long)before - 1 + exp10;
+    long dscale = (long)(ndec - before) - exp10;
+    if (dscale < 0) {
+        dscale = 0;
+    }
+    if (dscale > WK_PG_NUMERIC_DSCALE_MAX) {
+        return wk__pg_fail(err, WK_ERR_RANGE, first, "numeric scale out of range");
+    }
+    long weight;
+    if (dweight >= 0) {
+        weight = (dweight + 1 + DEC_DIGITS - 1) / DEC_DIGITS - 1;
+    } else {
+        weight = -((-dweight - 1) / DEC_DIGITS + 1);
+    }
+    long offset = (weight + 1) * DEC_DIGITS - (dweight + 1);
+    size_t ngroups = (ndec + (size_t)offset + DEC_DIGITS - 1) / DEC_DIGITS;
+    uint16_t *dig = NULL;
+    if (ngroups > 0) {
+        if (arena == NULL) {
+            return wk__pg_fail(err, WK_ERR_ARG, 0, "parsing numeric digits needs an arena");
+        }
+        dig = wk_arena_alloc(arena, ngroups * 2, 2);
+        if (dig == NULL) {
+            return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for numeric digits");
+        }
+        memset(dig, 0, ngroups * 2);
+    }
+    size_t pos = (size_t)offset; /* decimal position within the grouped digits */
+    for (size_t j = first; j < digits_end; j++) {
+        if (p[j] == '.') {
+            continue;
+        }
+        static const uint16_t mul[4] = {1000, 100, 10, 1};
+        dig[pos / 4] = (uint16_t)(dig[pos / 4] + (unsigned)(p[j] - '0') * mul[pos % 4]);
+        pos++;
+    }
+    /* Strip leading and trailing zero groups. */
+    size_t lo = 0, hi = ngroups;
+    while (lo < hi && dig[lo] == 0) {
+        lo++;
+        weight--;
+    }
+    while (hi > lo && dig[hi - 1] == 0) {
+        hi--;
+    }
+    if (lo == hi) {
+        weight = 0;
+        neg = false;
+    }
+    if (weight > INT16_MAX || weight < INT16_MIN) {
+        return wk__pg_fail(err, WK_ERR_RANGE, first, "value overflows numeric format");
+    }
+    out->sign = neg ? WK_PG_NUMERIC_NEG : WK_PG_NUMERIC_POS;
+    out->weight = (int16_t)weight;
+    out->dscale = (uint16_t)dscale;
+    out->ndigits = (uint16_t)(hi - lo);
+    out->digits = lo < hi ? dig + lo : NULL;
+    if (hi - lo > UINT16_MAX) {
+        return wk__pg_fail(err, WK_ERR_RANGE, first, "numeric has too many digits");
+    }
+    return WK_OK;
+}
+
+static wk_status numeric_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                                   wk_error *err)
+{
+    return wk_pg_numeric_parse((const char *)p, n, a, &v->num, err);
+}
+
+WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out)
+{
+    if (num->sign != WK_PG_NUMERIC_POS && num->sign != WK_PG_NUMERIC_NEG) {
+        return WK_ERR_RANGE;
+    }
+    if (num->ndigits == 0) {
+        *out = 0;
+        return WK_OK;
+    }
+    for (int d = num->weight + 1; d < num->ndigits; d++) {
+        if (d >= 0 && num->digits[d] != 0) {
+            return WK_ERR_RANGE; /* a non-zero fraction digit */
+        }
+    }
+    uint64_t acc = 0;
+    uint64_t limit = num->sign == WK_PG_NUMERIC_NEG ? (uint64_t)INT64_MAX + 1 : INT64_MAX;
+    for (int d = 0; d <= num->weight; d++) {
+        unsigned dig = d < num->ndigits ? num->digits[d] : 0;
+        if (acc > (limit - dig) / NBASE) {
+            return WK_ERR_RANGE;
+        }
+        acc = acc * NBASE + dig;
+    }
+    *out = num->sign == WK_PG_NUMERIC_NEG ? (int64_t)(0 - acc) : (int64_t)acc;
+    return WK_OK;
+}
+
+WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64_DIGITS],
+                                   wk_pg_numeric *out)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    uint16_t tmp[WK_PG_NUMERIC_I64_DIGITS];
+    int n = 0;
+    while (u != 0) {
+        tmp[n++] = (uint16_t)(u % NBASE);
+        u /= NBASE;
+    }
+    int trail = 0;
+    while (trail < n && tmp[trail] == 0) {
+        trail++;
+    }
+    int nd = n - trail;
+    for (int i = 0; i < nd; i++) {
+        storage[i] = tmp[n - 1 - i];
+    }
+    out->sign = v < 0 ? WK_PG_NUMERIC_NEG : WK_PG_NUMERIC_POS;
+    out->weight = (int16_t)(n == 0 ? 0 : n - 1);
+    out->dscale = 0;
+    out->ndigits = (uint16_t)nd;
+    out->digits = storage;
+}
+
+WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
+{
+    switch (num->sign) {
+    case WK_PG_NUMERIC_NAN: *out = NAN; return WK_OK;
+    case WK_PG_NUMERIC_PINF: *out = INFINITY; return WK_OK;
+    case WK_PG_NUMERIC_NINF: *out = -INFINITY; return WK_OK;
+    default: break;
+    }
+    /* Render the significant digits only (no display scale) and let strtod round once. */
+    char stack[256];
+    wk_buf b;
+    wk_buf_init_fixed(&b, stack, sizeof stack);
+    wk_pg_numeric t = *num;
+    t.dscale = 0;
+    int frac = (int)t.ndigits - 1 - t.weight;
+    if (frac > 0) {
+        t.dscale = (uint16_t)(frac * DEC_DIGITS);
+    }
+    wk_status st = wk_pg_numeric_format(&t, &b);
+    if (st == WK_ERR_LIMIT) {
+        wk_buf_init(&b, NULL, 0);
+        st = wk_pg_numeric_format(&t, &b);
+    }
+    if (st == WK_OK) {
+        st = wk_buf_push(&b, 0);
+    }
+    if (st == WK_OK) {
+        *out = strtod((const char *)b.data, NULL);
+    }
+    wk_buf_free(&b);
+    return st;
+}
+
+WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_numeric *out,
+                                           wk_error *err)
+{
+    if (isnan(v)) {
+        memset(out, 0, sizeof *out);
+        out->sign = WK_PG_NUMERIC_NAN;
+        return WK_OK;
+    }
+    if (isinf(v)) {
+        memset(out, 0, sizeof *out);
+        out->sign = v > 0 ? WK_PG_NUMERIC_PINF : WK_PG_NUMERIC_NINF;
+        return WK_OK;
+    }
+    char text[48];
+    size_t o = 0;
+    if (v == 0) {
+        text[o++] = '0';
+    } else {
+        char d[20];
+        int e;
+        int len = wk__pg_shortest(v, false, d, &e);
+        if (v < 0) {
+            text[o++] = '-';
+        }
+        text[o++] = d[0];
+        text[o++] = '.';
+        memcpy(text + o, d + 1, (size_t)len - 1);
+        o += (size_t)len - 1;
+        text[o++] = 'e';
+        o += (size_t)snprintf(text + o, sizeof text - o, "%d", e);
+    }
+    return wk_pg_numeric_parse(text, o, arena, out, err);
+}
+
+const wk__pg_type wk__pg_type_numeric = {WK__PG_CLASS_NUMERIC, numeric_read_bin,
+                                         numeric_read_text, numeric_write_bin,
+                                         numeric_write_text, 0, 0};

@@ -1,0 +1,167 @@
+/*
+ * Internal pieces shared by the PostgreSQL codec files.
+ *
+ * Every built-in type has a small operations table (wk__pg_type): read the binary or text
+ * wire form into a native union, write the native value back in either form, and say how it
+ * maps to events. Hot (type, format, kind) combinations get their own direct functions; the
+ * rest go through generic functions driven by this table, which keeps the number of
+ * hand-written functions linear in the number of types instead of types x formats x kinds.
+ */
+#ifndef WK_PG_INTERNAL_H
+#define WK_PG_INTERNAL_H
+
+#include <string.h>
+
+#include "wirekit/pg.h"
+
+/* ---- byte order ---- */
+static inline uint16_t wk__pg_be16(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+static inline uint32_t wk__pg_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t wk__pg_be64(const uint8_t *p)
+{
+    return (uint64_t)wk__pg_be32(p) << 32 | wk__pg_be32(p + 4);
+}
+static inline void wk__pg_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline void wk__pg_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline void wk__pg_put64(uint8_t *p, uint64_t v)
+{
+    wk__pg_put32(p, (uint32_t)(v >> 32));
+    wk__pg_put32(p + 4, (uint32_t)v);
+}
+
+static inline wk_status wk__pg_fail(wk_error *err, wk_status st, size_t off, const char *msg)
+{
+    if (err != NULL) {
+        err->code = st;
+        err->offset = off;
+        err->msg = msg;
+    }
+    return st;
+}
+
+/* Appends n bytes, the inline way; returns the status of the buffer. */
+static inline wk_status wk__pg_put(wk_buf *b, const void *p, size_t n)
+{
+    return wk_buf_append(b, p, n);
+}
+
+/* ---- the native union every built-in type reads into ---- */
+typedef union wk__pg_native {
+    bool b;
+    int64_t i;   /* int2/int4/int8/oid, date (days), time, timestamp(tz) */
+    double f8;
+    float f4;
+    wk_pg_numeric num;
+    wk_pg_str s; /* text types, json, jsonb (text part), bytea, "char" */
+    wk_pg_uuid uuid;
+    wk_pg_timetz timetz;
+    wk_pg_interval iv;
+    wk_pg_inet inet;
+} wk__pg_native;
+
+/* How a type's values map to events (and so to JSON / MessagePack / wk_value). */
+typedef enum wk__pg_class {
+    WK__PG_CLASS_BOOL,    /* WK_EV_BOOL */
+    WK__PG_CLASS_INT,     /* WK_EV_INT / WK_EV_UINT (native .i) */
+    WK__PG_CLASS_FLOAT4,  /* finite: WK_EV_FLOAT (f32) or RAWNUM; else a string */
+    WK__PG_CLASS_FLOAT8,
+    WK__PG_CLASS_NUMERIC, /* finite: WK_EV_RAWNUM; else a string */
+    WK__PG_CLASS_JSON,    /* the embedded JSON value */
+    WK__PG_CLASS_STRING   /* PostgreSQL's text output as WK_EV_STR */
+} wk__pg_class;
+
+typedef struct wk__pg_type {
+    wk__pg_class cls;
+    wk_status (*read_bin)(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                          wk_error *err);
+    wk_status (*read_text)(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                           wk_error *err);
+    wk_status (*write_bin)(const wk__pg_native *v, wk_buf *out);
+    wk_status (*write_text)(const wk__pg_native *v, wk_buf *out);
+    int64_t min, max; /* WK__PG_CLASS_INT: the range of the type */
+} wk__pg_type;
+
+/* The operations of the built-in types (one per type file). */
+extern const wk__pg_type wk__pg_type_bool, wk__pg_type_int2, wk__pg_type_int4, wk__pg_type_int8,
+    wk__pg_type_oid, wk__pg_type_float4, wk__pg_type_float8, wk__pg_type_numeric,
+    wk__pg_type_text, wk__pg_type_char, wk__pg_type_bytea, wk__pg_type_uuid, wk__pg_type_json,
+    wk__pg_type_jsonb, wk__pg_type_date, wk__pg_type_time, wk__pg_type_timetz,
+    wk__pg_type_timestamp, wk__pg_type_timestamptz, wk__pg_type_interval, wk__pg_type_inet,
+    wk__pg_type_cidr;
+
+/* Reads the value in `format` through the type's table. */
+static inline wk_status wk__pg_read(const wk__pg_type *t, wk_pg_format f, const uint8_t *p,
+                                    size_t n, wk__pg_native *v, wk_arena *a, wk_error *err)
+{
+    return f == WK_PG_BINARY ? t->read_bin(p, n, v, a, err) : t->read_text(p, n, v, a, err);
+}
+
+/* ---- generic codec functions (codec_generic.c), driven by codec->data (a wk__pg_type) ---- */
+wk_status wk__pg_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                          wk_arena *arena, wk_error *err);
+wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                           wk_arena *arena, wk_error *err);
+wk_status wk__pg_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                            wk_arena *arena, wk_error *err);
+/* Reads the native value, then stores it as d->kind (widening int2 -> I64, numeric -> F64,
+ * views for strings, ...). */
+wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                             wk_arena *arena, wk_error *err);
+wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err);
+wk_status wk__pg_enc_convert(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                             wk_error *err);
+
+/* Emits a native value as events (class-driven). `scratch` is used for rendering. */
+wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
+                             const wk_pg_events *ev, wk_buf *scratch, wk_error *err);
+
+/* ---- arrays (array.c) ---- */
+extern const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT];
+extern const wk_pg_encode_fn wk__pg_array_enc[2][WK_PG_KIND_COUNT];
+/* Array kinds a codec gets: element codec's kinds filtered. */
+uint32_t wk__pg_array_decode_kinds(const wk_pg_codec *elem);
+uint32_t wk__pg_array_encode_kinds(const wk_pg_codec *elem);
+/* Parses an array (either format) into a header, checking every element. */
+wk_status wk__pg_array_parse(wk_pg_format f, wk_pg_oid elem_oid, const uint8_t *p, size_t n,
+                             wk_pg_array *out, wk_error *err);
+
+/* ---- shared formatting helpers ---- */
+/* Appends the decimal form of v. */
+wk_status wk__pg_put_i64(wk_buf *b, int64_t v);
+/* Writes v zero-padded to at least `width` digits into out; returns the length. */
+size_t wk__pg_fmt_uint_pad(char *out, uint64_t v, int width);
+/* Parses an optionally signed decimal integer filling all of s[0..n); false on syntax error
+ * or overflow of [min, max]. Leading/trailing ASCII spaces are accepted (as PostgreSQL). */
+bool wk__pg_parse_int(const uint8_t *s, size_t n, int64_t min, int64_t max, int64_t *out);
+/* Shortest round-trip digits of a finite non-zero |v| (float precision when `f32`):
+ * digits[0..len) with the decimal exponent of the first digit in *exp10. */
+int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10);
+/* Appends PostgreSQL's float4out / float8out text. */
+wk_status wk__pg_put_float(wk_buf *b, double v, bool f32);
+/* Parses float text like float8in/float4in (NaN, [+-]Infinity, inf, decimal, exponent). */
+bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out);
+
+/* Date/time helpers (datetime.c) used by other files. */
+void wk__pg_j2date(int32_t jd, int *year, int *month, int *day);
+int32_t wk__pg_date2j(int year, int month, int day);
+
+/* Registry rows (registry.c) used by array encoders to reach element encoders. */
+const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * Correctly rounded number parsing: the JSON lexer (and so both parsers) must give exactly
+ * strtod's double in the "C" locale for every number text. Random mantissas of 1 to 40
+ * digits over the whole exponent range, exact halfway points between neighbouring doubles
+ * (and a hair above and below them, also beyond 800 digits), subnormals, overflow and
+ * underflow, and each tier of the converter on its own.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "json/lex.h"
+#include "json_test_util.h"
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t bits_of(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+
+/* Lexes `text` (a complete JSON number) and returns the double, or NAN bits on failure. */
+static bool lex_double(const char *text, size_t len, double *out)
+{
+    wk__json_num num = {0, {0}};
+    wk__json_fail f;
+    const uint8_t *p = (const uint8_t *)text;
+    const uint8_t *e = wk__json_lex_number(p, p + len, false, &num, &f);
+    if (e != p + len) {
+        return false;
+    }
+    switch (num.kind) {
+    case WK__NUM_DOUBLE:
+        *out = num.v.d;
+        return true;
+    case WK__NUM_UINT:
+        *out = (double)num.v.u;
+        return true;
+    case WK__NUM_INT:
+        *out = (double)num.v.i;
+        return true;
+    default:
+        return false;
+    }
+}
+
+#define CHECK_PARSES_LIKE_STRTOD(text, len)                                               \
+    do {                                                                                  \
+        double wk__got;                                                                   \
+        double wk__want = strtod((text), NULL);                                           \
+        CHECK_MSG(lex_double((text), (len), &wk__got), "'%.80s' not lexed", (text));      \
+        CHECK_MSG(bits_of(wk__got) == bits_of(wk__want), "'%.200s': got %.17g, want %.17g", \
+                  (text), wk__got, wk__want);                                            \
+    } while (0)
+
+WK_TEST(test_json_numbers_match_strtod_on_known_hard_cases)
+{
+    static const char *cases[] = {
+        "0", "-0", "0.0", "-0.0", "1", "1.5", "0.1", "0.3", "1e23", "8.98846567431158e307",
+        "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
+        "1e308", "1e309", "1e400", "-1e400", "2.2250738585072011e-308",
+        "2.2250738585072012e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
+        "2.4703282292062327e-324", "2.4703282292062328e-324", "1e-324", "1e-400",
+        "9007199254740993", "9007199254740992.5", "9007199254740993.0000000000000000001",
+        "18446744073709551616", "123456789012345678901234567890", "0.000001", "1e-7",
+        "7.2057594037927933e16", "3.0517578125e-05", "2.9802322387695312e-08",
+        "1.00000000000000011102230246251565404236316680908203125",
+        "1.00000000000000011102230246251565404236316680908203124",
+        "1.00000000000000011102230246251565404236316680908203126",
+        "100000000000000000000000", "0.1e-320", "123e-10000000", "123123e100000",
+        "0e99999999999999999999", "1e-99999999999999999999", "1e99999999999999999999",
+        "0.4e00669999999999999999999999999999999999999999999999999999999999999999999999999",
+        "6.631236846766476e-316", "3.2378839133029012e+283", "1.2345678901234567890e-300",
+        "4.4501477170144023e-308", "2.2250738585072012e-308",
+        "9.999999999999999999999999e-1", "7.0e-10", "1234567890123456789e-20",
+        "179769313486231580793728971405303415079934132710037826936173778980444968292764"
+        "750946649017977587207096330286416692887910946555547851940402630657488671505820"
+        "681908902000708383676273854845817711531764475730270069855571366959622842914819"
+        "860834936475292719074168444365510704342711559699508093042880177904174497791.9999",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_PARSES_LIKE_STRTOD(cases[i], strlen(cases[i]));
+    }
+}
+
+WK_TEST(test_json_numbers_match_strtod_on_random_decimals)
+{
+    long count = getenv("WK_NUM_COUNT") != NULL ? strtol(getenv("WK_NUM_COUNT"), NULL, 10)
+                                                : 1000000;
+    char text[128];
+    for (long i = 0; i < count; i++) {
+        int nd = (int)(rng() % 40) + 1;
+        int point = (int)(rng() % (uint64_t)(nd + 1));
+        int e = (int)(rng() % 700) - 350;
+        char *p = text;
+        if (rng() & 1) {
+            *p++ = '-';
+        }
+        /* first digit nonzero unless it is the only integer digit */
+        for (int d = 0; d < nd; d++) {
+            if (d == point && d != 0) {
+                *p++ = '.';
+            }
+            int dig = (int)(rng() % 10);
+            if (d == 0 && dig == 0 && point != 1) {
+                dig = 1;
+            }
+            *p++ = (char)('0' + dig);
+        }
+        if (rng() % 4 != 0) {
+            p += snprintf(p, 16, "e%d", e);
+        }
+        *p = 0;
+        CHECK_PARSES_LIKE_STRTOD(text, (size_t)(p - text));
+    }
+}
+
+WK_TEST(test_json_numbers_match_strtod_on_random_doubles_printed_17_digits)
+{
+    long count = getenv("WK_NUM_COUNT") != NULL ? strtol(getenv("WK_NUM_COUNT"), NULL, 10)
+                                                : 1000000;
+    char text[64];
+    for (long i = 0; i < count; i++) {
+        uint64_t b = rng();
+        double d;
+        memcpy(&d, &b, 8);
+        if (!isfinite(d)) {
+            continue;
+        }
+        int n = snprintf(text, sizeof text, "%.*e", (int)(rng() % 17) + 1, d);
+        CHECK_PARSES_LIKE_STRTOD(text, (size_t)n);
+    }
+}
+
+/* Exact decimal expansion of the midpoint between d and its upper neighbour (a long double
+ * holds it exactly: 54 significant bits). */
+static int midpoint_text(double d, char *out, size_t cap)
+{
+    long double m = ((long double)d + (long double)nextafter(d, INFINITY)) / 2;
+    return snprintf(out, cap, "%.1100Le", m);
+}
+
+/* Strips trailing zeros of the mantissa part of "d.ddddde±x". */
+static size_t strip_zeros(char *s)
+{
+    char *e = strchr(s, 'e');
+    char *q = e;
+    while (q[-1] == '0') {
+        q--;
+    }
+    memmove(q, e, strlen(e) + 1);
+    return strlen(s);
+}
+
+WK_TEST(test_json_numbers_round_halfway_cases_to_even)
+{
+    static char text[1300];
+    static char alt[1400];
+    for (int i = 0; i < 20000; i++) {
+        uint64_t b = rng() & 0x7fefffffffffffffull;
+        if (i % 4 == 0) {
+            b &= 0x000fffffffffffffull; /* subnormal */
+        } else if (i % 4 == 1) {
+            b = (b & 0x800fffffffffffffull) | ((uint64_t)(rng() % 120 + 1000) << 52);
+        }
+        double d;
+        memcpy(&d, &b, 8);
+        midpoint_text(d, text, sizeof text);
+        size_t n = strip_zeros(text);
+        CHECK_PARSES_LIKE_STRTOD(text, n);
+        /* A hair above: a nonzero digit far beyond the 800 kept ones. */
+        char *e = strchr(text, 'e');
+        size_t mant = (size_t)(e - text);
+        memcpy(alt, text, mant);
+        size_t k = mant;
+        while (k < 1000) {
+            alt[k++] = '0';
+        }
+        alt[k++] = '1';
+        memcpy(alt + k, e, strlen(e) + 1);
+        CHECK_PARSES_LIKE_STRTOD(alt, strlen(alt));
+        /* A hair below: last digit minus one (it is a 5). */
+        text[mant - 1] = '4';
+        CHECK_PARSES_LIKE_STRTOD(text, n);
+    }
+}
+
+WK_TEST(test_json_number_tiers_agree_with_each_other)
+{
+    /* Eisel-Lemire, when it answers, equals the exact fallback. */
+    char text[64];
+    int answered = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t w = rng() >> (rng() % 64);
+        int q = (int)(rng() % 700) - 350;
+        double el;
+        int n = snprintf(text, sizeof text, "%llue%d", (unsigned long long)w, q);
+        double slow = wk__decimal_to_double(text, (size_t)n);
+        if (wk__eisel_lemire(w, q, &el)) {
+            answered++;
+            CHECK_MSG(bits_of(el) == bits_of(slow), "%s: eisel-lemire %.17g, exact %.17g",
+                      text, el, slow);
+        }
+        CHECK_MSG(bits_of(slow) == bits_of(strtod(text, NULL)), "%s: exact path wrong", text);
+    }
+    CHECK(answered > 150000);
+}
+
+WK_TEST(test_json_numbers_do_not_depend_on_the_locale)
+{
+    /* The lexer never calls strtod; a comma locale changes nothing. Checked by value. */
+    double d;
+    CHECK(lex_double("1.5", 3, &d));
+    CHECK(d == 1.5);
+    CHECK(lex_double("-2.25e1", 7, &d));
+    CHECK(d == -22.5);
+}

@@ -27,10 +27,7 @@
 #include "bench.h"
 #include "wirekit/msgpack.h"
 
-#if __has_include("wirekit/json.h")
-#define HAVE_JSON 1
 #include "wirekit/json.h"
-#endif
 
 #define SEED_ITERS 1000000u
 
@@ -119,7 +116,6 @@ static uint64_t wk_dec_generic(void *arg, uint64_t iters)
     return sum;
 }
 
-#if HAVE_JSON
 static uint64_t wk_enc_json(void *arg, uint64_t iters)
 {
     ctx *c = arg;
@@ -151,7 +147,6 @@ static uint64_t wk_dec_json(void *arg, uint64_t iters)
     }
     return sum;
 }
-#endif
 
 /* ---- msgpuck, by hand ---------------------------------------------------------------------- */
 
@@ -495,7 +490,6 @@ int wk_bench_suite_schema(wk_bench *b)
     if (n != c->mp_len || memcmp(c->sb.data, c->mp, n) != 0) {
         wk_bench_fail(b, "seed record: msgpack-c output differs from wirekit's");
     }
-#if HAVE_JSON
     wk_buf_clear(&c->out);
     wk_serializer_json()->encode(&seed_user_schema, &c->u, &c->out, NULL);
     c->json_len = c->out.len;
@@ -507,9 +501,6 @@ int wk_bench_suite_schema(wk_bench *b)
         memcmp(c->scratch, c->json, c->json_len) != 0) {
         wk_bench_fail(b, "seed record: cJSON output differs from wirekit's");
     }
-#else
-    wk_bench_say(b, "schema: JSON cases skipped (this build has no JSON module)");
-#endif
     wk_bench_say(b, "seed record: MessagePack %zu bytes, JSON %zu bytes; %llu iterations per "
                  "case (x ns/op = x ms per 1,000,000)",
                  c->mp_len, c->json_len, (unsigned long long)iters);
@@ -528,14 +519,12 @@ int wk_bench_suite_schema(wk_bench *b)
         "by hand: mp_check + views, fixed metadata keys");
     run(b, "seed decode msgpack", "msgpack-c", mc_dec, c, iters, c->mp_len,
         "by hand: object tree + views");
-#if HAVE_JSON
     run(b, "seed encode json", "wirekit", wk_enc_json, c, iters, c->json_len, "schema");
     run(b, "seed encode json", "cJSON", cj_enc, c, iters, c->json_len,
         "by hand: tree + print");
     run(b, "seed decode json", "wirekit", wk_dec_json, c, iters, c->json_len,
         "schema, strings copied");
     run(b, "seed decode json", "cJSON", cj_dec, c, iters, c->json_len, "by hand: parse tree");
-#endif
     msgpack_zone_destroy(&c->zone);
     msgpack_sbuffer_destroy(&c->sb);
     wk_arena_free(&c->arena);

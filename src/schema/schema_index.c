@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "schema/schema_internal.h"
+#include "wirekit/msgpack.h"
 
 #define FP_MAX_NEST 32
 
@@ -139,14 +140,39 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
     while (slots < 2 * s->nfields) {
         slots *= 2;
     }
-    size_t bytes = sizeof(wk__schema_index) + (size_t)slots * sizeof(uint16_t) + s->nfields;
+    size_t keybytes = 0;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        keybytes += s->fields[i].name_len <= 250 ? s->fields[i].name_len + 2u : 0u;
+    }
+    size_t bytes = sizeof(wk__schema_index) + (size_t)s->nfields * sizeof(uint32_t) +
+                   (size_t)slots * sizeof(uint16_t) + 2 * (size_t)s->nfields + keybytes;
     wk__schema_index *ix = calloc(1, bytes);
     if (ix == NULL) {
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
         return NULL;
     }
-    ix->slots = (uint16_t *)(ix + 1);
+    ix->mp_key_off = (uint32_t *)(ix + 1);
+    ix->slots = (uint16_t *)(ix->mp_key_off + s->nfields);
     ix->reqbit = (uint8_t *)(ix->slots + slots);
+    ix->mp_key_len = ix->reqbit + s->nfields;
+    ix->mp_keys = ix->mp_key_len + s->nfields;
+    ix->mp_flat = s->nfields <= 64;
+    uint32_t koff = 0;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        if (f->type.kind == WK_SK_STRUCT || f->type.kind == WK_SK_ARRAY) {
+            ix->mp_flat = false;
+        }
+        if (f->name_len <= 250) {
+            uint8_t *k = ix->mp_keys + koff;
+            uint8_t *e = wk_mp_encode_str(k, f->name, f->name_len);
+            ix->mp_key_off[i] = koff;
+            ix->mp_key_len[i] = (uint8_t)(e - k);
+            koff += (uint32_t)(e - k);
+        } else {
+            ix->mp_flat = false;
+        }
+    }
     ix->mask = slots - 1;
     ix->nfields = s->nfields;
     ix->fingerprint = wk_schema_fingerprint(s);

@@ -23,6 +23,13 @@ typedef struct wk__schema_index {
     uint32_t nfields;
     uint8_t *reqbit;        /* [nfields]: bit number of a required field, 0xff otherwise */
     uint16_t *slots;        /* [mask + 1]: field number + 1, 0 = empty */
+    /* The fused MessagePack encoder's plan: each key pre-encoded (str header + name), and
+     * whether the struct is flat (no nested struct or array, at most 64 fields), which lets
+     * it be written in one pre-sized pass. */
+    bool mp_flat;
+    uint32_t *mp_key_off;   /* [nfields]: offset of the field's encoded key in mp_keys */
+    uint8_t *mp_key_len;    /* [nfields] (0: the key is longer than 250 bytes, not planned) */
+    uint8_t *mp_keys;
 } wk__schema_index;
 
 /** The index of `s`, building it on first use. NULL (with `err` set) for a bad descriptor. */

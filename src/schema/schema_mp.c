@@ -134,16 +134,280 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
     wk_mp_writer_fail(w, WK_ERR_ARG, "schema: unknown field kind");
 }
 
+/* ---- the flat fast path: one pre-sized pass for structs without nested structs/arrays ---- */
+
+/* Copies a short run of bytes without a library call (most keys and strings are short). */
+static inline uint8_t *copy_small(uint8_t *p, const void *src, size_t n)
+{
+    const uint8_t *s = src;
+    if (n <= 16) {
+        if (n >= 8) {
+            memcpy(p, s, 8);
+            memcpy(p + n - 8, s + n - 8, 8);
+        } else if (n >= 4) {
+            memcpy(p, s, 4);
+            memcpy(p + n - 4, s + n - 4, 4);
+        } else if (n > 0) {
+            p[0] = s[0];
+            p[n / 2] = s[n / 2];
+            p[n - 1] = s[n - 1];
+        }
+        return p + n;
+    }
+    memcpy(p, s, n);
+    return p + n;
+}
+
+#define VAL_MAX_DEPTH 8
+#define VAL_MAX_NODES 256
+
+/* Upper bound of the bytes of a small wk_value tree made of the node types the flat writer
+ * handles (nil, bool, integers, float64, strings, arrays, maps); SIZE_MAX for anything else
+ * (the caller then takes the general path, which uses the msgpack module's tree writer). */
+static size_t value_bound(const wk_value *v)
+{
+    const wk_value *ptr[VAL_MAX_DEPTH];
+    uint32_t rem[VAL_MAX_DEPTH];
+    int sp = 0;
+    size_t total = 0;
+    int nodes = 0;
+    ptr[0] = v;
+    rem[0] = 1;
+    sp = 1;
+    while (sp > 0) {
+        if (rem[sp - 1] == 0) {
+            sp--;
+            continue;
+        }
+        const wk_value *n = ptr[sp - 1]++;
+        rem[sp - 1]--;
+        if (++nodes > VAL_MAX_NODES) {
+            return SIZE_MAX;
+        }
+        switch ((wk_value_type)n->type) {
+        case WK_VAL_NIL:
+        case WK_VAL_BOOL: total += 1; break;
+        case WK_VAL_INT:
+        case WK_VAL_UINT: total += 9; break;
+        case WK_VAL_FLOAT:
+            if ((n->flags & WK_VALF_F32) != 0) {
+                return SIZE_MAX;
+            }
+            total += 9;
+            break;
+        case WK_VAL_STR: total += 5 + (size_t)n->len; break;
+        case WK_VAL_ARRAY:
+        case WK_VAL_MAP:
+            total += 5;
+            if (n->len != 0) {
+                if (sp == VAL_MAX_DEPTH) {
+                    return SIZE_MAX;
+                }
+                /* A map's pairs are key/value wk_values side by side. */
+                ptr[sp] = n->type == WK_VAL_MAP ? &n->u.pairs[0].key : n->u.items;
+                rem[sp] = n->type == WK_VAL_MAP ? 2 * n->len : n->len;
+                sp++;
+            }
+            break;
+        default: return SIZE_MAX;
+        }
+    }
+    return total;
+}
+
+/* Writes a tree value_bound() accepted; same bytes as wk_mp_write_value. */
+static uint8_t *value_write(uint8_t *p, const wk_value *v)
+{
+    const wk_value *ptr[VAL_MAX_DEPTH];
+    uint32_t rem[VAL_MAX_DEPTH];
+    int sp = 1;
+    ptr[0] = v;
+    rem[0] = 1;
+    while (sp > 0) {
+        if (rem[sp - 1] == 0) {
+            sp--;
+            continue;
+        }
+        const wk_value *n = ptr[sp - 1]++;
+        rem[sp - 1]--;
+        switch ((wk_value_type)n->type) {
+        case WK_VAL_NIL: p = wk_mp_encode_nil(p); break;
+        case WK_VAL_BOOL: p = wk_mp_encode_bool(p, n->u.b); break;
+        case WK_VAL_INT: p = wk_mp_encode_int(p, n->u.i); break;
+        case WK_VAL_UINT: p = wk_mp_encode_uint(p, n->u.u); break;
+        case WK_VAL_FLOAT: p = wk_mp_encode_double(p, n->u.f); break;
+        case WK_VAL_STR:
+            p = wk_mp_encode_str_header(p, n->len);
+            p = copy_small(p, n->u.str, n->len);
+            break;
+        case WK_VAL_ARRAY:
+        case WK_VAL_MAP:
+            if (n->type == WK_VAL_MAP) {
+                p = wk_mp_encode_map_header(p, n->len);
+            } else {
+                p = wk_mp_encode_array_header(p, n->len);
+            }
+            if (n->len != 0) {
+                ptr[sp] = n->type == WK_VAL_MAP ? &n->u.pairs[0].key : n->u.items;
+                rem[sp] = n->type == WK_VAL_MAP ? 2 * n->len : n->len;
+                sp++;
+            }
+            break;
+        default: break; /* excluded by value_bound */
+        }
+    }
+    return p;
+}
+
+/* Encodes a flat struct in one pre-sized pass. Returns false, having written nothing, when the
+ * object needs the general path (an unusual value, or an error the general path reports). */
+static bool enc_flat(wk_mp_writer *w, const wk_schema *s, const wk__schema_index *ix,
+                     const uint8_t *base)
+{
+    size_t lens[64];
+    uint64_t present = 0;
+    uint32_t n = 0;
+    size_t bound = 5;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        if ((f->flags & WK_OMITEMPTY) != 0 && wk__schema_field_empty(f, base)) {
+            continue;
+        }
+        present |= (uint64_t)1 << i;
+        n++;
+        bound += ix->mp_key_len[i];
+        const uint8_t *p = base + f->offset;
+        switch ((wk_schema_kind)f->type.kind) {
+        case WK_SK_STR: {
+            const char *str = *(const char *const *)p;
+            lens[i] = str != NULL ? strlen(str) : 0;
+            if (lens[i] > UINT32_MAX) {
+                return false;
+            }
+            bound += 5 + lens[i];
+            break;
+        }
+        case WK_SK_STRBUF: {
+            const char *nul = memchr(p, 0, f->type.size);
+            lens[i] = nul != NULL ? (size_t)(nul - (const char *)p) : f->type.size;
+            bound += 5 + lens[i];
+            break;
+        }
+        case WK_SK_BYTES: {
+            const wk_bytes *b = (const wk_bytes *)p;
+            if ((b->ptr == NULL && b->len != 0) || b->len > UINT32_MAX) {
+                return false;
+            }
+            bound += 5 + b->len;
+            break;
+        }
+        case WK_SK_TIMESTAMP:
+            if (((const wk_timestamp *)p)->nsec >= 1000000000u) {
+                return false;
+            }
+            bound += 15;
+            break;
+        case WK_SK_VALUE: {
+            size_t vb = value_bound((const wk_value *)p);
+            if (vb == SIZE_MAX) {
+                return false;
+            }
+            bound += vb;
+            break;
+        }
+        case WK_SK_STRUCT:
+        case WK_SK_ARRAY: return false;
+        default: bound += 9; break;
+        }
+    }
+    uint8_t *o = wk_mp_writer_ensure(w, bound);
+    if (o == NULL) {
+        return true; /* the writer latched the error; finish reports it */
+    }
+    o = wk_mp_encode_map_header(o, n);
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        if ((present & ((uint64_t)1 << i)) == 0) {
+            continue;
+        }
+        const wk_schema_field *f = &s->fields[i];
+        const uint8_t *p = base + f->offset;
+        o = copy_small(o, ix->mp_keys + ix->mp_key_off[i], ix->mp_key_len[i]);
+        switch ((wk_schema_kind)f->type.kind) {
+        case WK_SK_BOOL: o = wk_mp_encode_bool(o, *(const bool *)p); break;
+        case WK_SK_I8: o = wk_mp_encode_int(o, *(const int8_t *)p); break;
+        case WK_SK_I16: o = wk_mp_encode_int(o, *(const int16_t *)p); break;
+        case WK_SK_I32: o = wk_mp_encode_int(o, *(const int32_t *)p); break;
+        case WK_SK_I64: o = wk_mp_encode_int(o, *(const int64_t *)p); break;
+        case WK_SK_U8: o = wk_mp_encode_uint(o, *p); break;
+        case WK_SK_U16: o = wk_mp_encode_uint(o, *(const uint16_t *)p); break;
+        case WK_SK_U32: o = wk_mp_encode_uint(o, *(const uint32_t *)p); break;
+        case WK_SK_U64: o = wk_mp_encode_uint(o, *(const uint64_t *)p); break;
+        case WK_SK_F64: o = wk_mp_encode_double(o, *(const double *)p); break;
+        case WK_SK_STR: {
+            const char *str = *(const char *const *)p;
+            if (str == NULL && (f->flags & WK_NULLABLE) != 0) {
+                o = wk_mp_encode_nil(o);
+            } else {
+                o = wk_mp_encode_str_header(o, (uint32_t)lens[i]);
+                o = copy_small(o, str, lens[i]);
+            }
+            break;
+        }
+        case WK_SK_STRBUF:
+            o = wk_mp_encode_str_header(o, (uint32_t)lens[i]);
+            o = copy_small(o, p, lens[i]);
+            break;
+        case WK_SK_VALUE: o = value_write(o, (const wk_value *)p); break;
+        default: {
+            /* Kinds without a pointer encoder: hand the cursor back, use the checked writer
+             * (the room is already reserved, so it cannot grow), take the cursor again. */
+            wk_mp_writer_commit(w, o);
+            if (f->type.kind == WK_SK_F32) {
+                wk_mp_write_float(w, *(const float *)p);
+            } else if (f->type.kind == WK_SK_TIMESTAMP) {
+                const wk_timestamp *ts = (const wk_timestamp *)p;
+                wk_mp_write_timestamp(w, ts->sec, ts->nsec);
+            } else {
+                const wk_bytes *b = (const wk_bytes *)p;
+                if (b->ptr == NULL && (f->flags & WK_NULLABLE) != 0) {
+                    wk_mp_write_nil(w);
+                } else {
+                    wk_mp_write_bin(w, b->ptr, b->len);
+                }
+            }
+            o = w->pos;
+            break;
+        }
+        }
+    }
+    wk_mp_writer_commit(w, o);
+    return true;
+}
+
 WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
     if (s == NULL || obj == NULL || out == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
     }
-    if (wk__schema_index_get(s, err) == NULL) {
+    const wk__schema_index *ix = wk__schema_index_get(s, err);
+    if (ix == NULL) {
         return err != NULL ? err->code : WK_ERR_ARG;
     }
     size_t start = out->len;
+    if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat) {
+        wk_mp_writer w;
+        wk_mp_writer_init(&w, out);
+        if (enc_flat(&w, s, ix, obj)) {
+            wk_status st = wk_mp_writer_finish(&w, err);
+            if (st != WK_OK) {
+                out->len = start;
+            }
+            return st;
+        }
+        wk_mp_writer_finish(&w, NULL);
+        out->len = start;
+    }
     mp_enc e;
     wk_mp_writer_init(&e.w, out);
     e.depth = 0;

@@ -5,17 +5,11 @@
  */
 #include <string.h>
 
-#include "wirekit/schema.h"
-
-/* Until the JSON module is merged into this branch, only MessagePack is built. */
-#if __has_include("wirekit/json.h")
-#define WK_HAVE_JSON 1
 #include "wirekit/json.h"
-#endif
+#include "wirekit/schema.h"
 
 static const wk_serializer mp_serializer = {"msgpack", wk_schema_encode_mp, wk_schema_decode_mp};
 
-#if WK_HAVE_JSON
 static wk_status json_encode(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err)
 {
     size_t start = out->len;
@@ -67,7 +61,6 @@ WK_API const wk_serializer *wk_serializer_json(void)
 {
     return &json_serializer;
 }
-#endif
 
 WK_API const wk_serializer *wk_serializer_msgpack(void)
 {
@@ -82,10 +75,8 @@ WK_API const wk_serializer *wk_serializer_find(const char *name)
     if (strcmp(name, "msgpack") == 0) {
         return &mp_serializer;
     }
-#if WK_HAVE_JSON
     if (strcmp(name, "json") == 0) {
         return &json_serializer;
     }
-#endif
     return NULL;
 }

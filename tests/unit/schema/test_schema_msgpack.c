@@ -303,3 +303,120 @@ WK_TEST(test_schema_serializer_lookup_by_name)
     CHECK(wk_serializer_find(NULL) == NULL);
     CHECK_STR(wk_serializer_msgpack()->name, "msgpack");
 }
+
+typedef struct flat {
+    bool b;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+    char *str;
+    char *nstr;
+    char code[24];
+    wk_bytes bytes;
+    wk_timestamp ts;
+    wk_value any;
+    int32_t skipped;
+} flat;
+
+WK_SCHEMA_DEFINE_STATIC(flat_schema, flat, "flat", 1,
+    WK_FIELD(flat, b, "b", WK_SK_BOOL, 0),
+    WK_FIELD(flat, i8, "i8", WK_SK_I8, 0),
+    WK_FIELD(flat, i16, "i16", WK_SK_I16, 0),
+    WK_FIELD(flat, i32, "i32", WK_SK_I32, 0),
+    WK_FIELD(flat, i64, "i64", WK_SK_I64, 0),
+    WK_FIELD(flat, u8, "u8", WK_SK_U8, 0),
+    WK_FIELD(flat, u16, "u16", WK_SK_U16, 0),
+    WK_FIELD(flat, u32, "u32", WK_SK_U32, 0),
+    WK_FIELD(flat, u64, "u64", WK_SK_U64, 0),
+    WK_FIELD(flat, f32, "f32", WK_SK_F32, 0),
+    WK_FIELD(flat, f64, "f64", WK_SK_F64, 0),
+    WK_FIELD(flat, str, "a rather long key name for a string", WK_SK_STR, 0),
+    WK_FIELD(flat, nstr, "nstr", WK_SK_STR, WK_NULLABLE),
+    WK_FIELD_STRBUF(flat, code, "code", 0),
+    WK_FIELD(flat, bytes, "bytes", WK_SK_BYTES, WK_NULLABLE),
+    WK_FIELD(flat, ts, "ts", WK_SK_TIMESTAMP, 0),
+    WK_FIELD(flat, any, "any", WK_SK_VALUE, 0),
+    WK_FIELD(flat, skipped, "skipped", WK_SK_I32, WK_OMITEMPTY));
+
+static void check_flat_paths_agree(const flat *f, const char *what)
+{
+    wk_buf fused, generic;
+    wk_buf_init(&fused, NULL, 0);
+    wk_buf_init(&generic, NULL, 0);
+    CHECK_OK(wk_schema_encode_mp(&flat_schema, f, &fused, NULL));
+    CHECK_OK(encode_generic(&flat_schema, f, &generic));
+    CHECK_MSG(fused.len == generic.len && memcmp(fused.data, generic.data, fused.len) == 0,
+              "%s: fused (%zu bytes) and generic (%zu bytes) differ", what, fused.len,
+              generic.len);
+    wk_buf_free(&fused);
+    wk_buf_free(&generic);
+}
+
+WK_TEST(test_schema_msgpack_flat_fast_path_matches_generic_for_every_value)
+{
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    static const int64_t ints[] = {0, 1, 127, 128, 255, 256, 65535, 65536, -1, -32, -33, -128,
+                                   -129, -32768, -32769, INT64_MIN, INT64_MAX};
+    static const char *strs[] = {"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh",
+                                 "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopq",
+                                 "a string of thirty-two bytes....", "a string longer than "
+                                 "thirty-two bytes, so a str8 header"};
+    flat f;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        memset(&f, 0, sizeof f);
+        f.b = (i & 1) != 0;
+        f.i8 = (int8_t)ints[i];
+        f.i16 = (int16_t)ints[i];
+        f.i32 = (int32_t)ints[i];
+        f.i64 = ints[i];
+        f.u8 = (uint8_t)ints[i];
+        f.u16 = (uint16_t)ints[i];
+        f.u32 = (uint32_t)ints[i];
+        f.u64 = (uint64_t)ints[i];
+        f.f32 = (float)ints[i] / 3;
+        f.f64 = (double)ints[i] / 7;
+        f.skipped = (int32_t)(i % 3);
+        const char *s = strs[i % (sizeof strs / sizeof strs[0])];
+        f.str = (char *)s;
+        f.nstr = (i & 2) != 0 ? NULL : (char *)s;
+        size_t sl = strlen(s) < sizeof f.code ? strlen(s) : sizeof f.code - 1;
+        memcpy(f.code, s, sl);
+        f.bytes.ptr = (i & 4) != 0 ? NULL : (const uint8_t *)s;
+        f.bytes.len = f.bytes.ptr != NULL ? strlen(s) : 0;
+        f.ts.sec = ints[i] / 1000;
+        f.ts.nsec = (uint32_t)(i * 12345);
+        /* A value tree: a map with an array, a negative int, a float, nil and a string. */
+        wk_value_set_map(&f.any, &a, 3);
+        wk_value_set_str(&f.any.u.pairs[0].key, s, strlen(s));
+        wk_value_set_array(&f.any.u.pairs[0].val, &a, 3);
+        wk_value_set_int(&f.any.u.pairs[0].val.u.items[0], ints[i]);
+        wk_value_set_float(&f.any.u.pairs[0].val.u.items[1], (double)i / 3);
+        wk_value_set_nil(&f.any.u.pairs[0].val.u.items[2]);
+        wk_value_set_str(&f.any.u.pairs[1].key, "k", 1);
+        wk_value_set_bool(&f.any.u.pairs[1].val, true);
+        wk_value_set_uint(&f.any.u.pairs[2].key, 7);
+        wk_value_set_str(&f.any.u.pairs[2].val, s, strlen(s));
+        check_flat_paths_agree(&f, s);
+        /* Node types the fast path leaves to the general one (float32, binary). */
+        f.any.u.pairs[0].val.u.items[1].flags = WK_VALF_F32;
+        check_flat_paths_agree(&f, "float32 in the tree");
+        wk_value_set_bin(&f.any.u.pairs[2].val, s, strlen(s));
+        check_flat_paths_agree(&f, "binary in the tree");
+    }
+    memset(&f, 0, sizeof f);
+    f.ts.nsec = 1000000000u; /* invalid: both paths must refuse it */
+    wk_buf out;
+    wk_buf_init(&out, NULL, 0);
+    CHECK_STATUS(wk_schema_encode_mp(&flat_schema, &f, &out, NULL), WK_ERR_ARG);
+    CHECK_EQ(out.len, 0);
+    wk_buf_free(&out);
+    wk_arena_free(&a);
+}

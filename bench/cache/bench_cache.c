@@ -1,0 +1,293 @@
+/*
+ * The entity cache, measured:
+ *   local hit       wk_cache_get of an entry in the local tier (key build, hash, shard lock,
+ *                   LRU bump, reference) + release, over 1,000 seed records; 1 thread, and
+ *                   2 threads on the same cache (ns/op is wall time / total gets).
+ *   redis get       wk_cache_get with the local tier off: one GET round trip to Redis and a
+ *                   schema decode of the 72-byte record. p50 and p99 from per-call timings.
+ *   redis pipelined wk_cache_get_many of 16 ids per call (16 GETs in one round trip), local
+ *                   tier off; ns per key.
+ * Beside the Redis cases, redis-benchmark runs GET on the same server in another process
+ * (one connection; -P 1 for latency, -P 16 for pipelining) against a 72-byte value, and its
+ * figures are recorded next to ours. Redis comes from WK_REDIS_URL; without it the Redis
+ * cases are skipped with a message.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tests/unit/schema/seed_user.h"
+#include "bench.h"
+#include "wirekit/cache.h"
+#include "wirekit/redis.h"
+
+#define NKEYS 1000
+#define BATCH 16
+
+typedef struct bctx {
+    wk_cache *c;
+    char ids[NKEYS][8];
+    size_t id_len[NKEYS];
+    uint64_t *lat; /* per-call latencies for percentiles */
+    size_t nlat;
+} bctx;
+
+static wk_status seed_loader(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                             void *obj, wk_arena *arena, wk_error *err)
+{
+    (void)ctx;
+    (void)s;
+    (void)id;
+    (void)id_len;
+    (void)arena;
+    (void)err;
+    static wk_pair pairs[2];
+    seed_user_fill(obj, pairs);
+    return WK_OK;
+}
+
+static uint64_t run_hits(bctx *b, uint64_t iters, unsigned salt)
+{
+    uint64_t sum = 0;
+    unsigned k = salt;
+    for (uint64_t i = 0; i < iters; i++) {
+        k = (k + 7) % NKEYS;
+        wk_cache_ref *r = NULL;
+        if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
+                         &r, NULL) == WK_OK) {
+            sum += (uint64_t)((const seed_user *)wk_cache_ref_object(r))->age;
+            wk_cache_ref_release(r);
+        }
+    }
+    return sum;
+}
+
+static uint64_t local_hit_1(void *arg, uint64_t iters)
+{
+    return run_hits(arg, iters, 0);
+}
+
+typedef struct half {
+    bctx *b;
+    uint64_t iters;
+    unsigned salt;
+    uint64_t sum;
+} half;
+
+static void *half_thread(void *arg)
+{
+    half *h = arg;
+    h->sum = run_hits(h->b, h->iters, h->salt);
+    return NULL;
+}
+
+static uint64_t local_hit_2(void *arg, uint64_t iters)
+{
+    half h[2] = {{arg, iters / 2, 1, 0}, {arg, iters - iters / 2, 500, 0}};
+    pthread_t t;
+    pthread_create(&t, NULL, half_thread, &h[1]);
+    half_thread(&h[0]);
+    pthread_join(t, NULL);
+    return h[0].sum + h[1].sum;
+}
+
+static uint64_t redis_get(void *arg, uint64_t iters)
+{
+    bctx *b = arg;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        unsigned k = (unsigned)(i % NKEYS);
+        uint64_t t0 = wk_bench_now_ns();
+        wk_cache_ref *r = NULL;
+        if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
+                         &r, NULL) == WK_OK) {
+            sum += (uint64_t)((const seed_user *)wk_cache_ref_object(r))->age;
+            wk_cache_ref_release(r);
+        }
+        if (b->lat != NULL && b->nlat < 200000) {
+            b->lat[b->nlat++] = wk_bench_now_ns() - t0;
+        }
+    }
+    return sum;
+}
+
+static uint64_t redis_pipelined(void *arg, uint64_t iters)
+{
+    bctx *b = arg;
+    uint64_t sum = 0;
+    wk_cache_keyref ids[BATCH];
+    wk_cache_ref *refs[BATCH];
+    wk_status sts[BATCH];
+    for (uint64_t i = 0; i < iters; i += BATCH) {
+        for (unsigned j = 0; j < BATCH; j++) {
+            unsigned k = (unsigned)((i + j) % NKEYS);
+            ids[j].ptr = b->ids[k];
+            ids[j].len = b->id_len[k];
+        }
+        if (wk_cache_get_many(b->c, &seed_user_schema, BATCH, ids, seed_loader, NULL, refs, sts,
+                              NULL) == WK_OK) {
+            for (unsigned j = 0; j < BATCH; j++) {
+                sum += (uint64_t)((const seed_user *)wk_cache_ref_object(refs[j]))->age;
+                wk_cache_ref_release(refs[j]);
+            }
+        }
+    }
+    return sum;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs redis-benchmark; returns requests per second and the p50 in ms (0 when unknown). */
+static bool redis_benchmark(const char *host, int port, int pipeline, int n, double *rps,
+                            double *p50_ms)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "redis-benchmark -h %s -p %d -t get -n %d -c 1 -P %d -d 72 -q 2>/dev/null", host,
+             port, n, pipeline);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        return false;
+    }
+    char line[512];
+    bool ok = false;
+    *p50_ms = 0;
+    while (fgets(line, sizeof line, p) != NULL) {
+        /* "GET: 81300.81 requests per second, p50=0.095 msec" (possibly after \r updates) */
+        char *g = NULL;
+        for (char *q = strstr(line, "GET: "); q != NULL; q = strstr(q + 1, "GET: ")) {
+            g = q; /* the last update on the line is the summary */
+        }
+        if (g != NULL && strstr(g, "requests per second") != NULL) {
+            *rps = strtod(g + 5, NULL);
+            char *q = strstr(g, "p50=");
+            if (q != NULL) {
+                *p50_ms = strtod(q + 4, NULL);
+            }
+            ok = *rps > 0;
+        }
+    }
+    pclose(p);
+    return ok;
+}
+
+static void redis_cases(wk_bench *b, bctx *ctx)
+{
+    const char *url = getenv("WK_REDIS_URL");
+    if (url == NULL) {
+        wk_bench_say(b, "cache: Redis cases skipped (set WK_REDIS_URL, e.g. after "
+                        "scripts/servers.sh start)");
+        return;
+    }
+    wk_redis_opts o = {0};
+    o.url = url;
+    o.no_subscribe = true;
+    o.pool = 1;
+    o.command_timeout_ms = 2000;
+    wk_redis_store *store = NULL;
+    wk_error err;
+    if (wk_redis_store_open(&o, &store, &err) != WK_OK ||
+        wk_redis_store_ping(store, &err) != WK_OK) {
+        wk_bench_say(b, "cache: Redis cases skipped (%s at %s)", err.msg, url);
+        wk_redis_store_close(store);
+        return;
+    }
+    wk_cache_config cfg = {0};
+    cfg.ns = "wkbench";
+    cfg.store = wk_redis_store_iface(store);
+    cfg.flags = WK_CACHE_NO_LOCAL;
+    wk_cache *c = NULL;
+    wk_cache_create(&cfg, &c, NULL);
+    ctx->c = c;
+    /* Fill Redis once (loads), then every get is a Redis hit. */
+    redis_get(ctx, NKEYS);
+    wk_cache_stats st;
+    wk_cache_get_stats(c, &st);
+    uint64_t n = wk_bench_quick(b) ? 2000 : 50000;
+    ctx->lat = malloc(200000 * sizeof *ctx->lat);
+    ctx->nlat = 0;
+    wk_bench_spec s1 = {"redis get (1 conn)", "wirekit", redis_get, ctx, n, 72,
+                        "GET + schema decode"};
+    wk_bench_run(b, &s1);
+    if (ctx->nlat > 0) {
+        qsort(ctx->lat, ctx->nlat, sizeof *ctx->lat, cmp_u64);
+        double p50 = (double)ctx->lat[ctx->nlat / 2];
+        double p99 = (double)ctx->lat[ctx->nlat * 99 / 100];
+        static char note[96]; /* the harness keeps the pointer until it prints */
+        snprintf(note, sizeof note, "p50 %.1f us, p99 %.1f us", p50 / 1000, p99 / 1000);
+        wk_bench_record(b, "redis get (1 conn)", "wirekit p50", p50, 72, 0, note);
+    }
+    wk_bench_spec s2 = {"redis get pipelined x16", "wirekit", redis_pipelined, ctx, n, 72,
+                        "wk_cache_get_many, 16 GETs per round trip"};
+    wk_bench_run(b, &s2);
+
+    /* redis-benchmark on the same server, a 72-byte value under its key. */
+    char host[128] = "127.0.0.1";
+    int port = 6379;
+    const char *hp = strncmp(url, "redis://", 8) == 0 ? url + 8 : url;
+    const char *colon = strrchr(hp, ':');
+    if (colon != NULL) {
+        size_t hl = (size_t)(colon - hp) < sizeof host - 1 ? (size_t)(colon - hp) : sizeof host - 1;
+        memcpy(host, hp, hl);
+        host[hl] = '\0';
+        port = atoi(colon + 1);
+    }
+    double rps = 0, p50 = 0;
+    int rn = wk_bench_quick(b) ? 2000 : 100000;
+    if (redis_benchmark(host, port, 1, rn, &rps, &p50)) {
+        static char note[96];
+        snprintf(note, sizeof note, "separate process, -c 1 -P 1, p50 %.1f us", p50 * 1000);
+        wk_bench_record(b, "redis get (1 conn)", "redis-benchmark", 1e9 / rps, 72, 0, note);
+    } else {
+        wk_bench_say(b, "cache: redis-benchmark not available; no Redis reference figure");
+    }
+    if (redis_benchmark(host, port, BATCH, rn * 4, &rps, &p50)) {
+        wk_bench_record(b, "redis get pipelined x16", "redis-benchmark", 1e9 / rps, 72, 0,
+                        "separate process, -c 1 -P 16");
+    }
+    wk_cache_destroy(c);
+    wk_redis_store_close(store);
+    free(ctx->lat);
+    ctx->lat = NULL;
+}
+
+int wk_bench_suite_cache(wk_bench *b)
+{
+    bctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) {
+        return 1;
+    }
+    for (int i = 0; i < NKEYS; i++) {
+        ctx->id_len[i] = (size_t)snprintf(ctx->ids[i], sizeof ctx->ids[i], "%d", i);
+    }
+    wk_cache_config cfg = {0};
+    cfg.max_entries = 10 * NKEYS;
+    cfg.local_ttl_ms = 3600 * 1000;
+    wk_cache_create(&cfg, &ctx->c, NULL);
+    run_hits(ctx, NKEYS, 0); /* load everything once */
+    wk_cache_stats st;
+    wk_cache_get_stats(ctx->c, &st);
+    if (st.loads != NKEYS || st.local_entries != NKEYS) {
+        wk_bench_fail(b, "cache: %llu loads, %llu entries after warm-up, want %d",
+                      (unsigned long long)st.loads, (unsigned long long)st.local_entries, NKEYS);
+    }
+    wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread"};
+    wk_bench_run(b, &s1);
+    wk_bench_spec s2 = {"local hit, 2 threads", "wirekit", local_hit_2, ctx, 0, 0,
+                        "wall time / total gets"};
+    wk_bench_run(b, &s2);
+    wk_cache_get_stats(ctx->c, &st);
+    if (st.loads != NKEYS) {
+        wk_bench_fail(b, "cache: hits called the loader (%llu loads)",
+                      (unsigned long long)st.loads);
+    }
+    wk_cache_destroy(ctx->c);
+    redis_cases(b, ctx);
+    free(ctx);
+    return 0;
+}

@@ -1,0 +1,429 @@
+/*
+ * `wirekit cache`: the entity cache from the command line, against Redis (--redis URL) or the
+ * in-process memory tier.
+ *
+ * Entries here are free-form documents: any JSON value, stored (as MessagePack by default)
+ * under `<ns>:<entity>:v<version>:<id>` with a value descriptor (WK_SCHEMA_DEFINE_VALUE's
+ * runtime twin). That keeps the command useful for every cache a program writes with the same
+ * serializer: a struct entry written through a descriptor is a map, so it reads back here as a
+ * JSON object. The memory tier lives only as long as one invocation, so without --redis the
+ * operations come from a script (`run`): one per line, `get ID`, `put ID JSON`, `del ID`,
+ * `stats`, with blank lines and `#` comments ignored.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "wirekit/cache.h"
+#include "wirekit/json.h"
+#include "wirekit/schema.h"
+#ifdef WK_CLI_HAVE_REDIS
+#include "wirekit/redis.h"
+#endif
+
+static const char usage[] =
+    "usage: wirekit cache [options] get ID\n"
+    "       wirekit cache [options] put ID [JSON]   (JSON from standard input when omitted)\n"
+    "       wirekit cache [options] del ID\n"
+    "       wirekit cache [options] stats\n"
+    "       wirekit cache [options] run [SCRIPT]    (operations from SCRIPT or standard input)\n"
+    "\n"
+    "The entity cache: documents (any JSON value) stored under versioned keys\n"
+    "<ns>:<entity>:v<version>:<id>, in the in-process memory tier or in Redis. Values are\n"
+    "shown as JSON. get exits 1 when the id is not cached.\n"
+    "\n"
+    "Without --redis the cache is the memory tier of this one invocation, so get/put/del/stats\n"
+    "alone are refused: use run with a script, one operation per line:\n"
+    "    put 1 {\"name\":\"ada\",\"tags\":[\"x\"]}\n"
+    "    get 1\n"
+    "    del 1\n"
+    "    stats\n"
+    "In a script, get prints the JSON value or 'not found', put and del print 'ok', stats\n"
+    "prints the counters as one JSON object; blank lines and '#' comments are skipped.\n"
+    "\n"
+    "options:\n"
+    "  --redis URL      shared tier: redis://host[:port][/db]; put and del are broadcast\n"
+    "                   on the invalidation channel so other processes drop their copies\n"
+    "  --ns NAME        key namespace (default wk)\n"
+    "  --entity NAME    entity name in keys (default doc)\n"
+    "  --version N      schema version in keys (default 1)\n"
+    "  --format F       stored encoding: msgpack (default) or json\n"
+    "  --ttl MS         lifetime of a put in Redis, milliseconds (default 600000)\n"
+    "  --timeout MS     Redis connect and command timeout (default 1000)\n"
+    "  --channel NAME   invalidation channel (default wirekit:invalidate)\n";
+
+typedef struct cache_cli {
+    const char *redis;
+    const char *ns;
+    const char *entity;
+    const char *channel;
+    uint32_t version;
+    uint32_t ttl_ms;
+    uint32_t timeout_ms;
+    const wk_serializer *ser;
+    wk_schema_rt rt;
+    wk_schema schema;
+    wk_cache *cache;
+#ifdef WK_CLI_HAVE_REDIS
+    wk_redis_store *store;
+#endif
+    bool script; /* inside `run`: softer output conventions */
+} cache_cli;
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v > UINT32_MAX || s[0] == '-') {
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int print_value(const wk_value *v)
+{
+    wk_buf out;
+    wk_buf_init(&out, NULL, 0);
+    wk_error err;
+    if (wk_json_write_value(v, &out, NULL, &err) != WK_OK) {
+        wk_buf_free(&out);
+        return wk_cli_fail_at("cannot show the value as JSON", &err);
+    }
+    fwrite(out.data, 1, out.len, stdout);
+    fputc('\n', stdout);
+    wk_buf_free(&out);
+    return WK_EXIT_OK;
+}
+
+static int op_get(cache_cli *c, const char *id)
+{
+    wk_cache_ref *r = NULL;
+    wk_error err;
+    wk_status st = wk_cache_get(c->cache, &c->schema, id, strlen(id), NULL, NULL, &r, &err);
+    if (st == WK_ERR_NOT_FOUND) {
+        if (c->script) {
+            printf("not found\n");
+            return WK_EXIT_OK;
+        }
+        return wk_cli_fail("%s: not found", id);
+    }
+    if (st != WK_OK) {
+        return wk_cli_fail_at("get", &err);
+    }
+    int rc = print_value(wk_cache_ref_object(r));
+    wk_cache_ref_release(r);
+    return rc;
+}
+
+static int op_put(cache_cli *c, const char *id, const char *json, size_t len)
+{
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    wk_value *v = NULL;
+    wk_error err;
+    int rc = WK_EXIT_OK;
+    if (wk_json_decode(json, len, NULL, &arena, NULL, &v, NULL, &err) != WK_OK) {
+        rc = wk_cli_fail_at("put: invalid JSON", &err);
+    } else if (wk_cache_put(c->cache, &c->schema, id, strlen(id), v, c->ttl_ms, &err) != WK_OK) {
+        rc = wk_cli_fail_at("put", &err);
+    } else if (c->script) {
+        printf("ok\n");
+    }
+    wk_arena_free(&arena);
+    return rc;
+}
+
+static int op_del(cache_cli *c, const char *id)
+{
+    wk_error err;
+    if (wk_cache_invalidate(c->cache, &c->schema, id, strlen(id), &err) != WK_OK) {
+        return wk_cli_fail_at("del", &err);
+    }
+    if (c->script) {
+        printf("ok\n");
+    }
+    return WK_EXIT_OK;
+}
+
+static int op_stats(cache_cli *c)
+{
+    wk_cache_stats s;
+    wk_cache_get_stats(c->cache, &s);
+    printf("{\"local_hits\":%llu,\"local_misses\":%llu,\"shared_hits\":%llu,"
+           "\"shared_misses\":%llu,\"negative_hits\":%llu,\"loads\":%llu,"
+           "\"load_not_found\":%llu,\"load_errors\":%llu,\"shared_errors\":%llu,"
+           "\"fallbacks\":%llu,\"corrupt\":%llu,\"evictions\":%llu,\"expirations\":%llu,"
+           "\"invalidations\":%llu,\"flight_waits\":%llu,\"feed_resets\":%llu,"
+           "\"local_entries\":%llu,\"local_bytes\":%llu",
+           (unsigned long long)s.local_hits, (unsigned long long)s.local_misses,
+           (unsigned long long)s.shared_hits, (unsigned long long)s.shared_misses,
+           (unsigned long long)s.negative_hits, (unsigned long long)s.loads,
+           (unsigned long long)s.load_not_found, (unsigned long long)s.load_errors,
+           (unsigned long long)s.shared_errors, (unsigned long long)s.fallbacks,
+           (unsigned long long)s.corrupt, (unsigned long long)s.evictions,
+           (unsigned long long)s.expirations, (unsigned long long)s.invalidations,
+           (unsigned long long)s.flight_waits, (unsigned long long)s.feed_resets,
+           (unsigned long long)s.local_entries, (unsigned long long)s.local_bytes);
+#ifdef WK_CLI_HAVE_REDIS
+    if (c->store != NULL) {
+        char prefix[WK_CACHE_KEY_MAX];
+        int n = snprintf(prefix, sizeof prefix, "%s:%s:", c->ns, c->entity);
+        uint64_t keys = 0;
+        wk_error err;
+        if (n > 0 && (size_t)n < sizeof prefix &&
+            wk_redis_store_count(c->store, prefix, &keys, &err) == WK_OK) {
+            printf(",\"redis_keys\":%llu", (unsigned long long)keys);
+        }
+    }
+#endif
+    printf("}\n");
+    return WK_EXIT_OK;
+}
+
+/* Runs one script line; returns an exit code (usage problems in a script are failures). */
+static int run_line(cache_cli *c, char *line, size_t lineno)
+{
+    char *p = line;
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    size_t len = strlen(p);
+    while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == '\r' || p[len - 1] == ' ')) {
+        p[--len] = '\0';
+    }
+    if (len == 0 || p[0] == '#') {
+        return WK_EXIT_OK;
+    }
+    char *op = p;
+    char *rest = strchr(p, ' ');
+    if (rest != NULL) {
+        *rest++ = '\0';
+        while (*rest == ' ') {
+            rest++;
+        }
+    }
+    char *id = rest;
+    char *arg = NULL;
+    if (id != NULL) {
+        arg = strchr(id, ' ');
+        if (arg != NULL) {
+            *arg++ = '\0';
+        }
+    }
+    bool has_id = id != NULL && *id != '\0';
+    if (strcmp(op, "get") == 0 && has_id && arg == NULL) {
+        return op_get(c, id);
+    }
+    if (strcmp(op, "put") == 0 && has_id && arg != NULL) {
+        return op_put(c, id, arg, strlen(arg));
+    }
+    if (strcmp(op, "del") == 0 && has_id && arg == NULL) {
+        return op_del(c, id);
+    }
+    if (strcmp(op, "stats") == 0 && id == NULL) {
+        return op_stats(c);
+    }
+    return wk_cli_fail("script line %zu: expected 'get ID', 'put ID JSON', 'del ID' or 'stats'",
+                       lineno);
+}
+
+static int run_script(cache_cli *c, const char *path)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (wk_cli_read_all(path, &data, &len) != 0) {
+        return WK_EXIT_FAIL;
+    }
+    c->script = true;
+    int rc = WK_EXIT_OK;
+    size_t lineno = 0;
+    char *p = (char *)data;
+    char *end = p + len;
+    while (p < end && rc == WK_EXIT_OK) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+        char *line = malloc(n + 1);
+        if (line == NULL) {
+            rc = wk_cli_fail("out of memory");
+            break;
+        }
+        memcpy(line, p, n);
+        line[n] = '\0';
+        lineno++;
+        if (memchr(line, '\0', n) != NULL) {
+            rc = wk_cli_fail("script line %zu: NUL byte", lineno);
+        } else {
+            rc = run_line(c, line, lineno);
+        }
+        free(line);
+        fflush(stdout);
+        p += n + (nl != NULL ? 1 : 0);
+    }
+    free(data);
+    return rc;
+}
+
+static int open_cache(cache_cli *c)
+{
+    c->schema.name = c->entity;
+    c->schema.version = c->version;
+    c->schema.root = WK_SCHEMA_ROOT_VALUE;
+    c->schema.size = sizeof(wk_value);
+    c->schema.fields = NULL;
+    c->schema.nfields = 0;
+    c->schema.rt = &c->rt;
+    wk_cache_config cfg = {0};
+    cfg.ns = c->ns;
+    cfg.serializer = c->ser;
+    wk_error err;
+    if (c->redis != NULL) {
+#ifdef WK_CLI_HAVE_REDIS
+        wk_redis_opts o = {0};
+        o.url = c->redis;
+        o.connect_timeout_ms = c->timeout_ms;
+        o.command_timeout_ms = c->timeout_ms;
+        o.channel = c->channel;
+        o.no_subscribe = true; /* a one-shot command has nothing to keep fresh */
+        o.pool = 1;
+        if (wk_redis_store_open(&o, &c->store, &err) != WK_OK) {
+            return wk_cli_fail("%s", err.msg);
+        }
+        if (wk_redis_store_ping(c->store, &err) != WK_OK) {
+            return wk_cli_fail("cannot reach Redis at %s: %s", c->redis, err.msg);
+        }
+        cfg.store = wk_redis_store_iface(c->store);
+#else
+        return wk_cli_fail("this wirekit was built without Redis support (hiredis)");
+#endif
+    }
+    if (wk_cache_create(&cfg, &c->cache, &err) != WK_OK) {
+        return wk_cli_fail("%s", err.msg);
+    }
+    return WK_EXIT_OK;
+}
+
+static void close_cache(cache_cli *c)
+{
+    wk_cache_destroy(c->cache);
+#ifdef WK_CLI_HAVE_REDIS
+    wk_redis_store_close(c->store);
+#endif
+    wk_schema_release(&c->schema);
+}
+
+static int run(int argc, char **argv)
+{
+    cache_cli c;
+    memset(&c, 0, sizeof c);
+    c.ns = "wk";
+    c.entity = "doc";
+    c.version = 1;
+    c.ttl_ms = 600000;
+    c.timeout_ms = 1000;
+    c.ser = wk_serializer_msgpack();
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+        const char *o = argv[i];
+        if (wk_cli_is_help(o)) {
+            fputs(usage, stdout);
+            return WK_EXIT_OK;
+        }
+        if (i + 1 >= argc) {
+            return wk_cli_usage_error("cache", "%s needs a value", o);
+        }
+        const char *v = argv[++i];
+        if (strcmp(o, "--redis") == 0) {
+            c.redis = v;
+        } else if (strcmp(o, "--ns") == 0) {
+            c.ns = v;
+        } else if (strcmp(o, "--entity") == 0) {
+            c.entity = v;
+        } else if (strcmp(o, "--channel") == 0) {
+            c.channel = v;
+        } else if (strcmp(o, "--format") == 0) {
+            c.ser = wk_serializer_find(v);
+            if (c.ser == NULL) {
+                return wk_cli_usage_error("cache", "unknown format '%s' (msgpack or json)", v);
+            }
+        } else if (strcmp(o, "--version") == 0) {
+            if (!parse_u32(v, &c.version)) {
+                return wk_cli_usage_error("cache", "--version needs a number");
+            }
+        } else if (strcmp(o, "--ttl") == 0) {
+            if (!parse_u32(v, &c.ttl_ms) || c.ttl_ms == 0) {
+                return wk_cli_usage_error("cache", "--ttl needs a positive number");
+            }
+        } else if (strcmp(o, "--timeout") == 0) {
+            if (!parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
+                return wk_cli_usage_error("cache", "--timeout needs a positive number");
+            }
+        } else {
+            return wk_cli_usage_error("cache", "unknown option %s", o);
+        }
+    }
+    if (i >= argc) {
+        return wk_cli_usage_error("cache", "missing operation (get, put, del, stats or run)");
+    }
+    if (c.entity[0] == '\0' || strchr(c.entity, ':') != NULL) {
+        return wk_cli_usage_error("cache", "--entity must be non-empty without ':'");
+    }
+    const char *op = argv[i++];
+    int nargs = argc - i;
+    bool single = strcmp(op, "run") != 0;
+    if (strcmp(op, "get") == 0 || strcmp(op, "del") == 0) {
+        if (nargs != 1) {
+            return wk_cli_usage_error("cache", "%s takes one ID", op);
+        }
+    } else if (strcmp(op, "put") == 0) {
+        if (nargs != 1 && nargs != 2) {
+            return wk_cli_usage_error("cache", "put takes an ID and optionally the JSON");
+        }
+    } else if (strcmp(op, "stats") == 0) {
+        if (nargs != 0) {
+            return wk_cli_usage_error("cache", "stats takes no argument");
+        }
+    } else if (strcmp(op, "run") == 0) {
+        if (nargs > 1) {
+            return wk_cli_usage_error("cache", "run takes at most one script file");
+        }
+    } else {
+        return wk_cli_usage_error("cache", "unknown operation '%s'", op);
+    }
+    if (single && c.redis == NULL) {
+        return wk_cli_usage_error("cache",
+                                  "the memory tier lives for one invocation only: give "
+                                  "--redis URL, or use 'run' with a script of operations");
+    }
+    int rc = open_cache(&c);
+    if (rc != WK_EXIT_OK) {
+        close_cache(&c);
+        return rc;
+    }
+    if (strcmp(op, "get") == 0) {
+        rc = op_get(&c, argv[i]);
+    } else if (strcmp(op, "del") == 0) {
+        rc = op_del(&c, argv[i]);
+    } else if (strcmp(op, "stats") == 0) {
+        rc = op_stats(&c);
+    } else if (strcmp(op, "put") == 0) {
+        if (nargs == 2) {
+            rc = op_put(&c, argv[i], argv[i + 1], strlen(argv[i + 1]));
+        } else {
+            uint8_t *data = NULL;
+            size_t len = 0;
+            rc = wk_cli_read_all(NULL, &data, &len) == 0 ? op_put(&c, argv[i], (char *)data, len)
+                                                         : WK_EXIT_FAIL;
+            free(data);
+        }
+    } else {
+        rc = run_script(&c, nargs == 1 ? argv[i] : NULL);
+    }
+    close_cache(&c);
+    return rc;
+}
+
+const wk_cli_command wk_cli_cmd_cache = {
+    "cache", "entity cache get/put/del/stats (memory tier or Redis), values as JSON", run};

@@ -1,0 +1,20 @@
+# Runs `wirekit cache run` on cli_script.txt and compares its output with cli_expected.txt
+# (the final stats line is checked for its counters separately).
+execute_process(COMMAND ${WIREKIT} cache run ${DIR}/cli_script.txt
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "wirekit cache run failed (${rc}): ${err}")
+endif()
+file(READ ${DIR}/cli_expected.txt want)
+string(FIND "${out}" "${want}" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "unexpected output:\n${out}\nwanted it to start with:\n${want}")
+endif()
+if(NOT out MATCHES "\"local_hits\":2,\"local_misses\":2,.*\"invalidations\":1,.*\"local_entries\":1")
+  message(FATAL_ERROR "unexpected stats line:\n${out}")
+endif()
+execute_process(COMMAND ${WIREKIT} cache get 1 RESULT_VARIABLE rc2 ERROR_VARIABLE err2)
+if(NOT rc2 EQUAL 2)
+  message(FATAL_ERROR "get without --redis should be a usage error (2), got ${rc2}")
+endif()
+message(STATUS "wirekit cache run: output as expected")

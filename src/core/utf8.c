@@ -9,6 +9,9 @@
 
 WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
 {
+    if (len == 0) {
+        return true; /* s may be NULL: no pointer arithmetic on it */
+    }
     const uint8_t *p = s;
     const uint8_t *end = p + len;
     while (p < end) {

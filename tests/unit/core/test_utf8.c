@@ -12,6 +12,7 @@ static bool valid_hex(const char *hex, size_t *bad)
 WK_TEST(test_utf8_accepts_ascii_and_all_sequence_lengths)
 {
     CHECK(wk_utf8_valid("", 0, NULL));
+    CHECK(wk_utf8_valid(NULL, 0, NULL));
     CHECK(wk_utf8_valid("plain ascii text, longer than eight bytes", 41, NULL));
     CHECK(valid_hex("c2 80 df bf", NULL));             /* 2-byte bounds */
     CHECK(valid_hex("e0 a0 80 ef bf bf", NULL));       /* 3-byte bounds */

@@ -54,15 +54,6 @@ static uint64_t wk_stringify(void *arg, uint64_t iters)
     return acc;
 }
 
-static inline wk_event ev_str(const char *s, size_t n)
-{
-    wk_event e;
-    e.type = WK_EV_STR;
-    e.v.str.ptr = s;
-    e.v.str.len = n;
-    return e;
-}
-
 static uint64_t wk_seed_encode(void *arg, uint64_t iters)
 {
     jb_seed_ctx *c = arg;
@@ -72,45 +63,23 @@ static uint64_t wk_seed_encode(void *arg, uint64_t iters)
         wk_buf_init_fixed(&out, c->buf, sizeof c->buf);
         wk_json_writer w;
         wk_json_writer_init(&w, &out, NULL);
-        wk_event e;
-        e.type = WK_EV_MAP;
-        e.v.count = 5;
-        wk_json_writer_event(&w, &e);
-        e = ev_str("username", 8);
-        wk_json_writer_event(&w, &e);
-        e = ev_str(s->username, strlen(s->username));
-        wk_json_writer_event(&w, &e);
-        e = ev_str("password", 8);
-        wk_json_writer_event(&w, &e);
-        e = ev_str(s->password, strlen(s->password));
-        wk_json_writer_event(&w, &e);
-        e = ev_str("age", 3);
-        wk_json_writer_event(&w, &e);
-        e.type = WK_EV_INT;
-        e.v.i = s->age;
-        wk_json_writer_event(&w, &e);
-        e = ev_str("enabled", 7);
-        wk_json_writer_event(&w, &e);
-        e.type = WK_EV_BOOL;
-        e.v.b = s->enabled;
-        wk_json_writer_event(&w, &e);
-        e = ev_str("metadata", 8);
-        wk_json_writer_event(&w, &e);
-        e.type = WK_EV_MAP;
-        e.v.count = 2;
-        wk_json_writer_event(&w, &e);
-        e = ev_str("hello", 5);
-        wk_json_writer_event(&w, &e);
-        e = ev_str(s->hello, strlen(s->hello));
-        wk_json_writer_event(&w, &e);
-        e = ev_str("int", 3);
-        wk_json_writer_event(&w, &e);
-        e.type = WK_EV_INT;
-        e.v.i = s->meta_int;
-        wk_json_writer_event(&w, &e);
-        e.type = WK_EV_END;
-        wk_json_writer_event(&w, &e);
-        wk_json_writer_event(&w, &e);
+        wk_json_writer_begin_object(&w);
+        wk_json_writer_key(&w, "username", 8);
+        wk_json_writer_str(&w, s->username, strlen(s->username));
+        wk_json_writer_key(&w, "password", 8);
+        wk_json_writer_str(&w, s->password, strlen(s->password));
+        wk_json_writer_key(&w, "age", 3);
+        wk_json_writer_int(&w, s->age);
+        wk_json_writer_key(&w, "enabled", 7);
+        wk_json_writer_bool(&w, s->enabled);
+        wk_json_writer_key(&w, "metadata", 8);
+        wk_json_writer_begin_object(&w);
+        wk_json_writer_key(&w, "hello", 5);
+        wk_json_writer_str(&w, s->hello, strlen(s->hello));
+        wk_json_writer_key(&w, "int", 3);
+        wk_json_writer_int(&w, s->meta_int);
+        wk_json_writer_end(&w);
+        wk_json_writer_end(&w);
         c->len = wk_json_writer_finish(&w, NULL) == WK_OK ? out.len : 0;
     }
     return c->len;

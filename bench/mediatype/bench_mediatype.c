@@ -184,11 +184,10 @@ static void gm_check(wk_bench *b)
             wk_bench_fail(b, "mix value %zu did not parse", k);
         } else if (g_ascii_strncasecmp(g_mime_content_type_get_media_type(ct), mt.type.ptr,
                                        mt.type.len) != 0 ||
-                   g_ascii_strncasecmp(g_mime_content_type_get_media_subtype(ct),
-                                       mt.subtype.ptr, mt.subtype.len) != 0 ||
+                   g_ascii_strncasecmp(g_mime_content_type_get_media_subtype(ct), mt.subtype.ptr,
+                                       mt.subtype.len) != 0 ||
                    !param_is(&mt, "charset", g_mime_content_type_get_parameter(ct, "charset")) ||
-                   !param_is(&mt, "boundary",
-                             g_mime_content_type_get_parameter(ct, "boundary"))) {
+                   !param_is(&mt, "boundary", g_mime_content_type_get_parameter(ct, "boundary"))) {
             wk_bench_fail(b, "GMime and wirekit disagree on '%s'", mix[k]);
         }
         if (ct != NULL) {
@@ -212,8 +211,7 @@ static void run_node(wk_bench *b)
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/whatwg-mimetype/package.json", modules);
     if (access(probe, R_OK) != 0) {
-        wk_bench_say(b, "whatwg-mimetype (node): skipped, %s missing (run scripts/deps.sh)",
-                     probe);
+        wk_bench_say(b, "whatwg-mimetype (node): skipped, %s missing (run scripts/deps.sh)", probe);
         return;
     }
     int fds[2];
@@ -252,8 +250,8 @@ static void run_node(wk_bench *b)
         unsigned idx;
         char hex[600];
         if (sscanf(line, "ns %31s %lf", which, &ns) == 2) {
-            const char *case_name = strcmp(which, "parse") == 0      ? "parse seed value"
-                                    : strcmp(which, "render") == 0   ? "render application/json"
+            const char *case_name = strcmp(which, "parse") == 0       ? "parse seed value"
+                                    : strcmp(which, "render") == 0    ? "render application/json"
                                     : strcmp(which, "parse-mix") == 0 ? "parse mix of 20"
                                                                       : NULL;
             if (case_name != NULL) {
@@ -319,14 +317,14 @@ int wk_bench_suite_mediatype(wk_bench *b)
     wk_bench_run(b, &(wk_bench_spec){"parse seed value", "GMime 3", gm_parse_seed, NULL, 0,
                                      sizeof seed - 1, NULL});
 #endif
-    wk_bench_run(b, &(wk_bench_spec){"render application/json", "wirekit", wk_render_cached,
-                                     &json, 0, 0, "cached: points at the table string"});
+    wk_bench_run(b, &(wk_bench_spec){"render application/json", "wirekit", wk_render_cached, &json,
+                                     0, 0, "cached: points at the table string"});
     wk_bench_run(b, &(wk_bench_spec){"render application/json", "wirekit (uncached)",
                                      wk_serialize_uncached, &json, 0, 0,
                                      "wk_mt_serialize into a buffer"});
 #ifdef WK_BENCH_HAVE_GMIME
-    wk_bench_run(b, &(wk_bench_spec){"render application/json", "GMime 3", gm_render, gm_json, 0,
-                                     0, "g_mime_content_type_get_mime_type"});
+    wk_bench_run(b, &(wk_bench_spec){"render application/json", "GMime 3", gm_render, gm_json, 0, 0,
+                                     "g_mime_content_type_get_mime_type"});
 #endif
     wk_bench_run(b, &(wk_bench_spec){"serialize seed value (uncached)", "wirekit",
                                      wk_serialize_uncached, &seed_mt, 0, 0, NULL});
@@ -336,8 +334,8 @@ int wk_bench_suite_mediatype(wk_bench *b)
     wk_bench_run(b, &(wk_bench_spec){"parse mix of 20", "GMime 3", gm_parse_mix, NULL, 0,
                                      mix_bytes / NMIX, "per value"});
 #endif
-    wk_bench_run(b, &(wk_bench_spec){"parse+render mix of 20", "wirekit", wk_parse_render_mix,
-                                     NULL, 0, mix_bytes / NMIX, "per value"});
+    wk_bench_run(b, &(wk_bench_spec){"parse+render mix of 20", "wirekit", wk_parse_render_mix, NULL,
+                                     0, mix_bytes / NMIX, "per value"});
     run_node(b);
 #ifdef WK_BENCH_HAVE_GMIME
     g_object_unref(gm_json);

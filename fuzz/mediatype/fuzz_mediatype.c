@@ -65,8 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_buf_init(&s2, NULL, 0);
         check(wk_mt_serialize(&a, style, &s1, NULL) == WK_OK);
         wk_media_type c;
-        check(wk_mt_parse(s1.data, s1.len, (flags & WK_MT_UTF8) | WK_MT_STRICT, &c, NULL) ==
-              WK_OK);
+        check(wk_mt_parse(s1.data, s1.len, (flags & WK_MT_UTF8) | WK_MT_STRICT, &c, NULL) == WK_OK);
         check(wk_mt_equal(&a, &c));
         check(wk_mt_serialize(&c, style, &s2, NULL) == WK_OK);
         check(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0);

@@ -148,6 +148,23 @@ WK_API void wk_json_writer_init(wk_json_writer *w, wk_buf *out, const wk_json_wr
  */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev);
 
+/*
+ * Typed calls for writing by hand: each does exactly what the matching event does
+ * (wk_json_writer_str = WK_EV_STR, begin_object = WK_EV_MAP, end = WK_EV_END, ...), same
+ * bytes and same latched errors, without building events. wk_json_writer_key is
+ * wk_json_writer_str that also checks an object key is due (WK_ERR_STATE otherwise).
+ */
+WK_API wk_status wk_json_writer_begin_object(wk_json_writer *w);
+WK_API wk_status wk_json_writer_begin_array(wk_json_writer *w);
+WK_API wk_status wk_json_writer_end(wk_json_writer *w);
+WK_API wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk_json_writer_int(wk_json_writer *w, int64_t i);
+WK_API wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u);
+WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d);
+WK_API wk_status wk_json_writer_bool(wk_json_writer *w, bool b);
+WK_API wk_status wk_json_writer_null(wk_json_writer *w);
+
 /** Fills `sink` with this writer's event interface. */
 WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink);
 

@@ -63,7 +63,7 @@ typedef struct wk_media_type {
     uint8_t canonical; /* internal: which styles the input is already the serialization of */
     wk_mt_param params[WK_MT_MAX_PARAMS];
     /* ---- internal: the render cache (wk_mt_render) ---- */
-    wk_text_slice input;     /* the parsed text, whitespace-trimmed */
+    wk_text_slice input;      /* the parsed text, whitespace-trimmed */
     uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
     uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
     wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
@@ -136,8 +136,7 @@ static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk
 WK_API void wk_mt_release(wk_media_type *mt);
 
 /** Finds parameter `name` (case-insensitive); NULL when absent. */
-WK_API const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name,
-                                           size_t len);
+WK_API const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name, size_t len);
 
 /** The `charset` parameter, or NULL. */
 WK_API const wk_mt_param *wk_mt_charset(const wk_media_type *mt);
@@ -161,9 +160,9 @@ WK_API bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b);
 typedef struct wk_mt_known {
     const char *essence; /* lowercase "type/subtype", NUL-terminated */
     uint32_t essence_len;
-    const char *charset;   /* mime-db's default charset ("UTF-8"), NULL when none */
-    int8_t compressible;   /* 1 yes, 0 no, -1 unknown */
-    uint8_t source;        /* 0 none, 1 IANA, 2 Apache, 3 nginx */
+    const char *charset; /* mime-db's default charset ("UTF-8"), NULL when none */
+    int8_t compressible; /* 1 yes, 0 no, -1 unknown */
+    uint8_t source;      /* 0 none, 1 IANA, 2 Apache, 3 nginx */
     uint16_t nextensions;
     const char *const *extensions; /* lowercase, without the dot; the first is preferred */
     const char *render_utf8[2];    /* "<essence>;charset=utf-8" and "<essence>; charset=utf-8"

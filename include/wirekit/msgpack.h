@@ -770,6 +770,10 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_op
 WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_mp_reader_opts *opts,
                                 size_t *count, wk_error *err);
 
+/** Static name of the format a value starting with `byte` has ("fixmap", "uint 16", "str 8",
+ *  "(never used)" for 0xc1, ...). Thread-safe. */
+WK_API const char *wk_mp_format_name(uint8_t byte);
+
 /* ==== value tree, fused ===================================================================== */
 
 /**

@@ -199,6 +199,7 @@ typedef struct wk_pg_array {
     int32_t lbounds[WK_PG_MAXDIM];
     const uint8_t *data;
     size_t len;
+    unsigned internal; /* decoder's notes for the iterator; do not change */
 } wk_pg_array;
 
 /** Element iterator over a decoded array (row-major order). */
@@ -339,11 +340,11 @@ WK_API wk_status wk_pg_registry_add(const wk_pg_registry *base, const wk_pg_code
                                     size_t n, wk_pg_registry **out, wk_error *err);
 
 /**
- * Makes `reg` own `mem` (allocated with its allocator, `size` bytes): freed with the
- * registry. Used by codec factories (catalog types) whose codecs live as long as the snapshot.
- * Not thread-safe: call it before sharing the registry.
+ * Makes `reg` own `mem`: `release(mem)` is called when the registry is freed. Used by codec
+ * factories (catalog types) whose codecs live as long as the snapshot. Returns WK_OK or
+ * WK_ERR_NOMEM (then `mem` is not adopted). Not thread-safe: call it before sharing `reg`.
  */
-WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, size_t size);
+WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, void (*release)(void *mem));
 
 /** Takes a reference (atomic). Returns `reg`. */
 WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg);

@@ -101,8 +101,7 @@ WK_API void wk_text_builder_free(wk_text_builder *b);
 /** One byte from `set`. `name` (copied) names the class in ABNF and in error messages
  *  ("expected <name>"); NULL gives the set as ABNF ranges. The smallest byte of the set is
  *  what the printer writes for an uncaptured occurrence. Returns 0 on an empty set or OOM. */
-WK_API wk_text_node wk_text_class(wk_text_builder *b, const char *name,
-                                  const wk_text_byteset *set);
+WK_API wk_text_node wk_text_class(wk_text_builder *b, const char *name, const wk_text_byteset *set);
 
 /** The literal bytes `s[0..len)` (len >= 1); `flags` may hold WK_TEXT_CASELESS. */
 WK_API wk_text_node wk_text_lit(wk_text_builder *b, const char *s, size_t len, unsigned flags);
@@ -115,8 +114,7 @@ WK_API wk_text_node wk_text_alt(wk_text_builder *b, size_t n, const wk_text_node
 
 /** `item` between `min` and `max` times (max may be WK_TEXT_UNBOUNDED), greedily; a failed
  *  iteration is undone. An iteration that consumes nothing ends the loop. */
-WK_API wk_text_node wk_text_rep(wk_text_builder *b, wk_text_node item, uint32_t min,
-                                uint32_t max);
+WK_API wk_text_node wk_text_rep(wk_text_builder *b, wk_text_node item, uint32_t min, uint32_t max);
 
 /** `item` or nothing (a repetition 0..1). */
 WK_API wk_text_node wk_text_opt(wk_text_builder *b, wk_text_node item);
@@ -141,11 +139,11 @@ WK_API wk_text_node wk_text_end(wk_text_builder *b);
 WK_API wk_text_node wk_text_rule(wk_text_builder *b, const char *name, wk_text_node item);
 
 /** Convenience: sequence / choice of the listed nodes. */
-#define WK_TEXT_SEQ(b, ...)                                                                  \
-    wk_text_seq((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),           \
+#define WK_TEXT_SEQ(b, ...)                                                                        \
+    wk_text_seq((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),                 \
                 (wk_text_node[]){__VA_ARGS__})
-#define WK_TEXT_ALT(b, ...)                                                                  \
-    wk_text_alt((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),           \
+#define WK_TEXT_ALT(b, ...)                                                                        \
+    wk_text_alt((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),                 \
                 (wk_text_node[]){__VA_ARGS__})
 
 /**
@@ -169,8 +167,7 @@ WK_API void wk_text_program_free(wk_text_program *p);
  * `max_caps` captures would be needed. Thread-safe on a shared program.
  */
 WK_API wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len,
-                               wk_text_cap *caps, size_t max_caps, size_t *ncaps,
-                               wk_error *err);
+                               wk_text_cap *caps, size_t max_caps, size_t *ncaps, wk_error *err);
 
 /**
  * Prints the captures `caps[0..ncaps)` through the grammar, appending the canonical text to
@@ -179,8 +176,8 @@ WK_API wk_status wk_text_parse(const wk_text_program *p, const void *data, size_
  * WK_ERR_ARG is returned with err->offset = the index of the first capture that did not fit;
  * WK_ERR_LIMIT / WK_ERR_NOMEM come from the buffer. Thread-safe on a shared program.
  */
-WK_API wk_status wk_text_print(const wk_text_program *p, const wk_text_cap *caps,
-                               size_t ncaps, wk_buf *out, wk_error *err);
+WK_API wk_status wk_text_print(const wk_text_program *p, const wk_text_cap *caps, size_t ncaps,
+                               wk_buf *out, wk_error *err);
 
 /**
  * Appends the grammar as ABNF (RFC 5234, with RFC 7405 %s"" for case-sensitive literals) to

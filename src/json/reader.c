@@ -28,7 +28,12 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
                                 const wk_json_read_opts *opts, wk_arena *arena,
                                 const wk_allocator *alloc)
 {
-    memset(r, 0, sizeof *r);
+    /* Field by field: the inline nesting stack needs no clearing (push sets each bit). */
+    r->depth = 0;
+    r->values = 0;
+    r->err.code = WK_OK;
+    r->err.offset = 0;
+    r->err.msg = NULL;
     r->start = data;
     r->p = r->start;
     r->end = r->start + len;
@@ -154,6 +159,15 @@ static wk_status read_string(wk_json_reader *r, wk_event *ev)
 static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
 {
     size_t left = (size_t)(r->end - r->p);
+    if (left >= 4 && n == 4) {
+        uint32_t a, b;
+        memcpy(&a, r->p, 4);
+        memcpy(&b, word, 4);
+        if (a == b) {
+            r->p += 4;
+            return WK_OK;
+        }
+    }
     size_t cmp = left < n ? left : n;
     if (memcmp(r->p, word, cmp) != 0) {
         return fail(r, WK_ERR_SYNTAX, "invalid literal", r->p);

@@ -48,80 +48,217 @@ static wk_status put_byte(wk_buf *b, uint8_t c, wfail *f)
 
 static const char HEX[] = "0123456789abcdef";
 
-/* Writes s[0..n) as a JSON string. */
-static wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail *f)
+/* High bit set in each byte of x that a string writer must look at: < 0x20, '"', '\\',
+ * >= 0x80. Borrows can only mark bytes above a real match, so the lowest mark is exact. */
+static inline uint64_t swar_special(uint64_t x)
 {
-    size_t need;
-    if (!wk_size_add(n, 2, &need)) {
-        return wfailed(f, WK_ERR_LIMIT, "output buffer full");
+    const uint64_t ones = 0x0101010101010101ull;
+    const uint64_t high = 0x8080808080808080ull;
+    uint64_t q = x ^ (ones * '"');
+    uint64_t bs = x ^ (ones * '\\');
+    return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | x) & high;
+}
+
+#define STR_SLACK 16 /* output room beyond the string, for whole-word stores */
+
+/* The next min(left, 8) bytes at p as a little-endian word, the missing bytes filled with
+ * spaces (which need no look); never reads outside p[0..left). */
+static inline uint64_t load_upto8(const uint8_t *p, size_t left)
+{
+    uint64_t x;
+    if (left >= 8) {
+        memcpy(&x, p, 8);
+        return x;
     }
-    wk_status st = wk_buf_reserve(b, need);
-    if (st != WK_OK) {
-        return wfailed(f, st, "output buffer full");
+    if (left >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + left - 4, 4);
+        x = (uint64_t)lo | ((uint64_t)hi << ((left - 4) * 8));
+    } else {
+        x = (uint64_t)p[0] | ((uint64_t)p[left / 2] << (left / 2 * 8)) |
+            ((uint64_t)p[left - 1] << ((left - 1) * 8));
     }
-    uint8_t *d = b->data + b->len;
-    *d++ = '"';
+    return x | (0x2020202020202020ull << (left * 8));
+}
+
+/* Writes one escape for byte c at d; returns the new end. */
+static inline uint8_t *put_escape(uint8_t *d, uint8_t c)
+{
+    *d++ = '\\';
+    switch (c) {
+    case '"':
+    case '\\':
+        *d++ = c;
+        break;
+    case '\b':
+        *d++ = 'b';
+        break;
+    case '\f':
+        *d++ = 'f';
+        break;
+    case '\n':
+        *d++ = 'n';
+        break;
+    case '\r':
+        *d++ = 'r';
+        break;
+    case '\t':
+        *d++ = 't';
+        break;
+    default:
+        memcpy(d, "u00", 3);
+        d[3] = (uint8_t)HEX[c >> 4];
+        d[4] = (uint8_t)HEX[c & 15];
+        d += 5;
+        break;
+    }
+    return d;
+}
+
+/* put_string for when the output cannot take the slack (a nearly full fixed buffer): one
+ * byte at a time, each checked against the room left. */
+static wk_status put_string_exact(wk_buf *b, const uint8_t *s, size_t n, wfail *f)
+{
     const uint8_t *p = s;
     const uint8_t *end = s + n;
-    while (p < end) {
-        const uint8_t *q = wk__json_scan_plain(p, end);
-        memcpy(d, p, (size_t)(q - p));
-        d += q - p;
-        p = q;
-        if (p == end) {
-            break;
-        }
+    uint8_t esc[8];
+    wk_status st = wk_buf_push(b, '"');
+    while (st == WK_OK && p < end) {
         uint8_t c = *p;
         if (c >= 0x80) {
             const uint8_t *nx = wk__json_utf8_one(p, end);
             if (nx == NULL) {
-                b->len = (size_t)(d - b->data);
                 return wfailed(f, WK_ERR_UTF8, "string is not valid UTF-8");
             }
-            memcpy(d, p, (size_t)(nx - p));
-            d += nx - p;
+            st = wk_buf_append(b, p, (size_t)(nx - p));
             p = nx;
+        } else if (wk__json_str_stop[c]) {
+            st = wk_buf_append(b, esc, (size_t)(put_escape(esc, c) - esc));
+            p++;
+        } else {
+            st = wk_buf_push(b, c);
+            p++;
+        }
+    }
+    if (st == WK_OK) {
+        st = wk_buf_push(b, '"');
+    }
+    return st == WK_OK ? WK_OK : wfailed(f, st, "output buffer full");
+}
+
+/*
+ * Writes s[0..n) as a JSON string. Plain bytes are copied a word at a time (16 with SSE2, 8
+ * with SWAR for the tail) into room reserved with some slack, so every store is a whole
+ * word; non-ASCII runs are validated as UTF-8 and copied in one go.
+ */
+/* Kept out of line so that the short-string path of its callers stays small. */
+__attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8_t *s,
+                                                          size_t n, uint8_t pre, uint8_t post,
+                                                          wfail *f)
+{
+    size_t need;
+    if (!wk_size_add(n, 4 + STR_SLACK, &need)) {
+        return wfailed(f, WK_ERR_LIMIT, "output buffer full");
+    }
+    wk_status st = wk_buf_reserve(b, need);
+    if (st != WK_OK) {
+        /* no room for the slack: byte by byte */
+        st = pre != 0 ? put_byte(b, pre, f) : WK_OK;
+        if (st == WK_OK) {
+            st = put_string_exact(b, s, n, f);
+        }
+        if (st == WK_OK && post != 0) {
+            st = put_byte(b, post, f);
+        }
+        return st;
+    }
+    uint8_t *d = b->data + b->len;
+    *d = pre;
+    d += pre != 0;
+    *d++ = '"';
+    const uint8_t *p = s;
+    const uint8_t *end = s + n;
+    for (;;) {
+        size_t left = (size_t)(end - p);
+#if defined(__SSE2__)
+        const __m128i quote = _mm_set1_epi8('"');
+        const __m128i bslash = _mm_set1_epi8('\\');
+        const __m128i space = _mm_set1_epi8(0x20);
+        while (left >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+            _mm_storeu_si128((__m128i *)(void *)d, x);
+            __m128i m = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                _mm_cmplt_epi8(x, space));
+            unsigned mask = (unsigned)_mm_movemask_epi8(m);
+            if (mask != 0) {
+                unsigned k = (unsigned)__builtin_ctz(mask);
+                p += k;
+                d += k;
+                left -= k;
+                goto special;
+            }
+            p += 16;
+            d += 16;
+            left -= 16;
+        }
+#endif
+        while (left > 0) {
+            uint64_t x = load_upto8(p, left);
+            memcpy(d, &x, 8);
+            uint64_t m = swar_special(x);
+            if (m != 0) {
+                unsigned k = (unsigned)__builtin_ctzll(m) / 8;
+                p += k;
+                d += k;
+                left -= k;
+                goto special;
+            }
+            size_t k = left < 8 ? left : 8;
+            p += k;
+            d += k;
+            left -= k;
+        }
+        break;
+    special: {
+        uint8_t c = *p;
+        if (c >= 0x80) {
+            const uint8_t *q = p;
+            do {
+                const uint8_t *nx = wk__json_utf8_one(q, end);
+                if (nx == NULL) {
+                    b->len = (size_t)(d - b->data);
+                    return wfailed(f, WK_ERR_UTF8, "string is not valid UTF-8");
+                }
+                q = nx;
+            } while (q < end && *q >= 0x80);
+            memcpy(d, p, (size_t)(q - p));
+            d += q - p;
+            p = q;
             continue;
         }
         /* An escape: up to 6 bytes where 1 was reserved. */
         b->len = (size_t)(d - b->data);
-        if (wk_buf_reserve(b, (size_t)(end - p) + 7) != WK_OK) {
-            return wfailed(f, WK_ERR_LIMIT, "output buffer full");
+        st = wk_buf_reserve(b, (size_t)(end - p) + 7 + STR_SLACK);
+        if (st != WK_OK) {
+            return wfailed(f, st, "output buffer full");
         }
-        d = b->data + b->len;
-        *d++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *d++ = c;
-            break;
-        case '\b':
-            *d++ = 'b';
-            break;
-        case '\f':
-            *d++ = 'f';
-            break;
-        case '\n':
-            *d++ = 'n';
-            break;
-        case '\r':
-            *d++ = 'r';
-            break;
-        case '\t':
-            *d++ = 't';
-            break;
-        default:
-            memcpy(d, "u00", 3);
-            d[3] = (uint8_t)HEX[c >> 4];
-            d[4] = (uint8_t)HEX[c & 15];
-            d += 5;
-            break;
-        }
+        d = put_escape(b->data + b->len, c);
         p++;
     }
+    }
     *d++ = '"';
+    *d = post;
+    d += post != 0;
     b->len = (size_t)(d - b->data);
     return WK_OK;
+}
+
+/* Writes s[0..n) as a JSON string. */
+static inline wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail *f)
+{
+    return put_string_fix(b, s, n, 0, 0, f);
 }
 
 static const char DIGITS2[201] = "00010203040506070809101112131415161718192021222324252627282930"
@@ -373,6 +510,41 @@ static wk_status latch(wk_json_writer *w, const wfail *f)
     return f->st;
 }
 
+enum { SLOT_VALUE, SLOT_KEY, SLOT_FAIL };
+
+/* Writes what goes before the next item (',' and indentation, or the newline between
+ * top-level values) and says whether the item is an object key. */
+static inline int open_slot(wk_json_writer *w, wfail *f)
+{
+    wk_buf *b = w->out;
+    if (w->depth == 0) {
+        if (w->values > 0 && !(w->flags & WK_JSON_WRITE_NEWLINE) &&
+            put_byte(b, '\n', f) != WK_OK) {
+            return SLOT_FAIL;
+        }
+        return SLOT_VALUE;
+    }
+    uint8_t *fr = &w->frame[w->depth - 1];
+    uint8_t v = *fr;
+    if ((v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE)) {
+        *fr = (uint8_t)(v & ~F_VALUE); /* the value of a key: no separator */
+        return SLOT_VALUE;
+    }
+    if ((v & F_ITEMS) && put_byte(b, ',', f) != WK_OK) {
+        return SLOT_FAIL;
+    }
+    if ((w->flags & WK_JSON_WRITE_PRETTY) &&
+        put_newline_indent(b, w->depth, w->indent, f) != WK_OK) {
+        return SLOT_FAIL;
+    }
+    if (v & F_OBJECT) {
+        *fr = (uint8_t)(v | F_ITEMS | F_VALUE);
+        return SLOT_KEY;
+    }
+    *fr = (uint8_t)(v | F_ITEMS);
+    return SLOT_VALUE;
+}
+
 /* A value (scalar or container) ended at the top level. */
 static wk_status top_done(wk_json_writer *w, wfail *f)
 {
@@ -383,100 +555,309 @@ static wk_status top_done(wk_json_writer *w, wfail *f)
     return WK_OK;
 }
 
-WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
+/* After an item: the ':' after a key, or the end of a top-level value. */
+static inline wk_status close_slot(wk_json_writer *w, int slot, wfail *f)
+{
+    if (slot == SLOT_KEY) {
+        return (w->flags & WK_JSON_WRITE_PRETTY) ? put(w->out, ": ", 2, f)
+                                                  : put_byte(w->out, ':', f);
+    }
+    return w->depth == 0 ? top_done(w, f) : WK_OK;
+}
+
+/* Any scalar or ext event, in whatever slot comes next (the general path). */
+static wk_status write_item(wk_json_writer *w, const wk_event *ev)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
     }
-    wk_buf *b = w->out;
-    bool pretty = (w->flags & WK_JSON_WRITE_PRETTY) != 0;
     wfail f = {WK_OK, NULL};
-    wk_status st = WK_OK;
-
-    if (ev->type == WK_EV_END) {
-        if (w->depth == 0) {
-            wfailed(&f, WK_ERR_STATE, "END event with no open array or map");
-            return latch(w, &f);
-        }
-        uint8_t fr = w->frame[w->depth - 1];
-        if (fr & F_VALUE) {
-            wfailed(&f, WK_ERR_STATE, "map ended after a key, before its value");
-            return latch(w, &f);
-        }
-        w->depth--;
-        if (pretty && (fr & F_ITEMS)) {
-            st = put_newline_indent(b, w->depth, w->indent, &f);
-        }
-        if (st == WK_OK) {
-            st = put_byte(b, (fr & F_OBJECT) ? '}' : ']', &f);
-        }
-        if (st == WK_OK && w->depth == 0) {
-            st = top_done(w, &f);
-        }
-        return st == WK_OK ? WK_OK : latch(w, &f);
-    }
-
-    /* Separator and position. */
-    if (w->depth == 0) {
-        if (w->values > 0 && !(w->flags & WK_JSON_WRITE_NEWLINE)) {
-            st = put_byte(b, '\n', &f);
-        }
-    } else {
-        uint8_t *fr = &w->frame[w->depth - 1];
-        if (*fr & F_OBJECT) {
-            if (!(*fr & F_VALUE)) {
-                /* This event is a key. */
-                if (*fr & F_ITEMS) {
-                    st = put_byte(b, ',', &f);
-                }
-                if (st == WK_OK && pretty) {
-                    st = put_newline_indent(b, w->depth, w->indent, &f);
-                }
-                if (st == WK_OK) {
-                    st = put_key(b, ev, w->flags, &f);
-                }
-                if (st == WK_OK) {
-                    st = pretty ? put(b, ": ", 2, &f) : put_byte(b, ':', &f);
-                }
-                *fr |= F_ITEMS | F_VALUE;
-                return st == WK_OK ? WK_OK : latch(w, &f);
-            }
-            *fr &= (uint8_t)~F_VALUE;
-        } else {
-            if (*fr & F_ITEMS) {
-                st = put_byte(b, ',', &f);
-            }
-            if (st == WK_OK && pretty) {
-                st = put_newline_indent(b, w->depth, w->indent, &f);
-            }
-            *fr |= F_ITEMS;
-        }
-    }
-    if (st != WK_OK) {
+    int slot = open_slot(w, &f);
+    if (slot == SLOT_FAIL) {
         return latch(w, &f);
     }
+    wk_status st;
+    if (slot == SLOT_KEY) {
+        st = put_key(w->out, ev, w->flags, &f);
+    } else if (ev->type == WK_EV_EXT) {
+        st = put_ext(w->out, ev, &f);
+    } else {
+        st = put_scalar(w->out, ev, w->flags, &f);
+    }
+    if (st == WK_OK) {
+        st = close_slot(w, slot, &f);
+    }
+    return st == WK_OK ? WK_OK : latch(w, &f);
+}
 
-    switch (ev->type) {
-    case WK_EV_ARRAY:
-    case WK_EV_MAP:
-        if (w->depth >= WK_JSON_WRITER_MAX_DEPTH) {
-            wfailed(&f, WK_ERR_DEPTH, "nesting deeper than the writer's limit");
+/* Compact output inside a container: the separator byte before the next item and the one
+ * after it (':' after a key), updating the frame. Returns false when the general path
+ * (pretty output, top level, a failed writer) must be taken. */
+static inline bool compact_slot(wk_json_writer *w, uint8_t *pre, uint8_t *post, bool *key)
+{
+    if (w->depth == 0 || (w->flags & WK_JSON_WRITE_PRETTY) || w->err.code != WK_OK) {
+        return false;
+    }
+    uint8_t *fr = &w->frame[w->depth - 1];
+    uint8_t v = *fr;
+    if ((v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE)) {
+        *fr = (uint8_t)(v & ~F_VALUE);
+        *pre = 0;
+        *post = 0;
+        *key = false;
+        return true;
+    }
+    *pre = (v & F_ITEMS) ? ',' : 0;
+    *key = (v & F_OBJECT) != 0;
+    *post = *key ? ':' : 0;
+    *fr = (uint8_t)(v | F_ITEMS | (*key ? F_VALUE : 0));
+    return true;
+}
+
+/* wk_json_writer_str beyond its fast path. */
+__attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const char *s,
+                                                       size_t n)
+{
+    uint8_t pre, post;
+    bool key;
+    wfail f = {WK_OK, NULL};
+    if (compact_slot(w, &pre, &post, &key)) {
+        wk_buf *b = w->out;
+        if (put_string_fix(b, (const uint8_t *)s, n, pre, post, &f) != WK_OK) {
             return latch(w, &f);
         }
-        w->frame[w->depth++] = ev->type == WK_EV_MAP ? F_OBJECT : 0;
-        st = put_byte(b, ev->type == WK_EV_MAP ? '{' : '[', &f);
+        return WK_OK;
+    }
+    if (w->err.code != WK_OK) {
+        return w->err.code;
+    }
+    int slot = open_slot(w, &f);
+    if (slot == SLOT_FAIL || put_string(w->out, (const uint8_t *)s, n, &f) != WK_OK ||
+        close_slot(w, slot, &f) != WK_OK) {
+        return latch(w, &f);
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
+{
+    /* Fast path: compact output inside a container, a short string with nothing to escape
+     * (most keys and many values): two words, one check, no loop, no call. */
+    wk_buf *b = w->out;
+    if (w->depth != 0 && !(w->flags & WK_JSON_WRITE_PRETTY) && w->err.code == WK_OK &&
+        n <= 16 && b->cap - b->len >= 24) {
+        const uint8_t *u = (const uint8_t *)s;
+        uint64_t x0 = n != 0 ? load_upto8(u, n) : 0x2020202020202020ull;
+        uint64_t x1 = n > 8 ? load_upto8(u + 8, n - 8) : 0x2020202020202020ull;
+        if ((swar_special(x0) | swar_special(x1)) == 0) {
+            uint8_t *fr = &w->frame[w->depth - 1];
+            uint8_t v = *fr;
+            uint8_t *d = b->data + b->len;
+            bool after_key = (v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE);
+            bool key = !after_key && (v & F_OBJECT);
+            *d = ',';
+            d += !after_key && (v & F_ITEMS);
+            *d++ = '"';
+            memcpy(d, &x0, 8);
+            memcpy(d + 8, &x1, 8);
+            d += n;
+            *d++ = '"';
+            *d = ':';
+            d += key;
+            b->len = (size_t)(d - b->data);
+            *fr = after_key ? (uint8_t)(v & ~F_VALUE)
+                            : (uint8_t)(v | F_ITEMS | (key ? F_VALUE : 0));
+            return WK_OK;
+        }
+    }
+    return str_general(w, s, n);
+}
+
+WK_API wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)
+{
+    if (w->err.code != WK_OK) {
+        return w->err.code;
+    }
+    if (w->depth == 0 ||
+        (w->frame[w->depth - 1] & (F_OBJECT | F_VALUE)) != F_OBJECT) {
+        wfail f = {WK_OK, NULL};
+        wfailed(&f, WK_ERR_STATE, "key written where no object key is due");
+        return latch(w, &f);
+    }
+    return wk_json_writer_str(w, s, n);
+}
+
+/* Integers: the digits go straight into the buffer when it is not a key. */
+static wk_status write_integer(wk_json_writer *w, const wk_event *ev)
+{
+    if (w->err.code != WK_OK) {
+        return w->err.code;
+    }
+    wfail f = {WK_OK, NULL};
+    int slot = open_slot(w, &f);
+    if (slot != SLOT_VALUE) {
+        if (slot == SLOT_FAIL) {
+            return latch(w, &f);
+        }
+        wk_status st = put_key(w->out, ev, w->flags, &f);
+        if (st == WK_OK) {
+            st = close_slot(w, slot, &f);
+        }
         return st == WK_OK ? WK_OK : latch(w, &f);
-    case WK_EV_EXT:
-        st = put_ext(b, ev, &f);
-        break;
-    default:
-        st = put_scalar(b, ev, w->flags, &f);
-        break;
+    }
+    char t[24];
+    size_t n = ev->type == WK_EV_UINT ? fmt_u64(ev->v.u, t) : fmt_i64(ev->v.i, t);
+    if (put(w->out, t, n, &f) != WK_OK || close_slot(w, slot, &f) != WK_OK) {
+        return latch(w, &f);
+    }
+    return WK_OK;
+}
+
+/* Integers in compact output: separator and digits in one reservation. */
+static inline wk_status write_integer_fast(wk_json_writer *w, const wk_event *ev)
+{
+    uint8_t pre, post;
+    bool key;
+    wk_buf *b = w->out;
+    if (!compact_slot(w, &pre, &post, &key)) {
+        return write_integer(w, ev);
+    }
+    if (key || b->cap - b->len < 24) {
+        /* A key, or little room: the same bytes through checked appends (the frame has
+         * moved on already, so the general writer must not run). */
+        wfail f = {WK_OK, NULL};
+        wk_status st = pre != 0 ? put_byte(b, pre, &f) : WK_OK;
+        if (st == WK_OK) {
+            st = key ? put_key(b, ev, w->flags, &f) : put_scalar(b, ev, w->flags, &f);
+        }
+        if (st == WK_OK && post != 0) {
+            st = put_byte(b, post, &f);
+        }
+        return st == WK_OK ? WK_OK : latch(w, &f);
+    }
+    char *d = (char *)b->data + b->len;
+    *d = (char)pre;
+    d += pre != 0;
+    d += ev->type == WK_EV_UINT ? fmt_u64(ev->v.u, d) : fmt_i64(ev->v.i, d);
+    b->len = (size_t)((uint8_t *)d - b->data);
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
+{
+    wk_event ev;
+    ev.type = WK_EV_INT;
+    ev.v.i = i;
+    return write_integer_fast(w, &ev);
+}
+
+WK_API wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
+{
+    wk_event ev;
+    ev.type = WK_EV_UINT;
+    ev.v.u = u;
+    return write_integer_fast(w, &ev);
+}
+
+WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
+{
+    wk_event ev;
+    ev.type = WK_EV_FLOAT;
+    ev.f32 = false;
+    ev.v.f = d;
+    return write_item(w, &ev);
+}
+
+WK_API wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
+{
+    wk_event ev;
+    ev.type = WK_EV_BOOL;
+    ev.v.b = b;
+    return write_item(w, &ev);
+}
+
+WK_API wk_status wk_json_writer_null(wk_json_writer *w)
+{
+    wk_event ev;
+    ev.type = WK_EV_NIL;
+    return write_item(w, &ev);
+}
+
+static wk_status write_begin(wk_json_writer *w, bool object)
+{
+    if (w->err.code != WK_OK) {
+        return w->err.code;
+    }
+    wfail f = {WK_OK, NULL};
+    int slot = open_slot(w, &f);
+    if (slot == SLOT_KEY) {
+        wfailed(&f, WK_ERR_TYPE, "map key is an array, map or ext (JSON keys are strings)");
+    } else if (slot == SLOT_VALUE && w->depth >= WK_JSON_WRITER_MAX_DEPTH) {
+        wfailed(&f, WK_ERR_DEPTH, "nesting deeper than the writer's limit");
+    } else if (slot == SLOT_VALUE) {
+        w->frame[w->depth++] = object ? F_OBJECT : 0;
+        if (put_byte(w->out, object ? '{' : '[', &f) == WK_OK) {
+            return WK_OK;
+        }
+    }
+    return latch(w, &f);
+}
+
+WK_API wk_status wk_json_writer_begin_object(wk_json_writer *w)
+{
+    return write_begin(w, true);
+}
+
+WK_API wk_status wk_json_writer_begin_array(wk_json_writer *w)
+{
+    return write_begin(w, false);
+}
+
+WK_API wk_status wk_json_writer_end(wk_json_writer *w)
+{
+    if (w->err.code != WK_OK) {
+        return w->err.code;
+    }
+    wfail f = {WK_OK, NULL};
+    if (w->depth == 0) {
+        wfailed(&f, WK_ERR_STATE, "END event with no open array or map");
+        return latch(w, &f);
+    }
+    uint8_t fr = w->frame[w->depth - 1];
+    if (fr & F_VALUE) {
+        wfailed(&f, WK_ERR_STATE, "map ended after a key, before its value");
+        return latch(w, &f);
+    }
+    w->depth--;
+    wk_status st = WK_OK;
+    if ((w->flags & WK_JSON_WRITE_PRETTY) && (fr & F_ITEMS)) {
+        st = put_newline_indent(w->out, w->depth, w->indent, &f);
+    }
+    if (st == WK_OK) {
+        st = put_byte(w->out, (fr & F_OBJECT) ? '}' : ']', &f);
     }
     if (st == WK_OK && w->depth == 0) {
         st = top_done(w, &f);
     }
     return st == WK_OK ? WK_OK : latch(w, &f);
+}
+
+WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
+{
+    switch (ev->type) {
+    case WK_EV_STR:
+        return wk_json_writer_str(w, ev->v.str.ptr, ev->v.str.len);
+    case WK_EV_INT:
+    case WK_EV_UINT:
+        return write_integer_fast(w, ev);
+    case WK_EV_ARRAY:
+    case WK_EV_MAP:
+        return write_begin(w, ev->type == WK_EV_MAP);
+    case WK_EV_END:
+        return wk_json_writer_end(w);
+    default:
+        return write_item(w, ev);
+    }
 }
 
 static wk_status sink_event(void *self, const wk_event *ev)
@@ -578,11 +959,11 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     case WK_VAL_STR:
         return put_string(b, (const uint8_t *)v->u.str, v->len, f);
     case WK_VAL_UINT:
-        if (wk_buf_reserve(b, 20) != WK_OK) {
-            return wfailed(f, WK_ERR_LIMIT, "output buffer full");
+        if (b->cap - b->len >= 20) {
+            b->len += fmt_u64(v->u.u, (char *)b->data + b->len);
+            return WK_OK;
         }
-        b->len += fmt_u64(v->u.u, (char *)b->data + b->len);
-        return WK_OK;
+        return put(b, t, fmt_u64(v->u.u, t), f);
     case WK_VAL_INT:
         return put(b, t, fmt_i64(v->u.i, t), f);
     default: {

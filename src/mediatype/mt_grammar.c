@@ -82,9 +82,9 @@ static wk_text_node whatwg(wk_text_builder *b, bool utf8)
     /* valid-parameter: a token name, '=', a value whose code points are all allowed. */
     wk_text_node qsc = qchar(b, "quoted-string-char", "", utf8);
     wk_text_node qdc = qchar(b, "quoted-text-char", "\"\\", utf8);
-    wk_text_node qvalue = wk_text_capture(
-        b, WK_MT_SLOT_QVALUE, "quoted-value",
-        wk_text_rep(b, WK_TEXT_ALT(b, qdc, WK_TEXT_SEQ(b, bs, qsc)), 0, UNB), 0);
+    wk_text_node qvalue =
+        wk_text_capture(b, WK_MT_SLOT_QVALUE, "quoted-value",
+                        wk_text_rep(b, WK_TEXT_ALT(b, qdc, WK_TEXT_SEQ(b, bs, qsc)), 0, UNB), 0);
     wk_text_node qtail = wk_text_capture(b, WK_MT_SLOT_QTAIL, "quoted-tail", bs, 0);
     wk_text_node quoted = wk_text_rule(
         b, "quoted-value-then-junk",
@@ -94,28 +94,25 @@ static wk_text_node whatwg(wk_text_builder *b, bool utf8)
      * captured value against its sub-grammar, also checks it. */
     wk_text_node uvalue = wk_text_capture(
         b, WK_MT_SLOT_VALUE, "unquoted-value",
-        WK_TEXT_SEQ(b, wk_text_not(b, dq),
-                    wk_text_rep(b,
-                                WK_TEXT_SEQ(b,
-                                            wk_text_rep(b, cls(b, "space-or-tab", sptab), 0,
-                                                        UNB),
-                                            uqc),
-                                1, UNB)),
+        WK_TEXT_SEQ(
+            b, wk_text_not(b, dq),
+            wk_text_rep(b,
+                        WK_TEXT_SEQ(b, wk_text_rep(b, cls(b, "space-or-tab", sptab), 0, UNB), uqc),
+                        1, UNB)),
         0);
     wk_text_node unquoted = WK_TEXT_SEQ(b, uvalue, ws);
     wk_text_node pname =
         wk_text_capture(b, WK_MT_SLOT_NAME, "parameter-name", token, WK_TEXT_PRINT_LOWER);
-    wk_text_node valid = wk_text_rule(
-        b, "valid-parameter",
-        WK_TEXT_SEQ(b, pname, eq, WK_TEXT_ALT(b, quoted, unquoted),
-                    wk_text_and(b, WK_TEXT_ALT(b, semi, end))));
+    wk_text_node valid = wk_text_rule(b, "valid-parameter",
+                                      WK_TEXT_SEQ(b, pname, eq, WK_TEXT_ALT(b, quoted, unquoted),
+                                                  wk_text_and(b, WK_TEXT_ALT(b, semi, end))));
 
     /* skipped-parameter: what the algorithm consumes for a parameter it drops. */
     wk_text_node qskip = WK_TEXT_SEQ(
         b, dq,
-        wk_text_rep(b, WK_TEXT_ALT(b, cls(b, "not-quote-or-backslash", not_dq_bs),
-                                   WK_TEXT_SEQ(b, bs, any)),
-                    0, UNB),
+        wk_text_rep(
+            b, WK_TEXT_ALT(b, cls(b, "not-quote-or-backslash", not_dq_bs), WK_TEXT_SEQ(b, bs, any)),
+            0, UNB),
         wk_text_opt(b, WK_TEXT_ALT(b, dq, bs)), rest);
     wk_text_node skipped = wk_text_rule(
         b, "skipped-parameter",
@@ -124,8 +121,7 @@ static wk_text_node whatwg(wk_text_builder *b, bool utf8)
 
     wk_text_node param =
         wk_text_rule(b, "parameter", WK_TEXT_SEQ(b, ws, WK_TEXT_ALT(b, valid, skipped)));
-    wk_text_node type =
-        wk_text_capture(b, WK_MT_SLOT_TYPE, "type", token, WK_TEXT_PRINT_LOWER);
+    wk_text_node type = wk_text_capture(b, WK_MT_SLOT_TYPE, "type", token, WK_TEXT_PRINT_LOWER);
     wk_text_node subtype =
         wk_text_capture(b, WK_MT_SLOT_SUBTYPE, "subtype", token, WK_TEXT_PRINT_LOWER);
     return WK_TEXT_SEQ(b, type, lit(b, "/"), subtype, ws,
@@ -136,8 +132,8 @@ static wk_text_node strict(wk_text_builder *b, bool utf8)
 {
     wk_text_node tchar = cls(b, "tchar", set_of(WK__MT_TOKEN));
     wk_text_node token = wk_text_rule(b, "token", wk_text_rep(b, tchar, 1, UNB));
-    wk_text_node ows = wk_text_rule(b, "OWS", wk_text_rep(b, cls(b, "SP-HTAB", set_of(WK__MT_OWS)),
-                                                         0, UNB));
+    wk_text_node ows =
+        wk_text_rule(b, "OWS", wk_text_rep(b, cls(b, "SP-HTAB", set_of(WK__MT_OWS)), 0, UNB));
     wk_text_node dq = lit(b, "\"");
     wk_text_node qdtext = qchar(b, "qdtext", "\"\\", utf8);
     wk_text_node qpair = wk_text_rule(
@@ -150,14 +146,11 @@ static wk_text_node strict(wk_text_builder *b, bool utf8)
                     dq));
     wk_text_node param = wk_text_rule(
         b, "parameter",
-        WK_TEXT_SEQ(b,
-                    wk_text_capture(b, WK_MT_SLOT_NAME, "parameter-name", token,
-                                    WK_TEXT_PRINT_LOWER),
-                    lit(b, "="),
-                    WK_TEXT_ALT(b, wk_text_capture(b, WK_MT_SLOT_VALUE, "value", token, 0),
-                                qstring)));
-    wk_text_node type =
-        wk_text_capture(b, WK_MT_SLOT_TYPE, "type", token, WK_TEXT_PRINT_LOWER);
+        WK_TEXT_SEQ(
+            b, wk_text_capture(b, WK_MT_SLOT_NAME, "parameter-name", token, WK_TEXT_PRINT_LOWER),
+            lit(b, "="),
+            WK_TEXT_ALT(b, wk_text_capture(b, WK_MT_SLOT_VALUE, "value", token, 0), qstring)));
+    wk_text_node type = wk_text_capture(b, WK_MT_SLOT_TYPE, "type", token, WK_TEXT_PRINT_LOWER);
     wk_text_node subtype =
         wk_text_capture(b, WK_MT_SLOT_SUBTYPE, "subtype", token, WK_TEXT_PRINT_LOWER);
     wk_text_node params = wk_text_rule(
@@ -248,8 +241,8 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
         bool quoted = val->slot == WK_MT_SLOT_QVALUE;
         bool dup = false;
         for (unsigned j = 0; j < mt->nparams; j++) {
-            dup = dup || wk__mt_ieq(mt->params[j].name.ptr, mt->params[j].name.len, name->ptr,
-                                    name->len);
+            dup = dup ||
+                  wk__mt_ieq(mt->params[j].name.ptr, mt->params[j].name.len, name->ptr, name->len);
         }
         if (dup) {
             if (flags & WK_MT_STRICT) {

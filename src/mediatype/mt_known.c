@@ -75,8 +75,8 @@ uint16_t wk_mt_known_find(const char *s, size_t len)
     if (s == NULL || len == 0 || len > 255) {
         return 0;
     }
-    uint32_t slot = slot_of(s, len, wk__mt_essence_disp, wk__mt_essence_nbuckets,
-                            wk__mt_essence_nslots);
+    uint32_t slot =
+        slot_of(s, len, wk__mt_essence_disp, wk__mt_essence_nbuckets, wk__mt_essence_nslots);
     uint16_t id = wk__mt_essence_slot[slot];
     if (id == 0) {
         return 0;

@@ -263,7 +263,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                     continue;
                 }
             } else {
-                size_t last = i; /* one past the last non-whitespace byte */
+                size_t last = i;       /* one past the last non-whitespace byte */
                 size_t bad = SIZE_MAX; /* first byte that is not a quoted-string code point */
                 while (i < e && s[i] != ';') {
                     uint8_t c = wk__mt_class[s[i]];
@@ -290,8 +290,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         }
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             for (unsigned k = 0; k < mt->nparams; k++) {
-                if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len,
-                               (const char *)s + ns, ne - ns)) {
+                if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, (const char *)s + ns,
+                               ne - ns)) {
                     goto duplicate;
                 }
             }

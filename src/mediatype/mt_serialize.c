@@ -42,12 +42,12 @@ static inline char lower(char c)
 static size_t write_form(const wk_media_type *mt, unsigned style, char *dst)
 {
     size_t n = 0;
-#define PUT(c)                                                                               \
-    do {                                                                                     \
-        if (dst != NULL) {                                                                   \
-            dst[n] = (c);                                                                    \
-        }                                                                                    \
-        n++;                                                                                 \
+#define PUT(c)                                                                                     \
+    do {                                                                                           \
+        if (dst != NULL) {                                                                         \
+            dst[n] = (c);                                                                          \
+        }                                                                                          \
+        n++;                                                                                       \
     } while (0)
     for (size_t i = 0; i < mt->type.len; i++) {
         PUT(lower(mt->type.ptr[i]));

@@ -10,6 +10,20 @@
 
 #define SCAN_INLINE_DEPTH 64
 
+/* First byte -> how to scan the value: below 0x10, a fixed total size in bytes; otherwise a
+ * class handled below. Range designators are a GCC/Clang extension, used for legibility. */
+enum { C_FIXMAP = 0xf0, C_FIXARRAY, C_FIXSTR, C_STR8, C_TOKEN };
+static const uint8_t scan_class[256] = {
+    [0x00 ... 0x7f] = 1,         [0x80 ... 0x8f] = C_FIXMAP, [0x90 ... 0x9f] = C_FIXARRAY,
+    [0xa0 ... 0xbf] = C_FIXSTR,  [0xc0] = 1,                 [0xc1] = C_TOKEN,
+    [0xc2 ... 0xc3] = 1,         [0xc4 ... 0xc9] = C_TOKEN,  [0xca] = 5,
+    [0xcb] = 9,                  [0xcc] = 2,                 [0xcd] = 3,
+    [0xce] = 5,                  [0xcf] = 9,                 [0xd0] = 2,
+    [0xd1] = 3,                  [0xd2] = 5,                 [0xd3] = 9,
+    [0xd4 ... 0xd8] = C_TOKEN,   [0xd9] = C_STR8,            [0xda ... 0xdf] = C_TOKEN,
+    [0xe0 ... 0xff] = 1,
+};
+
 bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need)
 {
     uint32_t ncap = s->cap;
@@ -51,37 +65,89 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
     wk__mp_stack s = {inline_slots, SCAN_INLINE_DEPTH, false, alloc};
     uint32_t room = max_depth > depth0 ? max_depth - depth0 : 0; /* containers we may open */
     uint32_t depth = 0;
+    uint64_t left = 1; /* values left in the innermost container; at the top, the one value */
     const uint8_t *p = *pp;
+    const uint8_t *start;
     wk_status st = WK_OK;
+    uint64_t kids;
     wk_event ev;
     for (;;) {
-        const uint8_t *start = p;
+        start = p;
         if (WK_MP_UNLIKELY(p == end)) {
             *msg = WK_MP_MSG_TRUNCATED;
             st = WK_ERR_TRUNCATED;
             goto fail;
+        }
+        /* Fixed-size values, fixstr/str8 and fixmap/fixarray inline through a class table:
+         * they are most of real data. Everything else goes through the token decoder. */
+        uint8_t b = *p;
+        uint8_t cls = scan_class[b];
+        size_t n;
+        if (cls < 0x10) {
+            if (WK_MP_UNLIKELY((size_t)(end - p) < cls)) {
+                *msg = WK_MP_MSG_TRUNCATED;
+                st = WK_ERR_TRUNCATED;
+                goto fail;
+            }
+            p += cls;
+            goto value_done;
+        }
+        switch (cls) {
+        case C_FIXSTR:
+            if (strict_utf8) {
+                break;
+            }
+            n = b & 0x1fu;
+            if (WK_MP_UNLIKELY((size_t)(end - p) - 1 < n)) {
+                *msg = WK_MP_MSG_STR_LEN;
+                st = WK_ERR_TRUNCATED;
+                goto fail;
+            }
+            p += 1 + n;
+            goto value_done;
+        case C_STR8:
+            if (strict_utf8 || (size_t)(end - p) < 2) {
+                break;
+            }
+            n = p[1];
+            if (WK_MP_UNLIKELY((size_t)(end - p) - 2 < n)) {
+                *msg = WK_MP_MSG_STR_LEN;
+                st = WK_ERR_TRUNCATED;
+                goto fail;
+            }
+            p += 2 + n;
+            goto value_done;
+        case C_FIXMAP:
+            n = b & 0x0fu;
+            p++;
+            if (WK_MP_UNLIKELY((size_t)(end - p) / 2 < n)) {
+                *msg = WK_MP_MSG_MAP_COUNT;
+                st = WK_ERR_TRUNCATED;
+                goto fail;
+            }
+            kids = 2 * (uint64_t)n;
+            goto container;
+        case C_FIXARRAY:
+            n = b & 0x0fu;
+            p++;
+            if (WK_MP_UNLIKELY((size_t)(end - p) < n)) {
+                *msg = WK_MP_MSG_ARRAY_COUNT;
+                st = WK_ERR_TRUNCATED;
+                goto fail;
+            }
+            kids = n;
+            goto container;
+        default: break;
         }
         st = wk__mp_token(&p, end, &ev, msg);
         if (WK_MP_UNLIKELY(st != WK_OK)) {
             goto fail;
         }
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
-            if (WK_MP_UNLIKELY(depth >= room)) {
-                *msg = WK_MP_MSG_DEPTH;
-                st = WK_ERR_DEPTH;
-                goto fail;
-            }
-            uint64_t n = ev.type == WK_EV_MAP ? 2 * (uint64_t)ev.v.count : ev.v.count;
-            if (n != 0) {
-                if (WK_MP_UNLIKELY(depth == s.cap) && !wk__mp_stack_grow(&s, depth + 1)) {
-                    *msg = WK_MP_MSG_NOMEM;
-                    st = WK_ERR_NOMEM;
-                    goto fail;
-                }
-                s.slots[depth++] = n;
-                continue;
-            }
-        } else if (ev.type == WK_EV_STR && strict_utf8) {
+            kids = ev.type == WK_EV_MAP ? 2 * (uint64_t)ev.v.count : ev.v.count;
+            goto container;
+        }
+        if (ev.type == WK_EV_STR && strict_utf8) {
             size_t bad = 0;
             if (!wk_utf8_valid(ev.v.str.ptr, ev.v.str.len, &bad)) {
                 start = (const uint8_t *)ev.v.str.ptr + bad;
@@ -90,24 +156,38 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
                 goto fail;
             }
         }
-        /* A value is complete: count it against its container, closing finished ones. */
-        for (;;) {
+        goto value_done;
+    container:
+        if (WK_MP_UNLIKELY(depth >= room)) {
+            *msg = WK_MP_MSG_DEPTH;
+            st = WK_ERR_DEPTH;
+            goto fail;
+        }
+        if (kids != 0) {
+            if (WK_MP_UNLIKELY(depth == s.cap) && !wk__mp_stack_grow(&s, depth + 1)) {
+                *msg = WK_MP_MSG_NOMEM;
+                st = WK_ERR_NOMEM;
+                goto fail;
+            }
+            s.slots[depth++] = left;
+            left = kids;
+            continue;
+        }
+    value_done:
+        /* A value is complete: count it, closing every container it completes. */
+        while (--left == 0) {
             if (depth == 0) {
                 *pp = p;
                 wk__mp_stack_free(&s);
                 return WK_OK;
             }
-            if (--s.slots[depth - 1] != 0) {
-                break;
-            }
-            depth--;
+            left = s.slots[--depth];
         }
-        continue;
-    fail:
-        *err_at = start;
-        wk__mp_stack_free(&s);
-        return st;
     }
+fail:
+    *err_at = start;
+    wk__mp_stack_free(&s);
+    return st;
 }
 
 WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_opts *opts,

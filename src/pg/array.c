@@ -207,10 +207,66 @@ static bool parse_int32(const uint8_t *p, size_t n, size_t *i, int32_t *out)
     return true;
 }
 
+/* Iterator note: a 1-D literal with no quotes, escapes, spaces or decoration, whose elements
+ * end at the next ',' or '}'. */
+#define SIMPLE_1D 1u
+
+/* The common shape `{a,b,c}` (or `{}`), recognised in one pass; false means "use the full
+ * parser" (which also reports errors). */
+static bool parse_simple(const uint8_t *p, size_t n, wk_pg_array *a)
+{
+    if (n < 2 || p[0] != '{' || p[n - 1] != '}') {
+        return false;
+    }
+    if (n == 2) {
+        a->ndim = 0;
+        a->nitems = 0;
+        a->data = p;
+        a->len = n;
+        return true;
+    }
+    uint32_t count = 0;
+    size_t start = 1;
+    bool nulls = false;
+    for (size_t i = 1; i < n; i++) {
+        uint8_t c = p[i];
+        if (c == ',' || i == n - 1) {
+            size_t len = i - start;
+            if (len == 0) {
+                return false;
+            }
+            if (len == 4) {
+                const uint8_t *e = p + start;
+                nulls = nulls || ((e[0] | 0x20) == 'n' && (e[1] | 0x20) == 'u' &&
+                                  (e[2] | 0x20) == 'l' && (e[3] | 0x20) == 'l');
+            }
+            if (++count > MAX_ARRAY_SIZE) {
+                return false;
+            }
+            start = i + 1;
+        } else if (c == '"' || c == '\\' || c == '{' || c == '}' || aspace(c)) {
+            return false;
+        }
+    }
+    a->ndim = 1;
+    a->dims[0] = (int32_t)count;
+    a->lbounds[0] = 1;
+    a->nitems = count;
+    a->has_nulls = nulls;
+    a->data = p;
+    a->len = n;
+    a->internal = SIMPLE_1D;
+    return true;
+}
+
 static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_pg_array *a,
                             wk_error *err)
 {
     a->format = WK_PG_TEXT;
+    a->elem_oid = elem_oid;
+    if (parse_simple(p, n, a)) {
+        return WK_OK;
+    }
     a->elem_oid = elem_oid;
     a->has_nulls = false;
     size_t i = 0;
@@ -425,6 +481,21 @@ WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_
         *p = d + it->pos;
         *n = (size_t)len;
         it->pos += (size_t)len;
+        return WK_OK;
+    }
+    if (a->internal & SIMPLE_1D) {
+        size_t st = it->pos == 0 ? 1 : it->pos;
+        size_t e = st;
+        while (d[e] != ',' && d[e] != '}') {
+            e++;
+        }
+        it->pos = e + 1;
+        it->index++;
+        size_t len = e - st;
+        *is_null = len == 4 && (d[st] | 0x20) == 'n' && (d[st + 1] | 0x20) == 'u' &&
+                   (d[st + 2] | 0x20) == 'l' && (d[st + 3] | 0x20) == 'l';
+        *p = *is_null ? NULL : d + st;
+        *n = *is_null ? 0 : len;
         return WK_OK;
     }
     size_t i = it->pos;
@@ -800,6 +871,9 @@ static wk_status enc_header_bin(const wk_pg_encoder *e, int ndim, const int32_t 
                                 const int32_t *lbs, bool has_nulls, wk_buf *out)
 {
     uint8_t h[12 + 8 * WK_PG_MAXDIM];
+    if (ndim < 0 || ndim > WK_PG_MAXDIM) {
+        return WK_ERR_ARG;
+    }
     wk__pg_put32(h, (uint32_t)ndim);
     wk__pg_put32(h + 4, has_nulls ? 1 : 0);
     wk__pg_put32(h + 8, e->elem_oid);

@@ -12,12 +12,7 @@
 
 #include "pg/pg_internal.h"
 
-#if defined(__has_include)
-#if __has_include("wirekit/json.h")
 #include "wirekit/json.h"
-#define WK_PG_HAVE_JSON_READER 1
-#endif
-#endif
 
 static const size_t kind_sizes[WK_PG_KIND_COUNT] = {
     [WK_PG_KIND_BOOL] = sizeof(bool),
@@ -226,7 +221,6 @@ static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_
     return send(ev, &x);
 }
 
-#ifdef WK_PG_HAVE_JSON_READER
 static wk_status emit_json(const wk_pg_str *s, const wk_pg_events *ev, wk_error *err)
 {
     wk_json_reader r;
@@ -252,7 +246,6 @@ static wk_status emit_json(const wk_pg_str *s, const wk_pg_events *ev, wk_error 
     wk_json_reader_free(&r);
     return st;
 }
-#endif
 
 wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
                              const wk_pg_events *ev, wk_buf *scratch, wk_error *err)
@@ -302,15 +295,8 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
                              : WK_EV_STR,
                          scratch);
     case WK__PG_CLASS_JSON:
-#ifdef WK_PG_HAVE_JSON_READER
+        /* The embedded value, numbers kept as their exact text. */
         return emit_json(&v->s, ev, err);
-#else
-        (void)err;
-        x.type = WK_EV_STR;
-        x.v.str.ptr = v->s.ptr;
-        x.v.str.len = v->s.len;
-        return send(ev, &x);
-#endif
     case WK__PG_CLASS_STRING:
     default:
         wk_buf_clear(scratch);

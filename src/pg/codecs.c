@@ -139,7 +139,7 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     (void)d;
     (void)a;
     size_t bad;
-    if (!wk_utf8_valid(p, n, &bad)) {
+    if (n != 0 && !wk_utf8_valid(p, n, &bad)) {
         return wk__pg_fail(err, WK_ERR_UTF8, bad, "text value is not valid UTF-8");
     }
     wk_pg_str *s = out;
@@ -147,6 +147,24 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     s->len = n;
     return WK_OK;
 }
+
+/* Types whose natural kind is one native integer: read through the type table, store. */
+#define FAST_NATIVE(name, type, ctype)                                                        \
+    static wk_status name(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,      \
+                          wk_arena *a, wk_error *err)                                         \
+    {                                                                                         \
+        wk__pg_native v;                                                                      \
+        wk_status st = d->format == WK_PG_BINARY ? type.read_bin(p, n, &v, a, err)            \
+                                                 : type.read_text(p, n, &v, a, err);          \
+        if (st == WK_OK) {                                                                    \
+            *(ctype *)out = (ctype)v.i;                                                       \
+        }                                                                                     \
+        return st;                                                                            \
+    }
+
+FAST_NATIVE(ts_i64, wk__pg_type_timestamp, int64_t)
+FAST_NATIVE(tstz_i64, wk__pg_type_timestamptz, int64_t)
+FAST_NATIVE(date_i32, wk__pg_type_date, int32_t)
 
 /* ---- fast encoders ---- */
 
@@ -270,9 +288,10 @@ OIDS(o_f8, WK_PG_OID_FLOAT8);
 OIDS(a_f8, WK_PG_OID_FLOAT8_ARRAY);
 OIDS(o_num, WK_PG_OID_NUMERIC);
 OIDS(a_num, WK_PG_OID_NUMERIC_ARRAY);
-OIDS(o_text, WK_PG_OID_TEXT, WK_PG_OID_VARCHAR, WK_PG_OID_BPCHAR, WK_PG_OID_NAME);
+/* 705 is "unknown": untyped literals (e.g. inside ROW()) are sent as their text. */
+OIDS(o_text, WK_PG_OID_TEXT, WK_PG_OID_VARCHAR, WK_PG_OID_BPCHAR, WK_PG_OID_NAME, 705);
 OIDS(a_text, WK_PG_OID_TEXT_ARRAY, WK_PG_OID_VARCHAR_ARRAY, WK_PG_OID_BPCHAR_ARRAY,
-     WK_PG_OID_NAME_ARRAY);
+     WK_PG_OID_NAME_ARRAY, 0);
 OIDS(o_char, WK_PG_OID_CHAR);
 OIDS(a_char, WK_PG_OID_CHAR_ARRAY);
 OIDS(o_bytea, WK_PG_OID_BYTEA);
@@ -396,11 +415,20 @@ SIMPLE_CODEC(c_bytea, "bytea", o_bytea, a_bytea, BYTES, true, wk__pg_type_bytea)
 SIMPLE_CODEC(c_uuid, "uuid", o_uuid, a_uuid, UUID, true, wk__pg_type_uuid);
 SIMPLE_CODEC(c_json, "json", o_json, a_json, STR, false, wk__pg_type_json);
 SIMPLE_CODEC(c_jsonb, "jsonb", o_jsonb, a_jsonb, STR, false, wk__pg_type_jsonb);
-SIMPLE_CODEC(c_date, "date", o_date, a_date, DATE, true, wk__pg_type_date);
+static const wk_pg_codec c_date = {
+    "date", o_date, a_date, N(o_date), WK_PG_BOTH_FORMATS, K(DATE) | GEN_DEC_KINDS,
+    K(DATE) | K(TEXT), K(DATE), 0,
+    {DEC_ROW([WK_PG_KIND_DATE] = date_i32), DEC_ROW([WK_PG_KIND_DATE] = date_i32)},
+    {ENC_ROW([WK_PG_KIND_DATE] = EC), ENC_ROW([WK_PG_KIND_DATE] = EC)},
+    &wk__pg_type_date};
 SIMPLE_CODEC(c_time, "time", o_time, a_time, TIME, true, wk__pg_type_time);
 SIMPLE_CODEC(c_timetz, "timetz", o_timetz, a_timetz, TIMETZ, true, wk__pg_type_timetz);
-SIMPLE_CODEC(c_tstz, "timestamptz", o_tstz, a_tstz, TIMESTAMP, false,
-             wk__pg_type_timestamptz);
+static const wk_pg_codec c_tstz = {
+    "timestamptz", o_tstz, a_tstz, N(o_tstz), WK_PG_BOTH_FORMATS, K(TIMESTAMP) | GEN_DEC_KINDS,
+    K(TIMESTAMP) | K(TEXT), 0, 0,
+    {DEC_ROW([WK_PG_KIND_TIMESTAMP] = tstz_i64), DEC_ROW([WK_PG_KIND_TIMESTAMP] = tstz_i64)},
+    {ENC_ROW([WK_PG_KIND_TIMESTAMP] = EC), ENC_ROW([WK_PG_KIND_TIMESTAMP] = enc_bin_ts)},
+    &wk__pg_type_timestamptz};
 SIMPLE_CODEC(c_interval, "interval", o_iv, a_iv, INTERVAL, true, wk__pg_type_interval);
 SIMPLE_CODEC(c_inet, "inet", o_inet, a_inet, INET, true, wk__pg_type_inet);
 SIMPLE_CODEC(c_cidr, "cidr", o_cidr, a_cidr, INET, false, wk__pg_type_cidr);
@@ -408,14 +436,15 @@ SIMPLE_CODEC(c_cidr, "cidr", o_cidr, a_cidr, INET, false, wk__pg_type_cidr);
 static const wk_pg_codec c_ts = {
     "timestamp", o_ts, a_ts, N(o_ts), WK_PG_BOTH_FORMATS, K(TIMESTAMP) | GEN_DEC_KINDS,
     K(TIMESTAMP) | K(TEXT), K(TIMESTAMP), 0,
-    {DEC_ROW([WK_PG_KIND_TIMESTAMP] = CV), DEC_ROW([WK_PG_KIND_TIMESTAMP] = CV)},
+    {DEC_ROW([WK_PG_KIND_TIMESTAMP] = ts_i64), DEC_ROW([WK_PG_KIND_TIMESTAMP] = ts_i64)},
     {ENC_ROW([WK_PG_KIND_TIMESTAMP] = EC), ENC_ROW([WK_PG_KIND_TIMESTAMP] = enc_bin_ts)},
     &wk__pg_type_timestamp};
 
 static const wk_pg_codec *const builtins[] = {
     &c_bool, &c_int2,  &c_int4,  &c_int8,   &c_oid,    &c_float4, &c_float8,
     &c_numeric, &c_text, &c_char, &c_bytea, &c_uuid,  &c_json,   &c_jsonb,
-    &c_date,  &c_time,  &c_timetz, &c_ts,    &c_tstz,   &c_interval, &c_inet, &c_cidr};
+    &c_date,  &c_time,  &c_timetz, &c_ts,    &c_tstz,   &c_interval, &c_inet, &c_cidr,
+    &wk__pg_composite_codec};
 
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n)
 {

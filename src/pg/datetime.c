@@ -574,7 +574,7 @@ static wk_status ts_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_ar
 
 static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_error *err)
 {
-    int inf = infinity_word(p, n);
+    int inf = n > 0 && p[0] >= '0' && p[0] <= '9' ? 0 : infinity_word(p, n);
     if (inf != 0) {
         *out = inf > 0 ? INT64_MAX : INT64_MIN;
         return WK_OK;

@@ -31,7 +31,7 @@ typedef struct hslot {
 
 typedef struct adopted {
     void *mem;
-    size_t size;
+    void (*release)(void *mem);
 } adopted;
 
 struct wk_pg_registry {
@@ -357,7 +357,7 @@ static void registry_free(wk_pg_registry *r)
 {
     const wk_allocator *a = r->alloc;
     for (size_t i = 0; i < r->nadopted; i++) {
-        wk_free(a, r->adopted[i].mem, r->adopted[i].size);
+        r->adopted[i].release(r->adopted[i].mem);
     }
     wk_free(a, r->adopted, r->nadopted * sizeof(adopted));
     wk_free(a, r->codecs, r->ncodecs * sizeof(*r->codecs));
@@ -615,7 +615,7 @@ WK_API wk_status wk_pg_registry_add(const wk_pg_registry *base, const wk_pg_code
     return st;
 }
 
-WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, size_t size)
+WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, void (*release)(void *mem))
 {
     adopted *na = wk_realloc(reg->alloc, reg->adopted, reg->nadopted * sizeof(adopted),
                              (reg->nadopted + 1) * sizeof(adopted));
@@ -624,7 +624,7 @@ WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, size_t siz
     }
     reg->adopted = na;
     reg->adopted[reg->nadopted].mem = mem;
-    reg->adopted[reg->nadopted].size = size;
+    reg->adopted[reg->nadopted].release = release;
     reg->nadopted++;
     return WK_OK;
 }

@@ -16,7 +16,7 @@ static wk_status text_read(const uint8_t *p, size_t n, wk__pg_native *v, wk_aren
 {
     (void)a;
     size_t bad;
-    if (!wk_utf8_valid(p, n, &bad)) {
+    if (n != 0 && !wk_utf8_valid(p, n, &bad)) {
         return wk__pg_fail(err, WK_ERR_UTF8, bad, "text value is not valid UTF-8");
     }
     v->s.ptr = (const char *)p;

@@ -138,7 +138,9 @@ wk_text_node wk_text_lit(wk_text_builder *b, const char *s, size_t len, unsigned
     if (ref == 0) {
         return fail(b);
     }
-    wk__text_node n = {.op = WK__TOP_LIT, .a = ref - 1, .b = (uint32_t)len,
+    wk__text_node n = {.op = WK__TOP_LIT,
+                       .a = ref - 1,
+                       .b = (uint32_t)len,
                        .flags = (uint8_t)(flags & WK_TEXT_CASELESS)};
     return add_node(b, &n);
 }
@@ -209,8 +211,8 @@ wk_text_node wk_text_opt(wk_text_builder *b, wk_text_node item)
     return wk_text_rep(b, item, 0, 1);
 }
 
-wk_text_node wk_text_capture(wk_text_builder *b, uint32_t slot, const char *name,
-                             wk_text_node item, unsigned flags)
+wk_text_node wk_text_capture(wk_text_builder *b, uint32_t slot, const char *name, wk_text_node item,
+                             unsigned flags)
 {
     if (b == NULL) {
         return 0;
@@ -218,7 +220,9 @@ wk_text_node wk_text_capture(wk_text_builder *b, uint32_t slot, const char *name
     if (!valid(b, item)) {
         return fail(b);
     }
-    wk__text_node n = {.op = WK__TOP_CAPTURE, .a = item, .b = slot,
+    wk__text_node n = {.op = WK__TOP_CAPTURE,
+                       .a = item,
+                       .b = slot,
                        .flags = (uint8_t)(flags & WK_TEXT_PRINT_LOWER)};
     if (name != NULL && (n.name = add_str(b, name, strlen(name))) == 0) {
         return fail(b);
@@ -352,11 +356,8 @@ wk_status wk_text_compile(wk_text_builder *b, wk_text_node root, wk_text_program
         case WK__TOP_REP:
         case WK__TOP_CAPTURE:
         case WK__TOP_AND:
-        case WK__TOP_NOT:
-            d = depth[n->a];
-            break;
-        default:
-            break;
+        case WK__TOP_NOT: d = depth[n->a]; break;
+        default: break;
         }
         d = d + 1 > 255 ? 255 : d + 1;
         depth[i] = (uint8_t)d;
@@ -387,7 +388,9 @@ wk_status wk_text_compile(wk_text_builder *b, wk_text_node root, wk_text_program
     wk_text_program *p = (wk_text_program *)mem;
     uint8_t *cur = mem + head;
     /* Sets first (8-byte aligned), then nodes (4-byte fields), kids, strings. */
-    memcpy(cur, b->sets, sets_bytes);
+    if (sets_bytes != 0) {
+        memcpy(cur, b->sets, sets_bytes);
+    }
     p->sets = (const wk_text_byteset *)cur;
     cur += sets_bytes;
     memcpy(cur, b->nodes, nodes_bytes);

@@ -164,20 +164,15 @@ static void expr(dstate *d, uint32_t i, bool top, int prec)
             expr(d, n->a, false, 2);
         }
         break;
-    case WK__TOP_CAPTURE:
-        expr(d, n->a, false, prec);
-        break;
+    case WK__TOP_CAPTURE: expr(d, n->a, false, prec); break;
     case WK__TOP_AND:
     case WK__TOP_NOT:
         puts_(d, n->op == WK__TOP_AND ? "<followed by: " : "<not followed by: ");
         expr(d, n->a, false, 0);
         puts_(d, ">");
         break;
-    case WK__TOP_END:
-        puts_(d, "<end of input>");
-        break;
-    default:
-        break;
+    case WK__TOP_END: puts_(d, "<end of input>"); break;
+    default: break;
     }
 }
 

@@ -25,11 +25,11 @@ enum {
 
 typedef struct wk__text_node {
     uint8_t op;
-    uint8_t flags; /* CASELESS for literals, PRINT_LOWER for captures */
-    uint8_t first; /* classes: the smallest member byte (what the printer writes) */
-    uint32_t a;    /* class: set index; lit: string offset; seq/alt: first kid; rep, capture,
-                      and, not: child node */
-    uint32_t b;    /* lit: length; seq/alt: kid count; capture: slot */
+    uint8_t flags;     /* CASELESS for literals, PRINT_LOWER for captures */
+    uint8_t first;     /* classes: the smallest member byte (what the printer writes) */
+    uint32_t a;        /* class: set index; lit: string offset; seq/alt: first kid; rep, capture,
+                          and, not: child node */
+    uint32_t b;        /* lit: length; seq/alt: kid count; capture: slot */
     uint32_t min, max; /* rep bounds */
     uint32_t name;     /* string offset + 1 of the rule / class / capture name, 0 = none */
     uint32_t expect;   /* string offset + 1 of "expected ..." (compiled programs only) */

@@ -200,13 +200,12 @@ static bool match_node(pstate *st, uint32_t i)
         }
         failed_at(st, i);
         return false;
-    default:
-        return false;
+    default: return false;
     }
 }
 
-wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len,
-                        wk_text_cap *caps, size_t max_caps, size_t *ncaps, wk_error *err)
+wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len, wk_text_cap *caps,
+                        size_t max_caps, size_t *ncaps, wk_error *err)
 {
     if (ncaps != NULL) {
         *ncaps = 0;
@@ -215,8 +214,11 @@ wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len,
         return wk_error_set(err, WK_ERR_ARG, 0, "no program, input or capture array given");
     }
     wk_text_cap none; /* with max_caps 0 any capture overflows */
-    pstate st = {.p = p, .s = data != NULL ? data : (const uint8_t *)"", .len = len,
-                 .caps = caps != NULL ? caps : &none, .max_caps = max_caps};
+    pstate st = {.p = p,
+                 .s = data != NULL ? data : (const uint8_t *)"",
+                 .len = len,
+                 .caps = caps != NULL ? caps : &none,
+                 .max_caps = max_caps};
     bool ok = match(&st, p->root);
     if (st.overflow) {
         return wk_error_set(err, WK_ERR_LIMIT, st.pos, "more captures than the array holds");

@@ -40,10 +40,8 @@ static bool print_node(prstate *ps, uint32_t i)
         return false;
     }
     switch (n->op) {
-    case WK__TOP_CLASS:
-        return emit(ps, &n->first, 1);
-    case WK__TOP_LIT:
-        return emit(ps, ps->p->strs + n->a, n->b);
+    case WK__TOP_CLASS: return emit(ps, &n->first, 1);
+    case WK__TOP_LIT: return emit(ps, ps->p->strs + n->a, n->b);
     case WK__TOP_SEQ: {
         size_t len = ps->out->len, cur = ps->cur;
         for (uint32_t k = 0; k < n->b; k++) {
@@ -96,8 +94,7 @@ static bool print_node(prstate *ps, uint32_t i)
             return false;
         }
         const wk_text_cap *c = &ps->caps[ps->cur];
-        if ((c->ptr == NULL && c->len != 0) ||
-            !wk__text_match_whole(ps->p, n->a, c->ptr, c->len)) {
+        if ((c->ptr == NULL && c->len != 0) || !wk__text_match_whole(ps->p, n->a, c->ptr, c->len)) {
             return false;
         }
         size_t at = ps->out->len;
@@ -116,12 +113,9 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_AND:
-    case WK__TOP_NOT:
-        return true;
-    case WK__TOP_END:
-        return ps->cur == ps->ncaps;
-    default:
-        return false;
+    case WK__TOP_NOT: return true;
+    case WK__TOP_END: return ps->cur == ps->ncaps;
+    default: return false;
     }
 }
 

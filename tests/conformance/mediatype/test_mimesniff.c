@@ -65,8 +65,8 @@ static bool run_one(parse_fn parse, bool grammar_print, unsigned flags, const ch
     wk_buf_init(&out, NULL, 0);
     st = grammar_print ? wk__mt_serialize_grammar(&mt, flags, &out, NULL)
                        : wk_mt_serialize(&mt, WK_MT_STYLE_WHATWG, &out, NULL);
-    bool ok = st == WK_OK && want != NULL && out.len == wantlen &&
-              memcmp(out.data, want, wantlen) == 0;
+    bool ok =
+        st == WK_OK && want != NULL && out.len == wantlen && memcmp(out.data, want, wantlen) == 0;
     size_t n = out.len < 200 ? out.len : 200;
     if (n != 0) {
         memcpy(got, out.data, n);
@@ -87,7 +87,8 @@ static long run_all(parse_fn parse, bool grammar_print, bool bytes, const char *
         size_t inlen = v->input_len, wantlen = v->output_len, gotlen;
         const char *inp = v->input, *wantp = v->output;
         if (bytes) {
-            if (v->input_len > sizeof in || !mj_utf8_to_latin1(v->input, v->input_len, in, &inlen)) {
+            if (v->input_len > sizeof in ||
+                !mj_utf8_to_latin1(v->input, v->input_len, in, &inlen)) {
                 continue;
             }
             inp = in;
@@ -104,8 +105,8 @@ static long run_all(parse_fn parse, bool grammar_print, bool bytes, const char *
             passed++;
         } else if (shown++ < 10) {
             printf("  FAIL %s #%ld: input \"%.*s\" want \"%.*s\" got \"%.*s\"\n", label, i,
-                   (int)inlen, inp, wantp ? (int)wantlen : 6, wantp ? wantp : "<null>",
-                   (int)gotlen, got);
+                   (int)inlen, inp, wantp ? (int)wantlen : 6, wantp ? wantp : "<null>", (int)gotlen,
+                   got);
         }
     }
     printf("mimesniff %s: %ld/%ld cases passed\n", label, passed, *eligible);

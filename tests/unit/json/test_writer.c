@@ -237,6 +237,32 @@ WK_TEST(test_json_writer_separates_top_level_values_by_newlines)
     CHECK_WRITES(evs, WK_JSON_WRITE_NEWLINE, "1\n[]\n\"x\"\n");
 }
 
+WK_TEST(test_json_writer_fills_a_fixed_buffer_to_the_last_byte)
+{
+    char mem[101];
+    wk_buf o;
+    wk_buf_init_fixed(&o, mem, sizeof mem);
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    wk_value *v;
+    CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_write_value(v, &o, NULL, NULL));
+    CHECK_MEM(mem, o.len, SEED, 101);
+    /* An escape and a two-byte character into exactly 7 bytes, then one byte short. */
+    for (size_t cap = 7; cap >= 6; cap--) {
+        char esc[7];
+        wk_buf_init_fixed(&o, esc, cap);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &o, NULL);
+        wk_event e = ev_s("a\n\xc3\xa9", 4, WK_EV_STR);
+        CHECK_STATUS(wk_json_writer_event(&w, &e), cap == 7 ? WK_OK : WK_ERR_LIMIT);
+        if (cap == 7) {
+            CHECK_MEM(esc, o.len, "\"a\\n\xc3\xa9\"", 7);
+        }
+    }
+    wk_arena_free(&a);
+}
+
 WK_TEST(test_json_writer_fails_cleanly_on_a_full_fixed_buffer)
 {
     uint8_t mem[50];
@@ -300,4 +326,61 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
         check_tree_writer_matches((const char *)data, n);
         free(data);
     }
+}
+
+WK_TEST(test_json_writer_typed_calls_write_what_events_write)
+{
+    for (int pretty = 0; pretty < 2; pretty++) {
+        wk_json_write_opts wo = {pretty ? WK_JSON_WRITE_PRETTY : 0u, 0};
+        wk_buf o;
+        wk_buf_init(&o, NULL, 0);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &o, &wo);
+        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_key(&w, "username", 8));
+        CHECK_OK(wk_json_writer_str(&w, "root", 4));
+        CHECK_OK(wk_json_writer_key(&w, "password", 8));
+        CHECK_OK(wk_json_writer_str(&w, "secret", 6));
+        CHECK_OK(wk_json_writer_key(&w, "age", 3));
+        CHECK_OK(wk_json_writer_int(&w, 20));
+        CHECK_OK(wk_json_writer_key(&w, "enabled", 7));
+        CHECK_OK(wk_json_writer_bool(&w, true));
+        CHECK_OK(wk_json_writer_key(&w, "metadata", 8));
+        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_key(&w, "hello", 5));
+        CHECK_OK(wk_json_writer_str(&w, "world", 5));
+        CHECK_OK(wk_json_writer_key(&w, "int", 3));
+        CHECK_OK(wk_json_writer_uint(&w, 10));
+        CHECK_OK(wk_json_writer_end(&w));
+        CHECK_OK(wk_json_writer_end(&w));
+        CHECK_OK(wk_json_writer_finish(&w, NULL));
+        /* The same through events (decode then encode). */
+        wk_arena a;
+        wk_arena_init(&a, NULL, 0);
+        wk_value *v;
+        CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
+        wk_buf o2;
+        wk_buf_init(&o2, NULL, 0);
+        CHECK_OK(wk_json_write_value(v, &o2, &wo, NULL));
+        CHECK_MEM(o.data, o.len, o2.data, o2.len);
+        if (!pretty) {
+            CHECK_MEM(o.data, o.len, SEED, 101);
+        }
+        wk_buf_free(&o);
+        wk_buf_free(&o2);
+        wk_arena_free(&a);
+    }
+    wk_buf o;
+    wk_buf_init(&o, NULL, 0);
+    wk_json_writer w;
+    wk_json_writer_init(&w, &o, NULL);
+    CHECK_STATUS(wk_json_writer_key(&w, "k", 1), WK_ERR_STATE);
+    CHECK_STATUS(wk_json_writer_null(&w), WK_ERR_STATE); /* sticky */
+    wk_json_writer_init(&w, &o, NULL);
+    CHECK_OK(wk_json_writer_begin_array(&w));
+    CHECK_OK(wk_json_writer_double(&w, 0.5));
+    CHECK_OK(wk_json_writer_int(&w, -3));
+    CHECK_OK(wk_json_writer_null(&w));
+    CHECK_STATUS(wk_json_writer_key(&w, "k", 1), WK_ERR_STATE);
+    wk_buf_free(&o);
 }

@@ -24,24 +24,27 @@ static uint32_t next(void)
 static size_t random_value(char *out, size_t cap)
 {
     static const char *const noise[] = {
-        "\"", "\\", " ", "\t", "\r\n", "(", "\xc3\xa9", "\xff", "a b", ",", "\x7f", ";;",
-        "==", "\"\"", "\xc4\x80", "@", "/", "=", ";", "\xc3", "",
+        "\"", "\\", " ",    "\t",       "\r\n", "(", "\xc3\xa9", "\xff", "a b",  ",", "\x7f",
+        ";;", "==", "\"\"", "\xc4\x80", "@",    "/", "=",        ";",    "\xc3", "",
     };
-    static const char *const types[] = {"text/html", "TEXT/Plain", "application/json",
-                                        "multipart/form-data", "x/y", "a/b ", " image/PNG\t"};
+    static const char *const types[] = {"text/html",           "TEXT/Plain", "application/json",
+                                        "multipart/form-data", "x/y",        "a/b ",
+                                        " image/PNG\t"};
     static const char *const names[] = {"charset", "Charset", "boundary", "q", "x", "", "a b"};
-    static const char *const values[] = {"utf-8", "\"utf-8\"", "\"a\\\"b\"", "\"a;b\"", "",
-                                         "x y ", "\"unterminated", "\"\\", "----WebKit12",
-                                         "\"\"", "\xc3\xa9", "\"\xc3\xa9\\\xc3\xa9\""};
+    static const char *const values[] = {"utf-8",          "\"utf-8\"", "\"a\\\"b\"",
+                                         "\"a;b\"",        "",          "x y ",
+                                         "\"unterminated", "\"\\",      "----WebKit12",
+                                         "\"\"",           "\xc3\xa9",  "\"\xc3\xa9\\\xc3\xa9\""};
     char tmp[512];
     size_t n = 0;
-#define ADD(s)                                                                                \
-    do {                                                                                      \
-        size_t l_ = strlen(s);                                                                \
-        if (n + l_ < sizeof tmp) {                                                            \
-            memcpy(tmp + n, (s), l_);                                                         \
-            n += l_;                                                                          \
-        }                                                                                     \
+#define ADD(s)                                                                                     \
+    do {                                                                                           \
+        const char *s_ = (s); /* evaluated once: PICK draws a random number */                     \
+        size_t l_ = strlen(s_);                                                                    \
+        if (n + l_ < sizeof tmp) {                                                                 \
+            memcpy(tmp + n, s_, l_);                                                               \
+            n += l_;                                                                               \
+        }                                                                                          \
     } while (0)
 #define PICK(a) a[next() % (sizeof a / sizeof a[0])]
     if (next() % 8 != 0) {
@@ -106,8 +109,8 @@ WK_TEST(test_mediatype_scanner_equals_grammar_on_random_inputs)
             wk_error ea = {0}, eb = {0};
             wk_status sa = wk_mt_parse(in, len, flags, &a, &ea);
             wk_status sb = wk__mt_parse_grammar(in, len, flags, &b, &eb);
-            CHECK_MSG(sa == sb, "'%.*s' flags %u: scanner %d, grammar %d", (int)len, in, flags,
-                      sa, sb);
+            CHECK_MSG(sa == sb, "'%.*s' flags %u: scanner %d, grammar %d", (int)len, in, flags, sa,
+                      sb);
             compared++;
             if (sa != WK_OK) {
                 continue;
@@ -226,8 +229,9 @@ WK_TEST(test_mediatype_grammars_print_parsed_captures_canonically)
 
 WK_TEST(test_mediatype_grammars_round_trip_random_captures_that_print)
 {
-    static const char *const texts[] = {"text", "html", "x", "", "a b", "\"", "\\", "q\\\"",
-                                        "\xc3\xa9", "\xe9", ";", "utf-8", "\t", "(", "a\\"};
+    static const char *const texts[] = {"text", "html",  "x",     "",         "a b",
+                                        "\"",   "\\",    "q\\\"", "\xc3\xa9", "\xe9",
+                                        ";",    "utf-8", "\t",    "(",        "a\\"};
     for (unsigned flags = 0; flags < 4; flags++) {
         const wk_text_program *p = wk_mt_grammar(flags);
         long printed = 0;
@@ -249,10 +253,12 @@ WK_TEST(test_mediatype_grammars_round_trip_random_captures_that_print)
                 wk_status st = wk_text_parse(p, s.data, s.len, y, 16, &ny, NULL);
                 if (st != WK_OK || !caps_equal(x, n, y, ny)) {
                     for (size_t i = 0; i < n; i++) {
-                        printf("    x[%zu] slot %u '%.*s'\n", i, x[i].slot, (int)x[i].len, x[i].ptr);
+                        printf("    x[%zu] slot %u '%.*s'\n", i, x[i].slot, (int)x[i].len,
+                               x[i].ptr);
                     }
                     for (size_t i = 0; i < ny; i++) {
-                        printf("    y[%zu] slot %u '%.*s'\n", i, y[i].slot, (int)y[i].len, y[i].ptr);
+                        printf("    y[%zu] slot %u '%.*s'\n", i, y[i].slot, (int)y[i].len,
+                               y[i].ptr);
                     }
                 }
                 CHECK_OK(st);

@@ -14,12 +14,12 @@ static wk_text_program *kv_program(wk_text_builder **out_b)
     wk_text_byteset_add_range(&alpha, 'a', 'z');
     wk_text_byteset_add_range(&alpha, 'A', 'Z');
     wk_text_byteset_add_range(&digit, '0', '9');
-    wk_text_node key = wk_text_capture(b, 1, "key",
-                                       wk_text_rep(b, wk_text_class(b, "ALPHA", &alpha), 1, 8),
-                                       WK_TEXT_PRINT_LOWER);
+    wk_text_node key = wk_text_capture(
+        b, 1, "key", wk_text_rep(b, wk_text_class(b, "ALPHA", &alpha), 1, 8), WK_TEXT_PRINT_LOWER);
     wk_text_node val =
         wk_text_capture(b, 2, "val", wk_text_rep(b, wk_text_class(b, "DIGIT", &digit), 1, UNB), 0);
-    wk_text_node pair = wk_text_rule(b, "pair", WK_TEXT_SEQ(b, key, wk_text_lit(b, "=", 1, 0), val));
+    wk_text_node pair =
+        wk_text_rule(b, "pair", WK_TEXT_SEQ(b, key, wk_text_lit(b, "=", 1, 0), val));
     wk_text_node list = WK_TEXT_SEQ(
         b, pair, wk_text_rep(b, WK_TEXT_SEQ(b, wk_text_lit(b, ",", 1, 0), pair), 0, UNB),
         wk_text_end(b));
@@ -101,7 +101,8 @@ WK_TEST(test_text_parse_handles_megabytes_of_repetition_without_recursion)
 WK_TEST(test_text_caseless_literal_matches_any_case_and_prints_as_written)
 {
     wk_text_builder *b = wk_text_builder_new(NULL);
-    wk_text_node root = WK_TEXT_SEQ(b, wk_text_lit(b, "Hello", 5, WK_TEXT_CASELESS), wk_text_end(b));
+    wk_text_node root =
+        WK_TEXT_SEQ(b, wk_text_lit(b, "Hello", 5, WK_TEXT_CASELESS), wk_text_end(b));
     wk_text_program *p;
     CHECK_OK(wk_text_compile(b, root, &p, NULL));
     wk_text_builder_free(b);
@@ -208,8 +209,7 @@ WK_TEST(test_text_builder_and_compile_survive_every_allocation_failure)
             wk_text_byteset_add_range(&d, '0', '9');
             wk_text_node root = WK_TEXT_SEQ(
                 b, wk_text_capture(b, 0, "n", wk_text_rep(b, wk_text_class(b, "d", &d), 1, UNB), 0),
-                wk_text_rule(b, "tail", wk_text_opt(b, wk_text_lit(b, "!", 1, 0))),
-                wk_text_end(b));
+                wk_text_rule(b, "tail", wk_text_opt(b, wk_text_lit(b, "!", 1, 0))), wk_text_end(b));
             if (wk_text_compile(b, root, &p, NULL) == WK_OK) {
                 size_t n;
                 wk_text_cap c[2];
@@ -249,7 +249,7 @@ WK_TEST(test_text_print_rejects_captures_that_do_not_fit)
     wk_text_cap left_over[] = {{1, "a", 1}, {2, "7", 1}, {1, "b", 1}};
     CHECK_STATUS(wk_text_print(p, left_over, 3, &out, &err), WK_ERR_ARG);
     CHECK_EQ(err.offset, 3); /* the grammar wanted a fourth capture (a val after "b") */
-    CHECK_EQ(out.len, 1); /* nothing partial left behind */
+    CHECK_EQ(out.len, 1);    /* nothing partial left behind */
     wk_buf_free(&out);
     uint8_t small[4];
     wk_buf_init_fixed(&out, small, sizeof small);

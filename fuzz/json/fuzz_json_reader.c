@@ -1,0 +1,88 @@
+/*
+ * Fuzz harness for the JSON readers. Any input: the fused tree parser and the event reader
+ * (through wk_value_decode) must agree on the status and, when both accept, on the tree;
+ * an accepted tree written compactly (tree walker and event writer alike) must read back as
+ * the same tree. The first byte picks reader options so all modes get exercised. Any
+ * disagreement traps.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wirekit/json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const unsigned MODES[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_JSON_READ_COPY_STRINGS,
+                                 WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF,
+                                 WK_JSON_READ_ALLOW_TRAILING};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0) {
+        return 0;
+    }
+    unsigned flags = MODES[data[0] % (sizeof MODES / sizeof MODES[0])];
+    wk_json_read_opts ro = {flags, (uint32_t)(data[0] >> 4) * 8 + 1};
+    data++;
+    size--;
+
+    wk_arena a1, a2;
+    wk_arena_init(&a1, NULL, 64u << 20);
+    wk_arena_init(&a2, NULL, 64u << 20);
+    wk_value *fused = NULL, *generic = NULL;
+    size_t used = 0;
+    wk_status s1 = wk_json_decode(data, size, &ro, &a1, NULL, &fused, &used, NULL);
+
+    wk_json_reader r;
+    wk_json_reader_init(&r, data, size, &ro, &a2, NULL);
+    wk_source src;
+    wk_json_reader_source(&r, &src);
+    wk_value_opts vo = {(flags & WK_JSON_READ_COPY_STRINGS) ? WK_VALUE_COPY_STRINGS : 0u,
+                        ro.max_depth};
+    wk_status s2 = wk_value_decode(&src, &a2, &vo, &generic, NULL);
+    if (s2 == WK_OK) {
+        wk_event ev;
+        s2 = wk_json_reader_next(&r, &ev);
+        s2 = s2 == WK_ERR_EOF ? WK_OK : s2;
+    }
+    wk_json_reader_free(&r);
+    if (s1 != s2 || (s1 == WK_OK && !wk_value_equal(fused, generic))) {
+        __builtin_trap();
+    }
+    if (s1 == WK_OK) {
+        wk_json_write_opts wo = {WK_JSON_WRITE_NAN_INF, 0};
+        wk_buf out, out2;
+        wk_buf_init(&out, NULL, 0);
+        wk_buf_init(&out2, NULL, 0);
+        wk_status w1 = wk_json_write_value(fused, &out, &wo, NULL);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &out2, &wo);
+        wk_sink sink;
+        wk_json_writer_sink(&w, &sink);
+        wk_status w2 = wk_value_encode(fused, &sink, NULL);
+        if (w2 == WK_OK) {
+            w2 = wk_json_writer_finish(&w, NULL);
+        }
+        if (w1 != w2 || (w1 == WK_OK && (out.len != out2.len ||
+                                         (out.len != 0 &&
+                                          memcmp(out.data, out2.data, out.len) != 0)))) {
+            __builtin_trap();
+        }
+        if (w1 == WK_OK) {
+            wk_json_read_opts back = {(flags & WK_JSON_READ_RAW_NUMBERS) | WK_JSON_READ_NAN_INF,
+                                      0};
+            wk_value *again = NULL;
+            wk_arena_reset(&a2);
+            if (wk_json_decode(out.data, out.len, &back, &a2, NULL, &again, NULL, NULL) != WK_OK ||
+                !wk_value_equal(fused, again)) {
+                __builtin_trap();
+            }
+        }
+        wk_buf_free(&out);
+        wk_buf_free(&out2);
+    }
+    wk_arena_free(&a1);
+    wk_arena_free(&a2);
+    return 0;
+}

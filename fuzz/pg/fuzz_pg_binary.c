@@ -1,0 +1,10 @@
+/* libFuzzer harness: PostgreSQL values in the binary wire format (see fuzz_pg_common.h). */
+#include "fuzz_pg_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_one(WK_PG_BINARY, data, size);
+    return 0;
+}

@@ -1,0 +1,215 @@
+/*
+ * libpq connections and queries: connect with the session settings wirekit's text output
+ * follows, keep the connection's registry snapshot, and run queries whose parameters are
+ * encoded by wirekit (binary) and whose results come back in binary.
+ *
+ * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
+ * move while it grows), so a query costs a handful of allocations whatever its parameters.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pg/pg_internal.h"
+#include "pg/pq_internal.h"
+#include "wirekit/pq.h"
+
+static void set_message(wk_pq_conn *c, const char *msg)
+{
+    size_t n = msg != NULL ? strlen(msg) : 0;
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
+        n--;
+    }
+    if (n >= sizeof c->message) {
+        n = sizeof c->message - 1;
+    }
+    if (n) {
+        memcpy(c->message, msg, n);
+    }
+    c->message[n] = '\0';
+}
+
+/* libpq's default notice processor prints to stderr; a library must not print. */
+static void quiet_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
+{
+    PGresult *r = PQexec(c->pg, sql);
+    ExecStatusType s = PQresultStatus(r);
+    wk_status st = WK_OK;
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+        set_message(c, PQerrorMessage(c->pg));
+        st = wk__pg_fail(err, WK_ERR_IO, 0, "setting up the session failed");
+    }
+    PQclear(r);
+    return st;
+}
+
+WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
+                               wk_error *err)
+{
+    *out = NULL;
+    wk_pq_conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
+    }
+    *out = c;
+    c->pg = PQconnectdb(dsn);
+    if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
+        set_message(c, c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory");
+        return wk__pg_fail(err, WK_ERR_IO, 0, "cannot connect to the PostgreSQL server");
+    }
+    PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
+    wk_status st = run_simple(c,
+                              "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
+                              "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
+                              "SET extra_float_digits = 1",
+                              err);
+    if (st != WK_OK) {
+        return st;
+    }
+    wk_pg_registry *start = NULL;
+    if (base == NULL) {
+        st = wk_pg_registry_new_default(NULL, &start, err);
+    } else {
+        start = wk_pg_registry_ref((wk_pg_registry *)base);
+    }
+    if (st != WK_OK) {
+        return st;
+    }
+    st = wk__pq_load_catalog(c, start, &c->reg, err);
+    wk_pg_registry_release(start);
+    return st;
+}
+
+WK_API void wk_pq_close(wk_pq_conn *conn)
+{
+    if (conn == NULL) {
+        return;
+    }
+    if (conn->pg != NULL) {
+        PQfinish(conn->pg);
+    }
+    wk_pg_registry_release(conn->reg);
+    free(conn);
+}
+
+WK_API PGconn *wk_pq_pgconn(const wk_pq_conn *conn)
+{
+    return conn->pg;
+}
+
+WK_API const wk_pg_registry *wk_pq_registry(const wk_pq_conn *conn)
+{
+    return conn->reg;
+}
+
+WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
+{
+    return conn->message;
+}
+
+WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, PGresult **res, wk_error *err)
+{
+    *res = NULL;
+    if (n > 65535) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
+    }
+    Oid types_s[16];
+    int lens_s[16], fmts_s[16];
+    size_t offs_s[16];
+    const char *vals_s[16];
+    Oid *types = types_s;
+    int *lens = lens_s, *fmts = fmts_s;
+    size_t *offs = offs_s;
+    const char **vals = vals_s;
+    if (n > 16) {
+        types = malloc(n * sizeof *types);
+        lens = malloc(n * sizeof *lens);
+        fmts = malloc(n * sizeof *fmts);
+        offs = malloc(n * sizeof *offs);
+        vals = malloc(n * sizeof *vals);
+    }
+    wk_status st = WK_OK;
+    if (types == NULL || lens == NULL || fmts == NULL || offs == NULL || vals == NULL) {
+        st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
+    }
+    wk_buf buf;
+    wk_buf_init(&buf, NULL, 0);
+    for (size_t i = 0; i < n && st == WK_OK; i++) {
+        const wk_pq_param *p = &params[i];
+        const wk_pg_encoder *e;
+        bool text_unknown = p->kind == WK_PG_KIND_TEXT && p->oid == 0;
+        wk_pg_format f = text_unknown ? WK_PG_TEXT : WK_PG_BINARY;
+        if (text_unknown) {
+            e = NULL;
+        } else if (p->oid != 0) {
+            e = wk_pg_registry_find_encoder_for(conn->reg, p->oid, f, p->kind);
+        } else if (p->kind == WK_PG_KIND_ARRAY) {
+            const wk_pg_array_in *a = p->value;
+            e = a != NULL ? wk_pg_registry_find_array_encoder(conn->reg, a->elem_kind, f) : NULL;
+        } else {
+            e = wk_pg_registry_find_encoder(conn->reg, p->kind, f);
+        }
+        if (!text_unknown && e == NULL && !(p->value == NULL && p->oid != 0)) {
+            st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no encoder for a parameter's kind");
+            break;
+        }
+        types[i] = e != NULL ? e->oid : p->oid;
+        fmts[i] = (int)f;
+        if (p->value == NULL) {
+            lens[i] = -1;
+            offs[i] = SIZE_MAX;
+            continue;
+        }
+        offs[i] = buf.len;
+        if (text_unknown) {
+            const wk_pg_str *s = p->value;
+            st = wk_buf_append(&buf, s->ptr, s->len);
+            if (st == WK_OK) {
+                st = wk_buf_push(&buf, 0); /* text parameters are C strings for libpq */
+            }
+            if (st != WK_OK) {
+                wk__pg_fail(err, st, i, "out of memory for parameters");
+            }
+        } else {
+            st = wk_pg_encode(e, p->value, &buf, err);
+        }
+        if (st == WK_OK) {
+            size_t len = buf.len - offs[i] - (text_unknown ? 1 : 0);
+            if (len > INT32_MAX) {
+                st = wk__pg_fail(err, WK_ERR_LIMIT, i, "parameter longer than 2 GiB");
+            }
+            lens[i] = (int)len;
+        }
+    }
+    if (st == WK_OK) {
+        for (size_t i = 0; i < n; i++) {
+            /* An empty value must not be a NULL pointer: libpq would send SQL NULL. */
+            vals[i] = offs[i] == SIZE_MAX ? NULL
+                      : buf.data == NULL  ? ""
+                                          : (const char *)buf.data + offs[i];
+        }
+        *res = PQexecParams(conn->pg, sql, (int)n, types, vals, lens, fmts, 1);
+        ExecStatusType s = PQresultStatus(*res);
+        if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+            set_message(conn, PQerrorMessage(conn->pg));
+            st = wk__pg_fail(err, WK_ERR_IO, 0, "the query failed");
+        } else {
+            set_message(conn, "");
+        }
+    }
+    wk_buf_free(&buf);
+    if (n > 16) {
+        free(types);
+        free(lens);
+        free(fmts);
+        free(offs);
+        free(vals);
+    }
+    return st;
+}

@@ -235,7 +235,7 @@ static void redis_cases(wk_bench *b, bctx *ctx)
         size_t hl = (size_t)(colon - hp) < sizeof host - 1 ? (size_t)(colon - hp) : sizeof host - 1;
         memcpy(host, hp, hl);
         host[hl] = '\0';
-        port = atoi(colon + 1);
+        port = (int)strtol(colon + 1, NULL, 10);
     }
     double rps = 0, p50 = 0;
     int rn = wk_bench_quick(b) ? 2000 : 100000;

@@ -46,7 +46,7 @@ static wk_status db_load(void *ctx, const wk_schema *s, const char *id, size_t i
     }
     seed_user *u = obj;
     u->username = wk_arena_strndup(arena, id, id_len);
-    u->age = atomic_load(&d->truth) + atoi(id);
+    u->age = atomic_load(&d->truth) + (int)strtol(u->username, NULL, 10); /* NUL-terminated copy of id */
     u->enabled = true;
     return WK_OK;
 }

@@ -48,7 +48,7 @@ static wk_status db_load(void *ctx, const wk_schema *s, const char *id, size_t i
     seed_user *u = obj;
     u->username = wk_arena_strndup(arena, id, id_len);
     u->password = (char *)"pw";
-    u->age = d->age_base + atoi(id);
+    u->age = d->age_base + (int)strtol(u->username, NULL, 10); /* NUL-terminated copy of id */
     u->enabled = true;
     wk_value_set_nil(&u->metadata);
     return WK_OK;

@@ -134,6 +134,56 @@ static wk_status check_fields(const wk_schema *s, wk_error *err)
     return WK_OK;
 }
 
+/* Most bytes the fixed-size part of a field's value takes in MessagePack (string and binary
+ * payloads and wk_value trees are sized when they are written). */
+static size_t mp_fixed_value_bytes(const wk_schema_field *f)
+{
+    switch ((wk_schema_kind)f->type.kind) {
+    case WK_SK_BOOL: return 1;
+    case WK_SK_F32: return 5;
+    case WK_SK_STR:
+    case WK_SK_STRBUF:
+    case WK_SK_BYTES:
+    case WK_SK_VALUE: return 5;
+    case WK_SK_TIMESTAMP: return 15;
+    default: return 9;
+    }
+}
+
+/* Fills the flat plan of the fused MessagePack encoder (nothing when the struct is not flat). */
+static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
+{
+    if (!ix->mp_flat) {
+        ix->mp_ops = NULL;
+        return;
+    }
+    size_t fixed = 5;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const wk_schema_field *f = &s->fields[i];
+        wk__mp_op *op = &ix->mp_ops[i];
+        op->key = ix->mp_keys + ix->mp_key_off[i];
+        op->key_len = ix->mp_key_len[i];
+        op->offset = f->offset;
+        op->size = f->type.size;
+        op->kind = f->type.kind;
+        op->flags = (uint8_t)f->flags;
+        op->reqbit = ix->reqbit[i];
+        op->reqmask = op->reqbit != 0xff ? (uint64_t)1 << op->reqbit : 0;
+        uint8_t kb[16] = {0}, mb[16] = {0};
+        for (uint32_t k = 0; k < op->key_len && k < 16; k++) {
+            kb[k] = op->key[k];
+            mb[k] = 0xff;
+        }
+        memcpy(op->kw, kb, 16);
+        memcpy(op->km, mb, 16);
+        fixed += (size_t)op->key_len + WK__MP_KEY_PAD + mp_fixed_value_bytes(f);
+        if ((f->flags & WK_OMITEMPTY) != 0) {
+            ix->mp_omit = true;
+        }
+    }
+    ix->mp_fixed = fixed;
+}
+
 static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
 {
     uint32_t slots = 2;
@@ -144,14 +194,16 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
     for (uint32_t i = 0; i < s->nfields; i++) {
         keybytes += s->fields[i].name_len <= 250 ? s->fields[i].name_len + 2u : 0u;
     }
-    size_t bytes = sizeof(wk__schema_index) + (size_t)s->nfields * sizeof(uint32_t) +
-                   (size_t)slots * sizeof(uint16_t) + 2 * (size_t)s->nfields + keybytes;
+    size_t bytes = sizeof(wk__schema_index) + (size_t)s->nfields * sizeof(wk__mp_op) +
+                   (size_t)s->nfields * sizeof(uint32_t) + (size_t)slots * sizeof(uint16_t) +
+                   2 * (size_t)s->nfields + keybytes + WK__MP_KEY_PAD;
     wk__schema_index *ix = calloc(1, bytes);
     if (ix == NULL) {
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
         return NULL;
     }
-    ix->mp_key_off = (uint32_t *)(ix + 1);
+    ix->mp_ops = (wk__mp_op *)(ix + 1);
+    ix->mp_key_off = (uint32_t *)(ix->mp_ops + s->nfields);
     ix->slots = (uint16_t *)(ix->mp_key_off + s->nfields);
     ix->reqbit = (uint8_t *)(ix->slots + slots);
     ix->mp_key_len = ix->reqbit + s->nfields;
@@ -197,6 +249,7 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
             req++;
         }
     }
+    compile_mp_plan(s, ix);
     return ix;
 }
 
@@ -249,14 +302,8 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err)
     return WK_OK;
 }
 
-const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err)
+const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err)
 {
-    if (s->rt != NULL) {
-        void *ix = __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
-        if (ix != NULL) {
-            return ix;
-        }
-    }
     if (wk_schema_prepare(s, err) != WK_OK) {
         return NULL;
     }

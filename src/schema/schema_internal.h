@@ -16,6 +16,24 @@
 #define WK__SCHEMA_DEFAULT_DEPTH 64u
 #define WK__SCHEMA_MAX_DEPTH 256u
 
+/* One field of a flat struct in the fused MessagePack plan (see wk__schema_index). */
+typedef struct wk__mp_op {
+    const uint8_t *key; /* the pre-encoded key (str header + name); 16 readable bytes past it */
+    uint64_t kw[2];     /* the key's first 16 bytes as two words (zero-padded) */
+    uint64_t km[2];     /* masks of the key's bytes in those words (all-ones bytes) */
+    uint64_t reqmask;   /* the required-field bit of this field, 0 if not required */
+    uint32_t offset;    /* offsetof the member */
+    uint32_t size;      /* C size of the member (WK_SK_STRBUF: the buffer) */
+    uint8_t kind;       /* wk_schema_kind */
+    uint8_t flags;      /* field flags */
+    uint8_t key_len;    /* bytes of `key` */
+    uint8_t reqbit;     /* bit of a required field, 0xff otherwise */
+} wk__mp_op;
+
+/* Bytes readable (and, in the output, writable) past a pre-encoded key: keys of up to this
+ * many bytes are copied with one fixed-size move. */
+#define WK__MP_KEY_PAD 16u
+
 typedef struct wk__schema_index {
     uint64_t fingerprint;
     uint64_t required_mask; /* one bit per required field, numbered in declaration order */
@@ -30,10 +48,27 @@ typedef struct wk__schema_index {
     uint32_t *mp_key_off;   /* [nfields]: offset of the field's encoded key in mp_keys */
     uint8_t *mp_key_len;    /* [nfields] (0: the key is longer than 250 bytes, not planned) */
     uint8_t *mp_keys;
+    /* The compiled plan of a flat struct (mp_flat): one op per field in declaration order,
+     * the most bytes the fixed-size parts of an object can take (map header, keys with their
+     * copy padding, scalar values, string headers), and whether any field is WK_OMITEMPTY
+     * (otherwise every field is written and the map header is constant). */
+    wk__mp_op *mp_ops;
+    size_t mp_fixed;
+    bool mp_omit;
 } wk__schema_index;
 
 /** The index of `s`, building it on first use. NULL (with `err` set) for a bad descriptor. */
-const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err);
+const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err);
+static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err)
+{
+    if (s->rt != NULL) {
+        void *ix = __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
+        if (ix != NULL) {
+            return ix;
+        }
+    }
+    return wk__schema_index_build(s, err);
+}
 
 /** Field number whose name is `key[0..len)`, or -1. */
 static inline int32_t wk__schema_lookup(const wk_schema *s, const wk__schema_index *ix,
@@ -50,6 +85,27 @@ static inline int32_t wk__schema_lookup(const wk_schema *s, const wk__schema_ind
         }
         const wk_schema_field *fd = &s->fields[f - 1];
         if (fd->name_len == len && memcmp(fd->name, key, len) == 0) {
+            return (int32_t)(f - 1);
+        }
+    }
+}
+
+/** The same lookup with only the index (its plan holds the names as pre-encoded keys). */
+static inline int32_t wk__schema_lookup_index(const wk__schema_index *ix, const char *key,
+                                              size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)key[i]) * 16777619u;
+    }
+    for (uint32_t slot = h & ix->mask;; slot = (slot + 1) & ix->mask) {
+        uint32_t f = ix->slots[slot];
+        if (f == 0) {
+            return -1;
+        }
+        const wk__mp_op *op = &ix->mp_ops[f - 1];
+        size_t hl = op->key[0] >= 0xa0 && op->key[0] <= 0xbf ? 1u : 2u;
+        if (op->key_len - hl == len && memcmp(op->key + hl, key, len) == 0) {
             return (int32_t)(f - 1);
         }
     }

@@ -1,14 +1,24 @@
 /*
  * The fused MessagePack paths of the schema codec.
  *
- * Encoding walks the descriptor exactly as wk_schema_encode does (same frames, same emptiness
- * rules, same pair counts) but calls the MessagePack writer's inline functions directly
- * instead of dispatching events through a sink; wk_value fields go through the writer's fused
- * tree encoder. Decoding instantiates the shared decode loop (schema_decode_core.h) over a
- * small cursor that mirrors wk_mp_reader_next with the msgpack module's inline token decoder,
- * so no call is made per event; wk_value fields are built by the msgpack module's fused tree
- * decoder straight from the bytes. Neither path knows MessagePack's byte layout itself, and
- * both give byte-identical output and identical errors to the generic paths (tests compare).
+ * Flat structs (no nested struct or array, at most 64 fields) have a compiled plan (one op
+ * per field with its pre-encoded key, built with the descriptor's index). Encoding runs the
+ * plan in one pass with a cursor straight over the output buffer: the fixed-size parts were
+ * bounded when the plan was compiled, so only strings and wk_value nodes check for room, and
+ * a wk_value container of scalars is written in one loop with no frame stack. Decoding runs
+ * the plan over the bytes: the expected key is compared as two masked words, values are read
+ * inline, strings are copied with one arena bump, a wk_value container of scalars is built
+ * with no frame stack. Both fast paths give up at anything unusual (every error included) and
+ * the general paths below then run from the start, so outcomes, bytes and error reports are
+ * the general paths' own; tests compare the two over every kind and thousands of hostile
+ * inputs.
+ *
+ * General encoding walks the descriptor exactly as wk_schema_encode does (same frames, same
+ * emptiness rules, same pair counts) but calls the MessagePack writer's inline functions
+ * directly instead of dispatching events through a sink. General decoding instantiates the
+ * shared decode loop (schema_decode_core.h) over a small cursor that mirrors
+ * wk_mp_reader_next with the msgpack module's inline token decoder; wk_value fields are built
+ * by the msgpack module's fused tree decoder straight from the bytes.
  */
 #include "msgpack/mp_token.h"
 #include "schema/schema_decode_util.h"
@@ -158,181 +168,207 @@ static inline uint8_t *copy_small(uint8_t *p, const void *src, size_t n)
     return p + n;
 }
 
-#define VAL_MAX_DEPTH 8
-#define VAL_MAX_NODES 256
-
-/* Upper bound of the bytes of a small wk_value tree made of the node types the flat writer
- * handles (nil, bool, integers, float64, strings, arrays, maps); SIZE_MAX for anything else
- * (the caller then takes the general path, which uses the msgpack module's tree writer). */
-static size_t value_bound(const wk_value *v)
+/* The flat encoder writes with a cursor `o` straight into the output buffer, bounded by
+ * out->data + out->cap. Invariant: at least the plan's `fixed` bytes of room (the bound of
+ * every fixed-size part still to come), so only variable-size parts check for room. The
+ * cursor stays in registers: helpers take it and return it (NULL: the buffer cannot grow, or
+ * a writer failed, and the caller takes the general path, which reports the exact error). */
+static __attribute__((noinline)) uint8_t *enc_grow(wk_buf *out, uint8_t *o, size_t need)
 {
-    const wk_value *ptr[VAL_MAX_DEPTH];
-    uint32_t rem[VAL_MAX_DEPTH];
-    int sp = 0;
-    size_t total = 0;
-    int nodes = 0;
-    ptr[0] = v;
-    rem[0] = 1;
-    sp = 1;
-    while (sp > 0) {
-        if (rem[sp - 1] == 0) {
-            sp--;
-            continue;
-        }
-        const wk_value *n = ptr[sp - 1]++;
-        rem[sp - 1]--;
-        if (++nodes > VAL_MAX_NODES) {
-            return SIZE_MAX;
-        }
-        switch ((wk_value_type)n->type) {
-        case WK_VAL_NIL:
-        case WK_VAL_BOOL: total += 1; break;
-        case WK_VAL_INT:
-        case WK_VAL_UINT: total += 9; break;
-        case WK_VAL_FLOAT:
-            if ((n->flags & WK_VALF_F32) != 0) {
-                return SIZE_MAX;
-            }
-            total += 9;
-            break;
-        case WK_VAL_STR: total += 5 + (size_t)n->len; break;
-        case WK_VAL_ARRAY:
-        case WK_VAL_MAP:
-            total += 5;
-            if (n->len != 0) {
-                if (sp == VAL_MAX_DEPTH) {
-                    return SIZE_MAX;
-                }
-                /* A map's pairs are key/value wk_values side by side. */
-                ptr[sp] = n->type == WK_VAL_MAP ? &n->u.pairs[0].key : n->u.items;
-                rem[sp] = n->type == WK_VAL_MAP ? 2 * n->len : n->len;
-                sp++;
-            }
-            break;
-        default: return SIZE_MAX;
-        }
+    size_t len = o != NULL ? (size_t)(o - out->data) : out->len;
+    out->len = len;
+    if (wk_buf_reserve(out, need) != WK_OK) {
+        return NULL;
     }
-    return total;
+    return out->data + len;
 }
 
-/* Writes a tree value_bound() accepted; same bytes as wk_mp_write_value. */
-static uint8_t *value_write(uint8_t *p, const wk_value *v)
+#define ENC_END(out) ((out)->data + (out)->cap)
+#define ENC_ROOM(out, o, need)                                                             \
+    (WK_MP_LIKELY((size_t)(ENC_END(out) - (o)) >= (need)) ? (o) : enc_grow((out), (o), (need)))
+
+/* Writes `v` with the msgpack module's checked tree writer (same bytes) and returns the
+ * cursor after it. */
+static __attribute__((noinline)) uint8_t *enc_general_value(wk_buf *out, uint8_t *o,
+                                                            const wk_value *v, size_t fixed)
 {
-    const wk_value *ptr[VAL_MAX_DEPTH];
-    uint32_t rem[VAL_MAX_DEPTH];
-    int sp = 1;
-    ptr[0] = v;
-    rem[0] = 1;
-    while (sp > 0) {
-        if (rem[sp - 1] == 0) {
-            sp--;
-            continue;
-        }
-        const wk_value *n = ptr[sp - 1]++;
-        rem[sp - 1]--;
-        switch ((wk_value_type)n->type) {
-        case WK_VAL_NIL: p = wk_mp_encode_nil(p); break;
-        case WK_VAL_BOOL: p = wk_mp_encode_bool(p, n->u.b); break;
-        case WK_VAL_INT: p = wk_mp_encode_int(p, n->u.i); break;
-        case WK_VAL_UINT: p = wk_mp_encode_uint(p, n->u.u); break;
-        case WK_VAL_FLOAT: p = wk_mp_encode_double(p, n->u.f); break;
-        case WK_VAL_STR:
-            p = wk_mp_encode_str_header(p, n->len);
-            p = copy_small(p, n->u.str, n->len);
-            break;
-        case WK_VAL_ARRAY:
-        case WK_VAL_MAP:
-            if (n->type == WK_VAL_MAP) {
-                p = wk_mp_encode_map_header(p, n->len);
-            } else {
-                p = wk_mp_encode_array_header(p, n->len);
-            }
-            if (n->len != 0) {
-                ptr[sp] = n->type == WK_VAL_MAP ? &n->u.pairs[0].key : n->u.items;
-                rem[sp] = n->type == WK_VAL_MAP ? 2 * n->len : n->len;
-                sp++;
-            }
-            break;
-        default: break; /* excluded by value_bound */
-        }
+    out->len = (size_t)(o - out->data);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, out);
+    wk_mp_write_value(&w, v);
+    if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
+        return NULL;
     }
-    return p;
+    o = out->data + out->len;
+    return ENC_ROOM(out, o, fixed);
 }
 
-/* Encodes a flat struct in one pre-sized pass. Returns false, having written nothing, when the
- * object needs the general path (an unusual value, or an error the general path reports). */
-static bool enc_flat(wk_mp_writer *w, const wk_schema *s, const wk__schema_index *ix,
-                     const uint8_t *base)
+/* The same for the field kinds without a cursor encoder (float32, timestamp, bytes). */
+static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t *o,
+                                                            const wk__mp_op *op,
+                                                            const uint8_t *p, size_t fixed)
 {
-    size_t lens[64];
-    uint64_t present = 0;
-    uint32_t n = 0;
-    size_t bound = 5;
-    for (uint32_t i = 0; i < s->nfields; i++) {
-        const wk_schema_field *f = &s->fields[i];
-        if ((f->flags & WK_OMITEMPTY) != 0 && wk__schema_field_empty(f, base)) {
-            continue;
+    out->len = (size_t)(o - out->data);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, out);
+    if (op->kind == WK_SK_F32) {
+        wk_mp_write_float(&w, *(const float *)p);
+    } else if (op->kind == WK_SK_TIMESTAMP) {
+        const wk_timestamp *ts = (const wk_timestamp *)p;
+        if (ts->nsec >= 1000000000u) {
+            return NULL;
         }
-        present |= (uint64_t)1 << i;
-        n++;
-        bound += ix->mp_key_len[i];
-        const uint8_t *p = base + f->offset;
-        switch ((wk_schema_kind)f->type.kind) {
-        case WK_SK_STR: {
-            const char *str = *(const char *const *)p;
-            lens[i] = str != NULL ? strlen(str) : 0;
-            if (lens[i] > UINT32_MAX) {
-                return false;
-            }
-            bound += 5 + lens[i];
-            break;
-        }
-        case WK_SK_STRBUF: {
-            const char *nul = memchr(p, 0, f->type.size);
-            lens[i] = nul != NULL ? (size_t)(nul - (const char *)p) : f->type.size;
-            bound += 5 + lens[i];
-            break;
-        }
-        case WK_SK_BYTES: {
-            const wk_bytes *b = (const wk_bytes *)p;
-            if ((b->ptr == NULL && b->len != 0) || b->len > UINT32_MAX) {
-                return false;
-            }
-            bound += 5 + b->len;
-            break;
-        }
-        case WK_SK_TIMESTAMP:
-            if (((const wk_timestamp *)p)->nsec >= 1000000000u) {
-                return false;
-            }
-            bound += 15;
-            break;
-        case WK_SK_VALUE: {
-            size_t vb = value_bound((const wk_value *)p);
-            if (vb == SIZE_MAX) {
-                return false;
-            }
-            bound += vb;
-            break;
-        }
-        case WK_SK_STRUCT:
-        case WK_SK_ARRAY: return false;
-        default: bound += 9; break;
+        wk_mp_write_timestamp(&w, ts->sec, ts->nsec);
+    } else {
+        const wk_bytes *bytes = (const wk_bytes *)p;
+        if (bytes->ptr == NULL && (op->flags & WK_NULLABLE) != 0) {
+            wk_mp_write_nil(&w);
+        } else if ((bytes->ptr == NULL && bytes->len != 0) || bytes->len > UINT32_MAX) {
+            return NULL;
+        } else {
+            wk_mp_write_bin(&w, bytes->ptr, bytes->len);
         }
     }
-    uint8_t *o = wk_mp_writer_ensure(w, bound);
-    if (o == NULL) {
-        return true; /* the writer latched the error; finish reports it */
+    if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
+        return NULL;
+    }
+    o = out->data + out->len;
+    return ENC_ROOM(out, o, fixed);
+}
+
+/* A str header, inline for the short forms. */
+static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
+{
+    if (WK_MP_LIKELY(len < 32)) {
+        *o = (uint8_t)(0xa0u | len);
+        return o + 1;
+    }
+    return wk_mp_encode_str_header(o, (uint32_t)len);
+}
+
+/* One wk_value node: scalars and strings inline, with one room check; any other node
+ * (float32, binary, ext, timestamp, raw number, nested container, unknown type) through the
+ * msgpack module's tree writer, which writes the same bytes. */
+static inline uint8_t *enc_node(wk_buf *out, uint8_t *o, const wk_value *v, size_t fixed)
+{
+    switch ((wk_value_type)v->type) {
+    case WK_VAL_NIL: o = wk_mp_encode_nil(o); break;
+    case WK_VAL_BOOL: o = wk_mp_encode_bool(o, v->u.b); break;
+    case WK_VAL_INT: o = wk_mp_encode_int(o, v->u.i); break;
+    case WK_VAL_UINT: o = wk_mp_encode_uint(o, v->u.u); break;
+    case WK_VAL_FLOAT:
+        if ((v->flags & WK_VALF_F32) != 0) {
+            return enc_general_value(out, o, v, fixed);
+        }
+        o = wk_mp_encode_double(o, v->u.f);
+        break;
+    case WK_VAL_STR:
+        o = enc_str_header(o, v->len);
+        o = ENC_ROOM(out, o, (size_t)v->len + fixed);
+        if (o == NULL) {
+            return NULL;
+        }
+        return copy_small(o, v->u.str, v->len);
+    default: return enc_general_value(out, o, v, fixed);
+    }
+    /* A scalar took at most 9 bytes of the room; restore the invariant. */
+    return ENC_ROOM(out, o, fixed);
+}
+
+/* A wk_value field: a container's children are written in one loop without a frame stack
+ * (a child container is a whole subtree for the tree writer). */
+static inline uint8_t *enc_value(wk_buf *out, uint8_t *o, const wk_value *v, size_t fixed)
+{
+    const wk_value *kid;
+    uint64_t nkids;
+    if (v->type == WK_VAL_MAP) {
+        o = wk_mp_encode_map_header(o, v->len);
+        kid = v->len != 0 ? &v->u.pairs[0].key : NULL;
+        nkids = 2 * (uint64_t)v->len;
+    } else if (v->type == WK_VAL_ARRAY) {
+        o = wk_mp_encode_array_header(o, v->len);
+        kid = v->u.items;
+        nkids = v->len;
+    } else {
+        return enc_node(out, o, v, fixed);
+    }
+    for (uint64_t k = 0; k < nkids && o != NULL; k++) {
+        o = enc_node(out, o, &kid[k], fixed);
+    }
+    return o;
+}
+
+/* True when an omitempty field holds its empty value (same rule as wk__schema_field_empty). */
+static bool op_empty(const wk__mp_op *op, const uint8_t *p)
+{
+    switch ((wk_schema_kind)op->kind) {
+    case WK_SK_BOOL: return !*(const bool *)p;
+    case WK_SK_I8:
+    case WK_SK_U8: return *p == 0;
+    case WK_SK_I16:
+    case WK_SK_U16: return *(const uint16_t *)p == 0;
+    case WK_SK_I32:
+    case WK_SK_U32: return *(const uint32_t *)p == 0;
+    case WK_SK_I64:
+    case WK_SK_U64: return *(const uint64_t *)p == 0;
+    case WK_SK_F32: return *(const float *)p == 0.0f;
+    case WK_SK_F64: return *(const double *)p == 0.0;
+    case WK_SK_STR: {
+        const char *str = *(const char *const *)p;
+        return str == NULL || str[0] == '\0';
+    }
+    case WK_SK_STRBUF: return p[0] == '\0';
+    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_TIMESTAMP: {
+        const wk_timestamp *t = (const wk_timestamp *)p;
+        return t->sec == 0 && t->nsec == 0;
+    }
+    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
+    default: return false;
+    }
+}
+
+/* Encodes a flat struct with its compiled plan in one pass over `out`. Returns false when
+ * the object needs the general path (an error to report, a buffer that cannot grow, a string
+ * beyond 4 GiB); the caller then drops what was written. */
+static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *base)
+{
+    const size_t fixed = ix->mp_fixed;
+    const wk__mp_op *op = ix->mp_ops;
+    const wk__mp_op *const op_end = op + ix->nfields;
+    uint8_t *o;
+    if (WK_MP_LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
+        o = out->data + out->len;
+    } else {
+        o = enc_grow(out, NULL, fixed);
+        if (o == NULL) {
+            return false;
+        }
+    }
+    uint64_t present = ~(uint64_t)0;
+    uint32_t n = ix->nfields;
+    if (ix->mp_omit) {
+        n = 0;
+        present = 0;
+        for (uint32_t i = 0; i < ix->nfields; i++) {
+            if ((op[i].flags & WK_OMITEMPTY) == 0 || !op_empty(&op[i], base + op[i].offset)) {
+                present |= (uint64_t)1 << i;
+                n++;
+            }
+        }
     }
     o = wk_mp_encode_map_header(o, n);
-    for (uint32_t i = 0; i < s->nfields; i++) {
-        if ((present & ((uint64_t)1 << i)) == 0) {
+    for (; op < op_end; op++, present >>= 1) {
+        if ((present & 1) == 0) {
             continue;
         }
-        const wk_schema_field *f = &s->fields[i];
-        const uint8_t *p = base + f->offset;
-        o = copy_small(o, ix->mp_keys + ix->mp_key_off[i], ix->mp_key_len[i]);
-        switch ((wk_schema_kind)f->type.kind) {
+        const uint8_t *p = base + op->offset;
+        memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
+        if (WK_MP_UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
+            memcpy(o, op->key, op->key_len);
+        }
+        o += op->key_len;
+        switch ((wk_schema_kind)op->kind) {
         case WK_SK_BOOL: o = wk_mp_encode_bool(o, *(const bool *)p); break;
         case WK_SK_I8: o = wk_mp_encode_int(o, *(const int8_t *)p); break;
         case WK_SK_I16: o = wk_mp_encode_int(o, *(const int16_t *)p); break;
@@ -345,69 +381,60 @@ static bool enc_flat(wk_mp_writer *w, const wk_schema *s, const wk__schema_index
         case WK_SK_F64: o = wk_mp_encode_double(o, *(const double *)p); break;
         case WK_SK_STR: {
             const char *str = *(const char *const *)p;
-            if (str == NULL && (f->flags & WK_NULLABLE) != 0) {
-                o = wk_mp_encode_nil(o);
-            } else {
-                o = wk_mp_encode_str_header(o, (uint32_t)lens[i]);
-                o = copy_small(o, str, lens[i]);
+            if (str == NULL) {
+                o = (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
+                break;
             }
+            size_t len = strlen(str);
+            if (WK_MP_UNLIKELY(len > UINT32_MAX)) {
+                return false;
+            }
+            o = enc_str_header(o, len);
+            o = ENC_ROOM(out, o, len + fixed);
+            if (o == NULL) {
+                return false;
+            }
+            o = copy_small(o, str, len);
             break;
         }
-        case WK_SK_STRBUF:
-            o = wk_mp_encode_str_header(o, (uint32_t)lens[i]);
-            o = copy_small(o, p, lens[i]);
-            break;
-        case WK_SK_VALUE: o = value_write(o, (const wk_value *)p); break;
-        default: {
-            /* Kinds without a pointer encoder: hand the cursor back, use the checked writer
-             * (the room is already reserved, so it cannot grow), take the cursor again. */
-            wk_mp_writer_commit(w, o);
-            if (f->type.kind == WK_SK_F32) {
-                wk_mp_write_float(w, *(const float *)p);
-            } else if (f->type.kind == WK_SK_TIMESTAMP) {
-                const wk_timestamp *ts = (const wk_timestamp *)p;
-                wk_mp_write_timestamp(w, ts->sec, ts->nsec);
-            } else {
-                const wk_bytes *b = (const wk_bytes *)p;
-                if (b->ptr == NULL && (f->flags & WK_NULLABLE) != 0) {
-                    wk_mp_write_nil(w);
-                } else {
-                    wk_mp_write_bin(w, b->ptr, b->len);
-                }
+        case WK_SK_STRBUF: {
+            const char *str = (const char *)p;
+            const char *nul = memchr(str, 0, op->size);
+            size_t len = nul != NULL ? (size_t)(nul - str) : op->size;
+            o = enc_str_header(o, len);
+            o = ENC_ROOM(out, o, len + fixed);
+            if (o == NULL) {
+                return false;
             }
-            o = w->pos;
+            o = copy_small(o, str, len);
             break;
         }
+        case WK_SK_VALUE:
+            o = enc_value(out, o, (const wk_value *)p, fixed);
+            if (o == NULL) {
+                return false;
+            }
+            break;
+        case WK_SK_F32:
+        case WK_SK_TIMESTAMP:
+        case WK_SK_BYTES:
+            o = enc_general_field(out, o, op, p, fixed);
+            if (o == NULL) {
+                return false;
+            }
+            break;
+        default: return false; /* not in a flat plan */
         }
     }
-    wk_mp_writer_commit(w, o);
+    out->len = (size_t)(o - out->data);
     return true;
 }
 
-WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
-                                     wk_error *err)
+/* The general encoder: the descriptor walked with an explicit frame stack. */
+static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const void *obj,
+                                                       wk_buf *out, wk_error *err)
 {
-    if (s == NULL || obj == NULL || out == NULL) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
-    }
-    const wk__schema_index *ix = wk__schema_index_get(s, err);
-    if (ix == NULL) {
-        return err != NULL ? err->code : WK_ERR_ARG;
-    }
     size_t start = out->len;
-    if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat) {
-        wk_mp_writer w;
-        wk_mp_writer_init(&w, out);
-        if (enc_flat(&w, s, ix, obj)) {
-            wk_status st = wk_mp_writer_finish(&w, err);
-            if (st != WK_OK) {
-                out->len = start;
-            }
-            return st;
-        }
-        wk_mp_writer_finish(&w, NULL);
-        out->len = start;
-    }
     mp_enc e;
     wk_mp_writer_init(&e.w, out);
     e.depth = 0;
@@ -456,6 +483,28 @@ WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf
         out->len = start;
     }
     return st;
+}
+
+WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
+                                     wk_error *err)
+{
+    if (s == NULL || obj == NULL || out == NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
+    }
+    const wk__schema_index *ix = wk__schema_index_get(s, err);
+    if (ix == NULL) {
+        return err != NULL ? err->code : WK_ERR_ARG;
+    }
+    if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat) {
+        size_t start = out->len;
+        if (enc_flat(out, ix, obj)) {
+            return WK_OK;
+        }
+        /* Anything unusual (including every error): the general path from the start, which
+         * decides the outcome byte for byte. */
+        out->len = start;
+    }
+    return enc_general(s, obj, out, err);
 }
 
 /* ---- decoding ----------------------------------------------------------------------------- */
@@ -594,20 +643,518 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
 #define DEC_VALUE(r, d, dst, voff) cur_value((r), (d), (dst), (voff))
 #include "schema/schema_decode_core.h"
 
-WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_t len,
-                                     void *obj, wk_arena *arena, const wk_schema_opts *opts,
-                                     wk_schema_error *err)
+/* ---- the flat decode fast path ---------------------------------------------------------- */
+
+/* A direct pass over the bytes for flat structs: the expected key compared as two masked
+ * words, values read with inline typed reads, strings copied with one arena bump. It accepts
+ * only what the general loop accepts and stores exactly what it stores, in the same order;
+ * at the first thing it does not handle (an error, an unknown key, a nested container in a
+ * wk_value's children, a missing required field, trailing bytes) it gives up, and the caller
+ * runs the general loop from the start, which rewrites the same fields and reports the
+ * outcome. Giving up costs only the repeated work (and arena bytes, bounded by the input). */
+
+/* Copies `len` bytes of a string into the arena with a NUL (the bump inline). */
+static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
 {
-    if (err != NULL) {
-        err->base.code = WK_OK;
-        err->base.offset = 0;
-        err->base.msg = NULL;
-        err->path[0] = '\0';
+    char *d;
+    if (WK_MP_LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
+        d = (char *)a->cur;
+        a->cur += len + 1;
+    } else {
+        d = wk_arena_alloc(a, len + 1, 1);
+        if (d == NULL) {
+            return NULL;
+        }
     }
-    if (s == NULL || (data == NULL && len != 0) || obj == NULL || arena == NULL) {
-        return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
-                            "schema: NULL argument");
+    copy_small((uint8_t *)d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+/* True when `s[0..len)` holds a NUL byte; `end` bounds what may be read. */
+static inline bool dec_has_nul(const uint8_t *s, size_t len, const uint8_t *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (len <= 16 && (size_t)(end - s) >= 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + 8, 8);
+        /* Bytes past the string are forced non-zero. */
+        w0 |= len >= 8 ? 0 : ~(uint64_t)0 << (8 * len);
+        w1 |= len >= 16 ? 0 : len <= 8 ? ~(uint64_t)0 : ~(uint64_t)0 << (8 * (len - 8));
+        const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
+        return (((w0 - lo) & ~w0) | ((w1 - lo) & ~w1)) & hi;
     }
+#endif
+    return memchr(s, 0, len) != NULL;
+}
+
+/* Reads a str header at `p` (p < end): the length, with the bytes checked to be there.
+ * Returns the first byte of the string, or NULL. */
+static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end, size_t *len)
+{
+    uint8_t b = *p;
+    size_t n;
+    if (WK_MP_LIKELY((b & 0xe0) == 0xa0)) {
+        n = b & 0x1fu;
+        p += 1;
+    } else if (b == 0xd9 && end - p >= 2) {
+        n = p[1];
+        p += 2;
+    } else if (b == 0xda && end - p >= 3) {
+        n = wk__mp_load16(p + 1);
+        p += 3;
+    } else if (b == 0xdb && end - p >= 5) {
+        n = wk__mp_load32(p + 1);
+        p += 5;
+    } else {
+        return NULL;
+    }
+    if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+        return NULL;
+    }
+    *len = n;
+    return p;
+}
+
+/* Fills the common fields of a wk_value node (what the tree decoder sets first). */
+static inline void dec_node_head(wk_value *v, uint8_t type, uint8_t flags, uint32_t len)
+{
+    v->type = type;
+    v->flags = flags;
+    v->ext_type = 0;
+    v->reserved = 0;
+    v->len = len;
+}
+
+/* One wk_value node from its token, as the msgpack module's tree decoder builds it with
+ * WK_VALUE_COPY_STRINGS (the same fields, the same copies). False: out of arena. */
+static bool dec_node_ev(wk_value *v, const wk_event *ev, wk_arena *a)
+{
+    switch (ev->type) {
+    case WK_EV_NIL:
+        dec_node_head(v, WK_VAL_NIL, 0, 0);
+        v->u.u = 0;
+        return true;
+    case WK_EV_BOOL:
+        dec_node_head(v, WK_VAL_BOOL, 0, 0);
+        v->u.u = 0;
+        v->u.b = ev->v.b;
+        return true;
+    case WK_EV_UINT:
+        dec_node_head(v, WK_VAL_UINT, 0, 0);
+        v->u.u = ev->v.u;
+        return true;
+    case WK_EV_INT:
+        dec_node_head(v, WK_VAL_INT, 0, 0);
+        v->u.i = ev->v.i;
+        return true;
+    case WK_EV_FLOAT:
+        dec_node_head(v, WK_VAL_FLOAT, ev->f32 ? WK_VALF_F32 : 0, 0);
+        v->u.f = ev->v.f;
+        return true;
+    case WK_EV_STR:
+    case WK_EV_BIN: {
+        char *c = dec_strdup(a, (const uint8_t *)ev->v.str.ptr, ev->v.str.len);
+        if (c == NULL) {
+            return false;
+        }
+        dec_node_head(v, ev->type == WK_EV_STR ? WK_VAL_STR : WK_VAL_BIN, WK_VALF_COPIED,
+                      (uint32_t)ev->v.str.len);
+        v->u.str = c;
+        return true;
+    }
+    case WK_EV_EXT: {
+        char *c = dec_strdup(a, ev->v.ext.ptr, ev->v.ext.len);
+        if (c == NULL) {
+            return false;
+        }
+        dec_node_head(v, WK_VAL_EXT, WK_VALF_COPIED, ev->v.ext.len);
+        v->ext_type = ev->v.ext.type;
+        v->u.str = c;
+        return true;
+    }
+    case WK_EV_TIMESTAMP:
+        dec_node_head(v, WK_VAL_TIMESTAMP, 0, ev->v.ts.nsec);
+        v->u.i = ev->v.ts.sec;
+        return true;
+    default: return false;
+    }
+}
+
+/* One child node of a wk_value container (p < end). The common forms are read inline; the
+ * others through the token decoder. Returns the next byte, or NULL (a nested container is
+ * reported with *deeper set, anything else is a give-up). */
+static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end, wk_value *v,
+                                     wk_arena *a, bool *deeper)
+{
+    uint8_t b = *p;
+    if (b <= 0x7f) {
+        dec_node_head(v, WK_VAL_UINT, 0, 0);
+        v->u.u = b;
+        return p + 1;
+    }
+    if (b >= 0xe0) {
+        dec_node_head(v, WK_VAL_INT, 0, 0);
+        v->u.i = (int8_t)b;
+        return p + 1;
+    }
+    if ((b & 0xe0) == 0xa0) {
+        size_t n = b & 0x1fu;
+        p++;
+        if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+            return NULL;
+        }
+        char *c = dec_strdup(a, p, n);
+        if (c == NULL) {
+            return NULL;
+        }
+        dec_node_head(v, WK_VAL_STR, WK_VALF_COPIED, (uint32_t)n);
+        v->u.str = c;
+        return p + n;
+    }
+    wk_event ev;
+    const char *msg;
+    if (wk__mp_token(&p, end, &ev, &msg) != WK_OK) {
+        return NULL;
+    }
+    if (ev.type == WK_EV_MAP || ev.type == WK_EV_ARRAY) {
+        *deeper = true;
+        return NULL;
+    }
+    return dec_node_ev(v, &ev, a) ? p : NULL;
+}
+
+/* A wk_value field (p < end). A scalar or a container of scalars is built here, with no
+ * frame stack; a container among the children sends the whole value to the msgpack module's
+ * tree decoder (as the general loop does). Returns the next byte or NULL. */
+static __attribute__((noinline)) const uint8_t *dec_value(const uint8_t *p, const uint8_t *end,
+                                                          wk_value *dst, wk_arena *a,
+                                                          uint32_t vdepth)
+{
+    const uint8_t *start = p;
+    uint8_t b = *p;
+    uint32_t n;
+    bool is_map;
+    if ((b & 0xf0) == 0x80) {
+        n = b & 0x0fu;
+        is_map = true;
+        p++;
+    } else if ((b & 0xf0) == 0x90) {
+        n = b & 0x0fu;
+        is_map = false;
+        p++;
+    } else {
+        wk_event ev;
+        const char *msg;
+        if (wk__mp_token(&p, end, &ev, &msg) != WK_OK) {
+            return NULL;
+        }
+        if (ev.type != WK_EV_MAP && ev.type != WK_EV_ARRAY) {
+            return dec_node_ev(dst, &ev, a) ? p : NULL;
+        }
+        n = ev.v.count; /* checked against the remaining bytes */
+        is_map = ev.type == WK_EV_MAP;
+    }
+    uint64_t nkids = is_map ? 2 * (uint64_t)n : n;
+    if (WK_MP_UNLIKELY(nkids > (uint64_t)(end - p))) {
+        return NULL; /* the token decoder's count check (fix forms) */
+    }
+    wk_value *kids = NULL;
+    if (nkids != 0) {
+        uintptr_t q = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;
+        size_t size = (size_t)nkids * sizeof(wk_value);
+        if (a->cur != NULL && q <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - q)) {
+            a->cur = (uint8_t *)q + size;
+            kids = (wk_value *)q;
+        } else {
+            kids = wk_arena_alloc(a, size, 8);
+            if (kids == NULL) {
+                return NULL;
+            }
+        }
+    }
+    for (uint64_t k = 0; k < nkids; k++) {
+        bool deeper = false;
+        if (p == end) {
+            return NULL;
+        }
+        p = dec_kid(p, end, &kids[k], a, &deeper);
+        if (p != NULL) {
+            continue;
+        }
+        if (!deeper) {
+            return NULL;
+        }
+        /* Deeper: the general tree decoder, from the value's first byte. */
+        wk_value_opts vo;
+        vo.flags = WK_VALUE_COPY_STRINGS;
+        vo.max_depth = vdepth;
+        wk_value *v = NULL;
+        size_t used = 0;
+        if (wk_mp_decode_value(start, (size_t)(end - start), NULL, &vo, a, &v, &used, NULL) !=
+            WK_OK) {
+            return NULL;
+        }
+        *dst = *v;
+        return start + used;
+    }
+    dec_node_head(dst, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
+    dst->u.items = kids;
+    return p;
+}
+
+/* Any other scalar kind (p < end): the token, then the general loop's own store. Returns the
+ * next byte or NULL. */
+static __attribute__((noinline)) const uint8_t *dec_other(const wk__mp_op *op, const uint8_t *p,
+                                                          const uint8_t *end, uint8_t *base,
+                                                          wk_arena *a)
+{
+    wk_event ev;
+    const char *msg;
+    if (wk__mp_token(&p, end, &ev, &msg) != WK_OK || ev.type == WK_EV_MAP ||
+        ev.type == WK_EV_ARRAY) {
+        return NULL;
+    }
+    wk__dec d;
+    d.arena = a;
+    d.err = NULL;
+    d.depth = 1;
+    d.limit = WK__SCHEMA_MAX_DEPTH;
+    d.flags = 0;
+    wk_schema_type t = {op->kind, op->size, NULL, NULL};
+    return wk__dec_scalar(&d, &t, base + op->offset, op->flags, NULL, &ev, 0) == WK_OK ? p
+                                                                                      : NULL;
+}
+
+/* An integer field (p < end); nil is accepted and ignored when the field is WK_NULLABLE. The
+ * same range rules as the general loop. Returns the next byte or NULL. */
+static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p,
+                                           const uint8_t *end, uint8_t *dst)
+{
+    uint8_t b = *p;
+    size_t left = (size_t)(end - p);
+    uint64_t u;
+    int64_t i;
+    if (b <= 0x7f) {
+        u = b;
+        p += 1;
+        goto unsigned_value;
+    }
+    if (b >= 0xe0) {
+        i = (int8_t)b;
+        p += 1;
+        goto signed_value;
+    }
+    switch (b) {
+    case 0xc0: return (op->flags & WK_NULLABLE) != 0 ? p + 1 : NULL;
+    case 0xcc:
+        if (left < 2) {
+            return NULL;
+        }
+        u = p[1];
+        p += 2;
+        goto unsigned_value;
+    case 0xcd:
+        if (left < 3) {
+            return NULL;
+        }
+        u = wk__mp_load16(p + 1);
+        p += 3;
+        goto unsigned_value;
+    case 0xce:
+        if (left < 5) {
+            return NULL;
+        }
+        u = wk__mp_load32(p + 1);
+        p += 5;
+        goto unsigned_value;
+    case 0xcf:
+        if (left < 9) {
+            return NULL;
+        }
+        u = wk__mp_load64(p + 1);
+        p += 9;
+        goto unsigned_value;
+    case 0xd0:
+        if (left < 2) {
+            return NULL;
+        }
+        i = (int8_t)p[1];
+        p += 2;
+        break;
+    case 0xd1:
+        if (left < 3) {
+            return NULL;
+        }
+        i = (int16_t)wk__mp_load16(p + 1);
+        p += 3;
+        break;
+    case 0xd2:
+        if (left < 5) {
+            return NULL;
+        }
+        i = (int32_t)wk__mp_load32(p + 1);
+        p += 5;
+        break;
+    case 0xd3:
+        if (left < 9) {
+            return NULL;
+        }
+        i = (int64_t)wk__mp_load64(p + 1);
+        p += 9;
+        break;
+    default: return NULL;
+    }
+    if (i >= 0) {
+        u = (uint64_t)i;
+        goto unsigned_value;
+    }
+signed_value: {
+    unsigned bits = 8u * op->size;
+    if (op->kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
+        return NULL;
+    }
+    u = (uint64_t)i;
+    goto store;
+}
+unsigned_value: {
+    unsigned bits = 8u * op->size;
+    uint64_t max = op->kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits)
+                                         : ~(uint64_t)0 >> (64 - bits);
+    if (u > max) {
+        return NULL;
+    }
+}
+store:
+    switch (op->size) {
+    case 1: *dst = (uint8_t)u; break;
+    case 2: {
+        uint16_t v = (uint16_t)u;
+        memcpy(dst, &v, 2);
+        break;
+    }
+    case 4: {
+        uint32_t v = (uint32_t)u;
+        memcpy(dst, &v, 4);
+        break;
+    }
+    default: memcpy(dst, &u, 8); break;
+    }
+    return p;
+}
+
+/* The expected key compared as two masked words (the input has 16 bytes left). */
+static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uint8_t *end)
+{
+    uint64_t w0, w1;
+    memcpy(&w0, p, 8);
+    memcpy(&w1, p + 8, 8);
+    if ((((w0 ^ want->kw[0]) & want->km[0]) | ((w1 ^ want->kw[1]) & want->km[1])) != 0) {
+        return false;
+    }
+    return want->key_len <= 16 ||
+           ((size_t)(end - p) >= want->key_len &&
+            memcmp(p + 16, want->key + 16, (size_t)want->key_len - 16) == 0);
+}
+
+static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const uint8_t *p,
+                                               const uint8_t *end, uint8_t *base, wk_arena *a,
+                                               uint32_t vdepth)
+{
+    uint32_t n;
+    if ((*p & 0xf0) == 0x80) {
+        n = *p & 0x0fu;
+        p += 1;
+    } else if (*p == 0xde && end - p >= 3) {
+        n = wk__mp_load16(p + 1);
+        p += 3;
+    } else {
+        return false;
+    }
+    const wk__mp_op *const ops = ix->mp_ops;
+    const wk__mp_op *const ops_end = ops + ix->nfields;
+    const wk__mp_op *want = ops;
+    uint64_t seen = 0;
+    for (; n > 0; n--) {
+        if (WK_MP_UNLIKELY(p == end)) {
+            return false;
+        }
+        const wk__mp_op *op;
+        if (WK_MP_LIKELY(want < ops_end && (size_t)(end - p) >= 16 && dec_key_is(want, p, end))) {
+            op = want;
+            p += op->key_len;
+        } else {
+            size_t klen;
+            p = dec_str_header(p, end, &klen);
+            if (p == NULL) {
+                return false;
+            }
+            int32_t idx = wk__schema_lookup_index(ix, (const char *)p, klen);
+            if (idx < 0) {
+                return false;
+            }
+            p += klen;
+            op = &ops[idx];
+        }
+        want = op + 1;
+        seen |= op->reqmask;
+        if (WK_MP_UNLIKELY(p == end)) {
+            return false;
+        }
+        uint8_t *dst = base + op->offset;
+        switch ((wk_schema_kind)op->kind) {
+        case WK_SK_STR: {
+            if (*p == 0xc0 && (op->flags & WK_NULLABLE) != 0) {
+                *(char **)dst = NULL;
+                p++;
+                break;
+            }
+            size_t len;
+            p = dec_str_header(p, end, &len);
+            if (p == NULL || dec_has_nul(p, len, end)) {
+                return false;
+            }
+            char *c = dec_strdup(a, p, len);
+            if (c == NULL) {
+                return false;
+            }
+            *(char **)dst = c;
+            p += len;
+            break;
+        }
+        case WK_SK_BOOL:
+            if (*p == 0xc2 || *p == 0xc3) {
+                *(bool *)dst = *p == 0xc3;
+            } else if (*p != 0xc0 || (op->flags & WK_NULLABLE) == 0) {
+                return false;
+            }
+            p++;
+            break;
+        case WK_SK_I8:
+        case WK_SK_I16:
+        case WK_SK_I32:
+        case WK_SK_I64:
+        case WK_SK_U8:
+        case WK_SK_U16:
+        case WK_SK_U32:
+        case WK_SK_U64: p = dec_int_field(op, p, end, dst); break;
+        case WK_SK_VALUE: p = dec_value(p, end, (wk_value *)dst, a, vdepth); break;
+        default: p = dec_other(op, p, end, base, a); break;
+        }
+        if (WK_MP_UNLIKELY(p == NULL)) {
+            return false;
+        }
+    }
+    return (seen & ix->required_mask) == ix->required_mask && p == end;
+}
+
+/* The general decode loop over the MessagePack cursor. */
+static __attribute__((noinline)) wk_status dec_general(const wk_schema *s, const void *data,
+                                                       size_t len, void *obj, wk_arena *arena,
+                                                       const wk_schema_opts *opts,
+                                                       wk_schema_error *err)
+{
     mp_cursor r;
     r.start = data != NULL ? data : (const uint8_t *)"";
     r.pos = r.start;
@@ -622,4 +1169,33 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
                             (size_t)(r.pos - r.start), "trailing bytes after the value");
     }
     return st;
+}
+
+WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_t len,
+                                     void *obj, wk_arena *arena, const wk_schema_opts *opts,
+                                     wk_schema_error *err)
+{
+    if (err != NULL) {
+        err->base.code = WK_OK;
+        err->base.offset = 0;
+        err->base.msg = NULL;
+        err->path[0] = '\0';
+    }
+    if (s == NULL || (data == NULL && len != 0) || obj == NULL || arena == NULL) {
+        return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
+                            "schema: NULL argument");
+    }
+    const wk__schema_index *ix = wk__schema_index_get(s, err != NULL ? &err->base : NULL);
+    if (ix == NULL) {
+        return err != NULL ? err->base.code : WK_ERR_ARG;
+    }
+    if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat && len != 0) {
+        uint32_t limit = opts == NULL || opts->max_depth == 0 ? WK__SCHEMA_DEFAULT_DEPTH
+                                                             : wk__schema_depth_limit(opts);
+        if (dec_flat(ix, data, (const uint8_t *)data + len, obj, arena,
+                     limit > 1 ? limit - 1 : 1)) {
+            return WK_OK;
+        }
+    }
+    return dec_general(s, data, len, obj, arena, opts, err);
 }

@@ -420,3 +420,155 @@ WK_TEST(test_schema_msgpack_flat_fast_path_matches_generic_for_every_value)
     wk_buf_free(&out);
     wk_arena_free(&a);
 }
+
+/* Fills `f` with a value of every kind (the tree holds a nested array, so the fast decoder
+ * hands it to the general tree decoder). */
+static void fill_flat(flat *f, wk_arena *a, bool nested)
+{
+    memset(f, 0, sizeof *f);
+    f->b = true;
+    f->i8 = -100;
+    f->i16 = 30000;
+    f->i32 = -70000;
+    f->i64 = INT64_MIN;
+    f->u8 = 200;
+    f->u16 = 65535;
+    f->u32 = 4000000000u;
+    f->u64 = UINT64_MAX;
+    f->f32 = 1.5f;
+    f->f64 = -2.25;
+    f->str = (char *)"a string";
+    f->nstr = NULL;
+    memcpy(f->code, "XYZ", 3);
+    f->bytes.ptr = (const uint8_t *)"\x01\x02\x03";
+    f->bytes.len = 3;
+    f->ts.sec = 1700000000;
+    f->ts.nsec = 123;
+    f->skipped = 5;
+    wk_value_set_map(&f->any, a, 3);
+    wk_value_set_str(&f->any.u.pairs[0].key, "k", 1);
+    if (nested) {
+        wk_value_set_array(&f->any.u.pairs[0].val, a, 2);
+        wk_value_set_int(&f->any.u.pairs[0].val.u.items[0], -5);
+        wk_value_set_str(&f->any.u.pairs[0].val.u.items[1], "in", 2);
+    } else {
+        wk_value_set_int(&f->any.u.pairs[0].val, -5);
+    }
+    wk_value_set_uint(&f->any.u.pairs[1].key, 7);
+    wk_value_set_float(&f->any.u.pairs[1].val, 0.5);
+    wk_value_set_str(&f->any.u.pairs[2].key, "n", 1);
+    wk_value_set_nil(&f->any.u.pairs[2].val);
+}
+
+WK_TEST(test_schema_msgpack_fast_decoder_matches_generic_on_flat_structs)
+{
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    static const uint8_t flips[] = {0x00, 0x01, 0x7f, 0x80, 0x90, 0xa0, 0xa3, 0xc0, 0xc1, 0xc2,
+                                    0xc3, 0xca, 0xcc, 0xcf, 0xd0, 0xd3, 0xd9, 0xdc, 0xde, 0xff};
+    size_t cases = 0;
+    char why[512];
+    for (int nested = 0; nested < 2; nested++) {
+        flat f;
+        fill_flat(&f, &a, nested != 0);
+        wk_buf in;
+        wk_buf_init(&in, NULL, 0);
+        CHECK_OK(wk_schema_encode_mp(&flat_schema, &f, &in, NULL));
+        const uint8_t *d = in.data;
+        size_t n = in.len;
+        uint8_t *m = malloc(n + 1);
+        for (size_t cut = 0; cut <= n; cut++) {
+            memcpy(m, d, cut);
+            cases++;
+            CHECK_MSG(decoders_agree(&flat_schema, sizeof(flat), m, cut, why, sizeof why),
+                      "truncated at %zu: %s", cut, why);
+        }
+        for (size_t i = 0; i < n; i++) {
+            for (size_t k = 0; k < sizeof flips; k++) {
+                memcpy(m, d, n);
+                m[i] = flips[k];
+                cases++;
+                CHECK_MSG(decoders_agree(&flat_schema, sizeof(flat), m, n, why, sizeof why),
+                          "byte %zu = 0x%02x: %s", i, flips[k], why);
+            }
+        }
+        free(m);
+        wk_buf_free(&in);
+    }
+    printf("    %zu hostile flat inputs: fast and generic decoders agree\n", cases);
+    wk_arena_free(&a);
+}
+
+WK_TEST(test_schema_msgpack_fast_decoder_handles_reordered_unknown_and_repeated_keys)
+{
+    /* Each input is valid; the fast path must give the same struct as the generic one. */
+    static const char *const inputs[] = {
+        /* keys in reverse order */
+        "85 a8 6d65746164617461 80 a7 656e61626c6564 c2 a3 616765 d0 9c "
+        "a8 70617373776f7264 a0 a8 757365726e616d65 a1 78",
+        /* an unknown key with a nested value, a repeated key (the last wins) */
+        "84 a8 757365726e616d65 a1 78 a5 6f74686572 92 01 81 a1 61 c0 a3 616765 01 a3 616765 02",
+        /* a str8-encoded key, a uint64-encoded age, a nil metadata */
+        "83 a8 757365726e616d65 a1 78 d9 03 616765 cf 0000000000000014 a8 6d65746164617461 c0",
+        /* a short tail: fewer than 16 bytes after the last key starts */
+        "82 a8 757365726e616d65 a1 78 a3 616765 05",
+        /* metadata: array of scalars, then a map holding a map */
+        "82 a8 757365726e616d65 a1 78 a8 6d65746164617461 93 c3 cb 3ff8000000000000 a2 6869",
+        "82 a8 757365726e616d65 a1 78 a8 6d65746164617461 81 a1 6d 81 a1 6e 01",
+    };
+    char why[512];
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        uint8_t bytes[256];
+        size_t n = wk_test_hex(inputs[i], bytes, sizeof bytes);
+        CHECK_MSG(decoders_agree(&seed_user_schema, sizeof(seed_user), bytes, n, why,
+                                 sizeof why),
+                  "input %zu: %s", i, why);
+        wk_arena a;
+        wk_arena_init(&a, NULL, 0);
+        seed_user u;
+        memset(&u, 0, sizeof u);
+        CHECK_MSG(wk_schema_decode_mp(&seed_user_schema, bytes, n, &u, &a, NULL, NULL) == WK_OK,
+                  "input %zu does not decode", i);
+        CHECK_STR(u.username, "x");
+        wk_arena_free(&a);
+    }
+}
+
+WK_TEST(test_schema_msgpack_fast_encoder_fills_fixed_buffers_to_the_last_byte)
+{
+    seed_user u;
+    wk_pair pairs[2];
+    seed_user_fill(&u, pairs);
+    uint8_t want[128];
+    size_t want_len = wk_test_hex(seed_hex, want, sizeof want);
+    for (size_t cap = 0; cap <= 128; cap++) {
+        uint8_t mem[128];
+        wk_buf fixed, gen;
+        wk_buf_init_fixed(&fixed, mem, cap);
+        uint8_t gmem[128];
+        wk_buf_init_fixed(&gen, gmem, cap);
+        wk_error e1, e2;
+        wk_status s1 = wk_schema_encode_mp(&seed_user_schema, &u, &fixed, &e1);
+        wk_status s2 = encode_generic(&seed_user_schema, &u, &gen);
+        CHECK_MSG(s1 == s2, "capacity %zu: fused %s, generic %s", cap, wk_status_str(s1),
+                  wk_status_str(s2));
+        CHECK_MSG((s1 == WK_OK) == (cap >= want_len), "capacity %zu", cap);
+        if (s1 == WK_OK) {
+            CHECK_MEM(fixed.data, fixed.len, want, want_len);
+        } else {
+            CHECK_EQ(fixed.len, 0);
+            (void)e2;
+        }
+    }
+    /* Appending after existing bytes, across every growth boundary of a small buffer. */
+    for (size_t pre = 0; pre < 100; pre += 7) {
+        wk_buf out;
+        wk_buf_init(&out, NULL, 0);
+        for (size_t k = 0; k < pre; k++) {
+            CHECK_OK(wk_buf_push(&out, (uint8_t)k));
+        }
+        CHECK_OK(wk_schema_encode_mp(&seed_user_schema, &u, &out, NULL));
+        CHECK_MEM(out.data + pre, out.len - pre, want, want_len);
+        wk_buf_free(&out);
+    }
+}

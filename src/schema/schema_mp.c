@@ -184,8 +184,6 @@ static __attribute__((noinline)) uint8_t *enc_grow(wk_buf *out, uint8_t *o, size
 }
 
 #define ENC_END(out) ((out)->data + (out)->cap)
-#define ENC_ROOM(out, o, need)                                                             \
-    (WK_MP_LIKELY((size_t)(ENC_END(out) - (o)) >= (need)) ? (o) : enc_grow((out), (o), (need)))
 
 /* Writes `v` with the msgpack module's checked tree writer (same bytes) and returns the
  * cursor after it. */
@@ -200,7 +198,7 @@ static __attribute__((noinline)) uint8_t *enc_general_value(wk_buf *out, uint8_t
         return NULL;
     }
     o = out->data + out->len;
-    return ENC_ROOM(out, o, fixed);
+    return (size_t)(ENC_END(out) - o) >= fixed ? o : enc_grow(out, o, fixed);
 }
 
 /* The same for the field kinds without a cursor encoder (float32, timestamp, bytes). */
@@ -233,7 +231,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
         return NULL;
     }
     o = out->data + out->len;
-    return ENC_ROOM(out, o, fixed);
+    return (size_t)(ENC_END(out) - o) >= fixed ? o : enc_grow(out, o, fixed);
 }
 
 /* A str header, inline for the short forms. */
@@ -246,11 +244,27 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
     return wk_mp_encode_str_header(o, (uint32_t)len);
 }
 
-/* One wk_value node: scalars and strings inline, with one room check; any other node
- * (float32, binary, ext, timestamp, raw number, nested container, unknown type) through the
- * msgpack module's tree writer, which writes the same bytes. */
-static inline uint8_t *enc_node(wk_buf *out, uint8_t *o, const wk_value *v, size_t fixed)
+/* Makes room for `need` bytes at `o`, keeping `end` (a local) in step; leaves the function
+ * with `fail` when the buffer cannot grow. */
+#define ENC_ENSURE(need, fail)                                                               \
+    do {                                                                                     \
+        if (WK_MP_UNLIKELY((size_t)(end - o) < (need))) {                                     \
+            o = enc_grow(out, o, (need));                                                    \
+            if (o == NULL) {                                                                 \
+                return fail;                                                                 \
+            }                                                                                \
+            end = ENC_END(out);                                                              \
+        }                                                                                    \
+    } while (0)
+
+/* One wk_value node: scalars and strings inline; any other node (float32, binary, ext,
+ * timestamp, raw number, nested container, unknown type) through the msgpack module's tree
+ * writer, which writes the same bytes. */
+static inline __attribute__((always_inline)) uint8_t *enc_node(wk_buf *out, uint8_t *o,
+                                                               uint8_t **endp,
+                                                               const wk_value *v, size_t fixed)
 {
+    uint8_t *end = *endp;
     switch ((wk_value_type)v->type) {
     case WK_VAL_NIL: o = wk_mp_encode_nil(o); break;
     case WK_VAL_BOOL: o = wk_mp_encode_bool(o, v->u.b); break;
@@ -258,26 +272,34 @@ static inline uint8_t *enc_node(wk_buf *out, uint8_t *o, const wk_value *v, size
     case WK_VAL_UINT: o = wk_mp_encode_uint(o, v->u.u); break;
     case WK_VAL_FLOAT:
         if ((v->flags & WK_VALF_F32) != 0) {
-            return enc_general_value(out, o, v, fixed);
+            goto general;
         }
         o = wk_mp_encode_double(o, v->u.f);
         break;
     case WK_VAL_STR:
         o = enc_str_header(o, v->len);
-        o = ENC_ROOM(out, o, (size_t)v->len + fixed);
-        if (o == NULL) {
-            return NULL;
-        }
-        return copy_small(o, v->u.str, v->len);
-    default: return enc_general_value(out, o, v, fixed);
+        ENC_ENSURE((size_t)v->len + fixed, NULL);
+        o = copy_small(o, v->u.str, v->len);
+        *endp = end;
+        return o;
+    default: goto general;
     }
     /* A scalar took at most 9 bytes of the room; restore the invariant. */
-    return ENC_ROOM(out, o, fixed);
+    ENC_ENSURE(fixed, NULL);
+    *endp = end;
+    return o;
+general:
+    o = enc_general_value(out, o, v, fixed);
+    *endp = ENC_END(out);
+    return o;
 }
 
 /* A wk_value field: a container's children are written in one loop without a frame stack
  * (a child container is a whole subtree for the tree writer). */
-static inline uint8_t *enc_value(wk_buf *out, uint8_t *o, const wk_value *v, size_t fixed)
+static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uint8_t *o,
+                                                                uint8_t **endp,
+                                                                const wk_value *v,
+                                                                size_t fixed)
 {
     const wk_value *kid;
     uint64_t nkids;
@@ -290,10 +312,10 @@ static inline uint8_t *enc_value(wk_buf *out, uint8_t *o, const wk_value *v, siz
         kid = v->u.items;
         nkids = v->len;
     } else {
-        return enc_node(out, o, v, fixed);
+        return enc_node(out, o, endp, v, fixed);
     }
     for (uint64_t k = 0; k < nkids && o != NULL; k++) {
-        o = enc_node(out, o, &kid[k], fixed);
+        o = enc_node(out, o, endp, &kid[k], fixed);
     }
     return o;
 }
@@ -328,6 +350,65 @@ static bool op_empty(const wk__mp_op *op, const uint8_t *p)
     }
 }
 
+/* One field of a flat plan: its key, then its value. Returns the cursor or NULL (give up). */
+static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uint8_t *o,
+                                                                uint8_t **endp,
+                                                                const wk__mp_op *op,
+                                                                const uint8_t *base,
+                                                                size_t fixed)
+{
+    uint8_t *end = *endp;
+    const uint8_t *p = base + op->offset;
+    memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
+    if (WK_MP_UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
+        memcpy(o, op->key, op->key_len);
+    }
+    o += op->key_len;
+    switch ((wk_schema_kind)op->kind) {
+    case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
+    case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
+    case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
+    case WK_SK_I32: return wk_mp_encode_int(o, *(const int32_t *)p);
+    case WK_SK_I64: return wk_mp_encode_int(o, *(const int64_t *)p);
+    case WK_SK_U8: return wk_mp_encode_uint(o, *p);
+    case WK_SK_U16: return wk_mp_encode_uint(o, *(const uint16_t *)p);
+    case WK_SK_U32: return wk_mp_encode_uint(o, *(const uint32_t *)p);
+    case WK_SK_U64: return wk_mp_encode_uint(o, *(const uint64_t *)p);
+    case WK_SK_F64: return wk_mp_encode_double(o, *(const double *)p);
+    case WK_SK_STR: {
+        const char *str = *(const char *const *)p;
+        if (str == NULL) {
+            return (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
+        }
+        size_t len = strlen(str);
+        if (WK_MP_UNLIKELY(len > UINT32_MAX)) {
+            return NULL;
+        }
+        o = enc_str_header(o, len);
+        ENC_ENSURE(len + fixed, NULL);
+        *endp = end;
+        return copy_small(o, str, len);
+    }
+    case WK_SK_STRBUF: {
+        const char *str = (const char *)p;
+        const char *nul = memchr(str, 0, op->size);
+        size_t len = nul != NULL ? (size_t)(nul - str) : op->size;
+        o = enc_str_header(o, len);
+        ENC_ENSURE(len + fixed, NULL);
+        *endp = end;
+        return copy_small(o, str, len);
+    }
+    case WK_SK_VALUE: return enc_value(out, o, endp, (const wk_value *)p, fixed);
+    case WK_SK_F32:
+    case WK_SK_TIMESTAMP:
+    case WK_SK_BYTES:
+        o = enc_general_field(out, o, op, p, fixed);
+        *endp = ENC_END(out);
+        return o;
+    default: return NULL; /* not in a flat plan */
+    }
+}
+
 /* Encodes a flat struct with its compiled plan in one pass over `out`. Returns false when
  * the object needs the general path (an error to report, a buffer that cannot grow, a string
  * beyond 4 GiB); the caller then drops what was written. */
@@ -345,16 +426,25 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
             return false;
         }
     }
-    uint64_t present = ~(uint64_t)0;
-    uint32_t n = ix->nfields;
-    if (ix->mp_omit) {
-        n = 0;
-        present = 0;
-        for (uint32_t i = 0; i < ix->nfields; i++) {
-            if ((op[i].flags & WK_OMITEMPTY) == 0 || !op_empty(&op[i], base + op[i].offset)) {
-                present |= (uint64_t)1 << i;
-                n++;
+    uint8_t *end = ENC_END(out);
+    if (!ix->mp_omit) {
+        /* Every field is written. */
+        o = wk_mp_encode_map_header(o, ix->nfields);
+        for (; op < op_end; op++) {
+            o = enc_field(out, o, &end, op, base, fixed);
+            if (WK_MP_UNLIKELY(o == NULL)) {
+                return false;
             }
+        }
+        out->len = (size_t)(o - out->data);
+        return true;
+    }
+    uint64_t present = 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ix->nfields; i++) {
+        if ((op[i].flags & WK_OMITEMPTY) == 0 || !op_empty(&op[i], base + op[i].offset)) {
+            present |= (uint64_t)1 << i;
+            n++;
         }
     }
     o = wk_mp_encode_map_header(o, n);
@@ -362,68 +452,9 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
         if ((present & 1) == 0) {
             continue;
         }
-        const uint8_t *p = base + op->offset;
-        memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
-        if (WK_MP_UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
-            memcpy(o, op->key, op->key_len);
-        }
-        o += op->key_len;
-        switch ((wk_schema_kind)op->kind) {
-        case WK_SK_BOOL: o = wk_mp_encode_bool(o, *(const bool *)p); break;
-        case WK_SK_I8: o = wk_mp_encode_int(o, *(const int8_t *)p); break;
-        case WK_SK_I16: o = wk_mp_encode_int(o, *(const int16_t *)p); break;
-        case WK_SK_I32: o = wk_mp_encode_int(o, *(const int32_t *)p); break;
-        case WK_SK_I64: o = wk_mp_encode_int(o, *(const int64_t *)p); break;
-        case WK_SK_U8: o = wk_mp_encode_uint(o, *p); break;
-        case WK_SK_U16: o = wk_mp_encode_uint(o, *(const uint16_t *)p); break;
-        case WK_SK_U32: o = wk_mp_encode_uint(o, *(const uint32_t *)p); break;
-        case WK_SK_U64: o = wk_mp_encode_uint(o, *(const uint64_t *)p); break;
-        case WK_SK_F64: o = wk_mp_encode_double(o, *(const double *)p); break;
-        case WK_SK_STR: {
-            const char *str = *(const char *const *)p;
-            if (str == NULL) {
-                o = (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
-                break;
-            }
-            size_t len = strlen(str);
-            if (WK_MP_UNLIKELY(len > UINT32_MAX)) {
-                return false;
-            }
-            o = enc_str_header(o, len);
-            o = ENC_ROOM(out, o, len + fixed);
-            if (o == NULL) {
-                return false;
-            }
-            o = copy_small(o, str, len);
-            break;
-        }
-        case WK_SK_STRBUF: {
-            const char *str = (const char *)p;
-            const char *nul = memchr(str, 0, op->size);
-            size_t len = nul != NULL ? (size_t)(nul - str) : op->size;
-            o = enc_str_header(o, len);
-            o = ENC_ROOM(out, o, len + fixed);
-            if (o == NULL) {
-                return false;
-            }
-            o = copy_small(o, str, len);
-            break;
-        }
-        case WK_SK_VALUE:
-            o = enc_value(out, o, (const wk_value *)p, fixed);
-            if (o == NULL) {
-                return false;
-            }
-            break;
-        case WK_SK_F32:
-        case WK_SK_TIMESTAMP:
-        case WK_SK_BYTES:
-            o = enc_general_field(out, o, op, p, fixed);
-            if (o == NULL) {
-                return false;
-            }
-            break;
-        default: return false; /* not in a flat plan */
+        o = enc_field(out, o, &end, op, base, fixed);
+        if (WK_MP_UNLIKELY(o == NULL)) {
+            return false;
         }
     }
     out->len = (size_t)(o - out->data);
@@ -671,22 +702,69 @@ static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
     return d;
 }
 
-/* True when `s[0..len)` holds a NUL byte; `end` bounds what may be read. */
-static inline bool dec_has_nul(const uint8_t *s, size_t len, const uint8_t *end)
-{
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (len <= 16 && (size_t)(end - s) >= 16) {
-        uint64_t w0, w1;
-        memcpy(&w0, s, 8);
-        memcpy(&w1, s + 8, 8);
-        /* Bytes past the string are forced non-zero. */
-        w0 |= len >= 8 ? 0 : ~(uint64_t)0 << (8 * len);
-        w1 |= len >= 16 ? 0 : len <= 8 ? ~(uint64_t)0 : ~(uint64_t)0 << (8 * (len - 8));
-        const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
-        return (((w0 - lo) & ~w0) | ((w1 - lo) & ~w1)) & hi;
-    }
+#define DEC_LE 1
+#else
+#define DEC_LE 0
 #endif
+
+/* True when `s[0..len)` holds a NUL byte (the memchr the general loop does). */
+static inline bool dec_has_nul(const uint8_t *s, size_t len)
+{
     return memchr(s, 0, len) != NULL;
+}
+
+/* True when the word holds a zero byte. */
+static inline bool dec_word_has_zero(uint64_t w)
+{
+    return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0;
+}
+
+/* Copies the string `s[0..len)` into the arena with a NUL; with `check_nul`, NULL and *nul
+ * set when it holds a NUL byte. Strings of up to 16 bytes are checked and copied as two
+ * overlapping words inside the string (shorter than 8: one word ending at the string's end,
+ * which needs 8 bytes of input before that end; `start` is the input's first byte), stored
+ * into the arena when it has 17 bytes of room (bytes past the NUL land in its free space and
+ * are overwritten by later allocations). NULL without *nul: out of arena. */
+static inline char *dec_copy_str(wk_arena *a, const uint8_t *s, size_t len,
+                                 const uint8_t *start, bool check_nul, bool *nul)
+{
+#if DEC_LE
+    if (len <= 16 && a->cur != NULL && (size_t)(a->end - a->cur) >= 17 &&
+        (len >= 8 || (size_t)(s + len - start) >= 8)) {
+        char *d = (char *)a->cur;
+        if (len >= 8) {
+            uint64_t w0, w1;
+            memcpy(&w0, s, 8);
+            memcpy(&w1, s + len - 8, 8);
+            if (check_nul && (dec_word_has_zero(w0) || dec_word_has_zero(w1))) {
+                *nul = true;
+                return NULL;
+            }
+            memcpy(d, &w0, 8);
+            memcpy(d + len - 8, &w1, 8);
+        } else if (len > 0) {
+            uint64_t w;
+            memcpy(&w, s + len - 8, 8);
+            w >>= 8 * (8 - len);
+            if (check_nul && dec_word_has_zero(w | ~(uint64_t)0 << (8 * len))) {
+                *nul = true;
+                return NULL;
+            }
+            memcpy(d, &w, 8);
+        }
+        d[len] = '\0';
+        a->cur += len + 1;
+        return d;
+    }
+#else
+    (void)start;
+#endif
+    if (check_nul && dec_has_nul(s, len)) {
+        *nul = true;
+        return NULL;
+    }
+    return dec_strdup(a, s, len);
 }
 
 /* Reads a str header at `p` (p < end): the length, with the bytes checked to be there.
@@ -717,14 +795,20 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
     return p;
 }
 
-/* Fills the common fields of a wk_value node (what the tree decoder sets first). */
+/* Fills the common fields of a wk_value node (what the tree decoder sets first): type,
+ * flags, ext_type 0, reserved 0, len (one store where the layout allows). */
 static inline void dec_node_head(wk_value *v, uint8_t type, uint8_t flags, uint32_t len)
 {
+#if DEC_LE
+    uint64_t head = (uint64_t)type | (uint64_t)flags << 8 | (uint64_t)len << 32;
+    memcpy(v, &head, 8);
+#else
     v->type = type;
     v->flags = flags;
     v->ext_type = 0;
     v->reserved = 0;
     v->len = len;
+#endif
 }
 
 /* One wk_value node from its token, as the msgpack module's tree decoder builds it with
@@ -785,8 +869,9 @@ static bool dec_node_ev(wk_value *v, const wk_event *ev, wk_arena *a)
 /* One child node of a wk_value container (p < end). The common forms are read inline; the
  * others through the token decoder. Returns the next byte, or NULL (a nested container is
  * reported with *deeper set, anything else is a give-up). */
-static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end, wk_value *v,
-                                     wk_arena *a, bool *deeper)
+static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
+                                     const uint8_t *start, wk_value *v, wk_arena *a,
+                                     bool *deeper)
 {
     uint8_t b = *p;
     if (b <= 0x7f) {
@@ -805,7 +890,8 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end, wk_va
         if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
             return NULL;
         }
-        char *c = dec_strdup(a, p, n);
+        bool nul = false;
+        char *c = dec_copy_str(a, p, n, start, false, &nul);
         if (c == NULL) {
             return NULL;
         }
@@ -828,9 +914,8 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end, wk_va
 /* A wk_value field (p < end). A scalar or a container of scalars is built here, with no
  * frame stack; a container among the children sends the whole value to the msgpack module's
  * tree decoder (as the general loop does). Returns the next byte or NULL. */
-static __attribute__((noinline)) const uint8_t *dec_value(const uint8_t *p, const uint8_t *end,
-                                                          wk_value *dst, wk_arena *a,
-                                                          uint32_t vdepth)
+static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, const uint8_t *in,
+                                       wk_value *dst, wk_arena *a, uint32_t vdepth)
 {
     const uint8_t *start = p;
     uint8_t b = *p;
@@ -879,7 +964,7 @@ static __attribute__((noinline)) const uint8_t *dec_value(const uint8_t *p, cons
         if (p == end) {
             return NULL;
         }
-        p = dec_kid(p, end, &kids[k], a, &deeper);
+        p = dec_kid(p, end, in, &kids[k], a, &deeper);
         if (p != NULL) {
             continue;
         }
@@ -1062,6 +1147,7 @@ static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const
                                                const uint8_t *end, uint8_t *base, wk_arena *a,
                                                uint32_t vdepth)
 {
+    const uint8_t *const in = p;
     uint32_t n;
     if ((*p & 0xf0) == 0x80) {
         n = *p & 0x0fu;
@@ -1081,7 +1167,11 @@ static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const
             return false;
         }
         const wk__mp_op *op;
-        if (WK_MP_LIKELY(want < ops_end && (size_t)(end - p) >= 16 && dec_key_is(want, p, end))) {
+        if (WK_MP_LIKELY(want < ops_end &&
+                         ((size_t)(end - p) >= 16
+                              ? dec_key_is(want, p, end)
+                              : (size_t)(end - p) >= want->key_len &&
+                                    memcmp(p, want->key, want->key_len) == 0))) {
             op = want;
             p += op->key_len;
         } else {
@@ -1112,10 +1202,11 @@ static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const
             }
             size_t len;
             p = dec_str_header(p, end, &len);
-            if (p == NULL || dec_has_nul(p, len, end)) {
+            if (p == NULL) {
                 return false;
             }
-            char *c = dec_strdup(a, p, len);
+            bool nul = false;
+            char *c = dec_copy_str(a, p, len, in, true, &nul);
             if (c == NULL) {
                 return false;
             }
@@ -1139,7 +1230,7 @@ static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const
         case WK_SK_U16:
         case WK_SK_U32:
         case WK_SK_U64: p = dec_int_field(op, p, end, dst); break;
-        case WK_SK_VALUE: p = dec_value(p, end, (wk_value *)dst, a, vdepth); break;
+        case WK_SK_VALUE: p = dec_value(p, end, in, (wk_value *)dst, a, vdepth); break;
         default: p = dec_other(op, p, end, base, a); break;
         }
         if (WK_MP_UNLIKELY(p == NULL)) {

@@ -20,7 +20,8 @@
 #define STORE_FAILED 0x02u /* ... and it failed */
 
 struct wk_cache {
-    char ns[WK_CACHE_NS_MAX + 1];
+    char ns[WK_CACHE_NS_MAX + 1]; /* NUL-padded to the end: read whole when building keys */
+    size_t ns_len;
     const wk_serializer *ser;
     const wk_cache_store *store;
     uint32_t local_ttl_ms;
@@ -69,47 +70,89 @@ static inline bool local_usable(wk_cache *c)
 
 /* ---- keys --------------------------------------------------------------------------------- */
 
-static size_t put_u32(char *out, uint32_t v)
+/* Decimal digits of `v`. */
+static inline size_t u32_digits(uint32_t v)
 {
-    char tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
+    size_t n = 1;
+    while (v >= 10) {
         v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; i++) {
-        out[i] = tmp[n - 1 - i];
+        n++;
     }
     return n;
 }
 
-WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
-                           char *buf, size_t cap)
+/* Writes the `n` decimal digits of `v` at `p`. */
+static inline void put_u32(char *p, size_t n, uint32_t v)
 {
-    char ver[10];
-    size_t vn = put_u32(ver, s->version);
-    size_t nl = strlen(ns);
+    for (size_t i = n; i > 0; i--) {
+        p[i - 1] = (char)('0' + v % 10);
+        v /= 10;
+    }
+}
+
+/* Copies `n` bytes without a library call for the short runs keys are made of. */
+static inline char *put_bytes(char *p, const char *src, size_t n)
+{
+    if (n <= 16 && n >= 8) {
+        memcpy(p, src, 8);
+        memcpy(p + n - 8, src + n - 8, 8);
+    } else if (n < 8 && n >= 4) {
+        memcpy(p, src, 4);
+        memcpy(p + n - 4, src + n - 4, 4);
+    } else if (n < 4) {
+        if (n > 0) {
+            p[0] = src[0];
+            p[n / 2] = src[n / 2];
+            p[n - 1] = src[n - 1];
+        }
+    } else {
+        memcpy(p, src, n);
+    }
+    return p + n;
+}
+
+/* Builds `<ns>:<entity>:v<version>:<id>` (see wk_cache_key). With `ns_padded`, `ns` is a
+ * cache's namespace array, readable for WK_CACHE_NS_MAX bytes, and is copied whole (one
+ * fixed-size move) when `cap` allows. */
+static inline size_t build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s,
+                               const char *id, size_t id_len, char *buf, size_t cap)
+{
+    size_t vn = u32_digits(s->version);
     size_t el = strlen(s->name);
     size_t total = nl + 1 + el + 2 + vn + 1 + id_len;
     if (total < id_len || total >= cap) {
         return total < id_len ? SIZE_MAX : total;
     }
     char *p = buf;
-    memcpy(p, ns, nl);
-    p += nl;
+    if (ns_padded && cap >= WK_CACHE_NS_MAX) {
+        memcpy(p, ns, WK_CACHE_NS_MAX); /* the bytes past nl are overwritten below */
+        p += nl;
+    } else {
+        p = put_bytes(p, ns, nl);
+    }
     *p++ = ':';
-    memcpy(p, s->name, el);
-    p += el;
+    p = put_bytes(p, s->name, el);
     *p++ = ':';
     *p++ = 'v';
-    memcpy(p, ver, vn);
+    put_u32(p, vn, s->version);
     p += vn;
     *p++ = ':';
-    if (id_len != 0) {
-        memcpy(p, id, id_len);
-    }
-    p[id_len] = '\0';
+    p = put_bytes(p, id, id_len);
+    *p = '\0';
     return total;
+}
+
+WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
+                           char *buf, size_t cap)
+{
+    return build_key(ns, strlen(ns), false, s, id, id_len, buf, cap);
+}
+
+/* The key of `id` in cache `c` (the namespace's length is known, its copy is one move). */
+static inline size_t cache_key(const wk_cache *c, const wk_schema *s, const char *id,
+                               size_t id_len, char *buf, size_t cap)
+{
+    return build_key(c->ns, c->ns_len, true, s, id, id_len, buf, cap);
 }
 
 /* ---- create / destroy --------------------------------------------------------------------- */
@@ -164,7 +207,8 @@ WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_
     if (c == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
-    memcpy(c->ns, ns, nl + 1);
+    memcpy(c->ns, ns, nl + 1); /* calloc'd: the rest of the array stays NUL */
+    c->ns_len = nl;
     c->ser = cfg->serializer != NULL ? cfg->serializer : wk_serializer_msgpack();
     c->store = cfg->store;
     c->local_ttl_ms = cfg->local_ttl_ms != 0 ? cfg->local_ttl_ms : 30000;
@@ -514,7 +558,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
 {
     char key[WK_CACHE_KEY_MAX];
     *out = NULL;
-    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
     }
@@ -553,7 +597,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         refs[i] = NULL;
         statuses[i] = WK_OK;
         char *key = keys + i * WK_CACHE_KEY_MAX;
-        size_t kl = wk_cache_key(c->ns, s, ids[i].ptr, ids[i].len, key, WK_CACHE_KEY_MAX);
+        size_t kl = cache_key(c, s, ids[i].ptr, ids[i].len, key, WK_CACHE_KEY_MAX);
         if (kl >= WK_CACHE_KEY_MAX) {
             statuses[i] = WK_ERR_ARG;
             if (first == WK_OK) {
@@ -676,7 +720,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
                               const void *obj, uint32_t ttl_ms, wk_error *err)
 {
     char key[WK_CACHE_KEY_MAX];
-    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
     }
@@ -715,7 +759,7 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
                                      size_t id_len, wk_error *err)
 {
     char key[WK_CACHE_KEY_MAX];
-    size_t key_len = wk_cache_key(c->ns, s, id, id_len, key, sizeof key);
+    size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
     }

@@ -89,6 +89,56 @@ WK_TEST(test_cache_key_is_namespace_entity_version_id)
     CHECK_STATUS(wk_cache_create(&cfg, &c, NULL), WK_ERR_ARG);
 }
 
+WK_SCHEMA_DEFINE_STATIC(v12345_schema, seed_user, "a rather long entity name", 12345,
+    WK_FIELD(seed_user, username, "username", WK_SK_STR, 0));
+
+WK_TEST(test_cache_key_matches_the_format_for_every_length)
+{
+    /* Keys are built with inline copies; compare with the format over many lengths. */
+    static const char letters[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+    const wk_schema *schemas[2] = {&seed_user_schema, &v12345_schema};
+    char ns[65], id[48], got[160], want[160];
+    size_t cases = 0;
+    for (size_t nl = 1; nl <= 64; nl++) {
+        memcpy(ns, letters, nl);
+        ns[nl] = '\0';
+        for (size_t il = 0; il < sizeof id; il++) {
+            memcpy(id, letters + 10, il);
+            for (int k = 0; k < 2; k++) {
+                int wn = snprintf(want, sizeof want, "%s:%s:v%u:%.*s", ns, schemas[k]->name,
+                                  (unsigned)schemas[k]->version, (int)il, id);
+                size_t n = wk_cache_key(ns, schemas[k], id, il, got, sizeof got);
+                CHECK_EQ(n, (size_t)wn);
+                CHECK_STR(got, want);
+                cases++;
+            }
+        }
+    }
+    CHECK(cases > 0);
+}
+
+WK_TEST(test_cache_stores_under_the_same_key_with_a_64_byte_namespace)
+{
+    fake_store f;
+    fake_store_init(&f);
+    wk_cache_config cfg = {0};
+    cfg.ns = "0123456789012345678901234567890123456789012345678901234567890123";
+    cfg.store = &f.store;
+    wk_cache *c = make_cache(&cfg);
+    CHECK(c != NULL);
+    db d = {0};
+    wk_status st;
+    CHECK_EQ(get_age(c, "1234567890", &d, &st), 1234567890);
+    CHECK_OK(st);
+    char key[160];
+    wk_cache_key(cfg.ns, &seed_user_schema, "1234567890", 10, key, sizeof key);
+    size_t len = 0;
+    CHECK(fake_store_get_raw(&f, key, &len) != NULL && len > 0);
+    wk_cache_destroy(c);
+    fake_store_free(&f);
+}
+
 WK_TEST(test_cache_miss_loads_once_then_hits)
 {
     wk_cache *c = make_cache(NULL);

@@ -72,6 +72,14 @@ typedef struct wk_media_type {
     char cache_inline[WK_MT_RENDER_INLINE];
 } wk_media_type;
 
+/** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
+ *  cache. `wk_media_type mt = WK_MT_INIT;` */
+#define WK_MT_INIT {0}
+
+/** Makes *mt empty, as WK_MT_INIT does (a few stores; the parameter array and the render
+ *  buffer are left as they are, since nparams and the cache kind define them). */
+WK_API void wk_mt_init(wk_media_type *mt);
+
 /**
  * Parses `data[0..len)` into *mt (views of `data`, which must outlive *mt). `flags`: 0
  * (WHATWG), WK_MT_STRICT, WK_MT_UTF8, or both. Allocates nothing. Returns WK_OK;

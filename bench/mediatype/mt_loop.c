@@ -23,8 +23,7 @@ int main(int argc, char **argv)
     const char *v = argc > 3 ? argv[3] : "application/json; charset=utf-8";
     size_t len = strlen(v);
     int kind = strcmp(op, "parse") == 0 ? 0 : strcmp(op, "render") == 0 ? 1 : 2;
-    wk_media_type mt;
-    memset(&mt, 0, sizeof mt);
+    wk_media_type mt = WK_MT_INIT;
     unsigned long sum = 0;
     if (wk_mt_parse(v, len, 0, &mt, NULL) != WK_OK) {
         fprintf(stderr, "mt-loop: not a media type\n");

@@ -86,8 +86,10 @@ WK_API void wk_mt_init(wk_media_type *mt);
  * WK_ERR_SYNTAX for a value that is not a media type (err->offset is the first byte that
  * made it so, err->msg says what was expected); WK_ERR_LIMIT when more than
  * WK_MT_MAX_PARAMS distinct parameters survive; WK_ERR_ARG for NULL arguments. On error *mt
- * is left empty (no type). *mt is overwritten whole: if it held a heap-rendered form (see
- * wk_mt_render), wk_mt_release() it first. Thread-safe.
+ * is left empty (no type). *mt must be initialised (WK_MT_INIT, wk_mt_init(), or an earlier
+ * parse or build): a heap-rendered form it holds (see wk_mt_render) is freed first, so parsing
+ * again into the same object never leaks. Do not parse into a byte copy of an object whose
+ * heap form the original still uses. Thread-safe.
  */
 WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                              wk_error *err);
@@ -95,10 +97,11 @@ WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_me
 /**
  * Makes *mt from an essence ("type/subtype", any case) and `n` parameters whose `value` is
  * the plain value (no quotes or escapes; `quoted`/`escaped` are ignored and cleared). Views
- * only: essence, names and values must outlive *mt. Returns WK_ERR_SYNTAX (err->offset is
- * the index of the bad parameter + 1, or 0 for the essence) when the essence is not
- * token "/" token, a name is not a token, or a value has a byte outside TAB, 0x20-0x7E,
- * 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
+ * only: essence, names and values must outlive *mt. *mt must be initialised as for
+ * wk_mt_parse(); a heap-rendered form it holds is freed first. Returns WK_ERR_SYNTAX
+ * (err->offset is the index of the bad parameter + 1, or 0 for the essence) when the essence
+ * is not token "/" token, a name is not a token, or a value has a byte outside TAB,
+ * 0x20-0x7E, 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
  */
 WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len,
                              const wk_mt_param *params, size_t n, wk_error *err);

@@ -240,6 +240,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     if (mt == NULL || essence == NULL || (params == NULL && n != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, essence or parameters");
     }
+    wk_mt_release(mt);
     memset(mt, 0, offsetof(wk_media_type, params));
     mt->cache_kind = CACHE_NONE;
     mt->cache_styles = 0;

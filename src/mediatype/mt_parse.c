@@ -1,6 +1,7 @@
 /*
  * The hand-tuned media-type scanner: the WHATWG "parse a MIME type" algorithm and the
- * RFC 9110 grammar, written directly over bytes with one table lookup per byte.
+ * RFC 9110 grammar, written directly over bytes with one table lookup per byte. It takes every
+ * input; wk_mt_parse() (mt_fast.c) tries a vector fast path for the common shape first.
  *
  * It is held equal to the text-codec grammar (mt_grammar.c) by a differential test over every
  * vector and by the fuzzer. While scanning it also notes whether the input already is its own
@@ -20,15 +21,26 @@ static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char
     return wk_error_set(err, WK_ERR_SYNTAX, off, msg);
 }
 
-void wk__mt_set_known(wk_media_type *mt)
+/* Sets id and, for a well-known type, the table views; returns whether the essence was
+ * written exactly as the table's (lowercase) one. */
+static inline bool set_known(wk_media_type *mt)
 {
-    mt->id = wk_mt_known_find(mt->essence.ptr, mt->essence.len);
+    bool exact = false;
+    mt->id = mt->essence.len - 1 < 255 ? wk__mt_known_lookup(mt->essence.ptr, mt->essence.len,
+                                                              &exact)
+                                       : 0;
     if (mt->id != 0) {
         const wk_mt_known *k = &wk__mt_known[mt->id];
         mt->essence.ptr = k->essence;
         mt->type.ptr = k->essence;
         mt->subtype.ptr = k->essence + mt->type.len + 1;
     }
+    return exact;
+}
+
+void wk__mt_set_known(wk_media_type *mt)
+{
+    set_known(mt);
 }
 
 /* Looks the essence up in the well-known table and says whether it was written in lower
@@ -37,8 +49,7 @@ static bool essence_lowercase(wk_media_type *mt)
 {
     const char *p = mt->essence.ptr;
     size_t n = mt->essence.len;
-    wk__mt_set_known(mt);
-    if (mt->id != 0 && memcmp(p, mt->essence.ptr, n) == 0) {
+    if (set_known(mt)) {
         return true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -457,12 +468,12 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
         add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }
     mt->canonical = (uint8_t)canon;
-    wk__mt_set_known(mt);
+    set_known(mt);
     return WK_OK;
 }
 
-wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
-                      wk_error *err)
+wk_status wk__mt_parse_scan(const void *data, size_t len, unsigned flags, wk_media_type *mt,
+                            wk_error *err)
 {
     if (mt == NULL || (data == NULL && len != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no input or output given");

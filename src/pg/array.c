@@ -16,7 +16,7 @@
  */
 #include "pg/pg_internal.h"
 
-#define MAX_ARRAY_SIZE 134217727 /* PostgreSQL's MaxArraySize */
+#define MAX_ARRAY_SIZE WK__PG_MAX_ARRAY_SIZE
 
 static bool aspace(uint8_t c)
 {

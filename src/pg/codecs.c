@@ -148,6 +148,23 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     return WK_OK;
 }
 
+wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn)
+{
+    if (fn == int2_text_i16) {
+        return WK__PG_FAST_I16;
+    }
+    if (fn == int4_text_i32) {
+        return WK__PG_FAST_I32;
+    }
+    if (fn == int8_text_i64) {
+        return WK__PG_FAST_I64;
+    }
+    if (fn == f4_text_f32) {
+        return WK__PG_FAST_F32;
+    }
+    return fn == f8_text_f64 ? WK__PG_FAST_F64 : WK__PG_FAST_NONE;
+}
+
 /* Types whose natural kind is one native integer: read through the type table, store. */
 #define FAST_NATIVE(name, type, ctype)                                                        \
     static wk_status name(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,      \

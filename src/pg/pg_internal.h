@@ -132,6 +132,19 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
                              const wk_pg_events *ev, wk_buf *scratch, wk_error *err);
 
 /* ---- arrays (array.c) ---- */
+/* PostgreSQL's MaxArraySize: the most elements an array may hold. */
+#define WK__PG_MAX_ARRAY_SIZE 134217727
+/* The hand-written text decoders of codecs.c that array_c.c may inline for elements. */
+typedef enum wk__pg_fast_form {
+    WK__PG_FAST_NONE = 0,
+    WK__PG_FAST_I16, /* int2_text_i16 */
+    WK__PG_FAST_I32, /* int4_text_i32 */
+    WK__PG_FAST_I64, /* int8_text_i64 */
+    WK__PG_FAST_F32, /* f4_text_f32 */
+    WK__PG_FAST_F64  /* f8_text_f64 */
+} wk__pg_fast_form;
+/* Which of those `fn` is (WK__PG_FAST_NONE for any other function). */
+wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn);
 extern const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT];
 extern const wk_pg_encode_fn wk__pg_array_enc[2][WK_PG_KIND_COUNT];
 /* Array kinds a codec gets: element codec's kinds filtered. */

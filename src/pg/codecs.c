@@ -240,6 +240,17 @@ FAST_ENC_BIN(enc_bin_f32, float, 4, stf4)
 FAST_ENC_BIN(enc_bin_f64, double, 8, stf8)
 FAST_ENC_BIN(enc_bin_bool, bool, 1, stbool)
 
+size_t wk__pg_fixed_bin_width(wk_pg_encode_fn fn)
+{
+    if (fn == enc_bin_i64 || fn == enc_bin_f64) {
+        return 8;
+    }
+    if (fn == enc_bin_i32 || fn == enc_bin_f32 || fn == enc_bin_u32) {
+        return 4;
+    }
+    return fn == enc_bin_i16 ? 2 : 0;
+}
+
 static wk_status enc_bin_ts(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     (void)e;

@@ -253,3 +253,55 @@ WK_TEST(test_pg_carray_reports_nulls_dimensions_capacity_and_bad_elements)
 }
 
 
+
+/* Binary 1-D arrays of fixed-size elements are written in one block: the bytes must be the
+ * header plus, per element, its length word and the element encoder's own bytes. */
+WK_TEST(test_pg_carray_binary_array_encode_block_equals_per_element_bytes)
+{
+    static const struct {
+        wk_pg_kind kind;
+        size_t size;
+        wk_pg_oid elem;
+    } ks[] = {{WK_PG_KIND_I16, 2, WK_PG_OID_INT2}, {WK_PG_KIND_I32, 4, WK_PG_OID_INT4},
+              {WK_PG_KIND_I64, 8, WK_PG_OID_INT8}, {WK_PG_KIND_F32, 4, WK_PG_OID_FLOAT4},
+              {WK_PG_KIND_F64, 8, WK_PG_OID_FLOAT8}};
+    srand(777);
+    for (int round = 0; round < 500; round++) {
+        size_t ki = (size_t)rand() % 5;
+        uint8_t elems[16 * 8];
+        for (size_t i = 0; i < sizeof elems; i++) {
+            elems[i] = (uint8_t)rand();
+        }
+        size_t n = 1 + (size_t)rand() % 16;
+        const wk_pg_encoder *ae =
+            wk_pg_registry_find_array_encoder(pgt_reg(), ks[ki].kind, WK_PG_BINARY);
+        const wk_pg_encoder *ee = wk_pg_registry_find_encoder(pgt_reg(), ks[ki].kind, WK_PG_BINARY);
+        CHECK(ae != NULL && ee != NULL && ee->oid == ks[ki].elem);
+        wk_pg_array_in in;
+        wk_pg_array_in_1d(&in, ks[ki].kind, elems, n, NULL);
+        in.lbounds[0] = rand() % 3 - 1;
+        wk_buf got, want;
+        wk_buf_init(&got, NULL, 0);
+        wk_buf_init(&want, NULL, 0);
+        CHECK_OK(wk_buf_append(&got, "x", 1));
+        CHECK_OK(wk_pg_encode(ae, &in, &got, NULL));
+        uint8_t h[20] = {0, 0, 0, 1, 0, 0, 0, 0};
+        h[8] = (uint8_t)(ks[ki].elem >> 24);
+        h[9] = (uint8_t)(ks[ki].elem >> 16);
+        h[10] = (uint8_t)(ks[ki].elem >> 8);
+        h[11] = (uint8_t)ks[ki].elem;
+        h[15] = (uint8_t)n;
+        h[16] = h[17] = h[18] = in.lbounds[0] < 0 ? 0xff : 0;
+        h[19] = (uint8_t)in.lbounds[0];
+        CHECK_OK(wk_buf_append(&want, "x", 1));
+        CHECK_OK(wk_buf_append(&want, h, 20));
+        for (size_t i = 0; i < n; i++) {
+            uint8_t len[4] = {0, 0, 0, (uint8_t)ks[ki].size};
+            CHECK_OK(wk_buf_append(&want, len, 4));
+            CHECK_OK(wk_pg_encode(ee, elems + i * ks[ki].size, &want, NULL));
+        }
+        CHECK_MEM(got.data, got.len, want.data, want.len);
+        wk_buf_free(&got);
+        wk_buf_free(&want);
+    }
+}

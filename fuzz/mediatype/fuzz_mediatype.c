@@ -7,17 +7,20 @@
  *   serializes to itself), in both styles, and render returns the same text.
  * Any disagreement aborts, which libFuzzer reports as a crash.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mediatype/mt_internal.h"
 
-static void check(bool ok)
+static void check_at(bool ok, int line)
 {
     if (!ok) {
+        fprintf(stderr, "fuzz_mediatype: check at line %d failed\n", line);
         abort();
     }
 }
+#define check(ok) check_at((ok), __LINE__)
 
 static bool same(const wk_media_type *a, const wk_media_type *b)
 {

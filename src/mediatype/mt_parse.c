@@ -80,51 +80,6 @@ static bool add_param(wk_media_type *mt, const char *name, size_t nlen, const ch
     return true;
 }
 
-/* The plain value of a quoted raw value (escapes resolved) holds only quoted-string code
- * points. Backslash is one, so in Latin-1 mode checking the raw bytes is the same thing. */
-static bool quoted_value_ok(const char *s, size_t n, bool escaped, bool utf8)
-{
-    if (!utf8 || !escaped) {
-        return wk__mt_value_ok(s, n, utf8);
-    }
-    char tmp[256];
-    if (n <= sizeof tmp) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (s[i] == '\\' && i + 1 < n) {
-                i++;
-            }
-            tmp[m++] = s[i];
-        }
-        return wk__mt_value_ok(tmp, m, true);
-    }
-    /* Long escaped UTF-8 values: walk the plain value without a copy. */
-    uint8_t prev_lead = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\\' && i + 1 < n) {
-            i++;
-        }
-        uint8_t c = (uint8_t)s[i];
-        if (prev_lead != 0) {
-            if ((c & 0xC0) != 0x80) {
-                return false;
-            }
-            prev_lead = 0;
-            continue;
-        }
-        if (!wk__mt_is(c, WK__MT_QSC)) {
-            return false;
-        }
-        if (c >= 0x80) {
-            if (c != 0xC2 && c != 0xC3) {
-                return false;
-            }
-            prev_lead = c;
-        }
-    }
-    return prev_lead == 0;
-}
-
 static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_media_type *mt,
                               wk_error *err)
 {
@@ -246,7 +201,11 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             if (closed) {
                 i++;
             }
-            ok = quoted_value_ok(val, vlen, escaped, utf8);
+            /* The plain value (escapes resolved) must hold only quoted-string code points.
+             * Backslash is one and an escape takes the whole next code point, so checking the
+             * raw bytes is the same thing, in UTF-8 mode too: a raw sequence that is not UTF-8
+             * (a lead byte followed by the escaping backslash, say) is already U+FFFD. */
+            ok = wk__mt_value_ok(val, vlen, utf8);
             /* Canonical only when serialization would quote it the same way. */
             bool needs_quotes = vlen == 0 || !wk__mt_token(val, vlen) || escaped;
             if (!closed || odd_escape || !needs_quotes) {
@@ -437,7 +396,8 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
             val = (const char *)s + vs;
             vlen = i - vs;
             i++;
-            if (utf8 && !quoted_value_ok(val, vlen, escaped, true)) {
+            /* Raw bytes suffice, as in parse_whatwg. */
+            if (utf8 && !wk__mt_value_ok(val, vlen, true)) {
                 return syntax(mt, err, vs, "expected UTF-8 for U+0080..U+00FF only");
             }
             if (odd_escape || (vlen != 0 && !escaped && wk__mt_token(val, vlen))) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "wirekit/core.h"
 #include "bench_suites.h"
 
 static void print_machine(void)
@@ -23,7 +24,7 @@ static void print_machine(void)
         }
         fclose(f);
     }
-    printf("wirekit-bench %s | %s | %s | flags:%s\n", "0.1.0", model, WK_COMPILER,
+    printf("wirekit-bench %s | %s | %s | flags:%s\n", WK_VERSION_STRING, model, WK_COMPILER,
            WK_BUILD_FLAGS);
     printf("Figures are the fastest of 5 repetitions; 'wirekit speed-up' is the peer's ns/op "
            "divided by wirekit's (above 1 means wirekit is faster).\n");

@@ -147,7 +147,7 @@ static int run(int argc, char **argv)
     int status = WK_EXIT_OK;
     for (int i = first; i < argc; i++) {
         const char *in = argv[i];
-        wk_media_type mt;
+        wk_media_type mt = WK_MT_INIT;
         wk_error err = {0};
         wk_text_slice r = {NULL, 0};
         wk_status st = wk_mt_parse(in, strlen(in), flags, &mt, &err);

@@ -55,7 +55,7 @@ static uint64_t wk_parse_seed(void *arg, uint64_t iters)
 {
     (void)arg;
     uint64_t sum = 0;
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     for (uint64_t i = 0; i < iters; i++) {
         wk_bench_escape(seed);
         wk_mt_parse(seed, sizeof seed - 1, 0, &mt, NULL);
@@ -97,7 +97,7 @@ static uint64_t wk_parse_mix(void *arg, uint64_t iters)
 {
     (void)arg;
     uint64_t sum = 0;
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     size_t k = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_mt_parse(mix[k], mix_len[k], 0, &mt, NULL);
@@ -111,7 +111,7 @@ static uint64_t wk_parse_render_mix(void *arg, uint64_t iters)
 {
     (void)arg;
     uint64_t sum = 0;
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     wk_text_slice r;
     size_t k = 0;
     for (uint64_t i = 0; i < iters; i++) {
@@ -178,7 +178,7 @@ static bool param_is(const wk_media_type *mt, const char *name, const char *want
 static void gm_check(wk_bench *b)
 {
     for (size_t k = 0; k < NMIX; k++) {
-        wk_media_type mt;
+        wk_media_type mt = WK_MT_INIT;
         GMimeContentType *ct = g_mime_content_type_parse(NULL, mix[k]);
         if (wk_mt_parse(mix[k], mix_len[k], 0, &mt, NULL) != WK_OK || ct == NULL) {
             wk_bench_fail(b, "mix value %zu did not parse", k);
@@ -261,7 +261,7 @@ static void run_node(wk_bench *b)
                                 "separate process; allocs not measurable (-1)");
             }
         } else if (sscanf(line, "out %u %599s", &idx, hex) == 2 && idx < NMIX) {
-            wk_media_type mt;
+            wk_media_type mt = WK_MT_INIT;
             wk_buf out;
             wk_buf_init(&out, NULL, 0);
             bool ok = wk_mt_parse(mix[idx], mix_len[idx], 0, &mt, NULL) == WK_OK &&
@@ -301,9 +301,9 @@ int wk_bench_suite_mediatype(wk_bench *b)
         mix_len[k] = strlen(mix[k]);
         mix_bytes += mix_len[k];
     }
-    wk_media_type json;
+    wk_media_type json = WK_MT_INIT;
     wk_mt_parse(render_value, sizeof render_value - 1, 0, &json, NULL);
-    wk_media_type seed_mt;
+    wk_media_type seed_mt = WK_MT_INIT;
     wk_mt_parse(seed, sizeof seed - 1, 0, &seed_mt, NULL);
 #ifdef WK_BENCH_HAVE_GMIME
     g_mime_init();

@@ -54,30 +54,17 @@ static const char int2a_txt[] = "{1,2,3}";
 static const char int4a_txt[] = "{100,200,300}";
 static const char float8a_txt[] = "{1.5,2.5,3.5}";
 
-static uint64_t decode_array(seed *s, wk_pg_oid oid, const char *txt, wk_pg_kind ek,
-                             void *out, size_t esize)
+/* One array decode: the int2[]/int4[]/float8[] value straight into a C array. */
+static uint64_t decode_array(seed *s, wk_pg_oid oid, const char *txt, size_t len, wk_pg_kind ek,
+                             void *out)
 {
-    wk_pg_decoder t1, t2;
-    const wk_pg_decoder *d = dec_of(s, oid, WK_PG_TEXT, WK_PG_KIND_ARRAY, &t1);
-    wk_pg_array a;
-    if (d == NULL || wk_pg_decode(d, txt, strlen(txt), &a, NULL, NULL) != WK_OK) {
+    wk_pg_decoder t;
+    const wk_pg_decoder *d = dec_of(s, oid, WK_PG_TEXT, WK_PG_KIND_ARRAY, &t);
+    wk_pg_carray ca = {ek, out, NULL, 8, 0};
+    if (wk_pg_decode_array(d, txt, len, &ca, NULL, NULL) != WK_OK) {
         return 1u << 31;
     }
-    const wk_pg_decoder *ed = dec_of(s, a.elem_oid, WK_PG_TEXT, ek, &t2);
-    wk_pg_array_iter it;
-    wk_pg_array_iter_init(&it, &a, NULL);
-    uint8_t *o = out;
-    const uint8_t *p;
-    size_t n;
-    bool isn;
-    uint64_t k = 0;
-    while (wk_pg_array_next(&it, &p, &n, &isn, NULL) == WK_OK && k < 8) {
-        if (!isn) {
-            wk_pg_decode(ed, p, n, o + k * esize, NULL, NULL);
-        }
-        k++;
-    }
-    return k;
+    return ca.count;
 }
 
 static uint64_t nine_decodes(seed *s)
@@ -104,9 +91,12 @@ static uint64_t nine_decodes(seed *s)
                  sizeof varchar_txt - 1, &str, NULL, NULL);
     wk_pg_decode(dec_of(s, WK_PG_OID_TIMESTAMP, WK_PG_TEXT, WK_PG_KIND_TIMESTAMP, &t), ts_txt,
                  sizeof ts_txt - 1, &ts, NULL, NULL);
-    uint64_t k = decode_array(s, WK_PG_OID_INT2_ARRAY, int2a_txt, WK_PG_KIND_I16, a2, 2);
-    k += decode_array(s, WK_PG_OID_INT4_ARRAY, int4a_txt, WK_PG_KIND_I32, a4, 4);
-    k += decode_array(s, WK_PG_OID_FLOAT8_ARRAY, float8a_txt, WK_PG_KIND_F64, a8, 8);
+    uint64_t k = decode_array(s, WK_PG_OID_INT2_ARRAY, int2a_txt, sizeof int2a_txt - 1,
+                              WK_PG_KIND_I16, a2);
+    k += decode_array(s, WK_PG_OID_INT4_ARRAY, int4a_txt, sizeof int4a_txt - 1, WK_PG_KIND_I32,
+                      a4);
+    k += decode_array(s, WK_PG_OID_FLOAT8_ARRAY, float8a_txt, sizeof float8a_txt - 1,
+                      WK_PG_KIND_F64, a8);
     wk_bench_escape(a2);
     wk_bench_escape(a4);
     wk_bench_escape(a8);

@@ -7,17 +7,20 @@
  *   serializes to itself), in both styles, and render returns the same text.
  * Any disagreement aborts, which libFuzzer reports as a crash.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mediatype/mt_internal.h"
 
-static void check(bool ok)
+static void check_at(bool ok, int line)
 {
     if (!ok) {
+        fprintf(stderr, "fuzz_mediatype: check at line %d failed\n", line);
         abort();
     }
 }
+#define check(ok) check_at((ok), __LINE__)
 
 static bool same(const wk_media_type *a, const wk_media_type *b)
 {
@@ -45,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned flags = data[0] & 3u;
     data++;
     size--;
-    wk_media_type a, b;
+    wk_media_type a = WK_MT_INIT, b = WK_MT_INIT;
     wk_status sa = wk_mt_parse(data, size, flags, &a, NULL);
     wk_status sb = wk__mt_parse_grammar(data, size, flags, &b, NULL);
     check(sa == sb);
@@ -64,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_buf_init(&s1, NULL, 0);
         wk_buf_init(&s2, NULL, 0);
         check(wk_mt_serialize(&a, style, &s1, NULL) == WK_OK);
-        wk_media_type c;
+        wk_media_type c = WK_MT_INIT;
         check(wk_mt_parse(s1.data, s1.len, (flags & WK_MT_UTF8) | WK_MT_STRICT, &c, NULL) == WK_OK);
         check(wk_mt_equal(&a, &c));
         check(wk_mt_serialize(&c, style, &s2, NULL) == WK_OK);

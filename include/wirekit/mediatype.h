@@ -72,14 +72,24 @@ typedef struct wk_media_type {
     char cache_inline[WK_MT_RENDER_INLINE];
 } wk_media_type;
 
+/** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
+ *  cache. `wk_media_type mt = WK_MT_INIT;` */
+#define WK_MT_INIT {0}
+
+/** Makes *mt empty, as WK_MT_INIT does (a few stores; the parameter array and the render
+ *  buffer are left as they are, since nparams and the cache kind define them). */
+WK_API void wk_mt_init(wk_media_type *mt);
+
 /**
  * Parses `data[0..len)` into *mt (views of `data`, which must outlive *mt). `flags`: 0
  * (WHATWG), WK_MT_STRICT, WK_MT_UTF8, or both. Allocates nothing. Returns WK_OK;
  * WK_ERR_SYNTAX for a value that is not a media type (err->offset is the first byte that
  * made it so, err->msg says what was expected); WK_ERR_LIMIT when more than
  * WK_MT_MAX_PARAMS distinct parameters survive; WK_ERR_ARG for NULL arguments. On error *mt
- * is left empty (no type). *mt is overwritten whole: if it held a heap-rendered form (see
- * wk_mt_render), wk_mt_release() it first. Thread-safe.
+ * is left empty (no type). *mt must be initialised (WK_MT_INIT, wk_mt_init(), or an earlier
+ * parse or build): a heap-rendered form it holds (see wk_mt_render) is freed first, so parsing
+ * again into the same object never leaks. Do not parse into a byte copy of an object whose
+ * heap form the original still uses. Thread-safe.
  */
 WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                              wk_error *err);
@@ -87,10 +97,11 @@ WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_me
 /**
  * Makes *mt from an essence ("type/subtype", any case) and `n` parameters whose `value` is
  * the plain value (no quotes or escapes; `quoted`/`escaped` are ignored and cleared). Views
- * only: essence, names and values must outlive *mt. Returns WK_ERR_SYNTAX (err->offset is
- * the index of the bad parameter + 1, or 0 for the essence) when the essence is not
- * token "/" token, a name is not a token, or a value has a byte outside TAB, 0x20-0x7E,
- * 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
+ * only: essence, names and values must outlive *mt. *mt must be initialised as for
+ * wk_mt_parse(); a heap-rendered form it holds is freed first. Returns WK_ERR_SYNTAX
+ * (err->offset is the index of the bad parameter + 1, or 0 for the essence) when the essence
+ * is not token "/" token, a name is not a token, or a value has a byte outside TAB,
+ * 0x20-0x7E, 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
  */
 WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len,
                              const wk_mt_param *params, size_t n, wk_error *err);

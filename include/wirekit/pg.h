@@ -426,6 +426,32 @@ WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_
 WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const void *elems,
                               size_t n, const bool *nulls);
 
+/** A caller's C array that wk_pg_decode_array fills. */
+typedef struct wk_pg_carray {
+    wk_pg_kind elem_kind; /* C kind of each element: a scalar kind (not ARRAY/TEXT/VALUE/EVENTS) */
+    void *elems;          /* room for `cap` elements of elem_kind */
+    bool *nulls;          /* NULL: a NULL element is WK_ERR_TYPE; else one flag per element */
+    size_t cap;
+    size_t count;         /* out: the number of elements (also set on WK_ERR_LIMIT) */
+} wk_pg_carray;
+
+/**
+ * Decodes a one-dimensional (or empty) array value straight into `out->elems`, element i at
+ * index i. `d` is an array decoder (any kind) from the registry or the scan; each element is
+ * decoded by the array's element codec into out->elem_kind, exactly as that codec's decoder
+ * would decode it alone. Text `{1,2,3}`-shaped literals of int2/int4/int8/float4/float8 into
+ * their natural kinds are read in one pass; everything else goes through the general parser.
+ * NULL elements zero their slot and set out->nulls[i] (or fail with WK_ERR_TYPE when `nulls` is
+ * NULL). Escaped text elements are unescaped into `arena` (may be NULL otherwise).
+ * Statuses: the parser's and the element decoder's (err->offset is the byte in the value),
+ * WK_ERR_TYPE (more than one dimension), WK_ERR_LIMIT (more than out->cap elements; out->count
+ * holds the number needed), WK_ERR_NOT_FOUND (the element codec cannot decode into
+ * elem_kind), WK_ERR_ARG (not an array decoder). On error the elements are unspecified.
+ * Thread-safe; reads only `d`.
+ */
+WK_API wk_status wk_pg_decode_array(const wk_pg_decoder *d, const void *p, size_t n,
+                                    wk_pg_carray *out, wk_arena *arena, wk_error *err);
+
 /* ---- numeric helpers ----------------------------------------------------------------- */
 
 /** Digits needed to hold any int64 (wk_pg_numeric_from_i64's storage). */

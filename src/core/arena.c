@@ -1,8 +1,9 @@
 /*
  * Bump allocator in chunks. Each chunk carries a small header (link + size) so that the whole
  * arena frees in one walk. Chunk sizes double from 4 KiB to 1 MiB; larger requests get a
- * dedicated chunk so a single huge string does not waste a doubled chunk. The cap counts
- * bytes taken from the allocator, headers included.
+ * dedicated chunk so a single huge string does not waste a doubled chunk. A reset coalesces
+ * the chunks into one, so a decoder that resets its arena per document stops allocating after
+ * the first document. The cap counts bytes taken from the allocator, headers included.
  */
 #include <string.h>
 
@@ -108,34 +109,26 @@ WK_API void wk_arena_reset(wk_arena *a)
         wk_arena_free(a); /* the caller's buffer is the region to reuse */
         return;
     }
-    /* Keep the largest chunk; free the rest. */
-    wk_arena_chunk *keep = NULL;
     wk_arena_chunk *c = a->chunks;
-    while (c != NULL) {
-        wk_arena_chunk *next = c->next;
-        if (keep == NULL || c->size > keep->size) {
-            if (keep != NULL) {
-                wk_free(a->alloc, keep, keep->size);
-            }
-            keep = c;
-        } else {
-            wk_free(a->alloc, c, c->size);
+    if (c != NULL && c->next != NULL) {
+        /* Several chunks: replace them by one chunk of their total size, so that the same
+         * workload after the reset fits in one region and allocates nothing. `total` is
+         * within the cap already. */
+        size_t size = a->total;
+        wk_arena_free(a);
+        c = wk_alloc(a->alloc, size);
+        if (c == NULL) {
+            return; /* an empty arena is still a valid one */
         }
-        c = next;
+        c->size = size;
+        c->next = NULL;
+        a->chunks = c;
+        a->total = size;
+        a->next_size = size < MAX_CHUNK ? size : MAX_CHUNK;
     }
-    a->chunks = keep;
-    if (keep != NULL) {
-        keep->next = NULL;
-        a->total = keep->size;
-    } else {
-        a->total = 0;
-    }
-    if (keep != NULL) {
-        a->cur = (uint8_t *)keep + HEADER_SIZE;
-        a->end = (uint8_t *)keep + keep->size;
-    } else {
-        a->cur = NULL;
-        a->end = NULL;
+    if (c != NULL) {
+        a->cur = (uint8_t *)c + HEADER_SIZE;
+        a->end = (uint8_t *)c + c->size;
     }
 }
 

@@ -1,6 +1,7 @@
 /*
  * The hand-tuned media-type scanner: the WHATWG "parse a MIME type" algorithm and the
- * RFC 9110 grammar, written directly over bytes with one table lookup per byte.
+ * RFC 9110 grammar, written directly over bytes with one table lookup per byte. It takes every
+ * input; wk_mt_parse() (mt_fast.c) tries a vector fast path for the common shape first.
  *
  * It is held equal to the text-codec grammar (mt_grammar.c) by a differential test over every
  * vector and by the fuzzer. While scanning it also notes whether the input already is its own
@@ -20,15 +21,26 @@ static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char
     return wk_error_set(err, WK_ERR_SYNTAX, off, msg);
 }
 
-void wk__mt_set_known(wk_media_type *mt)
+/* Sets id and, for a well-known type, the table views; returns whether the essence was
+ * written exactly as the table's (lowercase) one. */
+static inline bool set_known(wk_media_type *mt)
 {
-    mt->id = wk_mt_known_find(mt->essence.ptr, mt->essence.len);
+    bool exact = false;
+    mt->id = mt->essence.len - 1 < 255 ? wk__mt_known_lookup(mt->essence.ptr, mt->essence.len,
+                                                              &exact)
+                                       : 0;
     if (mt->id != 0) {
         const wk_mt_known *k = &wk__mt_known[mt->id];
         mt->essence.ptr = k->essence;
         mt->type.ptr = k->essence;
         mt->subtype.ptr = k->essence + mt->type.len + 1;
     }
+    return exact;
+}
+
+void wk__mt_set_known(wk_media_type *mt)
+{
+    set_known(mt);
 }
 
 /* Looks the essence up in the well-known table and says whether it was written in lower
@@ -37,8 +49,7 @@ static bool essence_lowercase(wk_media_type *mt)
 {
     const char *p = mt->essence.ptr;
     size_t n = mt->essence.len;
-    wk__mt_set_known(mt);
-    if (mt->id != 0 && memcmp(p, mt->essence.ptr, n) == 0) {
+    if (set_known(mt)) {
         return true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -67,51 +78,6 @@ static bool add_param(wk_media_type *mt, const char *name, size_t nlen, const ch
     p->quoted = quoted;
     p->escaped = escaped;
     return true;
-}
-
-/* The plain value of a quoted raw value (escapes resolved) holds only quoted-string code
- * points. Backslash is one, so in Latin-1 mode checking the raw bytes is the same thing. */
-static bool quoted_value_ok(const char *s, size_t n, bool escaped, bool utf8)
-{
-    if (!utf8 || !escaped) {
-        return wk__mt_value_ok(s, n, utf8);
-    }
-    char tmp[256];
-    if (n <= sizeof tmp) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (s[i] == '\\' && i + 1 < n) {
-                i++;
-            }
-            tmp[m++] = s[i];
-        }
-        return wk__mt_value_ok(tmp, m, true);
-    }
-    /* Long escaped UTF-8 values: walk the plain value without a copy. */
-    uint8_t prev_lead = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\\' && i + 1 < n) {
-            i++;
-        }
-        uint8_t c = (uint8_t)s[i];
-        if (prev_lead != 0) {
-            if ((c & 0xC0) != 0x80) {
-                return false;
-            }
-            prev_lead = 0;
-            continue;
-        }
-        if (!wk__mt_is(c, WK__MT_QSC)) {
-            return false;
-        }
-        if (c >= 0x80) {
-            if (c != 0xC2 && c != 0xC3) {
-                return false;
-            }
-            prev_lead = c;
-        }
-    }
-    return prev_lead == 0;
 }
 
 static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_media_type *mt,
@@ -235,7 +201,11 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             if (closed) {
                 i++;
             }
-            ok = quoted_value_ok(val, vlen, escaped, utf8);
+            /* The plain value (escapes resolved) must hold only quoted-string code points.
+             * Backslash is one and an escape takes the whole next code point, so checking the
+             * raw bytes is the same thing, in UTF-8 mode too: a raw sequence that is not UTF-8
+             * (a lead byte followed by the escaping backslash, say) is already U+FFFD. */
+            ok = wk__mt_value_ok(val, vlen, utf8);
             /* Canonical only when serialization would quote it the same way. */
             bool needs_quotes = vlen == 0 || !wk__mt_token(val, vlen) || escaped;
             if (!closed || odd_escape || !needs_quotes) {
@@ -426,7 +396,8 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
             val = (const char *)s + vs;
             vlen = i - vs;
             i++;
-            if (utf8 && !quoted_value_ok(val, vlen, escaped, true)) {
+            /* Raw bytes suffice, as in parse_whatwg. */
+            if (utf8 && !wk__mt_value_ok(val, vlen, true)) {
                 return syntax(mt, err, vs, "expected UTF-8 for U+0080..U+00FF only");
             }
             if (odd_escape || (vlen != 0 && !escaped && wk__mt_token(val, vlen))) {
@@ -457,12 +428,12 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
         add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }
     mt->canonical = (uint8_t)canon;
-    wk__mt_set_known(mt);
+    set_known(mt);
     return WK_OK;
 }
 
-wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
-                      wk_error *err)
+wk_status wk__mt_parse_scan(const void *data, size_t len, unsigned flags, wk_media_type *mt,
+                            wk_error *err)
 {
     if (mt == NULL || (data == NULL && len != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no input or output given");

@@ -132,6 +132,22 @@ wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out, 
     return WK_OK;
 }
 
+void wk_mt_init(wk_media_type *mt)
+{
+    if (mt == NULL) {
+        return;
+    }
+    memset(mt, 0, offsetof(wk_media_type, params));
+    mt->input.ptr = NULL;
+    mt->input.len = 0;
+    mt->cache_kind = CACHE_NONE;
+    mt->cache_styles = 0;
+    mt->cache_view.ptr = NULL;
+    mt->cache_view.len = 0;
+    mt->cache_heap_cap = 0;
+    mt->cache_alloc = NULL;
+}
+
 void wk_mt_release(wk_media_type *mt)
 {
     if (mt == NULL) {
@@ -224,6 +240,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     if (mt == NULL || essence == NULL || (params == NULL && n != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, essence or parameters");
     }
+    wk_mt_release(mt);
     memset(mt, 0, offsetof(wk_media_type, params));
     mt->cache_kind = CACHE_NONE;
     mt->cache_styles = 0;

@@ -16,7 +16,7 @@
  */
 #include "pg/pg_internal.h"
 
-#define MAX_ARRAY_SIZE 134217727 /* PostgreSQL's MaxArraySize */
+#define MAX_ARRAY_SIZE WK__PG_MAX_ARRAY_SIZE
 
 static bool aspace(uint8_t c)
 {
@@ -997,6 +997,41 @@ static wk_status enc_array(const wk_pg_encoder *e, const void *in, wk_buf *out, 
     bool has_nulls = false;
     for (uint32_t i = 0; a->nulls != NULL && i < nitems; i++) {
         has_nulls = has_nulls || a->nulls[i];
+    }
+    size_t w = f == WK_PG_BINARY && !has_nulls ? wk__pg_fixed_bin_width(ee->fn) : 0;
+    if (w != 0 && w == esize && ndim == 1) {
+        /* Fixed-size elements without NULLs: header and elements in one reserved block, the
+         * same bytes as enc_header_bin + enc_elem would write. */
+        size_t total = 20 + (size_t)nitems * (4 + w);
+        if (wk_buf_reserve(out, total) != WK_OK) {
+            return wk__pg_fail(err, WK_ERR_LIMIT, out->len, "output buffer is full");
+        }
+        uint8_t *o = out->data + out->len;
+        wk__pg_put32(o, 1);
+        wk__pg_put32(o + 4, 0);
+        wk__pg_put32(o + 8, e->elem_oid);
+        wk__pg_put32(o + 12, (uint32_t)a->dims[0]);
+        wk__pg_put32(o + 16, (uint32_t)a->lbounds[0]);
+        o += 20;
+        const uint8_t *src = a->elems;
+        for (uint32_t i = 0; i < nitems; i++, o += 4 + w, src += w) {
+            wk__pg_put32(o, (uint32_t)w);
+            if (w == 8) {
+                uint64_t v;
+                memcpy(&v, src, 8);
+                wk__pg_put64(o + 4, v);
+            } else if (w == 4) {
+                uint32_t v;
+                memcpy(&v, src, 4);
+                wk__pg_put32(o + 4, v);
+            } else {
+                uint16_t v;
+                memcpy(&v, src, 2);
+                wk__pg_put16(o + 4, v);
+            }
+        }
+        out->len += total;
+        return WK_OK;
     }
     if (f == WK_PG_BINARY) {
         st = enc_header_bin(e, ndim, a->dims, a->lbounds, has_nulls, out);

@@ -148,6 +148,23 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     return WK_OK;
 }
 
+wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn)
+{
+    if (fn == int2_text_i16) {
+        return WK__PG_FAST_I16;
+    }
+    if (fn == int4_text_i32) {
+        return WK__PG_FAST_I32;
+    }
+    if (fn == int8_text_i64) {
+        return WK__PG_FAST_I64;
+    }
+    if (fn == f4_text_f32) {
+        return WK__PG_FAST_F32;
+    }
+    return fn == f8_text_f64 ? WK__PG_FAST_F64 : WK__PG_FAST_NONE;
+}
+
 /* Types whose natural kind is one native integer: read through the type table, store. */
 #define FAST_NATIVE(name, type, ctype)                                                        \
     static wk_status name(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,      \
@@ -222,6 +239,17 @@ FAST_ENC_BIN(enc_bin_u32, uint32_t, 4, stu32)
 FAST_ENC_BIN(enc_bin_f32, float, 4, stf4)
 FAST_ENC_BIN(enc_bin_f64, double, 8, stf8)
 FAST_ENC_BIN(enc_bin_bool, bool, 1, stbool)
+
+size_t wk__pg_fixed_bin_width(wk_pg_encode_fn fn)
+{
+    if (fn == enc_bin_i64 || fn == enc_bin_f64) {
+        return 8;
+    }
+    if (fn == enc_bin_i32 || fn == enc_bin_f32 || fn == enc_bin_u32) {
+        return 4;
+    }
+    return fn == enc_bin_i16 ? 2 : 0;
+}
 
 static wk_status enc_bin_ts(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {

@@ -660,11 +660,15 @@ static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_
         return wk__pg_fail(err, WK_ERR_RANGE, 0, "timestamp field value out of range");
     }
     int64_t days = (int64_t)wk__pg_date2j((int)y, (int)m, (int)d) - POSTGRES_EPOCH_JDATE;
-    int64_t ts = days * USECS_PER_DAY + t;
-    if (tz) {
-        ts -= (int64_t)east * USECS_PER_SEC; /* a timestamp (no tz) ignores the offset */
+    int64_t ts;
+    /* Year 294277 passes the field check but overflows int64 microseconds: check the sums. */
+    bool overflow = __builtin_mul_overflow(days, (int64_t)USECS_PER_DAY, &ts) ||
+                    __builtin_add_overflow(ts, (int64_t)t, &ts);
+    if (tz && !overflow) {
+        /* a timestamp (no tz) ignores the offset */
+        overflow = __builtin_sub_overflow(ts, (int64_t)east * USECS_PER_SEC, &ts);
     }
-    if (!ts_valid(ts)) {
+    if (overflow || !ts_valid(ts)) {
         return wk__pg_fail(err, WK_ERR_RANGE, 0, "timestamp out of range");
     }
     *out = ts;

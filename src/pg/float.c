@@ -14,6 +14,7 @@
 #include "pg/pg_internal.h"
 
 #include "json/dtoa.h"
+#include "json/number.h"
 
 int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10)
 {
@@ -239,14 +240,24 @@ bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out)
         *out = neg ? -0.0 : 0.0;
         return true;
     }
-    /* Slow path: strtod/strtof on a NUL-terminated copy of the validated text. */
-    char tmp[512];
-    if (n >= sizeof tmp) {
-        return false;
+    /* Slow path. float8: the JSON module's correctly rounded, locale-free conversion of any
+     * length. float4: strtof on a NUL-terminated copy (rounding a correctly rounded double to
+     * float could round twice); its decimal point follows LC_NUMERIC, "C" unless the
+     * application changed it. */
+    size_t body = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    double d;
+    if (!f32) {
+        d = wk__decimal_to_double((const char *)s + body, n - body);
+        d = neg ? -d : d;
+    } else {
+        char tmp[512];
+        if (n >= sizeof tmp) {
+            return false;
+        }
+        memcpy(tmp, s, n);
+        tmp[n] = '\0';
+        d = (double)strtof(tmp, NULL);
     }
-    memcpy(tmp, s, n);
-    tmp[n] = '\0';
-    double d = f32 ? (double)strtof(tmp, NULL) : strtod(tmp, NULL);
     if (isinf(d) || (d == 0 && mant != 0)) {
         return false; /* overflow or underflow to zero: out of range, as float8in/float4in */
     }

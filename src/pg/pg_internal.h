@@ -15,17 +15,33 @@
 #include "wirekit/pg.h"
 
 /* ---- byte order ---- */
+/* One load or store plus a byte swap on little-endian GCC/clang; byte by byte elsewhere. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WK__PG_BSWAP 1
+#endif
 static inline uint16_t wk__pg_be16(const uint8_t *p)
 {
     return (uint16_t)((unsigned)p[0] << 8 | p[1]);
 }
 static inline uint32_t wk__pg_be32(const uint8_t *p)
 {
+#ifdef WK__PG_BSWAP
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return __builtin_bswap32(v);
+#else
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+#endif
 }
 static inline uint64_t wk__pg_be64(const uint8_t *p)
 {
+#ifdef WK__PG_BSWAP
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+#else
     return (uint64_t)wk__pg_be32(p) << 32 | wk__pg_be32(p + 4);
+#endif
 }
 static inline void wk__pg_put16(uint8_t *p, uint16_t v)
 {
@@ -34,15 +50,25 @@ static inline void wk__pg_put16(uint8_t *p, uint16_t v)
 }
 static inline void wk__pg_put32(uint8_t *p, uint32_t v)
 {
+#ifdef WK__PG_BSWAP
+    v = __builtin_bswap32(v);
+    memcpy(p, &v, 4);
+#else
     p[0] = (uint8_t)(v >> 24);
     p[1] = (uint8_t)(v >> 16);
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
+#endif
 }
 static inline void wk__pg_put64(uint8_t *p, uint64_t v)
 {
+#ifdef WK__PG_BSWAP
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#else
     wk__pg_put32(p, (uint32_t)(v >> 32));
     wk__pg_put32(p + 4, (uint32_t)v);
+#endif
 }
 
 static inline wk_status wk__pg_fail(wk_error *err, wk_status st, size_t off, const char *msg)
@@ -132,6 +158,22 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
                              const wk_pg_events *ev, wk_buf *scratch, wk_error *err);
 
 /* ---- arrays (array.c) ---- */
+/* PostgreSQL's MaxArraySize: the most elements an array may hold. */
+#define WK__PG_MAX_ARRAY_SIZE 134217727
+/* The hand-written text decoders of codecs.c that array_c.c may inline for elements. */
+typedef enum wk__pg_fast_form {
+    WK__PG_FAST_NONE = 0,
+    WK__PG_FAST_I16, /* int2_text_i16 */
+    WK__PG_FAST_I32, /* int4_text_i32 */
+    WK__PG_FAST_I64, /* int8_text_i64 */
+    WK__PG_FAST_F32, /* f4_text_f32 */
+    WK__PG_FAST_F64  /* f8_text_f64 */
+} wk__pg_fast_form;
+/* Which of those `fn` is (WK__PG_FAST_NONE for any other function). */
+wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn);
+/* The byte width (2, 4 or 8) when `fn` is one of codecs.c's fixed-size binary encoders that
+ * store the value's bit pattern big-endian (int2/int4/int8/oid/float4/float8), else 0. */
+size_t wk__pg_fixed_bin_width(wk_pg_encode_fn fn);
 extern const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT];
 extern const wk_pg_encode_fn wk__pg_array_enc[2][WK_PG_KIND_COUNT];
 /* Array kinds a codec gets: element codec's kinds filtered. */

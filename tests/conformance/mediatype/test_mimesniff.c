@@ -52,7 +52,7 @@ typedef wk_status (*parse_fn)(const void *, size_t, unsigned, wk_media_type *, w
 static bool run_one(parse_fn parse, bool grammar_print, unsigned flags, const char *in,
                     size_t inlen, const char *want, size_t wantlen, char *got, size_t *gotlen)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     wk_error err = {0};
     wk_status st = parse(in, inlen, flags, &mt, &err);
     *gotlen = 0;
@@ -159,7 +159,7 @@ WK_TEST(test_mimesniff_fast_scanner_equals_grammar_on_every_vector)
     CHECK(load());
     for (long i = 0; i < nvec; i++) {
         for (unsigned flags = 0; flags < 4; flags++) {
-            wk_media_type a, b;
+            wk_media_type a = WK_MT_INIT, b = WK_MT_INIT;
             wk_status sa = wk_mt_parse(vec[i].input, vec[i].input_len, flags, &a, NULL);
             wk_status sb = wk__mt_parse_grammar(vec[i].input, vec[i].input_len, flags, &b, NULL);
             CHECK_MSG(sa == sb, "vector %ld flags %u: status %d vs %d", i, flags, sa, sb);

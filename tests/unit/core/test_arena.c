@@ -104,3 +104,25 @@ WK_TEST(test_pool_allocator_never_exceeds_its_buffer)
     wk_free(&al, p, 80);
     CHECK(wk_alloc(&al, 100) != NULL);
 }
+
+WK_TEST(test_arena_reset_coalesces_chunks_so_reuse_allocates_nothing)
+{
+    wk_test_alloc t;
+    wk_test_alloc_init(&t);
+    wk_arena a;
+    wk_arena_init(&a, &t.a, 0);
+    for (int i = 0; i < 2000; i++) {
+        CHECK(wk_arena_alloc(&a, 100, 8) != NULL); /* spans several chunks */
+    }
+    wk_arena_reset(&a);
+    size_t allocs = t.allocs;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 2000; i++) {
+            CHECK(wk_arena_alloc(&a, 100, 8) != NULL);
+        }
+        wk_arena_reset(&a);
+    }
+    CHECK_EQ(t.allocs, allocs);
+    wk_arena_free(&a);
+    CHECK_EQ(t.live_bytes, 0);
+}

@@ -12,7 +12,7 @@ static wk_status parse(const char *s, unsigned flags, wk_media_type *mt, wk_erro
 
 static bool serializes_to(const char *in, unsigned flags, unsigned style, const char *want)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     if (parse(in, flags, &mt, NULL) != WK_OK) {
         return false;
     }
@@ -30,7 +30,7 @@ static bool serializes_to(const char *in, unsigned flags, unsigned style, const 
 WK_TEST(test_mediatype_parses_the_seed_value_into_views)
 {
     const char *in = "application/json; charset=utf-8";
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_MEM(mt.type.ptr, mt.type.len, "application", 11);
     CHECK_MEM(mt.subtype.ptr, mt.subtype.len, "json", 4);
@@ -49,7 +49,7 @@ WK_TEST(test_mediatype_parses_the_seed_value_into_views)
 
 WK_TEST(test_mediatype_keeps_case_in_views_and_lowercases_on_output)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse("Text/X-Custom;Foo=Bar", 0, &mt, NULL));
     CHECK_EQ(mt.id, 0);
     CHECK_MEM(mt.type.ptr, mt.type.len, "Text", 4);
@@ -78,7 +78,7 @@ WK_TEST(test_mediatype_whatwg_drops_invalid_and_duplicate_parameters)
 
 WK_TEST(test_mediatype_rejects_values_without_a_type_or_subtype_with_offsets)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     wk_error err = {0};
     CHECK_STATUS(parse("", 0, &mt, &err), WK_ERR_SYNTAX);
     CHECK_STATUS(parse(" \t\r\n", 0, &mt, &err), WK_ERR_SYNTAX);
@@ -124,7 +124,7 @@ WK_TEST(test_mediatype_strict_mode_rejects_every_error_with_its_offset)
         {"text/html;x=\"a\"b", 15},     /* junk after a quoted value */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        wk_media_type mt;
+        wk_media_type mt = WK_MT_INIT;
         wk_error err = {0};
         CHECK_MSG(parse(bad[i].in, WK_MT_STRICT, &mt, &err) == WK_ERR_SYNTAX, "accepted %s",
                   bad[i].in);
@@ -141,7 +141,7 @@ WK_TEST(test_mediatype_utf8_mode_allows_latin1_code_points_only)
     CHECK(serializes_to("a/b;x=\xc4\x80;y=1", WK_MT_UTF8, 0, "a/b;y=1")); /* U+0100 dropped */
     CHECK(serializes_to("a/b;x=\xc3;y=1", WK_MT_UTF8, 0, "a/b;y=1"));     /* truncated UTF-8 */
     CHECK(serializes_to("a/b;x=\xc3;y=1", 0, 0, "a/b;x=\"\xc3\";y=1"));   /* as bytes: fine */
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_STATUS(parse("a/b;x=\"\xe2\x82\xac\"", WK_MT_UTF8 | WK_MT_STRICT, &mt, NULL),
                  WK_ERR_SYNTAX);
 }
@@ -153,7 +153,7 @@ WK_TEST(test_mediatype_limits_distinct_parameters_not_duplicates)
         size_t n = strlen(in);
         snprintf(in + n, sizeof in - n, ";p%d=%d", i, i);
     }
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_EQ(mt.nparams, WK_MT_MAX_PARAMS);
     size_t used = strlen(in);
@@ -176,7 +176,7 @@ WK_TEST(test_mediatype_survives_a_megabyte_of_hostile_parameters)
     for (size_t i = 3; i < len; i++) {
         in[i] = ";x=\"\\"[i % 5];
     }
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     for (unsigned flags = 0; flags < 4; flags++) {
         wk_status st = wk_mt_parse(in, len, flags, &mt, NULL);
         CHECK(st == WK_OK || st == WK_ERR_SYNTAX);
@@ -189,7 +189,7 @@ WK_TEST(test_mediatype_survives_a_megabyte_of_hostile_parameters)
 
 WK_TEST(test_mediatype_render_points_at_precomputed_strings_without_copying)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     wk_text_slice r, r2;
     CHECK_OK(parse("Application/JSON", 0, &mt, NULL));
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
@@ -210,7 +210,7 @@ WK_TEST(test_mediatype_render_points_at_precomputed_strings_without_copying)
 WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
 {
     const char *in = "  x-app/x-thing; a=1; b=\"two words\"\t";
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     wk_text_slice r;
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, NULL, &r, NULL));
@@ -245,7 +245,7 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
     char in[400] = "A/b;x=\""; /* upper case: not canonical, so render must build it */
     memset(in + 7, 'v', 300);
     memcpy(in + 307, " \"", 3);
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse(in, 0, &mt, NULL));
     wk_test_alloc ta;
     wk_test_alloc_init(&ta);
@@ -261,9 +261,42 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
     CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL), WK_ERR_NOMEM);
 }
 
+WK_TEST(test_mediatype_parse_and_build_free_a_previous_heap_render)
+{
+    char in[400] = "A/b;x=\"";
+    memset(in + 7, 'v', 300);
+    memcpy(in + 307, " \"", 3);
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_text_slice r;
+    wk_media_type mt;
+    wk_mt_init(&mt);
+    CHECK(mt.type.ptr == NULL && mt.nparams == 0);
+    CHECK_OK(parse(in, 0, &mt, NULL));
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
+    CHECK_EQ(ta.live_bytes, 309);
+    /* parsing again into the same object frees the heap form; no release needed */
+    CHECK_OK(parse("text/plain", 0, &mt, NULL));
+    CHECK_EQ(ta.live_bytes, 0);
+    CHECK_OK(parse(in, 0, &mt, NULL));
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, &ta.a, &r, NULL));
+    CHECK(ta.live_bytes != 0);
+    /* a failed parse frees it too, and leaves the object empty */
+    CHECK_STATUS(parse("nope", 0, &mt, NULL), WK_ERR_SYNTAX);
+    CHECK_EQ(ta.live_bytes, 0);
+    CHECK(mt.type.ptr == NULL);
+    CHECK_OK(parse(in, 0, &mt, NULL));
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
+    CHECK(ta.live_bytes != 0);
+    wk_mt_param p = {{"charset", 7}, {"utf-8", 5}, 0, 0};
+    CHECK_OK(wk_mt_build(&mt, "text/html", 9, &p, 1, NULL));
+    CHECK_EQ(ta.live_bytes, 0);
+    wk_mt_release(&mt);
+}
+
 WK_TEST(test_mediatype_serialize_fails_cleanly_on_a_full_buffer)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse("text/plain;format=flowed", 0, &mt, NULL));
     uint8_t small[10];
     wk_buf out;
@@ -280,7 +313,7 @@ WK_TEST(test_mediatype_build_from_parts_validates_and_quotes)
         {{"title", 5}, {"say \"hi\"", 8}, 0, 0},
         {{"empty", 5}, {"", 0}, 0, 0},
     };
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(wk_mt_build(&mt, "Text/Plain", 10, ps, 3, NULL));
     CHECK(mt.id == wk_mt_known_find("text/plain", 10));
     CHECK_EQ(mt.params[0].escaped, 0);
@@ -305,7 +338,7 @@ WK_TEST(test_mediatype_build_from_parts_validates_and_quotes)
 
 WK_TEST(test_mediatype_param_value_resolves_escapes)
 {
-    wk_media_type mt;
+    wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse("a/b;x=\"q\\\"\\\\\\z\"", 0, &mt, NULL));
     const wk_mt_param *p = wk_mt_param_find(&mt, "x", 1);
     CHECK(p != NULL && p->quoted && p->escaped);
@@ -318,7 +351,7 @@ WK_TEST(test_mediatype_param_value_resolves_escapes)
 
 WK_TEST(test_mediatype_equal_compares_essence_names_and_plain_values)
 {
-    wk_media_type a, b;
+    wk_media_type a = WK_MT_INIT, b = WK_MT_INIT;
     CHECK_OK(parse("Text/Plain;Format=\"flowed\"", 0, &a, NULL));
     CHECK_OK(parse("text/plain; format=flowed", 0, &b, NULL));
     CHECK(wk_mt_equal(&a, &b));

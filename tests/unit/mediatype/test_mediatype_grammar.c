@@ -105,7 +105,7 @@ WK_TEST(test_mediatype_scanner_equals_grammar_on_random_inputs)
         char in[128];
         size_t len = random_value(in, sizeof in);
         for (unsigned flags = 0; flags < 4; flags++) {
-            wk_media_type a, b;
+            wk_media_type a = WK_MT_INIT, b = WK_MT_INIT;
             wk_error ea = {0}, eb = {0};
             wk_status sa = wk_mt_parse(in, len, flags, &a, &ea);
             wk_status sb = wk__mt_parse_grammar(in, len, flags, &b, &eb);
@@ -139,7 +139,7 @@ WK_TEST(test_mediatype_serialization_is_a_fixed_point_in_both_styles)
         char in[128];
         size_t len = random_value(in, sizeof in);
         unsigned flags = next() % 4;
-        wk_media_type a;
+        wk_media_type a = WK_MT_INIT;
         if (wk_mt_parse(in, len, flags, &a, NULL) != WK_OK) {
             continue;
         }
@@ -148,7 +148,7 @@ WK_TEST(test_mediatype_serialization_is_a_fixed_point_in_both_styles)
             wk_buf_init(&s1, NULL, 0);
             wk_buf_init(&s2, NULL, 0);
             CHECK_OK(wk_mt_serialize(&a, style, &s1, NULL));
-            wk_media_type b;
+            wk_media_type b = WK_MT_INIT;
             /* the serialization is valid even in strict mode */
             CHECK_MSG(wk_mt_parse(s1.data, s1.len, flags | WK_MT_STRICT, &b, NULL) == WK_OK,
                       "'%.*s' not strict-valid", (int)s1.len, (const char *)s1.data);

@@ -367,8 +367,8 @@ WK_TEST(test_schema_msgpack_flat_fast_path_matches_generic_for_every_value)
                                    -129, -32768, -32769, INT64_MIN, INT64_MAX};
     static const char *strs[] = {"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh",
                                  "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopq",
-                                 "a string of thirty-two bytes....", "a string longer than "
-                                 "thirty-two bytes, so a str8 header"};
+                                 "a string of thirty-two bytes....", ("a string longer than "
+                                 "thirty-two bytes, so a str8 header")};
     flat f;
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         memset(&f, 0, sizeof f);
@@ -504,8 +504,8 @@ WK_TEST(test_schema_msgpack_fast_decoder_handles_reordered_unknown_and_repeated_
     /* Each input is valid; the fast path must give the same struct as the generic one. */
     static const char *const inputs[] = {
         /* keys in reverse order */
-        "85 a8 6d65746164617461 80 a7 656e61626c6564 c2 a3 616765 d0 9c "
-        "a8 70617373776f7264 a0 a8 757365726e616d65 a1 78",
+        ("85 a8 6d65746164617461 80 a7 656e61626c6564 c2 a3 616765 d0 9c "
+         "a8 70617373776f7264 a0 a8 757365726e616d65 a1 78"),
         /* an unknown key with a nested value, a repeated key (the last wins) */
         "84 a8 757365726e616d65 a1 78 a5 6f74686572 92 01 81 a1 61 c0 a3 616765 01 a3 616765 02",
         /* a str8-encoded key, a uint64-encoded age, a nil metadata */

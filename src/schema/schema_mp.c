@@ -1143,9 +1143,8 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
             memcmp(p + 16, want->key + 16, (size_t)want->key_len - 16) == 0);
 }
 
-static __attribute__((noinline)) bool dec_flat(const wk__schema_index *ix, const uint8_t *p,
-                                               const uint8_t *end, uint8_t *base, wk_arena *a,
-                                               uint32_t vdepth)
+static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const uint8_t *end,
+                            uint8_t *base, wk_arena *a, uint32_t vdepth)
 {
     const uint8_t *const in = p;
     uint32_t n;

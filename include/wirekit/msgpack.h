@@ -59,6 +59,23 @@ typedef struct wk_mp_writer {
     wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES];
 } wk_mp_writer;
 
+/** What the growth slow path hands back (internal): the new cursor and end, or on failure
+ *  the unchanged cursor, `status` and a static message. */
+typedef struct wk__mp_grown {
+    uint8_t *pos;
+    uint8_t *end;
+    const char *msg;
+    wk_status status;
+} wk__mp_grown;
+
+/** Internal slow path: syncs `out->len` to `pos`, makes room for `n` more bytes. Takes no
+ *  writer pointer on purpose: when no out-of-line call sees the writer's address, the
+ *  compiler keeps `pos`/`end` in registers across a run of inlined writes (a byte store into
+ *  the buffer cannot alias a writer whose address never escaped). */
+WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n);
+/** Internal: releases the event sink's heap container stack. */
+WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap);
+
 /**
  * Prepares `w` to append MessagePack to `out` (growable or fixed; existing contents are kept).
  * Allocates nothing. `out` must stay valid until wk_mp_writer_finish(); the caller must not
@@ -94,6 +111,25 @@ static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
  */
 WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
 
+/** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
+static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
+{
+    return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
+}
+
+/* Internal: latches an error inline (no call, so the writer's address does not escape). The
+ * failed state sets end = pos, so every later room check fails into the slow path, which
+ * sees the status and writes nothing: the sticky error costs nothing on the fast path. */
+static inline void wk__mp_latch(wk_mp_writer *w, wk_status code, const char *msg)
+{
+    if (w->status == WK_OK) {
+        w->status = code;
+        w->msg = msg;
+        w->err_offset = wk_mp_writer_size(w);
+        w->end = w->pos;
+    }
+}
+
 /**
  * Ends writing: syncs `out->len`, releases the sink's container stack and returns the first
  * error (WK_ERR_LIMIT when a fixed buffer or the cap was too small, WK_ERR_NOMEM, WK_ERR_RANGE
@@ -101,18 +137,30 @@ WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
  * details in `err` (offset = output bytes written before the failure). On error `out`
  * holds a prefix of the intended output.
  */
-WK_API wk_status wk__mp_writer_finish_slow(wk_mp_writer *w, wk_error *err);
 static inline wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
 {
-    if (w->status == WK_OK && w->depth == 0 && w->frames == NULL && !w->finished &&
-        err == NULL) {
-        if (w->pos != NULL) {
-            w->out->len = (size_t)(w->pos - w->out->data);
-        }
-        w->finished = true;
-        return WK_OK;
+    if (w->finished) {
+        return wk_error_set(err, WK_ERR_STATE, wk_mp_writer_size(w), "writer already finished");
     }
-    return wk__mp_writer_finish_slow(w, err);
+    if (w->pos != NULL) {
+        w->out->len = (size_t)(w->pos - w->out->data);
+    }
+    if (w->depth != 0) {
+        wk__mp_latch(w, WK_ERR_STATE, "containers left open at the end of writing");
+        w->depth = 0;
+    }
+    if (w->frames != NULL) {
+        wk__mp_writer_free_frames(w->out, w->frames, w->frames_cap);
+        w->frames = NULL;
+    }
+    w->finished = true;
+    if (err == NULL) {
+        return w->status;
+    }
+    if (w->status != WK_OK) {
+        return wk_error_set(err, w->status, w->err_offset, w->msg);
+    }
+    return wk_error_set(err, WK_OK, w->out->len, NULL);
 }
 
 /** Syncs `out->len` with what has been written so far, without ending. Returns the status. */
@@ -126,16 +174,16 @@ WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n);
 /** Latches `code` with static message `msg` unless an error is already latched. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);
 
-/** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
-static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
-{
-    return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
-}
+#if defined(__GNUC__)
+#define WK__MP_FAST(x) __builtin_expect(!!(x), 1)
+#else
+#define WK__MP_FAST(x) (x)
+#endif
 
 static inline uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
+    v = __builtin_bswap16(v);
+    memcpy(p, &v, 2);
     return p + 2;
 }
 static inline uint8_t *wk__mp_store32(uint8_t *p, uint32_t v)
@@ -151,15 +199,31 @@ static inline uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
     return p + 8;
 }
 
+/** Internal: the inline writers' slow path: grows the buffer (no writer address escapes). */
+static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)
+{
+    if (w->status != WK_OK) {
+        return false;
+    }
+    wk__mp_grown g = wk__mp_writer_grow(w->out, w->pos, n);
+    if (g.status != WK_OK) {
+        wk__mp_latch(w, g.status, g.msg);
+        return false;
+    }
+    w->pos = g.pos;
+    w->end = g.end;
+    return true;
+}
+
 /** True when `n` more bytes fit, growing the buffer if needed. */
 static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
 {
-    return (size_t)(w->end - w->pos) >= n || wk_mp_writer_reserve(w, n);
+    return WK__MP_FAST((size_t)(w->end - w->pos) >= n) || wk__mp_room_slow(w, n);
 }
 /** The fast path checks for the widest form (`fast` bytes); only when that fails does the
  *  slow path ask for the `exact` size, so a fixed buffer is filled to the last byte. */
 #define WK__MP_ROOM2(w, fast, exact)                                                      \
-    ((size_t)((w)->end - (w)->pos) >= (fast) || wk_mp_writer_reserve((w), (exact)))
+    (WK__MP_FAST((size_t)((w)->end - (w)->pos) >= (fast)) || wk__mp_room_slow((w), (exact)))
 
 /* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
 static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
@@ -442,7 +506,7 @@ static inline void wk_mp_write_double(wk_mp_writer *w, double d)
 static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
-        wk_mp_writer_fail(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
+        wk__mp_latch(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
     } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_str_header((uint32_t)len))) {
         w->pos = wk_mp_encode_str_header(w->pos, (uint32_t)len);
     }
@@ -460,11 +524,9 @@ static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
  *  `len` above 2^32-1 latches WK_ERR_RANGE. */
 static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
 {
-    /* Locals, not w->pos, around the stores: a byte store may alias *w as far as the
-     * compiler knows, so re-reading w->pos after it would cost a reload per call. */
+    /* One check for header + bytes of a fixstr; everything else takes the general path. */
     uint8_t *p = w->pos;
-    size_t room = (size_t)(w->end - p);
-    if (room >= 5 && len <= room - 5 && len <= 31) {
+    if (WK__MP_FAST(len <= 31 && (size_t)(w->end - p) > len)) {
         *p = (uint8_t)(0xa0 | len);
         memcpy(p + 1, s, len);
         w->pos = p + 1 + len;
@@ -479,7 +541,7 @@ static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
 static inline void wk_mp_write_bin_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
-        wk_mp_writer_fail(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
+        wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
     } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_bin_header((uint32_t)len))) {
         w->pos = wk_mp_encode_bin_header(w->pos, (uint32_t)len);
     }

@@ -26,7 +26,16 @@ WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
     if (pos != NULL) {
         out->len = (size_t)(pos - out->data);
     }
-    wk_status st = wk_buf_reserve(out, n);
+    /* A growable buffer gets at least the 32 bytes of slack the one-compare check needs, so
+     * the inline path does not keep landing here near the end of the capacity; a fixed (or
+     * capped) buffer is filled exactly. */
+    wk_status st = WK_ERR_LIMIT;
+    if (!out->fixed && n < WK__MP_SLACK) {
+        st = wk_buf_reserve(out, WK__MP_SLACK);
+    }
+    if (st == WK_ERR_LIMIT) {
+        st = wk_buf_reserve(out, n);
+    }
     if (st != WK_OK) {
         g.pos = pos;
         g.end = pos;
@@ -66,7 +75,7 @@ WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
         wk_mp_writer_fail(w, WK_ERR_RANGE, "extension longer than 2^32-1 bytes");
         return;
     }
-    if (!WK__MP_ROOM2(w, 6, wk_mp_sizeof_ext_header((uint32_t)len))) {
+    if (!WK__MP_SMALL(w, wk_mp_sizeof_ext_header((uint32_t)len))) {
         return;
     }
     uint8_t *p = w->pos;
@@ -94,6 +103,11 @@ WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
 
 WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
 {
+    /* Room for header and data first, so that an ext that does not fit leaves nothing. */
+    if (len <= UINT32_MAX && len <= SIZE_MAX - 6 &&
+        !wk__mp_room(w, wk_mp_sizeof_ext_header((uint32_t)len) + len)) {
+        return;
+    }
     wk_mp_write_ext_header(w, type, len);
     if (w->status == WK_OK) {
         wk_mp_write_raw(w, p, len);
@@ -106,7 +120,7 @@ WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
         wk_mp_writer_fail(w, WK_ERR_RANGE, "timestamp nanoseconds must be below 1000000000");
         return;
     }
-    if (!WK__MP_ROOM2(w, 15, wk_mp_sizeof_timestamp(sec, nsec))) {
+    if (!WK__MP_SMALL(w, wk_mp_sizeof_timestamp(sec, nsec))) {
         return;
     }
     uint8_t *p = w->pos;

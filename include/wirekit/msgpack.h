@@ -656,6 +656,8 @@ typedef struct wk_mp_reader {
     uint32_t depth;  /* open containers */
     uint32_t heap_cap;
     uint32_t max_depth;
+    uint32_t fast_depth; /* depths below this open/close inline: min(32, max_depth) while the
+                          * inline stack is in use, 0 with a heap stack or once failed */
     bool strict_utf8;
     const wk_allocator *alloc;
     wk_status status; /* latched error */
@@ -826,6 +828,21 @@ static inline wk_status wk_mp_read_double(wk_mp_reader *r, double *out)
 /** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_read_end. */
 static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
 {
+    const uint8_t *p = r->pos;
+    uint32_t d = r->depth;
+    if (__builtin_expect(r->left != 0 && p != r->end && d < r->fast_depth, 1)) {
+        uint8_t b = *p;
+        uint32_t c = b & 0x0fu;
+        /* fixmap whose 2c elements (a byte each at least) fit in what remains */
+        if ((b & 0xf0u) == 0x80u && 2u * (size_t)c < (size_t)(r->end - p)) {
+            r->inline_rem[d] = r->left - 1;
+            r->depth = d + 1;
+            r->left = 2u * (uint64_t)c;
+            r->pos = p + 1;
+            *n = c;
+            return WK_OK;
+        }
+    }
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_MAP);
     if (st == WK_OK) {
@@ -837,6 +854,20 @@ static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
 /** Opens an array (any width): `*n` elements follow; close it with wk_mp_read_end. */
 static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
 {
+    const uint8_t *p = r->pos;
+    uint32_t d = r->depth;
+    if (__builtin_expect(r->left != 0 && p != r->end && d < r->fast_depth, 1)) {
+        uint8_t b = *p;
+        uint32_t c = b & 0x0fu;
+        if ((b & 0xf0u) == 0x90u && (size_t)c < (size_t)(r->end - p)) {
+            r->inline_rem[d] = r->left - 1;
+            r->depth = d + 1;
+            r->left = c;
+            r->pos = p + 1;
+            *n = c;
+            return WK_OK;
+        }
+    }
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_ARRAY);
     if (st == WK_OK) {
@@ -845,9 +876,19 @@ static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
     return st;
 }
 
+WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r);
 /** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
  *  elements remain or no container is open. */
-WK_API wk_status wk_mp_read_end(wk_mp_reader *r);
+static inline wk_status wk_mp_read_end(wk_mp_reader *r)
+{
+    uint32_t d = r->depth - 1u; /* wraps when nothing is open, and fails the check */
+    if (__builtin_expect(r->left == 0 && d < r->fast_depth, 1)) {
+        r->left = r->inline_rem[d];
+        r->depth = d;
+        return WK_OK;
+    }
+    return wk__mp_read_end_slow(r);
+}
 
 /** Copies the latched error (or WK_OK with the current offset) into `err`. */
 WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);

@@ -95,6 +95,40 @@ WK_API size_t wk_json_reader_offset(const wk_json_reader *r);
 /** Releases the reader's scratch memory (not the arena). */
 WK_API void wk_json_reader_free(wk_json_reader *r);
 
+/*
+ * Typed reads, for decoding by hand without building events. Each reads exactly the event
+ * wk_json_reader_next() would read next (they mix freely with it and with each other) and
+ * returns:
+ *  - WK_OK with the value, when it has the asked-for type;
+ *  - WK_ERR_TYPE (or WK_ERR_RANGE: an integer that does not fit the asked-for type) when it
+ *    has another type: nothing is consumed and nothing latched, so another typed call (or
+ *    next) can read it; a string decoded into the arena on the way stays there;
+ *  - WK_ERR_EOF when the next event is the END of the current array or object (it is
+ *    consumed, so `while (wk_json_reader_key(r, &k, &n) == WK_OK)` walks an object and
+ *    `while (wk_json_reader_int(r, &i) == WK_OK)` an array of integers), or after the
+ *    last top-level value as next() returns it;
+ *  - the latched error (WK_ERR_SYNTAX, WK_ERR_TRUNCATED, WK_ERR_UTF8, WK_ERR_DEPTH, ...)
+ *    when the input is bad, exactly as next() would report it.
+ * Strings (`*s`, `*n`) live as next() describes: views into the input, escaped ones in the
+ * arena or the scratch buffer. Numbers: wk_json_reader_int takes integers in int64 range,
+ * wk_json_reader_uint non-negative integers, wk_json_reader_double any number (integers
+ * converted); with WK_JSON_READ_RAW_NUMBERS every number is raw text, so they return
+ * WK_ERR_TYPE (read it with next()).
+ */
+WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r); /* '{' (WK_EV_MAP) */
+WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);  /* '[' (WK_EV_ARRAY) */
+/** The next key of the current object, or WK_ERR_EOF at its '}'. WK_ERR_STATE (nothing
+ *  consumed, not latched) when no key is due (not inside an object, or its value is next). */
+WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n);
+WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n);
+WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v);
+WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v);
+WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v);
+WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v);
+WK_API wk_status wk_json_reader_null(wk_json_reader *r);
+/** Skips one whole value (a container with everything in it); WK_ERR_EOF at an END. */
+WK_API wk_status wk_json_reader_skip(wk_json_reader *r);
+
 /**
  * Parses one JSON document straight into a value tree in `arena` (the fast path: no events,
  * nodes written in place). Gives the same tree as wk_value_decode over a wk_json_reader with

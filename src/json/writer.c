@@ -854,65 +854,6 @@ WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err)
 
 /* ---- tree writer ------------------------------------------------------------------------- */
 
-/* The event a scalar node stands for (the event writer's helpers do the printing). */
-static void node_event(const wk_value *v, wk_event *ev)
-{
-    ev->f32 = false;
-    switch ((wk_value_type)v->type) {
-    case WK_VAL_NIL:
-        ev->type = WK_EV_NIL;
-        break;
-    case WK_VAL_BOOL:
-        ev->type = WK_EV_BOOL;
-        ev->v.b = v->u.b;
-        break;
-    case WK_VAL_INT:
-        ev->type = WK_EV_INT;
-        ev->v.i = v->u.i;
-        break;
-    case WK_VAL_UINT:
-        ev->type = WK_EV_UINT;
-        ev->v.u = v->u.u;
-        break;
-    case WK_VAL_FLOAT:
-        ev->type = WK_EV_FLOAT;
-        ev->f32 = (v->flags & WK_VALF_F32) != 0;
-        ev->v.f = v->u.f;
-        break;
-    case WK_VAL_STR:
-    case WK_VAL_RAWNUM:
-    case WK_VAL_BIN:
-        ev->type = v->type == WK_VAL_STR ? WK_EV_STR
-                   : v->type == WK_VAL_BIN ? WK_EV_BIN
-                                           : WK_EV_RAWNUM;
-        ev->v.str.ptr = v->u.str;
-        ev->v.str.len = v->len;
-        break;
-    case WK_VAL_EXT:
-        ev->type = WK_EV_EXT;
-        ev->v.ext.type = v->ext_type;
-        ev->v.ext.ptr = v->u.bin;
-        ev->v.ext.len = v->len;
-        break;
-    case WK_VAL_TIMESTAMP:
-        ev->type = WK_EV_TIMESTAMP;
-        ev->v.ts.sec = v->u.i;
-        ev->v.ts.nsec = v->len;
-        break;
-    case WK_VAL_ARRAY:
-        ev->type = WK_EV_ARRAY;
-        ev->v.count = v->len;
-        break;
-    case WK_VAL_MAP:
-        ev->type = WK_EV_MAP;
-        ev->v.count = v->len;
-        break;
-    default:
-        ev->type = (wk_event_type)-1;
-        break;
-    }
-}
-
 /* A scalar value node (fast paths for the common types). */
 static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, wfail *f)
 {
@@ -930,7 +871,9 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
         return put(b, t, fmt_i64(v->u.i, t), f);
     default: {
         wk_event ev;
-        node_event(v, &ev);
+        if (!wk_value_event(v, &ev)) {
+            return wfailed(f, WK_ERR_ARG, "value of unknown type in the tree");
+        }
         if (ev.type == WK_EV_EXT) {
             return put_ext(b, &ev, f);
         }

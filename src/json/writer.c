@@ -948,8 +948,9 @@ next:
                 st = put_string(out, (const uint8_t *)pr->key.u.str, pr->key.len, &f);
             } else {
                 wk_event kev;
-                node_event(&pr->key, &kev);
-                st = put_key(out, &kev, flags, &f);
+                st = wk_value_event(&pr->key, &kev)
+                         ? put_key(out, &kev, flags, &f)
+                         : wfailed(&f, WK_ERR_ARG, "value of unknown type in the tree");
             }
             if (st != WK_OK) {
                 goto fail;

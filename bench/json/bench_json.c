@@ -85,48 +85,67 @@ static uint64_t wk_seed_encode(void *arg, uint64_t iters)
     return c->len;
 }
 
-static bool key_is(const wk_event *e, const char *k, size_t n)
+static bool name_is(const char *k, size_t kn, const char *want, size_t n)
 {
-    return e->v.str.len == n && memcmp(e->v.str.ptr, k, n) == 0;
+    return kn == n && memcmp(k, want, n) == 0;
 }
 
-/* Reads the seed object's fields into `s` (keys in any order, unknown keys rejected). */
+/* Reads the seed object's fields into `s` with the typed reads (keys in any order, unknown
+ * keys and wrong types rejected). */
 static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
 {
-    wk_event k, v;
-    if (wk_json_reader_next(r, &k) != WK_OK || k.type != WK_EV_MAP) {
+    const char *k, *v;
+    size_t kn, vn;
+    wk_status st;
+    if (wk_json_reader_begin_object(r) != WK_OK) {
         return false;
     }
-    while (wk_json_reader_next(r, &k) == WK_OK && k.type == WK_EV_STR) {
-        if (wk_json_reader_next(r, &v) != WK_OK) {
-            return false;
-        }
-        if (key_is(&k, "username", 8) && v.type == WK_EV_STR) {
-            jb_copy(s->username, sizeof s->username, v.v.str.ptr, v.v.str.len);
-        } else if (key_is(&k, "password", 8) && v.type == WK_EV_STR) {
-            jb_copy(s->password, sizeof s->password, v.v.str.ptr, v.v.str.len);
-        } else if (key_is(&k, "age", 3) && v.type == WK_EV_UINT) {
-            s->age = (int64_t)v.v.u;
-        } else if (key_is(&k, "enabled", 7) && v.type == WK_EV_BOOL) {
-            s->enabled = v.v.b;
-        } else if (key_is(&k, "metadata", 8) && v.type == WK_EV_MAP) {
-            while (wk_json_reader_next(r, &k) == WK_OK && k.type == WK_EV_STR) {
-                if (wk_json_reader_next(r, &v) != WK_OK) {
-                    return false;
-                }
-                if (key_is(&k, "hello", 5) && v.type == WK_EV_STR) {
-                    jb_copy(s->hello, sizeof s->hello, v.v.str.ptr, v.v.str.len);
-                } else if (key_is(&k, "int", 3) && v.type == WK_EV_UINT) {
-                    s->meta_int = (int64_t)v.v.u;
+    while ((st = wk_json_reader_key(r, &k, &kn)) == WK_OK) {
+        if (name_is(k, kn, "username", 8)) {
+            if (wk_json_reader_str(r, &v, &vn) != WK_OK) {
+                return false;
+            }
+            jb_copy(s->username, sizeof s->username, v, vn);
+        } else if (name_is(k, kn, "password", 8)) {
+            if (wk_json_reader_str(r, &v, &vn) != WK_OK) {
+                return false;
+            }
+            jb_copy(s->password, sizeof s->password, v, vn);
+        } else if (name_is(k, kn, "age", 3)) {
+            if (wk_json_reader_int(r, &s->age) != WK_OK) {
+                return false;
+            }
+        } else if (name_is(k, kn, "enabled", 7)) {
+            if (wk_json_reader_bool(r, &s->enabled) != WK_OK) {
+                return false;
+            }
+        } else if (name_is(k, kn, "metadata", 8)) {
+            if (wk_json_reader_begin_object(r) != WK_OK) {
+                return false;
+            }
+            while ((st = wk_json_reader_key(r, &k, &kn)) == WK_OK) {
+                if (name_is(k, kn, "hello", 5)) {
+                    if (wk_json_reader_str(r, &v, &vn) != WK_OK) {
+                        return false;
+                    }
+                    jb_copy(s->hello, sizeof s->hello, v, vn);
+                } else if (name_is(k, kn, "int", 3)) {
+                    if (wk_json_reader_int(r, &s->meta_int) != WK_OK) {
+                        return false;
+                    }
                 } else {
                     return false;
                 }
+            }
+            if (st != WK_ERR_EOF) {
+                return false;
             }
         } else {
             return false;
         }
     }
-    return k.type == WK_EV_END && wk_json_reader_next(r, &k) == WK_ERR_EOF;
+    wk_event end;
+    return st == WK_ERR_EOF && wk_json_reader_next(r, &end) == WK_ERR_EOF;
 }
 
 static uint64_t wk_seed_decode(void *arg, uint64_t iters)

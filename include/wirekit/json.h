@@ -21,6 +21,10 @@
 #include "event.h"
 #include "value.h"
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -91,6 +95,40 @@ WK_API size_t wk_json_reader_offset(const wk_json_reader *r);
 /** Releases the reader's scratch memory (not the arena). */
 WK_API void wk_json_reader_free(wk_json_reader *r);
 
+/*
+ * Typed reads, for decoding by hand without building events. Each reads exactly the event
+ * wk_json_reader_next() would read next (they mix freely with it and with each other) and
+ * returns:
+ *  - WK_OK with the value, when it has the asked-for type;
+ *  - WK_ERR_TYPE (or WK_ERR_RANGE: an integer that does not fit the asked-for type) when it
+ *    has another type: nothing is consumed and nothing latched, so another typed call (or
+ *    next) can read it; a string decoded into the arena on the way stays there;
+ *  - WK_ERR_EOF when the next event is the END of the current array or object (it is
+ *    consumed, so `while (wk_json_reader_key(r, &k, &n) == WK_OK)` walks an object and
+ *    `while (wk_json_reader_int(r, &i) == WK_OK)` an array of integers), or after the
+ *    last top-level value as next() returns it;
+ *  - the latched error (WK_ERR_SYNTAX, WK_ERR_TRUNCATED, WK_ERR_UTF8, WK_ERR_DEPTH, ...)
+ *    when the input is bad, exactly as next() would report it.
+ * Strings (`*s`, `*n`) live as next() describes: views into the input, escaped ones in the
+ * arena or the scratch buffer. Numbers: wk_json_reader_int takes integers in int64 range,
+ * wk_json_reader_uint non-negative integers, wk_json_reader_double any number (integers
+ * converted); with WK_JSON_READ_RAW_NUMBERS every number is raw text, so they return
+ * WK_ERR_TYPE (read it with next()).
+ */
+WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r); /* '{' (WK_EV_MAP) */
+WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);  /* '[' (WK_EV_ARRAY) */
+/** The next key of the current object, or WK_ERR_EOF at its '}'. WK_ERR_STATE (nothing
+ *  consumed, not latched) when no key is due (not inside an object, or its value is next). */
+WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n);
+WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n);
+WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v);
+WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v);
+WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v);
+WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v);
+WK_API wk_status wk_json_reader_null(wk_json_reader *r);
+/** Skips one whole value (a container with everything in it); WK_ERR_EOF at an END. */
+WK_API wk_status wk_json_reader_skip(wk_json_reader *r);
+
 /**
  * Parses one JSON document straight into a value tree in `arena` (the fast path: no events,
  * nodes written in place). Gives the same tree as wk_value_decode over a wk_json_reader with
@@ -132,12 +170,38 @@ typedef struct wk_json_writer {
     uint32_t indent;
     uint32_t depth;
     uint64_t values; /* top-level values written */
-    uint8_t frame[WK_JSON_WRITER_MAX_DEPTH]; /* per level: object?, has items?, after key? */
     wk_error err;
+    /* Per level (frame[0] = top level): object?, has items?, after key?, and a stop bit that
+     * keeps the inline paths out (top level, pretty output, an error latched). */
+    uint8_t frame[WK_JSON_WRITER_MAX_DEPTH + 1];
 } wk_json_writer;
 
-/** Prepares `w` to append JSON to `out` (not cleared). `opts` NULL means compact. */
-WK_API void wk_json_writer_init(wk_json_writer *w, wk_buf *out, const wk_json_write_opts *opts);
+/* Frame bits and the room the inline fast paths need (internal). */
+#define WK__JW_OBJECT 0x01u
+#define WK__JW_ITEMS 0x02u /* at least one element written */
+#define WK__JW_VALUE 0x04u /* object: a key was written, its value is next */
+#define WK__JW_STOP 0x80u  /* the inline paths must not run at this level */
+#define WK__JW_ROOM 32u
+
+/**
+ * Prepares `w` to append JSON to `out` (not cleared). `opts` NULL means compact. Allocates
+ * nothing; `out` must stay valid while `w` is in use. (Inline: it only sets fields.)
+ */
+static inline void wk_json_writer_init(wk_json_writer *w, wk_buf *out,
+                                       const wk_json_write_opts *opts)
+{
+    unsigned flags = opts != NULL ? opts->flags : 0;
+    uint32_t indent = opts != NULL && opts->indent != 0 ? opts->indent : 2;
+    w->out = out;
+    w->flags = flags;
+    w->indent = indent > 16 ? 16 : indent;
+    w->depth = 0;
+    w->frame[0] = WK__JW_STOP;
+    w->values = 0;
+    w->err.code = WK_OK;
+    w->err.offset = 0;
+    w->err.msg = NULL;
+}
 
 /**
  * Writes one event. Several top-level values are separated by '\n'. Returns WK_OK or the
@@ -148,29 +212,322 @@ WK_API void wk_json_writer_init(wk_json_writer *w, wk_buf *out, const wk_json_wr
  */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev);
 
+/* Out-of-line halves of the inline typed calls below (internal; same contracts). */
+WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object);
+WK_API wk_status wk__json_writer_end_slow(wk_json_writer *w);
+WK_API wk_status wk__json_writer_key_slow(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk__json_writer_str_slow(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i);
+WK_API wk_status wk__json_writer_uint_slow(wk_json_writer *w, uint64_t u);
+WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b);
+WK_API wk_status wk__json_writer_null_slow(wk_json_writer *w);
+WK_API size_t wk__json_fmt_u64(uint64_t u, char *d);
+
+/* The room check of the inline paths: `out` has WK__JW_ROOM bytes free. */
+static inline bool wk__jw_room(const wk_json_writer *w)
+{
+    const wk_buf *b = w->out;
+    return __builtin_expect(b->cap - b->len >= WK__JW_ROOM, 1);
+}
+
+/* Frame v takes a value (array, or object after a key) on the inline path (no stop bit). */
+static inline bool wk__jw_value_slot(uint8_t v)
+{
+    return ((v ^ (v >> 2)) & (WK__JW_STOP | WK__JW_OBJECT)) == 0;
+}
+
+/* Frame v takes a key on the inline path. */
+static inline bool wk__jw_key_slot(uint8_t v)
+{
+    return (v & (WK__JW_STOP | WK__JW_OBJECT | WK__JW_VALUE)) == WK__JW_OBJECT;
+}
+
+/* High bit set in each byte of x that a string writer must look at: < 0x20, '"', '\\',
+ * >= 0x80 (zero when none). */
+static inline uint64_t wk__jw_special(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    const uint64_t high = 0x8080808080808080ull;
+    uint64_t q = x ^ (ones * '"');
+    uint64_t bs = x ^ (ones * '\\');
+    return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | x) & high;
+}
+
+/* True when no byte of a or z needs a look: SSE2 for run-time data, SWAR for constants
+ * (which then fold away). */
+static inline bool wk__jw_plain(uint64_t a, uint64_t z)
+{
+#if defined(__SSE2__) && defined(__x86_64__)
+    if (!(__builtin_constant_p(a) && __builtin_constant_p(z))) {
+        __m128i x = _mm_set_epi64x((long long)z, (long long)a);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                              _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                                 _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+        return _mm_movemask_epi8(m) == 0;
+    }
+#endif
+    return (wk__jw_special(a) | wk__jw_special(z)) == 0;
+}
+
+/* Copies s[0..n) (n <= 16) to d when no byte needs escaping or a UTF-8 check; returns false
+ * otherwise (d may have been written; the caller does not commit it). Whole-word loads and
+ * stores that overlap, never outside s[0..n) or d[0..16). */
+static inline bool wk__jw_copy16(uint8_t *d, const char *s, size_t n)
+{
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+        return wk__jw_plain(a, z);
+    }
+    if (n >= 4) {
+        uint32_t a, z;
+        memcpy(&a, s, 4);
+        memcpy(&z, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+        uint64_t x = (uint64_t)a | (uint64_t)z << 32;
+        return wk__jw_plain(x, x);
+    }
+    if (n == 0) {
+        return true;
+    }
+    uint8_t a = (uint8_t)s[0], m = (uint8_t)s[n / 2], z = (uint8_t)s[n - 1];
+    d[0] = a;
+    d[n / 2] = m;
+    d[n - 1] = z;
+    return wk__jw_special(0x2020202020000000ull | a | (uint64_t)m << 8 | (uint64_t)z << 16) == 0;
+}
+
+/* Writes the ',' a value needs in frame `*fr` (= v, not a key slot) and moves the frame on;
+ * returns the new write position. */
+static inline uint8_t *wk__jw_value_sep(uint8_t *d, uint8_t *fr, uint8_t v)
+{
+    bool after_key = (v & (WK__JW_OBJECT | WK__JW_VALUE)) == (WK__JW_OBJECT | WK__JW_VALUE);
+    *d = ',';
+    d += !after_key && (v & WK__JW_ITEMS);
+    *fr = after_key ? (uint8_t)(v & ~WK__JW_VALUE) : (uint8_t)(v | WK__JW_ITEMS);
+    return d;
+}
+
 /*
  * Typed calls for writing by hand: each does exactly what the matching event does
  * (wk_json_writer_str = WK_EV_STR, begin_object = WK_EV_MAP, end = WK_EV_END, ...), same
  * bytes and same latched errors, without building events. wk_json_writer_key is
  * wk_json_writer_str that also checks an object key is due (WK_ERR_STATE otherwise).
+ * They are inline: compact output inside a container with room in `out` takes one room
+ * check and a few stores (short strings are checked 8 bytes at a time); anything else
+ * (pretty output, top level, growth, escapes, errors) goes out of line. `out->len` is
+ * always up to date. Like every writer call they are no-ops returning the latched error
+ * once one is latched.
  */
-WK_API wk_status wk_json_writer_begin_object(wk_json_writer *w);
-WK_API wk_status wk_json_writer_begin_array(wk_json_writer *w);
-WK_API wk_status wk_json_writer_end(wk_json_writer *w);
-WK_API wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk_json_writer_int(wk_json_writer *w, int64_t i);
-WK_API wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u);
+static inline wk_status wk_json_writer_begin_object(wk_json_writer *w)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v) && w->depth < WK_JSON_WRITER_MAX_DEPTH) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        *d++ = '{';
+        w->frame[++w->depth] = WK__JW_OBJECT;
+        w->out->len = (size_t)(d - w->out->data);
+        return WK_OK;
+    }
+    if (w->depth == 0 && w->values == 0 && w->err.code == WK_OK && wk__jw_room(w)) {
+        /* The first top-level value: nothing before it. */
+        w->out->data[w->out->len++] = '{';
+        w->frame[w->depth = 1] =
+            (uint8_t)(WK__JW_OBJECT | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
+        return WK_OK;
+    }
+    return wk__json_writer_begin_slow(w, true);
+}
+
+static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v) && w->depth < WK_JSON_WRITER_MAX_DEPTH) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        *d++ = '[';
+        w->frame[++w->depth] = 0;
+        w->out->len = (size_t)(d - w->out->data);
+        return WK_OK;
+    }
+    if (w->depth == 0 && w->values == 0 && w->err.code == WK_OK && wk__jw_room(w)) {
+        /* The first top-level value: nothing before it. */
+        w->out->data[w->out->len++] = '[';
+        w->frame[w->depth = 1] =
+            (uint8_t)(0 | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
+        return WK_OK;
+    }
+    return wk__json_writer_begin_slow(w, false);
+}
+
+static inline wk_status wk_json_writer_end(wk_json_writer *w)
+{
+    uint8_t v = w->frame[w->depth];
+    if (wk__jw_room(w) && (v & (WK__JW_STOP | WK__JW_VALUE)) == 0) {
+        uint8_t *d = w->out->data + w->out->len;
+        *d = (v & WK__JW_OBJECT) ? '}' : ']';
+        w->out->len++;
+        if (--w->depth == 0) {
+            w->values++;
+            if (w->flags & WK_JSON_WRITE_NEWLINE) {
+                w->out->data[w->out->len++] = '\n';
+            }
+        }
+        return WK_OK;
+    }
+    return wk__json_writer_end_slow(w);
+}
+
+static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && n <= 16 && wk__jw_key_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        uint8_t *q = d;
+        *q = ',';
+        q += (v & WK__JW_ITEMS) != 0;
+        *q++ = '"';
+        if (wk__jw_copy16(q, s, n)) {
+            q += n;
+            q[0] = '"';
+            q[1] = ':';
+            *fr = (uint8_t)(v | WK__JW_ITEMS | WK__JW_VALUE);
+            w->out->len = (size_t)(q + 2 - w->out->data);
+            return WK_OK;
+        }
+    }
+    return wk__json_writer_key_slow(w, s, n);
+}
+
+static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && n <= 16 && wk__jw_value_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        uint8_t *q = d;
+        bool after_key = (v & (WK__JW_OBJECT | WK__JW_VALUE)) ==
+                         (WK__JW_OBJECT | WK__JW_VALUE);
+        *q = ',';
+        q += !after_key && (v & WK__JW_ITEMS);
+        *q++ = '"';
+        if (wk__jw_copy16(q, s, n)) {
+            q[n] = '"';
+            *fr = after_key ? (uint8_t)(v & ~WK__JW_VALUE) : (uint8_t)(v | WK__JW_ITEMS);
+            w->out->len = (size_t)(q + n + 1 - w->out->data);
+            return WK_OK;
+        }
+    }
+    return wk__json_writer_str_slow(w, s, n);
+}
+
+static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        if (u < 10) {
+            *d++ = (uint8_t)('0' + u);
+        } else if (u < 100) {
+            uint32_t t = (uint32_t)u / 10;
+            d[0] = (uint8_t)('0' + t);
+            d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
+            d += 2;
+        } else {
+            d += wk__json_fmt_u64(u, (char *)d);
+        }
+        w->out->len = (size_t)(d - w->out->data);
+        return WK_OK;
+    }
+    return wk__json_writer_uint_slow(w, u);
+}
+
+static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        uint64_t u = (uint64_t)i;
+        if (i < 0) {
+            *d++ = '-';
+            u = 0 - u;
+        }
+        if (u < 10) {
+            *d++ = (uint8_t)('0' + u);
+        } else if (u < 100) {
+            uint32_t t = (uint32_t)u / 10;
+            d[0] = (uint8_t)('0' + t);
+            d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
+            d += 2;
+        } else {
+            d += wk__json_fmt_u64(u, (char *)d);
+        }
+        w->out->len = (size_t)(d - w->out->data);
+        return WK_OK;
+    }
+    return wk__json_writer_int_slow(w, i);
+}
+
+static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        uint64_t yes, no;
+        memcpy(&yes, "true    ", 8);
+        memcpy(&no, "false   ", 8);
+        uint64_t word = b ? yes : no; /* one store; the room covers the spaces */
+        memcpy(d, &word, 8);
+        d += b ? 4 : 5;
+        w->out->len = (size_t)(d - w->out->data);
+        return WK_OK;
+    }
+    return wk__json_writer_bool_slow(w, b);
+}
+
+static inline wk_status wk_json_writer_null(wk_json_writer *w)
+{
+    uint8_t *fr = &w->frame[w->depth];
+    uint8_t v = *fr;
+    if (wk__jw_room(w) && wk__jw_value_slot(v)) {
+        uint8_t *d = w->out->data + w->out->len;
+        d = wk__jw_value_sep(d, fr, v);
+        memcpy(d, "null", 4);
+        w->out->len = (size_t)(d + 4 - w->out->data);
+        return WK_OK;
+    }
+    return wk__json_writer_null_slow(w);
+}
+
 WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d);
-WK_API wk_status wk_json_writer_bool(wk_json_writer *w, bool b);
-WK_API wk_status wk_json_writer_null(wk_json_writer *w);
 
 /** Fills `sink` with this writer's event interface. */
 WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink);
 
 /** Checks that every container was closed; returns WK_OK, the latched error, or WK_ERR_STATE
  *  (a value left open). `err` (may be NULL) gets the details, offset into the output. */
-WK_API wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err);
+WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err);
+static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
+{
+    if (w->err.code == WK_OK && w->depth == 0 && err == NULL) {
+        return WK_OK;
+    }
+    return wk__json_writer_finish_slow(w, err);
+}
 
 /**
  * Writes the tree `v` as one JSON value to `out` (the fast path: walks the tree directly,

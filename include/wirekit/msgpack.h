@@ -2,9 +2,10 @@
  * MessagePack (https://github.com/msgpack/msgpack/blob/master/spec.md): writer, reader,
  * validate-only scan, skip, and the fused value-tree paths.
  *
- * Writer: the hot calls are static inline, msgpuck-style. The writer mirrors the end of its
- * wk_buf in two pointers (`pos`, `end`), so each call is one room check and a few stores; only
- * growth and errors leave the inline path. Errors are sticky (mpack-style): after the first
+ * Writer: the hot calls are static inline, msgpuck-style. The writer keeps a cursor `pos` and
+ * `lim`, the bound below which 32 bytes fit, so a write of at most 32 bytes (every scalar,
+ * header and fixstr) is one compare of `pos` against `lim` and a few stores; only growth,
+ * the last 31 bytes of a buffer and errors leave the inline path. Errors are sticky (mpack-style): after the first
  * failure every call is a no-op and wk_mp_writer_finish() reports it. Integers, strings,
  * containers and timestamps are always written in their shortest form. `out->len` is brought
  * up to date by wk_mp_writer_finish() (or wk_mp_writer_flush()).
@@ -46,7 +47,9 @@ typedef struct wk_mp_frame {
 
 typedef struct wk_mp_writer {
     uint8_t *pos;     /* next output byte, inside out->data */
-    uint8_t *end;     /* end of out's capacity; equal to pos once an error is latched */
+    uintptr_t lim;    /* capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
+                       * is no buffer or an error is latched, which sends every write to the
+                       * slow path */
     wk_buf *out;      /* where bytes go; out->len is synced by flush/finish */
     wk_status status; /* first error, sticky */
     const char *msg;  /* static message of the first error */
@@ -59,6 +62,34 @@ typedef struct wk_mp_writer {
     wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES];
 } wk_mp_writer;
 
+/** What the growth slow path hands back (internal): the new cursor and end, or on failure
+ *  the unchanged cursor, `status` and a static message. */
+typedef struct wk__mp_grown {
+    uint8_t *pos;
+    uint8_t *end;
+    const char *msg;
+    wk_status status;
+} wk__mp_grown;
+
+/** Internal slow path: syncs `out->len` to `pos`, makes room for `n` more bytes. Takes no
+ *  writer pointer on purpose: when no out-of-line call sees the writer's address, the
+ *  compiler keeps `pos`/`lim` in registers across a run of inlined writes (a byte store into
+ *  the buffer cannot alias a writer whose address never escaped). */
+WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n);
+/** Internal: releases the event sink's heap container stack. */
+WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap);
+
+/** Bytes a small write may take with only the `pos < lim` check. */
+#define WK__MP_SLACK 32u
+
+/* Internal: the cursor bound of the one-compare check for writes of up to WK__MP_SLACK
+ * bytes: `pos < lim` exactly when end - pos >= 32 (a real buffer never ends below address
+ * 32). 0, which no cursor passes, when there is no buffer. */
+static inline uintptr_t wk__mp_lim(const uint8_t *end)
+{
+    return end != NULL ? (uintptr_t)end - (WK__MP_SLACK - 1u) : 0u;
+}
+
 /**
  * Prepares `w` to append MessagePack to `out` (growable or fixed; existing contents are kept).
  * Allocates nothing. `out` must stay valid until wk_mp_writer_finish(); the caller must not
@@ -69,10 +100,10 @@ static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
     w->out = out;
     if (out->data != NULL) {
         w->pos = out->data + out->len;
-        w->end = out->data + out->cap;
+        w->lim = wk__mp_lim(out->data + out->cap);
     } else {
         w->pos = NULL;
-        w->end = NULL;
+        w->lim = 0;
     }
     w->status = WK_OK;
     w->msg = NULL;
@@ -94,6 +125,25 @@ static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
  */
 WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
 
+/** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
+static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
+{
+    return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
+}
+
+/* Internal: latches an error inline (no call, so the writer's address does not escape). The
+ * failed state sets lim = 0, so every later room check fails into the slow path, which
+ * sees the status and writes nothing: the sticky error costs nothing on the fast path. */
+static inline void wk__mp_latch(wk_mp_writer *w, wk_status code, const char *msg)
+{
+    if (w->status == WK_OK) {
+        w->status = code;
+        w->msg = msg;
+        w->err_offset = wk_mp_writer_size(w);
+        w->lim = 0;
+    }
+}
+
 /**
  * Ends writing: syncs `out->len`, releases the sink's container stack and returns the first
  * error (WK_ERR_LIMIT when a fixed buffer or the cap was too small, WK_ERR_NOMEM, WK_ERR_RANGE
@@ -101,18 +151,30 @@ WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
  * details in `err` (offset = output bytes written before the failure). On error `out`
  * holds a prefix of the intended output.
  */
-WK_API wk_status wk__mp_writer_finish_slow(wk_mp_writer *w, wk_error *err);
 static inline wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
 {
-    if (w->status == WK_OK && w->depth == 0 && w->frames == NULL && !w->finished &&
-        err == NULL) {
-        if (w->pos != NULL) {
-            w->out->len = (size_t)(w->pos - w->out->data);
-        }
-        w->finished = true;
-        return WK_OK;
+    if (w->finished) {
+        return wk_error_set(err, WK_ERR_STATE, wk_mp_writer_size(w), "writer already finished");
     }
-    return wk__mp_writer_finish_slow(w, err);
+    if (w->pos != NULL) {
+        w->out->len = (size_t)(w->pos - w->out->data);
+    }
+    if (w->depth != 0) {
+        wk__mp_latch(w, WK_ERR_STATE, "containers left open at the end of writing");
+        w->depth = 0;
+    }
+    if (w->frames != NULL) {
+        wk__mp_writer_free_frames(w->out, w->frames, w->frames_cap);
+        w->frames = NULL;
+    }
+    w->finished = true;
+    if (err == NULL) {
+        return w->status;
+    }
+    if (w->status != WK_OK) {
+        return wk_error_set(err, w->status, w->err_offset, w->msg);
+    }
+    return wk_error_set(err, WK_OK, w->out->len, NULL);
 }
 
 /** Syncs `out->len` with what has been written so far, without ending. Returns the status. */
@@ -126,16 +188,16 @@ WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n);
 /** Latches `code` with static message `msg` unless an error is already latched. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);
 
-/** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
-static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
-{
-    return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
-}
+#if defined(__GNUC__)
+#define WK__MP_FAST(x) __builtin_expect(!!(x), 1)
+#else
+#define WK__MP_FAST(x) (x)
+#endif
 
 static inline uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
+    v = __builtin_bswap16(v);
+    memcpy(p, &v, 2);
     return p + 2;
 }
 static inline uint8_t *wk__mp_store32(uint8_t *p, uint32_t v)
@@ -151,15 +213,59 @@ static inline uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
     return p + 8;
 }
 
+/** Internal: copies `n` <= 31 bytes with at most two overlapping moves of 16, 8 or 4 bytes
+ *  (folds to plain stores when `n` is a constant; cheaper than a memcpy call for short
+ *  strings). */
+static inline void wk__mp_copy31(uint8_t *d, const void *src, size_t n)
+{
+    const uint8_t *q = (const uint8_t *)src;
+    if (n >= 8) {
+        if (n >= 16) {
+            memcpy(d, q, 16);
+            memcpy(d + n - 16, q + n - 16, 16);
+        } else {
+            memcpy(d, q, 8);
+            memcpy(d + n - 8, q + n - 8, 8);
+        }
+    } else if (n >= 4) {
+        memcpy(d, q, 4);
+        memcpy(d + n - 4, q + n - 4, 4);
+    } else if (n != 0) {
+        d[0] = q[0];
+        d[n >> 1] = q[n >> 1];
+        d[n - 1] = q[n - 1];
+    }
+}
+
+/** Internal: the inline writers' slow path: grows the buffer (no writer address escapes). */
+static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)
+{
+    if (w->status != WK_OK) {
+        return false;
+    }
+    wk__mp_grown g = wk__mp_writer_grow(w->out, w->pos, n);
+    if (g.status != WK_OK) {
+        wk__mp_latch(w, g.status, g.msg);
+        return false;
+    }
+    w->pos = g.pos;
+    w->lim = wk__mp_lim(g.end);
+    return true;
+}
+
 /** True when `n` more bytes fit, growing the buffer if needed. */
 static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
 {
-    return (size_t)(w->end - w->pos) >= n || wk_mp_writer_reserve(w, n);
+    /* While pos < lim the capacity ends at lim + 31. */
+    uintptr_t p = (uintptr_t)w->pos;
+    return WK__MP_FAST(p < w->lim && n <= w->lim + (WK__MP_SLACK - 1u) - p) ||
+           wk__mp_room_slow(w, n);
 }
-/** The fast path checks for the widest form (`fast` bytes); only when that fails does the
- *  slow path ask for the `exact` size, so a fixed buffer is filled to the last byte. */
-#define WK__MP_ROOM2(w, fast, exact)                                                      \
-    ((size_t)((w)->end - (w)->pos) >= (fast) || wk_mp_writer_reserve((w), (exact)))
+/** Room for a write of at most WK__MP_SLACK bytes whose real size is `exact`: the fast path
+ *  is one compare; only when that fails does the slow path ask for the `exact` size, so a
+ *  fixed buffer is still filled to the last byte. */
+#define WK__MP_SMALL(w, exact)                                                            \
+    (WK__MP_FAST((uintptr_t)(w)->pos < (w)->lim) || wk__mp_room_slow((w), (exact)))
 
 /* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
 static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
@@ -386,7 +492,7 @@ static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
 
 static inline void wk_mp_write_nil(wk_mp_writer *w)
 {
-    if (wk__mp_room(w, 1)) {
+    if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
         *p = 0xc0;
         w->pos = p + 1;
@@ -394,7 +500,7 @@ static inline void wk_mp_write_nil(wk_mp_writer *w)
 }
 static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
 {
-    if (wk__mp_room(w, 1)) {
+    if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
         *p = b ? 0xc3 : 0xc2;
         w->pos = p + 1;
@@ -403,7 +509,7 @@ static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
 /** Writes `u` in the shortest form (positive fixint, uint8/16/32/64). */
 static inline void wk_mp_write_uint(wk_mp_writer *w, uint64_t u)
 {
-    if (WK__MP_ROOM2(w, 9, wk_mp_sizeof_uint(u))) {
+    if (WK__MP_SMALL(w, wk_mp_sizeof_uint(u))) {
         w->pos = wk_mp_encode_uint(w->pos, u);
     }
 }
@@ -411,14 +517,14 @@ static inline void wk_mp_write_uint(wk_mp_writer *w, uint64_t u)
  *  MessagePack implementation does), negative ones negative fixint or int8/16/32/64. */
 static inline void wk_mp_write_int(wk_mp_writer *w, int64_t i)
 {
-    if (WK__MP_ROOM2(w, 9, wk_mp_sizeof_int(i))) {
+    if (WK__MP_SMALL(w, wk_mp_sizeof_int(i))) {
         w->pos = wk_mp_encode_int(w->pos, i);
     }
 }
 /** Writes a float32. */
 static inline void wk_mp_write_float(wk_mp_writer *w, float f)
 {
-    if (wk__mp_room(w, 5)) {
+    if (WK__MP_SMALL(w, 5)) {
         uint32_t bits;
         memcpy(&bits, &f, 4);
         uint8_t *p = w->pos;
@@ -429,7 +535,7 @@ static inline void wk_mp_write_float(wk_mp_writer *w, float f)
 /** Writes a float64. */
 static inline void wk_mp_write_double(wk_mp_writer *w, double d)
 {
-    if (wk__mp_room(w, 9)) {
+    if (WK__MP_SMALL(w, 9)) {
         uint64_t bits;
         memcpy(&bits, &d, 8);
         uint8_t *p = w->pos;
@@ -442,8 +548,8 @@ static inline void wk_mp_write_double(wk_mp_writer *w, double d)
 static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
-        wk_mp_writer_fail(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
-    } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_str_header((uint32_t)len))) {
+        wk__mp_latch(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
+    } else if (WK__MP_SMALL(w, wk_mp_sizeof_str_header((uint32_t)len))) {
         w->pos = wk_mp_encode_str_header(w->pos, (uint32_t)len);
     }
 }
@@ -456,53 +562,62 @@ static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
         w->pos = d + len;
     }
 }
-/** Writes the string `s[0..len)` (fixstr/str8/16/32). The bytes are not checked for UTF-8.
- *  `len` above 2^32-1 latches WK_ERR_RANGE. */
+/** Writes the string `s[0..len)` (fixstr/str8/16/32), header and bytes in one go: when they
+ *  do not fit, nothing of the value is written. The bytes are not checked for UTF-8. `len`
+ *  above 2^32-1 latches WK_ERR_RANGE. */
 static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
 {
-    /* Locals, not w->pos, around the stores: a byte store may alias *w as far as the
-     * compiler knows, so re-reading w->pos after it would cost a reload per call. */
+    /* A fixstr is at most 32 bytes: one compare for header and bytes. */
     uint8_t *p = w->pos;
-    size_t room = (size_t)(w->end - p);
-    if (room >= 5 && len <= room - 5 && len <= 31) {
+    if (WK__MP_FAST(len <= 31 && (uintptr_t)p < w->lim)) {
         *p = (uint8_t)(0xa0 | len);
-        memcpy(p + 1, s, len);
+        wk__mp_copy31(p + 1, s, len);
         w->pos = p + 1 + len;
         return;
     }
-    wk_mp_write_str_header(w, len);
-    if (w->status == WK_OK) {
-        wk_mp_write_raw(w, s, len);
+    if (len > UINT32_MAX || len > SIZE_MAX - 5) {
+        wk__mp_latch(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
+    } else if (wk__mp_room(w, wk_mp_sizeof_str_header((uint32_t)len) + len)) {
+        p = wk_mp_encode_str_header(w->pos, (uint32_t)len);
+        if (len != 0) {
+            memcpy(p, s, len);
+        }
+        w->pos = p + len;
     }
 }
 /** Writes a bin header for `len` bytes (bin8/16/32); the data follows with wk_mp_write_raw. */
 static inline void wk_mp_write_bin_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
-        wk_mp_writer_fail(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
-    } else if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_bin_header((uint32_t)len))) {
+        wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
+    } else if (WK__MP_SMALL(w, wk_mp_sizeof_bin_header((uint32_t)len))) {
         w->pos = wk_mp_encode_bin_header(w->pos, (uint32_t)len);
     }
 }
-/** Writes binary data `p[0..len)`. */
+/** Writes binary data `p[0..len)` (bin8/16/32), header and bytes in one go. */
 static inline void wk_mp_write_bin(wk_mp_writer *w, const void *p, size_t len)
 {
-    wk_mp_write_bin_header(w, len);
-    if (w->status == WK_OK) {
-        wk_mp_write_raw(w, p, len);
+    if (len > UINT32_MAX || len > SIZE_MAX - 5) {
+        wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
+    } else if (wk__mp_room(w, wk_mp_sizeof_bin_header((uint32_t)len) + len)) {
+        uint8_t *d = wk_mp_encode_bin_header(w->pos, (uint32_t)len);
+        if (len != 0) {
+            memcpy(d, p, len);
+        }
+        w->pos = d + len;
     }
 }
 /** Writes an array header of `n` elements; the elements follow. */
 static inline void wk_mp_write_array(wk_mp_writer *w, uint32_t n)
 {
-    if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_array(n))) {
+    if (WK__MP_SMALL(w, wk_mp_sizeof_array(n))) {
         w->pos = wk_mp_encode_array_header(w->pos, n);
     }
 }
 /** Writes a map header of `n` key/value pairs; 2n values follow. */
 static inline void wk_mp_write_map(wk_mp_writer *w, uint32_t n)
 {
-    if (WK__MP_ROOM2(w, 5, wk_mp_sizeof_map(n))) {
+    if (WK__MP_SMALL(w, wk_mp_sizeof_map(n))) {
         w->pos = wk_mp_encode_map_header(w->pos, n);
     }
 }
@@ -541,6 +656,8 @@ typedef struct wk_mp_reader {
     uint32_t depth;  /* open containers */
     uint32_t heap_cap;
     uint32_t max_depth;
+    uint32_t fast_depth; /* depths below this open/close inline: min(32, max_depth) while the
+                          * inline stack is in use, 0 with a heap stack or once failed */
     bool strict_utf8;
     const wk_allocator *alloc;
     wk_status status; /* latched error */
@@ -711,6 +828,21 @@ static inline wk_status wk_mp_read_double(wk_mp_reader *r, double *out)
 /** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_read_end. */
 static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
 {
+    const uint8_t *p = r->pos;
+    uint32_t d = r->depth;
+    if (__builtin_expect(r->left != 0 && p != r->end && d < r->fast_depth, 1)) {
+        uint8_t b = *p;
+        uint32_t c = b & 0x0fu;
+        /* fixmap whose 2c elements (a byte each at least) fit in what remains */
+        if ((b & 0xf0u) == 0x80u && 2u * (size_t)c < (size_t)(r->end - p)) {
+            r->inline_rem[d] = r->left - 1;
+            r->depth = d + 1;
+            r->left = 2u * (uint64_t)c;
+            r->pos = p + 1;
+            *n = c;
+            return WK_OK;
+        }
+    }
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_MAP);
     if (st == WK_OK) {
@@ -722,6 +854,20 @@ static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
 /** Opens an array (any width): `*n` elements follow; close it with wk_mp_read_end. */
 static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
 {
+    const uint8_t *p = r->pos;
+    uint32_t d = r->depth;
+    if (__builtin_expect(r->left != 0 && p != r->end && d < r->fast_depth, 1)) {
+        uint8_t b = *p;
+        uint32_t c = b & 0x0fu;
+        if ((b & 0xf0u) == 0x90u && (size_t)c < (size_t)(r->end - p)) {
+            r->inline_rem[d] = r->left - 1;
+            r->depth = d + 1;
+            r->left = c;
+            r->pos = p + 1;
+            *n = c;
+            return WK_OK;
+        }
+    }
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_ARRAY);
     if (st == WK_OK) {
@@ -730,9 +876,19 @@ static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
     return st;
 }
 
+WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r);
 /** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
  *  elements remain or no container is open. */
-WK_API wk_status wk_mp_read_end(wk_mp_reader *r);
+static inline wk_status wk_mp_read_end(wk_mp_reader *r)
+{
+    uint32_t d = r->depth - 1u; /* wraps when nothing is open, and fails the check */
+    if (__builtin_expect(r->left == 0 && d < r->fast_depth, 1)) {
+        r->left = r->inline_rem[d];
+        r->depth = d;
+        return WK_OK;
+    }
+    return wk__mp_read_end_slow(r);
+}
 
 /** Copies the latched error (or WK_OK with the current offset) into `err`. */
 WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);

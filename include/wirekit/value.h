@@ -92,6 +92,11 @@ WK_API wk_status wk_value_decode(const wk_source *src, wk_arena *arena,
  *  latched error. */
 WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_error *err);
 
+/** Fills `ev` with the event node `v` stands for: its scalar event, or for an array or map the
+ *  opening event with its count (children and WK_EV_END are the caller's to walk). Returns
+ *  false, leaving `ev` unspecified, when `v` has no valid type. Thread-safe. */
+WK_API bool wk_value_event(const wk_value *v, wk_event *ev);
+
 /** Deep equality: same types, same numbers (floats compared bitwise, so NaN equals itself and
  *  0.0 differs from -0.0), same bytes, same order. An INT and a UINT holding the same
  *  non-negative number are equal. */

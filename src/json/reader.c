@@ -39,7 +39,13 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     r->end = r->start + len;
     r->arena = arena;
     r->alloc = alloc;
-    wk_buf_init(&r->scratch, alloc, 0);
+    /* wk_buf_init, without the call */
+    r->scratch.data = NULL;
+    r->scratch.len = 0;
+    r->scratch.cap = 0;
+    r->scratch.max = WK_BUF_DEFAULT_MAX;
+    r->scratch.alloc = alloc;
+    r->scratch.fixed = false;
     r->flags = opts != NULL ? opts->flags : 0;
     r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                         : WK_JSON_DEFAULT_MAX_DEPTH;
@@ -58,7 +64,9 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
 
 WK_API void wk_json_reader_free(wk_json_reader *r)
 {
-    wk_buf_free(&r->scratch);
+    if (r->scratch.data != NULL) {
+        wk_buf_free(&r->scratch);
+    }
     if (r->stack != r->inline_stack) {
         wk_free(r->alloc, r->stack, ((size_t)r->max_depth / 64 + 1) * sizeof(uint64_t));
     }
@@ -120,7 +128,60 @@ static void value_done(wk_json_reader *r)
     }
 }
 
-static wk_status read_string(wk_json_reader *r, wk_event *ev)
+static wk_status read_string_slow(wk_json_reader *r, wk_event *ev);
+
+/* The length of the plain string body at s (after the opening quote) when its closing
+ * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
+ * non-ASCII); -1 otherwise (the general scan decides). Reads no further than `end`. */
+static inline int short_plain_string(const uint8_t *s, const uint8_t *end)
+{
+    if (end - s < 16) {
+        for (const uint8_t *q = s; q < end; q++) {
+            if (wk__json_str_stop[*q]) {
+                return *q == '"' ? (int)(q - s) : -1;
+            }
+        }
+        return -1;
+    }
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask != 0) {
+        unsigned k = (unsigned)__builtin_ctz(mask);
+        if (s[k] == '"') {
+            return (int)k;
+        }
+    }
+#else
+    for (int k = 0; k < 16; k++) {
+        if (wk__json_str_stop[s[k]]) {
+            return s[k] == '"' ? k : -1;
+        }
+    }
+#endif
+    return -1;
+}
+
+/* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
+static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *s = r->p + 1;
+    int k = short_plain_string(s, r->end);
+    if (k >= 0) {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)k;
+        r->p = s + k + 1;
+        return WK_OK;
+    }
+    return read_string_slow(r, ev);
+}
+
+/* Any string: long, escaped, non-ASCII, near the end of the input. */
+__attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, wk_event *ev)
 {
     const uint8_t *s = r->p + 1;
     const uint8_t *esc;
@@ -450,4 +511,327 @@ WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t
     }
     *line = ln;
     *col = seen ? offset - last_nl : offset + 1;
+}
+
+/* ---- typed reads -------------------------------------------------------------------------- */
+
+/* Where a typed read started, to put back a value of the wrong type. */
+typedef struct rsave {
+    const uint8_t *p;
+    uint32_t state, depth, values;
+} rsave;
+
+/* Reads the next event for a typed call: WK_OK, WK_ERR_EOF for the END of the current
+ * container (consumed) or after the last top-level value, or a latched error. */
+__attribute__((noinline)) static wk_status typed_next(wk_json_reader *r, wk_event *ev,
+                                                      rsave *sv)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    sv->p = r->p;
+    sv->state = r->state;
+    sv->depth = r->depth;
+    sv->values = r->values;
+    wk_status st;
+    if (r->state == ST_VALUE && r->p < r->end && *r->p > ' ') {
+        st = read_value(r, ev); /* what next() does here, without the state switch */
+    } else {
+        st = wk_json_reader_next(r, ev);
+    }
+    if (st == WK_OK && ev->type == WK_EV_END) {
+        return WK_ERR_EOF;
+    }
+    return st;
+}
+
+/* Puts the value just read back (a typed call of the wrong type); returns `st`. A nesting
+ * stack allocated on the way stays (it holds the same bits). */
+static wk_status unread(wk_json_reader *r, const rsave *sv, wk_status st)
+{
+    r->p = sv->p;
+    r->state = sv->state;
+    r->depth = sv->depth;
+    r->values = sv->values;
+    return st;
+}
+
+/* The value of a key (state ST_VALUE, so inside an object) starts at r->p with byte c, no
+ * whitespace before it: the fast paths below read it as read_value() + value_done() would. */
+static inline bool value_next(const wk_json_reader *r, uint8_t c)
+{
+    return r->state == ST_VALUE && r->err.code == WK_OK && r->p < r->end && *r->p == c;
+}
+
+WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r)
+{
+    const uint8_t *p = r->p;
+    bool start = r->state == ST_VALUE || (r->state == ST_TOP && r->values == 0);
+    if (start && r->err.code == WK_OK && p < r->end && *p == '{' && r->depth < 512 &&
+        r->depth < r->max_depth) {
+        uint32_t d = r->depth;
+        r->stack[d >> 6] |= 1ull << (d & 63);
+        r->depth = d + 1;
+        r->p++;
+        r->state = ST_OBJ_FIRST;
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st == WK_OK && ev.type != WK_EV_MAP) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return st;
+}
+
+WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st == WK_OK && ev.type != WK_EV_ARRAY) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return st;
+}
+
+static wk_status key_slow(wk_json_reader *r, const char **s, size_t *n);
+
+/* The '}' of the current object at r->p, read as next() reads it (close_container). */
+static inline void ev_end_fast(wk_json_reader *r)
+{
+    r->p++;
+    r->depth--;
+    value_done(r);
+}
+
+WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    bool due = r->state == ST_OBJ_FIRST ||
+               (r->state == ST_AFTER && r->depth > 0 && top_is_object(r));
+    if (!due) {
+        return WK_ERR_STATE;
+    }
+    /* Fast path: compact input, a short plain key and its ':' (what next() does, minus the
+     * general checks). */
+    const uint8_t *p = r->p;
+    const uint8_t *q = p + (r->state == ST_AFTER);
+    if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
+        int k = short_plain_string(q + 1, r->end);
+        if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
+            *s = (const char *)q + 1;
+            *n = (size_t)k;
+            r->p = q + k + 3;
+            r->state = ST_VALUE;
+            return WK_OK;
+        }
+    }
+    if (p < r->end && *p == '}') {
+        ev_end_fast(r);
+        return WK_ERR_EOF;
+    }
+    return key_slow(r, s, n);
+}
+
+/* wk_json_reader_key beyond its fast path. */
+__attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const char **s, size_t *n)
+{
+    const uint8_t *p = r->p;
+    wk_event ev;
+    wk_status st;
+    if (r->state == ST_AFTER && r->end - p >= 2 && p[0] == ',' && p[1] == '"') {
+        r->p = p + 1; /* compact input: what next() does after the ',', minus the checks */
+        st = read_key(r, &ev);
+    } else {
+        st = wk_json_reader_next(r, &ev);
+    }
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type == WK_EV_END) {
+        return WK_ERR_EOF;
+    }
+    *s = ev.v.str.ptr;
+    *n = ev.v.str.len;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
+{
+    if (value_next(r, '"')) {
+        int k = short_plain_string(r->p + 1, r->end);
+        if (k >= 0) {
+            *s = (const char *)r->p + 1;
+            *n = (size_t)k;
+            r->p += k + 2;
+            r->state = ST_AFTER;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type != WK_EV_STR) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    *s = ev.v.str.ptr;
+    *n = ev.v.str.len;
+    return WK_OK;
+}
+
+/* Fast path for a small non-negative integer value of a key: up to 18 digits, no leading
+ * zero, ending in something that is not part of a number; -1 otherwise. */
+static inline int64_t small_uint(wk_json_reader *r)
+{
+    const uint8_t *p = r->p;
+    if (r->state != ST_VALUE || r->err.code != WK_OK || (r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        return -1;
+    }
+    size_t left = (size_t)(r->end - p);
+    const uint8_t *stop = p + (left < 18 ? left : 18); /* at most 18 digits */
+    const uint8_t *q = p;
+    int64_t v = 0;
+    while (q < stop && wk__json_digit(*q)) {
+        v = v * 10 + (*q - '0');
+        q++;
+    }
+    if (q == r->end) {
+        return -1; /* a value cannot end the input: the general path reports it */
+    }
+    uint8_t c = *q;
+    if (q == p || wk__json_digit(c) || c == '.' || (c | 0x20) == 'e' ||
+        (*p == '0' && q - p > 1)) {
+        return -1;
+    }
+    r->p = q;
+    r->state = ST_AFTER;
+    return v;
+}
+
+WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
+{
+    int64_t u = small_uint(r);
+    if (u >= 0) {
+        *v = u;
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type == WK_EV_INT) {
+        *v = ev.v.i;
+    } else if (ev.type == WK_EV_UINT && ev.v.u <= (uint64_t)INT64_MAX) {
+        *v = (int64_t)ev.v.u;
+    } else {
+        return unread(r, &sv, ev.type == WK_EV_UINT ? WK_ERR_RANGE : WK_ERR_TYPE);
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
+{
+    int64_t u = small_uint(r);
+    if (u >= 0) {
+        *v = (uint64_t)u;
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type != WK_EV_UINT) {
+        return unread(r, &sv, ev.type == WK_EV_INT ? WK_ERR_RANGE : WK_ERR_TYPE);
+    }
+    *v = ev.v.u;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type == WK_EV_FLOAT) {
+        *v = ev.v.f;
+    } else if (ev.type == WK_EV_INT) {
+        *v = (double)ev.v.i;
+    } else if (ev.type == WK_EV_UINT) {
+        *v = (double)ev.v.u;
+    } else {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
+{
+    if (r->state == ST_VALUE && r->err.code == WK_OK && r->end - r->p >= 5) {
+        if (memcmp(r->p, "true", 4) == 0) {
+            *v = true;
+            r->p += 4;
+            r->state = ST_AFTER;
+            return WK_OK;
+        }
+        if (memcmp(r->p, "false", 5) == 0) {
+            *v = false;
+            r->p += 5;
+            r->state = ST_AFTER;
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type != WK_EV_BOOL) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    *v = ev.v.b;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_null(wk_json_reader *r)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st == WK_OK && ev.type != WK_EV_NIL) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return st;
+}
+
+WK_API wk_status wk_json_reader_skip(wk_json_reader *r)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK || (ev.type != WK_EV_MAP && ev.type != WK_EV_ARRAY)) {
+        return st;
+    }
+    uint32_t base = r->depth - 1;
+    while (r->depth > base) {
+        st = wk_json_reader_next(r, &ev);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+    return WK_OK;
 }

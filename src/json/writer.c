@@ -18,9 +18,9 @@
 #include "wirekit/json.h"
 
 /* Frame bits of the event writer. */
-#define F_OBJECT 0x01u
-#define F_ITEMS 0x02u /* at least one element written */
-#define F_VALUE 0x04u /* object: a key was written, its value is next */
+#define F_OBJECT WK__JW_OBJECT
+#define F_ITEMS WK__JW_ITEMS /* at least one element written */
+#define F_VALUE WK__JW_VALUE /* object: a key was written, its value is next */
 
 typedef struct wfail {
     wk_status st;
@@ -287,6 +287,11 @@ static size_t fmt_u64(uint64_t u, char *d)
     return (size_t)(20 - pos);
 }
 
+WK_API size_t wk__json_fmt_u64(uint64_t u, char *d)
+{
+    return fmt_u64(u, d);
+}
+
 static size_t fmt_i64(int64_t i, char *d)
 {
     if (i < 0) {
@@ -489,24 +494,12 @@ static wk_status put_newline_indent(wk_buf *b, size_t depth, uint32_t indent, wf
 
 /* ---- event writer ------------------------------------------------------------------------ */
 
-WK_API void wk_json_writer_init(wk_json_writer *w, wk_buf *out, const wk_json_write_opts *opts)
-{
-    w->out = out;
-    w->flags = opts != NULL ? opts->flags : 0;
-    uint32_t indent = opts != NULL && opts->indent != 0 ? opts->indent : 2;
-    w->indent = indent > 16 ? 16 : indent;
-    w->depth = 0;
-    w->values = 0;
-    w->err.code = WK_OK;
-    w->err.offset = 0;
-    w->err.msg = NULL;
-}
-
 static wk_status latch(wk_json_writer *w, const wfail *f)
 {
     w->err.code = f->st;
     w->err.msg = f->msg;
     w->err.offset = w->out->len;
+    w->frame[w->depth] |= WK__JW_STOP;
     return f->st;
 }
 
@@ -524,7 +517,7 @@ static inline int open_slot(wk_json_writer *w, wfail *f)
         }
         return SLOT_VALUE;
     }
-    uint8_t *fr = &w->frame[w->depth - 1];
+    uint8_t *fr = &w->frame[w->depth];
     uint8_t v = *fr;
     if ((v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE)) {
         *fr = (uint8_t)(v & ~F_VALUE); /* the value of a key: no separator */
@@ -598,7 +591,7 @@ static inline bool compact_slot(wk_json_writer *w, uint8_t *pre, uint8_t *post, 
     if (w->depth == 0 || (w->flags & WK_JSON_WRITE_PRETTY) || w->err.code != WK_OK) {
         return false;
     }
-    uint8_t *fr = &w->frame[w->depth - 1];
+    uint8_t *fr = &w->frame[w->depth];
     uint8_t v = *fr;
     if ((v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE)) {
         *fr = (uint8_t)(v & ~F_VALUE);
@@ -639,52 +632,23 @@ __attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const 
     return WK_OK;
 }
 
-WK_API wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
+WK_API wk_status wk__json_writer_str_slow(wk_json_writer *w, const char *s, size_t n)
 {
-    /* Fast path: compact output inside a container, a short string with nothing to escape
-     * (most keys and many values): two words, one check, no loop, no call. */
-    wk_buf *b = w->out;
-    if (w->depth != 0 && !(w->flags & WK_JSON_WRITE_PRETTY) && w->err.code == WK_OK &&
-        n <= 16 && b->cap - b->len >= 24) {
-        const uint8_t *u = (const uint8_t *)s;
-        uint64_t x0 = n != 0 ? load_upto8(u, n) : 0x2020202020202020ull;
-        uint64_t x1 = n > 8 ? load_upto8(u + 8, n - 8) : 0x2020202020202020ull;
-        if ((swar_special(x0) | swar_special(x1)) == 0) {
-            uint8_t *fr = &w->frame[w->depth - 1];
-            uint8_t v = *fr;
-            uint8_t *d = b->data + b->len;
-            bool after_key = (v & (F_OBJECT | F_VALUE)) == (F_OBJECT | F_VALUE);
-            bool key = !after_key && (v & F_OBJECT);
-            *d = ',';
-            d += !after_key && (v & F_ITEMS);
-            *d++ = '"';
-            memcpy(d, &x0, 8);
-            memcpy(d + 8, &x1, 8);
-            d += n;
-            *d++ = '"';
-            *d = ':';
-            d += key;
-            b->len = (size_t)(d - b->data);
-            *fr = after_key ? (uint8_t)(v & ~F_VALUE)
-                            : (uint8_t)(v | F_ITEMS | (key ? F_VALUE : 0));
-            return WK_OK;
-        }
-    }
     return str_general(w, s, n);
 }
 
-WK_API wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)
+WK_API wk_status wk__json_writer_key_slow(wk_json_writer *w, const char *s, size_t n)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
     }
     if (w->depth == 0 ||
-        (w->frame[w->depth - 1] & (F_OBJECT | F_VALUE)) != F_OBJECT) {
+        (w->frame[w->depth] & (F_OBJECT | F_VALUE)) != F_OBJECT) {
         wfail f = {WK_OK, NULL};
         wfailed(&f, WK_ERR_STATE, "key written where no object key is due");
         return latch(w, &f);
     }
-    return wk_json_writer_str(w, s, n);
+    return str_general(w, s, n);
 }
 
 /* Integers: the digits go straight into the buffer when it is not a key. */
@@ -743,7 +707,7 @@ static inline wk_status write_integer_fast(wk_json_writer *w, const wk_event *ev
     return WK_OK;
 }
 
-WK_API wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
+WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i)
 {
     wk_event ev;
     ev.type = WK_EV_INT;
@@ -751,7 +715,7 @@ WK_API wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
     return write_integer_fast(w, &ev);
 }
 
-WK_API wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
+WK_API wk_status wk__json_writer_uint_slow(wk_json_writer *w, uint64_t u)
 {
     wk_event ev;
     ev.type = WK_EV_UINT;
@@ -768,7 +732,7 @@ WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
     return write_item(w, &ev);
 }
 
-WK_API wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
+WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b)
 {
     wk_event ev;
     ev.type = WK_EV_BOOL;
@@ -776,14 +740,14 @@ WK_API wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
     return write_item(w, &ev);
 }
 
-WK_API wk_status wk_json_writer_null(wk_json_writer *w)
+WK_API wk_status wk__json_writer_null_slow(wk_json_writer *w)
 {
     wk_event ev;
     ev.type = WK_EV_NIL;
     return write_item(w, &ev);
 }
 
-static wk_status write_begin(wk_json_writer *w, bool object)
+WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
@@ -795,7 +759,8 @@ static wk_status write_begin(wk_json_writer *w, bool object)
     } else if (slot == SLOT_VALUE && w->depth >= WK_JSON_WRITER_MAX_DEPTH) {
         wfailed(&f, WK_ERR_DEPTH, "nesting deeper than the writer's limit");
     } else if (slot == SLOT_VALUE) {
-        w->frame[w->depth++] = object ? F_OBJECT : 0;
+        w->frame[++w->depth] = (uint8_t)((object ? F_OBJECT : 0) |
+                                         ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
         if (put_byte(w->out, object ? '{' : '[', &f) == WK_OK) {
             return WK_OK;
         }
@@ -803,17 +768,7 @@ static wk_status write_begin(wk_json_writer *w, bool object)
     return latch(w, &f);
 }
 
-WK_API wk_status wk_json_writer_begin_object(wk_json_writer *w)
-{
-    return write_begin(w, true);
-}
-
-WK_API wk_status wk_json_writer_begin_array(wk_json_writer *w)
-{
-    return write_begin(w, false);
-}
-
-WK_API wk_status wk_json_writer_end(wk_json_writer *w)
+WK_API wk_status wk__json_writer_end_slow(wk_json_writer *w)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
@@ -823,7 +778,7 @@ WK_API wk_status wk_json_writer_end(wk_json_writer *w)
         wfailed(&f, WK_ERR_STATE, "END event with no open array or map");
         return latch(w, &f);
     }
-    uint8_t fr = w->frame[w->depth - 1];
+    uint8_t fr = w->frame[w->depth];
     if (fr & F_VALUE) {
         wfailed(&f, WK_ERR_STATE, "map ended after a key, before its value");
         return latch(w, &f);
@@ -848,11 +803,17 @@ WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
     case WK_EV_STR:
         return wk_json_writer_str(w, ev->v.str.ptr, ev->v.str.len);
     case WK_EV_INT:
+        return wk_json_writer_int(w, ev->v.i);
     case WK_EV_UINT:
-        return write_integer_fast(w, ev);
+        return wk_json_writer_uint(w, ev->v.u);
+    case WK_EV_BOOL:
+        return wk_json_writer_bool(w, ev->v.b);
+    case WK_EV_NIL:
+        return wk_json_writer_null(w);
     case WK_EV_ARRAY:
+        return wk_json_writer_begin_array(w);
     case WK_EV_MAP:
-        return write_begin(w, ev->type == WK_EV_MAP);
+        return wk_json_writer_begin_object(w);
     case WK_EV_END:
         return wk_json_writer_end(w);
     default:
@@ -877,9 +838,10 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
     sink->self = w;
 }
 
-WK_API wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
+WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth != 0) {
+        w->frame[w->depth] |= WK__JW_STOP;
         w->err.code = WK_ERR_STATE;
         w->err.msg = "an array or map was left open";
         w->err.offset = w->out->len;
@@ -891,65 +853,6 @@ WK_API wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
 }
 
 /* ---- tree writer ------------------------------------------------------------------------- */
-
-/* The event a scalar node stands for (the event writer's helpers do the printing). */
-static void node_event(const wk_value *v, wk_event *ev)
-{
-    ev->f32 = false;
-    switch ((wk_value_type)v->type) {
-    case WK_VAL_NIL:
-        ev->type = WK_EV_NIL;
-        break;
-    case WK_VAL_BOOL:
-        ev->type = WK_EV_BOOL;
-        ev->v.b = v->u.b;
-        break;
-    case WK_VAL_INT:
-        ev->type = WK_EV_INT;
-        ev->v.i = v->u.i;
-        break;
-    case WK_VAL_UINT:
-        ev->type = WK_EV_UINT;
-        ev->v.u = v->u.u;
-        break;
-    case WK_VAL_FLOAT:
-        ev->type = WK_EV_FLOAT;
-        ev->f32 = (v->flags & WK_VALF_F32) != 0;
-        ev->v.f = v->u.f;
-        break;
-    case WK_VAL_STR:
-    case WK_VAL_RAWNUM:
-    case WK_VAL_BIN:
-        ev->type = v->type == WK_VAL_STR ? WK_EV_STR
-                   : v->type == WK_VAL_BIN ? WK_EV_BIN
-                                           : WK_EV_RAWNUM;
-        ev->v.str.ptr = v->u.str;
-        ev->v.str.len = v->len;
-        break;
-    case WK_VAL_EXT:
-        ev->type = WK_EV_EXT;
-        ev->v.ext.type = v->ext_type;
-        ev->v.ext.ptr = v->u.bin;
-        ev->v.ext.len = v->len;
-        break;
-    case WK_VAL_TIMESTAMP:
-        ev->type = WK_EV_TIMESTAMP;
-        ev->v.ts.sec = v->u.i;
-        ev->v.ts.nsec = v->len;
-        break;
-    case WK_VAL_ARRAY:
-        ev->type = WK_EV_ARRAY;
-        ev->v.count = v->len;
-        break;
-    case WK_VAL_MAP:
-        ev->type = WK_EV_MAP;
-        ev->v.count = v->len;
-        break;
-    default:
-        ev->type = (wk_event_type)-1;
-        break;
-    }
-}
 
 /* A scalar value node (fast paths for the common types). */
 static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, wfail *f)
@@ -968,7 +871,9 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
         return put(b, t, fmt_i64(v->u.i, t), f);
     default: {
         wk_event ev;
-        node_event(v, &ev);
+        if (!wk_value_event(v, &ev)) {
+            return wfailed(f, WK_ERR_ARG, "value of unknown type in the tree");
+        }
         if (ev.type == WK_EV_EXT) {
             return put_ext(b, &ev, f);
         }
@@ -1043,8 +948,9 @@ next:
                 st = put_string(out, (const uint8_t *)pr->key.u.str, pr->key.len, &f);
             } else {
                 wk_event kev;
-                node_event(&pr->key, &kev);
-                st = put_key(out, &kev, flags, &f);
+                st = wk_value_event(&pr->key, &kev)
+                         ? put_key(out, &kev, flags, &f)
+                         : wfailed(&f, WK_ERR_ARG, "value of unknown type in the tree");
             }
             if (st != WK_OK) {
                 goto fail;

@@ -13,6 +13,12 @@
 
 #define TOP_LEVEL UINT64_MAX
 
+/* The depth below which the inline fast paths of msgpack.h may open and close containers. */
+static uint32_t inline_depth(const wk_mp_reader *r)
+{
+    return r->max_depth < WK_MP_READER_INLINE_DEPTH ? r->max_depth : WK_MP_READER_INLINE_DEPTH;
+}
+
 WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
                               const wk_mp_reader_opts *opts)
 {
@@ -33,6 +39,7 @@ WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
         r->strict_utf8 = opts->strict_utf8;
         r->alloc = opts->alloc;
     }
+    r->fast_depth = inline_depth(r);
     r->status = WK_OK;
     r->msg = NULL;
     r->err_offset = 0;
@@ -44,6 +51,7 @@ WK_API void wk_mp_reader_release(wk_mp_reader *r)
         wk_free(r->alloc, r->heap, (size_t)r->heap_cap * sizeof(uint64_t));
         r->heap = NULL;
         r->heap_cap = 0;
+        r->fast_depth = inline_depth(r);
     }
 }
 
@@ -54,6 +62,7 @@ static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const ch
     r->err_offset = (size_t)(at - r->start);
     r->left = 0; /* makes the inline fast paths of the typed reads fall through */
     wk_mp_reader_release(r);
+    r->fast_depth = 0; /* and those of read_map/read_array/read_end */
     return st;
 }
 
@@ -85,6 +94,7 @@ static bool push(wk_mp_reader *r, uint64_t count)
         }
         r->heap = nh;
         r->heap_cap = ncap;
+        r->fast_depth = 0; /* the slots now live on the heap: no inline open/close */
     }
     slots(r)[r->depth++] = r->left;
     r->left = count;
@@ -200,7 +210,7 @@ WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type w
     return take(r, ev, next);
 }
 
-WK_API wk_status wk_mp_read_end(wk_mp_reader *r)
+WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r)
 {
     if (r->status != WK_OK) {
         return r->status;

@@ -17,32 +17,43 @@
 
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
 {
-    if (w->status != WK_OK) {
-        return;
+    wk__mp_latch(w, code, msg);
+}
+
+WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
+{
+    wk__mp_grown g;
+    if (pos != NULL) {
+        out->len = (size_t)(pos - out->data);
     }
-    w->status = code;
-    w->msg = msg;
-    w->err_offset = wk_mp_writer_size(w);
-    w->end = w->pos; /* every inline room check now fails and lands in reserve() */
+    /* A growable buffer gets at least the 32 bytes of slack the one-compare check needs, so
+     * the inline path does not keep landing here near the end of the capacity; a fixed (or
+     * capped) buffer is filled exactly. */
+    wk_status st = WK_ERR_LIMIT;
+    if (!out->fixed && n < WK__MP_SLACK) {
+        st = wk_buf_reserve(out, WK__MP_SLACK);
+    }
+    if (st == WK_ERR_LIMIT) {
+        st = wk_buf_reserve(out, n);
+    }
+    if (st != WK_OK) {
+        g.pos = pos;
+        g.end = pos;
+        g.status = st;
+        g.msg = st == WK_ERR_LIMIT ? "output buffer full (fixed size or cap reached)"
+                                   : "out of memory growing the output buffer";
+        return g;
+    }
+    g.pos = out->data + out->len;
+    g.end = out->data + out->cap;
+    g.status = WK_OK;
+    g.msg = NULL;
+    return g;
 }
 
 WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n)
 {
-    if (w->status != WK_OK) {
-        return false;
-    }
-    wk_buf *b = w->out;
-    b->len = wk_mp_writer_size(w);
-    wk_status st = wk_buf_reserve(b, n);
-    if (st != WK_OK) {
-        wk_mp_writer_fail(w, st,
-                          st == WK_ERR_LIMIT ? "output buffer full (fixed size or cap reached)"
-                                             : "out of memory growing the output buffer");
-        return false;
-    }
-    w->pos = b->data + b->len;
-    w->end = b->data + b->cap;
-    return true;
+    return wk__mp_room_slow(w, n);
 }
 
 WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
@@ -53,26 +64,9 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
     return w->status;
 }
 
-WK_API wk_status wk__mp_writer_finish_slow(wk_mp_writer *w, wk_error *err)
+WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap)
 {
-    if (w->finished) {
-        return wk_error_set(err, WK_ERR_STATE, wk_mp_writer_size(w),
-                            "writer already finished");
-    }
-    wk_mp_writer_flush(w);
-    if (w->depth != 0) {
-        wk_mp_writer_fail(w, WK_ERR_STATE, "containers left open at the end of writing");
-    }
-    if (w->frames != NULL) {
-        wk_free(w->out->alloc, w->frames, (size_t)w->frames_cap * sizeof(wk_mp_frame));
-        w->frames = NULL;
-    }
-    w->depth = 0;
-    w->finished = true;
-    if (w->status != WK_OK) {
-        return wk_error_set(err, w->status, w->err_offset, w->msg);
-    }
-    return wk_error_set(err, WK_OK, w->out->len, NULL);
+    wk_free(out->alloc, frames, (size_t)cap * sizeof(wk_mp_frame));
 }
 
 WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
@@ -81,7 +75,7 @@ WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
         wk_mp_writer_fail(w, WK_ERR_RANGE, "extension longer than 2^32-1 bytes");
         return;
     }
-    if (!WK__MP_ROOM2(w, 6, wk_mp_sizeof_ext_header((uint32_t)len))) {
+    if (!WK__MP_SMALL(w, wk_mp_sizeof_ext_header((uint32_t)len))) {
         return;
     }
     uint8_t *p = w->pos;
@@ -109,6 +103,11 @@ WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
 
 WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
 {
+    /* Room for header and data first, so that an ext that does not fit leaves nothing. */
+    if (len <= UINT32_MAX && len <= SIZE_MAX - 6 &&
+        !wk__mp_room(w, wk_mp_sizeof_ext_header((uint32_t)len) + len)) {
+        return;
+    }
     wk_mp_write_ext_header(w, type, len);
     if (w->status == WK_OK) {
         wk_mp_write_raw(w, p, len);
@@ -121,7 +120,7 @@ WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
         wk_mp_writer_fail(w, WK_ERR_RANGE, "timestamp nanoseconds must be below 1000000000");
         return;
     }
-    if (!WK__MP_ROOM2(w, 15, wk_mp_sizeof_timestamp(sec, nsec))) {
+    if (!WK__MP_SMALL(w, wk_mp_sizeof_timestamp(sec, nsec))) {
         return;
     }
     uint8_t *p = w->pos;

@@ -14,7 +14,7 @@ typedef struct eframe {
     uint64_t left;
 } eframe;
 
-static void value_event(const wk_value *v, wk_event *ev)
+WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
 {
     ev->f32 = false;
     switch ((wk_value_type)v->type) {
@@ -61,8 +61,9 @@ static void value_event(const wk_value *v, wk_event *ev)
         ev->type = v->type == WK_VAL_MAP ? WK_EV_MAP : WK_EV_ARRAY;
         ev->v.count = v->len;
         break;
-    default: ev->type = (wk_event_type)-1; break;
+    default: return false;
     }
+    return true;
 }
 
 WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_error *err)
@@ -74,8 +75,7 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_erro
     wk_status st = WK_OK;
     wk_event ev;
     for (;;) {
-        value_event(v, &ev);
-        if ((int)ev.type == -1) {
+        if (!wk_value_event(v, &ev)) {
             st = wk_error_set(err, WK_ERR_ARG, 0, "value of unknown type in the tree");
             goto done;
         }

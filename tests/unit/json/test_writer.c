@@ -384,3 +384,167 @@ WK_TEST(test_json_writer_typed_calls_write_what_events_write)
     CHECK_STATUS(wk_json_writer_key(&w, "k", 1), WK_ERR_STATE);
     wk_buf_free(&o);
 }
+
+/* One value written at the top level, where the inline paths never run (the reference). */
+static wk_status top_level_str(const char *s, size_t n, wk_buf *o)
+{
+    wk_json_writer w;
+    wk_json_writer_init(&w, o, NULL);
+    return wk_json_writer_str(&w, s, n);
+}
+
+/* Strings of every short length, with and without bytes that need a look, inside an array
+ * and as keys (the inline paths) give the top-level (out-of-line) bytes and statuses. */
+WK_TEST(test_json_writer_inline_strings_match_the_general_path)
+{
+    static const char pool[] = "abcdefghij\"klmnop\\qrst\x01uvw\xc3\xa9xyz0123456789\xff"
+                               "ABCDEFGHIJKLMNOPQRSTUV";
+    const size_t plen = sizeof pool - 1;
+    size_t checked = 0;
+    for (size_t n = 0; n <= 20; n++) {
+        for (size_t off = 0; off + n <= plen; off++) {
+            const char *s = pool + off;
+            wk_buf ref, o, want;
+            wk_buf_init(&ref, NULL, 0);
+            wk_buf_init(&o, NULL, 0);
+            wk_buf_init(&want, NULL, 0);
+            wk_status rst = top_level_str(s, n, &ref);
+            wk_json_writer w;
+            wk_json_writer_init(&w, &o, NULL);
+            CHECK_OK(wk_json_writer_begin_array(&w));
+            CHECK_STATUS(wk_json_writer_str(&w, s, n), rst);
+            if (rst == WK_OK) {
+                CHECK_OK(wk_json_writer_str(&w, s, n));
+                CHECK_OK(wk_json_writer_end(&w));
+                CHECK_OK(wk_json_writer_finish(&w, NULL));
+                CHECK_OK(wk_buf_append(&want, "[", 1));
+                CHECK_OK(wk_buf_append(&want, ref.data, ref.len));
+                CHECK_OK(wk_buf_append(&want, ",", 1));
+                CHECK_OK(wk_buf_append(&want, ref.data, ref.len));
+                CHECK_OK(wk_buf_append(&want, "]", 1));
+                CHECK_MEM(o.data, o.len, want.data, want.len);
+            } else {
+                CHECK_STATUS(wk_json_writer_null(&w), rst); /* latched */
+            }
+            /* As keys. */
+            wk_buf_clear(&o);
+            wk_json_writer_init(&w, &o, NULL);
+            CHECK_OK(wk_json_writer_begin_object(&w));
+            CHECK_STATUS(wk_json_writer_key(&w, s, n), rst);
+            if (rst == WK_OK) {
+                CHECK_OK(wk_json_writer_int(&w, -7));
+                CHECK_OK(wk_json_writer_key(&w, s, n));
+                CHECK_OK(wk_json_writer_null(&w));
+                CHECK_OK(wk_json_writer_end(&w));
+                CHECK_OK(wk_json_writer_finish(&w, NULL));
+                wk_buf_clear(&want);
+                CHECK_OK(wk_buf_append(&want, "{", 1));
+                CHECK_OK(wk_buf_append(&want, ref.data, ref.len));
+                CHECK_OK(wk_buf_append(&want, ":-7,", 4));
+                CHECK_OK(wk_buf_append(&want, ref.data, ref.len));
+                CHECK_OK(wk_buf_append(&want, ":null}", 6));
+                CHECK_MEM(o.data, o.len, want.data, want.len);
+            }
+            checked++;
+            wk_buf_free(&ref);
+            wk_buf_free(&o);
+            wk_buf_free(&want);
+        }
+    }
+    CHECK(checked > 1000);
+}
+
+/* Integers around the inline cut-offs (one digit, two, more, the extremes) match the
+ * top-level (out-of-line) printing, as values and next to the other typed calls. */
+WK_TEST(test_json_writer_inline_numbers_match_the_general_path)
+{
+    const int64_t ints[] = {0, 1, 9, 10, 11, 99, 100, 101, 12345, -1, -9, -10, -99, -100,
+                            INT64_MAX, INT64_MIN};
+    const uint64_t uints[] = {0, 9, 10, 99, 100, 1000000, UINT64_MAX};
+    char t[64];
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        wk_buf ref, o;
+        wk_buf_init(&ref, NULL, 0);
+        wk_buf_init(&o, NULL, 0);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &ref, NULL);
+        CHECK_OK(wk_json_writer_int(&w, ints[i]));
+        wk_json_writer_init(&w, &o, NULL);
+        CHECK_OK(wk_json_writer_begin_array(&w));
+        CHECK_OK(wk_json_writer_int(&w, ints[i]));
+        CHECK_OK(wk_json_writer_bool(&w, false));
+        CHECK_OK(wk_json_writer_bool(&w, true));
+        CHECK_OK(wk_json_writer_end(&w));
+        int n = snprintf(t, sizeof t, "[%.*s,false,true]", (int)ref.len, (const char *)ref.data);
+        CHECK_MEM(o.data, o.len, t, (size_t)n);
+        n = snprintf(t, sizeof t, "%lld", (long long)ints[i]);
+        CHECK_MEM(ref.data, ref.len, t, (size_t)n);
+        wk_buf_free(&ref);
+        wk_buf_free(&o);
+    }
+    for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++) {
+        wk_buf o;
+        wk_buf_init(&o, NULL, 0);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &o, NULL);
+        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_key(&w, "u", 1));
+        CHECK_OK(wk_json_writer_uint(&w, uints[i]));
+        CHECK_OK(wk_json_writer_end(&w));
+        int n = snprintf(t, sizeof t, "{\"u\":%llu}", (unsigned long long)uints[i]);
+        CHECK_MEM(o.data, o.len, t, (size_t)n);
+        wk_buf_free(&o);
+    }
+}
+
+/* The typed calls into every fixed buffer size: a prefix of the record and WK_ERR_LIMIT,
+ * latched (every later call and finish report it), or the whole record when it fits. */
+WK_TEST(test_json_writer_typed_calls_fail_cleanly_in_every_buffer_size)
+{
+    char mem[128];
+    for (size_t cap = 0; cap <= sizeof mem; cap++) {
+        wk_buf o;
+        wk_buf_init_fixed(&o, mem, cap);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &o, NULL);
+        wk_status st[18];
+        size_t k = 0;
+        st[k++] = wk_json_writer_begin_object(&w);
+        st[k++] = wk_json_writer_key(&w, "username", 8);
+        st[k++] = wk_json_writer_str(&w, "root", 4);
+        st[k++] = wk_json_writer_key(&w, "password", 8);
+        st[k++] = wk_json_writer_str(&w, "secret", 6);
+        st[k++] = wk_json_writer_key(&w, "age", 3);
+        st[k++] = wk_json_writer_int(&w, 20);
+        st[k++] = wk_json_writer_key(&w, "enabled", 7);
+        st[k++] = wk_json_writer_bool(&w, true);
+        st[k++] = wk_json_writer_key(&w, "metadata", 8);
+        st[k++] = wk_json_writer_begin_object(&w);
+        st[k++] = wk_json_writer_key(&w, "hello", 5);
+        st[k++] = wk_json_writer_str(&w, "world", 5);
+        st[k++] = wk_json_writer_key(&w, "int", 3);
+        st[k++] = wk_json_writer_uint(&w, 10);
+        st[k++] = wk_json_writer_end(&w);
+        st[k++] = wk_json_writer_end(&w);
+        wk_error e;
+        st[k++] = wk_json_writer_finish(&w, &e);
+        CHECK(o.len <= cap);
+        CHECK_MEM(mem, o.len, SEED, o.len);
+        if (cap >= 101) {
+            for (size_t i = 0; i < k; i++) {
+                CHECK_OK(st[i]);
+            }
+            CHECK_MEM(mem, o.len, SEED, 101);
+        } else {
+            size_t first = 0;
+            while (first < k && st[first] == WK_OK) {
+                first++;
+            }
+            CHECK(first < k);
+            for (size_t i = first; i < k; i++) {
+                CHECK_STATUS(st[i], WK_ERR_LIMIT);
+            }
+            CHECK_EQ(e.offset, o.len);
+        }
+    }
+}

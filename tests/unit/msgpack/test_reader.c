@@ -290,3 +290,46 @@ WK_TEST(test_msgpack_typed_reads_latch_malformed_input)
     wk_mp_reader_init(&r, bad, sizeof bad, &opts);
     CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_UTF8);
 }
+
+WK_TEST(test_msgpack_typed_container_reads_check_counts_depth_and_deep_stacks)
+{
+    wk_mp_reader r;
+    uint32_t n;
+    /* fixmap of 2 pairs needs 4 more bytes; 3 remain: refused, nothing consumed */
+    uint8_t shortmap[] = {0x82, 0x01, 0x02, 0x03};
+    wk_mp_reader_init(&r, shortmap, sizeof shortmap, NULL);
+    CHECK_STATUS(wk_mp_read_map(&r, &n), WK_ERR_TRUNCATED);
+    uint8_t shortarr[] = {0x93, 0x01, 0x02};
+    wk_mp_reader_init(&r, shortarr, sizeof shortarr, NULL);
+    CHECK_STATUS(wk_mp_read_array(&r, &n), WK_ERR_TRUNCATED);
+    /* exactly enough bytes: accepted */
+    uint8_t okmap[] = {0x82, 0x01, 0x02, 0x03, 0x04};
+    wk_mp_reader_init(&r, okmap, sizeof okmap, NULL);
+    CHECK_OK(wk_mp_read_map(&r, &n));
+    CHECK_EQ(n, 2);
+    /* the depth limit holds for the inline path too */
+    uint8_t nest[80];
+    memset(nest, 0x91, sizeof nest);
+    nest[sizeof nest - 1] = 0xc0;
+    wk_mp_reader_opts o2 = {.max_depth = 2};
+    wk_mp_reader_init(&r, nest, sizeof nest, &o2);
+    CHECK_OK(wk_mp_read_array(&r, &n));
+    CHECK_OK(wk_mp_read_array(&r, &n));
+    CHECK_STATUS(wk_mp_read_array(&r, &n), WK_ERR_DEPTH);
+    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_DEPTH); /* latched: no inline close either */
+    /* 79 nested arrays: past the 32 inline slots onto the heap stack and back, closing each
+     * level in order */
+    wk_mp_reader_init(&r, nest, sizeof nest, NULL);
+    for (size_t i = 0; i + 1 < sizeof nest; i++) {
+        CHECK_OK(wk_mp_read_array(&r, &n));
+        CHECK_EQ(n, 1);
+    }
+    CHECK_OK(wk_mp_read_nil(&r));
+    for (size_t i = 0; i + 1 < sizeof nest; i++) {
+        CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_STATE);
+        CHECK_OK(wk_mp_read_end(&r));
+    }
+    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE); /* nothing open */
+    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_EOF);
+    wk_mp_reader_release(&r);
+}

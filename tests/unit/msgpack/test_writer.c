@@ -244,6 +244,99 @@ WK_TEST(test_msgpack_fixed_buffer_overflow_is_sticky)
     CHECK_MEM(mem, 4, "\x01\xcd\x01\x2c", 4);
 }
 
+/* A mix of every fixed-size form and strings around the 32-byte fast-check slack. After
+ * each call, marks[] gets the writer's size (the value boundaries). */
+#define MARK(call)                                                                        \
+    do {                                                                                  \
+        call;                                                                             \
+        marks[n++] = wk_mp_writer_size(w);                                                \
+    } while (0)
+static size_t write_mix(wk_mp_writer *w, size_t *marks)
+{
+    size_t n = 0;
+    MARK(wk_mp_write_map(w, 5));
+    MARK(wk_mp_write_str(w, "a key of thirty-one bytes, fixs", 31));
+    MARK(wk_mp_write_uint(w, 70000));
+    MARK(wk_mp_write_str(w, "k", 1));
+    MARK(wk_mp_write_double(w, 1.5));
+    MARK(wk_mp_write_str(w, "a string of forty bytes, a str8 header..", 40));
+    MARK(wk_mp_write_array(w, 20));
+    for (int i = 0; i < 20; i++) {
+        MARK(wk_mp_write_int(w, -1000 * i));
+    }
+    MARK(wk_mp_write_bin(w, "\x01\x02\x03", 3));
+    MARK(wk_mp_write_bool(w, true));
+    MARK(wk_mp_write_nil(w));
+    MARK(wk_mp_write_float(w, 2.0f));
+    MARK(wk_mp_write_ext(w, 5, "abc", 3));
+    MARK(wk_mp_write_timestamp(w, -1, 5));
+    MARK(wk_mp_write_str(w, "", 0));
+    return n;
+}
+
+WK_TEST(test_msgpack_fixed_buffer_of_every_size_keeps_a_prefix_of_whole_values)
+{
+    size_t marks[64];
+    size_t fmarks[64];
+    wk_buf g;
+    wk_buf_init(&g, NULL, 0);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &g);
+    size_t nm = write_mix(&w, marks);
+    CHECK_OK(wk_mp_writer_finish(&w, NULL));
+    CHECK_EQ(marks[nm - 1], g.len);
+    CHECK(g.len > 64);
+    uint8_t mem[256];
+    CHECK(g.len <= sizeof mem);
+    for (size_t cap = 0; cap <= g.len; cap++) {
+        wk_buf f;
+        wk_buf_init_fixed(&f, mem, cap);
+        wk_mp_writer_init(&w, &f);
+        write_mix(&w, fmarks);
+        wk_error err;
+        wk_status st = wk_mp_writer_finish(&w, &err);
+        if (cap == g.len) {
+            CHECK_OK(st);
+            CHECK_MEM(mem, f.len, g.data, g.len);
+            continue;
+        }
+        CHECK_STATUS(st, WK_ERR_LIMIT);
+        /* Every value that fit was written: the output is the longest prefix of whole values
+         * not longer than the buffer, and the error offset is its size. */
+        size_t want = 0;
+        for (size_t i = 0; i < nm && marks[i] <= cap; i++) {
+            want = marks[i];
+        }
+        CHECK_MSG(f.len == want, "cap %zu: wrote %zu bytes, want %zu", cap, f.len, want);
+        CHECK_EQ(err.offset, want);
+        CHECK(memcmp(mem, g.data, f.len) == 0);
+    }
+    wk_buf_free(&g);
+}
+
+WK_TEST(test_msgpack_capped_growable_buffer_is_filled_to_its_cap)
+{
+    /* The writer asks a growable buffer for 32 bytes of slack at a time; a cap closer than
+     * that must still be reachable byte by byte. */
+    for (size_t max = 1; max <= 40; max++) {
+        wk_buf b;
+        wk_buf_init(&b, NULL, max);
+        wk_mp_writer w;
+        wk_mp_writer_init(&w, &b);
+        for (size_t i = 0; i < max; i++) {
+            wk_mp_write_nil(&w);
+        }
+        CHECK_OK(wk_mp_writer_flush(&w));
+        CHECK_EQ(b.len, max);
+        wk_mp_write_nil(&w);
+        wk_error err;
+        CHECK_STATUS(wk_mp_writer_finish(&w, &err), WK_ERR_LIMIT);
+        CHECK_EQ(err.offset, max);
+        CHECK_EQ(b.len, max);
+        wk_buf_free(&b);
+    }
+}
+
 WK_TEST(test_msgpack_writer_appends_to_existing_contents)
 {
     wk_buf b;

@@ -230,86 +230,82 @@ WK_API const wk_pg_codec *const *wk_pg_registry_codecs(const wk_pg_registry *reg
 
 /* ---- the oracle: ask every codec ---- */
 
-WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
-                                        wk_pg_format format, wk_pg_kind kind,
-                                        wk_pg_decoder *out)
+/* The slow, obvious lookup: the highest-ranked codec (the last one among equals) that handles
+ * `oid` as a scalar or array type, in `format`, decoding into (or encoding from) `kind`.
+ * Returns it with `*arr` (the OID is the codec's array type) and `*elem` (the element OID). */
+static const wk_pg_codec *scan(const wk_pg_registry *reg, wk_pg_oid oid, wk_pg_format format,
+                               wk_pg_kind kind, bool encode, int *arr, wk_pg_oid *elem)
 {
     if ((unsigned)format > 1 || (unsigned)kind >= NK) {
-        return false;
+        return NULL;
     }
-    bool found = false;
-    int best = 0;
+    const wk_pg_codec *best = NULL;
     for (size_t ci = 0; ci < reg->ncodecs; ci++) {
         const wk_pg_codec *c = reg->codecs[ci];
         if ((c->formats & WK_PG_FORMAT_MASK(format)) == 0) {
             continue;
         }
         for (size_t i = 0; i < c->n_oids; i++) {
-            for (int arr = 0; arr < 2; arr++) {
-                wk_pg_oid o = arr ? (c->array_oids != NULL ? c->array_oids[i] : 0) : c->oids[i];
+            for (int a = 0; a < 2; a++) {
+                wk_pg_oid o = a ? (c->array_oids != NULL ? c->array_oids[i] : 0) : c->oids[i];
                 if (o != oid || o == 0) {
                     continue;
                 }
-                if ((cand_decode_kinds(c, arr) & WK_PG_KIND_MASK(kind)) == 0) {
+                uint32_t kinds = encode ? cand_encode_kinds(c, a) : cand_decode_kinds(c, a);
+                if ((kinds & WK_PG_KIND_MASK(kind)) == 0) {
                     continue;
                 }
-                if (!found || c->rank >= best) {
-                    found = true;
-                    best = c->rank;
-                    memset(out, 0, sizeof *out);
-                    out->fn = cand_decode_fn(c, arr, format, kind);
-                    out->codec = c;
-                    out->reg = reg;
-                    out->oid = oid;
-                    out->elem_oid = arr ? c->oids[i] : 0;
-                    out->format = (uint8_t)format;
-                    out->kind = (uint8_t)kind;
+                if (best == NULL || c->rank >= best->rank) {
+                    best = c;
+                    *arr = a;
+                    *elem = a ? c->oids[i] : 0;
                 }
             }
         }
     }
-    return found;
+    return best;
+}
+
+WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
+                                        wk_pg_format format, wk_pg_kind kind,
+                                        wk_pg_decoder *out)
+{
+    int arr = 0;
+    wk_pg_oid elem = 0;
+    const wk_pg_codec *c = scan(reg, oid, format, kind, false, &arr, &elem);
+    if (c == NULL) {
+        return false;
+    }
+    memset(out, 0, sizeof *out);
+    out->fn = cand_decode_fn(c, arr, format, kind);
+    out->codec = c;
+    out->reg = reg;
+    out->oid = oid;
+    out->elem_oid = elem;
+    out->format = (uint8_t)format;
+    out->kind = (uint8_t)kind;
+    return true;
 }
 
 WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
                                             wk_pg_format format, wk_pg_kind kind,
                                             wk_pg_encoder *out)
 {
-    if ((unsigned)format > 1 || (unsigned)kind >= NK) {
+    int arr = 0;
+    wk_pg_oid elem = 0;
+    const wk_pg_codec *c = scan(reg, oid, format, kind, true, &arr, &elem);
+    if (c == NULL) {
         return false;
     }
-    bool found = false;
-    int best = 0;
-    for (size_t ci = 0; ci < reg->ncodecs; ci++) {
-        const wk_pg_codec *c = reg->codecs[ci];
-        if ((c->formats & WK_PG_FORMAT_MASK(format)) == 0) {
-            continue;
-        }
-        for (size_t i = 0; i < c->n_oids; i++) {
-            for (int arr = 0; arr < 2; arr++) {
-                wk_pg_oid o = arr ? (c->array_oids != NULL ? c->array_oids[i] : 0) : c->oids[i];
-                if (o != oid || o == 0) {
-                    continue;
-                }
-                if ((cand_encode_kinds(c, arr) & WK_PG_KIND_MASK(kind)) == 0) {
-                    continue;
-                }
-                if (!found || c->rank >= best) {
-                    found = true;
-                    best = c->rank;
-                    memset(out, 0, sizeof *out);
-                    out->fn = cand_encode_fn(c, arr, format, kind);
-                    out->codec = c;
-                    out->reg = reg;
-                    out->oid = oid;
-                    out->elem_oid = arr ? c->oids[i] : 0;
-                    out->format = (uint8_t)format;
-                    out->kind = (uint8_t)kind;
-                }
-            }
-        }
-    }
-    return found;
+    memset(out, 0, sizeof *out);
+    out->fn = cand_encode_fn(c, arr, format, kind);
+    out->codec = c;
+    out->reg = reg;
+    out->oid = oid;
+    out->elem_oid = elem;
+    out->format = (uint8_t)format;
+    out->kind = (uint8_t)kind;
+    return true;
 }
 
 /* The codec that is the default type of `kind` (for arrays: that also has an array type). */

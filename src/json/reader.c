@@ -556,6 +556,17 @@ static wk_status unread(wk_json_reader *r, const rsave *sv, wk_status st)
     return st;
 }
 
+/* The next event, which must be of type `want`; otherwise nothing is consumed (WK_ERR_TYPE). */
+static wk_status typed_expect(wk_json_reader *r, wk_event *ev, wk_event_type want)
+{
+    rsave sv;
+    wk_status st = typed_next(r, ev, &sv);
+    if (st == WK_OK && ev->type != want) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return st;
+}
+
 /* The value of a key (state ST_VALUE, so inside an object) starts at r->p with byte c, no
  * whitespace before it: the fast paths below read it as read_value() + value_done() would. */
 static inline bool value_next(const wk_json_reader *r, uint8_t c)
@@ -577,23 +588,13 @@ WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r)
         return WK_OK;
     }
     wk_event ev;
-    rsave sv;
-    wk_status st = typed_next(r, &ev, &sv);
-    if (st == WK_OK && ev.type != WK_EV_MAP) {
-        return unread(r, &sv, WK_ERR_TYPE);
-    }
-    return st;
+    return typed_expect(r, &ev, WK_EV_MAP);
 }
 
 WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r)
 {
     wk_event ev;
-    rsave sv;
-    wk_status st = typed_next(r, &ev, &sv);
-    if (st == WK_OK && ev.type != WK_EV_ARRAY) {
-        return unread(r, &sv, WK_ERR_TYPE);
-    }
-    return st;
+    return typed_expect(r, &ev, WK_EV_ARRAY);
 }
 
 static wk_status key_slow(wk_json_reader *r, const char **s, size_t *n);
@@ -673,13 +674,9 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
         }
     }
     wk_event ev;
-    rsave sv;
-    wk_status st = typed_next(r, &ev, &sv);
+    wk_status st = typed_expect(r, &ev, WK_EV_STR);
     if (st != WK_OK) {
         return st;
-    }
-    if (ev.type != WK_EV_STR) {
-        return unread(r, &sv, WK_ERR_TYPE);
     }
     *s = ev.v.str.ptr;
     *n = ev.v.str.len;
@@ -795,13 +792,9 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
         }
     }
     wk_event ev;
-    rsave sv;
-    wk_status st = typed_next(r, &ev, &sv);
+    wk_status st = typed_expect(r, &ev, WK_EV_BOOL);
     if (st != WK_OK) {
         return st;
-    }
-    if (ev.type != WK_EV_BOOL) {
-        return unread(r, &sv, WK_ERR_TYPE);
     }
     *v = ev.v.b;
     return WK_OK;
@@ -810,12 +803,7 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
 WK_API wk_status wk_json_reader_null(wk_json_reader *r)
 {
     wk_event ev;
-    rsave sv;
-    wk_status st = typed_next(r, &ev, &sv);
-    if (st == WK_OK && ev.type != WK_EV_NIL) {
-        return unread(r, &sv, WK_ERR_TYPE);
-    }
-    return st;
+    return typed_expect(r, &ev, WK_EV_NIL);
 }
 
 WK_API wk_status wk_json_reader_skip(wk_json_reader *r)

@@ -180,10 +180,6 @@ static inline wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
 /** Syncs `out->len` with what has been written so far, without ending. Returns the status. */
 WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w);
 
-/** Slow path of the inline writers: makes room for `n` more bytes. Returns false (and writes
- *  nothing) once the writer has failed, latching WK_ERR_LIMIT or WK_ERR_NOMEM if growth
- *  fails. */
-WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n);
 
 /** Latches `code` with static message `msg` unless an error is already latched. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);

@@ -51,11 +51,6 @@ WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
     return g;
 }
 
-WK_API bool wk_mp_writer_reserve(wk_mp_writer *w, size_t n)
-{
-    return wk__mp_room_slow(w, n);
-}
-
 WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
 {
     if (w->pos != NULL) {

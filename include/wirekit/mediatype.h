@@ -74,7 +74,11 @@ typedef struct wk_media_type {
 
 /** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
  *  cache. `wk_media_type mt = WK_MT_INIT;` */
+#ifdef __cplusplus
+#define WK_MT_INIT {} /* C++: value-initialised, no missing-initializer warning */
+#else
 #define WK_MT_INIT {0}
+#endif
 
 /** Makes *mt empty, as WK_MT_INIT does (a few stores; the parameter array and the render
  *  buffer are left as they are, since nparams and the cache kind define them). */

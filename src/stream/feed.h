@@ -49,15 +49,22 @@ wk_status wk__feed_append(wk__feed *f);
 
 /* The value being framed ends `used` bytes after its start: advances past it. A value held in
  * `buf` stays readable until the next wk__feed_enter. */
-static inline void wk__feed_consume(wk__feed *f, size_t used)
+static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
 {
-    if (f->buf_len > 0) {
-        f->chunk_pos -= f->buf_len - used; /* give back what was appended past the end */
-        f->release = true;
-    } else {
-        f->chunk_pos += used;
-    }
     f->scan = 0;
+    if (f->buf_len == 0) {
+        f->chunk_pos += used;
+        return WK_OK;
+    }
+    /* give back what was appended past the end: framing ends values exactly, so these
+     * bytes always come from the current chunk */
+    if (f->buf_len - used > f->chunk_pos) {
+        return wk__feed_fail(f, WK_ERR_STATE, wk__feed_value_off(f) + used,
+                             "internal: a value ended before bytes of an earlier chunk");
+    }
+    f->chunk_pos -= f->buf_len - used;
+    f->release = true;
+    return WK_OK;
 }
 
 #endif

@@ -233,7 +233,10 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
     }
     *data = f->buf;
     *len = vlen;
-    wk__feed_consume(f, vlen);
+    st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
     if (mode == TAKE_TREE) {
         wk_error e;
         st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
@@ -246,7 +249,10 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
 found_in_chunk:
     *data = f->chunk + f->chunk_pos;
     *len = vlen;
-    wk__feed_consume(f, vlen);
+    st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
     if (mode == TAKE_TREE && *out == NULL) {
         wk_error e;
         st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);

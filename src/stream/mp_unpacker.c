@@ -84,6 +84,9 @@ static wk_status fail_as_buffer_reader(wk_mp_unpacker *u, const uint8_t *base, s
     const uint8_t *err_at = base;
     const char *msg = NULL;
     uint64_t off = wk__feed_value_off(&u->f);
+    if (fallback == WK_ERR_NOMEM) { /* framing's own stack: not a property of the input */
+        return wk__feed_fail(&u->f, fallback, off, fallback_msg);
+    }
     wk_status st = wk__mp_scan(&p, base + avail, 0, max_depth_of(u),
                                (u->opts.flags & WK_READ_STRICT_UTF8) != 0, u->opts.alloc,
                                &err_at, &msg);

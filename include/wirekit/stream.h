@@ -186,6 +186,9 @@ WK_API void wk_json_unpacker_free(wk_json_unpacker *u);
 
 /* ==== bounded output ======================================================================= */
 
+/** Bytes a wk_out gathers before wk_out_commit sends them on. */
+#define WK_OUT_FLUSH_AT ((size_t)64 << 10)
+
 /** Where a wk_out sends its bytes: write all `len` bytes or return an error status. */
 typedef wk_status (*wk_out_fn)(void *ctx, const void *data, size_t len);
 
@@ -193,8 +196,9 @@ typedef wk_status (*wk_out_fn)(void *ctx, const void *data, size_t len);
  * A bounded output buffer in front of a file descriptor, a FILE * or a callback. Writers
  * (wk_mp_writer, wk_json_writer) write into `buf` (capped at the size given to init, so a
  * single value larger than that fails with the writer's WK_ERR_LIMIT); between values the
- * caller calls wk_out_commit(), which sends the buffer on once it holds `flush_at` bytes or
- * more. Errors latch (sticky). Fields other than `buf` are private.
+ * caller calls wk_out_commit(), which sends the buffer on once it holds WK_OUT_FLUSH_AT bytes
+ * or more. Memory is what the largest value needs, never more than the cap. Errors latch
+ * (sticky). Fields other than `buf` are private.
  */
 typedef struct wk_out {
     wk_buf buf;
@@ -208,7 +212,8 @@ typedef struct wk_out {
 } wk_out;
 
 /** Buffers output for file descriptor `fd` (writes retry on EINTR and short writes; errors are
- *  WK_ERR_IO). `cap` bounds the buffer (0 = 1 MiB); `alloc` NULL = libc. */
+ *  WK_ERR_IO). `cap` bounds the buffer, i.e. the largest value (0 = 1 MiB); `alloc` NULL =
+ *  libc. */
 WK_API void wk_out_init_fd(wk_out *o, int fd, size_t cap, const wk_allocator *alloc);
 /** Buffers output for `fp` (fwrite; WK_ERR_IO when it writes less). */
 WK_API void wk_out_init_file(wk_out *o, FILE *fp, size_t cap, const wk_allocator *alloc);
@@ -222,8 +227,9 @@ static inline wk_buf *wk_out_buf(wk_out *o)
     return &o->buf;
 }
 
-/** Sends the buffer on when it holds at least the flush threshold (half the cap). Call it
- *  between values, when no writer holds a cursor into the buffer. Returns the status. */
+/** Sends the buffer on when it holds at least the flush threshold (WK_OUT_FLUSH_AT, or half
+ *  the cap when that is smaller). Call it between values, when no writer holds a cursor into
+ *  the buffer (a JSON writer may stay live: it keeps no cursor). Returns the status. */
 WK_API wk_status wk_out_commit(wk_out *o);
 
 /** Sends everything buffered now (for a FILE *, also fflush). Returns the status. */

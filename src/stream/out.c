@@ -1,8 +1,8 @@
 /*
  * wk_out: a bounded output buffer in front of a file descriptor, a FILE * or a callback.
  * Writers append whole values to `buf`; wk_out_commit() between values sends the buffer on
- * once it is half full, so memory stays at the cap however much is written, and one system
- * call carries many small values.
+ * once it holds 64 KiB, so memory stays at what the largest value needs (never above the
+ * cap) however much is written, and one system call carries many small values.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,7 +40,7 @@ static void init(wk_out *o, size_t cap, const wk_allocator *alloc)
     memset(o, 0, sizeof *o);
     cap = cap != 0 ? cap : OUT_DEFAULT_CAP;
     wk_buf_init(&o->buf, alloc, cap);
-    o->flush_at = cap / 2;
+    o->flush_at = cap / 2 < WK_OUT_FLUSH_AT ? cap / 2 : WK_OUT_FLUSH_AT;
     o->fd = -1;
 }
 

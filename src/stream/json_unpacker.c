@@ -264,10 +264,6 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
             } else if (c == '-') {
                 mode = M_N_SIGN;
                 p++;
-                if (p < end && *p == 'I' && (u->opts.flags & WK_JSON_READ_NAN_INF)) {
-                    mode = M_LIT; /* -Infinity */
-                    depth = 8;
-                }
             } else if (digit(c)) {
                 mode = c == '0' ? M_N_ZERO : M_N_INT;
                 p++;
@@ -335,6 +331,11 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
             mode = M_STR;
             break;
         default: /* in a top-level number */
+            if (mode == M_N_SIGN && c == 'I' && (u->opts.flags & WK_JSON_READ_NAN_INF)) {
+                mode = M_LIT; /* -Infinity */
+                depth = 8;
+                break;
+            }
             while (p < end) {
                 uint8_t next = number_step(mode, *p);
                 if (next == M_TOP) {

@@ -47,13 +47,14 @@ static void gen_value(wk_buf *b, split_rng *r, int depth)
 {
     static const char *const nums[] = {"0",    "-0",     "1",       "-12",  "123456789012",
                                        "1.5",  "-0.25e3", "6.02E+23", "1e-7", "18446744073709551615",
-                                       "-9223372036854775808", "3.141592653589793", "12345678901234567890123"};
+                                       "-9223372036854775808", "3.141592653589793", "12345678901234567890123",
+                                       "NaN", "-Infinity", "Infinity"};
     size_t kind = split_below(r, depth < 5 ? 9 : 6);
     switch (kind) {
     case 0: put(b, split_below(r, 2) ? "true" : "false"); break;
     case 1: put(b, "null"); break;
     case 2:
-    case 3: put(b, nums[split_below(r, 13)]); break;
+    case 3: put(b, nums[split_below(r, 16)]); break;
     case 4:
     case 5: gen_string(b, r); break;
     case 6:

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libmsgpack-dev libmsgpuck-dev libcjson-dev libjansson-dev libjson-c-dev
       rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
-      libhiredis-dev postgresql redis-server valgrind)
+      libhiredis-dev postgresql redis-server valgrind
+      libyajl-dev jq python3-msgpack time bsdutils)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")

@@ -44,6 +44,7 @@ typedef struct wk__feed {
     size_t max;           /* cap of buf_cap */
     const wk_allocator *alloc;
     size_t scan;          /* framing resumes at this offset from the value's start */
+    uint64_t need;        /* framing cannot progress before this many bytes of the value */
     bool finished;        /* no more input after the current chunk */
     bool release;         /* the value handed out last lives in buf: drop it on the next call */
     wk_error err;         /* sticky */

@@ -8,11 +8,15 @@
 
 #define FEED_MIN_PIECE 4096u
 
+/* Stands for "no bytes" so that the cursor arithmetic never starts from a null pointer. */
+static const uint8_t empty_chunk[1];
+
 void wk__feed_init(wk__feed *f, const wk_allocator *alloc, size_t max)
 {
     memset(f, 0, sizeof *f);
     f->alloc = alloc;
     f->max = max != 0 ? max : WK_UNPACKER_DEFAULT_MAX;
+    f->chunk = empty_chunk;
 }
 
 wk_status wk__feed_feed(wk__feed *f, const void *data, size_t len)
@@ -24,7 +28,7 @@ wk_status wk__feed_feed(wk__feed *f, const void *data, size_t len)
         return WK_ERR_STATE;
     }
     f->chunk_off += f->chunk_len;
-    f->chunk = data;
+    f->chunk = data != NULL ? data : empty_chunk;
     f->chunk_len = len;
     f->chunk_pos = 0;
     return WK_OK;

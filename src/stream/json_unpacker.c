@@ -18,6 +18,7 @@
  * A value whose bytes lie inside the chunk goes straight to the tree parser on the rest of
  * the chunk (one pass); framing is only needed for the value that the chunk cuts.
  */
+#include <emmintrin.h>
 #include <string.h>
 
 #include "feed.h"
@@ -239,6 +240,109 @@ static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t ava
     return WK_OK;
 }
 
+/* Bit i set where block[i] == c, for a 64-byte block. */
+static inline uint64_t eq_mask(const __m128i v[4], __m128i c)
+{
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], c)) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], c)) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], c)) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], c)) << 48;
+}
+
+/* Population count without POPCNT (not in baseline x86-64; the builtin would call libgcc). */
+static inline uint32_t count_bits(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/*
+ * Frames whole 64-byte blocks inside a container (mode M_VALUE, M_STR or M_STR_ESC, depth at
+ * least 1) while 64 bytes remain, branch-free per block as simdjson's first stage does:
+ * bit masks of quotes, backslashes and brackets (`[`/`{` and `]`/`}` differ from each other
+ * only in bit 5), escaped bytes from the backslash runs (odd runs escape the next byte, the
+ * carry crosses blocks), the inside-string mask as the prefix XOR of the unescaped quotes,
+ * and the bracket counts outside strings. Only a block where the depth may reach 0 or pass
+ * the limit is walked bracket by bracket. On valid input this agrees with the byte loop;
+ * on invalid input (a backslash outside a string) both are only a guess that the reader,
+ * which has the last word, corrects. Returns the position reached; *vlen is set (and
+ * *status WK_OK or WK_ERR_DEPTH) when the value ends or nests too deep in a block.
+ */
+static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const uint8_t *end,
+                                   uint8_t *mode, uint32_t *depth, uint32_t max_depth,
+                                   size_t *vlen, wk_status *status)
+{
+    const uint64_t even = 0x5555555555555555ull;
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    const __m128i bit5 = _mm_set1_epi8(0x20);
+    uint64_t in_str = *mode != M_VALUE ? ~0ull : 0;
+    uint64_t prev_esc = *mode == M_STR_ESC;
+    uint32_t d = *depth;
+    while ((size_t)(end - p) >= 64) {
+        __m128i v[4], f[4];
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+            f[i] = _mm_or_si128(v[i], bit5);
+        }
+        uint64_t q = eq_mask(v, quote);
+        uint64_t b = eq_mask(v, bslash);
+        uint64_t o = eq_mask(f, open);
+        uint64_t c = eq_mask(f, close);
+        b &= ~prev_esc;
+        uint64_t follows = b << 1 | prev_esc;
+        uint64_t odd_starts = b & ~even & ~follows;
+        uint64_t seq_even;
+        prev_esc = __builtin_add_overflow(odd_starts, b, &seq_even);
+        uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+        q &= ~escaped;
+        uint64_t inside = prefix_xor(q) ^ in_str;
+        in_str = (uint64_t)((int64_t)inside >> 63);
+        o &= ~inside;
+        c &= ~inside;
+        uint32_t no = count_bits(o), nc = count_bits(c);
+        if (d > nc && d + no <= max_depth) { /* cannot end or pass the limit here */
+            d = d - nc + no;
+            p += 64;
+            continue;
+        }
+        /* the value may end, or nest too deep, in this block: walk its brackets */
+        for (uint64_t m = o | c; m != 0; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            if ((o >> i) & 1) {
+                if (++d > max_depth) {
+                    *vlen = (size_t)(p + i - base);
+                    *status = WK_ERR_DEPTH;
+                    *depth = d;
+                    return p + i;
+                }
+            } else if (--d == 0) {
+                *vlen = (size_t)(p + i + 1 - base);
+                *status = WK_OK;
+                *depth = 0;
+                return p + i + 1;
+            }
+        }
+        p += 64;
+    }
+    *mode = in_str != 0 ? (prev_esc ? M_STR_ESC : M_STR) : M_VALUE;
+    *depth = d;
+    return p;
+}
+
 /*
  * Frames the value at base[0..avail) from f.scan on (state in u->mode/u->depth). Returns
  * WK_OK with *vlen = an end no shorter than the value (exact for strings and containers),
@@ -253,6 +357,15 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
     uint8_t mode = u->mode;
     wk_status st = WK_ERR_AGAIN;
     while (p < end) {
+        if (depth > 0 && mode <= M_STR_ESC && (size_t)(end - p) >= 64) {
+            p = frame_blocks(base, p, end, &mode, &depth, max_depth, vlen, &st);
+            if (st != WK_ERR_AGAIN) {
+                goto out;
+            }
+            if (p == end) {
+                break;
+            }
+        }
         uint8_t c = *p;
         switch (mode) {
         case M_TOP:

@@ -122,6 +122,9 @@ static bool push(wk_mp_unpacker *u, uint64_t left)
  */
 static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, size_t *vlen)
 {
+    if (avail < u->f.need) {
+        return WK_ERR_AGAIN; /* the token framing stopped at is still cut short */
+    }
     const uint8_t *p = base + u->f.scan;
     const uint8_t *end = base + avail;
     uint32_t room = max_depth_of(u);
@@ -131,8 +134,11 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
         wk_event ev;
         const char *msg;
         wk_status st = wk__mp_token(&q, end, &ev, &msg);
-        if (st == WK_ERR_TRUNCATED) {
-            break; /* cut by the end of the bytes present: wait for more */
+        if (st == WK_ERR_TRUNCATED) { /* cut by the end of the bytes present: wait for more */
+            uint64_t here = (uint64_t)(end - p);
+            uint64_t need = wk__mp_token_need(p, (size_t)here);
+            u->f.need = (uint64_t)(p - base) + (need > here ? need : here + 1);
+            break;
         }
         if (st != WK_OK) {
             return st;
@@ -173,6 +179,29 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
+/* A small chunk that cannot complete the token framing waits for is appended whole, with no
+ * framing and no growth, before anything else runs: 1-byte feeds cost a compare and a copy. */
+static inline bool absorb_small_chunk(wk__feed *f)
+{
+    size_t left = f->chunk_len - f->chunk_pos;
+    if (f->buf_len == 0 || f->release || f->finished || f->buf_len + left >= f->need ||
+        f->buf_len + left > f->buf_cap) {
+        return false;
+    }
+    const uint8_t *src = f->chunk + f->chunk_pos;
+    uint8_t *dst = f->buf + f->buf_len;
+    if (left <= 8) {
+        for (size_t i = 0; i < left; i++) {
+            dst[i] = src[i];
+        }
+    } else {
+        memcpy(dst, src, left);
+    }
+    f->buf_len += left;
+    f->chunk_pos = f->chunk_len;
+    return true;
+}
+
 /*
  * Finds the next value. On WK_OK, (data, len) is the value (consumed already); for
  * TAKE_TREE the tree is in *out too. Every other status is returned as it is.
@@ -204,6 +233,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
         u->depth = 0;
         u->left = 0;
         f->scan = 0;
+        f->need = 0;
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             goto found_in_chunk; /* only when the fast path failed on its own (arena) */
@@ -269,6 +299,9 @@ found_in_chunk:
 WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
                                      uint64_t *offset)
 {
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
@@ -284,6 +317,9 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
 
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
 {
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_value *v = NULL;
@@ -296,6 +332,9 @@ WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, w
 
 WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
 {
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);

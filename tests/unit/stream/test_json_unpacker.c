@@ -34,11 +34,13 @@ static void gen_string(wk_buf *b, split_rng *r)
     static const char *const parts[] = {"a",      "bc",     "\\n",        "\\\"",
                                         "\\\\",   "\\u00e9", "\\ud83d\\ude00", "\xc3\xa9",
                                         "\xf0\x9f\x98\x80", "\xe2\x82\xac", "x y", "\\/",
-                                        "0123456789abcdef0123"};
+                                        "0123456789abcdef0123", "\\\\\\\\",
+                                        "\\\\\\\"", "[{]}", "\\\\\\\\\\\"[",
+                                        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"};
     put(b, "\"");
     size_t n = split_below(r, split_below(r, 6) == 0 ? 60 : 6);
     for (size_t i = 0; i < n; i++) {
-        put(b, parts[split_below(r, 13)]);
+        put(b, parts[split_below(r, 18)]);
     }
     put(b, "\"");
 }

@@ -60,6 +60,7 @@ typedef struct wk_mp_unpacker {
     uint32_t depth;
     uint64_t left;   /* elements left in the innermost open container */
     uint64_t value_off; /* stream offset of the value handed out last */
+    size_t typical;     /* running estimate of value sizes (decides the first try) */
 } wk_mp_unpacker;
 
 /**

@@ -222,13 +222,17 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
             return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
         }
         u->value_off = f->chunk_off + f->chunk_pos;
-        /* Fast path: the buffer decoder on the rest of the chunk. */
-        if (mode == TAKE_TREE) {
-            if (wk_mp_decode_value(p, n, &u->opts, arena, out, &vlen, NULL) == WK_OK) {
+        /* Fast path: the buffer decoder on the rest of the chunk, unless values have been
+         * larger than what is left (then the value is probably cut, and a failed try would
+         * be a wasted pass: framing goes first). */
+        if (n >= u->typical) {
+            if (mode == TAKE_TREE) {
+                if (wk_mp_decode_value(p, n, &u->opts, arena, out, &vlen, NULL) == WK_OK) {
+                    goto found_in_chunk;
+                }
+            } else if (wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
                 goto found_in_chunk;
             }
-        } else if (wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
-            goto found_in_chunk;
         }
         u->depth = 0;
         u->left = 0;
@@ -266,6 +270,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
     }
     *data = f->buf;
     *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
     st = wk__feed_consume(f, vlen);
     if (st != WK_OK) {
         return st;
@@ -282,6 +287,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
 found_in_chunk:
     *data = f->chunk + f->chunk_pos;
     *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
     st = wk__feed_consume(f, vlen);
     if (st != WK_OK) {
         return st;

@@ -200,6 +200,18 @@ static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t ava
     wk_json_reader r;
     wk_read_opts o = u->opts;
     o.flags |= WK_JSON_READ_MULTI;
+    if (u->value_off > 0 && avail >= 3 && memcmp(base, "\xef\xbb\xbf", 3) == 0) {
+        /* A reader started here would take these bytes for a byte order mark, which only
+         * the stream's first bytes can be: let it see them after a space instead. */
+        static const uint8_t late_bom[4] = {' ', 0xef, 0xbb, 0xbf};
+        wk_error e;
+        wk_event ev;
+        wk_json_reader_init(&r, late_bom, sizeof late_bom, &o, NULL);
+        wk_json_reader_next(&r, &ev);
+        wk_json_reader_error(&r, &e);
+        wk_json_reader_free(&r);
+        return fail_at(u, base, avail, e.code, u->value_off + e.offset - 1, e.msg);
+    }
     wk_json_reader_init(&r, base, avail, &o, NULL);
     uint32_t depth = 0;
     wk_status st;
@@ -383,6 +395,9 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
             } else if (literal_len(c) != 0) {
                 mode = M_LIT;
                 depth = literal_len(c);
+            } else if (c == 0xef) { /* maybe a byte order mark: the reader wants all of it */
+                mode = M_LIT;
+                depth = 3;
             } else { /* no value starts here: the reader says why, at this byte */
                 *vlen = 1;
                 st = WK_OK;

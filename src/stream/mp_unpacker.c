@@ -129,52 +129,78 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
     const uint8_t *end = base + avail;
     uint32_t room = max_depth_of(u);
     bool strict = (u->opts.flags & WK_READ_STRICT_UTF8) != 0;
+    uint32_t depth = u->depth; /* in locals while the loop runs; stored back on every exit */
+    uint64_t left = u->left;
+    wk_status st = WK_ERR_AGAIN;
     while (p < end) {
         const uint8_t *q = p;
+        uint8_t b = *p;
+        /* One-byte values and fixstr inline: most of real data. The rest (and every check
+         * that can fail) goes through the token decoder. */
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+            q = p + 1;
+            goto value_done;
+        }
+        if (b >= 0xa0 && b <= 0xbf && !strict && (size_t)(end - p) - 1 >= (size_t)(b & 0x1fu)) {
+            q = p + 1 + (b & 0x1fu);
+            goto value_done;
+        }
         wk_event ev;
         const char *msg;
-        wk_status st = wk__mp_token(&q, end, &ev, &msg);
+        st = wk__mp_token(&q, end, &ev, &msg);
         if (st == WK_ERR_TRUNCATED) { /* cut by the end of the bytes present: wait for more */
             uint64_t here = (uint64_t)(end - p);
             uint64_t need = wk__mp_token_need(p, (size_t)here);
             u->f.need = (uint64_t)(p - base) + (need > here ? need : here + 1);
+            st = WK_ERR_AGAIN;
             break;
         }
         if (st != WK_OK) {
-            return st;
+            goto out;
         }
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
-            if (u->depth >= room) {
-                return WK_ERR_DEPTH;
+            if (depth >= room) {
+                st = WK_ERR_DEPTH;
+                goto out;
             }
             uint64_t kids = ev.type == WK_EV_MAP ? 2 * (uint64_t)ev.v.count : ev.v.count;
             if (kids != 0) {
-                if (!push(u, u->left)) {
-                    return WK_ERR_NOMEM;
+                u->depth = depth;
+                if (!push(u, left)) {
+                    st = WK_ERR_NOMEM;
+                    goto out;
                 }
-                u->left = kids;
+                depth++;
+                left = kids;
                 p = q;
                 continue;
             }
         } else if (ev.type == WK_EV_STR && strict && !wk_utf8_valid(ev.v.str.ptr, ev.v.str.len,
                                                                     NULL)) {
-            return WK_ERR_UTF8;
+            st = WK_ERR_UTF8;
+            goto out;
         }
+    value_done:
         p = q;
         for (;;) { /* a value is complete: count it, closing what it completes */
-            if (u->depth == 0) {
+            if (depth == 0) {
                 *vlen = (size_t)(p - base);
                 u->f.scan = 0;
-                return WK_OK;
+                st = WK_OK;
+                goto out;
             }
-            if (--u->left != 0) {
+            if (--left != 0) {
                 break;
             }
-            u->left = u->stack[--u->depth];
+            left = u->stack[--depth];
         }
     }
     u->f.scan = (size_t)(p - base);
-    return WK_ERR_AGAIN;
+    st = WK_ERR_AGAIN;
+out:
+    u->depth = depth;
+    u->left = left;
+    return st;
 }
 
 enum take_mode { TAKE_RAW, TAKE_TREE };

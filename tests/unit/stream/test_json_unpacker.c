@@ -17,7 +17,7 @@
 static void put(wk_buf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (wk_buf_grow(b, n) == WK_OK) {
+    if (n != 0 && wk_buf_grow(b, n) == WK_OK) {
         memcpy(b->data + b->len, s, n);
         b->len += n;
     }

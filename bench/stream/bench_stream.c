@@ -2,7 +2,7 @@
  * The stream suite. A stream of values is made once from the JSON corpus (each document cut
  * into messages of at most 64 KiB: a value that is larger is replaced by its elements), as
  * MessagePack and as JSON Lines, repeated to a few MB.
- *   MessagePack, 4 KiB and 1-byte chunks: wirekit's wk_mp_unpacker taking each value out as
+ *   MessagePack, 4 KiB, 64 KiB and 1-byte chunks: wirekit's wk_mp_unpacker taking each value out as
  *     a tree (arena reset per value), and as a checked raw span; msgpack-c's
  *     msgpack_unpacker (reserve, copy, consume, next: a msgpack_object tree per value). The
  *     whole-buffer row is wk_mp_decode_value value after value over the whole stream, the
@@ -645,6 +645,19 @@ int wk_bench_suite_stream(wk_bench *b)
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         wk_bench_run(b, &specs[i]);
     }
+
+    /* the same stream in 64 KiB chunks: values cut by a chunk end are rarer */
+    stream_ctx c64 = c;
+    c64.chunk = (size_t)64 << 10;
+    wk_arena_init(&c64.arena, NULL, 0);
+    wk_bench_spec specs64[] = {
+        {"mp stream, 64 KiB chunks", "wirekit", run_wk_mp_tree, &c64, 0, c64.len, NULL},
+        {"mp stream, 64 KiB chunks", "msgpack-c unpacker", run_mc_mp, &c64, 0, c64.len, NULL},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        wk_bench_run(b, &specs64[i]);
+    }
+    wk_arena_free(&c64.arena);
 
     stream_ctx c1 = c;
     c1.len = c.len / 4; /* cut at a value boundary below: a whole number of repetitions */

@@ -137,6 +137,7 @@ typedef struct wk_json_unpacker {
     uint64_t line_start; /* stream offset of the start of line `line` */
     uint64_t err_line;   /* position of the latched error (0 = none) */
     uint64_t err_col;
+    size_t typical;      /* running estimate of value sizes (decides the first try) */
 } wk_json_unpacker;
 
 /**

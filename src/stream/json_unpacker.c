@@ -533,6 +533,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
     }
     *data = base;
     *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
     count_lines(u, base, vlen);
     u->values++;
     u->sep = false;
@@ -580,7 +581,9 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
                            off, "top-level values must be separated by whitespace");
         }
         u->value_off = off;
-        if (mode == TAKE_TREE) { /* fast path: the tree parser on the rest of the chunk */
+        /* fast path: the tree parser on the rest of the chunk, unless values have been larger
+         * than what is left (the value is then probably cut: framing goes first) */
+        if (mode == TAKE_TREE && n >= u->typical) {
             wk_read_opts o = u->opts;
             o.flags |= WK_JSON_READ_ALLOW_TRAILING;
             size_t used = 0;
@@ -590,6 +593,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
                 if (last == '"' || last == ']' || last == '}' || vlen < n || f->finished) {
                     *data = p;
                     *len = vlen;
+                    u->typical = u->typical / 2 + vlen / 2;
                     count_lines(u, p, vlen);
                     u->values++;
                     u->sep = false;

@@ -452,8 +452,8 @@ static uint64_t cj_dec(void *arg, uint64_t iters)
 static void run(wk_bench *b, const char *cs, const char *impl, wk_bench_fn fn, ctx *c,
                 uint64_t iters, size_t bytes, const char *note)
 {
-    wk_bench_spec s = {cs, impl, fn, c, iters, bytes, note};
-    wk_bench_run(b, &s);
+    wk_bench_spec s = {cs, impl, fn, c, iters, bytes, note, 0};
+    wk_bench_add(b, &s);
 }
 
 int wk_bench_suite_schema(wk_bench *b)
@@ -470,6 +470,9 @@ int wk_bench_suite_schema(wk_bench *b)
     msgpack_packer_init(&c->pk, &c->sb, msgpack_sbuffer_write);
     msgpack_zone_init(&c->zone, 2048);
     uint64_t iters = wk_bench_quick(b) ? 10000 : SEED_ITERS;
+    wk_bench_peer(b, "msgpack-c", "msgpack-c: Debian shared library, distribution build (-O2)");
+    wk_bench_peer(b, "cJSON", "cJSON: Debian shared library, distribution build (-O2)");
+    wk_bench_peer(b, "msgpuck", "msgpuck: header-inline, compiled here with wirekit's flags");
 
     /* Outputs, checked before anything is timed. */
     wk_schema_encode_mp(&seed_user_schema, &c->u, &c->out, NULL);
@@ -525,6 +528,7 @@ int wk_bench_suite_schema(wk_bench *b)
     run(b, "seed decode json", "wirekit", wk_dec_json, c, iters, c->json_len,
         "schema, strings copied");
     run(b, "seed decode json", "cJSON", cj_dec, c, iters, c->json_len, "by hand: parse tree");
+    wk_bench_flush(b);
     msgpack_zone_destroy(&c->zone);
     msgpack_sbuffer_destroy(&c->sb);
     wk_arena_free(&c->arena);

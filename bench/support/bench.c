@@ -371,6 +371,10 @@ uint8_t *wk_bench_read_data(wk_bench *b, const char *name, size_t *len)
     for (size_t i = 0; i < nd; i++) {
         fprintf(stderr, "    %s\n", dirs[i]);
     }
+    if (b->data_hint_shown) {
+        return NULL;
+    }
+    b->data_hint_shown = true;
     fprintf(stderr, "  The corpora come from npm simdjson@0.9.2 (jsonexamples/): run "
                     "scripts/deps.sh in the source tree,\n  install wirekit with its "
                     "share/wirekit/bench files, or pass --data DIR.\n");

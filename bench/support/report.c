@@ -302,8 +302,9 @@ void wk_bench_write_summary(FILE *out, const wk_bench_row *rows, size_t n)
         instr = instr || rows[i].instr > 0;
     }
     fprintf(out, "\nSummary: for each like-for-like case, the best peer's %s divided by "
-                 "wirekit's\n(above 1: wirekit is faster; below 1: the peer is)\n",
-            instr ? "instructions per op" : "median time");
+                 "wirekit's\n(above 1: wirekit %s; below 1: the peer does)\n",
+            instr ? "instructions per op" : "median time",
+            instr ? "runs fewer instructions" : "is faster");
     for (size_t s = 0; s < n; s++) {
         bool seen = false;
         for (size_t j = 0; j < s && !seen; j++) {
@@ -448,7 +449,7 @@ static scale case_scale(const wk_bench_row *rows, size_t n, const wk_bench_row *
     scale sc = {false, 0, mx > 0 ? mx : 1};
     if (mn > 0 && mx / mn > 20) {
         sc.log = true;
-        sc.lo = floor(log10(mn));
+        sc.lo = floor(log10(mn) - 0.3); /* the shortest bar keeps a visible length */
         sc.hi = ceil(log10(mx));
         if (sc.hi <= sc.lo) {
             sc.hi = sc.lo + 1;

@@ -399,6 +399,28 @@ static void test_real_run(const char *bench, const char *dir)
     CHECK(err != NULL && strchr(err, '\033') == NULL, "no progress on a stderr that is a file");
     free(table);
     free(err);
+
+    /* --callgrind: every row gets an instruction count (valgrind is a dependency of the
+     * project, scripts/deps.sh; the check is skipped where it is missing). */
+    if (system("valgrind --version > /dev/null 2>&1") != 0) {
+        printf("bench_report: valgrind not found, --callgrind not checked\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd,
+             "'%s' --callgrind --suite mediatype --json > '%s/cg.jsonl' 2> '%s/cg.err'", bench,
+             dir, dir);
+    CHECK(system(cmd) == 0, "%s failed (see %s/cg.err)", cmd, dir);
+    snprintf(path, sizeof path, "%s/cg.jsonl", dir);
+    json = slurp(path, &jlen);
+    size_t rows = json != NULL ? check_json_lines(json) : 0;
+    CHECK(rows >= 5, "the callgrind run measured %zu rows", rows);
+    size_t counted = 0;
+    for (const char *p = json; p != NULL && (p = strstr(p, "\"instructions_per_op\":")) != NULL;
+         p++) {
+        counted += strtod(p + strlen("\"instructions_per_op\":"), NULL) > 0;
+    }
+    CHECK(counted == rows, "%zu of %zu callgrind rows have an instruction count", counted, rows);
+    free(json);
 }
 
 int main(int argc, char **argv)

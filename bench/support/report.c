@@ -302,9 +302,9 @@ void wk_bench_write_summary(FILE *out, const wk_bench_row *rows, size_t n)
         instr = instr || rows[i].instr > 0;
     }
     fprintf(out, "\nSummary: for each like-for-like case, the best peer's %s divided by "
-                 "wirekit's\n(above 1: wirekit %s; below 1: the peer does)\n",
+                 "wirekit's\n(above 1: wirekit %s; below 1: the peer %s)\n",
             instr ? "instructions per op" : "median time",
-            instr ? "runs fewer instructions" : "is faster");
+            instr ? "runs fewer instructions" : "is faster", instr ? "does" : "is");
     for (size_t s = 0; s < n; s++) {
         bool seen = false;
         for (size_t j = 0; j < s && !seen; j++) {

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
                    "each repetition;\nspread = (slowest - fastest) / median; vs wk = the peer's "
                    "median / wirekit's (above 1:\nwirekit is faster). Informative rows "
                    "(wirekit variants, cached paths) get no ratio.\n",
-                   b.quick ? 3 : 7);
+                   b.quick ? 2 : 7);
         }
     }
     for (size_t s = 0; wk_bench_suites[s].name != NULL; s++) {

@@ -9,13 +9,12 @@ debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libmsgpack-dev libmsgpuck-dev libcjson-dev libjansson-dev libjson-c-dev
       rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
       libhiredis-dev postgresql redis-server valgrind)
-# libexpat1-dev: the bench_report test parses wirekit-bench's SVG charts with expat.
-debs+=(libexpat1-dev)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")
 }
 for p in "${debs[@]}"; do need "$p"; done
+need libexpat1-dev # the bench_report test parses wirekit-bench's SVG charts with expat
 # Node and npm may come from elsewhere than Debian: working binaries are enough.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then need nodejs; need npm; fi
 if [ ${#missing[@]} -gt 0 ]; then

@@ -19,7 +19,7 @@
 #include "bench_internal.h"
 
 #define REPS 7
-#define QUICK_REPS 3
+#define QUICK_REPS 2
 #define TARGET_NS 200000000ull /* per repetition when calibrating */
 #define QUICK_TARGET_NS 2000000ull
 #define CG_TARGET_NS 100000000ull /* valgrind time per counted batch */
@@ -110,6 +110,16 @@ static uint64_t calibrate(const wk_bench_spec *s, uint64_t target)
     }
 }
 
+/* --quick: one op timed, then as many as fit in QUICK_TARGET_NS (at least one). */
+static uint64_t calibrate_quick(const wk_bench_spec *s)
+{
+    uint64_t t0 = wk_bench_now_ns();
+    wk_bench_escape((void *)(uintptr_t)s->fn(s->arg, 1));
+    uint64_t dt = wk_bench_now_ns() - t0;
+    uint64_t iters = dt > 0 ? QUICK_TARGET_NS / dt : 1000;
+    return iters < 1 ? 1 : iters > 100000 ? 100000 : iters;
+}
+
 /* The instruction count of the last dump callgrind appended to b->cg_file ("totals:" or
  * "summary:" line of the last part), or 0. */
 static double cg_last_total(const wk_bench *b)
@@ -191,9 +201,12 @@ static void run_case(wk_bench *b, const wk_bench_spec *specs, size_t n)
             if (b->quick && iters[k] > 1000) {
                 iters[k] = iters[k] / 1000 > 1000 ? iters[k] / 1000 : 1000;
             }
-            if (iters[k] == 0) {
+            if (iters[k] == 0 && b->quick) {
+                /* --quick proves that everything runs: a few ops, a rough figure. */
+                iters[k] = calibrate_quick(&specs[k]);
+            } else if (iters[k] == 0) {
                 progress(b, &specs[k], k, n, "calibrating");
-                iters[k] = calibrate(&specs[k], b->quick ? QUICK_TARGET_NS : TARGET_NS);
+                iters[k] = calibrate(&specs[k], TARGET_NS);
             }
             allocs[k] = 0;
         }

@@ -17,7 +17,8 @@
 #include "wirekit/core.h"
 #include "bench_suites.h"
 
-/* "wirekit-bench 0.1.0 | CPU | GNU 12.2.0 | flags: -O3 -DNDEBUG | load 0.42" */
+/* "wirekit-bench 0.1.0 | CPU, 2 CPUs" and "GNU 12.2.0 | flags: -O3 -DNDEBUG | load 0.42", two
+ * lines so that neither passes 100 columns with a long CPU name. */
 static void machine_line(char *out, size_t cap)
 {
     char model[256] = "unknown CPU";
@@ -45,7 +46,7 @@ static void machine_line(char *out, size_t cap)
         }
         fclose(f);
     }
-    snprintf(out, cap, "wirekit-bench %s | %s, %ld CPUs | %s | flags:%s | load %s",
+    snprintf(out, cap, "wirekit-bench %s | %.60s, %ld CPUs\n%s | flags:%.50s | load %s",
              WK_VERSION_STRING, model, cpus, WK_COMPILER, WK_BUILD_FLAGS, load);
 }
 

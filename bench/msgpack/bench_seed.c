@@ -592,7 +592,7 @@ int wk_bench_msgpack_seed(wk_bench *b)
 
     wk_bench_spec specs[] = {
         {"seed encode", "wirekit", run_wk_encode, &c, SEED_ITERS, SEED_SIZE,
-         "writer: wk_mp_write_*, checked per call, sticky error", 0},
+         "writer: wk_mp_writer_*, checked per call, sticky error", 0},
         {"seed encode", "wirekit-presized", run_wk_encode_presized, &c, SEED_ITERS, SEED_SIZE,
          "one reserve of a bound, then wk_mp_encode_*", 0},
         {"seed encode", "msgpuck", run_mpk_encode, &c, SEED_ITERS, SEED_SIZE,
@@ -600,7 +600,7 @@ int wk_bench_msgpack_seed(wk_bench *b)
         {"seed encode", "msgpack-c", run_mc_encode, &c, SEED_ITERS, SEED_SIZE,
          "msgpack_packer over msgpack_sbuffer", 0},
         {"seed decode", "wirekit", run_wk_decode, &c, SEED_ITERS, SEED_SIZE,
-         "typed reads (wk_mp_read_*), validate as they read", 0},
+         "typed reads (wk_mp_reader_*), validate as they read", 0},
         {"seed decode", "msgpuck", run_mpk_decode, &c, SEED_ITERS, SEED_SIZE,
          "mp_check + mp_decode_*", 0},
         {"seed decode", "msgpack-c", run_mc_decode, &c, SEED_ITERS, SEED_SIZE,

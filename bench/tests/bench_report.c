@@ -398,6 +398,20 @@ static void test_real_run(const char *bench, const char *dir)
     free(table);
     free(err);
 
+    /* Corpora missing: the run fails and says where they come from. */
+    snprintf(cmd, sizeof cmd,
+             "'%s' --quick --suite msgpack --data '%s/no-such-dir' > /dev/null 2> '%s/nodata.err'",
+             bench, dir, dir);
+    CHECK(system(cmd) != 0, "a run without its corpora must fail");
+    snprintf(path, sizeof path, "%s/nodata.err", dir);
+    err = slurp(path, &slen);
+    CHECK(err != NULL && strstr(err, "twitter.json not found") != NULL &&
+              strstr(err, "no-such-dir") != NULL && strstr(err, "simdjson@0.9.2") != NULL &&
+              strstr(err, "--data DIR") != NULL,
+          "the message names the file, where it looked and where corpora come from: %s",
+          err != NULL ? err : "(none)");
+    free(err);
+
     /* --callgrind: every row gets an instruction count (valgrind is a dependency of the
      * project, scripts/deps.sh; the check is skipped where it is missing). */
     if (system("valgrind --version > /dev/null 2>&1") != 0) {

@@ -306,12 +306,12 @@ void wk_bench_say(wk_bench *b, const char *fmt, ...)
     if (b->progress) {
         fputs("\r\033[K", stderr);
     }
+    char text[2048];
     va_list ap;
-    fprintf(out, "  ");
     va_start(ap, fmt);
-    vfprintf(out, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', out);
+    wk_bench_write_wrapped(out, "  ", text, 4);
 }
 
 void wk_bench_fail(wk_bench *b, const char *fmt, ...)

@@ -70,6 +70,9 @@ void wk_bench_fmt_count(char *out, size_t cap, double v);
 /** Columns of text a UTF-8 string takes (code points; the report uses no wide characters). */
 size_t wk_bench_text_width(const char *s);
 
+/** Writes `text` after `lead`, wrapped at 100 columns, continuation lines indented. */
+void wk_bench_write_wrapped(FILE *out, const char *lead, const char *text, size_t indent);
+
 /** The table of rows[0..n) (one suite): a block per case, like-for-like rows first, then the
  *  informative ones; notes and peer builds as numbered footnotes. At most 100 columns. */
 void wk_bench_write_table(FILE *out, const wk_bench_row *rows, size_t n);

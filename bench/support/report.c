@@ -191,6 +191,11 @@ static void put_wrapped(FILE *out, const char *lead, const char *text, size_t in
     fputc('\n', out);
 }
 
+void wk_bench_write_wrapped(FILE *out, const char *lead, const char *text, size_t indent)
+{
+    put_wrapped(out, lead, text, indent, ' ');
+}
+
 static void table_row(FILE *out, const wk_bench_row *rows, size_t n, const wk_bench_row *r,
                       notes *ns, bool instr)
 {

@@ -316,6 +316,44 @@ WK_API const char *wk_pg_kind_name(wk_pg_kind kind);
 /** The built-in codecs (every type listed in the OID enum), in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n);
 
+/* ---- codec templates for catalog types ------------------------------------------------ */
+/*
+ * Types whose OIDs differ per database (extensions such as hstore, user-defined composite
+ * types) cannot be built-in codecs. These templates are what a catalog loader (wirekit-pq's
+ * wk_pq_load_catalog, or your own) copies, setting `oids`, `array_oids` and `n_oids` to the
+ * database's values (and, for composites, `data` to a wk_pg_composite), before adding the
+ * copy to a registry with wk_pg_registry_add.
+ */
+
+/** The hstore template: decodes (text and binary) to PostgreSQL's text output, events
+ *  (a map of string keys to string-or-nil values) and trees; encodes from text. Its `oids`
+ *  hold one placeholder 0: copy it and set the database's hstore OID. */
+WK_API const wk_pg_codec *wk_pg_hstore_codec(void);
+
+/** A composite (row) type description: its attribute type OIDs, so each field is decoded by
+ *  its own type's decoder. Made by wk_pg_composite_new, freed by wk_pg_composite_free. */
+typedef struct wk_pg_composite wk_pg_composite;
+
+/**
+ * Builds a composite description from PostgreSQL text arrays as the catalog returns them:
+ * `names[0..nlen)` the attribute names (e.g. `{id,name}`; accepted for the catalog query's
+ * shape, not kept: values decode to the row's text output) and `types[0..tlen)` the attribute
+ * type OIDs (e.g. `{23,25}`). At most 1664 attributes (PostgreSQL's limit). Returns WK_OK and
+ * `*out`, or WK_ERR_SYNTAX (a malformed type list), WK_ERR_LIMIT, WK_ERR_NOMEM, with `*out`
+ * NULL.
+ */
+WK_API wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
+                                     size_t tlen, wk_pg_composite **out, wk_error *err);
+/** Frees a composite description (NULL is a no-op). Free it only after every registry whose
+ *  codec points at it is gone. */
+WK_API void wk_pg_composite_free(wk_pg_composite *c);
+
+/** The composite template, decode only (text and binary record format, to the row's text
+ *  output, events and trees). Its `oids` hold the anonymous `record` OID (2249): copy it,
+ *  set the composite type's OIDs and set `data` to a wk_pg_composite describing its fields;
+ *  the template itself (data NULL) decodes anonymous records. */
+WK_API const wk_pg_codec *wk_pg_composite_codec(void);
+
 /* ---- the registry -------------------------------------------------------------------- */
 
 /**

@@ -28,10 +28,14 @@ extern "C" {
 #define WK_API __attribute__((visibility("default")))
 #endif
 
-#define WK_VERSION_MAJOR 0
-#define WK_VERSION_MINOR 1
-#define WK_VERSION_PATCH 0
-#define WK_VERSION_STRING "0.1.0"
+#include "wirekit/version.h" /* WK_VERSION_*: generated from project(VERSION) */
+
+/** The library's version at run time, "MAJOR.MINOR.PATCH" (static string). Compare with
+ *  WK_VERSION_STRING to see whether the program runs with the headers it was built with. */
+WK_API const char *wk_version(void);
+/** The library's version at run time as MAJOR * 10000 + MINOR * 100 + PATCH (see
+ *  WK_VERSION_NUMBER). */
+WK_API int wk_version_number(void);
 
 /** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
 typedef enum wk_status {

@@ -23,9 +23,9 @@ typedef struct wk_buf {
     uint8_t *data;
     size_t len;
     size_t cap;
-    size_t max;                /* hard cap on `cap` */
-    const wk_allocator *alloc; /* NULL = libc */
-    bool fixed;                /* data belongs to the caller and never grows */
+    size_t max;                /**< hard cap on `cap` */
+    const wk_allocator *alloc; /**< NULL = libc */
+    bool fixed;                /**< data belongs to the caller and never grows */
 } wk_buf;
 
 /** Makes an empty growable buffer. `alloc` NULL means libc; `max` 0 means WK_BUF_DEFAULT_MAX.

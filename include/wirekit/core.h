@@ -40,21 +40,21 @@ WK_API int wk_version_number(void);
 /** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
 typedef enum wk_status {
     WK_OK = 0,
-    WK_ERR_NOMEM,       /* the allocator returned NULL */
-    WK_ERR_TRUNCATED,   /* input ended inside a value */
-    WK_ERR_SYNTAX,      /* bytes that are not valid for the format */
-    WK_ERR_TYPE,        /* a value of another type than expected */
-    WK_ERR_RANGE,       /* a number that does not fit the destination */
-    WK_ERR_DEPTH,       /* nesting deeper than the configured limit */
-    WK_ERR_LIMIT,       /* a configured size limit (buffer cap, arena cap) was reached */
-    WK_ERR_UTF8,        /* invalid UTF-8 where UTF-8 is required */
-    WK_ERR_NOT_FOUND,   /* a looked-up item does not exist */
-    WK_ERR_ARG,         /* an invalid argument from the caller */
-    WK_ERR_STATE,       /* a call out of order (e.g. a writer finished twice) */
-    WK_ERR_TRAILING,    /* bytes left after a complete value where none were allowed */
-    WK_ERR_IO,          /* an operating-system or network failure */
-    WK_ERR_UNSUPPORTED, /* a valid input that this build or option set does not handle */
-    WK_ERR_EOF          /* a stream ended cleanly: no more values */
+    WK_ERR_NOMEM,       /**< the allocator returned NULL */
+    WK_ERR_TRUNCATED,   /**< input ended inside a value */
+    WK_ERR_SYNTAX,      /**< bytes that are not valid for the format */
+    WK_ERR_TYPE,        /**< a value of another type than expected */
+    WK_ERR_RANGE,       /**< a number that does not fit the destination */
+    WK_ERR_DEPTH,       /**< nesting deeper than the configured limit */
+    WK_ERR_LIMIT,       /**< a configured size limit (buffer cap, arena cap) was reached */
+    WK_ERR_UTF8,        /**< invalid UTF-8 where UTF-8 is required */
+    WK_ERR_NOT_FOUND,   /**< a looked-up item does not exist */
+    WK_ERR_ARG,         /**< an invalid argument from the caller */
+    WK_ERR_STATE,       /**< a call out of order (e.g. a writer finished twice) */
+    WK_ERR_TRAILING,    /**< bytes left after a complete value where none were allowed */
+    WK_ERR_IO,          /**< an operating-system or network failure */
+    WK_ERR_UNSUPPORTED, /**< a valid input that this build or option set does not handle */
+    WK_ERR_EOF          /**< a stream ended cleanly: no more values */
 } wk_status;
 
 /** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset
@@ -103,7 +103,7 @@ typedef struct wk_pool {
     uint8_t *buf;
     size_t cap;
     size_t used;
-    size_t last; /* offset of the most recent block */
+    size_t last; /**< offset of the most recent block */
 } wk_pool;
 
 /** Prepares `pool` over `buf[0..cap)` and fills `out` with hooks that allocate from it. */

@@ -25,24 +25,24 @@ extern "C" {
 typedef enum wk_event_type {
     WK_EV_NIL = 0,
     WK_EV_BOOL,
-    WK_EV_INT,       /* signed: v.i (readers use it for negative values only) */
-    WK_EV_UINT,      /* unsigned: v.u (readers use it for non-negative integers) */
-    WK_EV_FLOAT,     /* v.f; `f32` tells the source width where known */
-    WK_EV_STR,       /* v.str: UTF-8 bytes (not NUL-terminated) */
-    WK_EV_BIN,       /* v.str: raw bytes */
-    WK_EV_ARRAY,     /* v.count elements follow, then WK_EV_END */
-    WK_EV_MAP,       /* v.count key/value pairs follow, then WK_EV_END */
-    WK_EV_END,       /* closes the innermost open array or map */
-    WK_EV_EXT,       /* v.ext: application extension (type, bytes) */
-    WK_EV_TIMESTAMP, /* v.ts: seconds since the Unix epoch and nanoseconds */
-    WK_EV_RAWNUM     /* v.str: a number as exact decimal text (JSON raw-number mode, PostgreSQL
+    WK_EV_INT,       /**< signed: v.i (readers use it for negative values only) */
+    WK_EV_UINT,      /**< unsigned: v.u (readers use it for non-negative integers) */
+    WK_EV_FLOAT,     /**< v.f; `f32` tells the source width where known */
+    WK_EV_STR,       /**< v.str: UTF-8 bytes (not NUL-terminated) */
+    WK_EV_BIN,       /**< v.str: raw bytes */
+    WK_EV_ARRAY,     /**< v.count elements follow, then WK_EV_END */
+    WK_EV_MAP,       /**< v.count key/value pairs follow, then WK_EV_END */
+    WK_EV_END,       /**< closes the innermost open array or map */
+    WK_EV_EXT,       /**< v.ext: application extension (type, bytes) */
+    WK_EV_TIMESTAMP, /**< v.ts: seconds since the Unix epoch and nanoseconds */
+    WK_EV_RAWNUM     /**< v.str: a number as exact decimal text (JSON raw-number mode, PostgreSQL
                         numeric). Writers with a textual number form (JSON) copy it verbatim;
                         binary writers (MessagePack) write it as a string. */
 } wk_event_type;
 
 typedef struct wk_event {
     wk_event_type type;
-    bool f32;           /* WK_EV_FLOAT: the value came from (or is meant for) a float32 */
+    bool f32;           /**< WK_EV_FLOAT: the value came from (or is meant for) a float32 */
     union {
         bool b;
         int64_t i;

@@ -32,32 +32,32 @@ extern "C" {
 /* ---- reading ------------------------------------------------------------------------------ */
 
 /* Reader flags (wk_json_read_opts.flags). Zero is strict RFC 8259, one value per input. */
-#define WK_JSON_READ_RAW_NUMBERS 0x01u /* numbers as WK_EV_RAWNUM / WK_VAL_RAWNUM text */
-#define WK_JSON_READ_MULTI 0x02u       /* several values separated by whitespace (JSON Lines) */
-#define WK_JSON_READ_ALLOW_TRAILING 0x04u /* stop after the first value; ignore what follows */
-#define WK_JSON_READ_ALLOW_BOM 0x08u   /* skip one leading UTF-8 byte order mark */
-#define WK_JSON_READ_NAN_INF 0x10u     /* accept NaN, Infinity, -Infinity (not JSON) */
-#define WK_JSON_READ_COPY_STRINGS 0x20u /* tree decode: copy every string into the arena */
+#define WK_JSON_READ_RAW_NUMBERS 0x01u /**< numbers as WK_EV_RAWNUM / WK_VAL_RAWNUM text */
+#define WK_JSON_READ_MULTI 0x02u       /**< several values separated by whitespace (JSON Lines) */
+#define WK_JSON_READ_ALLOW_TRAILING 0x04u /**< stop after the first value; ignore what follows */
+#define WK_JSON_READ_ALLOW_BOM 0x08u   /**< skip one leading UTF-8 byte order mark */
+#define WK_JSON_READ_NAN_INF 0x10u     /**< accept NaN, Infinity, -Infinity (not JSON) */
+#define WK_JSON_READ_COPY_STRINGS 0x20u /**< tree decode: copy every string into the arena */
 
 /** Default nesting limit of the reader and the tree decoder. */
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
 
 typedef struct wk_json_read_opts {
-    unsigned flags;     /* WK_JSON_READ_* */
-    uint32_t max_depth; /* 0 = WK_JSON_DEFAULT_MAX_DEPTH */
+    unsigned flags;     /**< WK_JSON_READ_* */
+    uint32_t max_depth; /**< 0 = WK_JSON_DEFAULT_MAX_DEPTH */
 } wk_json_read_opts;
 
 /** The event reader. Treat as opaque; lives on the caller's stack or heap. */
 typedef struct wk_json_reader {
     const uint8_t *start, *p, *end;
-    wk_arena *arena; /* where escaped strings go; NULL = scratch (valid until the next call) */
+    wk_arena *arena; /**< where escaped strings go; NULL = scratch (valid until the next call) */
     wk_buf scratch;
     unsigned flags;
     uint32_t max_depth;
     uint32_t depth;
     uint32_t state;
-    uint32_t values; /* top-level values read */
-    uint64_t *stack; /* one bit per level: 1 = object; inline up to 512 levels */
+    uint32_t values; /**< top-level values read */
+    uint64_t *stack; /**< one bit per level: 1 = object; inline up to 512 levels */
     uint64_t inline_stack[8];
     const wk_allocator *alloc;
     wk_error err;
@@ -151,16 +151,16 @@ WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t
 /* ---- writing ------------------------------------------------------------------------------ */
 
 /* Writer flags (wk_json_write_opts.flags). Zero is compact RFC 8259 output. */
-#define WK_JSON_WRITE_PRETTY 0x01u  /* newlines and indentation (see indent) */
-#define WK_JSON_WRITE_NAN_INF 0x02u /* write NaN, Infinity, -Infinity instead of failing */
-#define WK_JSON_WRITE_NEWLINE 0x04u /* end every top-level value with '\n' (JSON Lines) */
+#define WK_JSON_WRITE_PRETTY 0x01u  /**< newlines and indentation (see indent) */
+#define WK_JSON_WRITE_NAN_INF 0x02u /**< write NaN, Infinity, -Infinity instead of failing */
+#define WK_JSON_WRITE_NEWLINE 0x04u /**< end every top-level value with '\n' (JSON Lines) */
 
 /** Deepest nesting the writer accepts. */
 #define WK_JSON_WRITER_MAX_DEPTH 1024
 
 typedef struct wk_json_write_opts {
-    unsigned flags;  /* WK_JSON_WRITE_* */
-    uint32_t indent; /* spaces per level when pretty; 0 = 2; at most 16 */
+    unsigned flags;  /**< WK_JSON_WRITE_* */
+    uint32_t indent; /**< spaces per level when pretty; 0 = 2; at most 16 */
 } wk_json_write_opts;
 
 /** The event writer. Treat as opaque. */
@@ -169,9 +169,9 @@ typedef struct wk_json_writer {
     unsigned flags;
     uint32_t indent;
     uint32_t depth;
-    uint64_t values; /* top-level values written */
+    uint64_t values; /**< top-level values written */
     wk_error err;
-    /* Per level (frame[0] = top level): object?, has items?, after key?, and a stop bit that
+    /** Per level (frame[0] = top level): object?, has items?, after key?, and a stop bit that
      * keeps the inline paths out (top level, pretty output, an error latched). */
     uint8_t frame[WK_JSON_WRITER_MAX_DEPTH + 1];
 } wk_json_writer;

@@ -46,27 +46,27 @@ extern "C" {
 #define WK_MT_RENDER_INLINE 128
 
 typedef struct wk_mt_param {
-    wk_text_slice name;  /* as written; names compare case-insensitively */
-    wk_text_slice value; /* as written; a quoted value is the text between the quotes */
-    uint8_t quoted;      /* the value was a quoted string */
-    uint8_t escaped;     /* the quoted value holds backslash escapes: see wk_mt_param_value */
+    wk_text_slice name;  /**< as written; names compare case-insensitively */
+    wk_text_slice value; /**< as written; a quoted value is the text between the quotes */
+    uint8_t quoted;      /**< the value was a quoted string */
+    uint8_t escaped;     /**< the quoted value holds backslash escapes: see wk_mt_param_value */
 } wk_mt_param;
 
 typedef struct wk_media_type {
-    /* Views of the input as written (compare case-insensitively); for a well-known type,
+    /** Views of the input as written (compare case-insensitively); for a well-known type,
      * views of the table's lowercase essence instead. */
     wk_text_slice type;
     wk_text_slice subtype;
-    wk_text_slice essence; /* "type/subtype" */
-    uint16_t id;           /* well-known id (wk_mt_known_get), 0 when not in the table */
+    wk_text_slice essence; /**< "type/subtype" */
+    uint16_t id;           /**< well-known id (wk_mt_known_get), 0 when not in the table */
     uint8_t nparams;
-    uint8_t canonical; /* internal: which styles the input is already the serialization of */
+    uint8_t canonical; /**< internal: which styles the input is already the serialization of */
     wk_mt_param params[WK_MT_MAX_PARAMS];
-    /* ---- internal: the render cache (wk_mt_render) ---- */
-    wk_text_slice input;      /* the parsed text, whitespace-trimmed */
-    uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
-    uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
-    wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
+    /** ---- internal: the render cache (wk_mt_render) ---- */
+    wk_text_slice input;      /**< the parsed text, whitespace-trimmed */
+    uint8_t cache_kind;       /**< 0 none, 1 external view, 2 inline, 3 heap */
+    uint8_t cache_styles;     /**< bit (1 << style) set: the cache holds that style's form */
+    wk_text_slice cache_view; /**< the cached form (for kind 2, only its length is used) */
     size_t cache_heap_cap;
     const wk_allocator *cache_alloc;
     char cache_inline[WK_MT_RENDER_INLINE];
@@ -75,7 +75,7 @@ typedef struct wk_media_type {
 /** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
  *  cache. `wk_media_type mt = WK_MT_INIT;` */
 #ifdef __cplusplus
-#define WK_MT_INIT {} /* C++: value-initialised, no missing-initializer warning */
+#define WK_MT_INIT {} /**< C++: value-initialised, no missing-initializer warning */
 #else
 #define WK_MT_INIT {0}
 #endif
@@ -173,14 +173,14 @@ WK_API bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b);
 /* ---- well-known media types (generated from mime-db) ---------------------------------- */
 
 typedef struct wk_mt_known {
-    const char *essence; /* lowercase "type/subtype", NUL-terminated */
+    const char *essence; /**< lowercase "type/subtype", NUL-terminated */
     uint32_t essence_len;
-    const char *charset; /* mime-db's default charset ("UTF-8"), NULL when none */
-    int8_t compressible; /* 1 yes, 0 no, -1 unknown */
-    uint8_t source;      /* 0 none, 1 IANA, 2 Apache, 3 nginx */
+    const char *charset; /**< mime-db's default charset ("UTF-8"), NULL when none */
+    int8_t compressible; /**< 1 yes, 0 no, -1 unknown */
+    uint8_t source;      /**< 0 none, 1 IANA, 2 Apache, 3 nginx */
     uint16_t nextensions;
-    const char *const *extensions; /* lowercase, without the dot; the first is preferred */
-    const char *render_utf8[2];    /* "<essence>;charset=utf-8" and "<essence>; charset=utf-8"
+    const char *const *extensions; /**< lowercase, without the dot; the first is preferred */
+    const char *render_utf8[2];    /**< "<essence>;charset=utf-8" and "<essence>; charset=utf-8"
                                       for UTF-8 and text types, else NULL */
 } wk_mt_known;
 
@@ -202,9 +202,9 @@ enum {
     WK_MT_SLOT_TYPE = 0,
     WK_MT_SLOT_SUBTYPE = 1,
     WK_MT_SLOT_NAME = 2,
-    WK_MT_SLOT_VALUE = 3,  /* an unquoted value */
-    WK_MT_SLOT_QVALUE = 4, /* a quoted value's text between the quotes, escapes included */
-    WK_MT_SLOT_QTAIL = 5   /* WHATWG: the lone "\" ending an unterminated quoted value */
+    WK_MT_SLOT_VALUE = 3,  /**< an unquoted value */
+    WK_MT_SLOT_QVALUE = 4, /**< a quoted value's text between the quotes, escapes included */
+    WK_MT_SLOT_QTAIL = 5   /**< WHATWG: the lone "\" ending an unterminated quoted value */
 };
 
 /**

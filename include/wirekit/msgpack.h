@@ -37,25 +37,25 @@ extern "C" {
 
 /* An open container of the event sink (internal to the writer). */
 typedef struct wk_mp_frame {
-    size_t header;     /* offset of the container's header in the output */
-    uint64_t seen;     /* elements written so far (keys and values count separately) */
-    uint64_t declared; /* elements declared (2n for maps), UINT64_MAX when unknown */
+    size_t header;     /**< offset of the container's header in the output */
+    uint64_t seen;     /**< elements written so far (keys and values count separately) */
+    uint64_t declared; /**< elements declared (2n for maps), UINT64_MAX when unknown */
     uint8_t is_map;
 } wk_mp_frame;
 
 #define WK_MP_WRITER_INLINE_FRAMES 8
 
 typedef struct wk_mp_writer {
-    uint8_t *pos;     /* next output byte, inside out->data */
-    uintptr_t lim;    /* capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
+    uint8_t *pos;     /**< next output byte, inside out->data */
+    uintptr_t lim;    /**< capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
                        * is no buffer or an error is latched, which sends every write to the
                        * slow path */
-    wk_buf *out;      /* where bytes go; out->len is synced by flush/finish */
-    wk_status status; /* first error, sticky */
-    const char *msg;  /* static message of the first error */
+    wk_buf *out;      /**< where bytes go; out->len is synced by flush/finish */
+    wk_status status; /**< first error, sticky */
+    const char *msg;  /**< static message of the first error */
     size_t err_offset;
-    /* Event-sink state (used only through wk_mp_writer_sink). */
-    wk_mp_frame *frames; /* NULL = inline_frames */
+    /** Event-sink state (used only through wk_mp_writer_sink). */
+    wk_mp_frame *frames; /**< NULL = inline_frames */
     uint32_t depth;
     uint32_t frames_cap;
     bool finished;
@@ -636,9 +636,9 @@ WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v);
 /* ==== reader ================================================================================ */
 
 typedef struct wk_mp_reader_opts {
-    uint32_t max_depth;        /* most containers open at once; 0 = 512 */
-    bool strict_utf8;          /* reject str values that are not UTF-8 (WK_ERR_UTF8) */
-    const wk_allocator *alloc; /* for nesting deeper than the inline stack; NULL = libc */
+    uint32_t max_depth;        /**< most containers open at once; 0 = 512 */
+    bool strict_utf8;          /**< reject str values that are not UTF-8 (WK_ERR_UTF8) */
+    const wk_allocator *alloc; /**< for nesting deeper than the inline stack; NULL = libc */
 } wk_mp_reader_opts;
 
 #define WK_MP_READER_INLINE_DEPTH 32
@@ -647,16 +647,16 @@ typedef struct wk_mp_reader {
     const uint8_t *start;
     const uint8_t *pos;
     const uint8_t *end;
-    uint64_t left;   /* elements left in the innermost open container; UINT64_MAX at top */
-    uint64_t *heap;  /* saved `left` of each enclosing container when deeper than inline */
-    uint32_t depth;  /* open containers */
+    uint64_t left;   /**< elements left in the innermost open container; UINT64_MAX at top */
+    uint64_t *heap;  /**< saved `left` of each enclosing container when deeper than inline */
+    uint32_t depth;  /**< open containers */
     uint32_t heap_cap;
     uint32_t max_depth;
-    uint32_t fast_depth; /* depths below this open/close inline: min(32, max_depth) while the
+    uint32_t fast_depth; /**< depths below this open/close inline: min(32, max_depth) while the
                           * inline stack is in use, 0 with a heap stack or once failed */
     bool strict_utf8;
     const wk_allocator *alloc;
-    wk_status status; /* latched error */
+    wk_status status; /**< latched error */
     const char *msg;
     size_t err_offset;
     uint64_t inline_rem[WK_MP_READER_INLINE_DEPTH];

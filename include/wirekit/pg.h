@@ -101,29 +101,29 @@ enum {
  * type that `out` (decode) or `in` (encode) points to.
  */
 typedef enum wk_pg_kind {
-    WK_PG_KIND_BOOL = 0,   /* bool */
-    WK_PG_KIND_I16,        /* int16_t */
-    WK_PG_KIND_I32,        /* int32_t */
-    WK_PG_KIND_I64,        /* int64_t */
-    WK_PG_KIND_U32,        /* uint32_t (oid) */
-    WK_PG_KIND_F32,        /* float */
-    WK_PG_KIND_F64,        /* double */
-    WK_PG_KIND_NUMERIC,    /* wk_pg_numeric (digits in the arena when decoded) */
-    WK_PG_KIND_STR,        /* wk_pg_str: text (view into the input where possible) */
-    WK_PG_KIND_BYTES,      /* wk_pg_str: raw bytes (bytea) */
-    WK_PG_KIND_UUID,       /* wk_pg_uuid */
-    WK_PG_KIND_DATE,       /* int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
-    WK_PG_KIND_TIME,       /* int64_t microseconds since midnight */
-    WK_PG_KIND_TIMETZ,     /* wk_pg_timetz */
-    WK_PG_KIND_TIMESTAMP,  /* int64_t microseconds since 2000-01-01 00:00 (UTC for
+    WK_PG_KIND_BOOL = 0,   /**< bool */
+    WK_PG_KIND_I16,        /**< int16_t */
+    WK_PG_KIND_I32,        /**< int32_t */
+    WK_PG_KIND_I64,        /**< int64_t */
+    WK_PG_KIND_U32,        /**< uint32_t (oid) */
+    WK_PG_KIND_F32,        /**< float */
+    WK_PG_KIND_F64,        /**< double */
+    WK_PG_KIND_NUMERIC,    /**< wk_pg_numeric (digits in the arena when decoded) */
+    WK_PG_KIND_STR,        /**< wk_pg_str: text (view into the input where possible) */
+    WK_PG_KIND_BYTES,      /**< wk_pg_str: raw bytes (bytea) */
+    WK_PG_KIND_UUID,       /**< wk_pg_uuid */
+    WK_PG_KIND_DATE,       /**< int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
+    WK_PG_KIND_TIME,       /**< int64_t microseconds since midnight */
+    WK_PG_KIND_TIMETZ,     /**< wk_pg_timetz */
+    WK_PG_KIND_TIMESTAMP,  /**< int64_t microseconds since 2000-01-01 00:00 (UTC for
                               timestamptz); INT64_MIN/MAX = -/+infinity */
-    WK_PG_KIND_INTERVAL,   /* wk_pg_interval */
-    WK_PG_KIND_INET,       /* wk_pg_inet */
-    WK_PG_KIND_ARRAY,      /* decode: wk_pg_array; encode: wk_pg_array_in */
-    WK_PG_KIND_TEXT,       /* decode: wk_buf, PostgreSQL's text output is appended;
+    WK_PG_KIND_INTERVAL,   /**< wk_pg_interval */
+    WK_PG_KIND_INET,       /**< wk_pg_inet */
+    WK_PG_KIND_ARRAY,      /**< decode: wk_pg_array; encode: wk_pg_array_in */
+    WK_PG_KIND_TEXT,       /**< decode: wk_buf, PostgreSQL's text output is appended;
                               encode: wk_pg_str holding PostgreSQL text input */
-    WK_PG_KIND_VALUE,      /* decode: wk_value (nodes and copies in the arena) */
-    WK_PG_KIND_EVENTS,     /* decode: wk_pg_events, the value is written as events */
+    WK_PG_KIND_VALUE,      /**< decode: wk_value (nodes and copies in the arena) */
+    WK_PG_KIND_EVENTS,     /**< decode: wk_pg_events, the value is written as events */
     WK_PG_KIND_COUNT
 } wk_pg_kind;
 
@@ -191,15 +191,15 @@ typedef struct wk_pg_numeric {
  */
 typedef struct wk_pg_array {
     wk_pg_format format;
-    wk_pg_oid elem_oid;   /* element type */
-    int ndim;             /* 0 for an empty array */
+    wk_pg_oid elem_oid;   /**< element type */
+    int ndim;             /**< 0 for an empty array */
     bool has_nulls;
-    uint32_t nitems;      /* product of dims */
+    uint32_t nitems;      /**< product of dims */
     int32_t dims[WK_PG_MAXDIM];
     int32_t lbounds[WK_PG_MAXDIM];
     const uint8_t *data;
     size_t len;
-    unsigned internal; /* decoder's notes for the iterator; do not change */
+    unsigned internal; /**< decoder's notes for the iterator; do not change */
 } wk_pg_array;
 
 /** Element iterator over a decoded array (row-major order). */
@@ -207,7 +207,7 @@ typedef struct wk_pg_array_iter {
     const wk_pg_array *arr;
     size_t pos;
     uint32_t index;
-    wk_arena *arena; /* where escaped text elements are unquoted; may be NULL */
+    wk_arena *arena; /**< where escaped text elements are unquoted; may be NULL */
 } wk_pg_array_iter;
 
 /** An array to encode: `nitems` (product of dims) values of `elem_kind`'s C type stored
@@ -222,7 +222,7 @@ typedef struct wk_pg_array_in {
 } wk_pg_array_in;
 
 /* Flags of wk_pg_events. */
-#define WK_PG_EV_RAW_FLOATS 0x01u /* finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
+#define WK_PG_EV_RAW_FLOATS 0x01u /**< finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
                                      instead of WK_EV_FLOAT: for textual writers (JSON) */
 
 /** Target of WK_PG_KIND_EVENTS decodes. `scratch` (may be NULL) is reused for number and
@@ -256,28 +256,28 @@ typedef wk_status (*wk_pg_encode_fn)(const wk_pg_encoder *e, const void *in, wk_
  * the registry checks this. Codecs are immutable and must outlive every registry using them.
  */
 struct wk_pg_codec {
-    const char *name;            /* type name, e.g. "int4" */
-    const wk_pg_oid *oids;       /* the type OIDs handled; oids[0] is the default for encodes */
-    const wk_pg_oid *array_oids; /* parallel to oids: array type OID, or 0; NULL = none */
+    const char *name;            /**< type name, e.g. "int4" */
+    const wk_pg_oid *oids;       /**< the type OIDs handled; oids[0] is the default for encodes */
+    const wk_pg_oid *array_oids; /**< parallel to oids: array type OID, or 0; NULL = none */
     size_t n_oids;
-    unsigned formats;            /* WK_PG_FORMAT_MASK bits */
-    uint32_t decode_kinds;       /* WK_PG_KIND_MASK bits of kinds it decodes into */
-    uint32_t encode_kinds;       /* kinds it encodes from */
-    uint32_t native_kinds;       /* kinds whose default PostgreSQL type this codec is */
-    int rank;                    /* preference: the highest wins, the latest added on ties */
+    unsigned formats;            /**< WK_PG_FORMAT_MASK bits */
+    uint32_t decode_kinds;       /**< WK_PG_KIND_MASK bits of kinds it decodes into */
+    uint32_t encode_kinds;       /**< kinds it encodes from */
+    uint32_t native_kinds;       /**< kinds whose default PostgreSQL type this codec is */
+    int rank;                    /**< preference: the highest wins, the latest added on ties */
     wk_pg_decode_fn decode[2][WK_PG_KIND_COUNT];
     wk_pg_encode_fn encode[2][WK_PG_KIND_COUNT];
-    const void *data;            /* codec-private (e.g. enum labels) */
+    const void *data;            /**< codec-private (e.g. enum labels) */
 };
 
 /** A resolved decoder: call it with wk_pg_decode(). Lives as long as its registry. */
 struct wk_pg_decoder {
     wk_pg_decode_fn fn;
     const wk_pg_codec *codec;
-    const wk_pg_decoder *elem;  /* arrays (TEXT, VALUE, EVENTS kinds): element decoder */
-    const wk_pg_registry *reg;  /* the registry it was resolved in (NULL from the scan) */
+    const wk_pg_decoder *elem;  /**< arrays (TEXT, VALUE, EVENTS kinds): element decoder */
+    const wk_pg_registry *reg;  /**< the registry it was resolved in (NULL from the scan) */
     wk_pg_oid oid;
-    wk_pg_oid elem_oid;        /* arrays: element OID, else 0 */
+    wk_pg_oid elem_oid;        /**< arrays: element OID, else 0 */
     uint8_t format;
     uint8_t kind;
 };
@@ -286,7 +286,7 @@ struct wk_pg_decoder {
 struct wk_pg_encoder {
     wk_pg_encode_fn fn;
     const wk_pg_codec *codec;
-    const wk_pg_registry *reg; /* arrays: where element encoders are looked up */
+    const wk_pg_registry *reg; /**< arrays: where element encoders are looked up */
     wk_pg_oid oid;
     wk_pg_oid elem_oid;
     uint8_t format;
@@ -466,11 +466,11 @@ WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const voi
 
 /** A caller's C array that wk_pg_decode_array fills. */
 typedef struct wk_pg_carray {
-    wk_pg_kind elem_kind; /* C kind of each element: a scalar kind (not ARRAY/TEXT/VALUE/EVENTS) */
-    void *elems;          /* room for `cap` elements of elem_kind */
-    bool *nulls;          /* NULL: a NULL element is WK_ERR_TYPE; else one flag per element */
+    wk_pg_kind elem_kind; /**< C kind of each element: a scalar kind (not ARRAY/TEXT/VALUE/EVENTS) */
+    void *elems;          /**< room for `cap` elements of elem_kind */
+    bool *nulls;          /**< NULL: a NULL element is WK_ERR_TYPE; else one flag per element */
     size_t cap;
-    size_t count;         /* out: the number of elements (also set on WK_ERR_LIMIT) */
+    size_t count;         /**< out: the number of elements (also set on WK_ERR_LIMIT) */
 } wk_pg_carray;
 
 /**
@@ -519,11 +519,11 @@ WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_nume
 
 /** One result column of a plan. */
 typedef struct wk_pg_plan_col {
-    const char *name;   /* column name (copied into the plan) */
-    wk_pg_oid oid;      /* type of the column */
+    const char *name;   /**< column name (copied into the plan) */
+    wk_pg_oid oid;      /**< type of the column */
     wk_pg_format format;
-    wk_pg_kind kind;    /* C kind to decode into */
-    size_t offset;      /* wk_pg_plan_decode_row: offset of the field in the row struct */
+    wk_pg_kind kind;    /**< C kind to decode into */
+    size_t offset;      /**< wk_pg_plan_decode_row: offset of the field in the row struct */
 } wk_pg_plan_col;
 
 typedef struct wk_pg_plan wk_pg_plan;

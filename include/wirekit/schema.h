@@ -53,30 +53,30 @@ extern "C" {
 
 /** Field kinds. The C type each kind expects is given after it. */
 typedef enum wk_schema_kind {
-    WK_SK_BOOL = 1,  /* bool */
-    WK_SK_I8,        /* int8_t */
-    WK_SK_I16,       /* int16_t */
-    WK_SK_I32,       /* int32_t */
-    WK_SK_I64,       /* int64_t */
-    WK_SK_U8,        /* uint8_t */
-    WK_SK_U16,       /* uint16_t */
-    WK_SK_U32,       /* uint32_t */
-    WK_SK_U64,       /* uint64_t */
-    WK_SK_F32,       /* float */
-    WK_SK_F64,       /* double */
-    WK_SK_STR,       /* char *: NUL-terminated UTF-8, may be NULL */
-    WK_SK_STRBUF,    /* char[N]: at most N-1 bytes plus a NUL */
-    WK_SK_BYTES,     /* wk_bytes: pointer + length */
-    WK_SK_TIMESTAMP, /* wk_timestamp: seconds + nanoseconds */
-    WK_SK_VALUE,     /* wk_value: any free-form value (map[string]any) */
-    WK_SK_STRUCT,    /* a nested struct, inline, with its own descriptor */
-    WK_SK_ARRAY      /* T *items + size_t count (two members), elements of any kind */
+    WK_SK_BOOL = 1,  /**< bool */
+    WK_SK_I8,        /**< int8_t */
+    WK_SK_I16,       /**< int16_t */
+    WK_SK_I32,       /**< int32_t */
+    WK_SK_I64,       /**< int64_t */
+    WK_SK_U8,        /**< uint8_t */
+    WK_SK_U16,       /**< uint16_t */
+    WK_SK_U32,       /**< uint32_t */
+    WK_SK_U64,       /**< uint64_t */
+    WK_SK_F32,       /**< float */
+    WK_SK_F64,       /**< double */
+    WK_SK_STR,       /**< char *: NUL-terminated UTF-8, may be NULL */
+    WK_SK_STRBUF,    /**< char[N]: at most N-1 bytes plus a NUL */
+    WK_SK_BYTES,     /**< wk_bytes: pointer + length */
+    WK_SK_TIMESTAMP, /**< wk_timestamp: seconds + nanoseconds */
+    WK_SK_VALUE,     /**< wk_value: any free-form value (map[string]any) */
+    WK_SK_STRUCT,    /**< a nested struct, inline, with its own descriptor */
+    WK_SK_ARRAY      /**< T *items + size_t count (two members), elements of any kind */
 } wk_schema_kind;
 
 /* Field flags. */
-#define WK_OMITEMPTY 0x01u /* encode: leave the field out when it is zero/false/NULL/""/empty */
-#define WK_REQUIRED 0x02u  /* decode: fail when the key is missing */
-#define WK_NULLABLE 0x04u  /* nil <-> NULL pointer (str, bytes, array); nil accepted and
+#define WK_OMITEMPTY 0x01u /**< encode: leave the field out when it is zero/false/NULL/""/empty */
+#define WK_REQUIRED 0x02u  /**< decode: fail when the key is missing */
+#define WK_NULLABLE 0x04u  /**< nil <-> NULL pointer (str, bytes, array); nil accepted and
                               ignored on decode for the other kinds */
 
 /** Bytes of a WK_SK_BYTES field. Decoded bytes live in the caller's arena. */
@@ -101,18 +101,18 @@ typedef struct wk_schema wk_schema;
 
 /** The type of a field or array element. */
 typedef struct wk_schema_type {
-    uint8_t kind;                       /* wk_schema_kind */
-    uint32_t size;                      /* sizeof one C object of this kind (array stride) */
-    const wk_schema *schema;            /* WK_SK_STRUCT: the nested descriptor */
-    const struct wk_schema_type *elem;  /* WK_SK_ARRAY: the element type */
+    uint8_t kind;                       /**< wk_schema_kind */
+    uint32_t size;                      /**< sizeof one C object of this kind (array stride) */
+    const wk_schema *schema;            /**< WK_SK_STRUCT: the nested descriptor */
+    const struct wk_schema_type *elem;  /**< WK_SK_ARRAY: the element type */
 } wk_schema_type;
 
 typedef struct wk_schema_field {
-    const char *name;      /* wire name */
+    const char *name;      /**< wire name */
     uint32_t name_len;
-    uint32_t offset;       /* offsetof the member (WK_SK_ARRAY: of the items pointer) */
-    uint32_t count_offset; /* WK_SK_ARRAY: offsetof the size_t count member */
-    uint32_t flags;        /* WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
+    uint32_t offset;       /**< offsetof the member (WK_SK_ARRAY: of the items pointer) */
+    uint32_t count_offset; /**< WK_SK_ARRAY: offsetof the size_t count member */
+    uint32_t flags;        /**< WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
     wk_schema_type type;
 } wk_schema_field;
 
@@ -126,10 +126,10 @@ typedef struct wk_schema_rt {
 #define WK_SCHEMA_ROOT_VALUE 1u
 
 struct wk_schema {
-    const char *name;  /* entity name (cache keys) */
-    uint32_t version;  /* bump when the wire shape changes */
-    uint32_t root;     /* WK_SCHEMA_ROOT_* */
-    uint32_t size;     /* sizeof the C object */
+    const char *name;  /**< entity name (cache keys) */
+    uint32_t version;  /**< bump when the wire shape changes */
+    uint32_t root;     /**< WK_SCHEMA_ROOT_* */
+    uint32_t size;     /**< sizeof the C object */
     const wk_schema_field *fields;
     uint32_t nfields;
     wk_schema_rt *rt;
@@ -275,11 +275,11 @@ typedef struct wk_schema_error {
 } wk_schema_error;
 
 /** Decode options; zero-initialised options are the defaults. */
-#define WK_SCHEMA_REJECT_UNKNOWN 0x01u /* an unknown key is an error instead of skipped */
+#define WK_SCHEMA_REJECT_UNKNOWN 0x01u /**< an unknown key is an error instead of skipped */
 
 typedef struct wk_schema_opts {
-    unsigned flags;     /* WK_SCHEMA_* */
-    uint32_t max_depth; /* nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
+    unsigned flags;     /**< WK_SCHEMA_* */
+    uint32_t max_depth; /**< nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
 } wk_schema_opts;
 
 /**
@@ -342,7 +342,7 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
  * wk_schema_encode / wk_schema_decode. Serializers are static and thread-safe.
  */
 typedef struct wk_serializer {
-    const char *name; /* "msgpack", "json" */
+    const char *name; /**< "msgpack", "json" */
     wk_status (*encode)(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err);
     wk_status (*decode)(const wk_schema *s, const void *data, size_t len, void *obj,
                         wk_arena *arena, const wk_schema_opts *opts, wk_schema_error *err);

@@ -25,29 +25,29 @@ extern "C" {
 typedef enum wk_value_type {
     WK_VAL_NIL = 0,
     WK_VAL_BOOL,
-    WK_VAL_INT,       /* u.i; negative integers (decoders), or any int64 (builders) */
-    WK_VAL_UINT,      /* u.u; non-negative integers */
-    WK_VAL_FLOAT,     /* u.f; flag WK_VALF_F32 when the source was a float32 */
-    WK_VAL_STR,       /* u.str, len bytes of UTF-8 (not NUL-terminated unless copied) */
-    WK_VAL_BIN,       /* u.bin, len bytes */
-    WK_VAL_ARRAY,     /* u.items[0..len) */
-    WK_VAL_MAP,       /* u.pairs[0..len) */
-    WK_VAL_EXT,       /* u.bin, len bytes, ext_type */
-    WK_VAL_TIMESTAMP, /* u.i seconds since the Unix epoch, len nanoseconds (< 1e9) */
-    WK_VAL_RAWNUM     /* u.str, len bytes: a JSON number kept as its source text */
+    WK_VAL_INT,       /**< u.i; negative integers (decoders), or any int64 (builders) */
+    WK_VAL_UINT,      /**< u.u; non-negative integers */
+    WK_VAL_FLOAT,     /**< u.f; flag WK_VALF_F32 when the source was a float32 */
+    WK_VAL_STR,       /**< u.str, len bytes of UTF-8 (not NUL-terminated unless copied) */
+    WK_VAL_BIN,       /**< u.bin, len bytes */
+    WK_VAL_ARRAY,     /**< u.items[0..len) */
+    WK_VAL_MAP,       /**< u.pairs[0..len) */
+    WK_VAL_EXT,       /**< u.bin, len bytes, ext_type */
+    WK_VAL_TIMESTAMP, /**< u.i seconds since the Unix epoch, len nanoseconds (< 1e9) */
+    WK_VAL_RAWNUM     /**< u.str, len bytes: a JSON number kept as its source text */
 } wk_value_type;
 
 /* Flags. */
-#define WK_VALF_F32 0x01u    /* WK_VAL_FLOAT: came from / meant for float32 */
-#define WK_VALF_COPIED 0x02u /* WK_VAL_STR/BIN/EXT: bytes live in the arena (NUL-terminated) */
+#define WK_VALF_F32 0x01u    /**< WK_VAL_FLOAT: came from / meant for float32 */
+#define WK_VALF_COPIED 0x02u /**< WK_VAL_STR/BIN/EXT: bytes live in the arena (NUL-terminated) */
 
 typedef struct wk_value wk_value;
 typedef struct wk_pair wk_pair;
 
 struct wk_value {
-    uint8_t type;    /* wk_value_type */
-    uint8_t flags;   /* WK_VALF_* */
-    int8_t ext_type; /* WK_VAL_EXT only */
+    uint8_t type;    /**< wk_value_type */
+    uint8_t flags;   /**< WK_VALF_* */
+    int8_t ext_type; /**< WK_VAL_EXT only */
     uint8_t reserved;
     uint32_t len;
     union {
@@ -68,11 +68,11 @@ struct wk_pair {
 };
 
 /* Options for wk_value_decode. Zero-initialised options are the defaults. */
-#define WK_VALUE_COPY_STRINGS 0x01u /* copy str/bin/ext bytes into the arena */
+#define WK_VALUE_COPY_STRINGS 0x01u /**< copy str/bin/ext bytes into the arena */
 
 typedef struct wk_value_opts {
-    unsigned flags;     /* WK_VALUE_* */
-    uint32_t max_depth; /* 0 = 512 */
+    unsigned flags;     /**< WK_VALUE_* */
+    uint32_t max_depth; /**< 0 = 512 */
 } wk_value_opts;
 
 /**

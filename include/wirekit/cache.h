@@ -36,13 +36,16 @@
 extern "C" {
 #endif
 
+/** An entity cache (opaque; wk_cache_create(), wk_cache_destroy()). */
 typedef struct wk_cache wk_cache;
+/** A reference to a cached entry: its decoded object and encoded bytes, valid until
+ * released. */
 typedef struct wk_cache_ref wk_cache_ref;
 
 /** A key as bytes. */
 typedef struct wk_cache_keyref {
-    const char *ptr;
-    size_t len;
+    const char *ptr; /**< the bytes */
+    size_t len; /**< their count */
 } wk_cache_keyref;
 
 /* ---- the shared tier: a byte store the cache talks to -------------------------------------- */
@@ -51,7 +54,7 @@ typedef struct wk_cache_keyref {
  *  byte 0xc1, which is never the first byte of a MessagePack or JSON value. */
 #define WK_CACHE_NEGATIVE_MARK "\xc1N" /**< the loader said "not found" */
 #define WK_CACHE_TOMBSTONE_MARK "\xc1T" /**< recently invalidated: do not refill */
-#define WK_CACHE_MARK_LEN 2u
+#define WK_CACHE_MARK_LEN 2u /**< length of both marks */
 
 /** Callbacks a store invokes (from its own thread) when it delivers invalidations. */
 typedef struct wk_cache_watch {
@@ -60,7 +63,7 @@ typedef struct wk_cache_watch {
     /** The invalidation feed went down (`up` false: messages may be lost from now on) or came
      *  back (`up` true: messages flow again; anything cached before may be stale). */
     void (*feed)(void *ctx, bool up);
-    void *ctx;
+    void *ctx; /**< passed to both callbacks */
 } wk_cache_watch;
 
 /* store modes */
@@ -80,15 +83,21 @@ typedef struct wk_cache_watch {
  * any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
+    /** Gets `n` keys in one round trip (see above). */
     wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
                        bool *found, wk_error *err);
+    /** Writes one value with a TTL, WK_CACHE_STORE_FILL or _REPLACE. */
     wk_status (*store)(void *self, const char *key, size_t key_len, const void *val,
                        size_t val_len, uint32_t ttl_ms, unsigned mode, wk_error *err);
+    /** Replaces the key with a tombstone and broadcasts it. */
     wk_status (*invalidate)(void *self, const char *key, size_t key_len, uint32_t tombstone_ms,
                             wk_error *err);
+    /** Deletes the key quietly. */
     wk_status (*remove)(void *self, const char *key, size_t key_len, wk_error *err);
+    /** Registers or unregisters invalidation callbacks; NULL when the store cannot
+     * broadcast. */
     void (*watch)(void *self, const wk_cache_watch *w, bool enable);
-    void *self;
+    void *self; /**< the store object, passed to every callback */
 } wk_cache_store;
 
 /* ---- creating a cache --------------------------------------------------------------------- */
@@ -201,9 +210,10 @@ WK_API void wk_cache_ref_release(wk_cache_ref *r);
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
+/** Counters of a cache since it was created (see wk_cache_get_stats()). */
 typedef struct wk_cache_stats {
     uint64_t local_hits;      /**< answered by the local tier (including negative entries) */
-    uint64_t local_misses;
+    uint64_t local_misses; /**< gets the local tier could not answer */
     uint64_t shared_hits;     /**< answered by the shared tier */
     uint64_t shared_misses;   /**< the shared tier did not have the key */
     uint64_t negative_hits;   /**< "not found" answered from a cached negative entry */

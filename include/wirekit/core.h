@@ -25,6 +25,8 @@ extern "C" {
 #define WK_API __declspec(dllimport)
 #endif
 #else
+/** Marks a public function: exported from the shared library (default visibility); empty
+ * with WK_STATIC_DEFINE; dllexport/dllimport on Windows. */
 #define WK_API __attribute__((visibility("default")))
 #endif
 
@@ -60,9 +62,9 @@ typedef enum wk_status {
 /** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset
  *  into the input (or output for writers) where the problem was found. */
 typedef struct wk_error {
-    wk_status code;
-    size_t offset;
-    const char *msg;
+    wk_status code; /**< what went wrong */
+    size_t offset; /**< byte offset where it went wrong */
+    const char *msg; /**< static text, never freed (may be NULL) */
 } wk_error;
 
 /** Returns a static, human-readable name for a status ("ok", "truncated input", ...).
@@ -78,10 +80,14 @@ WK_API wk_status wk_error_set(wk_error *err, wk_status code, size_t offset, cons
  * (meaning libc malloc/realloc/free). `free` receives the size given at allocation.
  */
 typedef struct wk_allocator {
+    /** Allocates `size` bytes; NULL on failure. */
     void *(*malloc)(void *ctx, size_t size);
+    /** Resizes a block of `old_size` bytes to `new_size`; NULL on failure (the block stays
+     * valid). */
     void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    /** Frees a block of `size` bytes. */
     void (*free)(void *ctx, void *ptr, size_t size);
-    void *ctx;
+    void *ctx; /**< passed to every hook */
 } wk_allocator;
 
 /** The libc allocator (malloc/realloc/free). Never NULL, shared, read-only. */
@@ -100,9 +106,9 @@ WK_API void wk_free(const wk_allocator *a, void *ptr, size_t size);
  * Useful to decode with zero heap traffic. `pool` must outlive every allocation.
  */
 typedef struct wk_pool {
-    uint8_t *buf;
-    size_t cap;
-    size_t used;
+    uint8_t *buf; /**< the caller's memory */
+    size_t cap; /**< its size */
+    size_t used; /**< bytes handed out so far */
     size_t last; /**< offset of the most recent block */
 } wk_pool;
 
@@ -114,6 +120,7 @@ static inline bool wk_size_add(size_t a, size_t b, size_t *out)
 {
     return !__builtin_add_overflow(a, b, out);
 }
+/** Overflow-checked multiplication; false when a * b does not fit size_t. */
 static inline bool wk_size_mul(size_t a, size_t b, size_t *out)
 {
     return !__builtin_mul_overflow(a, b, out);

@@ -22,6 +22,7 @@ extern "C" {
 /** Element count of a container whose size is not known when it begins. */
 #define WK_COUNT_UNKNOWN UINT32_MAX
 
+/** Event types (see the stream shape above). */
 typedef enum wk_event_type {
     WK_EV_NIL = 0,
     WK_EV_BOOL,
@@ -40,8 +41,9 @@ typedef enum wk_event_type {
                         binary writers (MessagePack) write it as a string. */
 } wk_event_type;
 
+/** One event: its type and, for scalars and container openings, its payload. */
 typedef struct wk_event {
-    wk_event_type type;
+    wk_event_type type; /**< which event */
     bool f32;           /**< WK_EV_FLOAT: the value came from (or is meant for) a float32 */
     union {
         bool b;
@@ -62,7 +64,7 @@ typedef struct wk_event {
             int64_t sec;
             uint32_t nsec;
         } ts;
-    } v;
+    } v; /**< the payload, by type */
 } wk_event;
 
 /**
@@ -73,10 +75,13 @@ typedef struct wk_event {
  * (e.g. wk_mp_reader_source).
  */
 typedef struct wk_source {
+    /** Reads the next event: WK_OK, WK_ERR_EOF after the last value, or the latched error. */
     wk_status (*next)(void *self, wk_event *ev);
+    /** Byte position of the next unread byte. */
     size_t (*offset)(const void *self);
+    /** Reports the latched error. */
     void (*error)(const void *self, wk_error *err);
-    void *self;
+    void *self; /**< the reader object */
 } wk_source;
 
 /**
@@ -85,9 +90,11 @@ typedef struct wk_source {
  * function that fills one of these (e.g. wk_mp_writer_sink).
  */
 typedef struct wk_sink {
+    /** Consumes one event; returns WK_OK or the latched error. */
     wk_status (*event)(void *self, const wk_event *ev);
+    /** Reports the latched error. */
     void (*error)(const void *self, wk_error *err);
-    void *self;
+    void *self; /**< the writer object */
 } wk_sink;
 
 /** Copies every event from `src` to `dst` until the source reports WK_ERR_EOF (returns WK_OK)

@@ -23,6 +23,7 @@
 extern "C" {
 #endif
 
+/** A libpq connection with its registry snapshot (opaque; wk_pq_connect(), wk_pq_close()). */
 typedef struct wk_pq_conn wk_pq_conn;
 
 /**

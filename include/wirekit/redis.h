@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+/** A Redis store: the shared tier of entity caches (opaque; wk_redis_store_open(),
+ * wk_redis_store_close()). */
 typedef struct wk_redis_store wk_redis_store;
 
 /** Store settings; zero means the default given after each field. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <wirekit/redis.h>
@@ -58,7 +59,7 @@ static int show(wk_cache *c, const char *id, int *loads)
     int before = *loads;
     wk_cache_stats s0, s1;
     wk_cache_get_stats(c, &s0);
-    wk_cache_ref *ref = NULL;
+    wk_cache_entry *ref = NULL;
     wk_error err = {0};
     wk_status st =
         wk_cache_get(c, &account_schema, id, strlen(id), load_account, loads, &ref, &err);
@@ -75,10 +76,10 @@ static int show(wk_cache *c, const char *id, int *loads)
         fprintf(stderr, "cache_redis: get %s: %s\n", id, err.msg);
         return 1;
     }
-    const account *a = wk_cache_ref_object(ref);
+    const account *a = wk_cache_entry_object(ref);
     printf("get %-4s -> owner=%s balance=%lld (from %s; key %s)\n", id, a->owner,
-           (long long)a->balance, from, wk_cache_ref_key(ref));
-    wk_cache_ref_release(ref); /* the object stays valid until its last reference goes */
+           (long long)a->balance, from, wk_cache_entry_key(ref));
+    wk_cache_entry_unref(ref); /* the object stays valid until its last reference goes */
     return 0;
 }
 
@@ -94,12 +95,21 @@ int main(void)
     ro.url = url;
     wk_redis_store *store = NULL;
     wk_error err = {0};
-    if (wk_redis_store_open(&ro, &store, &err) != WK_OK ||
+    if (wk_redis_store_new(&ro, &store, &err) != WK_OK ||
         wk_redis_store_ping(store, &err) != WK_OK) {
         fprintf(stderr, "cache_redis: %s: %s\n", url, err.msg);
-        wk_redis_store_close(store);
+        wk_redis_store_free(store);
         return 1;
     }
+    /* The memory tier is only trusted while the invalidation feed (a Redis subscription, set
+     * up by the store's own thread) is live: until then every get goes to Redis or the
+     * loader. A service would start serving anyway; the example waits up to 2 s for it so
+     * that its output shows each tier. */
+    for (int i = 0; i < 200 && !wk_redis_store_feed_up(store); i++) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    printf("invalidation feed %s\n", wk_redis_store_feed_up(store) ? "up" : "not up yet");
+
     /* The cache: a namespace of its own per run (keys are ns:account:v1:<id>), negative
      * answers cached for 5 s, the rest default. */
     char ns[32];
@@ -109,9 +119,9 @@ int main(void)
     cfg.store = wk_redis_store_iface(store);
     cfg.negative_ttl_ms = 5000;
     wk_cache *cache = NULL;
-    if (wk_cache_create(&cfg, &cache, &err) != WK_OK) {
+    if (wk_cache_new(&cfg, &cache, &err) != WK_OK) {
         fprintf(stderr, "cache_redis: %s\n", err.msg);
-        wk_redis_store_close(store);
+        wk_redis_store_free(store);
         return 1;
     }
 
@@ -144,7 +154,7 @@ int main(void)
     if (s.local_hits < 1 || s.shared_hits < 2 || loads != 2) {
         rc = 1;
     }
-    wk_cache_destroy(cache);
-    wk_redis_store_close(store);
+    wk_cache_free(cache);
+    wk_redis_store_free(store);
     return rc;
 }

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         }
         /* reader -> events -> writer */
         wk_json_reader r;
-        wk_json_reader_init(&r, line, (size_t)n, NULL, NULL, NULL);
+        wk_json_reader_init(&r, line, (size_t)n, NULL, NULL);
         wk_source src;
         wk_json_reader_source(&r, &src);
         wk_mp_writer w;

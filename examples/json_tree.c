@@ -1,8 +1,8 @@
 /*
  * Example: a JSON file parsed into a value tree, then walked.
  *
- * wk_json_decode builds the whole document as wk_value nodes in an arena (strings point into
- * the input unless WK_JSON_READ_COPY_STRINGS is asked for). The walk below counts nodes by
+ * wk_json_decode_value builds the whole document as wk_value nodes in an arena (strings point into
+ * the input unless WK_READ_COPY_STRINGS is asked for). The walk below counts nodes by
  * type and prints the outline of the first levels, with an explicit stack as wirekit itself
  * does (no recursion, so no depth can overflow the C stack).
  * Run: ./json_tree FILE.json
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     wk_arena_init(&arena, NULL, 0);
     wk_value *root = NULL;
     wk_error err = {0};
-    if (wk_json_decode(text, len, NULL, &arena, NULL, &root, NULL, &err) != WK_OK) {
+    if (wk_json_decode_value(text, len, NULL, &arena, &root, NULL, &err) != WK_OK) {
         size_t line, col;
         wk_json_line_col(text, len, err.offset, &line, &col);
         fprintf(stderr, "json_tree: %s: %s at line %zu, column %zu\n", argv[1], err.msg, line,

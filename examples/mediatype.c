@@ -43,7 +43,7 @@ static int show(const char *text)
         printf("    charset %.*s\n", n <= sizeof v ? (int)n : 0, v);
     }
     wk_buf_free(&out);
-    wk_mt_release(&mt);
+    wk_mt_free(&mt);
     return 0;
 }
 
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     }
     printf("built: %.*s\n", (int)out.len, (const char *)out.data);
     wk_buf_free(&out);
-    wk_mt_release(&built);
+    wk_mt_free(&built);
 
     /* File extension -> media type, through the built-in table's perfect hash. */
     static const char *const exts[] = {"json", ".PNG", "gz", "mp4", "nope"};

@@ -34,7 +34,7 @@ int main(void)
     wk_error err = {0};
     if (wk_pq_connect(dsn, NULL, &conn, &err) != WK_OK) {
         fprintf(stderr, "pq_query: %s\n", conn != NULL ? wk_pq_conn_message(conn) : err.msg);
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return 1;
     }
 
@@ -55,7 +55,7 @@ int main(void)
                    params, 3, &res, &err) != WK_OK) {
         fprintf(stderr, "pq_query: %s\n", wk_pq_conn_message(conn));
         PQclear(res);
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return 1;
     }
 
@@ -68,7 +68,7 @@ int main(void)
     if (wk_pq_plan(conn, res, kinds, offsets, &plan, &err) != WK_OK) {
         fprintf(stderr, "pq_query: plan: %s (column %zu)\n", err.msg, err.offset);
         PQclear(res);
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return 1;
     }
     int rc = 0;
@@ -92,6 +92,6 @@ int main(void)
     }
     wk_pg_plan_free(plan);
     PQclear(res);
-    wk_pq_close(conn);
+    wk_pq_conn_free(conn);
     return rc;
 }

@@ -24,7 +24,7 @@ int main(void)
         wk_status st =
             wk_pq_connect("host=127.0.0.1 port=1 connect_timeout=2", NULL, &conn, &err);
         int ok = st == WK_ERR_IO && conn != NULL && strlen(wk_pq_conn_message(conn)) > 0;
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         if (!ok) {
             return 1;
         }
@@ -33,7 +33,7 @@ int main(void)
     }
     if (wk_pq_connect(dsn, NULL, &conn, &err) != WK_OK) {
         fprintf(stderr, "connect: %s\n", conn ? wk_pq_conn_message(conn) : err.msg);
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return 1;
     }
     int32_t x = 41;
@@ -43,7 +43,7 @@ int main(void)
              PQntuples(res) == 1 && PQgetlength(res, 0, 0) == 4 &&
              memcmp(PQgetvalue(res, 0, 0), "\0\0\0\x2a", 4) == 0;
     PQclear(res);
-    wk_pq_close(conn);
+    wk_pq_conn_free(conn);
     if (!ok) {
         return 1;
     }

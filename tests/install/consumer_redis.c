@@ -19,14 +19,14 @@ int main(void)
     o.no_subscribe = true;
     wk_redis_store *s = NULL;
     wk_error err = {0};
-    if (wk_redis_store_open(&o, &s, &err) != WK_OK) {
+    if (wk_redis_store_new(&o, &s, &err) != WK_OK) {
         fprintf(stderr, "open: %s\n", err.msg);
         return 1;
     }
     wk_status st = wk_redis_store_ping(s, &err);
     int ok = live ? st == WK_OK : st == WK_ERR_IO;
     ok = ok && wk_redis_store_iface(s) != NULL;
-    wk_redis_store_close(s);
+    wk_redis_store_free(s);
     if (!ok) {
         fprintf(stderr, "ping: %s (%s)\n", wk_status_str(st), err.msg ? err.msg : "");
         return 1;

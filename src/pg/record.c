@@ -31,6 +31,9 @@ wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
     (void)nlen;
     wk_pg_array a;
     wk_status st = wk__pg_array_parse(WK_PG_TEXT, 0, (const uint8_t *)types, tlen, &a, err);
+    if (st == WK_OK && a.ndim > 1) {
+        st = wk__pg_fail(err, WK_ERR_SYNTAX, 0, "attribute type list must be one-dimensional");
+    }
     if (st == WK_OK && a.nitems > MAX_FIELDS) {
         st = wk__pg_fail(err, WK_ERR_LIMIT, 0, "composite type has too many fields");
     }

@@ -10,7 +10,7 @@
  *   JSON Lines, 4 KiB chunks: wirekit's wk_json_unpacker as events to a counting sink and as
  *     trees; yajl_parse with counting callbacks (yajl_allow_multiple_values). The
  *     whole-buffer row is wk_json_reader over the whole text.
- *   convert: `wirekit convert` of a 200 MB JSON Lines file (8 MB with --quick) run as a child
+ *   convert: `wirekit convert` (the "wirekit" rows) of a 200 MB JSON Lines file (8 MB with --quick) run as a child
  *     process (wall time; peak RSS from /usr/bin/time, skipped when it is absent), to
  *     MessagePack and to compact JSON, beside
  *     `jq -c .` and python3's json + msgpack, each writing to /dev/null; and the same
@@ -515,8 +515,8 @@ static void bench_convert(wk_bench *b, const uint8_t *jl, size_t jl_len)
             memcpy(all + off, jl, jl_len);
         }
         stream_ctx c = {.data = all, .len = written};
-        wk_bench_spec s = {case_mp, "wirekit", run_wk_convert_whole, &c, 1, written,
-                           "in process, whole buffer (wk_json_to_msgpack)"};
+        wk_bench_spec s = {case_mp, "wirekit whole buffer", run_wk_convert_whole, &c, 1,
+                           written, "in process, whole buffer (wk_json_to_msgpack)", 0};
         wk_bench_run(b, &s);
         free(all);
     }
@@ -527,7 +527,7 @@ static void bench_convert(wk_bench *b, const uint8_t *jl, size_t jl_len)
     }
     char *wk_mp[] = {exe, "convert", "--from=json", "--to=msgpack", "--no-progress", path,
                      "/dev/null", NULL};
-    record_child(b, case_mp, "wirekit convert", wk_mp, written);
+    record_child(b, case_mp, "wirekit", wk_mp, written); /* the command, streaming */
     char *py[] = {"/usr/bin/python3", "-c",
                   "import sys, json, msgpack\n"
                   "out = open('/dev/null', 'wb')\n"
@@ -537,7 +537,7 @@ static void bench_convert(wk_bench *b, const uint8_t *jl, size_t jl_len)
     record_child(b, case_mp, "python3 json+msgpack", py, written);
     char *wk_js[] = {exe, "convert", "--from=json", "--to=json", "--no-progress", path,
                      "/dev/null", NULL};
-    record_child(b, case_json, "wirekit convert", wk_js, written);
+    record_child(b, case_json, "wirekit", wk_js, written);
     char *jq[] = {"jq", "-c", ".", path, NULL};
     record_child(b, case_json, "jq -c", jq, written);
     unlink(path);
@@ -545,46 +545,16 @@ static void bench_convert(wk_bench *b, const uint8_t *jl, size_t jl_len)
 
 /* ---- the suite -------------------------------------------------------------------------- */
 
-/* The corpus file `rel`: from $WK_BENCH_DATA when set (a checkout whose ../shared is
- * elsewhere), else through the harness. */
-static uint8_t *read_corpus(wk_bench *b, const char *rel, size_t *len)
-{
-    const char *dir = getenv("WK_BENCH_DATA");
-    if (dir == NULL) {
-        return wk_bench_read_shared(b, rel, len);
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        wk_bench_fail(b, "cannot open %s", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *d = n > 0 ? malloc((size_t)n) : NULL;
-    if (d == NULL || fread(d, 1, (size_t)n, f) != (size_t)n) {
-        free(d);
-        fclose(f);
-        wk_bench_fail(b, "cannot read %s", path);
-        return NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return d;
-}
-
 int wk_bench_suite_stream(wk_bench *b)
 {
-    static const char *const names[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    static const char *const names[] = {"twitter.json", "citm_catalog.json"};
     wk_buf mp, jl;
     wk_buf_init(&mp, NULL, 0);
     wk_buf_init(&jl, NULL, 0);
     uint64_t values = 0;
     for (size_t i = 0; i < 2; i++) {
         size_t len = 0;
-        uint8_t *json = read_corpus(b, names[i], &len);
+        uint8_t *json = wk_bench_read_data(b, names[i], &len);
         if (json == NULL) {
             continue;
         }
@@ -620,6 +590,11 @@ int wk_bench_suite_stream(wk_bench *b)
                  (unsigned long long)values * (unsigned long long)reps, (double)mp.len / 1e6,
                  (double)jl.len / 1e6);
 
+    wk_bench_peer(b, "msgpack-c unpacker", "msgpack-c: Debian shared library, distribution build");
+    wk_bench_peer(b, "yajl", "yajl: Debian shared library, distribution build");
+    wk_bench_peer(b, "jq -c", "jq 1.6: Debian package, a separate process");
+    wk_bench_peer(b, "python3 json+msgpack",
+                  "python3 json + msgpack 1.0.3 (C extension): Debian packages, a process");
     stream_ctx c;
     memset(&c, 0, sizeof c);
     wk_arena_init(&c.arena, NULL, 0);
@@ -643,8 +618,9 @@ int wk_bench_suite_stream(wk_bench *b)
         {"mp stream, 4 KiB chunks", "msgpack-c unpacker", run_mc_mp, &c, 0, c.len, NULL},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        wk_bench_run(b, &specs[i]);
+        wk_bench_add(b, &specs[i]);
     }
+    wk_bench_flush(b);
 
     /* the same stream in 64 KiB chunks: values cut by a chunk end are rarer */
     stream_ctx c64 = c;
@@ -655,8 +631,9 @@ int wk_bench_suite_stream(wk_bench *b)
         {"mp stream, 64 KiB chunks", "msgpack-c unpacker", run_mc_mp, &c64, 0, c64.len, NULL},
     };
     for (size_t i = 0; i < 2; i++) {
-        wk_bench_run(b, &specs64[i]);
+        wk_bench_add(b, &specs64[i]);
     }
+    wk_bench_flush(b);
     wk_arena_free(&c64.arena);
 
     stream_ctx c1 = c;
@@ -669,8 +646,9 @@ int wk_bench_suite_stream(wk_bench *b)
         {"mp stream, 1-byte chunks", "msgpack-c unpacker", run_mc_mp, &c1, 0, c1.len, NULL},
     };
     for (size_t i = 0; i < 2; i++) {
-        wk_bench_run(b, &specs1[i]);
+        wk_bench_add(b, &specs1[i]);
     }
+    wk_bench_flush(b);
     wk_arena_free(&c1.arena);
 
     stream_ctx cj = c;
@@ -686,8 +664,9 @@ int wk_bench_suite_stream(wk_bench *b)
          "callbacks counting events"},
     };
     for (size_t i = 0; i < sizeof specsj / sizeof specsj[0]; i++) {
-        wk_bench_run(b, &specsj[i]);
+        wk_bench_add(b, &specsj[i]);
     }
+    wk_bench_flush(b);
     /* both count the same events (wirekit's END is yajl's end_map/end_array) */
     uint64_t ew = run_wk_json_events(&cj, 1), ey = run_yajl(&cj, 1), eb = run_wk_json_whole(&cj, 1);
     if (ew != ey || ew != eb) {
@@ -696,7 +675,9 @@ int wk_bench_suite_stream(wk_bench *b)
     }
     wk_arena_free(&c.arena);
 
-    bench_convert(b, jl.data, one_jl);
+    if (!wk_bench_callgrind(b)) { /* child processes: timed only */
+        bench_convert(b, jl.data, one_jl);
+    }
     wk_buf_free(&mp);
     wk_buf_free(&jl);
     return 0;

@@ -52,15 +52,17 @@ typedef struct wk__feed {
 
 /* ==== MessagePack ========================================================================== */
 
+/** The incremental MessagePack unpacker. Treat as opaque; lives on the caller's stack or heap
+ *  (wk_mp_unpacker_init / wk_mp_unpacker_free). */
 typedef struct wk_mp_unpacker {
-    wk__feed f;
-    wk_read_opts opts;
-    uint64_t *stack; /* framing: elements left in each enclosing container */
-    uint32_t stack_cap;
-    uint32_t depth;
-    uint64_t left;   /* elements left in the innermost open container */
-    uint64_t value_off; /* stream offset of the value handed out last */
-    size_t typical;     /* running estimate of value sizes (decides the first try) */
+    wk__feed f;         /**< chunk, gather buffer and sticky error (internal) */
+    wk_read_opts opts;  /**< the reading options given to init */
+    uint64_t *stack;    /**< framing: elements left in each enclosing container */
+    uint32_t stack_cap; /**< capacity of `stack` */
+    uint32_t depth;     /**< framing: containers open */
+    uint64_t left;      /**< framing: elements left in the innermost open container */
+    uint64_t value_off; /**< stream offset of the value handed out last */
+    size_t typical;     /**< running estimate of value sizes (decides the first try) */
 } wk_mp_unpacker;
 
 /**
@@ -124,20 +126,22 @@ WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u);
 
 /* ==== JSON ================================================================================= */
 
+/** The incremental JSON unpacker. Treat as opaque; lives on the caller's stack or heap
+ *  (wk_json_unpacker_init / wk_json_unpacker_free). */
 typedef struct wk_json_unpacker {
-    wk__feed f;
-    wk_read_opts opts;
-    uint32_t depth;     /* framing: brackets open */
-    uint8_t mode;       /* framing state (internal) */
-    bool sep;           /* whitespace seen since the last value */
-    uint64_t values;    /* values handed out */
-    uint64_t value_off; /* stream offset of the value handed out last */
-    uint64_t line;      /* lines before `line_off` (1-based count of '\n' + 1) */
-    uint64_t line_off;  /* stream offset up to which lines are counted */
-    uint64_t line_start; /* stream offset of the start of line `line` */
-    uint64_t err_line;   /* position of the latched error (0 = none) */
-    uint64_t err_col;
-    size_t typical;      /* running estimate of value sizes (decides the first try) */
+    wk__feed f;          /**< chunk, gather buffer and sticky error (internal) */
+    wk_read_opts opts;   /**< the reading options given to init */
+    uint32_t depth;      /**< framing: brackets open (a literal's bytes left at the top) */
+    uint8_t mode;        /**< framing state (internal) */
+    bool sep;            /**< whitespace seen since the last value */
+    uint64_t values;     /**< values handed out */
+    uint64_t value_off;  /**< stream offset of the value handed out last */
+    uint64_t line;       /**< the line (1-based) that stream offset `line_off` is on */
+    uint64_t line_off;   /**< stream offset up to which lines are counted */
+    uint64_t line_start; /**< stream offset of the start of line `line` */
+    uint64_t err_line;   /**< line of the latched error (0 = none) */
+    uint64_t err_col;    /**< byte column of the latched error */
+    size_t typical;      /**< running estimate of value sizes (decides the first try) */
 } wk_json_unpacker;
 
 /**
@@ -204,14 +208,14 @@ typedef wk_status (*wk_out_fn)(void *ctx, const void *data, size_t len);
  * (sticky). Fields other than `buf` are private.
  */
 typedef struct wk_out {
-    wk_buf buf;
-    wk_out_fn fn;
-    void *ctx;
-    int fd;
-    FILE *fp;
-    size_t flush_at;
-    uint64_t written;
-    wk_error err;
+    wk_buf buf;       /**< where writers append (capped) */
+    wk_out_fn fn;     /**< where bytes go */
+    void *ctx;        /**< argument of `fn` */
+    int fd;           /**< the file descriptor (wk_out_init_fd), else -1 */
+    FILE *fp;         /**< the stream (wk_out_init_file), else NULL */
+    size_t flush_at;  /**< wk_out_commit sends the buffer on from this size */
+    uint64_t written; /**< bytes sent on */
+    wk_error err;     /**< the latched error */
 } wk_out;
 
 /** Buffers output for file descriptor `fd` (writes retry on EINTR and short writes; errors are

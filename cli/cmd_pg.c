@@ -59,7 +59,7 @@ static int print_rows(wk_pq_conn *conn, PGresult *res, bool msgpack)
     }
     wk_buf scratch;
     wk_buf_init(&scratch, NULL, 0);
-    wk_pg_events ev = {&o.sink, msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &scratch};
+    wk_pg_events ev = {&o.sink, msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &scratch, 0};
     int rc = WK_EXIT_OK;
     int rows = PQntuples(res);
     for (int i = 0; i < rows; i++) {

@@ -79,8 +79,8 @@ wk_cache_ref *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size
                              int64_t now);
 /** Inserts `e` (taking one reference), replacing an entry with the same key, then evicts
  *  from the LRU end until the shard is within bounds. An entry larger than the whole shard is
- *  not inserted. */
-void wk__shard_insert(wk__shard *sh, wk_cache_ref *e);
+ *  not inserted. Returns whether `e` was inserted. */
+bool wk__shard_insert(wk__shard *sh, wk_cache_ref *e);
 /** Removes the entry with this key, if any. Returns true when one was removed. */
 bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_len);
 /** Removes every entry. */

@@ -14,11 +14,27 @@
 
 #define SHOW_BYTES 48
 
+/* Deepest level shown by indentation; deeper lines carry their depth as a number instead, so
+ * a line is at most a constant longer than its value and the output stays proportional to
+ * the input (an indent per level made it grow with the depth squared). */
+#define INDENT_LEVELS 32u
+
+static void print_indent(size_t depth)
+{
+    if (depth <= INDENT_LEVELS) {
+        printf("%*s", (int)(2 * depth), "");
+    } else {
+        printf("%*s(depth %zu) ", (int)(2 * INDENT_LEVELS), "", depth);
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: wirekit inspect [--strict-utf8] [--max-depth N] FILE|-\n\n"
                  "Prints an annotated dump of the MessagePack values in FILE (or standard\n"
-                 "input): byte offset, first byte, format and value, indented by nesting.\n\n"
+                 "input): byte offset, first byte, format and value, indented by nesting\n"
+                 "(up to 32 levels; deeper lines show '(depth N)' instead, so the output stays\n"
+                 "within a constant factor of the input whatever the depth).\n\n"
                  "  --strict-utf8   reject str values that are not valid UTF-8\n"
                  "  --max-depth N   most containers open at once (default 512)\n\n"
                  "Exit status: 0 valid, 1 unreadable or invalid input (one line on stderr with\n"
@@ -108,8 +124,9 @@ static int inspect(const uint8_t *data, size_t len, const wk_mp_reader_opts *opt
         }
         if (ev.type == WK_EV_END) {
             depth--;
-            printf("%-10s %-4s %-16s %*s%s\n", "", "", "", (int)(2 * depth), "",
-                   levels[depth + 1].is_map ? "} end of map" : "] end of array");
+            printf("%-10s %-4s %-16s ", "", "", "");
+            print_indent(depth);
+            printf("%s\n", levels[depth + 1].is_map ? "} end of map" : "] end of array");
             if (depth == 0) {
                 values++;
             }
@@ -123,8 +140,9 @@ static int inspect(const uint8_t *data, size_t len, const wk_mp_reader_opts *opt
             }
             lv->seen++;
         }
-        printf("%-10zu %02x   %-16s %*s%s", off, data[off], wk_mp_format_name(data[off]),
-               (int)(2 * depth), "", role);
+        printf("%-10zu %02x   %-16s ", off, data[off], wk_mp_format_name(data[off]));
+        print_indent(depth);
+        fputs(role, stdout);
         switch (ev.type) {
         case WK_EV_NIL: fputs("nil", stdout); break;
         case WK_EV_BOOL: fputs(ev.v.b ? "true" : "false", stdout); break;

@@ -422,8 +422,17 @@ static int run(int argc, char **argv)
                                   "the memory tier lives for one invocation only: give "
                                   "--redis URL, or use 'run' with a script of operations");
     }
+    /* A document from standard input is read (within --max-bytes) before Redis is
+     * contacted, so an oversized or unreadable input fails alone. */
+    uint8_t *stdin_doc = NULL;
+    size_t stdin_len = 0;
+    if (strcmp(op, "put") == 0 && nargs == 1 &&
+        wk_cli_read_max(NULL, c.max_bytes, &stdin_doc, &stdin_len) != 0) {
+        return WK_EXIT_FAIL;
+    }
     int rc = open_cache(&c);
     if (rc != WK_EXIT_OK) {
+        free(stdin_doc);
         close_cache(&c);
         return rc;
     }
@@ -437,16 +446,12 @@ static int run(int argc, char **argv)
         if (nargs == 2) {
             rc = op_put(&c, argv[i], argv[i + 1], strlen(argv[i + 1]));
         } else {
-            uint8_t *data = NULL;
-            size_t len = 0;
-            rc = wk_cli_read_max(NULL, c.max_bytes, &data, &len) == 0
-                     ? op_put(&c, argv[i], (char *)data, len)
-                     : WK_EXIT_FAIL;
-            free(data);
+            rc = op_put(&c, argv[i], (char *)stdin_doc, stdin_len);
         }
     } else {
         rc = run_script(&c, nargs == 1 ? argv[i] : NULL);
     }
+    free(stdin_doc);
     close_cache(&c);
     return rc;
 }

@@ -30,6 +30,14 @@
 #include "wirekit/redis.h"
 #include "wk_test.h"
 
+/* The wirekit command under test ($WK_FAULT_CLI overrides, e.g. to show an older build
+ * failing these tests). */
+static const char *cli_path(void)
+{
+    const char *p = getenv("WK_FAULT_CLI");
+    return p != NULL && p[0] != '\0' ? p : WK_CLI_PATH;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -382,7 +390,7 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
     CHECK(wait_feed(s));
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s put 7 '{\"v\":1}' >/dev/null",
-             WK_CLI_PATH, url, ns);
+             cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
     wk_cache_ref *r = NULL;
     CHECK_OK(wk_cache_get(c, &doc, "7", 1, NULL, NULL, &r, NULL));
@@ -395,7 +403,7 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
     wk_cache_get_stats(c, &st1);
     CHECK_EQ(st1.local_hits, st0.local_hits + 1);
 
-    snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s del 7", WK_CLI_PATH, url, ns);
+    snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s del 7", cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
     /* The reader must drop its copy once the broadcast arrives (well within 1 s). */
     wk_status got = WK_OK;
@@ -412,12 +420,12 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
 
     /* put from the CLI: the reader sees the new value, not its local copy of the old one. */
     snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s put 8 '{\"v\":1}' >/dev/null",
-             WK_CLI_PATH, url, ns);
+             cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
     CHECK_OK(wk_cache_get(c, &doc, "8", 1, NULL, NULL, &r, NULL));
     wk_cache_ref_release(r);
     snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s put 8 '{\"v\":2}' >/dev/null",
-             WK_CLI_PATH, url, ns);
+             cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
     bool fresh = false;
     for (int i = 0; i < 100 && !fresh; i++) {
@@ -672,7 +680,7 @@ WK_TEST(test_fault_entry_larger_than_max_entry_bytes_is_refused)
     snprintf(cmd, sizeof cmd,
              "head -c 3000000 /dev/zero | tr '\\0' '1' | %s cache --redis redis://127.0.0.1:1 "
              "--max-bytes 1000000 put 1",
-             WK_CLI_PATH);
+             cli_path());
     CHECK_EQ(sh_capture(cmd, out, sizeof out, NULL), 1);
     CHECK_MSG(strstr(out, "larger than the limit") != NULL, "CLI said: %s", out);
 }
@@ -701,7 +709,7 @@ WK_TEST(test_fault_cli_cache_get_reports_redis_failures_not_not_found)
         f.close_after_get = cases[i].close;
         CHECK(fake_resp_start(&f));
         char cmd[512], out[4096];
-        snprintf(cmd, sizeof cmd, "%s cache --redis %s --timeout 300 get 1", WK_CLI_PATH, f.url);
+        snprintf(cmd, sizeof cmd, "%s cache --redis %s --timeout 300 get 1", cli_path(), f.url);
         int rc = sh_capture(cmd, out, sizeof out, NULL);
         f.stop = 1;
         fake_resp_stop(&f);
@@ -714,7 +722,7 @@ WK_TEST(test_fault_cli_cache_get_reports_redis_failures_not_not_found)
     const char *url = getenv("WK_REDIS_URL");
     if (url != NULL) {
         char cmd[512], out[4096];
-        snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns fltmiss%d get nosuch", WK_CLI_PATH, url,
+        snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns fltmiss%d get nosuch", cli_path(), url,
                  (int)getpid());
         CHECK_EQ(sh_capture(cmd, out, sizeof out, NULL), 1);
         CHECK_MSG(strstr(out, "not found") != NULL, "the CLI said: %s", out);
@@ -755,7 +763,7 @@ WK_TEST(test_fault_memory_tier_put_too_large_to_keep_says_so)
     fputs("\"\n", sf);
     fclose(sf);
     char cmd[512], out[4096];
-    snprintf(cmd, sizeof cmd, "%s cache run %s", WK_CLI_PATH, path);
+    snprintf(cmd, sizeof cmd, "%s cache run %s", cli_path(), path);
     int rc = sh_capture(cmd, out, sizeof out, NULL);
     unlink(path);
     CHECK_EQ(rc, 1);
@@ -913,7 +921,7 @@ WK_TEST(test_fault_inspect_output_stays_proportional_to_the_input_at_any_depth)
     close(fd);
     free(b);
     char cmd[512], out[256];
-    snprintf(cmd, sizeof cmd, "%s inspect --max-depth 100000 %s", WK_CLI_PATH, path);
+    snprintf(cmd, sizeof cmd, "%s inspect --max-depth 100000 %s", cli_path(), path);
     size_t total = 0;
     int64_t t0 = now_ms();
     int rc = sh_capture(cmd, out, sizeof out, &total);
@@ -983,7 +991,7 @@ WK_TEST(test_fault_cli_pg_query_timeout)
     }
     char cmd[1024], out[4096];
     snprintf(cmd, sizeof cmd, "%s pg query --dsn '%s' --timeout 0.5 'select pg_sleep(10)'",
-             WK_CLI_PATH, dsn);
+             cli_path(), dsn);
     int64_t t0 = now_ms();
     int rc = sh_capture(cmd, out, sizeof out, NULL);
     int64_t ms = now_ms() - t0;
@@ -997,7 +1005,7 @@ WK_TEST(test_fault_cli_pg_query_timeout)
              "%s pg query --dsn '%s' --max-value-bytes 100000 \"select "
              "row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row("
              "'x y'))))))))))))))))))))\"",
-             WK_CLI_PATH, dsn);
+             cli_path(), dsn);
     rc = sh_capture(cmd, out, sizeof out, NULL);
     CHECK_EQ(rc, 1);
     CHECK_MSG(strstr(out, "output cap") != NULL, "the CLI said: %s", out);

@@ -177,8 +177,8 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
 
 /* Parses one reply at the start of the input. WK_OK with *done true and *used set when the
  * reply is complete; WK_OK with *done false and *need set when more bytes are needed. */
-static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t *used,
-                       size_t *need, wk_error *err)
+static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t *used, size_t *need,
+                       wk_error *err)
 {
     int64_t pending[MAX_NESTING];
     size_t depth = 0;
@@ -229,8 +229,10 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
                 *need = after + (size_t)v + 2;
                 return WK_OK;
             }
-            if (v >= 0 && (c->in[after + (size_t)v] != '\r' || c->in[after + (size_t)v + 1] != '\n')) {
-                return wk_error_set(err, WK_ERR_SYNTAX, after, "redis: bulk string not followed by CRLF");
+            if (v >= 0 &&
+                (c->in[after + (size_t)v] != '\r' || c->in[after + (size_t)v + 1] != '\n')) {
+                return wk_error_set(err, WK_ERR_SYNTAX, after,
+                                    "redis: bulk string not followed by CRLF");
             }
             st = add_node(c, type, v, after, lim->max_elems, err);
             pos = v >= 0 ? after + (size_t)v + 2 : after;
@@ -252,8 +254,7 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
                 pending[depth++] = v + 1; /* decremented below for the array node itself */
             }
             break;
-        default:
-            return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: unknown reply type byte");
+        default: return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: unknown reply type byte");
         }
         if (st != WK_OK) {
             return st;
@@ -295,18 +296,22 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
                 return WK_OK;
             }
         }
-        /* Room for at least `need` bytes (known to be within the cap) plus a read chunk. */
+        /* Room for at least `need` bytes plus a read chunk, never past the cap. */
         size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
+        if (need > ceiling) {
+            return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                                "redis: reply larger than max_reply_bytes");
+        }
         size_t want = need > c->in_len + 16384 ? need : c->in_len + 16384;
         if (want > ceiling) {
-            want = ceiling > need ? ceiling : need;
+            want = ceiling;
         }
         if (want > c->in_cap) {
             size_t cap = c->in_cap < 16384 ? 16384 : c->in_cap;
             while (cap < want) {
                 cap = cap > SIZE_MAX / 2 ? want : cap * 2;
             }
-            if (cap > ceiling && want <= ceiling) {
+            if (cap > ceiling) {
                 cap = ceiling;
             }
             uint8_t *in = realloc(c->in, cap);
@@ -317,7 +322,8 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             c->in_cap = cap;
         }
         if (c->in_cap == c->in_len) {
-            return wk_error_set(err, WK_ERR_LIMIT, c->in_len, "redis: reply larger than max_reply_bytes");
+            return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                                "redis: reply larger than max_reply_bytes");
         }
         ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
         if (r > 0) {
@@ -325,7 +331,8 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             continue;
         }
         if (r == 0) {
-            return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection closed by the server");
+            return wk_error_set(err, WK_ERR_IO, c->in_len,
+                                "redis: connection closed by the server");
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
             wk_status st = wait_fd(c, POLLIN, deadline, err);
@@ -377,7 +384,8 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         c->in_cap = cap;
     }
     if (c->in_cap == c->in_len) {
-        return wk_error_set(err, WK_ERR_LIMIT, c->in_len, "redis: reply larger than max_reply_bytes");
+        return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                            "redis: reply larger than max_reply_bytes");
     }
     ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
     if (r == 0) {

@@ -86,7 +86,8 @@ static void mark_down(wk_redis_store *s)
 static wk__rconn *acquire(wk_redis_store *s, int64_t deadline, wk_error *err)
 {
     if (wk__redis_now_ms() < __atomic_load_n(&s->down_until_ms, __ATOMIC_ACQUIRE)) {
-        wk_error_set(err, WK_ERR_IO, 0, "redis: unavailable (a recent command failed; retrying soon)");
+        wk_error_set(err, WK_ERR_IO, 0,
+                     "redis: unavailable (a recent command failed; retrying soon)");
         return NULL;
     }
     pthread_mutex_lock(&s->mu);
@@ -440,7 +441,8 @@ WK_API wk_status wk_redis_store_open(const wk_redis_opts *opts, wk_redis_store *
     s->command_ms = opts->command_timeout_ms != 0 ? opts->command_timeout_ms : 250;
     s->retry_ms = opts->retry_ms != 0 ? opts->retry_ms : 1000;
     s->heartbeat_ms = opts->heartbeat_ms != 0 ? opts->heartbeat_ms : 1000;
-    s->lim.max_bytes = opts->max_reply_bytes != 0 ? opts->max_reply_bytes : WK_REDIS_MAX_REPLY_DEFAULT;
+    s->lim.max_bytes =
+        opts->max_reply_bytes != 0 ? opts->max_reply_bytes : WK_REDIS_MAX_REPLY_DEFAULT;
     s->lim.max_elems =
         opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
     s->max = opts->pool != 0 ? opts->pool : 4;

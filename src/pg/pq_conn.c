@@ -164,7 +164,8 @@ WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *ba
     } else {
         /* The DSN is expanded first; the later keywords override it. */
         char secs[16], opts[64];
-        snprintf(secs, sizeof secs, "%u", (timeout_ms + 999) / 1000 < 2 ? 2 : (timeout_ms + 999) / 1000);
+        uint32_t whole = (timeout_ms + 999) / 1000;
+        snprintf(secs, sizeof secs, "%u", whole < 2 ? 2 : whole);
         snprintf(opts, sizeof opts, "-c statement_timeout=%u", timeout_ms);
         const char *keys[4] = {"dbname", "connect_timeout", "options", NULL};
         const char *vals[4] = {dsn, secs, opts, NULL};

@@ -265,7 +265,8 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
                           wk_arena *arena, wk_error *err)
 {
     if (record_depth >= WK_PG_MAX_RECORD_DEPTH) {
-        return wk__pg_fail(err, WK_ERR_LIMIT, 0, "records nested deeper than WK_PG_MAX_RECORD_DEPTH");
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0,
+                           "records nested deeper than WK_PG_MAX_RECORD_DEPTH");
     }
     record_depth++;
     wk_status st = d->format == WK_PG_BINARY ? render_bin(d, p, n, out, arena, err)

@@ -1,7 +1,7 @@
 /*
  * wirekit-soak: the entity cache under a faulty Redis for minutes (scripts/soak.sh; not a
  * ctest). Several worker processes share a private redis-server and a source of truth in
- * shared memory (a version per key); each runs threads doing random gets (80%), puts (10%)
+ * shared memory (a version per key); each runs threads doing random reads (80%), puts (10%)
  * and invalidations (10%), while the parent kills, stops (SIGSTOP), OOMs (maxmemory 1,
  * noeviction) and restarts Redis at random.
  *
@@ -40,13 +40,13 @@ typedef struct key_state {
     _Atomic uint64_t truth; /* version the source holds */
     uint64_t acked;         /* newest acknowledged version, and when */
     int64_t acked_ms;
-    uint64_t prev;          /* the one acknowledged before it, and when */
+    uint64_t prev; /* the one acknowledged before it, and when */
     int64_t prev_ms;
 } key_state;
 
 typedef struct proc_stats {
-    _Atomic uint64_t gets, puts, invalidations, write_failures, errors, wrong, stale,
-        in_flight, own_stale;
+    _Atomic uint64_t gets, puts, invalidations, write_failures, errors, wrong, stale, in_flight,
+        own_stale;
     _Atomic int64_t slowest_us;
     uint64_t fallbacks, shared_errors, local_hits, feed_resets;
 } proc_stats;
@@ -323,8 +323,8 @@ static bool redis_start(void)
         if (freopen("/dev/null", "w", stdout) == NULL) {
             _exit(127);
         }
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save",
-               "", "--appendonly", "no", "--dir", redis_dir, (char *)NULL);
+        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", redis_dir, (char *)NULL);
         _exit(127);
     }
     redis_pid = pid;
@@ -432,8 +432,7 @@ int main(int argc, char **argv)
             printf("soak: %3llds Redis out of memory for %ld ms\n",
                    (long long)(seconds - (end - now_ms()) / 1000), hold);
             break;
-        default:
-            break; /* a quiet spell */
+        default: break; /* a quiet spell */
         }
         fflush(stdout);
     }
@@ -444,8 +443,8 @@ int main(int argc, char **argv)
     kill(redis_pid, SIGKILL);
     waitpid(redis_pid, NULL, 0);
     rmdir(redis_dir);
-    uint64_t gets = 0, puts = 0, invs = 0, wfail = 0, errors = 0, wrong = 0, stale = 0,
-             flight = 0, own = 0, fallbacks = 0, serr = 0, lhits = 0;
+    uint64_t gets = 0, puts = 0, invs = 0, wfail = 0, errors = 0, wrong = 0, stale = 0, flight = 0,
+             own = 0, fallbacks = 0, serr = 0, lhits = 0;
     int64_t slowest = 0;
     for (int p = 0; p < procs; p++) {
         proc_stats *ps = &S->stats[p];
@@ -480,8 +479,8 @@ int main(int argc, char **argv)
     printf("| gets inside a write's broadcast window (not judged) | %llu |\n",
            (unsigned long long)flight);
     printf("| WRONG values | %llu |\n", (unsigned long long)wrong);
-    printf("| STALE after an acknowledged write (other processes, > %d ms) | %llu |\n",
-           WINDOW_MS, (unsigned long long)stale);
+    printf("| STALE after an acknowledged write (other processes, > %d ms) | %llu |\n", WINDOW_MS,
+           (unsigned long long)stale);
     printf("| STALE right after the own acknowledged write | %llu |\n", (unsigned long long)own);
     return wrong == 0 && stale == 0 && own == 0 && errors == 0 ? 0 : 1;
 }

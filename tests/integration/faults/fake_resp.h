@@ -15,12 +15,12 @@
 
 typedef struct fake_resp {
     /* behaviour of GET, set before fake_resp_start */
-    const char *get_reply;  /* bytes sent as the reply to GET */
+    const char *get_reply; /* bytes sent as the reply to GET */
     size_t get_reply_len;
-    int dribble_ms;         /* > 0: after get_reply, one 'x' byte every dribble_ms, forever */
-    size_t stream_bytes;    /* after get_reply, this many 'x' bytes as fast as possible */
-    bool close_after_get;   /* close the connection after the GET reply */
-    bool silent_get;        /* never answer GET */
+    int dribble_ms;       /* > 0: after get_reply, one 'x' byte every dribble_ms, forever */
+    size_t stream_bytes;  /* after get_reply, this many 'x' bytes as fast as possible */
+    bool close_after_get; /* close the connection after the GET reply */
+    bool silent_get;      /* never answer GET */
     /* state */
     int listen_fd;
     int port;

@@ -196,9 +196,9 @@ WK_TEST(test_fault_record_nested_60000_deep_is_refused_not_a_stack_overflow)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_error err = {0};
-    wk_status st = wk_pg_decode(wk_pg_registry_find_decoder(reg, 2249, WK_PG_BINARY,
-                                                            WK_PG_KIND_TEXT),
-                                p, n, &out, &arena, &err);
+    wk_status st =
+        wk_pg_decode(wk_pg_registry_find_decoder(reg, 2249, WK_PG_BINARY, WK_PG_KIND_TEXT), p, n,
+                     &out, &arena, &err);
     wk_buf_free(&out);
     wk_arena_free(&arena);
     free(p);
@@ -246,8 +246,8 @@ typedef struct truth {
     int calls;
 } truth;
 
-static wk_status load_truth(void *ctx, const wk_schema *s, const char *id, size_t id_len,
-                            void *obj, wk_arena *arena, wk_error *err)
+static wk_status load_truth(void *ctx, const wk_schema *s, const char *id, size_t id_len, void *obj,
+                            wk_arena *arena, wk_error *err)
 {
     truth *t = ctx;
     (void)s;
@@ -858,7 +858,8 @@ WK_TEST(test_fault_reader_stopped_during_an_invalidation_does_not_serve_the_old_
     CHECK(up);
     CHECK_EQ(first, '1');
     CHECK_EQ(second, '1');
-    CHECK_MSG(after == 'N', "after the pause the reader answered '%c' (want N: invalidated)", after);
+    CHECK_MSG(after == 'N', "after the pause the reader answered '%c' (want N: invalidated)",
+              after);
 }
 
 WK_TEST(test_fault_sixty_fifth_cache_on_a_store_still_uses_its_local_tier)

@@ -203,7 +203,7 @@ static void on_feed(void *ctx, bool up)
     }
 }
 
-WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
+WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
 {
     static const wk_cache_config defaults;
     if (cfg == NULL) {
@@ -273,7 +273,7 @@ WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_
     return WK_OK;
 }
 
-WK_API void wk_cache_destroy(wk_cache *c)
+WK_API void wk_cache_free(wk_cache *c)
 {
     if (c == NULL) {
         return;
@@ -315,7 +315,7 @@ static bool still_current(const load_ctx *l)
 enum { SHARED_HIT, SHARED_MISS, SHARED_TOMBSTONE, SHARED_FAILED };
 
 /* Turns bytes from the shared tier into an entry. Corrupt entries are counted and removed. */
-static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_ref **out,
+static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_entry **out,
                        wk_status *st)
 {
     wk_cache *c = l->c;
@@ -347,7 +347,7 @@ static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_c
 
 static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
                              wk_cache_loader loader, void *loader_ctx, bool fill,
-                             wk_cache_ref **out, wk_error *err)
+                             wk_cache_entry **out, wk_error *err)
 {
     wk_cache *c = l->c;
     const wk_schema *s = l->s;
@@ -415,7 +415,7 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
 }
 
 static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache_loader loader,
-                      void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+                      void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
     wk_cache *c = l->c;
     bool shared_failed = false;
@@ -475,11 +475,11 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
 
 /* ---- get ---------------------------------------------------------------------------------- */
 
-static wk_status deliver(wk_cache *c, wk_cache_ref *e, wk_cache_ref **out, wk_error *err)
+static wk_status deliver(wk_cache *c, wk_cache_entry *e, wk_cache_entry **out, wk_error *err)
 {
     if (e->negative) {
         COUNT(c, negative_hits);
-        wk_cache_ref_release(e);
+        wk_cache_entry_unref(e);
         return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
     }
     *out = e;
@@ -489,7 +489,7 @@ static wk_status deliver(wk_cache *c, wk_cache_ref *e, wk_cache_ref **out, wk_er
 static void flight_put(wk__flight *f)
 {
     if (--f->users == 0) {
-        wk_cache_ref_release(f->result);
+        wk_cache_entry_unref(f->result);
         pthread_cond_destroy(&f->cond);
         free(f);
     }
@@ -497,16 +497,16 @@ static void flight_put(wk__flight *f)
 
 static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
                          uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
-                         void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+                         void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
     wk__shard *sh = shard_of(c, hash);
     int64_t now = wk__cache_now_ms();
     pthread_mutex_lock(&sh->mu);
     if (local_usable(c, now)) {
-        wk_cache_ref *e = wk__shard_find(sh, hash, key, key_len, now);
+        wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, now);
         if (e != NULL) {
             sh->hits++;
-            wk_cache_ref_retain(e);
+            wk_cache_entry_ref(e);
             pthread_mutex_unlock(&sh->mu);
             return deliver(c, e, out, err);
         }
@@ -523,7 +523,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
         while (!f->done) {
             pthread_cond_wait(&f->cond, &sh->mu);
         }
-        wk_cache_ref *e = f->result != NULL ? wk_cache_ref_retain(f->result) : NULL;
+        wk_cache_entry *e = f->result != NULL ? wk_cache_entry_ref(f->result) : NULL;
         wk_status st = f->status;
         wk_error fe = f->err;
         flight_put(f);
@@ -557,7 +557,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
                   __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE)};
     pthread_mutex_unlock(&sh->mu);
 
-    wk_cache_ref *e = NULL;
+    wk_cache_entry *e = NULL;
     wk_error lerr = {WK_OK, 0, NULL};
     wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
 
@@ -568,7 +568,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     f->done = true;
     f->status = st;
     f->err = lerr;
-    f->result = e != NULL ? wk_cache_ref_retain(e) : NULL;
+    f->result = e != NULL ? wk_cache_entry_ref(e) : NULL;
     wk__flight **pp = &sh->flights;
     while (*pp != f) {
         pp = &(*pp)->next;
@@ -587,7 +587,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
 }
 
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
-                              wk_cache_loader loader, void *loader_ctx, wk_cache_ref **out,
+                              wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err)
 {
     char key[WK_CACHE_KEY_MAX];
@@ -602,7 +602,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
 
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                                    const wk_cache_keyref *ids, wk_cache_loader loader,
-                                   void *loader_ctx, wk_cache_ref **refs, wk_status *statuses,
+                                   void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err)
 {
     wk_status first = WK_OK;
@@ -644,14 +644,14 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         krefs[i].len = kl;
         wk__shard *sh = shard_of(c, hashes[i]);
         pthread_mutex_lock(&sh->mu);
-        wk_cache_ref *e = NULL;
+        wk_cache_entry *e = NULL;
         int64_t now = wk__cache_now_ms();
         if (local_usable(c, now)) {
             e = wk__shard_find(sh, hashes[i], key, kl, now);
         }
         if (e != NULL) {
             sh->hits++;
-            wk_cache_ref_retain(e);
+            wk_cache_entry_ref(e);
         }
         epochs[i] = shard_epoch(sh);
         pthread_mutex_unlock(&sh->mu);
@@ -685,7 +685,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 size_t i = miss[j];
                 wk__shard *sh = shard_of(c, hashes[i]);
                 load_ctx l = {c, s, krefs[i].ptr, krefs[i].len, hashes[i], sh, epochs[i], feed};
-                wk_cache_ref *e = NULL;
+                wk_cache_entry *e = NULL;
                 wk_status est = WK_OK;
                 int r = SHARED_MISS;
                 if (found[j]) {
@@ -740,7 +740,7 @@ out:
 /* Drops the local copy of `key` and inserts `replacement` if given; returns whether the
  * replacement was kept (false also when the local tier is not in use). */
 static bool drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t hash,
-                       wk_cache_ref *replacement)
+                       wk_cache_entry *replacement)
 {
     wk__shard *sh = shard_of(c, hash);
     bool kept = false;
@@ -766,7 +766,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     wk_buf b;
     wk_buf_init(&b, NULL, 0);
     wk_status st = c->ser->encode(s, obj, &b, err);
-    wk_cache_ref *e = NULL;
+    wk_cache_entry *e = NULL;
     if (st == WK_OK && b.len > c->max_entry) {
         st = wk_error_set(err, WK_ERR_LIMIT, 0, "cache: the object is larger than max_entry_bytes");
     }
@@ -782,7 +782,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
         return st;
     }
     bool kept = drop_local(c, key, key_len, hash, e);
-    wk_cache_ref_release(e);
+    wk_cache_entry_unref(e);
     if (c->store == NULL && !kept && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
         st = wk_error_set(err, WK_ERR_LIMIT, 0,
                           "cache: the entry is larger than one local shard may hold "

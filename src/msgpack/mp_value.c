@@ -68,9 +68,9 @@ static inline bool set_bytes(wk_value *v, const void *p, uint32_t n, bool copy, 
     return true;
 }
 
-WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_reader_opts *ropts,
-                                   const wk_value_opts *vopts, wk_arena *arena, wk_value **out,
-                                   size_t *consumed, wk_error *err)
+WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                   wk_arena *arena, wk_value **out, size_t *consumed,
+                                   wk_error *err)
 {
     const uint8_t *start = data;
     const uint8_t *p = start;
@@ -78,16 +78,13 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_re
     uint32_t max_depth = WK_MP_DEFAULT_MAX_DEPTH;
     bool strict = false;
     const wk_allocator *alloc = NULL;
-    bool copy = vopts != NULL && (vopts->flags & WK_VALUE_COPY_STRINGS) != 0;
-    if (ropts != NULL) {
-        if (ropts->max_depth != 0) {
-            max_depth = ropts->max_depth;
+    bool copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
+    if (opts != NULL) {
+        if (opts->max_depth != 0) {
+            max_depth = opts->max_depth;
         }
-        strict = ropts->strict_utf8;
-        alloc = ropts->alloc;
-    }
-    if (vopts != NULL && vopts->max_depth != 0 && vopts->max_depth < max_depth) {
-        max_depth = vopts->max_depth;
+        strict = (opts->flags & WK_READ_STRICT_UTF8) != 0;
+        alloc = opts->alloc;
     }
 
     frame inline_frames[INLINE_FRAMES];
@@ -250,7 +247,7 @@ typedef struct wframe {
     uint64_t left;
 } wframe;
 
-WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
+WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
     wframe *frames = inline_frames;
@@ -258,29 +255,29 @@ WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
     uint32_t depth = 0;
     for (;;) {
         switch ((wk_value_type)v->type) {
-        case WK_VAL_NIL: wk_mp_write_nil(w); break;
-        case WK_VAL_BOOL: wk_mp_write_bool(w, v->u.b); break;
-        case WK_VAL_INT: wk_mp_write_int(w, v->u.i); break;
-        case WK_VAL_UINT: wk_mp_write_uint(w, v->u.u); break;
+        case WK_VAL_NIL: wk_mp_writer_nil(w); break;
+        case WK_VAL_BOOL: wk_mp_writer_bool(w, v->u.b); break;
+        case WK_VAL_INT: wk_mp_writer_int(w, v->u.i); break;
+        case WK_VAL_UINT: wk_mp_writer_uint(w, v->u.u); break;
         case WK_VAL_FLOAT:
             if ((v->flags & WK_VALF_F32) != 0) {
-                wk_mp_write_float(w, (float)v->u.f);
+                wk_mp_writer_float(w, (float)v->u.f);
             } else {
-                wk_mp_write_double(w, v->u.f);
+                wk_mp_writer_double(w, v->u.f);
             }
             break;
         case WK_VAL_STR:
-        case WK_VAL_RAWNUM: wk_mp_write_str(w, v->u.str, v->len); break;
-        case WK_VAL_BIN: wk_mp_write_bin(w, v->u.bin, v->len); break;
-        case WK_VAL_EXT: wk_mp_write_ext(w, v->ext_type, v->u.bin, v->len); break;
-        case WK_VAL_TIMESTAMP: wk_mp_write_timestamp(w, v->u.i, v->len); break;
+        case WK_VAL_RAWNUM: wk_mp_writer_str(w, v->u.str, v->len); break;
+        case WK_VAL_BIN: wk_mp_writer_bin(w, v->u.bin, v->len); break;
+        case WK_VAL_EXT: wk_mp_writer_ext(w, v->ext_type, v->u.bin, v->len); break;
+        case WK_VAL_TIMESTAMP: wk_mp_writer_timestamp(w, v->u.i, v->len); break;
         case WK_VAL_ARRAY:
         case WK_VAL_MAP: {
             bool is_map = v->type == WK_VAL_MAP;
             if (is_map) {
-                wk_mp_write_map(w, v->len);
+                wk_mp_writer_begin_map(w, v->len);
             } else {
-                wk_mp_write_array(w, v->len);
+                wk_mp_writer_begin_array(w, v->len);
             }
             if (v->len == 0 || w->status != WK_OK) {
                 break;
@@ -332,6 +329,6 @@ WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *er
 {
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
-    wk_mp_write_value(&w, v);
+    wk_mp_writer_value(&w, v);
     return wk_mp_writer_finish(&w, err);
 }

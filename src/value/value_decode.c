@@ -74,17 +74,19 @@ static bool set_bytes(wk_value *v, const void *p, size_t n, bool copy, wk_arena 
     return true;
 }
 
-WK_API wk_status wk_value_decode(const wk_source *src, wk_arena *arena,
-                                 const wk_value_opts *opts, wk_value **out, wk_error *err)
+WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
+                                 wk_arena *arena, wk_value **out, wk_error *err)
 {
+    const wk_allocator *scratch_alloc =
+        opts != NULL && opts->alloc != NULL ? opts->alloc : arena->alloc;
     uint32_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth : 512u;
-    bool copy = opts != NULL && (opts->flags & WK_VALUE_COPY_STRINGS) != 0;
+    bool copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
     vframe frames_inline[INLINE_FRAMES];
     wk_value scratch_inline[INLINE_SCRATCH];
     vstack frames = {frames_inline, 0, INLINE_FRAMES, sizeof(vframe), frames_inline,
-                     arena->alloc};
+                     scratch_alloc};
     vstack scratch = {scratch_inline, 0, INLINE_SCRATCH, sizeof(wk_value), scratch_inline,
-                      arena->alloc};
+                      scratch_alloc};
     wk_status st;
     const char *msg = NULL;
     bool started = false;

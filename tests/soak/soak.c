@@ -163,7 +163,7 @@ static void do_get(worker *w, int key)
     bool unsure;
     uint64_t need = must_have(key, &unsure);
     int64_t t0 = now_us();
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     wk_status st = wk_cache_get(w->cache, &seed_user_schema, id, strlen(id), load, NULL, &r, NULL);
     int64_t dt = now_us() - t0;
     atomic_fetch_add(&ps->gets, 1);
@@ -174,7 +174,7 @@ static void do_get(worker *w, int key)
         atomic_fetch_add(&ps->errors, 1);
         return;
     }
-    const seed_user *u = wk_cache_ref_object(r);
+    const seed_user *u = wk_cache_entry_object(r);
     uint64_t v = (uint64_t)u->age;
     char want[64];
     snprintf(want, sizeof want, "%s:v%llu", id, (unsigned long long)v);
@@ -188,7 +188,7 @@ static void do_get(worker *w, int key)
     } else if (unsure) {
         atomic_fetch_add(&ps->in_flight, 1);
     }
-    wk_cache_ref_release(r);
+    wk_cache_entry_unref(r);
 }
 
 static void do_write(worker *w, int key, bool put)
@@ -219,15 +219,15 @@ static void do_write(worker *w, int key, bool put)
     }
     /* This process must never see an older version than it just wrote (no window). */
     if (st == WK_OK) {
-        wk_cache_ref *r = NULL;
+        wk_cache_entry *r = NULL;
         if (wk_cache_get(w->cache, &seed_user_schema, id, strlen(id), load, NULL, &r, NULL) ==
             WK_OK) {
-            if ((uint64_t)((const seed_user *)wk_cache_ref_object(r))->age < v) {
+            if ((uint64_t)((const seed_user *)wk_cache_entry_object(r))->age < v) {
                 atomic_fetch_add(&ps->own_stale, 1);
                 fprintf(stderr, "soak: OWN STALE %s after acknowledged v%llu\n", id,
                         (unsigned long long)v);
             }
-            wk_cache_ref_release(r);
+            wk_cache_entry_unref(r);
         }
     }
 }
@@ -255,7 +255,7 @@ static void run_process(int proc)
     memset(&o, 0, sizeof o);
     o.url = S->url;
     wk_redis_store *s = NULL;
-    if (wk_redis_store_open(&o, &s, NULL) != WK_OK) {
+    if (wk_redis_store_new(&o, &s, NULL) != WK_OK) {
         _exit(2);
     }
     wk_cache_config cfg;
@@ -263,7 +263,7 @@ static void run_process(int proc)
     cfg.ns = "soak";
     cfg.store = wk_redis_store_iface(s);
     wk_cache *c = NULL;
-    if (wk_cache_create(&cfg, &c, NULL) != WK_OK) {
+    if (wk_cache_new(&cfg, &c, NULL) != WK_OK) {
         _exit(2);
     }
     pthread_t th[16];
@@ -284,8 +284,8 @@ static void run_process(int proc)
     S->stats[proc].shared_errors = st.shared_errors;
     S->stats[proc].local_hits = st.local_hits;
     S->stats[proc].feed_resets = st.feed_resets;
-    wk_cache_destroy(c);
-    wk_redis_store_close(s);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
     _exit(0);
 }
 

@@ -131,10 +131,11 @@ static wk_status ev_ok(void *self, const wk_event *ev)
     (void)ev;
     return WK_OK;
 }
-static void ev_err(const void *self, wk_error *err)
+static wk_status ev_err(const void *self, wk_error *err)
 {
     (void)self;
     (void)err;
+    return WK_OK;
 }
 
 typedef struct rec_job {
@@ -170,7 +171,7 @@ static wk_status decode_record(void *arg)
     }
     wk_arena_free(&arena);
     free(p);
-    wk_pg_registry_release(reg);
+    wk_pg_registry_unref(reg);
     return st;
 }
 
@@ -202,7 +203,7 @@ WK_TEST(test_fault_record_nested_60000_deep_is_refused_not_a_stack_overflow)
     wk_buf_free(&out);
     wk_arena_free(&arena);
     free(p);
-    wk_pg_registry_release(reg);
+    wk_pg_registry_unref(reg);
     CHECK_STATUS(st, WK_ERR_LIMIT);
     CHECK(err.msg != NULL && strstr(err.msg, "nested deeper") != NULL);
     /* Below the limit a nested record still decodes (empty records double too: 10 levels). */
@@ -262,7 +263,7 @@ static wk_status load_truth(void *ctx, const wk_schema *s, const char *id, size_
 /* The age cached for `id` (loader `t`, may be NULL); -1 not found, -2 other failure. */
 static long long age_of(wk_cache *c, const char *id, truth *t, wk_status *stp, wk_error *err)
 {
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     wk_status st = wk_cache_get(c, &seed_user_schema, id, strlen(id), t != NULL ? load_truth : NULL,
                                 t, &r, err);
     if (stp != NULL) {
@@ -274,8 +275,8 @@ static long long age_of(wk_cache *c, const char *id, truth *t, wk_status *stp, w
     if (st != WK_OK) {
         return -2;
     }
-    long long age = ((const seed_user *)wk_cache_ref_object(r))->age;
-    wk_cache_ref_release(r);
+    long long age = ((const seed_user *)wk_cache_entry_object(r))->age;
+    wk_cache_entry_unref(r);
     return age;
 }
 
@@ -299,7 +300,7 @@ static wk_redis_store *open_store(const char *url, bool subscribe, uint32_t time
     o.heartbeat_ms = 200;
     o.retry_ms = 100;
     wk_redis_store *s = NULL;
-    return wk_redis_store_open(&o, &s, NULL) == WK_OK ? s : NULL;
+    return wk_redis_store_new(&o, &s, NULL) == WK_OK ? s : NULL;
 }
 
 static wk_cache *open_cache(wk_redis_store *s, const char *ns)
@@ -309,7 +310,7 @@ static wk_cache *open_cache(wk_redis_store *s, const char *ns)
     cfg.ns = ns;
     cfg.store = s != NULL ? wk_redis_store_iface(s) : NULL;
     wk_cache *c = NULL;
-    return wk_cache_create(&cfg, &c, NULL) == WK_OK ? c : NULL;
+    return wk_cache_new(&cfg, &c, NULL) == WK_OK ? c : NULL;
 }
 
 static bool wait_feed(wk_redis_store *s)
@@ -392,13 +393,13 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
     snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s put 7 '{\"v\":1}' >/dev/null",
              cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_OK(wk_cache_get(c, &doc, "7", 1, NULL, NULL, &r, NULL));
-    wk_cache_ref_release(r);
+    wk_cache_entry_unref(r);
     wk_cache_stats st0;
     wk_cache_get_stats(c, &st0);
     CHECK_OK(wk_cache_get(c, &doc, "7", 1, NULL, NULL, &r, NULL)); /* now a local hit */
-    wk_cache_ref_release(r);
+    wk_cache_entry_unref(r);
     wk_cache_stats st1;
     wk_cache_get_stats(c, &st1);
     CHECK_EQ(st1.local_hits, st0.local_hits + 1);
@@ -410,7 +411,7 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
     for (int i = 0; i < 100; i++) {
         got = wk_cache_get(c, &doc, "7", 1, NULL, NULL, &r, NULL);
         if (got == WK_OK) {
-            wk_cache_ref_release(r);
+            wk_cache_entry_unref(r);
             sleep_ms(10);
             continue;
         }
@@ -423,7 +424,7 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
              cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
     CHECK_OK(wk_cache_get(c, &doc, "8", 1, NULL, NULL, &r, NULL));
-    wk_cache_ref_release(r);
+    wk_cache_entry_unref(r);
     snprintf(cmd, sizeof cmd, "%s cache --redis %s --ns %s put 8 '{\"v\":2}' >/dev/null",
              cli_path(), url, ns);
     CHECK_EQ(sh(cmd), 0);
@@ -431,17 +432,17 @@ WK_TEST(test_fault_cli_put_and_del_reach_a_subscribed_reader)
     for (int i = 0; i < 100 && !fresh; i++) {
         CHECK_OK(wk_cache_get(c, &doc, "8", 1, NULL, NULL, &r, NULL));
         size_t n;
-        const uint8_t *b = wk_cache_ref_bytes(r, &n);
+        const uint8_t *b = wk_cache_entry_bytes(r, &n);
         fresh = n > 0 && b[n - 1] == 2; /* msgpack {"v":2}: the last byte is the fixint */
-        wk_cache_ref_release(r);
+        wk_cache_entry_unref(r);
         if (!fresh) {
             sleep_ms(10);
         }
     }
     CHECK(fresh);
-    wk_cache_destroy(c);
-    wk_redis_store_close(s);
-    wk_schema_release(&doc);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
+    wk_schema_unprepare(&doc);
 }
 
 WK_TEST(test_fault_store_without_subscriber_still_broadcasts_invalidations)
@@ -473,10 +474,10 @@ WK_TEST(test_fault_store_without_subscriber_still_broadcasts_invalidations)
         }
     }
     CHECK_EQ(age, 2);
-    wk_cache_destroy(reader);
-    wk_cache_destroy(writer);
-    wk_redis_store_close(rs);
-    wk_redis_store_close(ws);
+    wk_cache_free(reader);
+    wk_cache_free(writer);
+    wk_redis_store_free(rs);
+    wk_redis_store_free(ws);
 }
 
 /* ---- item 3: invalidation and put when Redis refuses writes -------------------------------- */
@@ -531,10 +532,10 @@ WK_TEST(test_fault_invalidate_and_put_at_maxmemory_leave_no_old_value)
     CHECK_EQ(age_of(f, "k1", &t, NULL, NULL), 5);
     CHECK_EQ(age_of(f, "k2", &t, NULL, NULL), 5);
     CHECK(redis_config(&srv, "maxmemory", "0"));
-    wk_cache_destroy(f);
-    wk_redis_store_close(fs);
-    wk_cache_destroy(w);
-    wk_redis_store_close(ws);
+    wk_cache_free(f);
+    wk_redis_store_free(fs);
+    wk_cache_free(w);
+    wk_redis_store_free(ws);
     redis_server_stop(&srv);
 }
 
@@ -572,7 +573,7 @@ WK_TEST(test_fault_dribbled_reply_and_pool_wait_end_at_the_command_deadline)
     o.pool = 1;
     o.retry_ms = 1;
     wk_redis_store *s = NULL;
-    CHECK_OK(wk_redis_store_open(&o, &s, NULL));
+    CHECK_OK(wk_redis_store_new(&o, &s, NULL));
     wk_cache *c = open_cache(s, "drib");
     /* Two gets share the one pooled connection: the second waits for it. */
     get_job a = {c, WK_OK, {0}, 0}, b = {c, WK_OK, {0}, 0};
@@ -588,8 +589,8 @@ WK_TEST(test_fault_dribbled_reply_and_pool_wait_end_at_the_command_deadline)
     CHECK_MSG(a.ms < 1000, "a dribbled reply held the get for %lld ms", (long long)a.ms);
     CHECK(b.st != WK_OK && b.st != WK_ERR_NOT_FOUND);
     CHECK_MSG(b.ms < 1000, "the pool wait took %lld ms", (long long)b.ms);
-    wk_cache_destroy(c);
-    wk_redis_store_close(s);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
     fake_resp_stop(&f);
 }
 
@@ -617,12 +618,12 @@ static wk_status get_from_fake(void *arg)
     o.command_timeout_ms = 250;
     o.max_reply_bytes = j->max_reply;
     wk_redis_store *s = NULL;
-    wk_status st = wk_redis_store_open(&o, &s, NULL);
+    wk_status st = wk_redis_store_new(&o, &s, NULL);
     if (st == WK_OK) {
         wk_cache *c = open_cache(s, "big");
         (void)age_of(c, "x", NULL, &st, NULL);
-        wk_cache_destroy(c);
-        wk_redis_store_close(s);
+        wk_cache_free(c);
+        wk_redis_store_free(s);
     }
     f.stop = 1;
     fake_resp_stop(&f);
@@ -663,7 +664,7 @@ WK_TEST(test_fault_entry_larger_than_max_entry_bytes_is_refused)
     memset(&cfg, 0, sizeof cfg);
     cfg.max_entry_bytes = 1000;
     wk_cache *c = NULL;
-    CHECK_OK(wk_cache_create(&cfg, &c, NULL));
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
     char *big = malloc(5000);
     CHECK(big != NULL);
     memset(big, 'a', 4999);
@@ -674,7 +675,7 @@ WK_TEST(test_fault_entry_larger_than_max_entry_bytes_is_refused)
     wk_error err = {0};
     CHECK_STATUS(wk_cache_put(c, &seed_user_schema, "b", 1, &u, 0, &err), WK_ERR_LIMIT);
     free(big);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
     /* The CLI refuses a document over --max-bytes before parsing it. */
     char cmd[512], out[4096];
     snprintf(cmd, sizeof cmd,
@@ -747,10 +748,10 @@ WK_TEST(test_fault_memory_tier_put_too_large_to_keep_says_so)
     CHECK_STATUS(wk_cache_put(c, &seed_user_schema, "big", 3, &u, 0, &err), WK_ERR_LIMIT);
     u.username = (char *)"small";
     CHECK_OK(wk_cache_put(c, &seed_user_schema, "small", 5, &u, 0, NULL));
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_OK(wk_cache_get(c, &seed_user_schema, "small", 5, NULL, NULL, &r, NULL));
-    wk_cache_ref_release(r);
-    wk_cache_destroy(c);
+    wk_cache_entry_unref(r);
+    wk_cache_free(c);
     /* The CLI script prints a failure, never "ok", for the same put. */
     char path[] = "/tmp/wk-fault-script-XXXXXX";
     int fd = mkstemp(path);
@@ -789,8 +790,8 @@ static void reader_child(const char *url, const char *ns, int cmd_fd, int res_fd
             break;
         }
     }
-    wk_cache_destroy(c);
-    wk_redis_store_close(s);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
     _exit(0);
 }
 
@@ -853,8 +854,8 @@ WK_TEST(test_fault_reader_stopped_during_an_invalidation_does_not_serve_the_old_
     close(res[0]);
     kill(pid, SIGCONT);
     waitpid(pid, NULL, 0);
-    wk_cache_destroy(w);
-    wk_redis_store_close(ws);
+    wk_cache_free(w);
+    wk_redis_store_free(ws);
     CHECK(up);
     CHECK_EQ(first, '1');
     CHECK_EQ(second, '1');
@@ -902,9 +903,9 @@ WK_TEST(test_fault_sixty_fifth_cache_on_a_store_still_uses_its_local_tier)
         }
     }
     for (int i = 0; i < N; i++) {
-        wk_cache_destroy(cs[i]);
+        wk_cache_free(cs[i]);
     }
-    wk_redis_store_close(s);
+    wk_redis_store_free(s);
     CHECK(all);
 }
 
@@ -968,7 +969,7 @@ WK_TEST(test_fault_pq_query_on_a_stopped_backend_ends_at_the_deadline)
     res = NULL;
     CHECK(backend > 0);
     if (kill(backend, SIGSTOP) != 0) {
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         wk__test_skip("cannot stop the backend (not allowed to signal it)");
         return;
     }
@@ -981,7 +982,7 @@ WK_TEST(test_fault_pq_query_on_a_stopped_backend_ends_at_the_deadline)
     CHECK_STATUS(st, WK_ERR_IO);
     CHECK(strstr(wk_pq_conn_message(conn), "timed out") != NULL);
     CHECK_MSG(ms < 3000, "a stopped backend held the query for %lld ms", (long long)ms);
-    wk_pq_close(conn);
+    wk_pq_conn_free(conn);
 }
 
 WK_TEST(test_fault_cli_pg_query_timeout)

@@ -58,7 +58,8 @@ static const char usage[] =
     "  --version N      schema version in keys (default 1)\n"
     "  --format F       stored encoding: msgpack (default) or json\n"
     "  --ttl MS         lifetime of a put in Redis, milliseconds (default 600000)\n"
-    "  --timeout MS     Redis connect and command timeout (default 1000)\n"
+    "  --timeout MS     Redis connect timeout, and the total time one Redis command may\n"
+    "                   take, however slowly the server answers (default 1000)\n"
     "  --channel NAME   invalidation channel (default wirekit:invalidate)\n";
 
 typedef struct cache_cli {

@@ -63,9 +63,8 @@ typedef struct wk_cache_watch {
     /** Every invalidation published so far was delivered, and local copies may be served
      *  until `fresh_until_ms` (CLOCK_MONOTONIC milliseconds) unless the store calls again.
      *  Past that the cache reads from the shared tier instead of its local tier (a process
-     *  that was paused does not serve a copy a buffered invalidation would drop). May be
-     *  NULL-tolerant: a store that never calls it leaves the local tier trusted while the
-     *  feed is up. */
+     *  that was paused does not serve a copy a buffered invalidation would drop). A store
+     *  that never calls it leaves the local tier trusted for as long as the feed is up. */
     void (*heard)(void *ctx, int64_t fresh_until_ms);
     void *ctx;
 } wk_cache_watch;

@@ -16,4 +16,4 @@ if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
 fi
 cmake --build "$build" -j2 --target wirekit_soak
 exec "$build"/tests/soak/wirekit-soak --seconds "$secs" --procs "$procs" --threads 2 \
-  --keys 2000 --port "${WK_SOAK_PORT:-57090}"
+  --keys 20000 --writes 10 --port "${WK_SOAK_PORT:-57090}"

@@ -512,10 +512,18 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
         }
     }
     sh->misses++;
+    /* Join a load of this key only if it started after the last invalidation (and feed
+     * change): one from before may return the old value, which callers that began before
+     * the invalidation may get, but this one may not. Newer records are nearer the head. */
+    uint64_t epoch_now = shard_epoch(sh);
+    uint64_t feed_now = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     wk__flight *f = sh->flights;
     while (f != NULL && !(f->hash == hash && f->key_len == key_len &&
                           memcmp(f->key, key, key_len) == 0)) {
         f = f->next;
+    }
+    if (f != NULL && (f->epoch != epoch_now || f->feed_epoch != feed_now)) {
+        f = NULL; /* stale load: start a new one (registered in front of it) */
     }
     if (f != NULL) {
         f->users++;
@@ -551,10 +559,11 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     f->key_len = key_len;
     memcpy(f->key, key, key_len);
     f->users = 1;
+    f->epoch = epoch_now;
+    f->feed_epoch = feed_now;
     f->next = sh->flights;
     sh->flights = f;
-    load_ctx l = {c, s, key, key_len, hash, sh, shard_epoch(sh),
-                  __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE)};
+    load_ctx l = {c, s, key, key_len, hash, sh, epoch_now, feed_now};
     pthread_mutex_unlock(&sh->mu);
 
     wk_cache_entry *e = NULL;
@@ -768,7 +777,8 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     wk_status st = c->ser->encode(s, obj, &b, err);
     wk_cache_entry *e = NULL;
     if (st == WK_OK && b.len > c->max_entry) {
-        st = wk_error_set(err, WK_ERR_LIMIT, 0, "cache: the object is larger than max_entry_bytes");
+        st = wk_error_set(err, WK_ERR_LIMIT, 0,
+                          "cache: the object is larger than max_entry_bytes");
     }
     if (st == WK_OK) {
         e = wk__cache_entry_new(c->ser, s, key, key_len, hash, b.data, b.len, false,
@@ -782,7 +792,6 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
         return st;
     }
     bool kept = drop_local(c, key, key_len, hash, e);
-    wk_cache_entry_unref(e);
     if (c->store == NULL && !kept && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
         st = wk_error_set(err, WK_ERR_LIMIT, 0,
                           "cache: the entry is larger than one local shard may hold "
@@ -794,9 +803,12 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
                              err);
         if (st != WK_OK) {
             COUNT(c, shared_errors);
-            drop_local(c, key, key_len, hash, NULL);
         }
+        /* Again after the shared write: a get that read the old value from the shared tier
+         * while it ran may have filled the local tier with it. */
+        drop_local(c, key, key_len, hash, st == WK_OK ? e : NULL);
     }
+    wk_cache_entry_unref(e);
     wk_buf_free(&b);
     return st;
 }
@@ -809,10 +821,14 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
     if (key_len >= sizeof key) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
     }
-    drop_local(c, key, key_len, wk__cache_hash(key, key_len), NULL);
+    uint64_t hash = wk__cache_hash(key, key_len);
+    drop_local(c, key, key_len, hash, NULL);
     COUNT(c, invalidations);
     if (c->store != NULL) {
         wk_status st = c->store->invalidate(c->store->self, key, key_len, c->tombstone_ms, err);
+        /* Again: a get that read the old value from the shared tier while the invalidation
+         * ran may have filled the local tier with it. */
+        drop_local(c, key, key_len, hash, NULL);
         if (st != WK_OK) {
             COUNT(c, shared_errors);
             return st;

@@ -33,6 +33,8 @@ typedef struct wk__flight {
     uint64_t hash;
     size_t key_len;
     uint32_t users;       /* leader + waiters still holding the record (shard lock) */
+    uint64_t epoch;       /* shard and feed epochs when the load started: a get that begins */
+    uint64_t feed_epoch;  /* after an invalidation never joins a load from before it */
     bool done;
     wk_status status;
     wk_error err;

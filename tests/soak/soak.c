@@ -1,9 +1,10 @@
 /*
  * wirekit-soak: the entity cache under a faulty Redis for minutes (scripts/soak.sh; not a
  * ctest). Several worker processes share a private redis-server and a source of truth in
- * shared memory (a version per key); each runs threads doing random reads (80%), puts (10%)
- * and invalidations (10%), while the parent kills, stops (SIGSTOP), OOMs (maxmemory 1,
- * noeviction) and restarts Redis at random.
+ * shared memory (a version per key); each runs threads doing random reads, puts and
+ * invalidations (--writes per mille of the operations, half puts, half invalidations), while
+ * the parent kills, stops (SIGSTOP), OOMs (maxmemory 1, noeviction) and restarts Redis at
+ * random.
  *
  * Every answer is checked: a value whose fields disagree or whose version is newer than the
  * truth is WRONG; a version older than one whose put or invalidation was acknowledged (WK_OK)
@@ -13,7 +14,8 @@
  * and not judged. Writes to a key come from one thread only (last-writer order is the
  * caller's job, not the cache's).
  *
- * usage: wirekit-soak [--seconds N] [--procs N] [--threads N] [--keys N] [--port P]
+ * usage: wirekit-soak [--seconds N] [--procs N] [--threads N] [--keys N] [--writes PERMILLE]
+ *                     [--port P]
  */
 #include <pthread.h>
 #include <signal.h>
@@ -54,6 +56,7 @@ typedef struct proc_stats {
 typedef struct shared {
     _Atomic int stop;
     int nkeys;
+    int writes; /* per mille of operations */
     int procs;
     int threads;
     char url[64];
@@ -235,15 +238,17 @@ static void do_write(worker *w, int key, bool put)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
+    int writers = S->procs * S->threads;
+    int me = w->proc * S->threads + w->thread;
+    int own = S->nkeys / writers;
     while (!atomic_load(&S->stop)) {
-        int key = (int)(rand_r(&w->seed) % (unsigned)S->nkeys);
-        unsigned dice = rand_r(&w->seed) % 100;
-        int writer = key % (S->procs * S->threads);
-        bool mine = writer == w->proc * S->threads + w->thread;
-        if (dice < 80 || !mine) {
-            do_get(w, key);
+        unsigned dice = rand_r(&w->seed) % 1000;
+        if (dice < (unsigned)S->writes && own > 0) {
+            /* Writes go to this thread's own keys: key % writers == me. */
+            int key = (int)(rand_r(&w->seed) % (unsigned)own) * writers + me;
+            do_write(w, key, dice % 2 == 0);
         } else {
-            do_write(w, key, dice < 90);
+            do_get(w, (int)(rand_r(&w->seed) % (unsigned)S->nkeys));
         }
     }
     return NULL;
@@ -355,7 +360,7 @@ static void redis_config(const char *name, const char *value)
 
 int main(int argc, char **argv)
 {
-    int seconds = 600, procs = 4, threads = 2, nkeys = 2000;
+    int seconds = 600, procs = 4, threads = 2, nkeys = 20000, writes = 10;
     redis_port = 57090;
     for (int i = 1; i + 1 < argc; i += 2) {
         int v = (int)strtol(argv[i + 1], NULL, 10);
@@ -367,6 +372,8 @@ int main(int argc, char **argv)
             threads = v < 1 ? 1 : v > 16 ? 16 : v;
         } else if (strcmp(argv[i], "--keys") == 0) {
             nkeys = v < 1 ? 1 : v > MAX_KEYS ? MAX_KEYS : v;
+        } else if (strcmp(argv[i], "--writes") == 0) {
+            writes = v < 0 ? 0 : v > 1000 ? 1000 : v;
         } else if (strcmp(argv[i], "--port") == 0) {
             redis_port = v;
         }
@@ -376,6 +383,7 @@ int main(int argc, char **argv)
         return 1;
     }
     S->nkeys = nkeys;
+    S->writes = writes;
     S->procs = procs;
     S->threads = threads;
     snprintf(S->url, sizeof S->url, "redis://127.0.0.1:%d", redis_port);
@@ -392,8 +400,8 @@ int main(int argc, char **argv)
             run_process(p);
         }
     }
-    printf("soak: %d processes x %d threads, %d keys, %d s, Redis on port %d\n", procs, threads,
-           nkeys, seconds, redis_port);
+    printf("soak: %d processes x %d threads, %d keys, %d.%d%% writes, %d s, Redis on port %d\n",
+           procs, threads, nkeys, writes / 10, writes % 10, seconds, redis_port);
     unsigned seed = (unsigned)getpid();
     int kills = 0, stops = 0, ooms = 0;
     int64_t end = now_ms() + (int64_t)seconds * 1000;

@@ -1012,3 +1012,94 @@ WK_TEST(test_fault_cli_pg_query_timeout)
     CHECK_EQ(rc, 1);
     CHECK_MSG(strstr(out, "output cap") != NULL, "the CLI said: %s", out);
 }
+
+/* ---- found by the soak: a get after an invalidation must not join an older load ----------- */
+
+typedef struct gate_loader {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int calls;
+    bool started, released;
+    int age;
+} gate_loader;
+
+static wk_status load_gated(void *ctx, const wk_schema *s, const char *id, size_t id_len, void *obj,
+                            wk_arena *arena, wk_error *err)
+{
+    gate_loader *g = ctx;
+    (void)s;
+    (void)err;
+    pthread_mutex_lock(&g->mu);
+    int age = g->age;
+    bool first = g->calls++ == 0;
+    if (first) {
+        g->started = true;
+        pthread_cond_broadcast(&g->cv);
+        while (!g->released) {
+            pthread_cond_wait(&g->cv, &g->mu);
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+    seed_user *u = obj;
+    u->username = wk_arena_strndup(arena, id, id_len);
+    u->age = age;
+    return WK_OK;
+}
+
+typedef struct gated_get {
+    wk_cache *c;
+    gate_loader *g;
+    long long age;
+    volatile int done;
+} gated_get;
+
+static void *gated_get_thread(void *arg)
+{
+    gated_get *j = arg;
+    wk_cache_entry *r = NULL;
+    j->age = -2;
+    if (wk_cache_get(j->c, &seed_user_schema, "j", 1, load_gated, j->g, &r, NULL) == WK_OK) {
+        j->age = ((const seed_user *)wk_cache_entry_object(r))->age;
+        wk_cache_entry_unref(r);
+    }
+    j->done = 1;
+    return NULL;
+}
+
+WK_TEST(test_fault_get_after_an_invalidation_does_not_join_a_load_from_before_it)
+{
+    wk_cache *c = open_cache(NULL, "gate");
+    CHECK(c != NULL);
+    gate_loader g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    g.age = 1;
+    gated_get before = {c, &g, 0, 0}, after = {c, &g, 0, 0};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, gated_get_thread, &before);
+    pthread_mutex_lock(&g.mu);
+    while (!g.started) {
+        pthread_cond_wait(&g.cv, &g.mu);
+    }
+    g.age = 2; /* the source changes while the first load is in progress ... */
+    pthread_mutex_unlock(&g.mu);
+    CHECK_OK(wk_cache_invalidate(c, &seed_user_schema, "j", 1, NULL)); /* ... and says so */
+    pthread_create(&t2, NULL, gated_get_thread, &after);
+    for (int i = 0; i < 100 && !after.done; i++) {
+        sleep_ms(5);
+    }
+    pthread_mutex_lock(&g.mu);
+    g.released = true;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    CHECK_EQ(before.age, 1); /* began before the invalidation: the old value is fine */
+    CHECK_EQ(after.age, 2);
+    /* And the local tier holds the new value, not the old load's. */
+    CHECK_EQ(age_of(c, "j", NULL, NULL, NULL), 2);
+    wk_cache_free(c);
+    pthread_cond_destroy(&g.cv);
+    pthread_mutex_destroy(&g.mu);
+}

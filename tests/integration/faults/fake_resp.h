@@ -8,6 +8,7 @@
 #define FAKE_RESP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -25,7 +26,7 @@ typedef struct fake_resp {
     int listen_fd;
     int port;
     char url[64];
-    volatile int stop;
+    atomic_int stop;
     pthread_t accept_thread;
     pthread_t conn_threads[FAKE_RESP_MAX_CONN];
     int conn_fds[FAKE_RESP_MAX_CONN];

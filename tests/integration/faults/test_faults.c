@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1050,7 +1051,7 @@ typedef struct gated_get {
     wk_cache *c;
     gate_loader *g;
     long long age;
-    volatile int done;
+    atomic_int done;
 } gated_get;
 
 static void *gated_get_thread(void *arg)

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "json/dtoa.h"
+#include "core/dtoa.h"
 #include "json/lex.h"
 #include "wirekit/json.h"
 

@@ -9,8 +9,8 @@
  * twin uses the float's own rounding interval, so it gives the shortest digits that round-trip
  * through strtof (PostgreSQL's float4 output), not those of the value widened to double.
  */
-#ifndef WK_JSON_DTOA_H
-#define WK_JSON_DTOA_H
+#ifndef WK_CORE_DTOA_H
+#define WK_CORE_DTOA_H
 
 #include <stddef.h>
 

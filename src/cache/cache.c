@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cache/cache_internal.h"
+#include "core/kernel.h"
 
 #define WK_CACHE_NS_MAX 64u
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
@@ -93,18 +94,8 @@ static inline void put_u32(char *p, size_t n, uint32_t v)
 /* Copies `n` bytes without a library call for the short runs keys are made of. */
 static inline char *put_bytes(char *p, const char *src, size_t n)
 {
-    if (n <= 16 && n >= 8) {
-        memcpy(p, src, 8);
-        memcpy(p + n - 8, src + n - 8, 8);
-    } else if (n < 8 && n >= 4) {
-        memcpy(p, src, 4);
-        memcpy(p + n - 4, src + n - 4, 4);
-    } else if (n < 4) {
-        if (n > 0) {
-            p[0] = src[0];
-            p[n / 2] = src[n / 2];
-            p[n - 1] = src[n - 1];
-        }
+    if (n < 32) {
+        wk__copy_short(p, src, n);
     } else {
         memcpy(p, src, n);
     }

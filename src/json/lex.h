@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "core/kernel.h"
 #include "core/number.h"
 #include "wirekit/core.h"
 #include "wirekit/utf8.h"
@@ -21,9 +22,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-#define WK__LIKELY(x) __builtin_expect(!!(x), 1)
-#define WK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* A lexer failure: status, static message, where. */
 typedef struct wk__json_fail {

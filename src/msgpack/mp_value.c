@@ -106,13 +106,13 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_re
     wk_event ev;
     for (;;) {
         at = p;
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             st = WK_ERR_TRUNCATED;
             msg = WK_MP_MSG_TRUNCATED;
             goto fail;
         }
         st = wk__mp_token(&p, end, &ev, &msg);
-        if (WK_MP_UNLIKELY(st != WK_OK)) {
+        if (WK__UNLIKELY(st != WK_OK)) {
             goto fail;
         }
         v->flags = 0;
@@ -177,7 +177,7 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_re
             break;
         case WK_EV_ARRAY:
         case WK_EV_MAP: {
-            if (WK_MP_UNLIKELY(depth >= max_depth)) {
+            if (WK__UNLIKELY(depth >= max_depth)) {
                 st = WK_ERR_DEPTH;
                 msg = WK_MP_MSG_DEPTH;
                 goto fail;
@@ -197,7 +197,7 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_re
                 goto nomem;
             }
             v->u.items = items;
-            if (WK_MP_UNLIKELY(depth == cap) &&
+            if (WK__UNLIKELY(depth == cap) &&
                 !grow_frames(&frames, &cap, alloc, inline_frames)) {
                 st = WK_ERR_NOMEM;
                 msg = WK_MP_MSG_NOMEM;
@@ -253,9 +253,10 @@ typedef struct wframe {
 WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
+    wk__stack fs;
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(wframe), w->out->alloc);
     wframe *frames = inline_frames;
-    uint32_t cap = INLINE_FRAMES;
-    uint32_t depth = 0;
+    size_t depth = 0;
     for (;;) {
         switch ((wk_value_type)v->type) {
         case WK_VAL_NIL: wk_mp_write_nil(w); break;
@@ -285,24 +286,12 @@ WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
             if (v->len == 0 || w->status != WK_OK) {
                 break;
             }
-            if (depth == cap) {
-                uint32_t ncap = cap * 2;
-                wframe *nf;
-                if (frames == inline_frames) {
-                    nf = wk_alloc(NULL, (size_t)ncap * sizeof(wframe));
-                    if (nf != NULL) {
-                        memcpy(nf, inline_frames, sizeof inline_frames);
-                    }
-                } else {
-                    nf = wk_realloc(NULL, frames, (size_t)cap * sizeof(wframe),
-                                    (size_t)ncap * sizeof(wframe));
-                }
-                if (nf == NULL) {
+            if (depth == fs.cap) {
+                if (!wk__stack_grow(&fs, depth, 0)) {
                     wk_mp_writer_fail(w, WK_ERR_NOMEM, "out of memory for the tree walk");
                     break;
                 }
-                frames = nf;
-                cap = ncap;
+                frames = fs.mem;
             }
             frames[depth].next = is_map ? &v->u.pairs[0].key : v->u.items;
             frames[depth].left = is_map ? 2 * (uint64_t)v->len : v->len;
@@ -323,9 +312,7 @@ WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
         frames[depth - 1].left--;
         v = frames[depth - 1].next++;
     }
-    if (frames != inline_frames) {
-        wk_free(NULL, frames, (size_t)cap * sizeof(wframe));
-    }
+    wk__stack_free(&fs);
 }
 
 WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *err)

@@ -149,22 +149,11 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
 /* Copies a short run of bytes without a library call (most keys and strings are short). */
 static inline uint8_t *copy_small(uint8_t *p, const void *src, size_t n)
 {
-    const uint8_t *s = src;
-    if (n <= 16) {
-        if (n >= 8) {
-            memcpy(p, s, 8);
-            memcpy(p + n - 8, s + n - 8, 8);
-        } else if (n >= 4) {
-            memcpy(p, s, 4);
-            memcpy(p + n - 4, s + n - 4, 4);
-        } else if (n > 0) {
-            p[0] = s[0];
-            p[n / 2] = s[n / 2];
-            p[n - 1] = s[n - 1];
-        }
-        return p + n;
+    if (n < 32) {
+        wk__copy_short(p, src, n);
+    } else {
+        memcpy(p, src, n);
     }
-    memcpy(p, s, n);
     return p + n;
 }
 
@@ -237,7 +226,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
 /* A str header, inline for the short forms. */
 static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
 {
-    if (WK_MP_LIKELY(len < 32)) {
+    if (WK__LIKELY(len < 32)) {
         *o = (uint8_t)(0xa0u | len);
         return o + 1;
     }
@@ -248,7 +237,7 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
  * with `fail` when the buffer cannot grow. */
 #define ENC_ENSURE(need, fail)                                                               \
     do {                                                                                     \
-        if (WK_MP_UNLIKELY((size_t)(end - o) < (need))) {                                     \
+        if (WK__UNLIKELY((size_t)(end - o) < (need))) {                                     \
             o = enc_grow(out, o, (need));                                                    \
             if (o == NULL) {                                                                 \
                 return fail;                                                                 \
@@ -320,36 +309,6 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
     return o;
 }
 
-/* True when an omitempty field holds its empty value (same rule as wk__schema_field_empty). */
-static bool op_empty(const wk__mp_op *op, const uint8_t *p)
-{
-    switch ((wk_schema_kind)op->kind) {
-    case WK_SK_BOOL: return !*(const bool *)p;
-    case WK_SK_I8:
-    case WK_SK_U8: return *p == 0;
-    case WK_SK_I16:
-    case WK_SK_U16: return *(const uint16_t *)p == 0;
-    case WK_SK_I32:
-    case WK_SK_U32: return *(const uint32_t *)p == 0;
-    case WK_SK_I64:
-    case WK_SK_U64: return *(const uint64_t *)p == 0;
-    case WK_SK_F32: return *(const float *)p == 0.0f;
-    case WK_SK_F64: return *(const double *)p == 0.0;
-    case WK_SK_STR: {
-        const char *str = *(const char *const *)p;
-        return str == NULL || str[0] == '\0';
-    }
-    case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
-    case WK_SK_TIMESTAMP: {
-        const wk_timestamp *t = (const wk_timestamp *)p;
-        return t->sec == 0 && t->nsec == 0;
-    }
-    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
-    default: return false;
-    }
-}
-
 /* One field of a flat plan: its key, then its value. Returns the cursor or NULL (give up). */
 static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uint8_t *o,
                                                                 uint8_t **endp,
@@ -360,7 +319,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
     memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
-    if (WK_MP_UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
+    if (WK__UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
         memcpy(o, op->key, op->key_len);
     }
     o += op->key_len;
@@ -381,7 +340,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
             return (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
         }
         size_t len = strlen(str);
-        if (WK_MP_UNLIKELY(len > UINT32_MAX)) {
+        if (WK__UNLIKELY(len > UINT32_MAX)) {
             return NULL;
         }
         o = enc_str_header(o, len);
@@ -418,7 +377,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     const wk__mp_op *op = ix->mp_ops;
     const wk__mp_op *const op_end = op + ix->nfields;
     uint8_t *o;
-    if (WK_MP_LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
+    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
         o = out->data + out->len;
     } else {
         o = enc_grow(out, NULL, fixed);
@@ -432,7 +391,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
         o = wk_mp_encode_map_header(o, ix->nfields);
         for (; op < op_end; op++) {
             o = enc_field(out, o, &end, op, base, fixed);
-            if (WK_MP_UNLIKELY(o == NULL)) {
+            if (WK__UNLIKELY(o == NULL)) {
                 return false;
             }
         }
@@ -442,7 +401,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     uint64_t present = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < ix->nfields; i++) {
-        if ((op[i].flags & WK_OMITEMPTY) == 0 || !op_empty(&op[i], base + op[i].offset)) {
+        if ((op[i].flags & WK_OMITEMPTY) == 0 || !wk__schema_member_empty(op[i].kind, base + op[i].offset)) {
             present |= (uint64_t)1 << i;
             n++;
         }
@@ -453,7 +412,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
             continue;
         }
         o = enc_field(out, o, &end, op, base, fixed);
-        if (WK_MP_UNLIKELY(o == NULL)) {
+        if (WK__UNLIKELY(o == NULL)) {
             return false;
         }
     }
@@ -565,7 +524,7 @@ static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const c
 
 static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
 {
-    if (WK_MP_UNLIKELY(r->status != WK_OK)) {
+    if (WK__UNLIKELY(r->status != WK_OK)) {
         return r->status;
     }
     if (r->depth > 0) {
@@ -580,13 +539,13 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     } else if (r->pos == r->end) {
         return WK_ERR_EOF;
     }
-    if (WK_MP_UNLIKELY(r->pos == r->end)) {
+    if (WK__UNLIKELY(r->pos == r->end)) {
         return cur_fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
     const uint8_t *start = r->pos;
     const char *msg = NULL;
     wk_status st = wk__mp_token(&r->pos, r->end, ev, &msg);
-    if (WK_MP_UNLIKELY(st != WK_OK)) {
+    if (WK__UNLIKELY(st != WK_OK)) {
         return cur_fail(r, st, start, msg);
     }
     if (ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP) {
@@ -688,7 +647,7 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
 static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
 {
     char *d;
-    if (WK_MP_LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
+    if (WK__LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
         d = (char *)a->cur;
         a->cur += len + 1;
     } else {
@@ -773,7 +732,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 {
     uint8_t b = *p;
     size_t n;
-    if (WK_MP_LIKELY((b & 0xe0) == 0xa0)) {
+    if (WK__LIKELY((b & 0xe0) == 0xa0)) {
         n = b & 0x1fu;
         p += 1;
     } else if (b == 0xd9 && end - p >= 2) {
@@ -788,7 +747,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
     } else {
         return NULL;
     }
-    if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+    if (WK__UNLIKELY(n > (size_t)(end - p))) {
         return NULL;
     }
     *len = n;
@@ -887,7 +846,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
     if ((b & 0xe0) == 0xa0) {
         size_t n = b & 0x1fu;
         p++;
-        if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+        if (WK__UNLIKELY(n > (size_t)(end - p))) {
             return NULL;
         }
         bool nul = false;
@@ -942,7 +901,7 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
         is_map = ev.type == WK_EV_MAP;
     }
     uint64_t nkids = is_map ? 2 * (uint64_t)n : n;
-    if (WK_MP_UNLIKELY(nkids > (uint64_t)(end - p))) {
+    if (WK__UNLIKELY(nkids > (uint64_t)(end - p))) {
         return NULL; /* the token decoder's count check (fix forms) */
     }
     wk_value *kids = NULL;
@@ -1162,11 +1121,11 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
     const wk__mp_op *want = ops;
     uint64_t seen = 0;
     for (; n > 0; n--) {
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             return false;
         }
         const wk__mp_op *op;
-        if (WK_MP_LIKELY(want < ops_end &&
+        if (WK__LIKELY(want < ops_end &&
                          ((size_t)(end - p) >= 16
                               ? dec_key_is(want, p, end)
                               : (size_t)(end - p) >= want->key_len &&
@@ -1188,7 +1147,7 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
         }
         want = op + 1;
         seen |= op->reqmask;
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             return false;
         }
         uint8_t *dst = base + op->offset;
@@ -1232,7 +1191,7 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
         case WK_SK_VALUE: p = dec_value(p, end, in, (wk_value *)dst, a, vdepth); break;
         default: p = dec_other(op, p, end, base, a); break;
         }
-        if (WK_MP_UNLIKELY(p == NULL)) {
+        if (WK__UNLIKELY(p == NULL)) {
             return false;
         }
     }

@@ -9,6 +9,12 @@
  * count is no larger than the bytes left (a map's 2n elements each need a byte); 0xc1 is an
  * error; a timestamp extension (type -1) has 4, 8 or 12 bytes and nanoseconds below 1e9.
  * Checks made by the callers: nesting depth and, optionally, UTF-8 of strings.
+ *
+ * An internal interface of the msgpack module, documented here as such: besides the module's
+ * own files, the layers above MessagePack in the module graph (core <- msgpack <- schema,
+ * convert) may include it to read MessagePack bytes without a reader, as the schema module's
+ * fused decoder does. The contract is this header: wk__mp_token() and its messages; it never
+ * allocates and never reads outside [*pp, end).
  */
 #ifndef WK_MP_TOKEN_H
 #define WK_MP_TOKEN_H

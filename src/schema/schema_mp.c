@@ -22,6 +22,7 @@
  */
 #include "msgpack/mp_token.h"
 #include "schema/schema_decode_util.h"
+#include "value/value_build_core.h"
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
@@ -770,60 +771,6 @@ static inline void dec_node_head(wk_value *v, uint8_t type, uint8_t flags, uint3
 #endif
 }
 
-/* One wk_value node from its token, as the msgpack module's tree decoder builds it with
- * WK_VALUE_COPY_STRINGS (the same fields, the same copies). False: out of arena. */
-static bool dec_node_ev(wk_value *v, const wk_event *ev, wk_arena *a)
-{
-    switch (ev->type) {
-    case WK_EV_NIL:
-        dec_node_head(v, WK_VAL_NIL, 0, 0);
-        v->u.u = 0;
-        return true;
-    case WK_EV_BOOL:
-        dec_node_head(v, WK_VAL_BOOL, 0, 0);
-        v->u.u = 0;
-        v->u.b = ev->v.b;
-        return true;
-    case WK_EV_UINT:
-        dec_node_head(v, WK_VAL_UINT, 0, 0);
-        v->u.u = ev->v.u;
-        return true;
-    case WK_EV_INT:
-        dec_node_head(v, WK_VAL_INT, 0, 0);
-        v->u.i = ev->v.i;
-        return true;
-    case WK_EV_FLOAT:
-        dec_node_head(v, WK_VAL_FLOAT, ev->f32 ? WK_VALF_F32 : 0, 0);
-        v->u.f = ev->v.f;
-        return true;
-    case WK_EV_STR:
-    case WK_EV_BIN: {
-        char *c = dec_strdup(a, (const uint8_t *)ev->v.str.ptr, ev->v.str.len);
-        if (c == NULL) {
-            return false;
-        }
-        dec_node_head(v, ev->type == WK_EV_STR ? WK_VAL_STR : WK_VAL_BIN, WK_VALF_COPIED,
-                      (uint32_t)ev->v.str.len);
-        v->u.str = c;
-        return true;
-    }
-    case WK_EV_EXT: {
-        char *c = dec_strdup(a, ev->v.ext.ptr, ev->v.ext.len);
-        if (c == NULL) {
-            return false;
-        }
-        dec_node_head(v, WK_VAL_EXT, WK_VALF_COPIED, ev->v.ext.len);
-        v->ext_type = ev->v.ext.type;
-        v->u.str = c;
-        return true;
-    }
-    case WK_EV_TIMESTAMP:
-        dec_node_head(v, WK_VAL_TIMESTAMP, 0, ev->v.ts.nsec);
-        v->u.i = ev->v.ts.sec;
-        return true;
-    default: return false;
-    }
-}
 
 /* One child node of a wk_value container (p < end). The common forms are read inline; the
  * others through the token decoder. Returns the next byte, or NULL (a nested container is
@@ -867,7 +814,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         *deeper = true;
         return NULL;
     }
-    return dec_node_ev(v, &ev, a) ? p : NULL;
+    return wk__vb_node_from_event(v, &ev, true, a, &msg) == WK_OK ? p : NULL;
 }
 
 /* A wk_value field (p < end). A scalar or a container of scalars is built here, with no
@@ -895,7 +842,7 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
             return NULL;
         }
         if (ev.type != WK_EV_MAP && ev.type != WK_EV_ARRAY) {
-            return dec_node_ev(dst, &ev, a) ? p : NULL;
+            return wk__vb_node_from_event(dst, &ev, true, a, &msg) == WK_OK ? p : NULL;
         }
         n = ev.v.count; /* checked against the remaining bytes */
         is_map = ev.type == WK_EV_MAP;
@@ -906,16 +853,9 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
     }
     wk_value *kids = NULL;
     if (nkids != 0) {
-        uintptr_t q = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;
-        size_t size = (size_t)nkids * sizeof(wk_value);
-        if (a->cur != NULL && q <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - q)) {
-            a->cur = (uint8_t *)q + size;
-            kids = (wk_value *)q;
-        } else {
-            kids = wk_arena_alloc(a, size, 8);
-            if (kids == NULL) {
-                return NULL;
-            }
+        kids = wk__vb_alloc(a, (size_t)nkids * sizeof(wk_value));
+        if (kids == NULL) {
+            return NULL;
         }
     }
     for (uint64_t k = 0; k < nkids; k++) {

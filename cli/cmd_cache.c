@@ -88,7 +88,7 @@ static int print_value(const wk_value *v)
     wk_buf out;
     wk_buf_init(&out, NULL, 0);
     wk_error err;
-    if (wk_json_write_value(v, &out, NULL, &err) != WK_OK) {
+    if (wk_json_encode_value(v, NULL, &out, &err) != WK_OK) {
         wk_buf_free(&out);
         return wk_cli_fail_at("cannot show the value as JSON", &err);
     }
@@ -100,7 +100,7 @@ static int print_value(const wk_value *v)
 
 static int op_get(cache_cli *c, const char *id)
 {
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     wk_error err;
     wk_status st = wk_cache_get(c->cache, &c->schema, id, strlen(id), NULL, NULL, &r, &err);
     if (st == WK_ERR_NOT_FOUND) {
@@ -113,8 +113,8 @@ static int op_get(cache_cli *c, const char *id)
     if (st != WK_OK) {
         return wk_cli_fail_at("get", &err);
     }
-    int rc = print_value(wk_cache_ref_object(r));
-    wk_cache_ref_release(r);
+    int rc = print_value(wk_cache_entry_object(r));
+    wk_cache_entry_unref(r);
     return rc;
 }
 
@@ -125,7 +125,7 @@ static int op_put(cache_cli *c, const char *id, const char *json, size_t len)
     wk_value *v = NULL;
     wk_error err;
     int rc = WK_EXIT_OK;
-    if (wk_json_decode(json, len, NULL, &arena, NULL, &v, NULL, &err) != WK_OK) {
+    if (wk_json_decode_value(json, len, NULL, &arena, &v, NULL, &err) != WK_OK) {
         rc = wk_cli_fail_at("put: invalid JSON", &err);
     } else if (wk_cache_put(c->cache, &c->schema, id, strlen(id), v, c->ttl_ms, &err) != WK_OK) {
         rc = wk_cli_fail_at("put", &err);
@@ -288,7 +288,7 @@ static int open_cache(cache_cli *c)
         o.channel = c->channel;
         o.no_subscribe = true; /* a one-shot command has nothing to keep fresh */
         o.pool = 1;
-        if (wk_redis_store_open(&o, &c->store, &err) != WK_OK) {
+        if (wk_redis_store_new(&o, &c->store, &err) != WK_OK) {
             return wk_cli_fail("%s", err.msg);
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
@@ -299,7 +299,7 @@ static int open_cache(cache_cli *c)
         return wk_cli_fail("this wirekit was built without Redis support (hiredis)");
 #endif
     }
-    if (wk_cache_create(&cfg, &c->cache, &err) != WK_OK) {
+    if (wk_cache_new(&cfg, &c->cache, &err) != WK_OK) {
         return wk_cli_fail("%s", err.msg);
     }
     return WK_EXIT_OK;
@@ -307,11 +307,11 @@ static int open_cache(cache_cli *c)
 
 static void close_cache(cache_cli *c)
 {
-    wk_cache_destroy(c->cache);
+    wk_cache_free(c->cache);
 #ifdef WK_CLI_HAVE_REDIS
-    wk_redis_store_close(c->store);
+    wk_redis_store_free(c->store);
 #endif
-    wk_schema_release(&c->schema);
+    wk_schema_unprepare(&c->schema);
 }
 
 static int run(int argc, char **argv)

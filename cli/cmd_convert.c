@@ -96,7 +96,7 @@ static int run(int argc, char **argv)
     wk_status st;
     const char *what;
     wk_json_write_opts wo = {WK_JSON_WRITE_NEWLINE | (pretty ? WK_JSON_WRITE_PRETTY : 0u), 0};
-    wk_json_read_opts ro = {WK_JSON_READ_MULTI, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};
     if (from == FMT_JSON && to == FMT_MSGPACK) {
         what = "cannot convert JSON to MessagePack";
         st = wk_json_to_msgpack(in, len, &ro, &out, &err);
@@ -107,7 +107,7 @@ static int run(int argc, char **argv)
         /* JSON reformatted: reader straight into the writer. */
         what = "cannot reformat JSON";
         wk_json_reader r;
-        wk_json_reader_init(&r, in, len, &ro, NULL, NULL);
+        wk_json_reader_init(&r, in, len, &ro, NULL);
         wk_json_writer w;
         wk_json_writer_init(&w, &out, &wo);
         wk_source src;
@@ -137,7 +137,7 @@ static int run(int argc, char **argv)
             st = fin;
             err = e2;
         }
-        wk_mp_reader_release(&r);
+        wk_mp_reader_free(&r);
     }
     free(in);
     if (st != WK_OK) {

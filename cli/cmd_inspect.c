@@ -80,7 +80,7 @@ typedef struct level {
     uint64_t seen;
 } level;
 
-static int inspect(const uint8_t *data, size_t len, const wk_mp_reader_opts *opts)
+static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
 {
     wk_mp_reader r;
     wk_mp_reader_init(&r, data, len, opts);
@@ -167,7 +167,7 @@ static int inspect(const uint8_t *data, size_t len, const wk_mp_reader_opts *opt
 
 static int run(int argc, char **argv)
 {
-    wk_mp_reader_opts opts = {0};
+    wk_read_opts opts = {0};
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
@@ -175,7 +175,7 @@ static int run(int argc, char **argv)
             return WK_EXIT_OK;
         }
         if (strcmp(argv[i], "--strict-utf8") == 0) {
-            opts.strict_utf8 = true;
+            opts.flags |= WK_READ_STRICT_UTF8;
         } else if (strcmp(argv[i], "--max-depth") == 0 && i + 1 < argc) {
             char *end = NULL;
             unsigned long v = strtoul(argv[++i], &end, 10);

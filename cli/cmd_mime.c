@@ -170,7 +170,7 @@ static int run(int argc, char **argv)
             fwrite(r.ptr, 1, r.len, stdout);
             fputc('\n', stdout);
         }
-        wk_mt_release(&mt);
+        wk_mt_free(&mt);
     }
     return status;
 }

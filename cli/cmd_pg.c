@@ -99,7 +99,7 @@ static int query(const char *dsn, bool msgpack, const char *sql, char **params, 
     wk_error err = {0};
     if (wk_pq_connect(dsn, NULL, &conn, &err) != WK_OK) {
         int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return rc;
     }
     wk_pq_param *p = calloc((size_t)nparams + 1, sizeof *p);
@@ -107,7 +107,7 @@ static int query(const char *dsn, bool msgpack, const char *sql, char **params, 
     if (p == NULL || s == NULL) {
         free(p);
         free(s);
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return wk_cli_fail("out of memory");
     }
     for (int i = 0; i < nparams; i++) {
@@ -128,7 +128,7 @@ static int query(const char *dsn, bool msgpack, const char *sql, char **params, 
     PQclear(res);
     free(p);
     free(s);
-    wk_pq_close(conn);
+    wk_pq_conn_free(conn);
     return rc;
 }
 

@@ -53,11 +53,11 @@ static uint64_t run_hits(bctx *b, uint64_t iters, unsigned salt)
     unsigned k = salt;
     for (uint64_t i = 0; i < iters; i++) {
         k = (k + 7) % NKEYS;
-        wk_cache_ref *r = NULL;
+        wk_cache_entry *r = NULL;
         if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
                          &r, NULL) == WK_OK) {
-            sum += (uint64_t)((const seed_user *)wk_cache_ref_object(r))->age;
-            wk_cache_ref_release(r);
+            sum += (uint64_t)((const seed_user *)wk_cache_entry_object(r))->age;
+            wk_cache_entry_unref(r);
         }
     }
     return sum;
@@ -99,11 +99,11 @@ static uint64_t redis_get(void *arg, uint64_t iters)
     for (uint64_t i = 0; i < iters; i++) {
         unsigned k = (unsigned)(i % NKEYS);
         uint64_t t0 = wk_bench_now_ns();
-        wk_cache_ref *r = NULL;
+        wk_cache_entry *r = NULL;
         if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
                          &r, NULL) == WK_OK) {
-            sum += (uint64_t)((const seed_user *)wk_cache_ref_object(r))->age;
-            wk_cache_ref_release(r);
+            sum += (uint64_t)((const seed_user *)wk_cache_entry_object(r))->age;
+            wk_cache_entry_unref(r);
         }
         if (b->lat != NULL && b->nlat < 200000) {
             b->lat[b->nlat++] = wk_bench_now_ns() - t0;
@@ -117,7 +117,7 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
     bctx *b = arg;
     uint64_t sum = 0;
     wk_cache_keyref ids[BATCH];
-    wk_cache_ref *refs[BATCH];
+    wk_cache_entry *refs[BATCH];
     wk_status sts[BATCH];
     for (uint64_t i = 0; i < iters; i += BATCH) {
         for (unsigned j = 0; j < BATCH; j++) {
@@ -128,8 +128,8 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
         if (wk_cache_get_many(b->c, &seed_user_schema, BATCH, ids, seed_loader, NULL, refs, sts,
                               NULL) == WK_OK) {
             for (unsigned j = 0; j < BATCH; j++) {
-                sum += (uint64_t)((const seed_user *)wk_cache_ref_object(refs[j]))->age;
-                wk_cache_ref_release(refs[j]);
+                sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
+                wk_cache_entry_unref(refs[j]);
             }
         }
     }
@@ -191,10 +191,10 @@ static void redis_cases(wk_bench *b, bctx *ctx)
     o.command_timeout_ms = 2000;
     wk_redis_store *store = NULL;
     wk_error err;
-    if (wk_redis_store_open(&o, &store, &err) != WK_OK ||
+    if (wk_redis_store_new(&o, &store, &err) != WK_OK ||
         wk_redis_store_ping(store, &err) != WK_OK) {
         wk_bench_say(b, "cache: Redis cases skipped (%s at %s)", err.msg, url);
-        wk_redis_store_close(store);
+        wk_redis_store_free(store);
         return;
     }
     wk_cache_config cfg = {0};
@@ -202,7 +202,7 @@ static void redis_cases(wk_bench *b, bctx *ctx)
     cfg.store = wk_redis_store_iface(store);
     cfg.flags = WK_CACHE_NO_LOCAL;
     wk_cache *c = NULL;
-    wk_cache_create(&cfg, &c, NULL);
+    wk_cache_new(&cfg, &c, NULL);
     ctx->c = c;
     /* Fill Redis once (loads), then every get is a Redis hit. */
     redis_get(ctx, NKEYS);
@@ -250,8 +250,8 @@ static void redis_cases(wk_bench *b, bctx *ctx)
         wk_bench_record(b, "redis get pipelined x16", "redis-benchmark", 1e9 / rps, 72, 0,
                         "separate process, -c 1 -P 16");
     }
-    wk_cache_destroy(c);
-    wk_redis_store_close(store);
+    wk_cache_free(c);
+    wk_redis_store_free(store);
     free(ctx->lat);
     ctx->lat = NULL;
 }
@@ -268,7 +268,7 @@ int wk_bench_suite_cache(wk_bench *b)
     wk_cache_config cfg = {0};
     cfg.max_entries = 10 * NKEYS;
     cfg.local_ttl_ms = 3600 * 1000;
-    wk_cache_create(&cfg, &ctx->c, NULL);
+    wk_cache_new(&cfg, &ctx->c, NULL);
     run_hits(ctx, NKEYS, 0); /* load everything once */
     wk_cache_stats st;
     wk_cache_get_stats(ctx->c, &st);
@@ -286,7 +286,7 @@ int wk_bench_suite_cache(wk_bench *b)
         wk_bench_fail(b, "cache: hits called the loader (%llu loads)",
                       (unsigned long long)st.loads);
     }
-    wk_cache_destroy(ctx->c);
+    wk_cache_free(ctx->c);
     redis_cases(b, ctx);
     free(ctx);
     return 0;

@@ -30,8 +30,7 @@ static uint64_t wk_parse(void *arg, uint64_t iters)
     uint64_t acc = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_arena_reset(&c->arena);
-        wk_status st = wk_json_decode(c->in.data, c->in.len, NULL, &c->arena, NULL, &c->root,
-                                      NULL, NULL);
+        wk_status st = wk_json_decode_value(c->in.data, c->in.len, NULL, &c->arena, &c->root, NULL, NULL);
         acc += st == WK_OK;
     }
     return acc;
@@ -48,7 +47,7 @@ static uint64_t wk_stringify(void *arg, uint64_t iters)
     uint64_t acc = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_buf_clear(&c->out);
-        wk_json_write_value(c->root, &c->out, NULL, NULL);
+        wk_json_encode_value(c->root, NULL, &c->out, NULL);
         acc += c->out.len;
     }
     return acc;
@@ -63,7 +62,7 @@ static uint64_t wk_seed_encode(void *arg, uint64_t iters)
         wk_buf_init_fixed(&out, c->buf, sizeof c->buf);
         wk_json_writer w;
         wk_json_writer_init(&w, &out, NULL);
-        wk_json_writer_begin_object(&w);
+        wk_json_writer_begin_map(&w);
         wk_json_writer_key(&w, "username", 8);
         wk_json_writer_str(&w, s->username, strlen(s->username));
         wk_json_writer_key(&w, "password", 8);
@@ -73,7 +72,7 @@ static uint64_t wk_seed_encode(void *arg, uint64_t iters)
         wk_json_writer_key(&w, "enabled", 7);
         wk_json_writer_bool(&w, s->enabled);
         wk_json_writer_key(&w, "metadata", 8);
-        wk_json_writer_begin_object(&w);
+        wk_json_writer_begin_map(&w);
         wk_json_writer_key(&w, "hello", 5);
         wk_json_writer_str(&w, s->hello, strlen(s->hello));
         wk_json_writer_key(&w, "int", 3);
@@ -97,7 +96,7 @@ static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
     const char *k, *v;
     size_t kn, vn;
     wk_status st;
-    if (wk_json_reader_begin_object(r) != WK_OK) {
+    if (wk_json_reader_begin_map(r) != WK_OK) {
         return false;
     }
     while ((st = wk_json_reader_key(r, &k, &kn)) == WK_OK) {
@@ -120,7 +119,7 @@ static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
                 return false;
             }
         } else if (name_is(k, kn, "metadata", 8)) {
-            if (wk_json_reader_begin_object(r) != WK_OK) {
+            if (wk_json_reader_begin_map(r) != WK_OK) {
                 return false;
             }
             while ((st = wk_json_reader_key(r, &k, &kn)) == WK_OK) {
@@ -137,7 +136,7 @@ static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
                     return false;
                 }
             }
-            if (st != WK_ERR_EOF) {
+            if (st != WK_ERR_STATE || wk_json_reader_end(r) != WK_OK) {
                 return false;
             }
         } else {
@@ -145,7 +144,8 @@ static bool wk_seed_read(wk_json_reader *r, jb_seed *s)
         }
     }
     wk_event end;
-    return st == WK_ERR_EOF && wk_json_reader_next(r, &end) == WK_ERR_EOF;
+    return st == WK_ERR_STATE && wk_json_reader_end(r) == WK_OK &&
+           wk_json_reader_next(r, &end) == WK_ERR_EOF;
 }
 
 static uint64_t wk_seed_decode(void *arg, uint64_t iters)
@@ -154,7 +154,7 @@ static uint64_t wk_seed_decode(void *arg, uint64_t iters)
     uint64_t ok = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_json_reader r;
-        wk_json_reader_init(&r, c->json.data, c->json.len, NULL, NULL, NULL);
+        wk_json_reader_init(&r, c->json.data, c->json.len, NULL, NULL);
         ok += wk_seed_read(&r, &c->out);
         wk_json_reader_free(&r);
     }
@@ -179,7 +179,7 @@ static void check_dump(wk_bench *b, const char *what, const char *impl, char *du
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
-    if (dump == NULL || wk_json_decode(dump, n, NULL, &a, NULL, &v, NULL, NULL) != WK_OK) {
+    if (dump == NULL || wk_json_decode_value(dump, n, NULL, &a, &v, NULL, NULL) != WK_OK) {
         wk_bench_fail(b, "%s: %s output does not parse", what, impl);
     } else if (exact ? !wk_value_equal(v, want) : (v->type != want->type || v->len != want->len)) {
         wk_bench_fail(b, "%s: %s output is not the same document", what, impl);

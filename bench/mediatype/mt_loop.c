@@ -39,7 +39,7 @@ int main(int argc, char **argv)
             wk_mt_parse(v, len, 0, &mt, NULL);
             sum += mt.nparams + mt.id;
         } else if (kind == 1) {
-            wk_mt_release(&mt);
+            wk_mt_free(&mt);
             wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL);
             sum += r.len;
         } else {
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
             sum += out.len;
         }
     }
-    wk_mt_release(&mt);
+    wk_mt_free(&mt);
     printf("%lu\n", sum);
     return 0;
 }

@@ -5,7 +5,7 @@
  *     event path (reader -> wk_value_decode), msgpack-c's msgpack_unpack_next into its
  *     object tree (zone reused per op). Strings are views into the input for all.
  *   validate: wk_mp_check (depth-limited, all checks) and msgpuck's mp_check.
- *   encode: the decoded tree back to bytes; wirekit's wk_mp_write_value and msgpack-c's
+ *   encode: the decoded tree back to bytes; wirekit's wk_mp_writer_value and msgpack-c's
  *     msgpack_pack_object. Both outputs must equal the input bytes (checked).
  */
 #include <msgpack.h>
@@ -34,7 +34,7 @@ static uint64_t run_wk_tree(void *arg, uint64_t iters)
     for (uint64_t i = 0; i < iters; i++) {
         wk_arena_reset(&c->arena);
         wk_value *v = NULL;
-        if (wk_mp_decode_value(c->mp, c->len, NULL, NULL, &c->arena, &v, NULL, NULL) == WK_OK) {
+        if (wk_mp_decode_value(c->mp, c->len, NULL, &c->arena, &v, NULL, NULL) == WK_OK) {
             sum += v->len;
         }
     }
@@ -52,10 +52,10 @@ static uint64_t run_wk_tree_generic(void *arg, uint64_t iters)
         wk_source src;
         wk_mp_reader_source(&r, &src);
         wk_value *v = NULL;
-        if (wk_value_decode(&src, &c->arena, NULL, &v, NULL) == WK_OK) {
+        if (wk_value_decode(&src, NULL, &c->arena, &v, NULL) == WK_OK) {
             sum += v->len;
         }
-        wk_mp_reader_release(&r);
+        wk_mp_reader_free(&r);
     }
     return sum;
 }
@@ -161,8 +161,8 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
     wk_mp_reader_source(&r, &src);
     size_t off = 0;
     const char *q = (const char *)c.mp;
-    if (wk_mp_decode_value(c.mp, c.len, NULL, NULL, &check_arena, &c.tree, NULL, NULL) != WK_OK ||
-        wk_value_decode(&src, &check_arena, NULL, &generic, NULL) != WK_OK ||
+    if (wk_mp_decode_value(c.mp, c.len, NULL, &check_arena, &c.tree, NULL, NULL) != WK_OK ||
+        wk_value_decode(&src, NULL, &check_arena, &generic, NULL) != WK_OK ||
         !wk_value_equal(c.tree, generic) || wk_mp_check(c.mp, c.len, NULL, NULL, NULL) != WK_OK ||
         mp_check(&q, q + c.len) != 0 ||
         msgpack_unpack_next(&c.up, (const char *)c.mp, c.len, &off) != MSGPACK_UNPACK_SUCCESS ||
@@ -170,7 +170,7 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
         wk_bench_fail(b, "%s: an implementation rejected the corpus or trees differ", base);
         rc = 1;
     }
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     if (rc == 0) {
         wk_buf_clear(&c.out);
         msgpack_sbuffer_clear(&c.sb);
@@ -214,7 +214,7 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
         s.case_name = cname[2];
         s.impl = "wirekit";
         s.fn = run_wk_encode;
-        s.note = "wk_mp_write_value";
+        s.note = "wk_mp_writer_value";
         wk_bench_run(b, &s);
         s.impl = "msgpack-c";
         s.fn = run_mc_encode;

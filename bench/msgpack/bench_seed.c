@@ -52,21 +52,21 @@ static size_t wk_encode(wk_buf *buf, const record *r)
     wk_buf_clear(buf);
     wk_mp_writer w;
     wk_mp_writer_init(&w, buf);
-    wk_mp_write_map(&w, 5);
-    wk_mp_write_str(&w, "username", 8);
-    wk_mp_write_str(&w, r->username, r->username_len);
-    wk_mp_write_str(&w, "password", 8);
-    wk_mp_write_str(&w, r->password, r->password_len);
-    wk_mp_write_str(&w, "age", 3);
-    wk_mp_write_int(&w, r->age);
-    wk_mp_write_str(&w, "enabled", 7);
-    wk_mp_write_bool(&w, r->enabled);
-    wk_mp_write_str(&w, "metadata", 8);
-    wk_mp_write_map(&w, 2);
-    wk_mp_write_str(&w, "hello", 5);
-    wk_mp_write_str(&w, r->hello, r->hello_len);
-    wk_mp_write_str(&w, "int", 3);
-    wk_mp_write_int(&w, r->meta_int);
+    wk_mp_writer_begin_map(&w, 5);
+    wk_mp_writer_str(&w, "username", 8);
+    wk_mp_writer_str(&w, r->username, r->username_len);
+    wk_mp_writer_str(&w, "password", 8);
+    wk_mp_writer_str(&w, r->password, r->password_len);
+    wk_mp_writer_str(&w, "age", 3);
+    wk_mp_writer_int(&w, r->age);
+    wk_mp_writer_str(&w, "enabled", 7);
+    wk_mp_writer_bool(&w, r->enabled);
+    wk_mp_writer_str(&w, "metadata", 8);
+    wk_mp_writer_begin_map(&w, 2);
+    wk_mp_writer_str(&w, "hello", 5);
+    wk_mp_writer_str(&w, r->hello, r->hello_len);
+    wk_mp_writer_str(&w, "int", 3);
+    wk_mp_writer_int(&w, r->meta_int);
     if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
         return 0;
     }
@@ -167,7 +167,7 @@ static bool wk_decode(const uint8_t *p, size_t n, record *r)
     wk_mp_reader rd;
     wk_mp_reader_init(&rd, p, n, NULL);
     uint32_t count;
-    if (wk_mp_read_map(&rd, &count) != WK_OK) {
+    if (wk_mp_reader_begin_map(&rd, &count) != WK_OK) {
         return false;
     }
     unsigned seen = 0;
@@ -175,54 +175,54 @@ static bool wk_decode(const uint8_t *p, size_t n, record *r)
         const char *k;
         size_t kn;
         size_t vn;
-        if (wk_mp_read_str(&rd, &k, &kn) != WK_OK) {
+        if (wk_mp_reader_str(&rd, &k, &kn) != WK_OK) {
             return false;
         }
         if (KEY_IS(k, kn, "username")) {
-            if (wk_mp_read_str(&rd, &r->username, &vn) != WK_OK) {
+            if (wk_mp_reader_str(&rd, &r->username, &vn) != WK_OK) {
                 return false;
             }
             r->username_len = (uint32_t)vn;
             seen |= F_USERNAME;
         } else if (KEY_IS(k, kn, "password")) {
-            if (wk_mp_read_str(&rd, &r->password, &vn) != WK_OK) {
+            if (wk_mp_reader_str(&rd, &r->password, &vn) != WK_OK) {
                 return false;
             }
             r->password_len = (uint32_t)vn;
             seen |= F_PASSWORD;
         } else if (KEY_IS(k, kn, "age")) {
-            if (wk_mp_read_int(&rd, &r->age) != WK_OK) {
+            if (wk_mp_reader_int(&rd, &r->age) != WK_OK) {
                 return false;
             }
             seen |= F_AGE;
         } else if (KEY_IS(k, kn, "enabled")) {
-            if (wk_mp_read_bool(&rd, &r->enabled) != WK_OK) {
+            if (wk_mp_reader_bool(&rd, &r->enabled) != WK_OK) {
                 return false;
             }
             seen |= F_ENABLED;
         } else if (KEY_IS(k, kn, "metadata")) {
             uint32_t mc;
-            if (wk_mp_read_map(&rd, &mc) != WK_OK) {
+            if (wk_mp_reader_begin_map(&rd, &mc) != WK_OK) {
                 return false;
             }
             for (uint32_t j = 0; j < mc; j++) {
-                if (wk_mp_read_str(&rd, &k, &kn) != WK_OK) {
+                if (wk_mp_reader_str(&rd, &k, &kn) != WK_OK) {
                     return false;
                 }
                 if (KEY_IS(k, kn, "hello")) {
-                    if (wk_mp_read_str(&rd, &r->hello, &vn) != WK_OK) {
+                    if (wk_mp_reader_str(&rd, &r->hello, &vn) != WK_OK) {
                         return false;
                     }
                     r->hello_len = (uint32_t)vn;
                 } else if (KEY_IS(k, kn, "int")) {
-                    if (wk_mp_read_int(&rd, &r->meta_int) != WK_OK) {
+                    if (wk_mp_reader_int(&rd, &r->meta_int) != WK_OK) {
                         return false;
                     }
                 } else if (wk_mp_reader_skip(&rd) != WK_OK) {
                     return false;
                 }
             }
-            if (wk_mp_read_end(&rd) != WK_OK) {
+            if (wk_mp_reader_end(&rd) != WK_OK) {
                 return false;
             }
             seen |= F_METADATA;
@@ -232,7 +232,7 @@ static bool wk_decode(const uint8_t *p, size_t n, record *r)
     }
     /* Close the map, and nothing may follow the record. */
     wk_event ev;
-    return wk_mp_read_end(&rd) == WK_OK && wk_mp_reader_next(&rd, &ev) == WK_ERR_EOF &&
+    return wk_mp_reader_end(&rd) == WK_OK && wk_mp_reader_next(&rd, &ev) == WK_ERR_EOF &&
            seen == F_ALL;
 }
 
@@ -587,7 +587,7 @@ int wk_bench_msgpack_seed(wk_bench *b)
     }
 
     wk_bench_spec s = {"seed encode", "wirekit", run_wk_encode, &c, SEED_ITERS, SEED_SIZE,
-                       "writer: wk_mp_write_*, checked per call, sticky error"};
+                       "writer: wk_mp_writer_*, checked per call, sticky error"};
     wk_bench_run(b, &s);
     s.impl = "wirekit-presized";
     s.fn = run_wk_encode_presized;
@@ -605,7 +605,7 @@ int wk_bench_msgpack_seed(wk_bench *b)
     s.case_name = "seed decode";
     s.impl = "wirekit";
     s.fn = run_wk_decode;
-    s.note = "typed reads (wk_mp_read_*), validate as they read";
+    s.note = "typed reads (wk_mp_reader_*), validate as they read";
     wk_bench_run(b, &s);
     s.impl = "msgpuck";
     s.fn = run_mpk_decode;

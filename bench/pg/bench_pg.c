@@ -36,10 +36,10 @@ static const wk_pg_decoder *dec_of(seed *s, wk_pg_oid oid, wk_pg_format f, wk_pg
 static const wk_pg_encoder *enc_of(seed *s, wk_pg_kind k, wk_pg_kind ek, wk_pg_encoder *tmp)
 {
     if (!s->scan) {
-        return k == WK_PG_KIND_ARRAY ? wk_pg_registry_find_array_encoder(s->reg, ek, WK_PG_BINARY)
-                                     : wk_pg_registry_find_encoder(s->reg, k, WK_PG_BINARY);
+        return k == WK_PG_KIND_ARRAY ? wk_pg_registry_find_array_encoder(s->reg, WK_PG_BINARY, ek)
+                                     : wk_pg_registry_find_encoder(s->reg, WK_PG_BINARY, k);
     }
-    return wk_pg_registry_scan_encoder(s->reg, k, ek, WK_PG_BINARY, tmp) ? tmp : NULL;
+    return wk_pg_registry_scan_encoder(s->reg, WK_PG_BINARY, k, ek, tmp) ? tmp : NULL;
 }
 
 /* ---- the 9 decodes ---- */
@@ -306,7 +306,7 @@ static int part2(wk_bench *b, const wk_pg_registry *base)
         wk_bench_spec s = {names[c], "wirekit", run_lookup, &l, wk_bench_quick(b) ? 2 : 0, 0,
                            "one op = 32 decoder lookups (16 direct, 16 hashed)"};
         wk_bench_run(b, &s);
-        wk_pg_registry_release(r);
+        wk_pg_registry_unref(r);
     }
     return 0;
 }
@@ -320,7 +320,7 @@ int wk_bench_suite_pg(wk_bench *b)
     }
     int rc = part1(b, reg);
     rc |= part2(b, reg);
-    wk_pg_registry_release(reg);
+    wk_pg_registry_unref(reg);
 #ifdef WK_BENCH_PG_RESULT
     rc |= wk_bench_pg_result(b);
 #else

@@ -163,7 +163,7 @@ int wk_bench_pg_result(wk_bench *b)
     wk_error err = {0};
     if (wk_pq_connect(dsn, NULL, &conn, &err) != WK_OK) {
         wk_bench_fail(b, "pg result decode: cannot connect: %s", wk_pq_conn_message(conn));
-        wk_pq_close(conn);
+        wk_pq_conn_free(conn);
         return 1;
     }
     PGconn *pg = wk_pq_pgconn(conn);
@@ -213,6 +213,6 @@ int wk_bench_pg_result(wk_bench *b)
     wk_pg_plan_free(plan);
     PQclear(c.bin);
     PQclear(c.text);
-    wk_pq_close(conn);
+    wk_pq_conn_free(conn);
     return rc;
 }

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    wk_json_read_opts ro = {WK_JSON_READ_MULTI, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};
     wk_buf compact, mp, back;
     wk_buf_init(&compact, NULL, 0);
     wk_buf_init(&mp, NULL, 0);
@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* The compact form: JSON reader straight into the JSON writer. */
     wk_json_reader r;
-    wk_json_reader_init(&r, data, size, &ro, NULL, NULL);
+    wk_json_reader_init(&r, data, size, &ro, NULL);
     wk_json_writer w;
     wk_json_writer_init(&w, &compact, NULL);
     wk_source src;

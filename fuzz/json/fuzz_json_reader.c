@@ -13,7 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const unsigned MODES[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_JSON_READ_COPY_STRINGS,
+static const unsigned MODES[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_READ_COPY_STRINGS,
                                  WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF,
                                  WK_JSON_READ_ALLOW_TRAILING};
 
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     unsigned flags = MODES[data[0] % (sizeof MODES / sizeof MODES[0])];
-    wk_json_read_opts ro = {flags, (uint32_t)(data[0] >> 4) * 8 + 1};
+    wk_read_opts ro = {.flags = flags, .max_depth = (uint32_t)(data[0] >> 4) * 8 + 1};
     data++;
     size--;
 
@@ -32,15 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_arena_init(&a2, NULL, 64u << 20);
     wk_value *fused = NULL, *generic = NULL;
     size_t used = 0;
-    wk_status s1 = wk_json_decode(data, size, &ro, &a1, NULL, &fused, &used, NULL);
+    wk_status s1 = wk_json_decode_value(data, size, &ro, &a1, &fused, &used, NULL);
 
     wk_json_reader r;
-    wk_json_reader_init(&r, data, size, &ro, &a2, NULL);
+    wk_json_reader_init(&r, data, size, &ro, &a2);
     wk_source src;
     wk_json_reader_source(&r, &src);
-    wk_value_opts vo = {(flags & WK_JSON_READ_COPY_STRINGS) ? WK_VALUE_COPY_STRINGS : 0u,
-                        ro.max_depth};
-    wk_status s2 = wk_value_decode(&src, &a2, &vo, &generic, NULL);
+    wk_read_opts vo = {.flags = (flags & WK_READ_COPY_STRINGS) ? WK_READ_COPY_STRINGS : 0u, .max_depth = ro.max_depth};
+    wk_status s2 = wk_value_decode(&src, &vo, &a2, &generic, NULL);
     if (s2 == WK_OK) {
         wk_event ev;
         s2 = wk_json_reader_next(&r, &ev);
@@ -55,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_buf out, out2;
         wk_buf_init(&out, NULL, 0);
         wk_buf_init(&out2, NULL, 0);
-        wk_status w1 = wk_json_write_value(fused, &out, &wo, NULL);
+        wk_status w1 = wk_json_encode_value(fused, &wo, &out, NULL);
         wk_json_writer w;
         wk_json_writer_init(&w, &out2, &wo);
         wk_sink sink;
@@ -70,11 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         }
         if (w1 == WK_OK) {
-            wk_json_read_opts back = {(flags & WK_JSON_READ_RAW_NUMBERS) | WK_JSON_READ_NAN_INF,
-                                      0};
+            wk_read_opts back = {.flags = (flags & WK_JSON_READ_RAW_NUMBERS) | WK_JSON_READ_NAN_INF, .max_depth = 0};
             wk_value *again = NULL;
             wk_arena_reset(&a2);
-            if (wk_json_decode(out.data, out.len, &back, &a2, NULL, &again, NULL, NULL) != WK_OK ||
+            if (wk_json_decode_value(out.data, out.len, &back, &a2, &again, NULL, NULL) != WK_OK ||
                 !wk_value_equal(fused, again)) {
                 __builtin_trap();
             }

@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_text_slice r;
         check(wk_mt_render(&a, style, NULL, &r, NULL) == WK_OK);
         check(r.len == s1.len && memcmp(r.ptr, s1.data, r.len) == 0);
-        wk_mt_release(&a);
+        wk_mt_free(&a);
         wk_buf_free(&s1);
         wk_buf_free(&s2);
     }

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0) {
         return 0;
     }
-    wk_mp_reader_opts opts = {.strict_utf8 = (data[0] & 1) != 0,
+    wk_read_opts opts = {.flags = (data[0] & 1) != 0 ? WK_READ_STRICT_UTF8 : 0u,
                               .max_depth = (data[0] & 2) != 0 ? 8u : 0u};
     data++;
     size--;
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     wk_error rerr;
     wk_mp_reader_error(&r, &rerr);
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
 
     /* 2. validate-only */
     size_t count = 0;
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while ((st = wk_mp_reader_skip(&r)) == WK_OK) {
         skipped++;
     }
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     if ((st == WK_ERR_EOF) != (vst == WK_OK) || (vst == WK_OK && skipped != count)) {
         abort();
     }
@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* shortest forms: never longer than the input */
         }
         wk_buf_free(&out);
-        wk_mp_reader_release(&r);
+        wk_mp_reader_free(&r);
     }
     return 0;
 }

@@ -18,10 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0) {
         return 0;
     }
-    unsigned flags = (data[0] & 1) != 0 ? WK_VALUE_COPY_STRINGS : 0;
-    wk_mp_reader_opts ropts = {.strict_utf8 = (data[0] & 2) != 0,
-                               .max_depth = (data[0] & 4) != 0 ? 8u : 0u};
-    wk_value_opts vopts = {.flags = flags, .max_depth = ropts.max_depth};
+    unsigned flags = (data[0] & 1) != 0 ? WK_READ_COPY_STRINGS : 0;
+    wk_read_opts ropts = {.flags = (data[0] & 2) != 0 ? WK_READ_STRICT_UTF8 : 0u,
+                          .max_depth = (data[0] & 4) != 0 ? 8u : 0u};
+    wk_read_opts vopts = {.flags = flags, .max_depth = ropts.max_depth};
+    wk_read_opts fopts = {.flags = ropts.flags | flags, .max_depth = ropts.max_depth};
     data++;
     size--;
     size_t cap = 64 * size + (1u << 16);
@@ -31,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_value *fused = NULL;
     size_t used = 0;
     wk_error ferr;
-    wk_status fst = wk_mp_decode_value(data, size, &ropts, &vopts, &a1, &fused, &used, &ferr);
+    wk_status fst = wk_mp_decode_value(data, size, &fopts, &a1, &fused, &used, &ferr);
 
     wk_arena a2;
     wk_arena_init(&a2, NULL, cap);
@@ -41,8 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_mp_reader_source(&r, &src);
     wk_value *generic = NULL;
     wk_error gerr;
-    wk_status gst = wk_value_decode(&src, &a2, &vopts, &generic, &gerr);
-    wk_mp_reader_release(&r);
+    wk_status gst = wk_value_decode(&src, &vopts, &a2, &generic, &gerr);
+    wk_mp_reader_free(&r);
 
     size_t csize = 0;
     wk_error cerr;
@@ -85,8 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_arena a3;
         wk_arena_init(&a3, NULL, 0);
         wk_value *back = NULL;
-        wk_value_opts vo3 = {.max_depth = ropts.max_depth};
-        if (wk_mp_decode_value(b1.data, b1.len, &ropts, &vo3, &a3, &back, NULL, NULL) != WK_OK ||
+        if (wk_mp_decode_value(b1.data, b1.len, &ropts, &a3, &back, NULL, NULL) != WK_OK ||
             !wk_value_equal(fused, back)) {
             abort();
         }

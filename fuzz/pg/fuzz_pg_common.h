@@ -44,10 +44,11 @@ static wk_status fuzz_ev(void *self, const wk_event *ev)
     return WK_OK;
 }
 
-static void fuzz_ev_err(const void *self, wk_error *err)
+static wk_status fuzz_ev_err(const void *self, wk_error *err)
 {
     (void)self;
     (void)err;
+    return WK_OK;
 }
 
 static wk_pg_registry *fuzz_reg;

@@ -27,7 +27,7 @@ static wk_status generic(const wk_schema *s, const uint8_t *d, size_t n, void *o
         st = wk_error_set(&err->base, WK_ERR_TRAILING, wk_mp_reader_offset(&r),
                           "trailing bytes after the value");
     }
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     return st;
 }
 

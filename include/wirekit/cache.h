@@ -11,7 +11,7 @@
  * cached too (negative caching, with its own TTL).
  *
  * The local tier is a sharded LRU bounded by entries and bytes, with a TTL per entry. It holds
- * immutable, reference-counted entries: a get hands out a reference (wk_cache_ref) to the
+ * immutable, reference-counted entries: a get hands out a reference (wk_cache_entry) to the
  * decoded object and its encoded bytes, valid until released, whatever other threads do.
  *
  * Consistency: wk_cache_invalidate and wk_cache_put drop the local copy before returning and
@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 typedef struct wk_cache wk_cache;
-typedef struct wk_cache_ref wk_cache_ref;
+typedef struct wk_cache_entry wk_cache_entry;
 
 /** A key as bytes. */
 typedef struct wk_cache_keyref {
@@ -114,11 +114,11 @@ typedef struct wk_cache_config {
 /** Creates a cache. `cfg` may be NULL (all defaults, local tier only). The namespace and store
  *  are borrowed: the namespace is copied, the store must outlive the cache. Returns WK_OK,
  *  WK_ERR_ARG (namespace longer than 64 bytes or containing ':'), WK_ERR_NOMEM. */
-WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_error *err);
+WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_error *err);
 
 /** Unregisters from the store and frees the cache and its local entries. References still
  *  held stay valid until released. No other call may be running on `c`. NULL is a no-op. */
-WK_API void wk_cache_destroy(wk_cache *c);
+WK_API void wk_cache_free(wk_cache *c);
 
 /* ---- keys --------------------------------------------------------------------------------- */
 
@@ -150,7 +150,7 @@ typedef wk_status (*wk_cache_loader)(void *ctx, const wk_schema *s, const char *
  * shared tier are never returned: they are counted and the loader answers instead.
  */
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
-                              wk_cache_loader loader, void *loader_ctx, wk_cache_ref **out,
+                              wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err);
 
 /**
@@ -161,7 +161,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
  */
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                                    const wk_cache_keyref *ids, wk_cache_loader loader,
-                                   void *loader_ctx, wk_cache_ref **refs, wk_status *statuses,
+                                   void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err);
 
 /**
@@ -189,15 +189,15 @@ WK_API void wk_cache_clear_local(wk_cache *c);
 
 /** The decoded object (a `T *` for the schema's struct, or `wk_value *`). Immutable; valid
  *  until the reference is released. */
-WK_API const void *wk_cache_ref_object(const wk_cache_ref *r);
+WK_API const void *wk_cache_entry_object(const wk_cache_entry *r);
 /** The object's encoded bytes (in the cache's serializer format). */
-WK_API const uint8_t *wk_cache_ref_bytes(const wk_cache_ref *r, size_t *len);
+WK_API const uint8_t *wk_cache_entry_bytes(const wk_cache_entry *r, size_t *len);
 /** The entry's full key (NUL-terminated). */
-WK_API const char *wk_cache_ref_key(const wk_cache_ref *r);
+WK_API const char *wk_cache_entry_key(const wk_cache_entry *r);
 /** Takes one more reference; returns `r`. */
-WK_API wk_cache_ref *wk_cache_ref_retain(wk_cache_ref *r);
+WK_API wk_cache_entry *wk_cache_entry_ref(wk_cache_entry *r);
 /** Releases a reference; the entry is freed with its last reference. NULL is a no-op. */
-WK_API void wk_cache_ref_release(wk_cache_ref *r);
+WK_API void wk_cache_entry_unref(wk_cache_entry *r);
 
 /* ---- statistics --------------------------------------------------------------------------- */
 

@@ -65,6 +65,30 @@ typedef struct wk_event {
     } v;
 } wk_event;
 
+/* ---- reading options: one shape for every reader and tree decoder ------------------------ */
+
+/* Flags of wk_read_opts that mean the same in every format. Format-specific flags
+ * (WK_JSON_READ_*) use the low byte; these use the next one. Zero is the default. */
+#define WK_READ_COPY_STRINGS 0x100u /* tree decode: copy str/bin/ext bytes into the arena */
+#define WK_READ_STRICT_UTF8 0x200u  /* MessagePack: reject str values that are not UTF-8
+                                       (JSON text is always checked) */
+
+/** Default nesting limit of every reader and tree decoder. */
+#define WK_READ_DEFAULT_MAX_DEPTH 512u
+
+/**
+ * Options of every reader (wk_mp_reader_init, wk_json_reader_init), validator (wk_mp_check,
+ * wk_mp_validate) and tree decoder (wk_mp_decode_value, wk_json_decode_value,
+ * wk_value_decode). A NULL pointer and a zero-initialised struct both mean the defaults.
+ * Fields a format has no use for are ignored by it.
+ */
+typedef struct wk_read_opts {
+    unsigned flags;            /* WK_READ_* | the format's own flags (WK_JSON_READ_*) */
+    uint32_t max_depth;        /* most containers open at once; 0 = WK_READ_DEFAULT_MAX_DEPTH */
+    const wk_allocator *alloc; /* scratch memory and deep nesting stacks; NULL = libc */
+    void *reserved[2];         /* zero; room to grow without breaking the ABI */
+} wk_read_opts;
+
 /**
  * A reader seen through events: `next` fills `ev` and returns WK_OK, WK_ERR_EOF after the last
  * top-level value, or an error (latched: later calls return it again). `offset` is the byte
@@ -75,7 +99,7 @@ typedef struct wk_event {
 typedef struct wk_source {
     wk_status (*next)(void *self, wk_event *ev);
     size_t (*offset)(const void *self);
-    void (*error)(const void *self, wk_error *err);
+    wk_status (*error)(const void *self, wk_error *err); /* fills *err, returns its code */
     void *self;
 } wk_source;
 
@@ -86,7 +110,7 @@ typedef struct wk_source {
  */
 typedef struct wk_sink {
     wk_status (*event)(void *self, const wk_event *ev);
-    void (*error)(const void *self, wk_error *err);
+    wk_status (*error)(const void *self, wk_error *err); /* fills *err, returns its code */
     void *self;
 } wk_sink;
 

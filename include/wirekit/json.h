@@ -31,21 +31,16 @@ extern "C" {
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-/* Reader flags (wk_json_read_opts.flags). Zero is strict RFC 8259, one value per input. */
+/* Reader flags (wk_read_opts.flags). Zero is strict RFC 8259, one value per input. */
 #define WK_JSON_READ_RAW_NUMBERS 0x01u /* numbers as WK_EV_RAWNUM / WK_VAL_RAWNUM text */
 #define WK_JSON_READ_MULTI 0x02u       /* several values separated by whitespace (JSON Lines) */
 #define WK_JSON_READ_ALLOW_TRAILING 0x04u /* stop after the first value; ignore what follows */
 #define WK_JSON_READ_ALLOW_BOM 0x08u   /* skip one leading UTF-8 byte order mark */
 #define WK_JSON_READ_NAN_INF 0x10u     /* accept NaN, Infinity, -Infinity (not JSON) */
-#define WK_JSON_READ_COPY_STRINGS 0x20u /* tree decode: copy every string into the arena */
 
 /** Default nesting limit of the reader and the tree decoder. */
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
 
-typedef struct wk_json_read_opts {
-    unsigned flags;     /* WK_JSON_READ_* */
-    uint32_t max_depth; /* 0 = WK_JSON_DEFAULT_MAX_DEPTH */
-} wk_json_read_opts;
 
 /** The event reader. Treat as opaque; lives on the caller's stack or heap. */
 typedef struct wk_json_reader {
@@ -68,12 +63,11 @@ typedef struct wk_json_reader {
  * trees that point into it are in use. `opts` NULL means defaults. `arena`, when not NULL,
  * receives the decoded form of strings that contain escapes, so every string event stays
  * valid as long as the input and the arena; with NULL those strings live in a scratch buffer
- * until the next call. `alloc` (NULL = libc) serves the scratch buffer and nesting deeper than
- * 512. Release with wk_json_reader_free(). Never fails; errors surface from next().
+ * until the next call. `opts->alloc` (NULL = libc) serves the scratch buffer and nesting
+ * deeper than 512. Release with wk_json_reader_free(). Never fails; errors surface from next().
  */
 WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_json_read_opts *opts, wk_arena *arena,
-                                const wk_allocator *alloc);
+                                const wk_read_opts *opts, wk_arena *arena);
 
 /**
  * Reads the next event. Returns WK_OK, WK_ERR_EOF after the last top-level value (and the
@@ -103,10 +97,11 @@ WK_API void wk_json_reader_free(wk_json_reader *r);
  *  - WK_ERR_TYPE (or WK_ERR_RANGE: an integer that does not fit the asked-for type) when it
  *    has another type: nothing is consumed and nothing latched, so another typed call (or
  *    next) can read it; a string decoded into the arena on the way stays there;
- *  - WK_ERR_EOF when the next event is the END of the current array or object (it is
- *    consumed, so `while (wk_json_reader_key(r, &k, &n) == WK_OK)` walks an object and
- *    `while (wk_json_reader_int(r, &i) == WK_OK)` an array of integers), or after the
- *    last top-level value as next() returns it;
+ *  - WK_ERR_STATE when the next event is the END of the current array or object: nothing
+ *    is consumed and nothing latched; wk_json_reader_end() closes the container, so
+ *    `while (wk_json_reader_key(r, &k, &n) == WK_OK) {...}` then `wk_json_reader_end(r)`
+ *    walks an object (the MessagePack reader's rule, docs/design.md "API rules");
+ *  - WK_ERR_EOF after the last top-level value, as next() returns it;
  *  - the latched error (WK_ERR_SYNTAX, WK_ERR_TRUNCATED, WK_ERR_UTF8, WK_ERR_DEPTH, ...)
  *    when the input is bad, exactly as next() would report it.
  * Strings (`*s`, `*n`) live as next() describes: views into the input, escaped ones in the
@@ -115,33 +110,38 @@ WK_API void wk_json_reader_free(wk_json_reader *r);
  * converted); with WK_JSON_READ_RAW_NUMBERS every number is raw text, so they return
  * WK_ERR_TYPE (read it with next()).
  */
-WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r); /* '{' (WK_EV_MAP) */
+WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r); /* '{' (WK_EV_MAP) */
 WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);  /* '[' (WK_EV_ARRAY) */
-/** The next key of the current object, or WK_ERR_EOF at its '}'. WK_ERR_STATE (nothing
- *  consumed, not latched) when no key is due (not inside an object, or its value is next). */
+/** The next key of the current object. WK_ERR_STATE (nothing consumed, not latched) at its
+ *  '}' and when no key is due (not inside an object, or its value is next). */
 WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n);
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n);
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v);
 WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v);
 WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v);
 WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v);
-WK_API wk_status wk_json_reader_null(wk_json_reader *r);
-/** Skips one whole value (a container with everything in it); WK_ERR_EOF at an END. */
+WK_API wk_status wk_json_reader_nil(wk_json_reader *r);
+/** Skips one whole value (a container with everything in it); WK_ERR_STATE (nothing
+ *  consumed) at an END. */
 WK_API wk_status wk_json_reader_skip(wk_json_reader *r);
+/** Closes the innermost open array or object: consumes its ']' or '}'. WK_ERR_STATE (not
+ *  latched, nothing consumed) when elements remain or no container is open; a latched
+ *  error when the input is bad. */
+WK_API wk_status wk_json_reader_end(wk_json_reader *r);
 
 /**
  * Parses one JSON document straight into a value tree in `arena` (the fast path: no events,
  * nodes written in place). Gives the same tree as wk_value_decode over a wk_json_reader with
  * the same options. Strings without escapes point into `data` unless
- * WK_JSON_READ_COPY_STRINGS is set; `*consumed` (may be NULL) gets the bytes used, which is
+ * WK_READ_COPY_STRINGS is set; `*consumed` (may be NULL) gets the bytes used, which is
  * the whole input unless WK_JSON_READ_ALLOW_TRAILING. Scratch memory comes from `alloc`
  * (NULL = libc) and is freed before returning. Returns WK_OK or a reader status (see
  * wk_json_reader_next; WK_ERR_TRUNCATED for empty input); on error the arena may hold
  * partial allocations. Thread-safe.
  */
-WK_API wk_status wk_json_decode(const void *data, size_t len, const wk_json_read_opts *opts,
-                                wk_arena *arena, const wk_allocator *alloc, wk_value **out,
-                                size_t *consumed, wk_error *err);
+WK_API wk_status wk_json_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                      wk_arena *arena, wk_value **out, size_t *consumed,
+                                      wk_error *err);
 
 /** Turns a byte offset into 1-based line and column numbers (columns count bytes; lines end
  *  at '\n'). Offsets past the end are clamped. Thread-safe. */
@@ -323,7 +323,7 @@ static inline uint8_t *wk__jw_value_sep(uint8_t *d, uint8_t *fr, uint8_t v)
  * always up to date. Like every writer call they are no-ops returning the latched error
  * once one is latched.
  */
-static inline wk_status wk_json_writer_begin_object(wk_json_writer *w)
+static inline wk_status wk_json_writer_begin_map(wk_json_writer *w)
 {
     uint8_t *fr = &w->frame[w->depth];
     uint8_t v = *fr;
@@ -499,7 +499,7 @@ static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
     return wk__json_writer_bool_slow(w, b);
 }
 
-static inline wk_status wk_json_writer_null(wk_json_writer *w)
+static inline wk_status wk_json_writer_nil(wk_json_writer *w)
 {
     uint8_t *fr = &w->frame[w->depth];
     uint8_t v = *fr;
@@ -535,8 +535,8 @@ static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
  * WK_OK or a writer status (see wk_json_writer_event); on error `out` may hold a partial
  * value. Thread-safe.
  */
-WK_API wk_status wk_json_write_value(const wk_value *v, wk_buf *out,
-                                     const wk_json_write_opts *opts, wk_error *err);
+WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opts *opts,
+                                      wk_buf *out, wk_error *err);
 
 
 /* ---- transcoding to and from MessagePack (no tree) ---------------------------------------- */
@@ -550,7 +550,7 @@ WK_API wk_status wk_json_write_value(const wk_value *v, wk_buf *out,
  * `out`. Returns WK_OK or the reader's or writer's status; `err` offsets are into the input
  * for reader errors and into the output for writer errors. Thread-safe.
  */
-WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_json_read_opts *opts,
+WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_read_opts *opts,
                                     wk_buf *out, wk_error *err);
 
 /**

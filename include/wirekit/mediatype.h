@@ -130,7 +130,7 @@ WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_
  * No copy and no allocation when *mt is well-known with no parameters or only charset=utf-8
  * (a precomputed string), or when the parsed input already is the serialization (a view of
  * it). Otherwise the text is built inside *mt (up to WK_MT_RENDER_INLINE bytes) or allocated
- * with `alloc` (NULL = libc; release with wk_mt_release()). *out stays valid until *mt
+ * with `alloc` (NULL = libc; release with wk_mt_free()). *out stays valid until *mt
  * changes, is released, or (for the inline case) is moved. Returns WK_OK, WK_ERR_NOMEM,
  * WK_ERR_ARG (no parsed type, or an unknown style).
  */
@@ -148,7 +148,7 @@ static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk
 
 /** Frees a heap-rendered form of *mt, if any, and forgets the render cache. Safe to call on
  *  any parsed or built media type, any number of times. */
-WK_API void wk_mt_release(wk_media_type *mt);
+WK_API void wk_mt_free(wk_media_type *mt);
 
 /** Finds parameter `name` (case-insensitive); NULL when absent. */
 WK_API const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name, size_t len);

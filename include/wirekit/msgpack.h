@@ -364,12 +364,12 @@ static inline uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
 
 /* ---- sizes (msgpuck-style twins of the writers) ---- */
 
-/** Bytes wk_mp_write_uint(u) writes. */
+/** Bytes wk_mp_writer_uint(u) writes. */
 static inline size_t wk_mp_sizeof_uint(uint64_t u)
 {
     return u <= 0x7f ? 1 : u <= 0xff ? 2 : u <= 0xffff ? 3 : u <= 0xffffffffu ? 5 : 9;
 }
-/** Bytes wk_mp_write_int(i) writes. */
+/** Bytes wk_mp_writer_int(i) writes. */
 static inline size_t wk_mp_sizeof_int(int64_t i)
 {
     if (i >= 0) {
@@ -398,7 +398,7 @@ static inline size_t wk_mp_sizeof_str_header(uint32_t len)
 {
     return len <= 31 ? 1 : len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
 }
-/** Bytes wk_mp_write_str(s, len) writes (header + data). */
+/** Bytes wk_mp_writer_str(s, len) writes (header + data). */
 static inline size_t wk_mp_sizeof_str(uint32_t len)
 {
     return wk_mp_sizeof_str_header(len) + len;
@@ -433,7 +433,7 @@ static inline size_t wk_mp_sizeof_ext(uint32_t len)
 {
     return wk_mp_sizeof_ext_header(len) + len;
 }
-/** Bytes wk_mp_write_timestamp(sec, nsec) writes: 6, 10 or 15. */
+/** Bytes wk_mp_writer_timestamp(sec, nsec) writes: 6, 10 or 15. */
 static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
 {
     if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
@@ -486,7 +486,7 @@ static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
 
 /* ---- writers (sticky error: a no-op once the writer has failed) ---- */
 
-static inline void wk_mp_write_nil(wk_mp_writer *w)
+static inline void wk_mp_writer_nil(wk_mp_writer *w)
 {
     if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
@@ -494,7 +494,7 @@ static inline void wk_mp_write_nil(wk_mp_writer *w)
         w->pos = p + 1;
     }
 }
-static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
+static inline void wk_mp_writer_bool(wk_mp_writer *w, bool b)
 {
     if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
@@ -503,7 +503,7 @@ static inline void wk_mp_write_bool(wk_mp_writer *w, bool b)
     }
 }
 /** Writes `u` in the shortest form (positive fixint, uint8/16/32/64). */
-static inline void wk_mp_write_uint(wk_mp_writer *w, uint64_t u)
+static inline void wk_mp_writer_uint(wk_mp_writer *w, uint64_t u)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_uint(u))) {
         w->pos = wk_mp_encode_uint(w->pos, u);
@@ -511,14 +511,14 @@ static inline void wk_mp_write_uint(wk_mp_writer *w, uint64_t u)
 }
 /** Writes `i` in the shortest form; non-negative values use the unsigned forms (as every
  *  MessagePack implementation does), negative ones negative fixint or int8/16/32/64. */
-static inline void wk_mp_write_int(wk_mp_writer *w, int64_t i)
+static inline void wk_mp_writer_int(wk_mp_writer *w, int64_t i)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_int(i))) {
         w->pos = wk_mp_encode_int(w->pos, i);
     }
 }
 /** Writes a float32. */
-static inline void wk_mp_write_float(wk_mp_writer *w, float f)
+static inline void wk_mp_writer_float(wk_mp_writer *w, float f)
 {
     if (WK__MP_SMALL(w, 5)) {
         uint32_t bits;
@@ -529,7 +529,7 @@ static inline void wk_mp_write_float(wk_mp_writer *w, float f)
     }
 }
 /** Writes a float64. */
-static inline void wk_mp_write_double(wk_mp_writer *w, double d)
+static inline void wk_mp_writer_double(wk_mp_writer *w, double d)
 {
     if (WK__MP_SMALL(w, 9)) {
         uint64_t bits;
@@ -539,9 +539,9 @@ static inline void wk_mp_write_double(wk_mp_writer *w, double d)
         w->pos = wk__mp_store64(p + 1, bits);
     }
 }
-/** Writes a str header for `len` bytes; the caller writes the bytes next (wk_mp_write_raw).
+/** Writes a str header for `len` bytes; the caller writes the bytes next (wk_mp_writer_raw).
  *  `len` above 2^32-1 latches WK_ERR_RANGE. */
-static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
+static inline void wk_mp_writer_str_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
         wk__mp_latch(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
@@ -550,7 +550,7 @@ static inline void wk_mp_write_str_header(wk_mp_writer *w, size_t len)
     }
 }
 /** Writes `len` bytes verbatim (pre-encoded MessagePack, or the data after a header). */
-static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
+static inline void wk_mp_writer_raw(wk_mp_writer *w, const void *p, size_t len)
 {
     if (len != 0 && wk__mp_room(w, len)) {
         uint8_t *d = w->pos;
@@ -561,7 +561,7 @@ static inline void wk_mp_write_raw(wk_mp_writer *w, const void *p, size_t len)
 /** Writes the string `s[0..len)` (fixstr/str8/16/32), header and bytes in one go: when they
  *  do not fit, nothing of the value is written. The bytes are not checked for UTF-8. `len`
  *  above 2^32-1 latches WK_ERR_RANGE. */
-static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
+static inline void wk_mp_writer_str(wk_mp_writer *w, const char *s, size_t len)
 {
     /* A fixstr is at most 32 bytes: one compare for header and bytes. */
     uint8_t *p = w->pos;
@@ -581,8 +581,8 @@ static inline void wk_mp_write_str(wk_mp_writer *w, const char *s, size_t len)
         w->pos = p + len;
     }
 }
-/** Writes a bin header for `len` bytes (bin8/16/32); the data follows with wk_mp_write_raw. */
-static inline void wk_mp_write_bin_header(wk_mp_writer *w, size_t len)
+/** Writes a bin header for `len` bytes (bin8/16/32); the data follows with wk_mp_writer_raw. */
+static inline void wk_mp_writer_bin_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
         wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
@@ -591,7 +591,7 @@ static inline void wk_mp_write_bin_header(wk_mp_writer *w, size_t len)
     }
 }
 /** Writes binary data `p[0..len)` (bin8/16/32), header and bytes in one go. */
-static inline void wk_mp_write_bin(wk_mp_writer *w, const void *p, size_t len)
+static inline void wk_mp_writer_bin(wk_mp_writer *w, const void *p, size_t len)
 {
     if (len > UINT32_MAX || len > SIZE_MAX - 5) {
         wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
@@ -604,26 +604,26 @@ static inline void wk_mp_write_bin(wk_mp_writer *w, const void *p, size_t len)
     }
 }
 /** Writes an array header of `n` elements; the elements follow. */
-static inline void wk_mp_write_array(wk_mp_writer *w, uint32_t n)
+static inline void wk_mp_writer_begin_array(wk_mp_writer *w, uint32_t n)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_array(n))) {
         w->pos = wk_mp_encode_array_header(w->pos, n);
     }
 }
 /** Writes a map header of `n` key/value pairs; 2n values follow. */
-static inline void wk_mp_write_map(wk_mp_writer *w, uint32_t n)
+static inline void wk_mp_writer_begin_map(wk_mp_writer *w, uint32_t n)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_map(n))) {
         w->pos = wk_mp_encode_map_header(w->pos, n);
     }
 }
 /** Writes an extension header (fixext1/2/4/8/16 when `len` fits, else ext8/16/32). */
-WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len);
+WK_API void wk_mp_writer_ext_header(wk_mp_writer *w, int8_t type, size_t len);
 /** Writes an extension value: type and `p[0..len)`. */
-WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len);
+WK_API void wk_mp_writer_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len);
 /** Writes a timestamp (extension type -1) in the shortest of its 32/64/96-bit forms.
  *  `nsec` of 1e9 or more latches WK_ERR_RANGE. */
-WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec);
+WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec);
 
 /**
  * Writes the whole value tree `v` (explicit stack, no recursion). Floats flagged WK_VALF_F32
@@ -631,15 +631,10 @@ WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec);
  * WK_ERR_RANGE. Same bytes as wk_value_encode() into wk_mp_writer_sink(), faster.
  * May allocate (libc) for trees nested deeper than 64 levels; WK_ERR_NOMEM if that fails.
  */
-WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v);
+WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v);
 
 /* ==== reader ================================================================================ */
 
-typedef struct wk_mp_reader_opts {
-    uint32_t max_depth;        /* most containers open at once; 0 = 512 */
-    bool strict_utf8;          /* reject str values that are not UTF-8 (WK_ERR_UTF8) */
-    const wk_allocator *alloc; /* for nesting deeper than the inline stack; NULL = libc */
-} wk_mp_reader_opts;
 
 #define WK_MP_READER_INLINE_DEPTH 32
 
@@ -666,11 +661,11 @@ typedef struct wk_mp_reader {
  * Prepares `r` to read the MessagePack values in `data[0..len)` (a stream of zero or more
  * top-level values). Zero-copy: events point into `data`, which must outlive them. `opts`
  * NULL means defaults. Allocates nothing; nesting deeper than WK_MP_READER_INLINE_DEPTH takes
- * a stack from `opts->alloc`, released at WK_ERR_EOF, on error or by wk_mp_reader_release().
+ * a stack from `opts->alloc`, released at WK_ERR_EOF, on error or by wk_mp_reader_free().
  * A reader must not be copied once in use. Not thread-safe (one reader per thread).
  */
 WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
-                              const wk_mp_reader_opts *opts);
+                              const wk_read_opts *opts);
 
 /**
  * Reads the next event. Containers yield WK_EV_ARRAY/WK_EV_MAP with their count, their
@@ -692,18 +687,18 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r);
 /* ---- typed reads: the fast way to read a known shape (schemas, hand-written decoders) ---- */
 
 /*
- * Each wk_mp_read_X reads the next value if it is an X, with the same checks as
+ * Each wk_mp_reader_X reads the next value if it is an X, with the same checks as
  * wk_mp_reader_next. If the next value is of another type it returns WK_ERR_TYPE and consumes
  * nothing (the caller may read it another way); if the innermost container has no elements
- * left it returns WK_ERR_STATE (call wk_mp_read_end); at the end of a top-level stream it
+ * left it returns WK_ERR_STATE (call wk_mp_reader_end); at the end of a top-level stream it
  * returns WK_ERR_EOF. Malformed input latches the error as wk_mp_reader_next does. The
  * common one-byte forms are decoded inline; every other form goes through one call.
- * wk_mp_read_map/array open the container: read its elements, then wk_mp_read_end().
+ * wk_mp_reader_begin_map/array open the container: read its elements, then wk_mp_reader_end().
  */
 WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want);
 
 /** Reads a str (any width) as a view into the input. */
-static inline wk_status wk_mp_read_str(wk_mp_reader *r, const char **s, size_t *len)
+static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t *len)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end && !r->strict_utf8, 1)) {
@@ -727,7 +722,7 @@ static inline wk_status wk_mp_read_str(wk_mp_reader *r, const char **s, size_t *
 }
 
 /** Reads a bin (any width) as a view into the input. */
-static inline wk_status wk_mp_read_bin(wk_mp_reader *r, const void **data, size_t *len)
+static inline wk_status wk_mp_reader_bin(wk_mp_reader *r, const void **data, size_t *len)
 {
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_BIN);
@@ -740,7 +735,7 @@ static inline wk_status wk_mp_read_bin(wk_mp_reader *r, const void **data, size_
 
 /** Reads an integer of any width that fits int64 (WK_ERR_RANGE for larger uint64 values,
  *  nothing consumed). */
-static inline wk_status wk_mp_read_int(wk_mp_reader *r, int64_t *out)
+static inline wk_status wk_mp_reader_int(wk_mp_reader *r, int64_t *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -762,7 +757,7 @@ static inline wk_status wk_mp_read_int(wk_mp_reader *r, int64_t *out)
 
 /** Reads a non-negative integer of any width (WK_ERR_RANGE for negative ones, nothing
  *  consumed). */
-static inline wk_status wk_mp_read_uint(wk_mp_reader *r, uint64_t *out)
+static inline wk_status wk_mp_reader_uint(wk_mp_reader *r, uint64_t *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -783,7 +778,7 @@ static inline wk_status wk_mp_read_uint(wk_mp_reader *r, uint64_t *out)
 }
 
 /** Reads a bool. */
-static inline wk_status wk_mp_read_bool(wk_mp_reader *r, bool *out)
+static inline wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -804,14 +799,14 @@ static inline wk_status wk_mp_read_bool(wk_mp_reader *r, bool *out)
 }
 
 /** Reads nil. */
-static inline wk_status wk_mp_read_nil(wk_mp_reader *r)
+static inline wk_status wk_mp_reader_nil(wk_mp_reader *r)
 {
     wk_event ev;
     return wk__mp_read_slow(r, &ev, WK_EV_NIL);
 }
 
 /** Reads a float32 or float64 (integers are WK_ERR_TYPE). */
-static inline wk_status wk_mp_read_double(wk_mp_reader *r, double *out)
+static inline wk_status wk_mp_reader_double(wk_mp_reader *r, double *out)
 {
     wk_event ev;
     wk_status st = wk__mp_read_slow(r, &ev, WK_EV_FLOAT);
@@ -821,8 +816,8 @@ static inline wk_status wk_mp_read_double(wk_mp_reader *r, double *out)
     return st;
 }
 
-/** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_read_end. */
-static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
+/** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_reader_end. */
+static inline wk_status wk_mp_reader_begin_map(wk_mp_reader *r, uint32_t *n)
 {
     const uint8_t *p = r->pos;
     uint32_t d = r->depth;
@@ -847,8 +842,8 @@ static inline wk_status wk_mp_read_map(wk_mp_reader *r, uint32_t *n)
     return st;
 }
 
-/** Opens an array (any width): `*n` elements follow; close it with wk_mp_read_end. */
-static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
+/** Opens an array (any width): `*n` elements follow; close it with wk_mp_reader_end. */
+static inline wk_status wk_mp_reader_begin_array(wk_mp_reader *r, uint32_t *n)
 {
     const uint8_t *p = r->pos;
     uint32_t d = r->depth;
@@ -875,7 +870,7 @@ static inline wk_status wk_mp_read_array(wk_mp_reader *r, uint32_t *n)
 WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r);
 /** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
  *  elements remain or no container is open. */
-static inline wk_status wk_mp_read_end(wk_mp_reader *r)
+static inline wk_status wk_mp_reader_end(wk_mp_reader *r)
 {
     uint32_t d = r->depth - 1u; /* wraps when nothing is open, and fails the check */
     if (__builtin_expect(r->left == 0 && d < r->fast_depth, 1)) {
@@ -886,8 +881,9 @@ static inline wk_status wk_mp_read_end(wk_mp_reader *r)
     return wk__mp_read_end_slow(r);
 }
 
-/** Copies the latched error (or WK_OK with the current offset) into `err`. */
-WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);
+/** Copies the latched error (or WK_OK with the current offset) into `err` (may be NULL) and
+ *  returns its code (WK_OK when none). */
+WK_API wk_status wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);
 
 /** Byte offset of the next unread byte. */
 static inline size_t wk_mp_reader_offset(const wk_mp_reader *r)
@@ -897,7 +893,7 @@ static inline size_t wk_mp_reader_offset(const wk_mp_reader *r)
 
 /** Releases the deep-nesting stack, if any. Needed only when stopping before WK_ERR_EOF or
  *  an error; harmless otherwise. The reader must not be used afterwards. */
-WK_API void wk_mp_reader_release(wk_mp_reader *r);
+WK_API void wk_mp_reader_free(wk_mp_reader *r);
 
 /** Makes `src` read events from `r` (for wk_value_decode, wk_transcode, schemas). */
 WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src);
@@ -911,7 +907,7 @@ WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src);
  * Returns WK_OK, WK_ERR_TRUNCATED (also for empty input), WK_ERR_SYNTAX, WK_ERR_DEPTH,
  * WK_ERR_UTF8 or WK_ERR_NOMEM (deep nesting stack). Thread-safe.
  */
-WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_opts *opts,
+WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *opts,
                              size_t *size, wk_error *err);
 
 /**
@@ -919,7 +915,7 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_op
  * `*count` (when not NULL) gets the number of top-level values. Same statuses as
  * wk_mp_check. Thread-safe.
  */
-WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_mp_reader_opts *opts,
+WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_read_opts *opts,
                                 size_t *count, wk_error *err);
 
 /** Static name of the format a value starting with `byte` has ("fixmap", "uint 16", "str 8",
@@ -932,15 +928,15 @@ WK_API const char *wk_mp_format_name(uint8_t byte);
  * Decodes one MessagePack value at the start of `data[0..len)` straight into a tree in
  * `arena` (no events in between; children are allocated at once since MessagePack gives
  * counts up front, each count checked against the remaining bytes). The tree is identical to
- * wk_value_decode() over wk_mp_reader_source(). Without WK_VALUE_COPY_STRINGS, strings point
- * into `data`. Depth limit: the smaller of the two options' limits (0 = 512).
+ * wk_value_decode() over wk_mp_reader_source(). Without WK_READ_COPY_STRINGS, strings point
+ * into `data`. `opts` as for wk_mp_reader_init (NULL = defaults).
  * `consumed` NULL means the value must fill `data` (else WK_ERR_TRAILING); otherwise it
  * gets the value's size. Returns WK_OK, the reader's statuses, WK_ERR_NOMEM (arena) or
  * WK_ERR_TRAILING; `err` gets the details. On error the arena may hold partial allocations.
  */
-WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_reader_opts *ropts,
-                                   const wk_value_opts *vopts, wk_arena *arena, wk_value **out,
-                                   size_t *consumed, wk_error *err);
+WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                   wk_arena *arena, wk_value **out, size_t *consumed,
+                                   wk_error *err);
 
 /**
  * Encodes tree `v` as MessagePack, appended to `out`. Returns wk_mp_writer_finish()'s status.

@@ -349,7 +349,7 @@ WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, void (*rel
 /** Takes a reference (atomic). Returns `reg`. */
 WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg);
 /** Drops a reference; the last one frees the registry. NULL is a no-op. */
-WK_API void wk_pg_registry_release(wk_pg_registry *reg);
+WK_API void wk_pg_registry_unref(wk_pg_registry *reg);
 
 /** The decoder for (oid, format, kind), or NULL. O(1); thread-safe (read-only). */
 WK_API const wk_pg_decoder *wk_pg_registry_find_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
@@ -361,11 +361,11 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_encoder_for(const wk_pg_registry
 /** The encoder of `kind`'s default PostgreSQL type in `format` (for WK_PG_KIND_ARRAY use
  *  wk_pg_registry_find_array_encoder), or NULL. O(1). */
 WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *reg,
-                                                        wk_pg_kind kind, wk_pg_format format);
+                                                        wk_pg_format format, wk_pg_kind kind);
 /** The encoder of arrays of `elem_kind`'s default type (e.g. I64 -> int8[]), or NULL. O(1). */
 WK_API const wk_pg_encoder *wk_pg_registry_find_array_encoder(const wk_pg_registry *reg,
-                                                              wk_pg_kind elem_kind,
-                                                              wk_pg_format format);
+                                                              wk_pg_format format,
+                                                              wk_pg_kind elem_kind);
 
 /** The codec registered for `oid` (scalar or array type), or NULL; sets `*is_array`. */
 WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk_pg_oid oid,
@@ -388,8 +388,8 @@ WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid
                                             wk_pg_format format, wk_pg_kind kind,
                                             wk_pg_encoder *out);
 /** Slow twin of wk_pg_registry_find_encoder (elem_kind used only when kind is ARRAY). */
-WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_kind kind,
-                                        wk_pg_kind elem_kind, wk_pg_format format,
+WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
+                                        wk_pg_kind kind, wk_pg_kind elem_kind,
                                         wk_pg_encoder *out);
 
 /* ---- publishing snapshots ------------------------------------------------------------ */
@@ -405,7 +405,7 @@ typedef struct wk_pg_registry_cell wk_pg_registry_cell;
 
 /** Makes a cell publishing `initial` (the cell takes over the caller's reference). */
 WK_API wk_status wk_pg_registry_cell_new(wk_pg_registry *initial, wk_pg_registry_cell **out);
-/** The current snapshot with a reference taken: release it with wk_pg_registry_release. */
+/** The current snapshot with a reference taken: release it with wk_pg_registry_unref. */
 WK_API wk_pg_registry *wk_pg_registry_cell_acquire(wk_pg_registry_cell *cell);
 /** Publishes current + codecs as the new snapshot. Thread-safe. */
 WK_API wk_status wk_pg_registry_cell_add(wk_pg_registry_cell *cell,

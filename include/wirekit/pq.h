@@ -30,18 +30,18 @@ typedef struct wk_pq_conn wk_pq_conn;
  * and builds the connection's registry snapshot from `base` (NULL = the built-in codecs) plus
  * the types the catalog query finds. Returns WK_OK, WK_ERR_IO (connection or query failure;
  * wk_pq_conn_message() has the server's text when *out is set), WK_ERR_NOMEM. On WK_ERR_IO
- * `*out` is still set so that the message can be read; close it with wk_pq_close.
+ * `*out` is still set so that the message can be read; close it with wk_pq_conn_free.
  */
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
                                wk_error *err);
 
 /** Closes the connection and releases its snapshot. NULL is a no-op. */
-WK_API void wk_pq_close(wk_pq_conn *conn);
+WK_API void wk_pq_conn_free(wk_pq_conn *conn);
 
 /** The underlying libpq connection (owned by `conn`). */
 WK_API PGconn *wk_pq_pgconn(const wk_pq_conn *conn);
 
-/** The connection's registry snapshot (valid until wk_pq_close; take a reference to keep). */
+/** The connection's registry snapshot (valid until wk_pq_conn_free; take a reference to keep). */
 WK_API const wk_pg_registry *wk_pq_registry(const wk_pq_conn *conn);
 
 /** The last libpq or server error message of this connection ("" when none). */

@@ -37,9 +37,9 @@ typedef struct wk_redis_opts {
  * Creates a store. Connections are made lazily (the first command, and the subscriber thread
  * started here), so this succeeds even while Redis is down; use wk_redis_store_ping() to
  * check. Returns WK_OK, WK_ERR_ARG (bad URL), WK_ERR_NOMEM or WK_ERR_IO (thread creation).
- * Close with wk_redis_store_close() after every cache using it is destroyed.
+ * Close with wk_redis_store_free() after every cache using it is destroyed.
  */
-WK_API wk_status wk_redis_store_open(const wk_redis_opts *opts, wk_redis_store **out,
+WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **out,
                                      wk_error *err);
 
 /** The store as a wk_cache_store for wk_cache_config.store. Valid until the store closes. */
@@ -56,7 +56,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
                                       wk_error *err);
 
 /** Stops the subscriber, closes every connection and frees the store. NULL is a no-op. */
-WK_API void wk_redis_store_close(wk_redis_store *s);
+WK_API void wk_redis_store_free(wk_redis_store *s);
 
 #ifdef __cplusplus
 }

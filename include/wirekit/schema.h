@@ -234,13 +234,13 @@ struct wk_schema {
  * built on first use). Checks: known kinds, members inside the struct, unique non-empty
  * names, at most 64 required fields per struct, at most 4096 fields, nested descriptors
  * present. Returns WK_OK, WK_ERR_ARG (the message says what is wrong with which field) or
- * WK_ERR_NOMEM. Thread-safe; idempotent. The index is freed only by wk_schema_release().
+ * WK_ERR_NOMEM. Thread-safe; idempotent. The index is freed only by wk_schema_unprepare().
  */
 WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err);
 
 /** Frees the lookup index of `s` (not of nested descriptors). Only for descriptors that are
  *  not static (built at run time) and no longer used by any thread. */
-WK_API void wk_schema_release(const wk_schema *s);
+WK_API void wk_schema_unprepare(const wk_schema *s);
 
 /**
  * A 64-bit fingerprint of the wire shape of `s`: root kind, and for each field in order its

@@ -6,7 +6,7 @@
  * children contiguously (maps as key/value pairs, keys of any type, order preserved,
  * duplicates kept), so walking a tree is a linear scan through arena memory. Every node and
  * child array lives in a caller arena; strings either point into the input (zero-copy) or are
- * copied into the arena (WK_VALUE_COPY_STRINGS), the caller's choice at decode time.
+ * copied into the arena (WK_READ_COPY_STRINGS), the caller's choice at decode time.
  *
  * Trees are built from any event source (wk_value_decode) and written to any sink
  * (wk_value_encode), so one tree type serves MessagePack, JSON and the PostgreSQL codecs.
@@ -67,26 +67,19 @@ struct wk_pair {
     wk_value val;
 };
 
-/* Options for wk_value_decode. Zero-initialised options are the defaults. */
-#define WK_VALUE_COPY_STRINGS 0x01u /* copy str/bin/ext bytes into the arena */
-
-typedef struct wk_value_opts {
-    unsigned flags;     /* WK_VALUE_* */
-    uint32_t max_depth; /* 0 = 512 */
-} wk_value_opts;
 
 /**
  * Builds the tree of the next top-level value of `src` in `arena`.
  *
- * With WK_VALUE_COPY_STRINGS unset, strings point into the source's input, which must then
+ * With WK_READ_COPY_STRINGS unset, strings point into the source's input, which must then
  * outlive the tree. Uses an explicit stack, never recursion; children are gathered in a
  * scratch buffer and copied into the arena once each container ends. Returns WK_OK (`*out`
  * set), WK_ERR_EOF when the source has no more values, WK_ERR_DEPTH, WK_ERR_NOMEM (arena or
  * cap exhausted), or the source's error; `err` gets the details with the byte offset.
  * On error the arena may hold partial allocations (reset or free it).
  */
-WK_API wk_status wk_value_decode(const wk_source *src, wk_arena *arena,
-                                 const wk_value_opts *opts, wk_value **out, wk_error *err);
+WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
+                                 wk_arena *arena, wk_value **out, wk_error *err);
 
 /** Writes `v` to `sink` as events (depth-first, explicit stack). Returns WK_OK or the sink's
  *  latched error. */

@@ -181,7 +181,7 @@ static void on_feed(void *ctx, bool up)
     }
 }
 
-WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
+WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
 {
     static const wk_cache_config defaults;
     if (cfg == NULL) {
@@ -248,7 +248,7 @@ WK_API wk_status wk_cache_create(const wk_cache_config *cfg, wk_cache **out, wk_
     return WK_OK;
 }
 
-WK_API void wk_cache_destroy(wk_cache *c)
+WK_API void wk_cache_free(wk_cache *c)
 {
     if (c == NULL) {
         return;
@@ -290,7 +290,7 @@ static bool still_current(const load_ctx *l)
 enum { SHARED_HIT, SHARED_MISS, SHARED_TOMBSTONE, SHARED_FAILED };
 
 /* Turns bytes from the shared tier into an entry. Corrupt entries are counted and removed. */
-static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_ref **out,
+static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_entry **out,
                        wk_status *st)
 {
     wk_cache *c = l->c;
@@ -322,7 +322,7 @@ static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_c
 
 static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
                              wk_cache_loader loader, void *loader_ctx, bool fill,
-                             wk_cache_ref **out, wk_error *err)
+                             wk_cache_entry **out, wk_error *err)
 {
     wk_cache *c = l->c;
     const wk_schema *s = l->s;
@@ -386,7 +386,7 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
 }
 
 static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache_loader loader,
-                      void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+                      void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
     wk_cache *c = l->c;
     bool shared_failed = false;
@@ -433,11 +433,11 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
 
 /* ---- get ---------------------------------------------------------------------------------- */
 
-static wk_status deliver(wk_cache *c, wk_cache_ref *e, wk_cache_ref **out, wk_error *err)
+static wk_status deliver(wk_cache *c, wk_cache_entry *e, wk_cache_entry **out, wk_error *err)
 {
     if (e->negative) {
         COUNT(c, negative_hits);
-        wk_cache_ref_release(e);
+        wk_cache_entry_unref(e);
         return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
     }
     *out = e;
@@ -447,7 +447,7 @@ static wk_status deliver(wk_cache *c, wk_cache_ref *e, wk_cache_ref **out, wk_er
 static void flight_put(wk__flight *f)
 {
     if (--f->users == 0) {
-        wk_cache_ref_release(f->result);
+        wk_cache_entry_unref(f->result);
         pthread_cond_destroy(&f->cond);
         free(f);
     }
@@ -455,15 +455,15 @@ static void flight_put(wk__flight *f)
 
 static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
                          uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
-                         void *loader_ctx, unsigned flags, wk_cache_ref **out, wk_error *err)
+                         void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
     wk__shard *sh = shard_of(c, hash);
     pthread_mutex_lock(&sh->mu);
     if (local_usable(c)) {
-        wk_cache_ref *e = wk__shard_find(sh, hash, key, key_len, wk__cache_now_ms());
+        wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, wk__cache_now_ms());
         if (e != NULL) {
             sh->hits++;
-            wk_cache_ref_retain(e);
+            wk_cache_entry_ref(e);
             pthread_mutex_unlock(&sh->mu);
             return deliver(c, e, out, err);
         }
@@ -480,7 +480,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
         while (!f->done) {
             pthread_cond_wait(&f->cond, &sh->mu);
         }
-        wk_cache_ref *e = f->result != NULL ? wk_cache_ref_retain(f->result) : NULL;
+        wk_cache_entry *e = f->result != NULL ? wk_cache_entry_ref(f->result) : NULL;
         wk_status st = f->status;
         wk_error fe = f->err;
         flight_put(f);
@@ -514,7 +514,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
                   __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE)};
     pthread_mutex_unlock(&sh->mu);
 
-    wk_cache_ref *e = NULL;
+    wk_cache_entry *e = NULL;
     wk_error lerr = {WK_OK, 0, NULL};
     wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
 
@@ -525,7 +525,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     f->done = true;
     f->status = st;
     f->err = lerr;
-    f->result = e != NULL ? wk_cache_ref_retain(e) : NULL;
+    f->result = e != NULL ? wk_cache_entry_ref(e) : NULL;
     wk__flight **pp = &sh->flights;
     while (*pp != f) {
         pp = &(*pp)->next;
@@ -544,7 +544,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
 }
 
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
-                              wk_cache_loader loader, void *loader_ctx, wk_cache_ref **out,
+                              wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err)
 {
     char key[WK_CACHE_KEY_MAX];
@@ -559,7 +559,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
 
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                                    const wk_cache_keyref *ids, wk_cache_loader loader,
-                                   void *loader_ctx, wk_cache_ref **refs, wk_status *statuses,
+                                   void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err)
 {
     wk_status first = WK_OK;
@@ -601,13 +601,13 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         krefs[i].len = kl;
         wk__shard *sh = shard_of(c, hashes[i]);
         pthread_mutex_lock(&sh->mu);
-        wk_cache_ref *e = NULL;
+        wk_cache_entry *e = NULL;
         if (local_usable(c)) {
             e = wk__shard_find(sh, hashes[i], key, kl, wk__cache_now_ms());
         }
         if (e != NULL) {
             sh->hits++;
-            wk_cache_ref_retain(e);
+            wk_cache_entry_ref(e);
         }
         epochs[i] = shard_epoch(sh);
         pthread_mutex_unlock(&sh->mu);
@@ -641,7 +641,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 size_t i = miss[j];
                 wk__shard *sh = shard_of(c, hashes[i]);
                 load_ctx l = {c, s, krefs[i].ptr, krefs[i].len, hashes[i], sh, epochs[i], feed};
-                wk_cache_ref *e = NULL;
+                wk_cache_entry *e = NULL;
                 wk_status est = WK_OK;
                 int r = SHARED_MISS;
                 if (found[j]) {
@@ -694,7 +694,7 @@ out:
 /* ---- put / invalidate --------------------------------------------------------------------- */
 
 static wk_status drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t hash,
-                            wk_cache_ref *replacement)
+                            wk_cache_entry *replacement)
 {
     wk__shard *sh = shard_of(c, hash);
     pthread_mutex_lock(&sh->mu);
@@ -719,7 +719,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     wk_buf b;
     wk_buf_init(&b, NULL, 0);
     wk_status st = c->ser->encode(s, obj, &b, err);
-    wk_cache_ref *e = NULL;
+    wk_cache_entry *e = NULL;
     if (st == WK_OK) {
         e = wk__cache_entry_new(c->ser, s, key, key_len, hash, b.data, b.len, false,
                                 wk__cache_now_ms() + c->local_ttl_ms, &st);
@@ -732,7 +732,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
         return st;
     }
     drop_local(c, key, key_len, hash, e);
-    wk_cache_ref_release(e);
+    wk_cache_entry_unref(e);
     if (c->store != NULL) {
         st = c->store->store(c->store->self, key, key_len, b.data, b.len,
                              ttl_ms != 0 ? ttl_ms : c->shared_ttl_ms, WK_CACHE_STORE_REPLACE,

@@ -53,11 +53,11 @@ static size_t align16(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
-wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
+wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
                                   size_t key_len, uint64_t hash, const uint8_t *bytes,
                                   size_t len, bool negative, int64_t expires_ms, wk_status *st)
 {
-    size_t head = align16(sizeof(wk_cache_ref));
+    size_t head = align16(sizeof(wk_cache_entry));
     size_t keyroom = align16(key_len + 1);
     size_t byteroom = align16(len);
     size_t objroom = negative ? 0 : align16(s->size);
@@ -72,7 +72,7 @@ wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, 
         *st = WK_ERR_NOMEM;
         return NULL;
     }
-    wk_cache_ref *e = (wk_cache_ref *)mem;
+    wk_cache_entry *e = (wk_cache_entry *)mem;
     memset(e, 0, sizeof *e);
     e->refs = 1;
     e->negative = negative;
@@ -105,29 +105,29 @@ wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, 
     return e;
 }
 
-WK_API const void *wk_cache_ref_object(const wk_cache_ref *r)
+WK_API const void *wk_cache_entry_object(const wk_cache_entry *r)
 {
     return r->obj;
 }
 
-WK_API const uint8_t *wk_cache_ref_bytes(const wk_cache_ref *r, size_t *len)
+WK_API const uint8_t *wk_cache_entry_bytes(const wk_cache_entry *r, size_t *len)
 {
     *len = r->len;
     return r->bytes;
 }
 
-WK_API const char *wk_cache_ref_key(const wk_cache_ref *r)
+WK_API const char *wk_cache_entry_key(const wk_cache_entry *r)
 {
     return r->key;
 }
 
-WK_API wk_cache_ref *wk_cache_ref_retain(wk_cache_ref *r)
+WK_API wk_cache_entry *wk_cache_entry_ref(wk_cache_entry *r)
 {
     __atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
     return r;
 }
 
-WK_API void wk_cache_ref_release(wk_cache_ref *r)
+WK_API void wk_cache_entry_unref(wk_cache_entry *r)
 {
     if (r != NULL && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         wk_arena_free(&r->arena);

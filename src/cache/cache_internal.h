@@ -10,7 +10,7 @@
 
 #include "wirekit/cache.h"
 
-struct wk_cache_ref {
+struct wk_cache_entry {
     uint32_t refs;        /* atomic */
     bool negative;        /* a cached "not found" */
     bool in_local;        /* linked in a shard (shard lock) */
@@ -23,9 +23,9 @@ struct wk_cache_ref {
     size_t len;
     void *obj;
     wk_arena arena;       /* the decoded object's strings, arrays, values */
-    wk_cache_ref *prev;   /* LRU links (shard lock) */
-    wk_cache_ref *next;
-    wk_cache_ref *hnext;  /* hash chain (shard lock) */
+    wk_cache_entry *prev;   /* LRU links (shard lock) */
+    wk_cache_entry *next;
+    wk_cache_entry *hnext;  /* hash chain (shard lock) */
 };
 
 typedef struct wk__flight {
@@ -36,16 +36,16 @@ typedef struct wk__flight {
     bool done;
     wk_status status;
     wk_error err;
-    wk_cache_ref *result; /* one reference owned by the flight */
+    wk_cache_entry *result; /* one reference owned by the flight */
     pthread_cond_t cond;
     char key[];
 } wk__flight;
 
 typedef struct wk__shard {
     _Alignas(64) pthread_mutex_t mu;
-    wk_cache_ref **buckets;
+    wk_cache_entry **buckets;
     size_t mask;
-    wk_cache_ref lru;     /* sentinel: lru.next is the most recent, lru.prev the least */
+    wk_cache_entry lru;     /* sentinel: lru.next is the most recent, lru.prev the least */
     size_t entries;
     size_t bytes;
     size_t max_entries;
@@ -66,7 +66,7 @@ int64_t wk__cache_now_ms(void);
 
 /** Builds an entry holding `bytes` (copied) decoded with `ser` (or a negative entry when
  *  `negative`). Returns NULL with *st set: WK_ERR_NOMEM, or the decoder's status (corrupt). */
-wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
+wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
                                   size_t key_len, uint64_t hash, const uint8_t *bytes,
                                   size_t len, bool negative, int64_t expires_ms, wk_status *st);
 
@@ -75,12 +75,12 @@ wk_cache_ref *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, 
 wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes);
 void wk__shard_free(wk__shard *sh);
 /** Finds a live entry (moving it to the front) or NULL; drops it when expired. */
-wk_cache_ref *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
+wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                              int64_t now);
 /** Inserts `e` (taking one reference), replacing an entry with the same key, then evicts
  *  from the LRU end until the shard is within bounds. An entry larger than the whole shard is
  *  not inserted. */
-void wk__shard_insert(wk__shard *sh, wk_cache_ref *e);
+void wk__shard_insert(wk__shard *sh, wk_cache_entry *e);
 /** Removes the entry with this key, if any. Returns true when one was removed. */
 bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_len);
 /** Removes every entry. */

@@ -35,9 +35,9 @@ wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes)
     return WK_OK;
 }
 
-static void unlink_entry(wk__shard *sh, wk_cache_ref *e)
+static void unlink_entry(wk__shard *sh, wk_cache_entry *e)
 {
-    wk_cache_ref **pp = &sh->buckets[e->hash & sh->mask];
+    wk_cache_entry **pp = &sh->buckets[e->hash & sh->mask];
     while (*pp != e) {
         pp = &(*pp)->hnext;
     }
@@ -47,7 +47,7 @@ static void unlink_entry(wk__shard *sh, wk_cache_ref *e)
     e->in_local = false;
     sh->entries--;
     sh->bytes -= e->charge;
-    wk_cache_ref_release(e);
+    wk_cache_entry_unref(e);
 }
 
 void wk__shard_clear(wk__shard *sh)
@@ -65,9 +65,9 @@ void wk__shard_free(wk__shard *sh)
     pthread_mutex_destroy(&sh->mu);
 }
 
-static wk_cache_ref *lookup(wk__shard *sh, uint64_t hash, const char *key, size_t key_len)
+static wk_cache_entry *lookup(wk__shard *sh, uint64_t hash, const char *key, size_t key_len)
 {
-    for (wk_cache_ref *e = sh->buckets[hash & sh->mask]; e != NULL; e = e->hnext) {
+    for (wk_cache_entry *e = sh->buckets[hash & sh->mask]; e != NULL; e = e->hnext) {
         if (e->hash == hash && e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
             return e;
         }
@@ -75,10 +75,10 @@ static wk_cache_ref *lookup(wk__shard *sh, uint64_t hash, const char *key, size_
     return NULL;
 }
 
-wk_cache_ref *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
+wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                              int64_t now)
 {
-    wk_cache_ref *e = lookup(sh, hash, key, key_len);
+    wk_cache_entry *e = lookup(sh, hash, key, key_len);
     if (e == NULL) {
         return NULL;
     }
@@ -100,7 +100,7 @@ wk_cache_ref *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size
 
 bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_len)
 {
-    wk_cache_ref *e = lookup(sh, hash, key, key_len);
+    wk_cache_entry *e = lookup(sh, hash, key, key_len);
     if (e == NULL) {
         return false;
     }
@@ -108,17 +108,17 @@ bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_
     return true;
 }
 
-void wk__shard_insert(wk__shard *sh, wk_cache_ref *e)
+void wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
 {
-    wk_cache_ref *old = lookup(sh, e->hash, e->key, e->key_len);
+    wk_cache_entry *old = lookup(sh, e->hash, e->key, e->key_len);
     if (old != NULL) {
         unlink_entry(sh, old);
     }
     if (e->charge > sh->max_bytes || sh->max_entries == 0) {
         return;
     }
-    wk_cache_ref_retain(e);
-    wk_cache_ref **bucket = &sh->buckets[e->hash & sh->mask];
+    wk_cache_entry_ref(e);
+    wk_cache_entry **bucket = &sh->buckets[e->hash & sh->mask];
     e->hnext = *bucket;
     *bucket = e;
     e->next = sh->lru.next;

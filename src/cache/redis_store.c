@@ -360,7 +360,7 @@ static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
     return WK_OK;
 }
 
-WK_API wk_status wk_redis_store_open(const wk_redis_opts *opts, wk_redis_store **out,
+WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **out,
                                      wk_error *err)
 {
     static const wk_redis_opts defaults;
@@ -407,7 +407,7 @@ WK_API wk_status wk_redis_store_open(const wk_redis_opts *opts, wk_redis_store *
     if (s->subscribe) {
         if (pipe(s->stop_pipe) != 0 ||
             pthread_create(&s->thread, NULL, wk__redis_feed_main, s) != 0) {
-            wk_redis_store_close(s);
+            wk_redis_store_free(s);
             return wk_error_set(err, WK_ERR_IO, 0, "redis: cannot start the subscriber");
         }
         s->thread_started = true;
@@ -429,7 +429,7 @@ WK_API bool wk_redis_store_feed_up(wk_redis_store *s)
     return up;
 }
 
-WK_API void wk_redis_store_close(wk_redis_store *s)
+WK_API void wk_redis_store_free(wk_redis_store *s)
 {
     if (s == NULL) {
         return;

@@ -8,11 +8,11 @@
 #include "wirekit/json.h"
 #include "wirekit/msgpack.h"
 
-WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_json_read_opts *opts,
+WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_read_opts *opts,
                                     wk_buf *out, wk_error *err)
 {
     wk_json_reader r;
-    wk_json_reader_init(&r, json, len, opts, NULL, NULL);
+    wk_json_reader_init(&r, json, len, opts, NULL);
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
     wk_source src;
@@ -39,7 +39,7 @@ WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_json_
 WK_API wk_status wk_json_from_msgpack(const void *mp, size_t len, const wk_json_write_opts *opts,
                                       uint32_t max_depth, wk_buf *out, wk_error *err)
 {
-    wk_mp_reader_opts ro = {max_depth, true, NULL};
+    wk_read_opts ro = {.flags = WK_READ_STRICT_UTF8, .max_depth = max_depth};
     wk_mp_reader r;
     wk_mp_reader_init(&r, mp, len, &ro);
     wk_json_writer w;
@@ -49,7 +49,7 @@ WK_API wk_status wk_json_from_msgpack(const void *mp, size_t len, const wk_json_
     wk_mp_reader_source(&r, &src);
     wk_json_writer_sink(&w, &sink);
     wk_status st = wk_transcode(&src, &sink, err);
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     if (st != WK_OK) {
         return st;
     }

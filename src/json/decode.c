@@ -8,7 +8,7 @@
  * nesting is an explicit frame stack (no recursion). The lexer is lex.h, shared with the event
  * reader, so this gives the same tree as wk_value_decode over a wk_json_reader (tested).
  * Trade-off: a scratch stack as large as the widest open containers combined. Both stacks
- * are core/kernel.h's: on the C stack first, then on `alloc`, else the arena's allocator.
+ * are core/kernel.h's: on the C stack first, then on the options' allocator, else the arena's.
  *
  * This is the one tree builder that does not instantiate value/value_build_core.h: its
  * grammar is written straight into the loop (no event between the lexer and the node), which
@@ -83,14 +83,15 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
     return true;
 }
 
-WK_API wk_status wk_json_decode(const void *data, size_t len, const wk_json_read_opts *opts,
-                                wk_arena *arena, const wk_allocator *alloc, wk_value **out,
-                                size_t *consumed, wk_error *err)
+WK_API wk_status wk_json_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                      wk_arena *arena, wk_value **out, size_t *consumed,
+                                      wk_error *err)
 {
+    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
     unsigned flags = opts != NULL ? opts->flags : 0;
     size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                             : WK_JSON_DEFAULT_MAX_DEPTH;
-    const bool copy = (flags & WK_JSON_READ_COPY_STRINGS) != 0;
+    const bool copy = (flags & WK_READ_COPY_STRINGS) != 0;
     const bool raw = (flags & WK_JSON_READ_RAW_NUMBERS) != 0;
     const uint8_t *start = data;
     const uint8_t *p = start;

@@ -25,9 +25,9 @@ enum {
 static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
 WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_json_read_opts *opts, wk_arena *arena,
-                                const wk_allocator *alloc)
+                                const wk_read_opts *opts, wk_arena *arena)
 {
+    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
     /* Field by field: the inline nesting stack needs no clearing (push sets each bit). */
     r->depth = 0;
     r->values = 0;
@@ -466,9 +466,9 @@ static size_t source_offset(const void *self)
     return wk_json_reader_offset(self);
 }
 
-static void source_error(const void *self, wk_error *err)
+static wk_status source_error(const void *self, wk_error *err)
 {
-    wk_json_reader_error(self, err);
+    return wk_json_reader_error(self, err);
 }
 
 WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
@@ -521,8 +521,9 @@ typedef struct rsave {
     uint32_t state, depth, values;
 } rsave;
 
-/* Reads the next event for a typed call: WK_OK, WK_ERR_EOF for the END of the current
- * container (consumed) or after the last top-level value, or a latched error. */
+/* Reads the next event for a typed call: WK_OK, WK_ERR_STATE at the END of the current
+ * container (not consumed: wk_json_reader_end closes it), WK_ERR_EOF after the last
+ * top-level value, or a latched error. */
 __attribute__((noinline)) static wk_status typed_next(wk_json_reader *r, wk_event *ev,
                                                       rsave *sv)
 {
@@ -540,7 +541,11 @@ __attribute__((noinline)) static wk_status typed_next(wk_json_reader *r, wk_even
         st = wk_json_reader_next(r, ev);
     }
     if (st == WK_OK && ev->type == WK_EV_END) {
-        return WK_ERR_EOF;
+        r->p = sv->p; /* put the END back (unread(), which is defined below) */
+        r->state = sv->state;
+        r->depth = sv->depth;
+        r->values = sv->values;
+        return WK_ERR_STATE;
     }
     return st;
 }
@@ -574,7 +579,7 @@ static inline bool value_next(const wk_json_reader *r, uint8_t c)
     return r->state == ST_VALUE && r->err.code == WK_OK && r->p < r->end && *r->p == c;
 }
 
-WK_API wk_status wk_json_reader_begin_object(wk_json_reader *r)
+WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
 {
     const uint8_t *p = r->p;
     bool start = r->state == ST_VALUE || (r->state == ST_TOP && r->values == 0);
@@ -632,8 +637,7 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
         }
     }
     if (p < r->end && *p == '}') {
-        ev_end_fast(r);
-        return WK_ERR_EOF;
+        return WK_ERR_STATE; /* the object's end: wk_json_reader_end consumes it */
     }
     return key_slow(r, s, n);
 }
@@ -648,17 +652,43 @@ __attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const cha
         r->p = p + 1; /* compact input: what next() does after the ',', minus the checks */
         st = read_key(r, &ev);
     } else {
-        st = wk_json_reader_next(r, &ev);
+        rsave sv;
+        st = typed_next(r, &ev, &sv); /* WK_ERR_STATE at the '}', which stays unread */
     }
     if (st != WK_OK) {
         return st;
     }
-    if (ev.type == WK_EV_END) {
-        return WK_ERR_EOF;
-    }
     *s = ev.v.str.ptr;
     *n = ev.v.str.len;
     return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_end(wk_json_reader *r)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    if (r->depth == 0) {
+        return WK_ERR_STATE;
+    }
+    const uint8_t *p = r->p;
+    if ((r->state == ST_AFTER || r->state == ST_OBJ_FIRST || r->state == ST_ARR_FIRST) &&
+        p < r->end && *p == (top_is_object(r) ? '}' : ']')) {
+        ev_end_fast(r); /* compact input: the END right here, read as next() reads it */
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st == WK_ERR_STATE) {
+        /* typed_next put the END back: read it for real */
+        st = wk_json_reader_next(r, &ev);
+        return st;
+    }
+    if (st == WK_OK) {
+        return unread(r, &sv, WK_ERR_STATE); /* a value, not the end: elements remain */
+    }
+    return st;
 }
 
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
@@ -800,7 +830,7 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
     return WK_OK;
 }
 
-WK_API wk_status wk_json_reader_null(wk_json_reader *r)
+WK_API wk_status wk_json_reader_nil(wk_json_reader *r)
 {
     wk_event ev;
     return typed_expect(r, &ev, WK_EV_NIL);

@@ -1,6 +1,6 @@
 /*
  * The JSON writer: an event sink (wk_json_writer) and a direct tree walker
- * (wk_json_write_value) that share every byte-level helper below, so both print the same
+ * (wk_json_encode_value) that share every byte-level helper below, so both print the same
  * text for the same data.
  *
  * Strings are copied in runs: the SSE2 scan from lex.h finds the next byte that needs a look
@@ -809,11 +809,11 @@ WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
     case WK_EV_BOOL:
         return wk_json_writer_bool(w, ev->v.b);
     case WK_EV_NIL:
-        return wk_json_writer_null(w);
+        return wk_json_writer_nil(w);
     case WK_EV_ARRAY:
         return wk_json_writer_begin_array(w);
     case WK_EV_MAP:
-        return wk_json_writer_begin_object(w);
+        return wk_json_writer_begin_map(w);
     case WK_EV_END:
         return wk_json_writer_end(w);
     default:
@@ -826,9 +826,10 @@ static wk_status sink_event(void *self, const wk_event *ev)
     return wk_json_writer_event(self, ev);
 }
 
-static void sink_error(const void *self, wk_error *err)
+static wk_status sink_error(const void *self, wk_error *err)
 {
     *err = ((const wk_json_writer *)self)->err;
+    return err->code;
 }
 
 WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
@@ -887,8 +888,8 @@ typedef struct wframe {
     uint32_t i;
 } wframe;
 
-WK_API wk_status wk_json_write_value(const wk_value *v, wk_buf *out,
-                                     const wk_json_write_opts *opts, wk_error *err)
+WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opts *opts,
+                                      wk_buf *out, wk_error *err)
 {
     unsigned flags = opts != NULL ? opts->flags : 0;
     uint32_t indent = opts != NULL && opts->indent != 0 ? opts->indent : 2;

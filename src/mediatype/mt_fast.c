@@ -176,7 +176,7 @@ wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_typ
         return wk_error_set(err, WK_ERR_ARG, 0, "no input or output given");
     }
     if (mt->cache_kind == 3) {
-        wk_mt_release(mt); /* a heap-rendered form of the previous parse */
+        wk_mt_free(mt); /* a heap-rendered form of the previous parse */
     }
 #ifdef WK_MT_FAST
     if (len - 8 <= 63 - 8 && parse_fast(data, len, mt)) {

@@ -148,7 +148,7 @@ void wk_mt_init(wk_media_type *mt)
     mt->cache_alloc = NULL;
 }
 
-void wk_mt_release(wk_media_type *mt)
+void wk_mt_free(wk_media_type *mt)
 {
     if (mt == NULL) {
         return;
@@ -189,7 +189,7 @@ wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocat
         out->len = mt->cache_view.len;
         return WK_OK;
     }
-    wk_mt_release(mt);
+    wk_mt_free(mt);
     if (mt->id != 0) {
         const wk_mt_known *k = &wk__mt_known[mt->id];
         if (mt->nparams == 0) {
@@ -240,7 +240,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     if (mt == NULL || essence == NULL || (params == NULL && n != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, essence or parameters");
     }
-    wk_mt_release(mt);
+    wk_mt_free(mt);
     memset(mt, 0, offsetof(wk_media_type, params));
     mt->cache_kind = CACHE_NONE;
     mt->cache_styles = 0;

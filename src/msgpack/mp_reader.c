@@ -5,7 +5,7 @@
  * WK_EV_END. The first 32 levels of that stack live inside the reader; deeper nesting (up to
  * max_depth) takes a heap stack, so depth costs no C stack at all. Every byte-level check is
  * in wk__mp_token (mp_token.h), shared with the scan and the fused tree decoder. The typed
- * reads (wk_mp_read_*) are inline in msgpack.h for the one-byte forms and land here for the
+ * reads (wk_mp_reader_*) are inline in msgpack.h for the one-byte forms and land here for the
  * rest.
  */
 #include "mp_token.h"
@@ -20,7 +20,7 @@ static uint32_t inline_depth(const wk_mp_reader *r)
 }
 
 WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
-                              const wk_mp_reader_opts *opts)
+                              const wk_read_opts *opts)
 {
     r->start = data;
     r->pos = data;
@@ -36,7 +36,7 @@ WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
         if (opts->max_depth != 0) {
             r->max_depth = opts->max_depth;
         }
-        r->strict_utf8 = opts->strict_utf8;
+        r->strict_utf8 = (opts->flags & WK_READ_STRICT_UTF8) != 0;
         r->alloc = opts->alloc;
     }
     r->fast_depth = inline_depth(r);
@@ -45,7 +45,7 @@ WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
     r->err_offset = 0;
 }
 
-WK_API void wk_mp_reader_release(wk_mp_reader *r)
+WK_API void wk_mp_reader_free(wk_mp_reader *r)
 {
     if (r->heap != NULL) {
         wk_free(r->alloc, r->heap, (size_t)r->heap_cap * sizeof(uint64_t));
@@ -61,7 +61,7 @@ static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const ch
     r->msg = msg;
     r->err_offset = (size_t)(at - r->start);
     r->left = 0; /* makes the inline fast paths of the typed reads fall through */
-    wk_mp_reader_release(r);
+    wk_mp_reader_free(r);
     r->fast_depth = 0; /* and those of read_map/read_array/read_end */
     return st;
 }
@@ -115,7 +115,7 @@ static wk_status peek(wk_mp_reader *r, wk_event *ev, const uint8_t **next)
 {
     if (r->pos == r->end) {
         if (r->depth == 0) {
-            wk_mp_reader_release(r);
+            wk_mp_reader_free(r);
             return WK_ERR_EOF;
         }
         return fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
@@ -231,7 +231,7 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
         return WK_ERR_STATE;
     }
     if (r->depth == 0 && r->pos == r->end) {
-        wk_mp_reader_release(r);
+        wk_mp_reader_free(r);
         return WK_ERR_EOF;
     }
     const uint8_t *err_at = r->pos;
@@ -245,14 +245,15 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
     return WK_OK;
 }
 
-WK_API void wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
+WK_API wk_status wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
 {
     if (err == NULL) {
-        return;
+        return r->status;
     }
     err->code = r->status;
     err->msg = r->msg != NULL ? r->msg : wk_status_str(r->status);
     err->offset = r->status != WK_OK ? r->err_offset : wk_mp_reader_offset(r);
+    return r->status;
 }
 
 static wk_status source_next(void *self, wk_event *ev)
@@ -265,9 +266,9 @@ static size_t source_offset(const void *self)
     return wk_mp_reader_offset(self);
 }
 
-static void source_error(const void *self, wk_error *err)
+static wk_status source_error(const void *self, wk_error *err)
 {
-    wk_mp_reader_error(self, err);
+    return wk_mp_reader_error(self, err);
 }
 
 WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src)

@@ -190,7 +190,7 @@ fail:
     return st;
 }
 
-WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_opts *opts,
+WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *opts,
                              size_t *size, wk_error *err)
 {
     const uint8_t *start = data;
@@ -200,7 +200,7 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_op
     const char *msg = NULL;
     uint32_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                               : WK_MP_DEFAULT_MAX_DEPTH;
-    wk_status st = wk__mp_scan(&p, end, 0, max_depth, opts != NULL && opts->strict_utf8,
+    wk_status st = wk__mp_scan(&p, end, 0, max_depth, opts != NULL && (opts->flags & WK_READ_STRICT_UTF8) != 0,
                                opts != NULL ? opts->alloc : NULL, &err_at, &msg);
     if (st != WK_OK) {
         return wk_error_set(err, st, (size_t)(err_at - start), msg);
@@ -211,7 +211,7 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_mp_reader_op
     return wk_error_set(err, WK_OK, (size_t)(p - start), NULL);
 }
 
-WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_mp_reader_opts *opts,
+WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_read_opts *opts,
                                 size_t *count, wk_error *err)
 {
     const uint8_t *start = data;
@@ -223,7 +223,7 @@ WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_mp_reader
     while (p != end) {
         const uint8_t *err_at = p;
         const char *msg = NULL;
-        wk_status st = wk__mp_scan(&p, end, 0, max_depth, opts != NULL && opts->strict_utf8,
+        wk_status st = wk__mp_scan(&p, end, 0, max_depth, opts != NULL && (opts->flags & WK_READ_STRICT_UTF8) != 0,
                                    opts != NULL ? opts->alloc : NULL, &err_at, &msg);
         if (st != WK_OK) {
             return wk_error_set(err, st, (size_t)(err_at - start), msg);

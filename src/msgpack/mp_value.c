@@ -49,9 +49,9 @@ static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
 #include "value/value_build_core.h"
 
-WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_reader_opts *ropts,
-                                   const wk_value_opts *vopts, wk_arena *arena, wk_value **out,
-                                   size_t *consumed, wk_error *err)
+WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                   wk_arena *arena, wk_value **out, size_t *consumed,
+                                   wk_error *err)
 {
     const uint8_t *start = data;
     mp_cursor c;
@@ -61,19 +61,16 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_mp_re
     c.strict = false;
     wk__vb_opts o;
     o.max_depth = WK_MP_DEFAULT_MAX_DEPTH;
-    o.copy = vopts != NULL && (vopts->flags & WK_VALUE_COPY_STRINGS) != 0;
+    o.copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
     o.alloc = arena->alloc;
-    if (ropts != NULL) {
-        if (ropts->max_depth != 0) {
-            o.max_depth = ropts->max_depth;
+    if (opts != NULL) {
+        if (opts->max_depth != 0) {
+            o.max_depth = opts->max_depth;
         }
-        c.strict = ropts->strict_utf8;
-        if (ropts->alloc != NULL) {
-            o.alloc = ropts->alloc;
+        c.strict = (opts->flags & WK_READ_STRICT_UTF8) != 0;
+        if (opts->alloc != NULL) {
+            o.alloc = opts->alloc;
         }
-    }
-    if (vopts != NULL && vopts->max_depth != 0 && vopts->max_depth < o.max_depth) {
-        o.max_depth = vopts->max_depth;
     }
     wk__vb_fail f;
     wk_value *root;
@@ -98,7 +95,7 @@ typedef struct wframe {
     uint64_t left;
 } wframe;
 
-WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
+WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
     wk__stack fs;
@@ -107,29 +104,29 @@ WK_API void wk_mp_write_value(wk_mp_writer *w, const wk_value *v)
     size_t depth = 0;
     for (;;) {
         switch ((wk_value_type)v->type) {
-        case WK_VAL_NIL: wk_mp_write_nil(w); break;
-        case WK_VAL_BOOL: wk_mp_write_bool(w, v->u.b); break;
-        case WK_VAL_INT: wk_mp_write_int(w, v->u.i); break;
-        case WK_VAL_UINT: wk_mp_write_uint(w, v->u.u); break;
+        case WK_VAL_NIL: wk_mp_writer_nil(w); break;
+        case WK_VAL_BOOL: wk_mp_writer_bool(w, v->u.b); break;
+        case WK_VAL_INT: wk_mp_writer_int(w, v->u.i); break;
+        case WK_VAL_UINT: wk_mp_writer_uint(w, v->u.u); break;
         case WK_VAL_FLOAT:
             if ((v->flags & WK_VALF_F32) != 0) {
-                wk_mp_write_float(w, (float)v->u.f);
+                wk_mp_writer_float(w, (float)v->u.f);
             } else {
-                wk_mp_write_double(w, v->u.f);
+                wk_mp_writer_double(w, v->u.f);
             }
             break;
         case WK_VAL_STR:
-        case WK_VAL_RAWNUM: wk_mp_write_str(w, v->u.str, v->len); break;
-        case WK_VAL_BIN: wk_mp_write_bin(w, v->u.bin, v->len); break;
-        case WK_VAL_EXT: wk_mp_write_ext(w, v->ext_type, v->u.bin, v->len); break;
-        case WK_VAL_TIMESTAMP: wk_mp_write_timestamp(w, v->u.i, v->len); break;
+        case WK_VAL_RAWNUM: wk_mp_writer_str(w, v->u.str, v->len); break;
+        case WK_VAL_BIN: wk_mp_writer_bin(w, v->u.bin, v->len); break;
+        case WK_VAL_EXT: wk_mp_writer_ext(w, v->ext_type, v->u.bin, v->len); break;
+        case WK_VAL_TIMESTAMP: wk_mp_writer_timestamp(w, v->u.i, v->len); break;
         case WK_VAL_ARRAY:
         case WK_VAL_MAP: {
             bool is_map = v->type == WK_VAL_MAP;
             if (is_map) {
-                wk_mp_write_map(w, v->len);
+                wk_mp_writer_begin_map(w, v->len);
             } else {
-                wk_mp_write_array(w, v->len);
+                wk_mp_writer_begin_array(w, v->len);
             }
             if (v->len == 0 || w->status != WK_OK) {
                 break;
@@ -167,6 +164,6 @@ WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *er
 {
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
-    wk_mp_write_value(&w, v);
+    wk_mp_writer_value(&w, v);
     return wk_mp_writer_finish(&w, err);
 }

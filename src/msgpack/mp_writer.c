@@ -64,7 +64,7 @@ WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t
     wk_free(out->alloc, frames, (size_t)cap * sizeof(wk_mp_frame));
 }
 
-WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
+WK_API void wk_mp_writer_ext_header(wk_mp_writer *w, int8_t type, size_t len)
 {
     if (len > UINT32_MAX) {
         wk_mp_writer_fail(w, WK_ERR_RANGE, "extension longer than 2^32-1 bytes");
@@ -96,20 +96,20 @@ WK_API void wk_mp_write_ext_header(wk_mp_writer *w, int8_t type, size_t len)
     w->pos = p;
 }
 
-WK_API void wk_mp_write_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
+WK_API void wk_mp_writer_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
 {
     /* Room for header and data first, so that an ext that does not fit leaves nothing. */
     if (len <= UINT32_MAX && len <= SIZE_MAX - 6 &&
         !wk__mp_room(w, wk_mp_sizeof_ext_header((uint32_t)len) + len)) {
         return;
     }
-    wk_mp_write_ext_header(w, type, len);
+    wk_mp_writer_ext_header(w, type, len);
     if (w->status == WK_OK) {
-        wk_mp_write_raw(w, p, len);
+        wk_mp_writer_raw(w, p, len);
     }
 }
 
-WK_API void wk_mp_write_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
+WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
 {
     if (nsec > 999999999u) {
         wk_mp_writer_fail(w, WK_ERR_RANGE, "timestamp nanoseconds must be below 1000000000");
@@ -184,9 +184,9 @@ static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
         f->header = 0;
         f->declared = is_map ? 2 * (uint64_t)count : count;
         if (is_map) {
-            wk_mp_write_map(w, count);
+            wk_mp_writer_begin_map(w, count);
         } else {
-            wk_mp_write_array(w, count);
+            wk_mp_writer_begin_array(w, count);
         }
     }
     w->depth++;
@@ -249,33 +249,33 @@ static wk_status sink_event(void *self, const wk_event *ev)
         f->seen++;
     }
     switch (ev->type) {
-    case WK_EV_NIL: wk_mp_write_nil(w); break;
-    case WK_EV_BOOL: wk_mp_write_bool(w, ev->v.b); break;
-    case WK_EV_INT: wk_mp_write_int(w, ev->v.i); break;
-    case WK_EV_UINT: wk_mp_write_uint(w, ev->v.u); break;
+    case WK_EV_NIL: wk_mp_writer_nil(w); break;
+    case WK_EV_BOOL: wk_mp_writer_bool(w, ev->v.b); break;
+    case WK_EV_INT: wk_mp_writer_int(w, ev->v.i); break;
+    case WK_EV_UINT: wk_mp_writer_uint(w, ev->v.u); break;
     case WK_EV_FLOAT:
         if (ev->f32) {
-            wk_mp_write_float(w, (float)ev->v.f);
+            wk_mp_writer_float(w, (float)ev->v.f);
         } else {
-            wk_mp_write_double(w, ev->v.f);
+            wk_mp_writer_double(w, ev->v.f);
         }
         break;
     case WK_EV_STR:
-    case WK_EV_RAWNUM: wk_mp_write_str(w, ev->v.str.ptr, ev->v.str.len); break;
-    case WK_EV_BIN: wk_mp_write_bin(w, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_RAWNUM: wk_mp_writer_str(w, ev->v.str.ptr, ev->v.str.len); break;
+    case WK_EV_BIN: wk_mp_writer_bin(w, ev->v.str.ptr, ev->v.str.len); break;
     case WK_EV_ARRAY: push_frame(w, false, ev->v.count); break;
     case WK_EV_MAP: push_frame(w, true, ev->v.count); break;
-    case WK_EV_EXT: wk_mp_write_ext(w, ev->v.ext.type, ev->v.ext.ptr, ev->v.ext.len); break;
-    case WK_EV_TIMESTAMP: wk_mp_write_timestamp(w, ev->v.ts.sec, ev->v.ts.nsec); break;
+    case WK_EV_EXT: wk_mp_writer_ext(w, ev->v.ext.type, ev->v.ext.ptr, ev->v.ext.len); break;
+    case WK_EV_TIMESTAMP: wk_mp_writer_timestamp(w, ev->v.ts.sec, ev->v.ts.nsec); break;
     default: wk_mp_writer_fail(w, WK_ERR_ARG, "unknown event type"); break;
     }
     return w->status;
 }
 
-static void sink_error(const void *self, wk_error *err)
+static wk_status sink_error(const void *self, wk_error *err)
 {
     const wk_mp_writer *w = self;
-    wk_error_set(err, w->status, w->status != WK_OK ? w->err_offset : wk_mp_writer_size(w),
+    return wk_error_set(err, w->status, w->status != WK_OK ? w->err_offset : wk_mp_writer_size(w),
                  w->msg);
 }
 

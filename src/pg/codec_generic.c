@@ -224,8 +224,8 @@ static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_
 static wk_status emit_json(const wk_pg_str *s, const wk_pg_events *ev, wk_error *err)
 {
     wk_json_reader r;
-    wk_json_read_opts o = {WK_JSON_READ_RAW_NUMBERS, 0};
-    wk_json_reader_init(&r, s->ptr, s->len, &o, NULL, NULL);
+    wk_read_opts o = {.flags = WK_JSON_READ_RAW_NUMBERS, .max_depth = 0};
+    wk_json_reader_init(&r, s->ptr, s->len, &o, NULL);
     wk_event x;
     wk_status st;
     while ((st = wk_json_reader_next(&r, &x)) == WK_OK) {
@@ -471,10 +471,11 @@ static wk_status builder_event(void *self, const wk_event *ev)
     return st;
 }
 
-static void builder_error(const void *self, wk_error *err)
+static wk_status builder_error(const void *self, wk_error *err)
 {
     const builder *b = self;
     wk__pg_fail(err, b->st, 0, "building the value tree failed");
+    return b->st;
 }
 
 wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,

@@ -83,7 +83,7 @@ WK_API void wk_pg_plan_free(wk_pg_plan *plan)
     if (plan == NULL) {
         return;
     }
-    wk_pg_registry_release(plan->reg);
+    wk_pg_registry_unref(plan->reg);
     wk_free(plan->alloc, plan->names, plan->names_len);
     wk_free(plan->alloc, plan, sizeof(wk_pg_plan) + plan->ncols * sizeof(plan_col));
 }

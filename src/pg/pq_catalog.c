@@ -164,7 +164,7 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
     free(made);
     free(list);
     if (st != WK_OK) {
-        wk_pg_registry_release(next);
+        wk_pg_registry_unref(next);
         return st;
     }
     *out = next;

@@ -81,11 +81,11 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
         return st;
     }
     st = wk__pq_load_catalog(c, start, &c->reg, err);
-    wk_pg_registry_release(start);
+    wk_pg_registry_unref(start);
     return st;
 }
 
-WK_API void wk_pq_close(wk_pq_conn *conn)
+WK_API void wk_pq_conn_free(wk_pq_conn *conn)
 {
     if (conn == NULL) {
         return;
@@ -93,7 +93,7 @@ WK_API void wk_pq_close(wk_pq_conn *conn)
     if (conn->pg != NULL) {
         PQfinish(conn->pg);
     }
-    wk_pg_registry_release(conn->reg);
+    wk_pg_registry_unref(conn->reg);
     free(conn);
 }
 
@@ -151,9 +151,9 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
             e = wk_pg_registry_find_encoder_for(conn->reg, p->oid, f, p->kind);
         } else if (p->kind == WK_PG_KIND_ARRAY) {
             const wk_pg_array_in *a = p->value;
-            e = a != NULL ? wk_pg_registry_find_array_encoder(conn->reg, a->elem_kind, f) : NULL;
+            e = a != NULL ? wk_pg_registry_find_array_encoder(conn->reg, f, a->elem_kind) : NULL;
         } else {
-            e = wk_pg_registry_find_encoder(conn->reg, p->kind, f);
+            e = wk_pg_registry_find_encoder(conn->reg, f, p->kind);
         }
         if (!text_unknown && e == NULL && !(p->value == NULL && p->oid != 0)) {
             st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no encoder for a parameter's kind");

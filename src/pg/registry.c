@@ -175,7 +175,7 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_encoder_for(const wk_pg_registry
 }
 
 WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *reg,
-                                                        wk_pg_kind kind, wk_pg_format format)
+                                                        wk_pg_format format, wk_pg_kind kind)
 {
     if ((unsigned)format > 1 || (unsigned)kind >= NK) {
         return NULL;
@@ -185,8 +185,8 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *re
 }
 
 WK_API const wk_pg_encoder *wk_pg_registry_find_array_encoder(const wk_pg_registry *reg,
-                                                              wk_pg_kind elem_kind,
-                                                              wk_pg_format format)
+                                                              wk_pg_format format,
+                                                              wk_pg_kind elem_kind)
 {
     if ((unsigned)format > 1 || (unsigned)elem_kind >= NK) {
         return NULL;
@@ -329,8 +329,8 @@ static const wk_pg_codec *scan_native(const wk_pg_codec *const *codecs, size_t n
     return win;
 }
 
-WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_kind kind,
-                                        wk_pg_kind elem_kind, wk_pg_format format,
+WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
+                                        wk_pg_kind kind, wk_pg_kind elem_kind,
                                         wk_pg_encoder *out)
 {
     if ((unsigned)format > 1 || (unsigned)kind >= NK || (unsigned)elem_kind >= NK) {
@@ -363,7 +363,7 @@ static void registry_free(wk_pg_registry *r)
     wk_free(a, r->encs, r->nencs * sizeof(wk_pg_encoder));
     wk_pg_registry *parent = r->parent;
     wk_free(a, r, sizeof *r);
-    wk_pg_registry_release(parent);
+    wk_pg_registry_unref(parent);
 }
 
 /* Finds or adds the row of `oid`. */
@@ -633,7 +633,7 @@ WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg)
     return reg;
 }
 
-WK_API void wk_pg_registry_release(wk_pg_registry *reg)
+WK_API void wk_pg_registry_unref(wk_pg_registry *reg)
 {
     if (reg != NULL && __atomic_sub_fetch(&reg->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         registry_free(reg);
@@ -688,7 +688,7 @@ WK_API wk_status wk_pg_registry_cell_add(wk_pg_registry_cell *cell,
         wk_pg_registry **na = wk_realloc(cur->alloc, cell->all, cell->nall * sizeof(*na),
                                          (cell->nall + 1) * sizeof(*na));
         if (na == NULL) {
-            wk_pg_registry_release(next);
+            wk_pg_registry_unref(next);
             st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the registry cell");
         } else {
             cell->all = na;
@@ -710,7 +710,7 @@ WK_API void wk_pg_registry_cell_free(wk_pg_registry_cell *cell)
     wk_pg_registry **all = cell->all;
     wk_free(a, cell, sizeof *cell);
     for (size_t i = n; i-- > 0;) {
-        wk_pg_registry_release(all[i]);
+        wk_pg_registry_unref(all[i]);
     }
     wk_free(a, all, n * sizeof(*all));
 }

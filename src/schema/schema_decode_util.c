@@ -436,10 +436,10 @@ static size_t pb_offset(const void *self)
     return pb->src->offset(pb->src->self);
 }
 
-static void pb_error(const void *self, wk_error *err)
+static wk_status pb_error(const void *self, wk_error *err)
 {
     const pushback *pb = self;
-    pb->src->error(pb->src->self, err);
+    return pb->src->error(pb->src->self, err);
 }
 
 wk_status wk__dec_value_tree(wk__dec *d, const wk_source *src, const wk_event *ev,
@@ -450,12 +450,12 @@ wk_status wk__dec_value_tree(wk__dec *d, const wk_source *src, const wk_event *e
     }
     pushback pb = {src, ev};
     wk_source s = {pb_next, pb_offset, pb_error, &pb};
-    wk_value_opts vo;
-    vo.flags = WK_VALUE_COPY_STRINGS;
+    wk_read_opts vo = {0};
+    vo.flags = WK_READ_COPY_STRINGS;
     vo.max_depth = d->limit > d->depth ? d->limit - d->depth : 1;
     wk_value *v = NULL;
     wk_error e = {WK_OK, 0, NULL};
-    wk_status st = wk_value_decode(&s, d->arena, &vo, &v, &e);
+    wk_status st = wk_value_decode(&s, &vo, d->arena, &v, &e);
     if (st != WK_OK) {
         return wk__dec_fail(d, st, e.offset, e.msg);
     }

@@ -310,7 +310,7 @@ const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err
     return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
 }
 
-WK_API void wk_schema_release(const wk_schema *s)
+WK_API void wk_schema_unprepare(const wk_schema *s)
 {
     if (s != NULL && s->rt != NULL) {
         void *ix = __atomic_exchange_n(&s->rt->index, NULL, __ATOMIC_ACQ_REL);

@@ -54,12 +54,12 @@ static bool mp_push(mp_enc *e, const wk_schema *s, const uint8_t *base,
     f->count = count;
     f->i = 0;
     if (s != NULL) {
-        wk_mp_write_map(&e->w, wk__schema_present_count(s, base));
+        wk_mp_writer_begin_map(&e->w, wk__schema_present_count(s, base));
     } else if (count >= WK_COUNT_UNKNOWN) {
         wk_mp_writer_fail(&e->w, WK_ERR_ARG, "schema: array longer than 2^32-1");
         return false;
     } else {
-        wk_mp_write_array(&e->w, (uint32_t)count);
+        wk_mp_writer_begin_array(&e->w, (uint32_t)count);
     }
     return true;
 }
@@ -70,7 +70,7 @@ static void mp_put_str(wk_mp_writer *w, const char *s, size_t len)
         wk_mp_writer_fail(w, WK_ERR_ARG, "schema: string longer than 4 GiB");
         return;
     }
-    wk_mp_write_str(w, s, len);
+    wk_mp_writer_str(w, s, len);
 }
 
 static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, uint32_t flags,
@@ -78,21 +78,21 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
 {
     wk_mp_writer *w = &e->w;
     switch ((wk_schema_kind)t->kind) {
-    case WK_SK_BOOL: wk_mp_write_bool(w, *(const bool *)p); return;
-    case WK_SK_I8: wk_mp_write_int(w, *(const int8_t *)p); return;
-    case WK_SK_I16: wk_mp_write_int(w, *(const int16_t *)p); return;
-    case WK_SK_I32: wk_mp_write_int(w, *(const int32_t *)p); return;
-    case WK_SK_I64: wk_mp_write_int(w, *(const int64_t *)p); return;
-    case WK_SK_U8: wk_mp_write_uint(w, *p); return;
-    case WK_SK_U16: wk_mp_write_uint(w, *(const uint16_t *)p); return;
-    case WK_SK_U32: wk_mp_write_uint(w, *(const uint32_t *)p); return;
-    case WK_SK_U64: wk_mp_write_uint(w, *(const uint64_t *)p); return;
-    case WK_SK_F32: wk_mp_write_float(w, *(const float *)p); return;
-    case WK_SK_F64: wk_mp_write_double(w, *(const double *)p); return;
+    case WK_SK_BOOL: wk_mp_writer_bool(w, *(const bool *)p); return;
+    case WK_SK_I8: wk_mp_writer_int(w, *(const int8_t *)p); return;
+    case WK_SK_I16: wk_mp_writer_int(w, *(const int16_t *)p); return;
+    case WK_SK_I32: wk_mp_writer_int(w, *(const int32_t *)p); return;
+    case WK_SK_I64: wk_mp_writer_int(w, *(const int64_t *)p); return;
+    case WK_SK_U8: wk_mp_writer_uint(w, *p); return;
+    case WK_SK_U16: wk_mp_writer_uint(w, *(const uint16_t *)p); return;
+    case WK_SK_U32: wk_mp_writer_uint(w, *(const uint32_t *)p); return;
+    case WK_SK_U64: wk_mp_writer_uint(w, *(const uint64_t *)p); return;
+    case WK_SK_F32: wk_mp_writer_float(w, *(const float *)p); return;
+    case WK_SK_F64: wk_mp_writer_double(w, *(const double *)p); return;
     case WK_SK_STR: {
         const char *s = *(const char *const *)p;
         if (s == NULL && (flags & WK_NULLABLE) != 0) {
-            wk_mp_write_nil(w);
+            wk_mp_writer_nil(w);
         } else if (s == NULL) {
             mp_put_str(w, "", 0);
         } else {
@@ -109,13 +109,13 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
     case WK_SK_BYTES: {
         const wk_bytes *b = (const wk_bytes *)p;
         if (b->ptr == NULL && (flags & WK_NULLABLE) != 0) {
-            wk_mp_write_nil(w);
+            wk_mp_writer_nil(w);
         } else if (b->ptr == NULL && b->len != 0) {
             wk_mp_writer_fail(w, WK_ERR_ARG, "schema: NULL bytes with a length");
         } else if (b->len > UINT32_MAX) {
             wk_mp_writer_fail(w, WK_ERR_ARG, "schema: string longer than 4 GiB");
         } else {
-            wk_mp_write_bin(w, b->ptr, b->len);
+            wk_mp_writer_bin(w, b->ptr, b->len);
         }
         return;
     }
@@ -125,15 +125,15 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
             wk_mp_writer_fail(w, WK_ERR_ARG, "schema: timestamp nanoseconds >= 1e9");
             return;
         }
-        wk_mp_write_timestamp(w, ts->sec, ts->nsec);
+        wk_mp_writer_timestamp(w, ts->sec, ts->nsec);
         return;
     }
-    case WK_SK_VALUE: wk_mp_write_value(w, (const wk_value *)p); return;
+    case WK_SK_VALUE: wk_mp_writer_value(w, (const wk_value *)p); return;
     case WK_SK_STRUCT: mp_push(e, t->schema, p, NULL, 0); return;
     case WK_SK_ARRAY: {
         const uint8_t *items = *(const uint8_t *const *)p;
         if (items == NULL && (flags & WK_NULLABLE) != 0) {
-            wk_mp_write_nil(w);
+            wk_mp_writer_nil(w);
         } else if (items == NULL && count != 0) {
             wk_mp_writer_fail(w, WK_ERR_ARG, "schema: NULL array with a count");
         } else {
@@ -183,7 +183,7 @@ static __attribute__((noinline)) uint8_t *enc_general_value(wk_buf *out, uint8_t
     out->len = (size_t)(o - out->data);
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
-    wk_mp_write_value(&w, v);
+    wk_mp_writer_value(&w, v);
     if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
         return NULL;
     }
@@ -200,21 +200,21 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
     if (op->kind == WK_SK_F32) {
-        wk_mp_write_float(&w, *(const float *)p);
+        wk_mp_writer_float(&w, *(const float *)p);
     } else if (op->kind == WK_SK_TIMESTAMP) {
         const wk_timestamp *ts = (const wk_timestamp *)p;
         if (ts->nsec >= 1000000000u) {
             return NULL;
         }
-        wk_mp_write_timestamp(&w, ts->sec, ts->nsec);
+        wk_mp_writer_timestamp(&w, ts->sec, ts->nsec);
     } else {
         const wk_bytes *bytes = (const wk_bytes *)p;
         if (bytes->ptr == NULL && (op->flags & WK_NULLABLE) != 0) {
-            wk_mp_write_nil(&w);
+            wk_mp_writer_nil(&w);
         } else if ((bytes->ptr == NULL && bytes->len != 0) || bytes->len > UINT32_MAX) {
             return NULL;
         } else {
-            wk_mp_write_bin(&w, bytes->ptr, bytes->len);
+            wk_mp_writer_bin(&w, bytes->ptr, bytes->len);
         }
     }
     if (wk_mp_writer_finish(&w, NULL) != WK_OK) {
@@ -430,7 +430,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     wk_mp_writer_init(&e.w, out);
     e.depth = 0;
     if (s->root == WK_SCHEMA_ROOT_VALUE) {
-        wk_mp_write_value(&e.w, obj);
+        wk_mp_writer_value(&e.w, obj);
     } else {
         mp_push(&e, s, obj, NULL, 0);
     }
@@ -449,7 +449,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
                 e.depth--;
                 continue;
             }
-            wk_mp_write_str(&e.w, fd->name, fd->name_len);
+            wk_mp_writer_str(&e.w, fd->name, fd->name_len);
             size_t count = 0;
             if (fd->type.kind == WK_SK_ARRAY) {
                 count = *(const size_t *)(f->base + fd->count_offset);
@@ -577,9 +577,10 @@ static size_t src_offset(const void *self)
     return (size_t)(r->pos - r->start);
 }
 
-static void src_error(const void *self, wk_error *err)
+static wk_status src_error(const void *self, wk_error *err)
 {
     cur_error(self, err);
+    return err->code;
 }
 
 static void cur_source(mp_cursor *r, wk_source *src)
@@ -605,14 +606,13 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     if (r->pos == r->end) {
         return cur_fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
-    wk_value_opts vo;
-    vo.flags = WK_VALUE_COPY_STRINGS;
+    wk_read_opts vo = {0};
+    vo.flags = WK_READ_COPY_STRINGS;
     vo.max_depth = d->limit > d->depth ? d->limit - d->depth : 1;
     wk_value *v = NULL;
     size_t used = 0;
     wk_error e = {WK_OK, 0, NULL};
-    wk_status st = wk_mp_decode_value(r->pos, (size_t)(r->end - r->pos), NULL, &vo, d->arena,
-                                      &v, &used, &e);
+    wk_status st = wk_mp_decode_value(r->pos, (size_t)(r->end - r->pos), &vo, d->arena, &v, &used, &e);
     if (st != WK_OK) {
         size_t at = (size_t)(r->pos - r->start) + e.offset;
         r->status = st;
@@ -871,12 +871,12 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
             return NULL;
         }
         /* Deeper: the general tree decoder, from the value's first byte. */
-        wk_value_opts vo;
-        vo.flags = WK_VALUE_COPY_STRINGS;
+        wk_read_opts vo = {0};
+        vo.flags = WK_READ_COPY_STRINGS;
         vo.max_depth = vdepth;
         wk_value *v = NULL;
         size_t used = 0;
-        if (wk_mp_decode_value(start, (size_t)(end - start), NULL, &vo, a, &v, &used, NULL) !=
+        if (wk_mp_decode_value(start, (size_t)(end - start), &vo, a, &v, &used, NULL) !=
             WK_OK) {
             return NULL;
         }

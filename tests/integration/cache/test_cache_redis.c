@@ -53,13 +53,13 @@ static wk_status db_load(void *ctx, const wk_schema *s, const char *id, size_t i
 
 static int64_t get_age(wk_cache *c, const char *id, db *d, wk_status *st)
 {
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     *st = wk_cache_get(c, &seed_user_schema, id, strlen(id), db_load, d, &r, NULL);
     if (*st != WK_OK) {
         return -1;
     }
-    int64_t age = ((const seed_user *)wk_cache_ref_object(r))->age;
-    wk_cache_ref_release(r);
+    int64_t age = ((const seed_user *)wk_cache_entry_object(r))->age;
+    wk_cache_entry_unref(r);
     return age;
 }
 
@@ -80,13 +80,13 @@ static bool rig_open(rig *g, const char *url, uint32_t timeout_ms, uint32_t retr
     o.retry_ms = retry_ms;
     o.heartbeat_ms = 200;
     o.channel = ns;
-    if (wk_redis_store_open(&o, &g->store, NULL) != WK_OK) {
+    if (wk_redis_store_new(&o, &g->store, NULL) != WK_OK) {
         return false;
     }
     wk_cache_config cfg = {0};
     cfg.ns = ns;
     cfg.store = wk_redis_store_iface(g->store);
-    if (wk_cache_create(&cfg, &g->cache, NULL) != WK_OK) {
+    if (wk_cache_new(&cfg, &g->cache, NULL) != WK_OK) {
         return false;
     }
     /* Wait for the invalidation feed (the local tier is trusted only then). */
@@ -98,8 +98,8 @@ static bool rig_open(rig *g, const char *url, uint32_t timeout_ms, uint32_t retr
 
 static void rig_close(rig *g)
 {
-    wk_cache_destroy(g->cache);
-    wk_redis_store_close(g->store);
+    wk_cache_free(g->cache);
+    wk_redis_store_free(g->store);
 }
 
 static const char *shared_url(void)
@@ -151,11 +151,11 @@ WK_TEST(test_redis_store_rejects_bad_urls)
     wk_redis_store *s = NULL;
     wk_redis_opts o = {0};
     o.url = "http://x";
-    CHECK_STATUS(wk_redis_store_open(&o, &s, NULL), WK_ERR_ARG);
+    CHECK_STATUS(wk_redis_store_new(&o, &s, NULL), WK_ERR_ARG);
     o.url = "redis://127.0.0.1:99999";
-    CHECK_STATUS(wk_redis_store_open(&o, &s, NULL), WK_ERR_ARG);
+    CHECK_STATUS(wk_redis_store_new(&o, &s, NULL), WK_ERR_ARG);
     o.url = "redis://[::1";
-    CHECK_STATUS(wk_redis_store_open(&o, &s, NULL), WK_ERR_ARG);
+    CHECK_STATUS(wk_redis_store_new(&o, &s, NULL), WK_ERR_ARG);
 }
 
 /* Child process: caches key "5", reports its age, then polls until it sees `want`. */

@@ -19,7 +19,7 @@ static wk_pq_conn *get_conn(void)
         wk_error err = {0};
         if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
             fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_close(conn);
+            wk_pq_conn_free(conn);
             conn = NULL;
         }
     }
@@ -232,10 +232,9 @@ static char *echo_text(wk_pq_conn *c, const wk_pq_param *p, char *why, size_t wh
     if (p->oid != 0) {
         e = wk_pg_registry_find_encoder_for(reg, p->oid, WK_PG_BINARY, p->kind);
     } else if (p->kind == WK_PG_KIND_ARRAY) {
-        e = wk_pg_registry_find_array_encoder(
-            reg, ((const wk_pg_array_in *)p->value)->elem_kind, WK_PG_BINARY);
+        e = wk_pg_registry_find_array_encoder(reg, WK_PG_BINARY, ((const wk_pg_array_in *)p->value)->elem_kind);
     } else {
-        e = wk_pg_registry_find_encoder(reg, p->kind, WK_PG_BINARY);
+        e = wk_pg_registry_find_encoder(reg, WK_PG_BINARY, p->kind);
     }
     if (e == NULL) {
         snprintf(why, whylen, "no encoder");
@@ -502,7 +501,7 @@ WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
     }
     wk_buf_free(&out);
     wk_arena_free(&arena);
-    wk_pq_close(c2);
+    wk_pq_conn_free(c2);
     CHECK(run("DROP SCHEMA wk_it CASCADE"));
     if (!ext) {
         printf("    citext/hstore extensions unavailable: those types were not checked\n");

@@ -58,7 +58,7 @@ static wk_cache *make_cache(const wk_cache_config *cfg)
 {
     wk_cache *c = NULL;
     wk_error err;
-    if (wk_cache_create(cfg, &c, &err) != WK_OK) {
+    if (wk_cache_new(cfg, &c, &err) != WK_OK) {
         return NULL;
     }
     return c;
@@ -66,13 +66,13 @@ static wk_cache *make_cache(const wk_cache_config *cfg)
 
 static int64_t get_age(wk_cache *c, const char *id, db *d, wk_status *st)
 {
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     *st = wk_cache_get(c, &seed_user_schema, id, strlen(id), db_load, d, &r, NULL);
     if (*st != WK_OK) {
         return -1;
     }
-    int64_t age = ((const seed_user *)wk_cache_ref_object(r))->age;
-    wk_cache_ref_release(r);
+    int64_t age = ((const seed_user *)wk_cache_entry_object(r))->age;
+    wk_cache_entry_unref(r);
     return age;
 }
 
@@ -86,7 +86,7 @@ WK_TEST(test_cache_key_is_namespace_entity_version_id)
     wk_cache *c = NULL;
     wk_cache_config cfg = {0};
     cfg.ns = "a:b";
-    CHECK_STATUS(wk_cache_create(&cfg, &c, NULL), WK_ERR_ARG);
+    CHECK_STATUS(wk_cache_new(&cfg, &c, NULL), WK_ERR_ARG);
 }
 
 WK_SCHEMA_DEFINE_STATIC(v12345_schema, seed_user, "a rather long entity name", 12345,
@@ -135,7 +135,7 @@ WK_TEST(test_cache_stores_under_the_same_key_with_a_64_byte_namespace)
     wk_cache_key(cfg.ns, &seed_user_schema, "1234567890", 10, key, sizeof key);
     size_t len = 0;
     CHECK(fake_store_get_raw(&f, key, &len) != NULL && len > 0);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
     fake_store_free(&f);
 }
 
@@ -145,20 +145,20 @@ WK_TEST(test_cache_miss_loads_once_then_hits)
     CHECK(c != NULL);
     db d = {0};
     d.age_base = 100;
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_OK(wk_cache_get(c, &seed_user_schema, "7", 1, db_load, &d, &r, NULL));
-    const seed_user *u = wk_cache_ref_object(r);
+    const seed_user *u = wk_cache_entry_object(r);
     CHECK_STR(u->username, "7");
     CHECK_EQ(u->age, 107);
-    CHECK_STR(wk_cache_ref_key(r), "wk:user:v1:7");
+    CHECK_STR(wk_cache_entry_key(r), "wk:user:v1:7");
     size_t len;
-    const uint8_t *bytes = wk_cache_ref_bytes(r, &len);
+    const uint8_t *bytes = wk_cache_entry_bytes(r, &len);
     CHECK(len > 0 && bytes[0] == 0x85); /* a MessagePack map of 5 */
-    wk_cache_ref *r2 = NULL;
+    wk_cache_entry *r2 = NULL;
     CHECK_OK(wk_cache_get(c, &seed_user_schema, "7", 1, db_load, &d, &r2, NULL));
     CHECK(r2 == r); /* the same immutable entry */
-    wk_cache_ref_release(r);
-    wk_cache_ref_release(r2);
+    wk_cache_entry_unref(r);
+    wk_cache_entry_unref(r2);
     CHECK_EQ(atomic_load(&d.calls), 1);
     wk_cache_stats st;
     wk_cache_get_stats(c, &st);
@@ -167,7 +167,7 @@ WK_TEST(test_cache_miss_loads_once_then_hits)
     CHECK_EQ(st.loads, 1);
     CHECK_EQ(st.local_entries, 1);
     CHECK(st.local_bytes > len);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_references_outlive_eviction_invalidation_and_destroy)
@@ -177,14 +177,14 @@ WK_TEST(test_cache_references_outlive_eviction_invalidation_and_destroy)
     cfg.shards = 1;
     wk_cache *c = make_cache(&cfg);
     db d = {0};
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_OK(wk_cache_get(c, &seed_user_schema, "1", 1, db_load, &d, &r, NULL));
     wk_status st;
     get_age(c, "2", &d, &st); /* evicts "1" */
     CHECK_OK(wk_cache_invalidate(c, &seed_user_schema, "2", 1, NULL));
-    wk_cache_destroy(c);
-    CHECK_STR(((const seed_user *)wk_cache_ref_object(r))->username, "1");
-    wk_cache_ref_release(r);
+    wk_cache_free(c);
+    CHECK_STR(((const seed_user *)wk_cache_entry_object(r))->username, "1");
+    wk_cache_entry_unref(r);
 }
 
 WK_TEST(test_cache_not_found_is_cached_only_with_negative_ttl)
@@ -197,7 +197,7 @@ WK_TEST(test_cache_not_found_is_cached_only_with_negative_ttl)
     get_age(c, "x1", &d, &st);
     CHECK_STATUS(st, WK_ERR_NOT_FOUND);
     CHECK_EQ(atomic_load(&d.calls), 2);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 
     wk_cache_config cfg = {0};
     cfg.negative_ttl_ms = 60000;
@@ -212,7 +212,7 @@ WK_TEST(test_cache_not_found_is_cached_only_with_negative_ttl)
     wk_cache_get_stats(c, &s);
     CHECK_EQ(s.negative_hits, 2);
     CHECK_EQ(s.load_not_found, 1);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_loader_errors_are_returned_and_not_cached)
@@ -220,7 +220,7 @@ WK_TEST(test_cache_loader_errors_are_returned_and_not_cached)
     wk_cache *c = make_cache(NULL);
     db d = {0};
     d.fail = WK_ERR_IO;
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     wk_error err;
     CHECK_STATUS(wk_cache_get(c, &seed_user_schema, "1", 1, db_load, &d, &r, &err), WK_ERR_IO);
     CHECK_STR(err.msg, "database says no");
@@ -234,7 +234,7 @@ WK_TEST(test_cache_loader_errors_are_returned_and_not_cached)
     CHECK_EQ(s.load_errors, 1);
     CHECK_STATUS(wk_cache_get(c, &seed_user_schema, "9", 1, NULL, NULL, &r, NULL),
                  WK_ERR_NOT_FOUND);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_invalidate_and_put_replace_the_local_copy)
@@ -254,7 +254,7 @@ WK_TEST(test_cache_invalidate_and_put_replace_the_local_copy)
     CHECK_OK(wk_cache_put(c, &seed_user_schema, "5", 1, &u, 0, NULL));
     CHECK_EQ(get_age(c, "5", &d, &st), 77);
     CHECK_EQ(atomic_load(&d.calls), 2);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_entries_expire_after_their_ttl)
@@ -273,7 +273,7 @@ WK_TEST(test_cache_entries_expire_after_their_ttl)
     wk_cache_stats s;
     wk_cache_get_stats(c, &s);
     CHECK_EQ(s.expirations, 1);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_local_tier_evicts_least_recently_used)
@@ -300,7 +300,7 @@ WK_TEST(test_cache_local_tier_evicts_least_recently_used)
     wk_cache_get_stats(c, &s);
     CHECK_EQ(s.evictions, 2);
     CHECK_EQ(s.local_entries, 3);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_local_tier_is_bounded_by_bytes)
@@ -321,7 +321,7 @@ WK_TEST(test_cache_local_tier_is_bounded_by_bytes)
     CHECK(s.local_bytes <= 2000);
     CHECK(s.local_entries > 0 && s.local_entries < 50);
     CHECK_EQ(s.evictions, 50 - s.local_entries);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 /* ---- concurrency ---- */
@@ -370,7 +370,7 @@ WK_TEST(test_cache_stampede_of_64_threads_calls_the_loader_once)
     wk_cache_stats s;
     wk_cache_get_stats(c, &s);
     CHECK_EQ(s.flight_waits + s.local_hits, N - 1);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 static void *blocked_get(void *arg)
@@ -400,7 +400,7 @@ WK_TEST(test_cache_a_slow_load_never_holds_up_other_keys)
     atomic_store(&slow.released, true);
     pthread_join(t, NULL);
     CHECK_OK(a.st);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 WK_TEST(test_cache_load_overlapping_an_invalidation_is_not_kept)
@@ -422,7 +422,7 @@ WK_TEST(test_cache_load_overlapping_an_invalidation_is_not_kept)
     d.age_base = 500;
     wk_status st;
     CHECK_EQ(get_age(c, "4", &d, &st), 504); /* but it was not kept */
-    wk_cache_destroy(c);
+    wk_cache_free(c);
 }
 
 /* ---- over a shared tier ---- */
@@ -446,8 +446,8 @@ WK_TEST(test_cache_fills_the_shared_tier_and_a_second_process_hits_it)
     wk_cache_get_stats(b, &s);
     CHECK_EQ(s.shared_hits, 1);
     CHECK_EQ(s.loads, 0);
-    wk_cache_destroy(a);
-    wk_cache_destroy(b);
+    wk_cache_free(a);
+    wk_cache_free(b);
     fake_store_free(&f);
 }
 
@@ -478,8 +478,8 @@ WK_TEST(test_cache_invalidation_reaches_every_process)
     CHECK_OK(wk_cache_put(b, &seed_user_schema, "3", 1, &u, 0, NULL));
     CHECK_EQ(get_age(a, "3", &d, &st), 9);
     CHECK_EQ(get_age(b, "3", &d, &st), 9);
-    wk_cache_destroy(a);
-    wk_cache_destroy(b);
+    wk_cache_free(a);
+    wk_cache_free(b);
     fake_store_free(&f);
 }
 
@@ -498,7 +498,7 @@ WK_TEST(test_cache_tombstone_keeps_an_old_load_out_of_the_shared_tier)
     const uint8_t *raw = fake_store_get_raw(&f, "wk:user:v1:6", &len);
     CHECK(raw != NULL && len == WK_CACHE_MARK_LEN &&
           memcmp(raw, WK_CACHE_TOMBSTONE_MARK, len) == 0);
-    wk_cache_destroy(a);
+    wk_cache_free(a);
     fake_store_free(&f);
 }
 
@@ -526,7 +526,7 @@ WK_TEST(test_cache_falls_back_to_the_loader_while_the_shared_tier_is_down)
     CHECK_EQ(get_age(c, "2", &d, &st), 12);
     CHECK_EQ(get_age(c, "2", &d, &st), 12);
     CHECK_EQ(atomic_load(&d.calls), 4); /* recovered: cached again */
-    wk_cache_destroy(c);
+    wk_cache_free(c);
     fake_store_free(&f);
 }
 
@@ -548,7 +548,7 @@ WK_TEST(test_cache_corrupt_shared_entry_is_a_counted_miss_and_is_deleted)
     size_t len = 0;
     const uint8_t *raw = fake_store_get_raw(&f, "wk:user:v1:2", &len);
     CHECK(raw != NULL && raw[0] == 0x85 && len > 9); /* refilled with the good value */
-    wk_cache_destroy(c);
+    wk_cache_free(c);
     fake_store_free(&f);
 }
 
@@ -569,11 +569,11 @@ WK_TEST(test_cache_versions_never_share_entries)
     db d = {0};
     wk_status st;
     get_age(c, "1", &d, &st);
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_STATUS(wk_cache_get(c, &user_v2_schema, "1", 1, NULL, NULL, &r, NULL),
                  WK_ERR_NOT_FOUND);
     CHECK(fake_store_get_raw(&f, "wk:user:v1:1", &(size_t){0}) != NULL);
-    wk_cache_destroy(c);
+    wk_cache_free(c);
     fake_store_free(&f);
 }
 
@@ -591,7 +591,7 @@ WK_TEST(test_cache_get_many_uses_each_tier_once)
     get_age(b, "2", &d, &st); /* "2": local in b (and shared) */
     unsigned fetches = f.fetches;
     wk_cache_keyref ids[4] = {{"1", 1}, {"2", 1}, {"3", 1}, {"x", 1}};
-    wk_cache_ref *refs[4];
+    wk_cache_entry *refs[4];
     wk_status sts[4];
     CHECK_OK(wk_cache_get_many(b, &seed_user_schema, 4, ids, db_load, &d, refs, sts, NULL));
     CHECK_EQ(f.fetches - fetches, 1); /* one round trip for "1", "3" and "x" */
@@ -599,14 +599,14 @@ WK_TEST(test_cache_get_many_uses_each_tier_once)
     CHECK_OK(sts[1]);
     CHECK_OK(sts[2]);
     CHECK_STATUS(sts[3], WK_ERR_NOT_FOUND);
-    CHECK_EQ(((const seed_user *)wk_cache_ref_object(refs[2]))->age, 3);
+    CHECK_EQ(((const seed_user *)wk_cache_entry_object(refs[2]))->age, 3);
     for (int i = 0; i < 3; i++) {
-        wk_cache_ref_release(refs[i]);
+        wk_cache_entry_unref(refs[i]);
     }
     CHECK(refs[3] == NULL);
     CHECK_EQ(atomic_load(&d.calls), 4); /* 1, 2, then 3 and x */
-    wk_cache_destroy(a);
-    wk_cache_destroy(b);
+    wk_cache_free(a);
+    wk_cache_free(b);
     fake_store_free(&f);
 }
 
@@ -622,11 +622,11 @@ WK_TEST(test_cache_stores_free_form_documents)
     wk_value_set_int(&v.u.pairs[0].val, -3);
     CHECK_OK(wk_cache_put(c, &doc_schema, "d", 1, &v, 0, NULL));
     wk_arena_free(&a);
-    wk_cache_ref *r = NULL;
+    wk_cache_entry *r = NULL;
     CHECK_OK(wk_cache_get(c, &doc_schema, "d", 1, NULL, NULL, &r, NULL));
-    const wk_value *got = wk_cache_ref_object(r);
+    const wk_value *got = wk_cache_entry_object(r);
     CHECK_EQ(got->type, WK_VAL_MAP);
     CHECK_EQ(wk_value_map_get(got, "k", 1)->u.i, -3);
-    wk_cache_ref_release(r);
-    wk_cache_destroy(c);
+    wk_cache_entry_unref(r);
+    wk_cache_free(c);
 }

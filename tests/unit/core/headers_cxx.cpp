@@ -15,7 +15,7 @@ int main()
     wk_buf_init(&b, nullptr, 0);
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_str(&w, "wirekit", 7);
+    wk_mp_writer_str(&w, "wirekit", 7);
     if (wk_mp_writer_finish(&w, nullptr) != WK_OK || b.len != 8) {
         return 1;
     }

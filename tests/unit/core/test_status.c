@@ -47,9 +47,9 @@ static size_t script_offset(const void *self)
 {
     return (size_t)((const script *)self)->n;
 }
-static void script_error(const void *self, wk_error *err)
+static wk_status script_error(const void *self, wk_error *err)
 {
-    wk_error_set(err, WK_ERR_SYNTAX, script_offset(self), "scripted failure");
+    return wk_error_set(err, WK_ERR_SYNTAX, script_offset(self), "scripted failure");
 }
 typedef struct {
     uint64_t sum;
@@ -62,10 +62,10 @@ static wk_status record_event(void *self, const wk_event *ev)
     r->count++;
     return WK_OK;
 }
-static void record_error(const void *self, wk_error *err)
+static wk_status record_error(const void *self, wk_error *err)
 {
     (void)self;
-    wk_error_set(err, WK_ERR_LIMIT, 0, "unused");
+    return wk_error_set(err, WK_ERR_LIMIT, 0, "unused");
 }
 
 WK_TEST(test_transcode_copies_until_eof_and_reports_source_errors)

@@ -12,11 +12,11 @@
 static inline wk_status json_reencode(const char *json, size_t len, unsigned flags, wk_buf *out,
                                       wk_error *err)
 {
-    wk_json_read_opts ro = {flags, 0};
+    wk_read_opts ro = {.flags = flags, .max_depth = 0};
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_json_reader r;
-    wk_json_reader_init(&r, json, len, &ro, &arena, NULL);
+    wk_json_reader_init(&r, json, len, &ro, &arena);
     wk_json_writer w;
     wk_buf_init(out, NULL, 0);
     wk_json_writer_init(&w, out, NULL);
@@ -37,9 +37,9 @@ static inline wk_status json_reencode(const char *json, size_t len, unsigned fla
 static inline wk_status json_read_all(const void *json, size_t len, unsigned flags,
                                       uint32_t max_depth, wk_error *err)
 {
-    wk_json_read_opts ro = {flags, max_depth};
+    wk_read_opts ro = {.flags = flags, .max_depth = max_depth};
     wk_json_reader r;
-    wk_json_reader_init(&r, json, len, &ro, NULL, NULL);
+    wk_json_reader_init(&r, json, len, &ro, NULL);
     wk_event ev;
     wk_status st;
     do {
@@ -57,11 +57,11 @@ static inline wk_status json_read_all(const void *json, size_t len, unsigned fla
 static inline wk_status json_decode_status(const void *json, size_t len, unsigned flags,
                                            uint32_t max_depth, wk_error *err)
 {
-    wk_json_read_opts ro = {flags, max_depth};
+    wk_read_opts ro = {.flags = flags, .max_depth = max_depth};
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    wk_status st = wk_json_decode(json, len, &ro, &arena, NULL, &v, NULL, err);
+    wk_status st = wk_json_decode_value(json, len, &ro, &arena, &v, NULL, err);
     wk_arena_free(&arena);
     return st;
 }

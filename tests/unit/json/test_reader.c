@@ -39,7 +39,7 @@ WK_TEST(test_json_reader_emits_events_in_document_order)
 {
     const char *doc = " {\"a\" : [1, -2, 3.5, true, false, null, \"x\"], \"b\": {}} ";
     wk_json_reader r;
-    wk_json_reader_init(&r, doc, strlen(doc), NULL, NULL, NULL);
+    wk_json_reader_init(&r, doc, strlen(doc), NULL, NULL);
     static const wk_event_type want[] = {
         WK_EV_MAP,  WK_EV_STR,  WK_EV_ARRAY, WK_EV_UINT, WK_EV_INT, WK_EV_FLOAT, WK_EV_BOOL,
         WK_EV_BOOL, WK_EV_NIL,  WK_EV_STR,   WK_EV_END,  WK_EV_STR, WK_EV_MAP,   WK_EV_END,
@@ -69,7 +69,7 @@ WK_TEST(test_json_reader_returns_unescaped_strings_as_views_into_the_input)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_json_reader r;
-    wk_json_reader_init(&r, doc, strlen(doc), NULL, &arena, NULL);
+    wk_json_reader_init(&r, doc, strlen(doc), NULL, &arena);
     wk_event ev;
     CHECK_OK(wk_json_reader_next(&r, &ev));
     CHECK_OK(wk_json_reader_next(&r, &ev));
@@ -258,12 +258,12 @@ WK_TEST(test_json_reader_reads_several_values_when_asked)
 
 WK_TEST(test_json_decode_reports_consumed_bytes_with_trailing_allowed)
 {
-    wk_json_read_opts ro = {WK_JSON_READ_ALLOW_TRAILING, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_ALLOW_TRAILING, .max_depth = 0};
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
     size_t used = 0;
-    CHECK_OK(wk_json_decode("[1, 2]  {}", 10, &ro, &a, NULL, &v, &used, NULL));
+    CHECK_OK(wk_json_decode_value("[1, 2]  {}", 10, &ro, &a, &v, &used, NULL));
     CHECK_EQ(used, 8);
     CHECK_EQ(v->type, WK_VAL_ARRAY);
     CHECK_EQ(v->len, 2);
@@ -277,7 +277,7 @@ WK_TEST(test_json_reader_keeps_duplicate_keys_in_order)
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
-    CHECK_OK(wk_json_decode("{\"a\":1,\"a\":2}", 13, NULL, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_decode_value("{\"a\":1,\"a\":2}", 13, NULL, &a, &v, NULL, NULL));
     CHECK_EQ(v->type, WK_VAL_MAP);
     CHECK_EQ(v->len, 2);
     CHECK_EQ(v->u.pairs[0].val.u.u, 1);
@@ -288,9 +288,9 @@ WK_TEST(test_json_reader_keeps_duplicate_keys_in_order)
 WK_TEST(test_json_reader_keeps_raw_number_text_when_asked)
 {
     const char *doc = "[1.50, -0, 123456789012345678901234567890, 1e400]";
-    wk_json_read_opts ro = {WK_JSON_READ_RAW_NUMBERS, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_RAW_NUMBERS, .max_depth = 0};
     wk_json_reader r;
-    wk_json_reader_init(&r, doc, strlen(doc), &ro, NULL, NULL);
+    wk_json_reader_init(&r, doc, strlen(doc), &ro, NULL);
     wk_event ev;
     static const char *want[] = {"1.50", "-0", "123456789012345678901234567890", "1e400"};
     CHECK_OK(wk_json_reader_next(&r, &ev));
@@ -308,7 +308,7 @@ WK_TEST(test_json_reader_keeps_raw_number_text_when_asked)
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
-    CHECK_OK(wk_json_decode(doc, strlen(doc), &ro, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_decode_value(doc, strlen(doc), &ro, &a, &v, NULL, NULL));
     CHECK_EQ(v->u.items[2].type, WK_VAL_RAWNUM);
     CHECK_MEM(v->u.items[2].u.str, v->u.items[2].len, want[2], strlen(want[2]));
     wk_arena_free(&a);
@@ -341,7 +341,7 @@ WK_TEST(test_json_reader_maps_integers_and_floats)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         wk_json_reader r;
-        wk_json_reader_init(&r, cases[i].json, strlen(cases[i].json), NULL, NULL, NULL);
+        wk_json_reader_init(&r, cases[i].json, strlen(cases[i].json), NULL, NULL);
         wk_event ev;
         CHECK_OK(wk_json_reader_next(&r, &ev));
         uint64_t bits = ev.v.u;
@@ -402,7 +402,8 @@ WK_TEST(test_json_reader_uses_scratch_without_arena_and_frees_it)
     wk_test_alloc_init(&ta);
     const char *doc = "[\"a\\nb\", \"c\\td\"]";
     wk_json_reader r;
-    wk_json_reader_init(&r, doc, strlen(doc), NULL, NULL, &ta.a);
+    wk_read_opts ro = {.alloc = &ta.a};
+    wk_json_reader_init(&r, doc, strlen(doc), &ro, NULL);
     wk_event ev;
     CHECK_OK(wk_json_reader_next(&r, &ev));
     CHECK_OK(wk_json_reader_next(&r, &ev));
@@ -431,7 +432,8 @@ WK_TEST(test_json_decode_frees_scratch_and_fails_cleanly_without_memory)
         wk_arena a;
         wk_arena_init(&a, &ta.a, 0);
         wk_value *v;
-        wk_status st = wk_json_decode(doc.data, doc.len, NULL, &a, &ta.a, &v, NULL, NULL);
+        wk_read_opts ro = {.alloc = &ta.a};
+        wk_status st = wk_json_decode_value(doc.data, doc.len, &ro, &a, &v, NULL, NULL);
         CHECK(st == WK_OK || st == WK_ERR_NOMEM);
         wk_arena_free(&a);
         CHECK_EQ(ta.live_bytes, 0);

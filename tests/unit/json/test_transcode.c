@@ -16,7 +16,7 @@ static size_t hex(const char *h, uint8_t *out)
 
 #define CHECK_TO_MP(json, want_hex)                                                       \
     do {                                                                                  \
-        wk_json_read_opts ro = {WK_JSON_READ_MULTI, 0};                                   \
+        wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};                                   \
         wk_buf o;                                                                         \
         wk_buf_init(&o, NULL, 0);                                                         \
         CHECK_OK(wk_json_to_msgpack((json), strlen(json), &ro, &o, NULL));                \
@@ -131,14 +131,14 @@ WK_TEST(test_json_corpus_round_trips_through_msgpack_byte_identical)
         wk_arena a;
         wk_arena_init(&a, NULL, 0);
         wk_value *v;
-        CHECK_OK(wk_json_decode(data, n, NULL, &a, NULL, &v, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(data, n, NULL, &a, &v, NULL, NULL));
         wk_buf compact, mp, back;
         wk_buf_init(&compact, NULL, 0);
         wk_buf_init(&mp, NULL, 0);
         wk_buf_init(&back, NULL, 0);
-        CHECK_OK(wk_json_write_value(v, &compact, NULL, NULL));
+        CHECK_OK(wk_json_encode_value(v, NULL, &compact, NULL));
         /* Streaming both ways. */
-        wk_json_read_opts ro = {WK_JSON_READ_MULTI, 0};
+        wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};
         CHECK_OK(wk_json_to_msgpack(data, n, &ro, &mp, NULL));
         CHECK_OK(wk_json_from_msgpack(mp.data, mp.len, NULL, 0, &back, NULL));
         CHECK_MEM(back.data, back.len, compact.data, compact.len);
@@ -164,7 +164,7 @@ WK_TEST(test_json_corpus_round_trips_through_msgpack_byte_identical)
 WK_TEST(test_json_lines_round_trip_through_msgpack)
 {
     const char *lines = "{\"a\":1}\n[1.5,\"x\"]\n\"s\"\nnull\n-7\n";
-    wk_json_read_opts ro = {WK_JSON_READ_MULTI, 0};
+    wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};
     wk_json_write_opts wo = {WK_JSON_WRITE_NEWLINE, 0};
     wk_buf mp, back;
     wk_buf_init(&mp, NULL, 0);

@@ -1,5 +1,5 @@
 /*
- * The fused JSON parser (wk_json_decode) against the generic path (wk_value_decode over a
+ * The fused JSON parser (wk_json_decode_value) against the generic path (wk_value_decode over a
  * wk_json_reader): the same tree for every document and option, including the two corpus
  * files, escaped strings, raw numbers and copied strings. Plus parse -> write -> parse
  * idempotence on the corpus.
@@ -8,20 +8,20 @@
 
 static void check_same_tree(const char *json, size_t len, unsigned flags)
 {
-    wk_json_read_opts ro = {flags, 0};
+    wk_read_opts ro = {.flags = flags, .max_depth = 0};
     wk_arena a1, a2;
     wk_arena_init(&a1, NULL, 0);
     wk_arena_init(&a2, NULL, 0);
     wk_value *fused = NULL, *generic = NULL;
     wk_error e1, e2;
-    wk_status s1 = wk_json_decode(json, len, &ro, &a1, NULL, &fused, NULL, &e1);
+    wk_status s1 = wk_json_decode_value(json, len, &ro, &a1, &fused, NULL, &e1);
 
     wk_json_reader r;
-    wk_json_reader_init(&r, json, len, &ro, &a2, NULL);
+    wk_json_reader_init(&r, json, len, &ro, &a2);
     wk_source src;
     wk_json_reader_source(&r, &src);
-    wk_value_opts vo = {(flags & WK_JSON_READ_COPY_STRINGS) ? WK_VALUE_COPY_STRINGS : 0u, 0};
-    wk_status s2 = wk_value_decode(&src, &a2, &vo, &generic, &e2);
+    wk_read_opts vo = {.flags = (flags & WK_READ_COPY_STRINGS) ? WK_READ_COPY_STRINGS : 0u, .max_depth = 0};
+    wk_status s2 = wk_value_decode(&src, &vo, &a2, &generic, &e2);
     if (s2 == WK_OK) {
         wk_event ev;
         s2 = wk_json_reader_next(&r, &ev); /* the trailing-content check */
@@ -45,7 +45,7 @@ WK_TEST(test_json_fused_decode_matches_generic_value_decode)
         "{\"k\\\"ey\":\"v\\\\al\",\"n\":-9223372036854775808,\"u\":18446744073709551615}",
         "[0.1,-0,123456789012345678901234567890,2.5e-324]", "[1,", "{\"a\"}", "[1] 2",
     };
-    static const unsigned flags[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_JSON_READ_COPY_STRINGS};
+    static const unsigned flags[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_READ_COPY_STRINGS};
     for (size_t f = 0; f < 3; f++) {
         for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
             check_same_tree(docs[i], strlen(docs[i]), flags[f]);
@@ -64,7 +64,7 @@ WK_TEST(test_json_fused_decode_matches_generic_on_the_corpus)
         uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &n);
         CHECK(data != NULL);
         check_same_tree((const char *)data, n, 0);
-        check_same_tree((const char *)data, n, WK_JSON_READ_COPY_STRINGS);
+        check_same_tree((const char *)data, n, WK_READ_COPY_STRINGS);
         free(data);
     }
 }
@@ -72,11 +72,11 @@ WK_TEST(test_json_fused_decode_matches_generic_on_the_corpus)
 WK_TEST(test_json_copy_strings_leaves_no_pointer_into_the_input)
 {
     char doc[] = "{\"key\":[\"value\",\"esc\\t\"]}";
-    wk_json_read_opts ro = {WK_JSON_READ_COPY_STRINGS, 0};
+    wk_read_opts ro = {.flags = WK_READ_COPY_STRINGS, .max_depth = 0};
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
-    CHECK_OK(wk_json_decode(doc, strlen(doc), &ro, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_decode_value(doc, strlen(doc), &ro, &a, &v, NULL, NULL));
     memset(doc, 'x', strlen(doc));
     CHECK_MEM(v->u.pairs[0].key.u.str, v->u.pairs[0].key.len, "key", 3);
     CHECK(v->u.pairs[0].key.u.str[3] == '\0');
@@ -95,15 +95,15 @@ WK_TEST(test_json_corpus_parse_write_parse_is_stable)
         wk_arena a;
         wk_arena_init(&a, NULL, 0);
         wk_value *v1, *v2;
-        CHECK_OK(wk_json_decode(data, n, NULL, &a, NULL, &v1, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(data, n, NULL, &a, &v1, NULL, NULL));
         wk_buf c1, c2;
         wk_buf_init(&c1, NULL, 0);
         wk_buf_init(&c2, NULL, 0);
-        CHECK_OK(wk_json_write_value(v1, &c1, NULL, NULL));
+        CHECK_OK(wk_json_encode_value(v1, NULL, &c1, NULL));
         CHECK(c1.len < n);
-        CHECK_OK(wk_json_decode(c1.data, c1.len, NULL, &a, NULL, &v2, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(c1.data, c1.len, NULL, &a, &v2, NULL, NULL));
         CHECK(wk_value_equal(v1, v2));
-        CHECK_OK(wk_json_write_value(v2, &c2, NULL, NULL));
+        CHECK_OK(wk_json_encode_value(v2, NULL, &c2, NULL));
         CHECK_MEM(c1.data, c1.len, c2.data, c2.len);
         wk_buf_free(&c1);
         wk_buf_free(&c2);

@@ -61,28 +61,31 @@ static void typed_read(wk_json_reader *b, const wk_event *e, bool key_pos)
         CHECK(memcmp(&d, &e->v.f, sizeof d) == 0 || (isnan(d) && isnan(e->v.f)));
         break;
     case WK_EV_BOOL:
-        CHECK_STATUS(wk_json_reader_null(b), WK_ERR_TYPE);
+        CHECK_STATUS(wk_json_reader_nil(b), WK_ERR_TYPE);
         CHECK_OK(wk_json_reader_bool(b, &bo));
         CHECK_EQ(bo, e->v.b);
         break;
     case WK_EV_NIL:
         CHECK_STATUS(wk_json_reader_bool(b, &bo), WK_ERR_TYPE);
-        CHECK_OK(wk_json_reader_null(b));
+        CHECK_OK(wk_json_reader_nil(b));
         break;
     case WK_EV_MAP:
         CHECK_STATUS(wk_json_reader_begin_array(b), WK_ERR_TYPE);
-        CHECK_OK(wk_json_reader_begin_object(b));
+        CHECK_OK(wk_json_reader_begin_map(b));
         break;
     case WK_EV_ARRAY:
-        CHECK_STATUS(wk_json_reader_begin_object(b), WK_ERR_TYPE);
+        CHECK_STATUS(wk_json_reader_begin_map(b), WK_ERR_TYPE);
         CHECK_OK(wk_json_reader_begin_array(b));
         break;
     case WK_EV_END:
+        /* the END is not consumed by a typed read (nor by skip); wk_json_reader_end is */
         if (key_pos) {
-            CHECK_STATUS(wk_json_reader_key(b, &s, &n), WK_ERR_EOF);
+            CHECK_STATUS(wk_json_reader_key(b, &s, &n), WK_ERR_STATE);
         } else {
-            CHECK_STATUS(wk_json_reader_int(b, &i), WK_ERR_EOF);
+            CHECK_STATUS(wk_json_reader_int(b, &i), WK_ERR_STATE);
         }
+        CHECK_STATUS(wk_json_reader_skip(b), WK_ERR_STATE);
+        CHECK_OK(wk_json_reader_end(b));
         break;
     default: { /* raw numbers: the typed calls refuse them; next() reads them */
         CHECK_STATUS(wk_json_reader_int(b, &i), WK_ERR_TYPE);
@@ -117,9 +120,9 @@ static wk_status typed_call(wk_json_reader *r, int kind)
     case 4:
         return wk_json_reader_bool(r, &b);
     case 5:
-        return wk_json_reader_null(r);
+        return wk_json_reader_nil(r);
     case 6:
-        return wk_json_reader_begin_object(r);
+        return wk_json_reader_begin_map(r);
     case 7:
         return wk_json_reader_begin_array(r);
     case 8:
@@ -136,10 +139,10 @@ static wk_status typed_call(wk_json_reader *r, int kind)
 static void check_typed_matches_events(const void *doc, size_t len, unsigned flags,
                                        wk_status *final)
 {
-    wk_json_read_opts o = {flags, 0};
+    wk_read_opts o = {.flags = flags, .max_depth = 0};
     wk_json_reader a, b;
-    wk_json_reader_init(&a, doc, len, &o, NULL, NULL);
-    wk_json_reader_init(&b, doc, len, &o, NULL, NULL);
+    wk_json_reader_init(&a, doc, len, &o, NULL);
+    wk_json_reader_init(&b, doc, len, &o, NULL);
     static walk k;
     k.depth = 0;
     wk_status sa;
@@ -153,7 +156,7 @@ static void check_typed_matches_events(const void *doc, size_t len, unsigned fla
              * error (the fast paths must not accept what next() rejects). */
             for (int kind = 0; kind < 10; kind++) {
                 wk_json_reader c;
-                wk_json_reader_init(&c, doc, len, &o, NULL, NULL);
+                wk_json_reader_init(&c, doc, len, &o, NULL);
                 wk_event ce;
                 for (size_t j = 0; j < events; j++) {
                     CHECK_OK(wk_json_reader_next(&c, &ce));
@@ -276,9 +279,9 @@ WK_TEST(test_json_typed_reads_respect_the_depth_limit)
 {
     char deep[700];
     memset(deep, '[', sizeof deep);
-    wk_json_read_opts o = {0, 600};
+    wk_read_opts o = {.flags = 0, .max_depth = 600};
     wk_json_reader r;
-    wk_json_reader_init(&r, deep, sizeof deep, &o, NULL, NULL);
+    wk_json_reader_init(&r, deep, sizeof deep, &o, NULL);
     wk_status st = WK_OK;
     size_t opened = 0;
     while ((st = wk_json_reader_begin_array(&r)) == WK_OK) {
@@ -292,11 +295,11 @@ WK_TEST(test_json_typed_reads_respect_the_depth_limit)
     for (size_t i = 0; i < 600; i++) {
         memcpy(objs + 5 * i, "{\"k\":", 5);
     }
-    wk_json_reader_init(&r, objs, sizeof objs, NULL, NULL, NULL);
+    wk_json_reader_init(&r, objs, sizeof objs, NULL, NULL);
     const char *s;
     size_t n;
     opened = 0;
-    while ((st = wk_json_reader_begin_object(&r)) == WK_OK) {
+    while ((st = wk_json_reader_begin_map(&r)) == WK_OK) {
         opened++;
         CHECK_OK(wk_json_reader_key(&r, &s, &n));
     }
@@ -308,12 +311,12 @@ WK_TEST(test_json_typed_reads_respect_the_depth_limit)
 WK_TEST(test_json_typed_reads_walk_the_seed_record_and_skip_values)
 {
     wk_json_reader r;
-    wk_json_reader_init(&r, SEED, strlen(SEED), NULL, NULL, NULL);
+    wk_json_reader_init(&r, SEED, strlen(SEED), NULL, NULL);
     const char *s;
     size_t n;
     int64_t i;
     bool b;
-    CHECK_OK(wk_json_reader_begin_object(&r));
+    CHECK_OK(wk_json_reader_begin_map(&r));
     CHECK_OK(wk_json_reader_key(&r, &s, &n));
     CHECK_MEM(s, n, "username", 8);
     CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_STATE); /* a value is due */
@@ -329,19 +332,23 @@ WK_TEST(test_json_typed_reads_walk_the_seed_record_and_skip_values)
     CHECK(b);
     CHECK_OK(wk_json_reader_key(&r, &s, &n));
     CHECK_MEM(s, n, "metadata", 8);
+    CHECK_STATUS(wk_json_reader_end(&r), WK_ERR_STATE); /* a value is due, not the end */
     CHECK_OK(wk_json_reader_skip(&r)); /* the whole object */
-    CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_EOF);
+    CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_STATE); /* at '}': not consumed */
+    CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_STATE);
+    CHECK_OK(wk_json_reader_end(&r));
+    CHECK_STATUS(wk_json_reader_end(&r), WK_ERR_STATE); /* nothing open */
     CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_STATE);
     CHECK_STATUS(wk_json_reader_skip(&r), WK_ERR_EOF);
     wk_json_reader_free(&r);
     /* a latched error is returned by every call */
-    wk_json_reader_init(&r, "{\"a\":x}", 7, NULL, NULL, NULL);
-    CHECK_OK(wk_json_reader_begin_object(&r));
+    wk_json_reader_init(&r, "{\"a\":x}", 7, NULL, NULL);
+    CHECK_OK(wk_json_reader_begin_map(&r));
     CHECK_OK(wk_json_reader_key(&r, &s, &n));
     CHECK_STATUS(wk_json_reader_int(&r, &i), WK_ERR_SYNTAX);
     CHECK_STATUS(wk_json_reader_str(&r, &s, &n), WK_ERR_SYNTAX);
     CHECK_STATUS(wk_json_reader_key(&r, &s, &n), WK_ERR_SYNTAX);
-    CHECK_STATUS(wk_json_reader_begin_object(&r), WK_ERR_SYNTAX);
+    CHECK_STATUS(wk_json_reader_begin_map(&r), WK_ERR_SYNTAX);
     wk_json_reader_free(&r);
 }
 

@@ -245,8 +245,8 @@ WK_TEST(test_json_writer_fills_a_fixed_buffer_to_the_last_byte)
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;
-    CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
-    CHECK_OK(wk_json_write_value(v, &o, NULL, NULL));
+    CHECK_OK(wk_json_decode_value(SEED, 101, NULL, &a, &v, NULL, NULL));
+    CHECK_OK(wk_json_encode_value(v, NULL, &o, NULL));
     CHECK_MEM(mem, o.len, SEED, 101);
     /* An escape and a two-byte character into exactly 7 bytes, then one byte short. */
     for (size_t cap = 7; cap >= 6; cap--) {
@@ -272,9 +272,9 @@ WK_TEST(test_json_writer_fails_cleanly_on_a_full_fixed_buffer)
         wk_arena a;
         wk_arena_init(&a, NULL, 0);
         wk_value *v;
-        CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(SEED, 101, NULL, &a, &v, NULL, NULL));
         wk_error e;
-        CHECK_STATUS(wk_json_write_value(v, &o, NULL, &e), WK_ERR_LIMIT);
+        CHECK_STATUS(wk_json_encode_value(v, NULL, &o, &e), WK_ERR_LIMIT);
         CHECK(o.len <= cap);
         wk_arena_free(&a);
     }
@@ -288,11 +288,11 @@ static void check_tree_writer_matches(const char *json, size_t len)
         wk_arena a;
         wk_arena_init(&a, NULL, 0);
         wk_value *v;
-        CHECK_OK(wk_json_decode(json, len, NULL, &a, NULL, &v, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(json, len, NULL, &a, &v, NULL, NULL));
         wk_buf direct, events;
         wk_buf_init(&direct, NULL, 0);
         wk_buf_init(&events, NULL, 0);
-        CHECK_OK(wk_json_write_value(v, &direct, &wo, NULL));
+        CHECK_OK(wk_json_encode_value(v, &wo, &direct, NULL));
         wk_json_writer w;
         wk_json_writer_init(&w, &events, &wo);
         wk_sink sink;
@@ -336,7 +336,7 @@ WK_TEST(test_json_writer_typed_calls_write_what_events_write)
         wk_buf_init(&o, NULL, 0);
         wk_json_writer w;
         wk_json_writer_init(&w, &o, &wo);
-        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_begin_map(&w));
         CHECK_OK(wk_json_writer_key(&w, "username", 8));
         CHECK_OK(wk_json_writer_str(&w, "root", 4));
         CHECK_OK(wk_json_writer_key(&w, "password", 8));
@@ -346,7 +346,7 @@ WK_TEST(test_json_writer_typed_calls_write_what_events_write)
         CHECK_OK(wk_json_writer_key(&w, "enabled", 7));
         CHECK_OK(wk_json_writer_bool(&w, true));
         CHECK_OK(wk_json_writer_key(&w, "metadata", 8));
-        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_begin_map(&w));
         CHECK_OK(wk_json_writer_key(&w, "hello", 5));
         CHECK_OK(wk_json_writer_str(&w, "world", 5));
         CHECK_OK(wk_json_writer_key(&w, "int", 3));
@@ -358,10 +358,10 @@ WK_TEST(test_json_writer_typed_calls_write_what_events_write)
         wk_arena a;
         wk_arena_init(&a, NULL, 0);
         wk_value *v;
-        CHECK_OK(wk_json_decode(SEED, 101, NULL, &a, NULL, &v, NULL, NULL));
+        CHECK_OK(wk_json_decode_value(SEED, 101, NULL, &a, &v, NULL, NULL));
         wk_buf o2;
         wk_buf_init(&o2, NULL, 0);
-        CHECK_OK(wk_json_write_value(v, &o2, &wo, NULL));
+        CHECK_OK(wk_json_encode_value(v, &wo, &o2, NULL));
         CHECK_MEM(o.data, o.len, o2.data, o2.len);
         if (!pretty) {
             CHECK_MEM(o.data, o.len, SEED, 101);
@@ -375,12 +375,12 @@ WK_TEST(test_json_writer_typed_calls_write_what_events_write)
     wk_json_writer w;
     wk_json_writer_init(&w, &o, NULL);
     CHECK_STATUS(wk_json_writer_key(&w, "k", 1), WK_ERR_STATE);
-    CHECK_STATUS(wk_json_writer_null(&w), WK_ERR_STATE); /* sticky */
+    CHECK_STATUS(wk_json_writer_nil(&w), WK_ERR_STATE); /* sticky */
     wk_json_writer_init(&w, &o, NULL);
     CHECK_OK(wk_json_writer_begin_array(&w));
     CHECK_OK(wk_json_writer_double(&w, 0.5));
     CHECK_OK(wk_json_writer_int(&w, -3));
-    CHECK_OK(wk_json_writer_null(&w));
+    CHECK_OK(wk_json_writer_nil(&w));
     CHECK_STATUS(wk_json_writer_key(&w, "k", 1), WK_ERR_STATE);
     wk_buf_free(&o);
 }
@@ -424,17 +424,17 @@ WK_TEST(test_json_writer_inline_strings_match_the_general_path)
                 CHECK_OK(wk_buf_append(&want, "]", 1));
                 CHECK_MEM(o.data, o.len, want.data, want.len);
             } else {
-                CHECK_STATUS(wk_json_writer_null(&w), rst); /* latched */
+                CHECK_STATUS(wk_json_writer_nil(&w), rst); /* latched */
             }
             /* As keys. */
             wk_buf_clear(&o);
             wk_json_writer_init(&w, &o, NULL);
-            CHECK_OK(wk_json_writer_begin_object(&w));
+            CHECK_OK(wk_json_writer_begin_map(&w));
             CHECK_STATUS(wk_json_writer_key(&w, s, n), rst);
             if (rst == WK_OK) {
                 CHECK_OK(wk_json_writer_int(&w, -7));
                 CHECK_OK(wk_json_writer_key(&w, s, n));
-                CHECK_OK(wk_json_writer_null(&w));
+                CHECK_OK(wk_json_writer_nil(&w));
                 CHECK_OK(wk_json_writer_end(&w));
                 CHECK_OK(wk_json_writer_finish(&w, NULL));
                 wk_buf_clear(&want);
@@ -487,7 +487,7 @@ WK_TEST(test_json_writer_inline_numbers_match_the_general_path)
         wk_buf_init(&o, NULL, 0);
         wk_json_writer w;
         wk_json_writer_init(&w, &o, NULL);
-        CHECK_OK(wk_json_writer_begin_object(&w));
+        CHECK_OK(wk_json_writer_begin_map(&w));
         CHECK_OK(wk_json_writer_key(&w, "u", 1));
         CHECK_OK(wk_json_writer_uint(&w, uints[i]));
         CHECK_OK(wk_json_writer_end(&w));
@@ -509,7 +509,7 @@ WK_TEST(test_json_writer_typed_calls_fail_cleanly_in_every_buffer_size)
         wk_json_writer_init(&w, &o, NULL);
         wk_status st[18];
         size_t k = 0;
-        st[k++] = wk_json_writer_begin_object(&w);
+        st[k++] = wk_json_writer_begin_map(&w);
         st[k++] = wk_json_writer_key(&w, "username", 8);
         st[k++] = wk_json_writer_str(&w, "root", 4);
         st[k++] = wk_json_writer_key(&w, "password", 8);
@@ -519,7 +519,7 @@ WK_TEST(test_json_writer_typed_calls_fail_cleanly_in_every_buffer_size)
         st[k++] = wk_json_writer_key(&w, "enabled", 7);
         st[k++] = wk_json_writer_bool(&w, true);
         st[k++] = wk_json_writer_key(&w, "metadata", 8);
-        st[k++] = wk_json_writer_begin_object(&w);
+        st[k++] = wk_json_writer_begin_map(&w);
         st[k++] = wk_json_writer_key(&w, "hello", 5);
         st[k++] = wk_json_writer_str(&w, "world", 5);
         st[k++] = wk_json_writer_key(&w, "int", 3);

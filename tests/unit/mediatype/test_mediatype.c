@@ -204,7 +204,7 @@ WK_TEST(test_mediatype_render_points_at_precomputed_strings_without_copying)
     CHECK_MEM(r.ptr, r.len, "application/json; charset=utf-8", 31);
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
     CHECK_MEM(r.ptr, r.len, "application/json;charset=utf-8", 30);
-    wk_mt_release(&mt);
+    wk_mt_free(&mt);
 }
 
 WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
@@ -254,8 +254,8 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
     CHECK_EQ(r.len, 309);
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
     CHECK_EQ(ta.allocs, 1);
-    wk_mt_release(&mt);
-    wk_mt_release(&mt);
+    wk_mt_free(&mt);
+    wk_mt_free(&mt);
     CHECK_EQ(ta.live_bytes, 0);
     ta.fail_at = ta.attempts + 1;
     CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL), WK_ERR_NOMEM);
@@ -291,7 +291,7 @@ WK_TEST(test_mediatype_parse_and_build_free_a_previous_heap_render)
     wk_mt_param p = {{"charset", 7}, {"utf-8", 5}, 0, 0};
     CHECK_OK(wk_mt_build(&mt, "text/html", 9, &p, 1, NULL));
     CHECK_EQ(ta.live_bytes, 0);
-    wk_mt_release(&mt);
+    wk_mt_free(&mt);
 }
 
 WK_TEST(test_mediatype_serialize_fails_cleanly_on_a_full_buffer)

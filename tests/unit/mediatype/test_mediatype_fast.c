@@ -156,8 +156,8 @@ static void compare(const char *in, size_t len)
         CHECK_OK(wk_mt_render(&a, (unsigned)len & 1u, NULL, &r1, NULL));
         CHECK_OK(wk_mt_render(&b, (unsigned)len & 1u, NULL, &r2, NULL));
         CHECK_MEM(r1.ptr, r1.len, r2.ptr, r2.len);
-        wk_mt_release(&a);
-        wk_mt_release(&b);
+        wk_mt_free(&a);
+        wk_mt_free(&b);
     }
 }
 

@@ -158,7 +158,7 @@ WK_TEST(test_mediatype_serialization_is_a_fixed_point_in_both_styles)
             wk_text_slice r;
             CHECK_OK(wk_mt_render(&b, style, NULL, &r, NULL));
             CHECK_MEM(r.ptr, r.len, s1.data, s1.len);
-            wk_mt_release(&b);
+            wk_mt_free(&b);
             wk_buf_free(&s1);
             wk_buf_free(&s2);
         }

@@ -12,7 +12,7 @@ typedef struct outcome {
 } outcome;
 
 /* Runs all four paths over `p[0..n)` and records their statuses and offsets. */
-static outcome run_all(const uint8_t *p, size_t n, const wk_mp_reader_opts *opts,
+static outcome run_all(const uint8_t *p, size_t n, const wk_read_opts *opts,
                        wk_test_alloc *ta)
 {
     outcome o;
@@ -27,7 +27,7 @@ static outcome run_all(const uint8_t *p, size_t n, const wk_mp_reader_opts *opts
     wk_mp_reader_error(&r, &err);
     o.reader = st == WK_ERR_EOF ? WK_OK : st;
     o.reader_off = err.offset;
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
 
     o.check = wk_mp_check(p, n, opts, NULL, &err);
     o.check_off = err.offset;
@@ -35,7 +35,7 @@ static outcome run_all(const uint8_t *p, size_t n, const wk_mp_reader_opts *opts
     wk_arena arena;
     wk_arena_init(&arena, ta != NULL ? &ta->a : NULL, 0);
     wk_value *v = NULL;
-    o.fused = wk_mp_decode_value(p, n, opts, NULL, &arena, &v, NULL, &err);
+    o.fused = wk_mp_decode_value(p, n, opts, &arena, &v, NULL, &err);
     o.fused_off = err.offset;
     wk_arena_free(&arena);
 
@@ -43,9 +43,9 @@ static outcome run_all(const uint8_t *p, size_t n, const wk_mp_reader_opts *opts
     wk_mp_reader_init(&r, p, n, opts);
     wk_source src;
     wk_mp_reader_source(&r, &src);
-    o.generic = wk_value_decode(&src, &arena, NULL, &v, &err);
+    o.generic = wk_value_decode(&src, NULL, &arena, &v, &err);
     o.generic_off = err.offset;
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     wk_arena_free(&arena);
     return o;
 }
@@ -146,7 +146,7 @@ WK_TEST(test_msgpack_rejects_100000_nested_arrays_at_the_depth_limit)
     doc[n] = 0xc0;
     outcome o = run_all(doc, n + 1, NULL, NULL);
     CHECK_ALL(o, WK_ERR_DEPTH, 512); /* 512 arrays open; the 513th is refused */
-    wk_mp_reader_opts opts = {.max_depth = 3};
+    wk_read_opts opts = {.max_depth = 3};
     outcome o3 = run_all(doc, n + 1, &opts, NULL);
     CHECK_ALL(o3, WK_ERR_DEPTH, 3);
     free(doc);
@@ -158,17 +158,16 @@ WK_TEST(test_msgpack_reads_100000_nested_arrays_when_allowed_without_recursion)
     uint8_t *doc = malloc(n + 1);
     memset(doc, 0x91, n);
     doc[n] = 0xc0;
-    wk_mp_reader_opts opts = {.max_depth = 100000};
+    wk_read_opts opts = {.max_depth = 100000};
     outcome o = run_all(doc, n + 1, &opts, NULL);
     CHECK_STATUS(o.reader, WK_OK);
     CHECK_STATUS(o.check, WK_OK);
-    /* The generic decoder has its own limit (wk_value_opts, default 512). */
+    /* The generic decoder has its own limit (wk_read_opts, default 512). */
     CHECK_STATUS(o.generic, WK_ERR_DEPTH);
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    wk_value_opts vo = {.max_depth = 100000};
-    CHECK_OK(wk_mp_decode_value(doc, n + 1, &opts, &vo, &arena, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, n + 1, &opts, &arena, &v, NULL, NULL));
     size_t depth = 0;
     while (v->type == WK_VAL_ARRAY) {
         v = &v->u.items[0];
@@ -179,7 +178,7 @@ WK_TEST(test_msgpack_reads_100000_nested_arrays_when_allowed_without_recursion)
     wk_buf out;
     wk_buf_init(&out, NULL, 0);
     wk_value *root = NULL;
-    CHECK_OK(wk_mp_decode_value(doc, n + 1, &opts, &vo, &arena, &root, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, n + 1, &opts, &arena, &root, NULL, NULL));
     CHECK_OK(wk_mp_encode_value(root, &out, NULL));
     CHECK_MEM(out.data, out.len, doc, n + 1);
     CHECK(wk_value_equal(root, root));
@@ -194,7 +193,7 @@ WK_TEST(test_msgpack_strict_mode_rejects_invalid_utf8)
     uint8_t doc[] = {0x92, 0xa2, 'o', 'k', 0xa2, 'a', 0xff};
     outcome lax = run_all(doc, sizeof doc, NULL, NULL);
     CHECK_ALL(lax, WK_OK, sizeof doc);
-    wk_mp_reader_opts opts = {.strict_utf8 = true};
+    wk_read_opts opts = {.flags = WK_READ_STRICT_UTF8};
     outcome o = run_all(doc, sizeof doc, &opts, NULL);
     CHECK_ALL(o, WK_ERR_UTF8, 6);
     /* overlong encoding and a surrogate */
@@ -220,11 +219,11 @@ WK_TEST(test_msgpack_fused_decode_rejects_trailing_bytes)
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
     wk_error err;
-    CHECK_STATUS(wk_mp_decode_value(doc, 2, NULL, NULL, &arena, &v, NULL, &err),
+    CHECK_STATUS(wk_mp_decode_value(doc, 2, NULL, &arena, &v, NULL, &err),
                  WK_ERR_TRAILING);
     CHECK_EQ(err.offset, 1);
     size_t used = 0;
-    CHECK_OK(wk_mp_decode_value(doc, 2, NULL, NULL, &arena, &v, &used, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, 2, NULL, &arena, &v, &used, NULL));
     CHECK_EQ(used, 1);
     wk_arena_free(&arena);
 }
@@ -244,13 +243,13 @@ WK_TEST(test_msgpack_tree_allocation_is_bounded_by_input_size)
     wk_arena arena;
     wk_arena_init(&arena, &ta.a, 0);
     wk_value *v = NULL;
-    CHECK_OK(wk_mp_decode_value(doc, sizeof doc, NULL, NULL, &arena, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, sizeof doc, NULL, &arena, &v, NULL, NULL));
     CHECK_EQ(v->len, 1000);
     CHECK(ta.peak_bytes <= 16 * sizeof doc + 4096);
     wk_arena_free(&arena);
     /* The arena cap is honoured: a tree that needs more fails with NOMEM. */
     wk_arena_init(&arena, NULL, 2048);
-    CHECK_STATUS(wk_mp_decode_value(doc, sizeof doc, NULL, NULL, &arena, &v, NULL, NULL),
+    CHECK_STATUS(wk_mp_decode_value(doc, sizeof doc, NULL, &arena, &v, NULL, NULL),
                  WK_ERR_NOMEM);
     wk_arena_free(&arena);
 }

@@ -10,7 +10,7 @@ static wk_status read_one(const char *hex, uint8_t *buf, wk_event *ev)
     wk_mp_reader r;
     wk_mp_reader_init(&r, buf, n, NULL);
     wk_status st = wk_mp_reader_next(&r, ev);
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     return st;
 }
 
@@ -127,7 +127,7 @@ WK_TEST(test_msgpack_rejects_c1)
 
 /* Collects the event types of a whole stream as letters: n b u i f s B [ { ] e t. */
 static wk_status event_string(const uint8_t *p, size_t n, char *out, size_t cap,
-                              const wk_mp_reader_opts *opts, wk_error *err)
+                              const wk_read_opts *opts, wk_error *err)
 {
     wk_mp_reader r;
     wk_mp_reader_init(&r, p, n, opts);
@@ -138,7 +138,7 @@ static wk_status event_string(const uint8_t *p, size_t n, char *out, size_t cap,
         if (st != WK_OK) {
             out[k] = '\0';
             wk_mp_reader_error(&r, err);
-            wk_mp_reader_release(&r);
+            wk_mp_reader_free(&r);
             return st == WK_ERR_EOF ? WK_OK : st;
         }
         static const char letters[] = "nbiufsB[{]etr";
@@ -241,31 +241,31 @@ WK_TEST(test_msgpack_typed_reads_decode_every_width_and_refuse_other_types)
     wk_mp_reader r;
     wk_mp_reader_init(&r, buf, n, NULL);
     uint32_t count = 0;
-    CHECK_OK(wk_mp_read_array(&r, &count));
+    CHECK_OK(wk_mp_reader_begin_array(&r, &count));
     CHECK_EQ(count, 5);
     const char *s;
     size_t len;
-    CHECK_OK(wk_mp_read_str(&r, &s, &len));
+    CHECK_OK(wk_mp_reader_str(&r, &s, &len));
     CHECK_MEM(s, len, "a", 1);
     int64_t i;
-    CHECK_STATUS(wk_mp_read_int(&r, &i), WK_ERR_TYPE); /* a str is next: nothing consumed */
-    CHECK_OK(wk_mp_read_str(&r, &s, &len));            /* str8 through the slow path */
+    CHECK_STATUS(wk_mp_reader_int(&r, &i), WK_ERR_TYPE); /* a str is next: nothing consumed */
+    CHECK_OK(wk_mp_reader_str(&r, &s, &len));            /* str8 through the slow path */
     CHECK_MEM(s, len, "bcd", 3);
     uint64_t u;
-    CHECK_STATUS(wk_mp_read_uint(&r, &u), WK_ERR_RANGE); /* -1000 is not unsigned */
-    CHECK_OK(wk_mp_read_int(&r, &i));
+    CHECK_STATUS(wk_mp_reader_uint(&r, &u), WK_ERR_RANGE); /* -1000 is not unsigned */
+    CHECK_OK(wk_mp_reader_int(&r, &i));
     CHECK_EQ(i, -1000);
-    CHECK_OK(wk_mp_read_uint(&r, &u));
+    CHECK_OK(wk_mp_reader_uint(&r, &u));
     CHECK_EQ(u, 256);
     bool b = false;
-    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE); /* one element left */
-    CHECK_OK(wk_mp_read_bool(&r, &b));
+    CHECK_STATUS(wk_mp_reader_end(&r), WK_ERR_STATE); /* one element left */
+    CHECK_OK(wk_mp_reader_bool(&r, &b));
     CHECK(b);
-    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_STATE); /* the array is complete */
-    CHECK_OK(wk_mp_read_end(&r));
-    CHECK_OK(wk_mp_read_nil(&r)); /* a second top-level value */
-    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_EOF);
-    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE);
+    CHECK_STATUS(wk_mp_reader_nil(&r), WK_ERR_STATE); /* the array is complete */
+    CHECK_OK(wk_mp_reader_end(&r));
+    CHECK_OK(wk_mp_reader_nil(&r)); /* a second top-level value */
+    CHECK_STATUS(wk_mp_reader_nil(&r), WK_ERR_EOF);
+    CHECK_STATUS(wk_mp_reader_end(&r), WK_ERR_STATE);
 }
 
 WK_TEST(test_msgpack_typed_reads_latch_malformed_input)
@@ -274,11 +274,11 @@ WK_TEST(test_msgpack_typed_reads_latch_malformed_input)
     wk_mp_reader r;
     wk_mp_reader_init(&r, buf, sizeof buf, NULL);
     uint32_t n;
-    CHECK_OK(wk_mp_read_map(&r, &n));
+    CHECK_OK(wk_mp_reader_begin_map(&r, &n));
     const char *s;
     size_t len;
-    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_TRUNCATED);
-    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_TRUNCATED); /* sticky */
+    CHECK_STATUS(wk_mp_reader_str(&r, &s, &len), WK_ERR_TRUNCATED);
+    CHECK_STATUS(wk_mp_reader_str(&r, &s, &len), WK_ERR_TRUNCATED); /* sticky */
     wk_event ev;
     CHECK_STATUS(wk_mp_reader_next(&r, &ev), WK_ERR_TRUNCATED);
     wk_error err;
@@ -286,9 +286,9 @@ WK_TEST(test_msgpack_typed_reads_latch_malformed_input)
     CHECK_EQ(err.offset, 1);
     /* strict UTF-8 goes through the checked path even for fixstr */
     uint8_t bad[] = {0xa1, 0xff};
-    wk_mp_reader_opts opts = {.strict_utf8 = true};
+    wk_read_opts opts = {.flags = WK_READ_STRICT_UTF8};
     wk_mp_reader_init(&r, bad, sizeof bad, &opts);
-    CHECK_STATUS(wk_mp_read_str(&r, &s, &len), WK_ERR_UTF8);
+    CHECK_STATUS(wk_mp_reader_str(&r, &s, &len), WK_ERR_UTF8);
 }
 
 WK_TEST(test_msgpack_typed_container_reads_check_counts_depth_and_deep_stacks)
@@ -298,38 +298,38 @@ WK_TEST(test_msgpack_typed_container_reads_check_counts_depth_and_deep_stacks)
     /* fixmap of 2 pairs needs 4 more bytes; 3 remain: refused, nothing consumed */
     uint8_t shortmap[] = {0x82, 0x01, 0x02, 0x03};
     wk_mp_reader_init(&r, shortmap, sizeof shortmap, NULL);
-    CHECK_STATUS(wk_mp_read_map(&r, &n), WK_ERR_TRUNCATED);
+    CHECK_STATUS(wk_mp_reader_begin_map(&r, &n), WK_ERR_TRUNCATED);
     uint8_t shortarr[] = {0x93, 0x01, 0x02};
     wk_mp_reader_init(&r, shortarr, sizeof shortarr, NULL);
-    CHECK_STATUS(wk_mp_read_array(&r, &n), WK_ERR_TRUNCATED);
+    CHECK_STATUS(wk_mp_reader_begin_array(&r, &n), WK_ERR_TRUNCATED);
     /* exactly enough bytes: accepted */
     uint8_t okmap[] = {0x82, 0x01, 0x02, 0x03, 0x04};
     wk_mp_reader_init(&r, okmap, sizeof okmap, NULL);
-    CHECK_OK(wk_mp_read_map(&r, &n));
+    CHECK_OK(wk_mp_reader_begin_map(&r, &n));
     CHECK_EQ(n, 2);
     /* the depth limit holds for the inline path too */
     uint8_t nest[80];
     memset(nest, 0x91, sizeof nest);
     nest[sizeof nest - 1] = 0xc0;
-    wk_mp_reader_opts o2 = {.max_depth = 2};
+    wk_read_opts o2 = {.max_depth = 2};
     wk_mp_reader_init(&r, nest, sizeof nest, &o2);
-    CHECK_OK(wk_mp_read_array(&r, &n));
-    CHECK_OK(wk_mp_read_array(&r, &n));
-    CHECK_STATUS(wk_mp_read_array(&r, &n), WK_ERR_DEPTH);
-    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_DEPTH); /* latched: no inline close either */
+    CHECK_OK(wk_mp_reader_begin_array(&r, &n));
+    CHECK_OK(wk_mp_reader_begin_array(&r, &n));
+    CHECK_STATUS(wk_mp_reader_begin_array(&r, &n), WK_ERR_DEPTH);
+    CHECK_STATUS(wk_mp_reader_end(&r), WK_ERR_DEPTH); /* latched: no inline close either */
     /* 79 nested arrays: past the 32 inline slots onto the heap stack and back, closing each
      * level in order */
     wk_mp_reader_init(&r, nest, sizeof nest, NULL);
     for (size_t i = 0; i + 1 < sizeof nest; i++) {
-        CHECK_OK(wk_mp_read_array(&r, &n));
+        CHECK_OK(wk_mp_reader_begin_array(&r, &n));
         CHECK_EQ(n, 1);
     }
-    CHECK_OK(wk_mp_read_nil(&r));
+    CHECK_OK(wk_mp_reader_nil(&r));
     for (size_t i = 0; i + 1 < sizeof nest; i++) {
-        CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_STATE);
-        CHECK_OK(wk_mp_read_end(&r));
+        CHECK_STATUS(wk_mp_reader_nil(&r), WK_ERR_STATE);
+        CHECK_OK(wk_mp_reader_end(&r));
     }
-    CHECK_STATUS(wk_mp_read_end(&r), WK_ERR_STATE); /* nothing open */
-    CHECK_STATUS(wk_mp_read_nil(&r), WK_ERR_EOF);
-    wk_mp_reader_release(&r);
+    CHECK_STATUS(wk_mp_reader_end(&r), WK_ERR_STATE); /* nothing open */
+    CHECK_STATUS(wk_mp_reader_nil(&r), WK_ERR_EOF);
+    wk_mp_reader_free(&r);
 }

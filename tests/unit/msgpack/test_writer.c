@@ -25,55 +25,55 @@
 
 WK_TEST(test_msgpack_writes_nil_bool)
 {
-    EXPECT_WRITES("c0", wk_mp_write_nil(w));
-    EXPECT_WRITES("c2", wk_mp_write_bool(w, false));
-    EXPECT_WRITES("c3", wk_mp_write_bool(w, true));
+    EXPECT_WRITES("c0", wk_mp_writer_nil(w));
+    EXPECT_WRITES("c2", wk_mp_writer_bool(w, false));
+    EXPECT_WRITES("c3", wk_mp_writer_bool(w, true));
 }
 
 WK_TEST(test_msgpack_writes_unsigned_in_shortest_form)
 {
-    EXPECT_WRITES("00", wk_mp_write_uint(w, 0));
-    EXPECT_WRITES("7f", wk_mp_write_uint(w, 127));
-    EXPECT_WRITES("cc80", wk_mp_write_uint(w, 128));
-    EXPECT_WRITES("ccff", wk_mp_write_uint(w, 255));
-    EXPECT_WRITES("cd0100", wk_mp_write_uint(w, 256));
-    EXPECT_WRITES("cdffff", wk_mp_write_uint(w, 65535));
-    EXPECT_WRITES("ce00010000", wk_mp_write_uint(w, 65536));
-    EXPECT_WRITES("ceffffffff", wk_mp_write_uint(w, 4294967295u));
-    EXPECT_WRITES("cf0000000100000000", wk_mp_write_uint(w, 4294967296u));
-    EXPECT_WRITES("cfffffffffffffffff", wk_mp_write_uint(w, UINT64_MAX));
+    EXPECT_WRITES("00", wk_mp_writer_uint(w, 0));
+    EXPECT_WRITES("7f", wk_mp_writer_uint(w, 127));
+    EXPECT_WRITES("cc80", wk_mp_writer_uint(w, 128));
+    EXPECT_WRITES("ccff", wk_mp_writer_uint(w, 255));
+    EXPECT_WRITES("cd0100", wk_mp_writer_uint(w, 256));
+    EXPECT_WRITES("cdffff", wk_mp_writer_uint(w, 65535));
+    EXPECT_WRITES("ce00010000", wk_mp_writer_uint(w, 65536));
+    EXPECT_WRITES("ceffffffff", wk_mp_writer_uint(w, 4294967295u));
+    EXPECT_WRITES("cf0000000100000000", wk_mp_writer_uint(w, 4294967296u));
+    EXPECT_WRITES("cfffffffffffffffff", wk_mp_writer_uint(w, UINT64_MAX));
 }
 
 WK_TEST(test_msgpack_writes_signed_in_shortest_form)
 {
-    EXPECT_WRITES("05", wk_mp_write_int(w, 5));
-    EXPECT_WRITES("ccc8", wk_mp_write_int(w, 200));
-    EXPECT_WRITES("ff", wk_mp_write_int(w, -1));
-    EXPECT_WRITES("e0", wk_mp_write_int(w, -32));
-    EXPECT_WRITES("d0df", wk_mp_write_int(w, -33));
-    EXPECT_WRITES("d080", wk_mp_write_int(w, -128));
-    EXPECT_WRITES("d1ff7f", wk_mp_write_int(w, -129));
-    EXPECT_WRITES("d18000", wk_mp_write_int(w, -32768));
-    EXPECT_WRITES("d2ffff7fff", wk_mp_write_int(w, -32769));
-    EXPECT_WRITES("d280000000", wk_mp_write_int(w, INT32_MIN));
-    EXPECT_WRITES("d3ffffffff7fffffff", wk_mp_write_int(w, (int64_t)INT32_MIN - 1));
-    EXPECT_WRITES("d38000000000000000", wk_mp_write_int(w, INT64_MIN));
+    EXPECT_WRITES("05", wk_mp_writer_int(w, 5));
+    EXPECT_WRITES("ccc8", wk_mp_writer_int(w, 200));
+    EXPECT_WRITES("ff", wk_mp_writer_int(w, -1));
+    EXPECT_WRITES("e0", wk_mp_writer_int(w, -32));
+    EXPECT_WRITES("d0df", wk_mp_writer_int(w, -33));
+    EXPECT_WRITES("d080", wk_mp_writer_int(w, -128));
+    EXPECT_WRITES("d1ff7f", wk_mp_writer_int(w, -129));
+    EXPECT_WRITES("d18000", wk_mp_writer_int(w, -32768));
+    EXPECT_WRITES("d2ffff7fff", wk_mp_writer_int(w, -32769));
+    EXPECT_WRITES("d280000000", wk_mp_writer_int(w, INT32_MIN));
+    EXPECT_WRITES("d3ffffffff7fffffff", wk_mp_writer_int(w, (int64_t)INT32_MIN - 1));
+    EXPECT_WRITES("d38000000000000000", wk_mp_writer_int(w, INT64_MIN));
 }
 
 WK_TEST(test_msgpack_writes_floats)
 {
-    EXPECT_WRITES("ca3fc00000", wk_mp_write_float(w, 1.5f));
-    EXPECT_WRITES("cb3ff8000000000000", wk_mp_write_double(w, 1.5));
-    EXPECT_WRITES("cb8000000000000000", wk_mp_write_double(w, -0.0));
+    EXPECT_WRITES("ca3fc00000", wk_mp_writer_float(w, 1.5f));
+    EXPECT_WRITES("cb3ff8000000000000", wk_mp_writer_double(w, 1.5));
+    EXPECT_WRITES("cb8000000000000000", wk_mp_writer_double(w, -0.0));
 }
 
 WK_TEST(test_msgpack_writes_every_str_width)
 {
     static char s[70000];
     memset(s, 'x', sizeof s);
-    EXPECT_WRITES("a0", wk_mp_write_str(w, "", 0));
-    EXPECT_WRITES("a3616263", wk_mp_write_str(w, "abc", 3));
-    EXPECT_WRITES("d920", { wk_mp_write_str_header(w, 32); });
+    EXPECT_WRITES("a0", wk_mp_writer_str(w, "", 0));
+    EXPECT_WRITES("a3616263", wk_mp_writer_str(w, "abc", 3));
+    EXPECT_WRITES("d920", { wk_mp_writer_str_header(w, 32); });
     /* fixstr up to 31, str8 from 32, str16 from 256, str32 from 65536 */
     wk_buf b;
     wk_buf_init(&b, NULL, 0);
@@ -84,7 +84,7 @@ WK_TEST(test_msgpack_writes_every_str_width)
         wk_buf_clear(&b);
         wk_mp_writer w;
         wk_mp_writer_init(&w, &b);
-        wk_mp_write_str(&w, s, lens[i]);
+        wk_mp_writer_str(&w, s, lens[i]);
         CHECK_OK(wk_mp_writer_finish(&w, NULL));
         CHECK_EQ(b.len, hdr[i] + lens[i]);
         CHECK_EQ(b.data[0], tag[i]);
@@ -96,8 +96,8 @@ WK_TEST(test_msgpack_writes_every_str_width)
 WK_TEST(test_msgpack_writes_every_bin_width)
 {
     static uint8_t d[70000];
-    EXPECT_WRITES("c400", wk_mp_write_bin(w, d, 0));
-    EXPECT_WRITES("c4020102", wk_mp_write_bin(w, "\x01\x02", 2));
+    EXPECT_WRITES("c400", wk_mp_writer_bin(w, d, 0));
+    EXPECT_WRITES("c4020102", wk_mp_writer_bin(w, "\x01\x02", 2));
     wk_buf b;
     wk_buf_init(&b, NULL, 0);
     size_t lens[] = {255, 256, 65535, 65536};
@@ -107,7 +107,7 @@ WK_TEST(test_msgpack_writes_every_bin_width)
         wk_buf_clear(&b);
         wk_mp_writer w;
         wk_mp_writer_init(&w, &b);
-        wk_mp_write_bin(&w, d, lens[i]);
+        wk_mp_writer_bin(&w, d, lens[i]);
         CHECK_OK(wk_mp_writer_finish(&w, NULL));
         CHECK_EQ(b.len, hdr[i] + lens[i]);
         CHECK_EQ(b.data[0], tag[i]);
@@ -118,15 +118,15 @@ WK_TEST(test_msgpack_writes_every_bin_width)
 
 WK_TEST(test_msgpack_writes_container_headers)
 {
-    EXPECT_WRITES("90", wk_mp_write_array(w, 0));
-    EXPECT_WRITES("9f", wk_mp_write_array(w, 15));
-    EXPECT_WRITES("dc0010", wk_mp_write_array(w, 16));
-    EXPECT_WRITES("dcffff", wk_mp_write_array(w, 65535));
-    EXPECT_WRITES("dd00010000", wk_mp_write_array(w, 65536));
-    EXPECT_WRITES("80", wk_mp_write_map(w, 0));
-    EXPECT_WRITES("8f", wk_mp_write_map(w, 15));
-    EXPECT_WRITES("de0010", wk_mp_write_map(w, 16));
-    EXPECT_WRITES("df00010000", wk_mp_write_map(w, 65536));
+    EXPECT_WRITES("90", wk_mp_writer_begin_array(w, 0));
+    EXPECT_WRITES("9f", wk_mp_writer_begin_array(w, 15));
+    EXPECT_WRITES("dc0010", wk_mp_writer_begin_array(w, 16));
+    EXPECT_WRITES("dcffff", wk_mp_writer_begin_array(w, 65535));
+    EXPECT_WRITES("dd00010000", wk_mp_writer_begin_array(w, 65536));
+    EXPECT_WRITES("80", wk_mp_writer_begin_map(w, 0));
+    EXPECT_WRITES("8f", wk_mp_writer_begin_map(w, 15));
+    EXPECT_WRITES("de0010", wk_mp_writer_begin_map(w, 16));
+    EXPECT_WRITES("df00010000", wk_mp_writer_begin_map(w, 65536));
     CHECK_EQ(wk_mp_sizeof_array(15), 1);
     CHECK_EQ(wk_mp_sizeof_array(16), 3);
     CHECK_EQ(wk_mp_sizeof_map(65536), 5);
@@ -135,15 +135,15 @@ WK_TEST(test_msgpack_writes_container_headers)
 WK_TEST(test_msgpack_writes_every_ext_width)
 {
     static uint8_t d[70000];
-    EXPECT_WRITES("d40510", wk_mp_write_ext(w, 5, "\x10", 1));
-    EXPECT_WRITES("d5051011", wk_mp_write_ext(w, 5, "\x10\x11", 2));
-    EXPECT_WRITES("d6ff00000001", wk_mp_write_ext(w, -1, "\x00\x00\x00\x01", 4));
-    EXPECT_WRITES("d7010000000000000000", wk_mp_write_ext(w, 1, d, 8));
-    EXPECT_WRITES("d80100000000000000000000000000000000", wk_mp_write_ext(w, 1, d, 16));
-    EXPECT_WRITES("c70006", wk_mp_write_ext(w, 6, d, 0));
-    EXPECT_WRITES("c70307000000", wk_mp_write_ext(w, 7, d, 3));
-    EXPECT_WRITES("c8010000", { wk_mp_write_ext_header(w, 0, 256); });
-    EXPECT_WRITES("c90001000002", { wk_mp_write_ext_header(w, 2, 65536); });
+    EXPECT_WRITES("d40510", wk_mp_writer_ext(w, 5, "\x10", 1));
+    EXPECT_WRITES("d5051011", wk_mp_writer_ext(w, 5, "\x10\x11", 2));
+    EXPECT_WRITES("d6ff00000001", wk_mp_writer_ext(w, -1, "\x00\x00\x00\x01", 4));
+    EXPECT_WRITES("d7010000000000000000", wk_mp_writer_ext(w, 1, d, 8));
+    EXPECT_WRITES("d80100000000000000000000000000000000", wk_mp_writer_ext(w, 1, d, 16));
+    EXPECT_WRITES("c70006", wk_mp_writer_ext(w, 6, d, 0));
+    EXPECT_WRITES("c70307000000", wk_mp_writer_ext(w, 7, d, 3));
+    EXPECT_WRITES("c8010000", { wk_mp_writer_ext_header(w, 0, 256); });
+    EXPECT_WRITES("c90001000002", { wk_mp_writer_ext_header(w, 2, 65536); });
     CHECK_EQ(wk_mp_sizeof_ext(16), 18);
     CHECK_EQ(wk_mp_sizeof_ext(3), 6);
     CHECK_EQ(wk_mp_sizeof_ext_header(65536), 6);
@@ -151,13 +151,13 @@ WK_TEST(test_msgpack_writes_every_ext_width)
 
 WK_TEST(test_msgpack_writes_timestamps_in_shortest_form)
 {
-    EXPECT_WRITES("d6ff00000000", wk_mp_write_timestamp(w, 0, 0));
-    EXPECT_WRITES("d6ffffffffff", wk_mp_write_timestamp(w, 4294967295, 0));
-    EXPECT_WRITES("d7ff0000000400000000", wk_mp_write_timestamp(w, 0, 1));
-    EXPECT_WRITES("d7ff0000000100000000", wk_mp_write_timestamp(w, 4294967296, 0));
-    EXPECT_WRITES("d7ffee6b27ffffffffff", wk_mp_write_timestamp(w, 17179869183, 999999999));
-    EXPECT_WRITES("c70cff000000000000000400000000", wk_mp_write_timestamp(w, 17179869184, 0));
-    EXPECT_WRITES("c70cff00000000ffffffffffffffff", wk_mp_write_timestamp(w, -1, 0));
+    EXPECT_WRITES("d6ff00000000", wk_mp_writer_timestamp(w, 0, 0));
+    EXPECT_WRITES("d6ffffffffff", wk_mp_writer_timestamp(w, 4294967295, 0));
+    EXPECT_WRITES("d7ff0000000400000000", wk_mp_writer_timestamp(w, 0, 1));
+    EXPECT_WRITES("d7ff0000000100000000", wk_mp_writer_timestamp(w, 4294967296, 0));
+    EXPECT_WRITES("d7ffee6b27ffffffffff", wk_mp_writer_timestamp(w, 17179869183, 999999999));
+    EXPECT_WRITES("c70cff000000000000000400000000", wk_mp_writer_timestamp(w, 17179869184, 0));
+    EXPECT_WRITES("c70cff00000000ffffffffffffffff", wk_mp_writer_timestamp(w, -1, 0));
     CHECK_EQ(wk_mp_sizeof_timestamp(0, 0), 6);
     CHECK_EQ(wk_mp_sizeof_timestamp(0, 1), 10);
     CHECK_EQ(wk_mp_sizeof_timestamp(-1, 0), 15);
@@ -169,7 +169,7 @@ WK_TEST(test_msgpack_rejects_timestamp_nanoseconds_out_of_range)
     wk_buf_init(&b, NULL, 0);
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_timestamp(&w, 1, 1000000000u);
+    wk_mp_writer_timestamp(&w, 1, 1000000000u);
     wk_error err;
     CHECK_STATUS(wk_mp_writer_finish(&w, &err), WK_ERR_RANGE);
     CHECK_EQ(b.len, 0);
@@ -199,21 +199,21 @@ WK_TEST(test_msgpack_seed_record_is_72_bytes)
     wk_buf_init(&b, NULL, 0);
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_map(&w, 5);
-    wk_mp_write_str(&w, "username", 8);
-    wk_mp_write_str(&w, "root", 4);
-    wk_mp_write_str(&w, "password", 8);
-    wk_mp_write_str(&w, "secret", 6);
-    wk_mp_write_str(&w, "age", 3);
-    wk_mp_write_uint(&w, 20);
-    wk_mp_write_str(&w, "enabled", 7);
-    wk_mp_write_bool(&w, true);
-    wk_mp_write_str(&w, "metadata", 8);
-    wk_mp_write_map(&w, 2);
-    wk_mp_write_str(&w, "hello", 5);
-    wk_mp_write_str(&w, "world", 5);
-    wk_mp_write_str(&w, "int", 3);
-    wk_mp_write_uint(&w, 10);
+    wk_mp_writer_begin_map(&w, 5);
+    wk_mp_writer_str(&w, "username", 8);
+    wk_mp_writer_str(&w, "root", 4);
+    wk_mp_writer_str(&w, "password", 8);
+    wk_mp_writer_str(&w, "secret", 6);
+    wk_mp_writer_str(&w, "age", 3);
+    wk_mp_writer_uint(&w, 20);
+    wk_mp_writer_str(&w, "enabled", 7);
+    wk_mp_writer_bool(&w, true);
+    wk_mp_writer_str(&w, "metadata", 8);
+    wk_mp_writer_begin_map(&w, 2);
+    wk_mp_writer_str(&w, "hello", 5);
+    wk_mp_writer_str(&w, "world", 5);
+    wk_mp_writer_str(&w, "int", 3);
+    wk_mp_writer_uint(&w, 10);
     CHECK_OK(wk_mp_writer_finish(&w, NULL));
     CHECK_EQ(b.len, 72);
     uint8_t want[72];
@@ -233,10 +233,10 @@ WK_TEST(test_msgpack_fixed_buffer_overflow_is_sticky)
     wk_buf_init_fixed(&b, mem, sizeof mem);
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_uint(&w, 1);
-    wk_mp_write_uint(&w, 300);        /* exactly fills the buffer */
-    wk_mp_write_str(&w, "hello", 5); /* does not fit */
-    wk_mp_write_nil(&w);              /* no-op after the error */
+    wk_mp_writer_uint(&w, 1);
+    wk_mp_writer_uint(&w, 300);        /* exactly fills the buffer */
+    wk_mp_writer_str(&w, "hello", 5); /* does not fit */
+    wk_mp_writer_nil(&w);              /* no-op after the error */
     wk_error err;
     CHECK_STATUS(wk_mp_writer_finish(&w, &err), WK_ERR_LIMIT);
     CHECK_EQ(err.offset, 4);
@@ -254,23 +254,23 @@ WK_TEST(test_msgpack_fixed_buffer_overflow_is_sticky)
 static size_t write_mix(wk_mp_writer *w, size_t *marks)
 {
     size_t n = 0;
-    MARK(wk_mp_write_map(w, 5));
-    MARK(wk_mp_write_str(w, "a key of thirty-one bytes, fixs", 31));
-    MARK(wk_mp_write_uint(w, 70000));
-    MARK(wk_mp_write_str(w, "k", 1));
-    MARK(wk_mp_write_double(w, 1.5));
-    MARK(wk_mp_write_str(w, "a string of forty bytes, a str8 header..", 40));
-    MARK(wk_mp_write_array(w, 20));
+    MARK(wk_mp_writer_begin_map(w, 5));
+    MARK(wk_mp_writer_str(w, "a key of thirty-one bytes, fixs", 31));
+    MARK(wk_mp_writer_uint(w, 70000));
+    MARK(wk_mp_writer_str(w, "k", 1));
+    MARK(wk_mp_writer_double(w, 1.5));
+    MARK(wk_mp_writer_str(w, "a string of forty bytes, a str8 header..", 40));
+    MARK(wk_mp_writer_begin_array(w, 20));
     for (int i = 0; i < 20; i++) {
-        MARK(wk_mp_write_int(w, -1000 * i));
+        MARK(wk_mp_writer_int(w, -1000 * i));
     }
-    MARK(wk_mp_write_bin(w, "\x01\x02\x03", 3));
-    MARK(wk_mp_write_bool(w, true));
-    MARK(wk_mp_write_nil(w));
-    MARK(wk_mp_write_float(w, 2.0f));
-    MARK(wk_mp_write_ext(w, 5, "abc", 3));
-    MARK(wk_mp_write_timestamp(w, -1, 5));
-    MARK(wk_mp_write_str(w, "", 0));
+    MARK(wk_mp_writer_bin(w, "\x01\x02\x03", 3));
+    MARK(wk_mp_writer_bool(w, true));
+    MARK(wk_mp_writer_nil(w));
+    MARK(wk_mp_writer_float(w, 2.0f));
+    MARK(wk_mp_writer_ext(w, 5, "abc", 3));
+    MARK(wk_mp_writer_timestamp(w, -1, 5));
+    MARK(wk_mp_writer_str(w, "", 0));
     return n;
 }
 
@@ -324,11 +324,11 @@ WK_TEST(test_msgpack_capped_growable_buffer_is_filled_to_its_cap)
         wk_mp_writer w;
         wk_mp_writer_init(&w, &b);
         for (size_t i = 0; i < max; i++) {
-            wk_mp_write_nil(&w);
+            wk_mp_writer_nil(&w);
         }
         CHECK_OK(wk_mp_writer_flush(&w));
         CHECK_EQ(b.len, max);
-        wk_mp_write_nil(&w);
+        wk_mp_writer_nil(&w);
         wk_error err;
         CHECK_STATUS(wk_mp_writer_finish(&w, &err), WK_ERR_LIMIT);
         CHECK_EQ(err.offset, max);
@@ -344,8 +344,8 @@ WK_TEST(test_msgpack_writer_appends_to_existing_contents)
     CHECK_OK(wk_buf_append(&b, "\x92", 1));
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_nil(&w);
-    wk_mp_write_nil(&w);
+    wk_mp_writer_nil(&w);
+    wk_mp_writer_nil(&w);
     CHECK_OK(wk_mp_writer_finish(&w, NULL));
     CHECK_MEM(b.data, b.len, "\x92\xc0\xc0", 3);
     wk_buf_free(&b);
@@ -528,7 +528,7 @@ WK_TEST(test_msgpack_writer_reports_out_of_memory)
     wk_buf_init(&b, &ta.a, 0);
     wk_mp_writer w;
     wk_mp_writer_init(&w, &b);
-    wk_mp_write_nil(&w);
+    wk_mp_writer_nil(&w);
     CHECK_STATUS(wk_mp_writer_finish(&w, NULL), WK_ERR_NOMEM);
     wk_buf_free(&b);
 }

@@ -136,7 +136,7 @@ WK_TEST(test_pg_arrays_encode_c_arrays_in_both_formats)
     in.lbounds[1] = 0;
     for (int f = 0; f < 2; f++) {
         const wk_pg_encoder *e =
-            wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_KIND_I64, (wk_pg_format)f);
+            wk_pg_registry_find_array_encoder(pgt_reg(), (wk_pg_format)f, WK_PG_KIND_I64);
         CHECK(e != NULL);
         CHECK_EQ(e->oid, WK_PG_OID_INT8_ARRAY);
         wk_buf b;
@@ -150,7 +150,7 @@ WK_TEST(test_pg_arrays_encode_c_arrays_in_both_formats)
     double d[2] = {0.5, 1e300};
     wk_pg_array_in_1d(&in, WK_PG_KIND_F64, d, 2, NULL);
     const wk_pg_encoder *e =
-        wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_KIND_F64, WK_PG_TEXT);
+        wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_TEXT, WK_PG_KIND_F64);
     wk_buf b;
     wk_buf_init(&b, NULL, 0);
     CHECK_OK(wk_pg_encode(e, &in, &b, NULL));
@@ -158,7 +158,7 @@ WK_TEST(test_pg_arrays_encode_c_arrays_in_both_formats)
     wk_buf_clear(&b);
     wk_pg_str s[2] = {{"a b", 3}, {"q\"", 2}};
     wk_pg_array_in_1d(&in, WK_PG_KIND_STR, s, 2, NULL);
-    e = wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_KIND_STR, WK_PG_TEXT);
+    e = wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_TEXT, WK_PG_KIND_STR);
     CHECK_OK(wk_pg_encode(e, &in, &b, NULL));
     CHECK_MEM(b.data, b.len, "{\"a b\",\"q\\\"\"}", 13);
     wk_buf_clear(&b);
@@ -198,10 +198,11 @@ static wk_status ev_text(void *self, const wk_event *ev)
     return WK_OK;
 }
 
-static void ev_err(const void *self, wk_error *err)
+static wk_status ev_err(const void *self, wk_error *err)
 {
     (void)self;
     err->code = WK_ERR_LIMIT;
+    return err->code;
 }
 
 WK_TEST(test_pg_arrays_emit_nested_event_arrays)

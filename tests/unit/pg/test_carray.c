@@ -274,8 +274,8 @@ WK_TEST(test_pg_carray_binary_array_encode_block_equals_per_element_bytes)
         }
         size_t n = 1 + (size_t)rand() % 16;
         const wk_pg_encoder *ae =
-            wk_pg_registry_find_array_encoder(pgt_reg(), ks[ki].kind, WK_PG_BINARY);
-        const wk_pg_encoder *ee = wk_pg_registry_find_encoder(pgt_reg(), ks[ki].kind, WK_PG_BINARY);
+            wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_BINARY, ks[ki].kind);
+        const wk_pg_encoder *ee = wk_pg_registry_find_encoder(pgt_reg(), WK_PG_BINARY, ks[ki].kind);
         CHECK(ae != NULL && ee != NULL && ee->oid == ks[ki].elem);
         wk_pg_array_in in;
         wk_pg_array_in_1d(&in, ks[ki].kind, elems, n, NULL);

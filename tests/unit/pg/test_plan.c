@@ -97,10 +97,11 @@ static wk_status put(void *self, const wk_event *ev)
     return WK_OK;
 }
 
-static void no_err(const void *self, wk_error *err)
+static wk_status no_err(const void *self, wk_error *err)
 {
     (void)self;
     (void)err;
+    return WK_OK;
 }
 
 WK_TEST(test_pg_plan_emits_rows_as_maps_of_events)

@@ -70,16 +70,14 @@ static size_t compare_all(const wk_pg_registry *r, size_t *checked)
     for (int f = 0; f < 2; f++) {
         for (int k = 0; k < WK_PG_KIND_COUNT; k++) {
             wk_pg_encoder se;
-            bool ef = wk_pg_registry_scan_encoder(r, (wk_pg_kind)k, WK_PG_KIND_BOOL,
-                                                  (wk_pg_format)f, &se);
+            bool ef = wk_pg_registry_scan_encoder(r, (wk_pg_format)f, (wk_pg_kind)k, WK_PG_KIND_BOOL, &se);
             if (k != WK_PG_KIND_ARRAY) {
-                bad += !same_enc(wk_pg_registry_find_encoder(r, (wk_pg_kind)k, (wk_pg_format)f),
+                bad += !same_enc(wk_pg_registry_find_encoder(r, (wk_pg_format)f, (wk_pg_kind)k),
                                  ef, &se);
             }
-            ef = wk_pg_registry_scan_encoder(r, WK_PG_KIND_ARRAY, (wk_pg_kind)k, (wk_pg_format)f,
-                                             &se);
+            ef = wk_pg_registry_scan_encoder(r, (wk_pg_format)f, WK_PG_KIND_ARRAY, (wk_pg_kind)k, &se);
             bad += !same_enc(
-                wk_pg_registry_find_array_encoder(r, (wk_pg_kind)k, (wk_pg_format)f), ef, &se);
+                wk_pg_registry_find_array_encoder(r, (wk_pg_format)f, (wk_pg_kind)k), ef, &se);
             *checked += 2;
         }
     }
@@ -164,14 +162,14 @@ WK_TEST(test_pg_registry_table_equals_the_scan_after_additions)
     }
     wk_pg_registry *r2;
     CHECK_OK(wk_pg_registry_add(r1, mp, MANY, &r2, NULL));
-    wk_pg_registry_release(r1); /* r2 keeps r1 alive (it uses r1's codecs) */
+    wk_pg_registry_unref(r1); /* r2 keeps r1 alive (it uses r1's codecs) */
     checked = 0;
     CHECK_EQ(compare_all(r2, &checked), 0);
     const wk_pg_decoder *d =
         wk_pg_registry_find_decoder(r2, 100000u + 7u * 999u, WK_PG_BINARY, WK_PG_KIND_I64);
     CHECK(d != NULL && d->codec == &many[999]);
     CHECK(wk_pg_registry_find_decoder(r2, 100001u, WK_PG_BINARY, WK_PG_KIND_STR) == NULL);
-    wk_pg_registry_release(r2);
+    wk_pg_registry_unref(r2);
     free(many);
     free(moids);
     free(mp);
@@ -208,12 +206,12 @@ WK_TEST(test_pg_registry_defaults_by_kind)
         {WK_PG_KIND_NUMERIC, WK_PG_OID_NUMERIC}, {WK_PG_KIND_INET, WK_PG_OID_INET},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        const wk_pg_encoder *e = wk_pg_registry_find_encoder(r, want[i].k, WK_PG_BINARY);
+        const wk_pg_encoder *e = wk_pg_registry_find_encoder(r, WK_PG_BINARY, want[i].k);
         CHECK_MSG(e != NULL && e->oid == want[i].oid, "kind %s", wk_pg_kind_name(want[i].k));
     }
-    const wk_pg_encoder *e = wk_pg_registry_find_array_encoder(r, WK_PG_KIND_F64, WK_PG_BINARY);
+    const wk_pg_encoder *e = wk_pg_registry_find_array_encoder(r, WK_PG_BINARY, WK_PG_KIND_F64);
     CHECK(e != NULL && e->oid == WK_PG_OID_FLOAT8_ARRAY && e->elem_oid == WK_PG_OID_FLOAT8);
-    CHECK(wk_pg_registry_find_encoder(r, WK_PG_KIND_VALUE, WK_PG_BINARY) == NULL);
+    CHECK(wk_pg_registry_find_encoder(r, WK_PG_BINARY, WK_PG_KIND_VALUE) == NULL);
     CHECK(wk_pg_registry_find_decoder(r, WK_PG_OID_INT4, (wk_pg_format)2, WK_PG_KIND_I32) ==
           NULL);
     CHECK(wk_pg_registry_find_decoder(r, WK_PG_OID_INT4, WK_PG_BINARY, WK_PG_KIND_COUNT) ==
@@ -239,7 +237,7 @@ static void *reader(void *arg)
         if (d == NULL || wk_pg_decode(d, "\0\0\0\x07", 4, &v, NULL, NULL) != WK_OK || v != 7) {
             __atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
         }
-        wk_pg_registry_release(r);
+        wk_pg_registry_unref(r);
         __atomic_fetch_add(&c->reads, 1, __ATOMIC_RELAXED);
     }
     return NULL;
@@ -279,6 +277,6 @@ WK_TEST(test_pg_registry_cell_publishes_snapshots_to_lock_free_readers)
     wk_pg_registry_cell_free(c.cell);
     /* Both snapshots outlive the cell until released. */
     CHECK(wk_pg_registry_find_decoder(now, WK_PG_OID_INT4, WK_PG_TEXT, WK_PG_KIND_I32) != NULL);
-    wk_pg_registry_release(now);
-    wk_pg_registry_release(kept);
+    wk_pg_registry_unref(now);
+    wk_pg_registry_unref(kept);
 }

@@ -358,10 +358,11 @@ static wk_status rec_event(void *self, const wk_event *ev)
     return WK_OK;
 }
 
-static void rec_error(const void *self, wk_error *err)
+static wk_status rec_error(const void *self, wk_error *err)
 {
     (void)self;
     err->code = WK_ERR_LIMIT;
+    return err->code;
 }
 
 static wk_status events_of(wk_pg_oid oid, const char *text, unsigned flags, rec *r)

@@ -77,10 +77,10 @@ static wk_status rec_event(void *self, const wk_event *ev)
     return WK_OK;
 }
 
-static void rec_error(const void *self, wk_error *err)
+static wk_status rec_error(const void *self, wk_error *err)
 {
     const ev_recorder *r = self;
-    wk_error_set(err, r->latched, r->events, "recorder failure");
+    return wk_error_set(err, r->latched, r->events, "recorder failure");
 }
 
 void ev_recorder_init(ev_recorder *r)
@@ -107,10 +107,10 @@ static size_t scr_offset(const void *self)
     return s->pos;
 }
 
-static void scr_error(const void *self, wk_error *err)
+static wk_status scr_error(const void *self, wk_error *err)
 {
     const ev_script *s = self;
-    wk_error_set(err, WK_ERR_EOF, s->pos, "script ended");
+    return wk_error_set(err, WK_ERR_EOF, s->pos, "script ended");
 }
 
 int ev_script_init(ev_script *s, const char *text)

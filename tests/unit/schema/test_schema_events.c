@@ -467,7 +467,7 @@ WK_TEST(test_schema_finds_out_of_order_keys_in_a_wide_struct)
     wk_schema_error err;
     wk_status st = decode_text(&s, script, &w, &a, NULL, &err);
     wk_arena_free(&a);
-    wk_schema_release(&s);
+    wk_schema_unprepare(&s);
     CHECK_MSG(st == WK_OK, "%s: %s", err.path, err.base.msg);
     for (int i = 0; i < 40; i++) {
         CHECK_EQ(w.f[i], i + 100);
@@ -484,6 +484,6 @@ WK_TEST(test_schema_value_root_descriptor_round_trips_any_document)
     CHECK_EQ(v.type, WK_VAL_ARRAY);
     ev_recorder r;
     CHECK_STR(encode_text(&doc_schema, &v, &r), "[3 u1 \"two\" {1 \"k\" nil } }");
-    wk_schema_release(&doc_schema);
+    wk_schema_unprepare(&doc_schema);
     wk_arena_free(&a);
 }

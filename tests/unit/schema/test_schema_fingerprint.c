@@ -139,5 +139,5 @@ WK_TEST(test_schema_prepare_rejects_broken_descriptors)
     CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
     s.rt = &rt;
     CHECK_OK(wk_schema_prepare(&s, &err));
-    wk_schema_release(&s);
+    wk_schema_unprepare(&s);
 }

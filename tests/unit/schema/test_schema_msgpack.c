@@ -39,7 +39,7 @@ static wk_status decode_generic(const wk_schema *s, const void *data, size_t len
         st = wk_error_set(&err->base, WK_ERR_TRAILING, wk_mp_reader_offset(&r),
                           "trailing bytes after the value");
     }
-    wk_mp_reader_release(&r);
+    wk_mp_reader_free(&r);
     return st;
 }
 

@@ -55,9 +55,11 @@ WK_TEST(test_mp_tree_decode_grows_its_stack_on_the_arena_allocator)
     wk_test_alloc_init(&t);
     wk_arena a;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &t.a, 0);
-    wk_mp_reader_opts ro = {1000, false, NULL};
+    wk_read_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.max_depth = 1000;
     wk_value *v = NULL;
-    CHECK_OK(wk_mp_decode_value(mp, n, &ro, NULL, &a, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(mp, n, &ro, &a, &v, NULL, NULL));
     CHECK_EQ(depth_of(v), DEPTH);
     CHECK(t.allocs >= 1);
     CHECK_EQ(t.live_bytes, 0);
@@ -67,7 +69,7 @@ WK_TEST(test_mp_tree_decode_grows_its_stack_on_the_arena_allocator)
     t.fail_at = 1;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &t.a, 0);
     wk_error err;
-    CHECK_STATUS(wk_mp_decode_value(mp, n, &ro, NULL, &a, &v, NULL, &err), WK_ERR_NOMEM);
+    CHECK_STATUS(wk_mp_decode_value(mp, n, &ro, &a, &v, NULL, &err), WK_ERR_NOMEM);
     CHECK(err.offset < n);
     CHECK_EQ(t.live_bytes, 0);
     wk_arena_free(&a);
@@ -82,9 +84,12 @@ WK_TEST(test_mp_tree_decode_prefers_the_reader_options_allocator)
     wk_test_alloc_init(&tr);
     wk_arena a;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &ta.a, 0);
-    wk_mp_reader_opts ro = {1000, false, &tr.a};
+    wk_read_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.max_depth = 1000;
+    ro.alloc = &tr.a;
     wk_value *v = NULL;
-    CHECK_OK(wk_mp_decode_value(mp, n, &ro, NULL, &a, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(mp, n, &ro, &a, &v, NULL, NULL));
     CHECK_EQ(depth_of(v), DEPTH);
     CHECK(tr.allocs >= 1);
     CHECK_EQ(ta.allocs, 0);
@@ -100,11 +105,11 @@ WK_TEST(test_json_tree_decode_grows_its_stacks_on_the_arena_allocator)
     wk_test_alloc_init(&t);
     wk_arena a;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &t.a, 0);
-    wk_json_read_opts o;
+    wk_read_opts o;
     memset(&o, 0, sizeof o);
     o.max_depth = 1000;
     wk_value *v = NULL;
-    CHECK_OK(wk_json_decode(js, n, &o, &a, NULL, &v, NULL, NULL));
+    CHECK_OK(wk_json_decode_value(js, n, &o, &a, &v, NULL, NULL));
     CHECK_EQ(depth_of(v), DEPTH);
     CHECK(t.allocs >= 1);
     CHECK_EQ(t.live_bytes, 0);
@@ -113,11 +118,13 @@ WK_TEST(test_json_tree_decode_grows_its_stacks_on_the_arena_allocator)
     wk_test_alloc_init(&t);
     t.fail_at = 1;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &t.a, 0);
-    CHECK_STATUS(wk_json_decode(js, n, &o, &a, NULL, &v, NULL, NULL), WK_ERR_NOMEM);
+    CHECK_STATUS(wk_json_decode_value(js, n, &o, &a, &v, NULL, NULL), WK_ERR_NOMEM);
     CHECK_EQ(t.live_bytes, 0);
     wk_arena_free(&a);
 }
 
+/* The reader keeps its own stack on the default allocator here (no options allocator), so
+ * every call the counting allocator sees is the tree builder's. */
 WK_TEST(test_generic_tree_decode_grows_its_stacks_on_the_arena_allocator)
 {
     uint8_t mp[DEPTH];
@@ -126,15 +133,16 @@ WK_TEST(test_generic_tree_decode_grows_its_stacks_on_the_arena_allocator)
     wk_test_alloc_init(&t);
     wk_arena a;
     wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, &t.a, 0);
-    wk_mp_reader_opts ro = {1000, false, &t.a};
+    wk_read_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.max_depth = 1000;
     wk_mp_reader r;
     wk_mp_reader_init(&r, mp, n, &ro);
     wk_source src;
     wk_mp_reader_source(&r, &src);
-    wk_value_opts vo = {0, 1000};
     wk_value *v = NULL;
-    CHECK_OK(wk_value_decode(&src, &a, &vo, &v, NULL));
-    wk_mp_reader_release(&r);
+    CHECK_OK(wk_value_decode(&src, &ro, &a, &v, NULL));
+    wk_mp_reader_free(&r);
     CHECK_EQ(depth_of(v), DEPTH);
     CHECK(t.allocs >= 1);
     CHECK_EQ(t.live_bytes, 0);

@@ -18,9 +18,9 @@ static wk_status generic_decode(const uint8_t *p, size_t n, wk_arena *a, unsigne
     wk_mp_reader_init(&r, p, n, NULL);
     wk_source src;
     wk_mp_reader_source(&r, &src);
-    wk_value_opts vo = {.flags = flags};
-    wk_status st = wk_value_decode(&src, a, &vo, out, NULL);
-    wk_mp_reader_release(&r);
+    wk_read_opts vo = {.flags = flags};
+    wk_status st = wk_value_decode(&src, &vo, a, out, NULL);
+    wk_mp_reader_free(&r);
     return st;
 }
 
@@ -47,14 +47,14 @@ WK_TEST(test_value_fused_and_generic_decoders_give_identical_trees)
     uint8_t doc[256];
     size_t n = wk_test_hex(doc_hex, doc, sizeof doc);
     CHECK(n != (size_t)-1);
-    for (unsigned flags = 0; flags <= WK_VALUE_COPY_STRINGS; flags += WK_VALUE_COPY_STRINGS) {
+    for (unsigned flags = 0; flags <= WK_READ_COPY_STRINGS; flags += WK_READ_COPY_STRINGS) {
         wk_arena arena;
         wk_arena_init(&arena, NULL, 0);
         wk_value *g = NULL;
         wk_value *f = NULL;
         CHECK_OK(generic_decode(doc, n, &arena, flags, &g));
-        wk_value_opts vo = {.flags = flags};
-        CHECK_OK(wk_mp_decode_value(doc, n, NULL, &vo, &arena, &f, NULL, NULL));
+        wk_read_opts vo = {.flags = flags};
+        CHECK_OK(wk_mp_decode_value(doc, n, &vo, &arena, &f, NULL, NULL));
         CHECK(identical(g, f));
         CHECK_EQ(f->type, WK_VAL_MAP);
         CHECK_EQ(f->len, 7);
@@ -69,7 +69,7 @@ WK_TEST(test_value_tree_holds_every_type_in_order_with_duplicate_keys)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    CHECK_OK(wk_mp_decode_value(doc, n, NULL, NULL, &arena, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, n, NULL, &arena, &v, NULL, NULL));
     const wk_value *user = wk_value_map_get(v, "username", 8);
     CHECK(user != NULL && user->type == WK_VAL_STR);
     CHECK_MEM(user->u.str, user->len, "root", 4);
@@ -109,8 +109,8 @@ WK_TEST(test_value_copy_strings_makes_tree_independent_of_input)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    wk_value_opts vo = {.flags = WK_VALUE_COPY_STRINGS};
-    CHECK_OK(wk_mp_decode_value(copy, n, NULL, &vo, &arena, &v, NULL, NULL));
+    wk_read_opts vo = {.flags = WK_READ_COPY_STRINGS};
+    CHECK_OK(wk_mp_decode_value(copy, n, &vo, &arena, &v, NULL, NULL));
     memset(copy, 0, n);
     free(copy);
     const wk_value *user = wk_value_map_get(v, "username", 8);
@@ -126,7 +126,7 @@ WK_TEST(test_value_encoders_reproduce_input_bytes)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    CHECK_OK(wk_mp_decode_value(doc, n, NULL, NULL, &arena, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(doc, n, NULL, &arena, &v, NULL, NULL));
     /* The input is in shortest form except dc0002 / df00000001 / cd0100; re-encoding gives
      * the canonical bytes, and the fused and generic encoders agree. */
     wk_buf fused;
@@ -143,7 +143,7 @@ WK_TEST(test_value_encoders_reproduce_input_bytes)
     CHECK_MEM(fused.data, fused.len, generic.data, generic.len);
     CHECK_EQ(fused.len, n - 2 - 4); /* dc0002->92, df00000001->81, cd0100 stays */
     wk_value *back = NULL;
-    CHECK_OK(wk_mp_decode_value(fused.data, fused.len, NULL, NULL, &arena, &back, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(fused.data, fused.len, NULL, &arena, &back, NULL, NULL));
     CHECK(wk_value_equal(v, back));
     wk_buf_free(&fused);
     wk_buf_free(&generic);
@@ -229,12 +229,12 @@ WK_TEST(test_value_generic_decoder_handles_unknown_counts_and_streams)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    CHECK_OK(wk_value_decode(&src, &arena, NULL, &v, NULL));
+    CHECK_OK(wk_value_decode(&src, NULL, &arena, &v, NULL));
     CHECK(v->type == WK_VAL_ARRAY && v->len == 2);
-    CHECK_OK(wk_value_decode(&src, &arena, NULL, &v, NULL));
+    CHECK_OK(wk_value_decode(&src, NULL, &arena, &v, NULL));
     CHECK(v->type == WK_VAL_UINT && v->u.u == 6);
     wk_error err;
-    CHECK_STATUS(wk_value_decode(&src, &arena, NULL, &v, &err), WK_ERR_EOF);
+    CHECK_STATUS(wk_value_decode(&src, NULL, &arena, &v, &err), WK_ERR_EOF);
     wk_arena_free(&arena);
 }
 
@@ -256,9 +256,9 @@ static size_t replay_offset(const void *self)
 {
     return ((const replay *)self)->i;
 }
-static void replay_error(const void *self, wk_error *err)
+static wk_status replay_error(const void *self, wk_error *err)
 {
-    wk_error_set(err, WK_OK, ((const replay *)self)->i, NULL);
+    return wk_error_set(err, WK_OK, ((const replay *)self)->i, NULL);
 }
 
 WK_TEST(test_value_generic_decoder_rejects_odd_maps_and_stray_ends)
@@ -274,14 +274,14 @@ WK_TEST(test_value_generic_decoder_rejects_odd_maps_and_stray_ends)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
-    CHECK_STATUS(wk_value_decode(&src, &arena, NULL, &v, NULL), WK_ERR_SYNTAX);
+    CHECK_STATUS(wk_value_decode(&src, NULL, &arena, &v, NULL), WK_ERR_SYNTAX);
     rp.evs = evs + 2;
     rp.n = 1;
     rp.i = 0;
-    CHECK_STATUS(wk_value_decode(&src, &arena, NULL, &v, NULL), WK_ERR_STATE);
+    CHECK_STATUS(wk_value_decode(&src, NULL, &arena, &v, NULL), WK_ERR_STATE);
     rp.evs = evs;
     rp.n = 2; /* ends inside the map */
     rp.i = 0;
-    CHECK_STATUS(wk_value_decode(&src, &arena, NULL, &v, NULL), WK_ERR_TRUNCATED);
+    CHECK_STATUS(wk_value_decode(&src, NULL, &arena, &v, NULL), WK_ERR_TRUNCATED);
     wk_arena_free(&arena);
 }

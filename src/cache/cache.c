@@ -91,16 +91,6 @@ static inline void put_u32(char *p, size_t n, uint32_t v)
     }
 }
 
-/* Copies `n` bytes without a library call for the short runs keys are made of. */
-static inline char *put_bytes(char *p, const char *src, size_t n)
-{
-    if (n < 32) {
-        wk__copy_short(p, src, n);
-    } else {
-        memcpy(p, src, n);
-    }
-    return p + n;
-}
 
 /* Builds `<ns>:<entity>:v<version>:<id>` (see wk_cache_key). With `ns_padded`, `ns` is a
  * cache's namespace array, readable for WK_CACHE_NS_MAX bytes, and is copied whole (one
@@ -119,16 +109,16 @@ static inline size_t build_key(const char *ns, size_t nl, bool ns_padded, const 
         memcpy(p, ns, WK_CACHE_NS_MAX); /* the bytes past nl are overwritten below */
         p += nl;
     } else {
-        p = put_bytes(p, ns, nl);
+        p = (char *)wk__put_bytes(p, ns, nl);
     }
     *p++ = ':';
-    p = put_bytes(p, s->name, el);
+    p = (char *)wk__put_bytes(p, s->name, el);
     *p++ = ':';
     *p++ = 'v';
     put_u32(p, vn, s->version);
     p += vn;
     *p++ = ':';
-    p = put_bytes(p, id, id_len);
+    p = (char *)wk__put_bytes(p, id, id_len);
     *p = '\0';
     return total;
 }

@@ -95,10 +95,10 @@ static uint64_t to_decimal(int q, uint64_t c, uint64_t c_min, int q_min, int *e)
     return (cmp < 0 || (cmp == 0 && (s & 1) == 0)) ? s : t;
 }
 
-static const char DIGITS2[201] = "00010203040506070809101112131415161718192021222324252627282930"
-                                 "31323334353637383940414243444546474849505152535455565758596061"
-                                 "62636465666768697071727374757677787980818283848586878889909192"
-                                 "93949596979899";
+const char wk__digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "62636465666768697071727374757677787980818283848586878889909192"
+                                  "93949596979899";
 
 /* Writes f (trailing zeros removed into *e) as decimal digits; returns the count. */
 static int emit_digits(uint64_t f, int *e, char *digits)
@@ -112,23 +112,7 @@ static int emit_digits(uint64_t f, int *e, char *digits)
         f /= 10;
         (*e)++;
     }
-    char tmp[20];
-    int pos = 20;
-    while (f >= 100) {
-        uint64_t r = f % 100;
-        f /= 100;
-        pos -= 2;
-        memcpy(tmp + pos, DIGITS2 + 2 * r, 2);
-    }
-    if (f >= 10) {
-        pos -= 2;
-        memcpy(tmp + pos, DIGITS2 + 2 * f, 2);
-    } else {
-        tmp[--pos] = (char)('0' + f);
-    }
-    int n = 20 - pos;
-    memcpy(digits, tmp + pos, (size_t)n);
-    return n;
+    return (int)wk__fmt_u64(f, digits);
 }
 
 int wk__dtoa_shortest(double v, char digits[17], int *exp10)
@@ -236,10 +220,10 @@ static size_t format_json(bool neg, const char *digits, int n, int e, char *out)
     if (x >= 100) {
         *p++ = (char)('0' + x / 100);
         x %= 100;
-        memcpy(p, DIGITS2 + 2 * x, 2);
+        memcpy(p, wk__digits2 + 2 * x, 2);
         p += 2;
     } else if (x >= 10) {
-        memcpy(p, DIGITS2 + 2 * x, 2);
+        memcpy(p, wk__digits2 + 2 * x, 2);
         p += 2;
     } else {
         *p++ = (char)('0' + x);

@@ -45,6 +45,18 @@ static inline void wk__copy_short(void *dst, const void *src, size_t n)
     }
 }
 
+/** Copies `n` bytes to `dst` (short runs without a library call) and returns dst + n: the
+ *  cursor-advancing form the writers use for keys and strings. */
+static inline void *wk__put_bytes(void *dst, const void *src, size_t n)
+{
+    if (n < 32) {
+        wk__copy_short(dst, src, n);
+    } else {
+        memcpy(dst, src, n);
+    }
+    return (uint8_t *)dst + n;
+}
+
 /**
  * An inline-then-heap stack of fixed-size elements. `mem` is the storage in use (read it
  * again after every successful grow); `cap` counts elements. Callers keep the element count

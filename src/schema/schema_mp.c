@@ -147,16 +147,6 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
 
 /* ---- the flat fast path: one pre-sized pass for structs without nested structs/arrays ---- */
 
-/* Copies a short run of bytes without a library call (most keys and strings are short). */
-static inline uint8_t *copy_small(uint8_t *p, const void *src, size_t n)
-{
-    if (n < 32) {
-        wk__copy_short(p, src, n);
-    } else {
-        memcpy(p, src, n);
-    }
-    return p + n;
-}
 
 /* The flat encoder writes with a cursor `o` straight into the output buffer, bounded by
  * out->data + out->cap. Invariant: at least the plan's `fixed` bytes of room (the bound of
@@ -269,7 +259,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_node(wk_buf *out, uint
     case WK_VAL_STR:
         o = enc_str_header(o, v->len);
         ENC_ENSURE((size_t)v->len + fixed, NULL);
-        o = copy_small(o, v->u.str, v->len);
+        o = (uint8_t *)wk__put_bytes(o, v->u.str, v->len);
         *endp = end;
         return o;
     default: goto general;
@@ -347,7 +337,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         o = enc_str_header(o, len);
         ENC_ENSURE(len + fixed, NULL);
         *endp = end;
-        return copy_small(o, str, len);
+        return (uint8_t *)wk__put_bytes(o, str, len);
     }
     case WK_SK_STRBUF: {
         const char *str = (const char *)p;
@@ -356,7 +346,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         o = enc_str_header(o, len);
         ENC_ENSURE(len + fixed, NULL);
         *endp = end;
-        return copy_small(o, str, len);
+        return (uint8_t *)wk__put_bytes(o, str, len);
     }
     case WK_SK_VALUE: return enc_value(out, o, endp, (const wk_value *)p, fixed);
     case WK_SK_F32:
@@ -657,7 +647,7 @@ static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
             return NULL;
         }
     }
-    copy_small((uint8_t *)d, s, len);
+    wk__put_bytes(d, s, len);
     d[len] = '\0';
     return d;
 }
@@ -757,19 +747,6 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 
 /* Fills the common fields of a wk_value node (what the tree decoder sets first): type,
  * flags, ext_type 0, reserved 0, len (one store where the layout allows). */
-static inline void dec_node_head(wk_value *v, uint8_t type, uint8_t flags, uint32_t len)
-{
-#if DEC_LE
-    uint64_t head = (uint64_t)type | (uint64_t)flags << 8 | (uint64_t)len << 32;
-    memcpy(v, &head, 8);
-#else
-    v->type = type;
-    v->flags = flags;
-    v->ext_type = 0;
-    v->reserved = 0;
-    v->len = len;
-#endif
-}
 
 
 /* One child node of a wk_value container (p < end). The common forms are read inline; the
@@ -781,12 +758,12 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
 {
     uint8_t b = *p;
     if (b <= 0x7f) {
-        dec_node_head(v, WK_VAL_UINT, 0, 0);
+        wk__vb_head(v, WK_VAL_UINT, 0, 0);
         v->u.u = b;
         return p + 1;
     }
     if (b >= 0xe0) {
-        dec_node_head(v, WK_VAL_INT, 0, 0);
+        wk__vb_head(v, WK_VAL_INT, 0, 0);
         v->u.i = (int8_t)b;
         return p + 1;
     }
@@ -801,7 +778,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         if (c == NULL) {
             return NULL;
         }
-        dec_node_head(v, WK_VAL_STR, WK_VALF_COPIED, (uint32_t)n);
+        wk__vb_head(v, WK_VAL_STR, WK_VALF_COPIED, (uint32_t)n);
         v->u.str = c;
         return p + n;
     }
@@ -883,7 +860,7 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
         *dst = *v;
         return start + used;
     }
-    dec_node_head(dst, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
+    wk__vb_head(dst, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
     dst->u.items = kids;
     return p;
 }

@@ -244,27 +244,19 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
                         goto fail;
                     }
                     v->u.items = items;
-                    if (WK__UNLIKELY(depth == fs.cap)) {
-                        if (!wk__stack_grow(&fs, depth, 0)) {
-                            st = WK_ERR_NOMEM;
-                            f->msg = VB_MSG_STACK;
-                            goto fail;
-                        }
-                        frames = fs.mem;
+                    if (WK__UNLIKELY(depth == fs.cap) && !wk__stack_grow(&fs, depth, 0)) {
+                        goto stack_full;
                     }
+                    frames = fs.mem;
                     frames[depth].next = items;
                     frames[depth].left = kids;
                     depth++;
                 }
 #else
-                if (WK__UNLIKELY(depth == fs.cap)) {
-                    if (!wk__stack_grow(&fs, depth, 0)) {
-                        st = WK_ERR_NOMEM;
-                        f->msg = VB_MSG_STACK;
-                        goto fail;
-                    }
-                    frames = fs.mem;
+                if (WK__UNLIKELY(depth == fs.cap) && !wk__stack_grow(&fs, depth, 0)) {
+                    goto stack_full;
                 }
+                frames = fs.mem;
                 frames[depth].left = sn;
                 frames[depth].is_map = is_map;
                 depth++;
@@ -338,9 +330,7 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
         }
         if (WK__UNLIKELY(sn == ss.cap)) {
             if (!wk__stack_grow(&ss, sn, 0)) {
-                st = WK_ERR_NOMEM;
-                f->msg = VB_MSG_STACK;
-                goto fail;
+                goto stack_full;
             }
             scratch = ss.mem;
         }
@@ -352,6 +342,9 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
     *out = root;
     return WK_OK;
 #endif
+stack_full:
+    st = WK_ERR_NOMEM;
+    f->msg = VB_MSG_STACK;
 fail:
     wk__stack_free(&fs);
 #if !VB_COUNTED

@@ -54,9 +54,16 @@ static const wk_pg_codec *builtin_named(const char *name)
     return NULL;
 }
 
+/* An OID column (text digits); 0 for NULL or anything that is not a uint32. Parsed with the
+ * codecs' own integer reader rather than strtoul, which may follow the locale. */
 static uint32_t get_oid(const PGresult *r, int row, int col)
 {
-    return PQgetisnull(r, row, col) ? 0 : (uint32_t)strtoul(PQgetvalue(r, row, col), NULL, 10);
+    if (PQgetisnull(r, row, col)) {
+        return 0;
+    }
+    const char *s = PQgetvalue(r, row, col);
+    int64_t v;
+    return wk__pg_parse_int((const uint8_t *)s, strlen(s), 0, UINT32_MAX, &v) ? (uint32_t)v : 0;
 }
 
 wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,

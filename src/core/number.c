@@ -283,6 +283,26 @@ overflow:
     return (uint64_t)emax << f.mbits;
 }
 
+/* The exponent after an 'e' at s[i..n): an optional sign, then digits (saturating at 10^15,
+ * far beyond any exponent that can change a result). Returns the index after the digits and
+ * sets *e; the caller checks that digits were there if its grammar needs them. */
+static size_t read_exponent(const char *s, size_t i, size_t n, int64_t *e)
+{
+    bool neg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        neg = s[i] == '-';
+        i++;
+    }
+    int64_t v = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (v < 1000000000000000ll) {
+            v = v * 10 + (s[i] - '0');
+        }
+    }
+    *e = neg ? -v : v;
+    return i;
+}
+
 /* Reads checked decimal text into `a`; returns whether it had a leading '-'. */
 static bool parse_decimal(decimal *a, const char *s, size_t len)
 {
@@ -321,19 +341,9 @@ static bool parse_decimal(decimal *a, const char *s, size_t len)
         }
     }
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        bool eneg = false;
-        if (i < len && (s[i] == '+' || s[i] == '-')) {
-            eneg = s[i] == '-';
-            i++;
-        }
-        int64_t e = 0;
-        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (e < 1000000000000000ll) {
-                e = e * 10 + (s[i] - '0');
-            }
-        }
-        dp += eneg ? -e : e;
+        int64_t e;
+        read_exponent(s, i + 1, len, &e);
+        dp += e;
     }
     /* Beyond +-10^6 the result is 0 or infinity whatever the digits (decimal_to_double
      * checks dp > 310 and dp < -330), so the clamp cannot change it. */
@@ -383,7 +393,8 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
     }
     size_t body = i;
     uint64_t mant = 0;
-    int ndig = 0, scale = 0;
+    int ndig = 0;
+    int64_t scale = 0; /* 64-bit: a text may hold more than 2^31 digits */
     bool any = false, exact = true;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
         any = true;
@@ -419,22 +430,13 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
         return false;
     }
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        bool eneg = false;
-        if (i < n && (s[i] == '-' || s[i] == '+')) {
-            eneg = s[i] == '-';
-            i++;
+        size_t j = i + 1 < n && (s[i + 1] == '+' || s[i + 1] == '-') ? i + 2 : i + 1;
+        int64_t e;
+        i = read_exponent(s, i + 1, n, &e);
+        if (i == j) {
+            return false; /* no exponent digits */
         }
-        if (i == n) {
-            return false;
-        }
-        int ev = 0;
-        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (ev < 100000) {
-                ev = ev * 10 + (s[i] - '0');
-            }
-        }
-        scale += eneg ? -ev : ev;
+        scale += e;
     }
     if (i != n) {
         return false;
@@ -453,7 +455,9 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
         } else if (f32) {
             d = (double)(float)d;
         }
-    } else if (exact && wk__eisel_lemire(mant, scale, &d) && (!f32 || float_safe(d))) {
+    } else if (exact && wk__eisel_lemire(mant, scale > 400 ? 400 : scale < -400 ? -400 : (int)scale,
+                                         &d) &&
+               (!f32 || float_safe(d))) {
         d = f32 ? (double)(float)d : d;
     } else {
         d = f32 ? (double)wk__decimal_to_float(s + body, n - body)

@@ -32,6 +32,9 @@ int wk_cli_is_help(const char *arg);
 /** Reads all of `path` ("-" or NULL = stdin) into a malloc'd buffer. Returns 0 or -1 (errno
  *  set; message already printed). */
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len);
+/** wk_cli_read_all, failing (message printed) as soon as more than `max` bytes were read; the
+ *  buffer never grows past about twice `max`. */
+int wk_cli_read_max(const char *path, size_t max, uint8_t **data, size_t *len);
 /** Opens `path` for writing ("-" or NULL = stdout). NULL on failure (message printed). */
 FILE *wk_cli_open_out(const char *path);
 

@@ -18,12 +18,28 @@
 
 #define SHOW_BYTES 48
 
+/* Deepest level shown by indentation; deeper lines carry their depth as a number instead, so
+ * a line is at most a constant longer than its value and the output stays proportional to
+ * the input (an indent per level made it grow with the depth squared). */
+#define INDENT_LEVELS 32u
+
+static void print_indent(size_t depth)
+{
+    if (depth <= INDENT_LEVELS) {
+        printf("%*s", (int)(2 * depth), "");
+    } else {
+        printf("%*s(depth %zu) ", (int)(2 * INDENT_LEVELS), "", depth);
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: wirekit inspect [--strict-utf8] [--max-depth=N] [FILE|-]\n\n"
                  "Prints an annotated dump of the MessagePack values in FILE (or standard\n"
-                 "input): byte offset, first byte, format and value, indented by nesting.\n"
-                 "Each value is printed as soon as it has been read.\n\n"
+                 "input): byte offset, first byte, format and value, indented by nesting\n"
+                 "(up to 32 levels; deeper lines show '(depth N)' instead, so the output stays\n"
+                 "within a constant factor of the input whatever the depth). Each value is\n"
+                 "printed as soon as it has been read.\n\n"
                  "  --strict-utf8      reject str values that are not valid UTF-8\n"
                  "  --max-depth=N      most containers open at once (default 512)\n"
                  "  --max-value=BYTES  largest single value (default 256 MiB)\n"
@@ -113,8 +129,9 @@ static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read
         }
         if (ev.type == WK_EV_END) {
             depth--;
-            printf("%-10s %-4s %-16s %*s%s\n", "", "", "", (int)(2 * depth), "",
-                   levels[depth + 1].is_map ? "} end of map" : "] end of array");
+            printf("%-10s %-4s %-16s ", "", "", "");
+            print_indent(depth);
+            printf("%s\n", levels[depth + 1].is_map ? "} end of map" : "] end of array");
             continue;
         }
         const char *role = "";
@@ -125,8 +142,9 @@ static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read
             }
             lv->seen++;
         }
-        printf("%-10" PRIu64 " %02x   %-16s %*s%s", off, data[at], wk_mp_format_name(data[at]),
-               (int)(2 * depth), "", role);
+        printf("%-10" PRIu64 " %02x   %-16s ", off, data[at], wk_mp_format_name(data[at]));
+        print_indent(depth);
+        fputs(role, stdout);
         switch (ev.type) {
         case WK_EV_NIL: fputs("nil", stdout); break;
         case WK_EV_BOOL: fputs(ev.v.b ? "true" : "false", stdout); break;

@@ -46,6 +46,11 @@ int wk_cli_is_help(const char *arg)
 
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)
 {
+    return wk_cli_read_max(path, SIZE_MAX, data, len);
+}
+
+int wk_cli_read_max(const char *path, size_t max, uint8_t **data, size_t *len)
+{
     int use_stdin = path == NULL || strcmp(path, "-") == 0;
     FILE *f = use_stdin ? stdin : fopen(path, "rb");
     if (f == NULL) {
@@ -54,8 +59,13 @@ int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)
     }
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
+    bool too_big = false;
     while (buf != NULL) {
         n += fread(buf + n, 1, cap - n, f);
+        if (n > max) {
+            too_big = true;
+            break;
+        }
         if (n < cap) {
             break;
         }
@@ -69,6 +79,12 @@ int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)
     int failed = buf == NULL || ferror(f);
     if (!use_stdin) {
         fclose(f);
+    }
+    if (too_big && !failed) {
+        free(buf);
+        wk_cli_fail("%s is larger than the limit of %zu bytes", use_stdin ? "standard input" : path,
+                    max);
+        return -1;
     }
     if (failed) {
         free(buf);

@@ -115,6 +115,9 @@ static bool push(wk_mp_unpacker *u, uint64_t left)
     return true;
 }
 
+/* Sizes of the number tokens 0xca..0xd3 (float 32, float 64, uint 8..64, int 8..64). */
+static const uint8_t fixed_size[10] = {5, 9, 2, 3, 5, 9, 2, 3, 5, 9};
+
 /*
  * Frames the value at base[0..avail) from offset f.scan on. Returns WK_OK with *vlen = the
  * value's size, WK_ERR_AGAIN (f.scan remembers the token to resume at), WK_ERR_NOMEM, or
@@ -145,7 +148,28 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
             q = p + 1 + (b & 0x1fu);
             goto value_done;
         }
+        /* numbers (every bit pattern is valid) and str8, when whole: skipped by their size */
+        if (b >= 0xca && b <= 0xd3) {
+            size_t size = fixed_size[b - 0xca];
+            if ((size_t)(end - p) >= size) {
+                q = p + size;
+                goto value_done;
+            }
+        } else if (b == 0xd9 && !strict && (size_t)(end - p) >= 2 &&
+                   (size_t)(end - p) - 2 >= (size_t)p[1]) {
+            q = p + 2 + p[1];
+            goto value_done;
+        }
         wk_event ev;
+        if (b >= 0x80 && b <= 0x9f &&
+            (size_t)(end - p) - 1 >= (size_t)(b & 0x0fu) << (b <= 0x8f)) {
+            /* fixmap, fixarray whose count the bytes present back (as the token decoder
+             * requires: framing never passes a header it would call cut) */
+            ev.type = b <= 0x8f ? WK_EV_MAP : WK_EV_ARRAY;
+            ev.v.count = b & 0x0fu;
+            q = p + 1;
+            goto container;
+        }
         const char *msg;
         st = wk__mp_token(&q, end, &ev, &msg);
         if (st == WK_ERR_TRUNCATED) { /* cut by the end of the bytes present: wait for more */
@@ -158,6 +182,7 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
         if (st != WK_OK) {
             goto out;
         }
+    container:
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
             if (depth >= room) {
                 st = WK_ERR_DEPTH;
@@ -205,6 +230,22 @@ out:
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
+/* Chunks smaller than this get no decode attempt on the gathered bytes (see take). */
+#define ATTEMPT_MIN_CHUNK 256u
+#define TRY_DIV 1u
+
+/* The buffer decoder on base[0..n): a tree into *out, or only a check. WK_OK with *vlen = the
+ * value's length when it is whole there. */
+static inline wk_status decode_or_check(wk_mp_unpacker *u, enum take_mode mode,
+                                        const uint8_t *base, size_t n, wk_arena *arena,
+                                        wk_value **out, size_t *vlen)
+{
+    if (mode == TAKE_TREE) {
+        return wk_mp_decode_value(base, n, &u->opts, arena, out, vlen, NULL);
+    }
+    return wk_mp_check(base, n, &u->opts, vlen, NULL);
+}
+
 /* A small chunk that cannot complete the token framing waits for is appended whole, with no
  * framing and no growth, before anything else runs: 1-byte feeds cost a compare and a copy. */
 static inline bool absorb_small_chunk(wk__feed *f)
@@ -251,30 +292,66 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
         /* Fast path: the buffer decoder on the rest of the chunk, unless values have been
          * larger than what is left (then the value is probably cut, and a failed try would
          * be a wasted pass: framing goes first). */
-        if (n >= u->typical) {
-            if (mode == TAKE_TREE) {
-                if (wk_mp_decode_value(p, n, &u->opts, arena, out, &vlen, NULL) == WK_OK) {
-                    goto found_in_chunk;
-                }
-            } else if (wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
-                goto found_in_chunk;
-            }
-        }
         u->depth = 0;
         u->left = 0;
         f->scan = 0;
         f->need = 0;
+        f->attempt = 0;
+        if (n >= u->typical / TRY_DIV) {
+            st = decode_or_check(u, mode, p, n, arena, out, &vlen);
+            if (st == WK_OK) {
+                goto found_in_chunk;
+            }
+            if (st == WK_ERR_TRUNCATED && !f->finished) {
+                /* The decoder's TRUNCATED is exact (bytes ran out, or a count larger than
+                 * the bytes present): the value is cut, and nothing is framed yet. Gather
+                 * it and decode it again once more bytes are there; framing (from the
+                 * value's start) only if that fails too. */
+                st = wk__feed_gather(f);
+                if (st != WK_OK) {
+                    return st;
+                }
+                f->need = f->buf_len + 1;
+                f->attempt = f->buf_len + 1;
+                return WK_ERR_AGAIN;
+            }
+            if (mode == TAKE_TREE) {
+                *out = NULL;
+            }
+        }
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             goto found_in_chunk; /* only when the fast path failed on its own (arena) */
         }
         if (st == WK_ERR_AGAIN && !f->finished) {
             st = wk__feed_gather(f);
-            return st != WK_OK ? st : WK_ERR_AGAIN;
+            if (st != WK_OK) {
+                return st;
+            }
+            /* framed as far as the chunk goes: decode once the value may be whole (if
+             * chunks are not tiny: then framing has already read almost every byte) */
+            if (f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+                size_t at = f->buf_len + 1;
+                at = f->need > at ? (size_t)f->need : at;
+                f->attempt = u->typical > at ? u->typical : at;
+            }
+            return WK_ERR_AGAIN;
         }
         return fail_as_buffer_reader(u, p, n, st, WK_MP_MSG_NOMEM);
     }
     for (;;) {
+        if (f->attempt != 0 && f->buf_len >= f->attempt) {
+            f->attempt = 0;
+            if (decode_or_check(u, mode, f->buf, f->buf_len, arena, out, &vlen) == WK_OK) {
+                break; /* one pass, no framing */
+            }
+            if (mode == TAKE_TREE) {
+                *out = NULL;
+            }
+            if (f->scan == 0 && u->depth == 0) {
+                f->need = 0; /* nothing framed yet: framing starts at the value's start */
+            }
+        }
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
             break;
@@ -301,7 +378,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
     if (st != WK_OK) {
         return st;
     }
-    if (mode == TAKE_TREE) {
+    if (mode == TAKE_TREE && *out == NULL) {
         wk_error e;
         st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
         if (st != WK_OK) {

@@ -232,7 +232,6 @@ enum take_mode { TAKE_RAW, TAKE_TREE };
 
 /* Chunks smaller than this get no decode attempt on the gathered bytes (see take). */
 #define ATTEMPT_MIN_CHUNK 256u
-#define TRY_DIV 1u
 
 /* The buffer decoder on base[0..n): a tree into *out, or only a check. WK_OK with *vlen = the
  * value's length when it is whole there. */
@@ -297,7 +296,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
         f->scan = 0;
         f->need = 0;
         f->attempt = 0;
-        if (n >= u->typical / TRY_DIV) {
+        if (n >= u->typical) {
             st = decode_or_check(u, mode, p, n, arena, out, &vlen);
             if (st == WK_OK) {
                 goto found_in_chunk;

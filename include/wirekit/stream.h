@@ -143,6 +143,7 @@ typedef struct wk_json_unpacker {
     uint64_t err_line;   /**< line of the latched error (0 = none) */
     uint64_t err_col;    /**< byte column of the latched error */
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
+    wk_status try_status; /**< status of the last tree parse attempt (internal) */
 } wk_json_unpacker;
 
 /**

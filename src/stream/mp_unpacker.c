@@ -9,7 +9,15 @@
  * A value that lies inside the chunk takes the fast path first: the buffer decoder itself
  * (wk_mp_check, or wk_mp_decode_value for a tree) runs on the rest of the chunk; it succeeds
  * exactly when the value is whole there, and the value is handed out in place in one pass.
- * Only the value that the chunk cuts (one per chunk) is framed and gathered.
+ * Only the value that the chunk cuts (one per chunk) is gathered. For trees it is not framed
+ * either when the decoder's own try on the chunk ended with WK_ERR_TRUNCATED (exact: the bytes
+ * ran out, or a count exceeds the bytes present): the decoder simply runs again on the
+ * gathered bytes once the next chunk's bytes are appended, and framing (from the value's
+ * start) is needed only when that try fails too, a value longer than what was appended. A
+ * value reached with too few bytes left for a try (fewer than the running typical size) is
+ * framed to the chunk's end as before, and then tried once when the gathered bytes reach a
+ * typical size. Each value gets at most one such try on gathered bytes, on bytes it owns,
+ * so the work stays linear.
  *
  * Errors are never worded here: when framing meets a bad byte, or input ends inside a value,
  * the buffer scan (wk__mp_scan, the scan behind wk_mp_check) runs over the value's bytes, so
@@ -301,7 +309,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
             if (st == WK_OK) {
                 goto found_in_chunk;
             }
-            if (st == WK_ERR_TRUNCATED && !f->finished) {
+            if (st == WK_ERR_TRUNCATED && !f->finished && mode == TAKE_TREE) {
                 /* The decoder's TRUNCATED is exact (bytes ran out, or a count larger than
                  * the bytes present): the value is cut, and nothing is framed yet. Gather
                  * it and decode it again once more bytes are there; framing (from the
@@ -329,7 +337,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
             }
             /* framed as far as the chunk goes: decode once the value may be whole (if
              * chunks are not tiny: then framing has already read almost every byte) */
-            if (f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
                 size_t at = f->buf_len + 1;
                 at = f->need > at ? (size_t)f->need : at;
                 f->attempt = u->typical > at ? u->typical : at;

@@ -32,7 +32,7 @@ static void print_machine(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: wirekit-bench [--suite NAME]... [--json] [--quick] [--list]\n");
+    fprintf(out, "usage: wirekit-bench [--suite NAME]... [--json] [--quick] [--iterations N] [--list]\n");
 }
 
 int main(int argc, char **argv)
@@ -46,6 +46,8 @@ int main(int argc, char **argv)
             b.json = true;
         } else if (strcmp(argv[i], "--quick") == 0) {
             b.quick = true;
+        } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+            b.iterations = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--list") == 0) {
             for (size_t k = 0; wk_bench_suites[k].name != NULL; k++) {
                 printf("%s\n", wk_bench_suites[k].name);

@@ -68,6 +68,10 @@ void wk_bench_run(wk_bench *b, const wk_bench_spec *s)
     if (b->quick && iters > 1000) {
         iters = iters / 1000 > 1000 ? iters / 1000 : 1000;
     }
+    if (b->iterations != 0) {
+        iters = b->iterations; /* for instruction counts: no calibration, one repetition */
+        reps = 1;
+    }
     if (iters == 0) {
         iters = calibrate(s, b->quick ? QUICK_TARGET_NS : TARGET_NS);
     }

@@ -17,6 +17,7 @@ typedef struct wk_bench_row {
 struct wk_bench {
     bool json;
     bool quick;
+    uint64_t iterations; /* --iterations N: every case runs N iterations once (0 = off) */
     const char *suite;
     wk_bench_row *rows;
     size_t nrows, cap;

@@ -74,7 +74,7 @@ static uint64_t nine_decodes(seed *s)
     int16_t i2 = 0;
     double f8 = 0;
     float f4 = 0;
-    wk_pg_str str = {NULL, 0};
+    wk_slice str = {NULL, 0};
     int64_t ts = 0;
     int16_t a2[8];
     int32_t a4[8];
@@ -118,7 +118,7 @@ static uint64_t eleven_encodes(seed *s)
     int32_t i4 = 12345;
     double f8 = 3.14159;
     float f4 = 2.5f;
-    wk_pg_str str = {"hello, world", 12};
+    wk_slice str = {"hello, world", 12};
     int64_t ts = INT64_C(737209696789000);
     wk_pg_array_in a8, af;
     wk_pg_array_in_1d(&a8, WK_PG_KIND_I64, i8arr, 3, NULL);

@@ -39,12 +39,6 @@ extern "C" {
 typedef struct wk_cache wk_cache;
 typedef struct wk_cache_entry wk_cache_entry;
 
-/** A key as bytes. */
-typedef struct wk_cache_keyref {
-    const char *ptr;
-    size_t len;
-} wk_cache_keyref;
-
 /* ---- the shared tier: a byte store the cache talks to -------------------------------------- */
 
 /** Values the cache stores in the shared tier besides encoded objects. Both start with the
@@ -80,7 +74,7 @@ typedef struct wk_cache_watch {
  * any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
-    wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+    wk_status (*fetch)(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                        bool *found, wk_error *err);
     wk_status (*store)(void *self, const char *key, size_t key_len, const void *val,
                        size_t val_len, uint32_t ttl_ms, unsigned mode, wk_error *err);
@@ -160,7 +154,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
  * Returns WK_OK when every id was answered (found or not found), else the first failure.
  */
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
-                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err);
 

@@ -33,6 +33,16 @@ extern "C" {
 #define WK_VERSION_PATCH 0
 #define WK_VERSION_STRING "0.1.0"
 
+/**
+ * A view of `len` bytes at `ptr` owned by someone else, not NUL-terminated: the one slice type
+ * of every module (strings and bytes in events, media-type parts, PostgreSQL text, cache keys,
+ * a schema's bytes field). Plain value: copy it freely; it never owns what it points at.
+ */
+typedef struct wk_slice {
+    const char *ptr;
+    size_t len;
+} wk_slice;
+
 /** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
 typedef enum wk_status {
     WK_OK = 0,

@@ -46,8 +46,8 @@ extern "C" {
 #define WK_MT_RENDER_INLINE 128
 
 typedef struct wk_mt_param {
-    wk_text_slice name;  /* as written; names compare case-insensitively */
-    wk_text_slice value; /* as written; a quoted value is the text between the quotes */
+    wk_slice name;  /* as written; names compare case-insensitively */
+    wk_slice value; /* as written; a quoted value is the text between the quotes */
     uint8_t quoted;      /* the value was a quoted string */
     uint8_t escaped;     /* the quoted value holds backslash escapes: see wk_mt_param_value */
 } wk_mt_param;
@@ -55,18 +55,18 @@ typedef struct wk_mt_param {
 typedef struct wk_media_type {
     /* Views of the input as written (compare case-insensitively); for a well-known type,
      * views of the table's lowercase essence instead. */
-    wk_text_slice type;
-    wk_text_slice subtype;
-    wk_text_slice essence; /* "type/subtype" */
+    wk_slice type;
+    wk_slice subtype;
+    wk_slice essence; /* "type/subtype" */
     uint16_t id;           /* well-known id (wk_mt_known_get), 0 when not in the table */
     uint8_t nparams;
     uint8_t canonical; /* internal: which styles the input is already the serialization of */
     wk_mt_param params[WK_MT_MAX_PARAMS];
     /* ---- internal: the render cache (wk_mt_render) ---- */
-    wk_text_slice input;      /* the parsed text, whitespace-trimmed */
+    wk_slice input;      /* the parsed text, whitespace-trimmed */
     uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
     uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
-    wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
+    wk_slice cache_view; /* the cached form (for kind 2, only its length is used) */
     size_t cache_heap_cap;
     const wk_allocator *cache_alloc;
     char cache_inline[WK_MT_RENDER_INLINE];
@@ -122,7 +122,7 @@ WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf
 /** The slow path of wk_mt_render(): finds or builds the serialization and caches it. Call
  *  wk_mt_render(), which tries the cache inline first. */
 WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                                    wk_text_slice *out, wk_error *err);
+                                    wk_slice *out, wk_error *err);
 
 /**
  * Returns in *out the serialization of *mt in `style`, cached in *mt: the first call finds or
@@ -135,7 +135,7 @@ WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_
  * WK_ERR_ARG (no parsed type, or an unknown style).
  */
 static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                                     wk_text_slice *out, wk_error *err)
+                                     wk_slice *out, wk_error *err)
 {
     if (style <= WK_MT_STYLE_SPACE && mt != NULL && out != NULL &&
         (mt->cache_styles & (1u << style)) != 0) {

@@ -109,8 +109,8 @@ typedef enum wk_pg_kind {
     WK_PG_KIND_F32,        /* float */
     WK_PG_KIND_F64,        /* double */
     WK_PG_KIND_NUMERIC,    /* wk_pg_numeric (digits in the arena when decoded) */
-    WK_PG_KIND_STR,        /* wk_pg_str: text (view into the input where possible) */
-    WK_PG_KIND_BYTES,      /* wk_pg_str: raw bytes (bytea) */
+    WK_PG_KIND_STR,        /* wk_slice: text (view into the input where possible) */
+    WK_PG_KIND_BYTES,      /* wk_slice: raw bytes (bytea) */
     WK_PG_KIND_UUID,       /* wk_pg_uuid */
     WK_PG_KIND_DATE,       /* int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
     WK_PG_KIND_TIME,       /* int64_t microseconds since midnight */
@@ -121,19 +121,13 @@ typedef enum wk_pg_kind {
     WK_PG_KIND_INET,       /* wk_pg_inet */
     WK_PG_KIND_ARRAY,      /* decode: wk_pg_array; encode: wk_pg_array_in */
     WK_PG_KIND_TEXT,       /* decode: wk_buf, PostgreSQL's text output is appended;
-                              encode: wk_pg_str holding PostgreSQL text input */
+                              encode: wk_slice holding PostgreSQL text input */
     WK_PG_KIND_VALUE,      /* decode: wk_value (nodes and copies in the arena) */
     WK_PG_KIND_EVENTS,     /* decode: wk_pg_events, the value is written as events */
     WK_PG_KIND_COUNT
 } wk_pg_kind;
 
 #define WK_PG_KIND_MASK(k) (1u << (unsigned)(k))
-
-/** A byte or text view: `len` bytes at `ptr`, not NUL-terminated. */
-typedef struct wk_pg_str {
-    const char *ptr;
-    size_t len;
-} wk_pg_str;
 
 typedef struct wk_pg_uuid {
     uint8_t b[16];

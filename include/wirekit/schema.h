@@ -66,7 +66,7 @@ typedef enum wk_schema_kind {
     WK_SK_F64,       /* double */
     WK_SK_STR,       /* char *: NUL-terminated UTF-8, may be NULL */
     WK_SK_STRBUF,    /* char[N]: at most N-1 bytes plus a NUL */
-    WK_SK_BYTES,     /* wk_bytes: pointer + length */
+    WK_SK_BYTES,     /* wk_slice: pointer + length */
     WK_SK_TIMESTAMP, /* wk_timestamp: seconds + nanoseconds */
     WK_SK_VALUE,     /* wk_value: any free-form value (map[string]any) */
     WK_SK_STRUCT,    /* a nested struct, inline, with its own descriptor */
@@ -79,12 +79,6 @@ typedef enum wk_schema_kind {
 #define WK_NULLABLE 0x04u  /* nil <-> NULL pointer (str, bytes, array); nil accepted and
                               ignored on decode for the other kinds */
 
-/** Bytes of a WK_SK_BYTES field. Decoded bytes live in the caller's arena. */
-typedef struct wk_bytes {
-    const uint8_t *ptr;
-    size_t len;
-} wk_bytes;
-
 /** A point in time: seconds since the Unix epoch and nanoseconds (< 1e9). */
 typedef struct wk_timestamp {
     int64_t sec;
@@ -92,10 +86,10 @@ typedef struct wk_timestamp {
 } wk_timestamp;
 
 /** The C layout of an array nested directly in an array (WK_ELEM_ARRAY). */
-typedef struct wk_slice {
+typedef struct wk_schema_array {
     void *ptr;
     size_t count;
-} wk_slice;
+} wk_schema_array;
 
 typedef struct wk_schema wk_schema;
 
@@ -158,7 +152,7 @@ struct wk_schema {
                                  : (k) == WK_SK_STR                                          \
                                        ? sizeof(char *)                                      \
                                        : (k) == WK_SK_BYTES                                  \
-                                             ? sizeof(wk_bytes)                              \
+                                             ? sizeof(wk_slice)                              \
                                              : (k) == WK_SK_TIMESTAMP                        \
                                                    ? sizeof(wk_timestamp)                    \
                                                    : (k) == WK_SK_VALUE ? sizeof(wk_value)   \
@@ -193,16 +187,16 @@ struct wk_schema {
                 WK__CHECK(WK__MSIZE(T, items_member) == sizeof(void *) &&                    \
                           WK__MSIZE(T, count_member) == sizeof(size_t))),                    \
      (uint32_t)offsetof(T, count_member), (flags),                                           \
-     {WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)}}
+     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}}
 
 /* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
 #define WK_ELEM(kind) (&(const wk_schema_type){(kind), (uint32_t)WK__KSIZE(kind), NULL, NULL})
 #define WK_ELEM_STRBUF(n) (&(const wk_schema_type){WK_SK_STRBUF, (uint32_t)(n), NULL, NULL})
 #define WK_ELEM_STRUCT(ST, schema_ptr)                                                      \
     (&(const wk_schema_type){WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL})
-/** Array of arrays: each element is a wk_slice whose items have type `elem_type`. */
+/** Array of arrays: each element is a wk_schema_array whose items have type `elem_type`. */
 #define WK_ELEM_ARRAY(elem_type)                                                            \
-    (&(const wk_schema_type){WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)})
+    (&(const wk_schema_type){WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)})
 
 /** Defines `const wk_schema var` describing C struct `T`, entity `name`, `version`, with the
  *  given WK_FIELD... entries. Use at file scope. WK_SCHEMA_DEFINE_STATIC gives it internal

@@ -405,7 +405,7 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
         wk_buf v;
         wk_buf_init(&v, NULL, 0);
         bool found = false;
-        wk_cache_keyref kr = {l->key, l->key_len};
+        wk_slice kr = {l->key, l->key_len};
         wk_error serr;
         wk_status st = c->store->fetch(c->store->self, 1, &kr, &v, &found, &serr);
         int r = SHARED_MISS;
@@ -567,7 +567,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
 }
 
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
-                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err)
 {
@@ -580,7 +580,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: too many ids");
     }
     char *keys = malloc(keys_bytes);
-    wk_cache_keyref *krefs = malloc(n * sizeof *krefs);
+    wk_slice *krefs = malloc(n * sizeof *krefs);
     uint64_t *hashes = malloc(n * sizeof *hashes);
     uint64_t *epochs = malloc(n * sizeof *epochs);
     size_t *miss = malloc(n * sizeof *miss);
@@ -628,7 +628,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     }
     unsigned flags = 0;
     if (c->store != NULL && nmiss > 0) {
-        wk_cache_keyref *mk = malloc(nmiss * sizeof *mk);
+        wk_slice *mk = malloc(nmiss * sizeof *mk);
         if (mk == NULL) {
             first = wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
             goto out;

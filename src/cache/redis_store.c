@@ -128,7 +128,7 @@ static wk_status io_failure(wk_error *err, redisContext *c)
                                                   : "redis: protocol error");
 }
 
-static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     wk_redis_store *s = self;

@@ -45,10 +45,10 @@ static size_t kind_size(uint8_t k)
     case WK_SK_U64:
     case WK_SK_F64: return 8;
     case WK_SK_STR: return sizeof(char *);
-    case WK_SK_BYTES: return sizeof(wk_bytes);
+    case WK_SK_BYTES: return sizeof(wk_slice);
     case WK_SK_TIMESTAMP: return sizeof(wk_timestamp);
     case WK_SK_VALUE: return sizeof(wk_value);
-    case WK_SK_ARRAY: return sizeof(wk_slice);
+    case WK_SK_ARRAY: return sizeof(wk_schema_array);
     case WK_SK_STRBUF:
     case WK_SK_STRUCT: return 0;
     }
@@ -435,7 +435,7 @@ bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
         return s == NULL || s[0] == '\0';
     }
     case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_BYTES: return ((const wk_slice *)p)->len == 0;
     case WK_SK_TIMESTAMP: {
         const wk_timestamp *t = (const wk_timestamp *)p;
         return t->sec == 0 && t->nsec == 0;

@@ -106,7 +106,7 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
         return;
     }
     case WK_SK_BYTES: {
-        const wk_bytes *b = (const wk_bytes *)p;
+        const wk_slice *b = (const wk_slice *)p;
         if (b->ptr == NULL && (flags & WK_NULLABLE) != 0) {
             wk_mp_writer_nil(w);
         } else if (b->ptr == NULL && b->len != 0) {
@@ -218,7 +218,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
         }
         wk_mp_writer_timestamp(&w, ts->sec, ts->nsec);
     } else {
-        const wk_bytes *bytes = (const wk_bytes *)p;
+        const wk_slice *bytes = (const wk_slice *)p;
         if (bytes->ptr == NULL && (op->flags & WK_NULLABLE) != 0) {
             wk_mp_writer_nil(&w);
         } else if ((bytes->ptr == NULL && bytes->len != 0) || bytes->len > UINT32_MAX) {
@@ -340,7 +340,7 @@ static bool op_empty(const wk__mp_op *op, const uint8_t *p)
         return str == NULL || str[0] == '\0';
     }
     case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_BYTES: return ((const wk_slice *)p)->len == 0;
     case WK_SK_TIMESTAMP: {
         const wk_timestamp *t = (const wk_timestamp *)p;
         return t->sec == 0 && t->nsec == 0;
@@ -504,7 +504,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
             f->i++;
             size_t count = 0;
             if (f->elem->kind == WK_SK_ARRAY) {
-                count = ((const wk_slice *)p)->count;
+                count = ((const wk_schema_array *)p)->count;
             }
             mp_put_value(&e, f->elem, p, 0, count);
         }

@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "wirekit/pg.h"
+#include "pg/pg_oracle.h"
 
 int wk_bench_pg_result(wk_bench *b);
 
@@ -30,7 +31,7 @@ static const wk_pg_decoder *dec_of(seed *s, wk_pg_oid oid, wk_pg_format f, wk_pg
     if (!s->scan) {
         return wk_pg_registry_find_decoder(s->reg, oid, f, k);
     }
-    return wk_pg_registry_scan_decoder(s->reg, oid, f, k, tmp) ? tmp : NULL;
+    return wk__pg_registry_scan_decoder(s->reg, oid, f, k, tmp) ? tmp : NULL;
 }
 
 static const wk_pg_encoder *enc_of(seed *s, wk_pg_kind k, wk_pg_kind ek, wk_pg_encoder *tmp)
@@ -39,7 +40,7 @@ static const wk_pg_encoder *enc_of(seed *s, wk_pg_kind k, wk_pg_kind ek, wk_pg_e
         return k == WK_PG_KIND_ARRAY ? wk_pg_registry_find_array_encoder(s->reg, WK_PG_BINARY, ek)
                                      : wk_pg_registry_find_encoder(s->reg, WK_PG_BINARY, k);
     }
-    return wk_pg_registry_scan_encoder(s->reg, WK_PG_BINARY, k, ek, tmp) ? tmp : NULL;
+    return wk__pg_registry_scan_encoder(s->reg, WK_PG_BINARY, k, ek, tmp) ? tmp : NULL;
 }
 
 /* ---- the 9 decodes ---- */

@@ -212,16 +212,19 @@ static inline void wk_json_writer_init(wk_json_writer *w, wk_buf *out,
  */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev);
 
-/* Out-of-line halves of the inline typed calls below (internal; same contracts). */
-WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object);
-WK_API wk_status wk__json_writer_end_slow(wk_json_writer *w);
-WK_API wk_status wk__json_writer_key_slow(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk__json_writer_str_slow(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i);
-WK_API wk_status wk__json_writer_uint_slow(wk_json_writer *w, uint64_t u);
-WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b);
-WK_API wk_status wk__json_writer_null_slow(wk_json_writer *w);
-WK_API size_t wk__json_fmt_u64(uint64_t u, char *d);
+/* Out-of-line halves of the inline typed calls below: part of the ABI, each with the contract
+ * of the call it completes (wk_json_writer_begin_slow(w, true) is begin_map, false
+ * begin_array); call the inline calls, not these. wk_json_fmt_u64 writes the decimal digits
+ * of `u` at `d` (at least 20 bytes of room) and returns how many it wrote. */
+WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object);
+WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w);
+WK_API wk_status wk_json_writer_key_slow(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk_json_writer_str_slow(wk_json_writer *w, const char *s, size_t n);
+WK_API wk_status wk_json_writer_int_slow(wk_json_writer *w, int64_t i);
+WK_API wk_status wk_json_writer_uint_slow(wk_json_writer *w, uint64_t u);
+WK_API wk_status wk_json_writer_bool_slow(wk_json_writer *w, bool b);
+WK_API wk_status wk_json_writer_nil_slow(wk_json_writer *w);
+WK_API size_t wk_json_fmt_u64(uint64_t u, char *d);
 
 /* The room check of the inline paths: `out` has WK__JW_ROOM bytes free. */
 static inline bool wk__jw_room(const wk_json_writer *w)
@@ -342,7 +345,7 @@ static inline wk_status wk_json_writer_begin_map(wk_json_writer *w)
             (uint8_t)(WK__JW_OBJECT | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
         return WK_OK;
     }
-    return wk__json_writer_begin_slow(w, true);
+    return wk_json_writer_begin_slow(w, true);
 }
 
 static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
@@ -364,7 +367,7 @@ static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
             (uint8_t)(0 | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
         return WK_OK;
     }
-    return wk__json_writer_begin_slow(w, false);
+    return wk_json_writer_begin_slow(w, false);
 }
 
 static inline wk_status wk_json_writer_end(wk_json_writer *w)
@@ -382,7 +385,7 @@ static inline wk_status wk_json_writer_end(wk_json_writer *w)
         }
         return WK_OK;
     }
-    return wk__json_writer_end_slow(w);
+    return wk_json_writer_end_slow(w);
 }
 
 static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)
@@ -404,7 +407,7 @@ static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, siz
             return WK_OK;
         }
     }
-    return wk__json_writer_key_slow(w, s, n);
+    return wk_json_writer_key_slow(w, s, n);
 }
 
 static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
@@ -426,7 +429,7 @@ static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, siz
             return WK_OK;
         }
     }
-    return wk__json_writer_str_slow(w, s, n);
+    return wk_json_writer_str_slow(w, s, n);
 }
 
 static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
@@ -444,12 +447,12 @@ static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
             d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
             d += 2;
         } else {
-            d += wk__json_fmt_u64(u, (char *)d);
+            d += wk_json_fmt_u64(u, (char *)d);
         }
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_uint_slow(w, u);
+    return wk_json_writer_uint_slow(w, u);
 }
 
 static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
@@ -472,12 +475,12 @@ static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
             d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
             d += 2;
         } else {
-            d += wk__json_fmt_u64(u, (char *)d);
+            d += wk_json_fmt_u64(u, (char *)d);
         }
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_int_slow(w, i);
+    return wk_json_writer_int_slow(w, i);
 }
 
 static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
@@ -496,7 +499,7 @@ static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_bool_slow(w, b);
+    return wk_json_writer_bool_slow(w, b);
 }
 
 static inline wk_status wk_json_writer_nil(wk_json_writer *w)
@@ -510,7 +513,7 @@ static inline wk_status wk_json_writer_nil(wk_json_writer *w)
         w->out->len = (size_t)(d + 4 - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_null_slow(w);
+    return wk_json_writer_nil_slow(w);
 }
 
 WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d);
@@ -520,13 +523,14 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink);
 
 /** Checks that every container was closed; returns WK_OK, the latched error, or WK_ERR_STATE
  *  (a value left open). `err` (may be NULL) gets the details, offset into the output. */
-WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err);
+/** wk_json_writer_finish's out-of-line half (ABI; call wk_json_writer_finish). */
+WK_API wk_status wk_json_writer_finish_slow(wk_json_writer *w, wk_error *err);
 static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth == 0 && err == NULL) {
         return WK_OK;
     }
-    return wk__json_writer_finish_slow(w, err);
+    return wk_json_writer_finish_slow(w, err);
 }
 
 /**

@@ -10,7 +10,7 @@
  * makes a new snapshot; the old one stays valid for whoever holds it. A decode plan resolves
  * every column of a result once, so rows decode with no lookups at all.
  *
- * The slow, obvious answer (ask every codec in turn) is kept as wk_pg_registry_scan_* and the
+ * The slow, obvious answer (ask every codec in turn) is kept as an internal oracle and the
  * tests compare it with the table for every key.
  *
  * Values land in a C representation the caller picks (wk_pg_kind): integers, doubles,
@@ -368,23 +368,6 @@ WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk
 WK_API wk_pg_oid wk_pg_registry_elem_oid(const wk_pg_registry *reg, wk_pg_oid oid);
 /** The codecs of the snapshot in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_registry_codecs(const wk_pg_registry *reg, size_t *n);
-
-/**
- * The slow path, kept as the oracle: asks every codec in turn, using only its metadata, which
- * one decodes (oid, format, kind), and returns the function it would use (the decoder's
- * elem_oid is filled for arrays). Returns false when none can. Linear in the codec count.
- */
-WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
-                                        wk_pg_format format, wk_pg_kind kind,
-                                        wk_pg_decoder *out);
-/** Slow twin of wk_pg_registry_find_encoder_for. */
-WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
-                                            wk_pg_format format, wk_pg_kind kind,
-                                            wk_pg_encoder *out);
-/** Slow twin of wk_pg_registry_find_encoder (elem_kind used only when kind is ARRAY). */
-WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
-                                        wk_pg_kind kind, wk_pg_kind elem_kind,
-                                        wk_pg_encoder *out);
 
 /* ---- publishing snapshots ------------------------------------------------------------ */
 

@@ -103,6 +103,9 @@ typedef struct wk_cache_config {
     uint32_t tombstone_ms;           /* shared tombstone after an invalidation: 2 s */
     const wk_cache_store *store;     /* shared tier, or NULL for the local tier only */
     unsigned flags;                  /* WK_CACHE_* */
+    const wk_allocator *alloc;       /* every allocation of the cache, its entries, loads and
+                                        get_many: libc when NULL; must outlive every entry */
+    void *reserved[4];               /* zero; room to grow without breaking the ABI */
 } wk_cache_config;
 
 /** Creates a cache. `cfg` may be NULL (all defaults, local tier only). The namespace and store

@@ -31,6 +31,9 @@ typedef struct wk_redis_opts {
     unsigned pool;               /* command connections: 4 */
     const char *channel;         /* invalidation channel: "wirekit:invalidate" */
     bool no_subscribe;           /* no invalidation feed (the cache then trusts its local tier) */
+    const wk_allocator *alloc;   /* the store's own memory: libc when NULL (hiredis allocates
+                                    its connections and replies itself) */
+    void *reserved[4];           /* zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 
 /**

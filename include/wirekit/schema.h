@@ -228,9 +228,11 @@ struct wk_schema {
  * built on first use). Checks: known kinds, members inside the struct, unique non-empty
  * names, at most 64 required fields per struct, at most 4096 fields, nested descriptors
  * present. Returns WK_OK, WK_ERR_ARG (the message says what is wrong with which field) or
- * WK_ERR_NOMEM. Thread-safe; idempotent. The index is freed only by wk_schema_unprepare().
+ * WK_ERR_NOMEM. Thread-safe; idempotent. The indexes come from `alloc` (NULL = libc; it must
+ * outlive them; an index built on first use, without this call, comes from libc) and are
+ * freed only by wk_schema_unprepare().
  */
-WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err);
+WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc, wk_error *err);
 
 /** Frees the lookup index of `s` (not of nested descriptors). Only for descriptors that are
  *  not static (built at run time) and no longer used by any thread. */

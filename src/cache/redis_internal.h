@@ -13,6 +13,7 @@
 #define WK_REDIS_MAX_WATCH 64
 
 struct wk_redis_store {
+    const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
     char host[256];
     int port;
     unsigned db;

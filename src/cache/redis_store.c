@@ -257,7 +257,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
     }
     char cursor[32] = "0";
     size_t plen = strlen(prefix);
-    char *pattern = malloc(plen * 2 + 2);
+    char *pattern = wk_alloc(s->alloc, plen * 2 + 2);
     if (pattern == NULL) {
         give_back(s, c, false);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
@@ -278,7 +278,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
         redisReply *r = NULL;
         if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK || !read_reply(c, &r)) {
             st = io_failure(err, c);
-            free(pattern);
+            wk_free(s->alloc, pattern, plen * 2 + 2);
             give_back(s, c, true);
             return st;
         }
@@ -294,7 +294,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
         *count += r->element[1]->elements;
         freeReplyObject(r);
     } while (strcmp(cursor, "0") != 0);
-    free(pattern);
+    wk_free(s->alloc, pattern, plen * 2 + 2);
     give_back(s, c, false);
     return st;
 }
@@ -368,10 +368,12 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts = &defaults;
     }
     *out = NULL;
-    wk_redis_store *s = calloc(1, sizeof *s);
+    wk_redis_store *s = wk_alloc(opts->alloc, sizeof *s);
     if (s == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s, 0, sizeof *s);
+    s->alloc = opts->alloc;
     wk_status st = parse_url(s, opts->url != NULL ? opts->url : "127.0.0.1:6379", err);
     const char *channel = opts->channel != NULL ? opts->channel : "wirekit:invalidate";
     s->channel_len = strlen(channel);
@@ -379,7 +381,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         st = wk_error_set(err, WK_ERR_ARG, 0, "redis: channel name must be 1 to 127 bytes");
     }
     if (st != WK_OK) {
-        free(s);
+        wk_free(s->alloc, s, sizeof *s);
         return st;
     }
     memcpy(s->channel, channel, s->channel_len + 1);
@@ -388,11 +390,12 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     s->retry_ms = opts->retry_ms != 0 ? opts->retry_ms : 1000;
     s->heartbeat_ms = opts->heartbeat_ms != 0 ? opts->heartbeat_ms : 1000;
     s->max = opts->pool != 0 ? opts->pool : 4;
-    s->idle = calloc(s->max, sizeof *s->idle);
+    s->idle = wk_alloc(s->alloc, s->max * sizeof *s->idle);
     if (s->idle == NULL) {
-        free(s);
+        wk_free(s->alloc, s, sizeof *s);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s->idle, 0, s->max * sizeof *s->idle);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_init(&s->wmu, NULL);
@@ -446,9 +449,9 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     for (size_t i = 0; i < s->nidle; i++) {
         redisFree(s->idle[i]);
     }
-    free(s->idle);
+    wk_free(s->alloc, s->idle, s->max * sizeof *s->idle);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->wmu);
-    free(s);
+    wk_free(s->alloc, s, sizeof *s);
 }

@@ -35,6 +35,8 @@ typedef struct wk__mp_op {
 #define WK__MP_KEY_PAD 16u
 
 typedef struct wk__schema_index {
+    const wk_allocator *alloc; /* what it was allocated from (NULL = libc) */
+    size_t bytes;              /* and its size */
     uint64_t fingerprint;
     uint64_t required_mask; /* one bit per required field, numbered in declaration order */
     uint32_t mask;          /* slot count - 1 (a power of two minus one) */

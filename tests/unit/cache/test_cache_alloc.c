@@ -115,7 +115,7 @@ static wk_status load_user(void *ctx, const wk_schema *s, const char *id, size_t
 
 WK_TEST(test_cache_allocates_only_through_its_allocator)
 {
-    CHECK_OK(wk_schema_prepare(&seed_user_schema, NULL)); /* the descriptor's index: once */
+    CHECK_OK(wk_schema_prepare(&seed_user_schema, NULL, NULL)); /* the descriptor's index: once */
     counting ta;
     counting_init(&ta);
     size_t before = libc_allocs;
@@ -154,7 +154,7 @@ WK_TEST(test_cache_allocates_only_through_its_allocator)
 
 WK_TEST(test_cache_get_many_reports_nomem_from_its_allocator)
 {
-    CHECK_OK(wk_schema_prepare(&seed_user_schema, NULL));
+    CHECK_OK(wk_schema_prepare(&seed_user_schema, NULL, NULL));
     for (size_t fail_at = 1; fail_at < 12; fail_at++) {
         counting ta;
         counting_init(&ta);

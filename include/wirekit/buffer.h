@@ -19,6 +19,9 @@ extern "C" {
 /** Default cap of a growable buffer: 1 GiB. */
 #define WK_BUF_DEFAULT_MAX ((size_t)1 << 30)
 
+/** A byte buffer. Public fields: `data` and `len` (the bytes written so far; read them,
+ *  and `len` may be lowered to truncate), `cap` (read-only). The inline writers of msgpack.h
+ *  and json.h write `data`, `len` and `cap` through the documented growth calls only. */
 typedef struct wk_buf {
     uint8_t *data;
     size_t len;

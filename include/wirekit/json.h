@@ -42,7 +42,8 @@ extern "C" {
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
 
 
-/** The event reader. Treat as opaque; lives on the caller's stack or heap. */
+/** The event reader; lives on the caller's stack or heap. Opaque: no inline call reads its
+ *  fields (every reader call is out of line), so they may change between versions. */
 typedef struct wk_json_reader {
     const uint8_t *start, *p, *end;
     wk_arena *arena; /* where escaped strings go; NULL = scratch (valid until the next call) */
@@ -163,7 +164,12 @@ typedef struct wk_json_write_opts {
     uint32_t indent; /* spaces per level when pretty; 0 = 2; at most 16 */
 } wk_json_write_opts;
 
-/** The event writer. Treat as opaque. */
+/**
+ * The event writer; lives on the caller's stack or heap, made by wk_json_writer_init.
+ * Contract of the inline calls in this header (ABI of this major version): they read and
+ * write `out` (its data/len/cap), `depth`, `values`, `err` and `frame[0..depth]`, and read
+ * `flags`/`indent`; callers read none of the fields and must not copy a writer in use.
+ */
 typedef struct wk_json_writer {
     wk_buf *out;
     unsigned flags;

@@ -60,9 +60,11 @@ typedef struct wk_media_type {
     wk_slice essence; /* "type/subtype" */
     uint16_t id;           /* well-known id (wk_mt_known_get), 0 when not in the table */
     uint8_t nparams;
-    uint8_t canonical; /* internal: which styles the input is already the serialization of */
+    uint8_t canonical; /* which styles the input is already the serialization of (render) */
     wk_mt_param params[WK_MT_MAX_PARAMS];
-    /* ---- internal: the render cache (wk_mt_render) ---- */
+    /* ---- the render cache: the inline wk_mt_render reads cache_styles, cache_kind,
+     * cache_view and cache_inline (ABI of this major version); only the library writes
+     * them. The rest of the struct is plain views. ---- */
     wk_slice input;      /* the parsed text, whitespace-trimmed */
     uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
     uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */

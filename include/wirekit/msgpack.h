@@ -45,6 +45,13 @@ typedef struct wk_mp_frame {
 
 #define WK_MP_WRITER_INLINE_FRAMES 8
 
+/**
+ * The MessagePack writer; lives on the caller's stack or heap, made by wk_mp_writer_init.
+ * Contract of the inline calls in this header (part of the ABI of this major version): they
+ * read and write `pos`, `lim`, `out`, `status`, `msg`, `err_offset`, and `depth`, `frames`,
+ * `frames_cap`, `finished` (wk_mp_writer_init/finish); nothing else. Callers read none of the fields (use
+ * wk_mp_writer_size and wk_mp_writer_finish) and must not copy a writer in use.
+ */
 typedef struct wk_mp_writer {
     uint8_t *pos;     /* next output byte, inside out->data */
     uintptr_t lim;    /* capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
@@ -640,6 +647,14 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v);
 
 #define WK_MP_READER_INLINE_DEPTH 32
 
+/**
+ * The MessagePack reader; lives on the caller's stack or heap, made by wk_mp_reader_init.
+ * Contract of the inline typed reads in this header (ABI of this major version): they read
+ * `pos`, `end`, `start`, `left`, `depth`, `fast_depth`, `strict_utf8` and `inline_rem`, and
+ * write `pos`, `left`, `depth` and `inline_rem`; every other field is touched only out of
+ * line. Callers read none of the fields (wk_mp_reader_offset, wk_mp_reader_error) and must
+ * not copy a reader in use.
+ */
 typedef struct wk_mp_reader {
     const uint8_t *start;
     const uint8_t *pos;

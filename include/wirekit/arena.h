@@ -16,21 +16,24 @@
 extern "C" {
 #endif
 
+/** A block of memory an arena took from its allocator (internal). */
 typedef struct wk_arena_chunk wk_arena_chunk;
 
 /** The cap of an arena made with `max` 0, as for wk_buf (WK_BUF_DEFAULT_MAX): 1 GiB. */
 #define WK_ARENA_DEFAULT_MAX ((size_t)1 << 30)
 
+/** A bump allocator: everything allocated from it is freed at once by wk_arena_free()
+ * (fields are internal). */
 typedef struct wk_arena {
-    wk_arena_chunk *chunks;    /* most recent first; never the initial buffer */
-    uint8_t *cur;              /* bump pointer */
-    uint8_t *end;              /* end of the current region */
-    size_t next_size;          /* size of the next chunk */
-    size_t total;              /* bytes taken from the allocator */
-    size_t max;                /* cap on `total` (SIZE_MAX = none) */
-    const wk_allocator *alloc; /* NULL = libc */
-    uint8_t *initial;          /* caller buffer given to wk_arena_init_buf, or NULL */
-    size_t initial_cap;
+    wk_arena_chunk *chunks;    /**< most recent first; never the initial buffer */
+    uint8_t *cur;              /**< bump pointer */
+    uint8_t *end;              /**< end of the current region */
+    size_t next_size;          /**< size of the next chunk */
+    size_t total;              /**< bytes taken from the allocator */
+    size_t max;                /**< cap on `total` (SIZE_MAX = none) */
+    const wk_allocator *alloc; /**< NULL = libc */
+    uint8_t *initial;          /**< caller buffer given to wk_arena_init_buf, or NULL */
+    size_t initial_cap; /**< size of `initial` */
 } wk_arena;
 
 /** Makes an empty arena. `alloc` NULL means libc; `max` caps the bytes taken from the

@@ -123,9 +123,6 @@ static bool push(wk_mp_unpacker *u, uint64_t left)
     return true;
 }
 
-/* Sizes of the number tokens 0xca..0xd3 (float 32, float 64, uint 8..64, int 8..64). */
-static const uint8_t fixed_size[10] = {5, 9, 2, 3, 5, 9, 2, 3, 5, 9};
-
 /*
  * Frames the value at base[0..avail) from offset f.scan on. Returns WK_OK with *vlen = the
  * value's size, WK_ERR_AGAIN (f.scan remembers the token to resume at), WK_ERR_NOMEM, or
@@ -156,28 +153,7 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
             q = p + 1 + (b & 0x1fu);
             goto value_done;
         }
-        /* numbers (every bit pattern is valid) and str8, when whole: skipped by their size */
-        if (b >= 0xca && b <= 0xd3) {
-            size_t size = fixed_size[b - 0xca];
-            if ((size_t)(end - p) >= size) {
-                q = p + size;
-                goto value_done;
-            }
-        } else if (b == 0xd9 && !strict && (size_t)(end - p) >= 2 &&
-                   (size_t)(end - p) - 2 >= (size_t)p[1]) {
-            q = p + 2 + p[1];
-            goto value_done;
-        }
         wk_event ev;
-        if (b >= 0x80 && b <= 0x9f &&
-            (size_t)(end - p) - 1 >= (size_t)(b & 0x0fu) << (b <= 0x8f)) {
-            /* fixmap, fixarray whose count the bytes present back (as the token decoder
-             * requires: framing never passes a header it would call cut) */
-            ev.type = b <= 0x8f ? WK_EV_MAP : WK_EV_ARRAY;
-            ev.v.count = b & 0x0fu;
-            q = p + 1;
-            goto container;
-        }
         const char *msg;
         st = wk__mp_token(&q, end, &ev, &msg);
         if (st == WK_ERR_TRUNCATED) { /* cut by the end of the bytes present: wait for more */
@@ -190,7 +166,6 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
         if (st != WK_OK) {
             goto out;
         }
-    container:
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
             if (depth >= room) {
                 st = WK_ERR_DEPTH;

@@ -544,8 +544,11 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
 }
 
 /* Chunks smaller than this get no parse attempt on the gathered bytes (framing has then
- * read almost every byte already). */
-#define ATTEMPT_MIN_CHUNK 256u
+ * read almost every byte already). As in mp_unpacker.c, a build may lower it. */
+#ifndef WK_STREAM_ATTEMPT_MIN_CHUNK
+#define WK_STREAM_ATTEMPT_MIN_CHUNK 256u
+#endif
+#define ATTEMPT_MIN_CHUNK WK_STREAM_ATTEMPT_MIN_CHUNK
 
 /*
  * The tree parser on base[0..n) (the rest of the chunk, or the gathered bytes): when the value

@@ -213,8 +213,13 @@ out:
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
-/* Chunks smaller than this get no decode attempt on the gathered bytes (see take). */
-#define ATTEMPT_MIN_CHUNK 256u
+/* Chunks smaller than this get no decode attempt on the gathered bytes (see take); a build
+ * may lower it (the fuzz runs of the stream work did, to reach the attempt with small
+ * chunks). */
+#ifndef WK_STREAM_ATTEMPT_MIN_CHUNK
+#define WK_STREAM_ATTEMPT_MIN_CHUNK 256u
+#endif
+#define ATTEMPT_MIN_CHUNK WK_STREAM_ATTEMPT_MIN_CHUNK
 
 /* The buffer decoder on base[0..n): a tree into *out, or only a check. WK_OK with *vlen = the
  * value's length when it is whole there. */

@@ -16,7 +16,12 @@
  * offsets from the start of the stream and a line:column position.
  *
  * A value whose bytes lie inside the chunk goes straight to the tree parser on the rest of
- * the chunk (one pass); framing is only needed for the value that the chunk cuts.
+ * the chunk (one pass); framing is only needed for the value that the chunk cuts. For trees
+ * not even then, most of the time: when the parser's try on the chunk ends with
+ * WK_ERR_TRUNCATED (the input ran out inside the value), the value is gathered unframed and
+ * parsed again from the gathered bytes once the next chunk's bytes are appended; framing
+ * starts from the value's start only if that try fails too (as in mp_unpacker.c). Events
+ * always frame first: one call hands out one whole value's events.
  */
 #include <emmintrin.h>
 #include <string.h>

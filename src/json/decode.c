@@ -58,7 +58,8 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
     v->ext_type = 0;
     v->reserved = 0;
     if (WK__LIKELY(esc == NULL && !copy)) {
-        v->flags = 0;
+        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8 */
+        v->flags = WK_VALF_PLAIN;
         v->len = (uint32_t)len;
         v->u.str = (const char *)s;
         return true;
@@ -68,8 +69,10 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         wk__json_failed(f, WK_ERR_NOMEM, "out of memory (arena) for a string", s);
         return false;
     }
+    v->flags = WK_VALF_COPIED;
     if (esc == NULL) {
         memcpy(dst, s, len);
+        v->flags = WK_VALF_COPIED | WK_VALF_PLAIN;
     } else {
         len = wk__json_unescape(s, esc, close, dst, f);
         if (len == (size_t)-1) {
@@ -77,7 +80,6 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         }
     }
     dst[len] = 0;
-    v->flags = WK_VALF_COPIED;
     v->len = (uint32_t)len;
     v->u.str = (const char *)dst;
     return true;
@@ -245,6 +247,7 @@ value:
                     goto fail;
                 }
                 v->type = WK_VAL_RAWNUM;
+                v->flags &= (uint8_t)~WK_VALF_PLAIN;
                 break;
             }
             p = e;

@@ -44,6 +44,18 @@ static bool grow_values(parser *ps, size_t n, wk_value **vs)
     return true;
 }
 
+/* wk_arena_alloc(a, size, 16) with its bump inline (one allocation per container). */
+static inline void *arena_take16(wk_arena *a, size_t size)
+{
+    uintptr_t p = ((uintptr_t)a->cur + 15u) & ~(uintptr_t)15u;
+    if (WK__LIKELY(a->cur != NULL && p <= (uintptr_t)a->end &&
+                   size <= (size_t)((uintptr_t)a->end - p))) {
+        a->cur = (uint8_t *)p + size;
+        return (void *)p;
+    }
+    return wk_arena_alloc(a, size, 16);
+}
+
 /* Makes a string node for body s[0..close) (first escape at esc, or NULL). */
 static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc,
                                const uint8_t *close, bool copy, wk_arena *arena,
@@ -327,7 +339,7 @@ after_value:
             wk__json_failed(&f, WK_ERR_RANGE, "container with more than 2^32 elements", p);
             goto fail;
         }
-        wk_value *kids = wk_arena_alloc(arena, count * sizeof(wk_value), 16);
+        wk_value *kids = arena_take16(arena, count * sizeof(wk_value));
         if (kids == NULL) {
             wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for a container", p);
             goto fail;

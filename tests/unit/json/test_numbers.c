@@ -223,3 +223,45 @@ WK_TEST(test_json_numbers_do_not_depend_on_the_locale)
     CHECK(lex_double("-2.25e1", 7, &d));
     CHECK(d == -22.5);
 }
+
+/* The integer part is read eight digits a word at a time when eight bytes of input are left,
+ * byte by byte otherwise: every prefix of these numbers, alone (short input: the byte loop)
+ * and inside an array followed by more digits (the word path, with the non-digit anywhere in
+ * the word), gives the same node, whose value is strtoull's / strtod's. */
+WK_TEST(test_json_integer_word_path_agrees_with_the_byte_path_on_every_prefix)
+{
+    static const char *nums[] = {"1234567890123456789012", "-98765432109876543210",
+                                 "10000000", "90000000000000000009", "7", "-0",
+                                 "123456789.125e3", "18446744073709551615",
+                                 "18446744073709551616", "-9223372036854775808"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0] && !wk__test_failed(); i++) {
+        size_t n = strlen(nums[i]);
+        for (size_t l = 1; l <= n; l++) {
+            char alone[64], inside[96];
+            memcpy(alone, nums[i], l);
+            alone[l] = '\0';
+            snprintf(inside, sizeof inside, "[%s,12345678]", alone);
+            wk_arena a;
+            wk_arena_init(&a, NULL, 0);
+            wk_value *v1 = NULL, *v2 = NULL;
+            wk_status s1 = wk_json_decode_value(alone, l, NULL, &a, &v1, NULL, NULL);
+            wk_status s2 = wk_json_decode_value(inside, strlen(inside), NULL, &a, &v2, NULL, NULL);
+            char last = alone[l - 1];
+            bool valid = last >= '0' && last <= '9';
+            CHECK_MSG((s1 == WK_OK) == valid && (s2 == WK_OK) == valid, "'%s': %s / %s", alone,
+                      wk_status_str(s1), wk_status_str(s2));
+            if (valid && s1 == WK_OK && s2 == WK_OK) {
+                const wk_value *x = &v2->u.items[0];
+                CHECK_MSG(wk_value_equal(v1, x), "'%s': the two paths differ", alone);
+                if (v1->type == WK_VAL_UINT) {
+                    CHECK(v1->u.u == strtoull(alone, NULL, 10));
+                } else if (v1->type == WK_VAL_INT) {
+                    CHECK(v1->u.i == strtoll(alone, NULL, 10));
+                } else {
+                    CHECK(v1->type == WK_VAL_FLOAT && v1->u.f == strtod(alone, NULL));
+                }
+            }
+            wk_arena_free(&a);
+        }
+    }
+}

@@ -197,7 +197,18 @@ value:
         const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
         size_t wl = c == 'f' ? 5 : 4;
         size_t left = (size_t)(end - p);
-        if (memcmp(p, word, left < wl ? left : wl) != 0) {
+        if (WK__LIKELY(left >= 5)) {
+            /* one word compare, no libc call: "true", "null", "fals" + 'e' */
+            uint32_t w4 = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                          (uint32_t)p[3] << 24;
+            bool ok = c == 't'   ? w4 == 0x65757274u
+                      : c == 'n' ? w4 == 0x6c6c756eu
+                                 : w4 == 0x736c6166u && p[4] == 'e';
+            if (WK__UNLIKELY(!ok)) {
+                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
+                goto fail;
+            }
+        } else if (memcmp(p, word, left < wl ? left : wl) != 0) {
             wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
             goto fail;
         }

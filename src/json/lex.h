@@ -116,6 +116,72 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
     return NULL;
 }
 
+/* After a three-byte sequence (CJK text): skips further three-byte sequences four at a time
+ * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, continuation
+ * bytes 10xxxxxx in between, no E0 before 80-9F (overlong) nor ED before A0-BF (surrogate).
+ * Stops at the first group of four that is anything else and leaves it to the caller. */
+static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t *end)
+{
+#if defined(__SSE2__)
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned lead = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
+        unsigned cont = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
+        if ((lead & 0x249u) != 0x249u || (cont & 0xDB6u) != 0xDB6u) {
+            break;
+        }
+        unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
+        unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
+        unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* bit 5 of the next byte */
+        if (((e0 & ~b5) | (ed & b5)) & 0x249u) {
+            break;
+        }
+        p += 12;
+    }
+#else
+    (void)end;
+#endif
+    return p;
+}
+
+/* Validates the run of non-ASCII bytes at p (p < end, p[0] >= 0x80) and returns the first
+ * byte after it (an ASCII byte or `end`), or NULL at an invalid sequence. Two- and three-byte
+ * sequences with three bytes of input left are checked on one word (p[0] lowest): the marker
+ * bits, then the overlongs (C0, C1; E0 followed by 80-9F) and the surrogates (ED followed by
+ * A0-BF) from the low nibble of the lead byte and bit 5 of the next; everything else goes
+ * through wk__json_utf8_one. */
+static inline const uint8_t *wk__json_utf8_run(const uint8_t *p, const uint8_t *end)
+{
+    do {
+        if (WK__LIKELY(end - p >= 3)) {
+            uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+            if ((w & 0xC0C0F0u) == 0x8080E0u) {
+                uint32_t t = w & 0x200Fu;
+                if (WK__LIKELY(t != 0 && t != 0x200Du)) {
+                    p += 3;
+                    p = wk__json_utf8_run3(p, end);
+                    continue;
+                }
+                return NULL;
+            }
+            if ((w & 0xC0E0u) == 0x80C0u) {
+                if (WK__LIKELY((w & 0x1Eu) != 0)) {
+                    p += 2;
+                    continue;
+                }
+                return NULL;
+            }
+        }
+        p = wk__json_utf8_one(p, end);
+        if (p == NULL) {
+            return NULL;
+        }
+    } while (p < end && *p >= 0x80);
+    return p;
+}
+
 /* Non-zero for bytes a string scan must stop at: '"', '\\', < 0x20, >= 0x80. */
 static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -172,13 +238,15 @@ static inline const uint8_t *wk__json_scan_string(const uint8_t *p, const uint8_
             return p;
         }
         if (c >= 0x80) {
-            do {
-                const uint8_t *n = wk__json_utf8_one(p, end);
-                if (n == NULL) {
-                    return wk__json_failed(f, WK_ERR_UTF8, "invalid UTF-8 in string", p);
+            const uint8_t *n = wk__json_utf8_run(p, end);
+            if (n == NULL) {
+                /* the offending sequence, as the one-at-a-time check reports it */
+                while ((n = wk__json_utf8_one(p, end)) != NULL) {
+                    p = n;
                 }
-                p = n;
-            } while (p < end && *p >= 0x80);
+                return wk__json_failed(f, WK_ERR_UTF8, "invalid UTF-8 in string", p);
+            }
+            p = n;
             continue;
         }
         if (c == '\\') {
@@ -367,6 +435,9 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
             /* up to eight leading digits in one word (the eight bytes are inside the input) */
             uint64_t x;
             memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            x = __builtin_bswap64(x); /* p[0] lowest */
+#endif
             unsigned k = wk__json_digits8_count(x);
             if (k < 8) {
                 /* the k digits to the top, '0's below them: same value */

@@ -3,7 +3,8 @@
  * strtod's double in the "C" locale for every number text. Random mantissas of 1 to 40
  * digits over the whole exponent range, exact halfway points between neighbouring doubles
  * (and a hair above and below them, also beyond 800 digits), subnormals, overflow and
- * underflow, and each tier of the converter on its own.
+ * underflow, and each tier of the converter on its own. Also the lexer's word-at-a-time fast
+ * paths against its byte-at-a-time ones on every truncation: integer digits, UTF-8 runs.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -262,6 +263,56 @@ WK_TEST(test_json_integer_word_path_agrees_with_the_byte_path_on_every_prefix)
                 }
             }
             wk_arena_free(&a);
+        }
+    }
+}
+
+/* The reference for wk__json_utf8_run: one sequence at a time with wk__json_utf8_one. */
+static const uint8_t *utf8_run_slow(const uint8_t *p, const uint8_t *end)
+{
+    do {
+        p = wk__json_utf8_one(p, end);
+        if (p == NULL) {
+            return NULL;
+        }
+    } while (p < end && *p >= 0x80);
+    return p;
+}
+
+/* The word and SSE2 paths of the UTF-8 run check (three-byte groups of four, two- and
+ * three-byte words) against the one-at-a-time check, on random mixes of valid sequences of
+ * every length, overlongs, surrogates, stray bytes and ASCII, cut at every length into a
+ * buffer of exactly that size (so ASan sees any read past the end). */
+WK_TEST(test_json_utf8_run_matches_the_one_at_a_time_check_on_every_truncation)
+{
+    static const char *pieces[] = {
+        "\xe6\x97\xa5", "\xe6\x9c\xac", "\xe3\x81\x82", "\xc3\xa9", "\xf0\x9f\x98\x80",
+        "\xe0\xa0\x80", "\xed\x9f\xbf", "\xef\xbf\xbf", /* valid edges */
+        "\xe0\x9f\xbf", "\xed\xa0\x80", "\xc0\xaf", "\xc1\xbf", "\xf5\x80\x80\x80",
+        "\x80", "\xe6\x97", "\xe6\x97\x41", "\xc3", "A", "\xee\x80\x80", "\xdf\xbf"};
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    for (int round = 0; round < 3000 && !wk__test_failed(); round++) {
+        uint8_t text[96];
+        size_t n = 0;
+        text[n++] = 0xe6; /* starts a run: three-byte sequences mostly valid */
+        text[n++] = 0x97;
+        text[n++] = 0xa5;
+        while (n < 80) {
+            /* mostly valid CJK, so that the four-at-a-time path runs */
+            size_t k = rng() % 4 != 0 ? rng() % 3 : rng() % np;
+            size_t l = strlen(pieces[k]);
+            memcpy(text + n, pieces[k], l);
+            n += l;
+        }
+        for (size_t len = 1; len <= n; len++) {
+            uint8_t *buf = malloc(len);
+            CHECK(buf != NULL);
+            memcpy(buf, text, len);
+            const uint8_t *fast = wk__json_utf8_run(buf, buf + len);
+            const uint8_t *slow = utf8_run_slow(buf, buf + len);
+            CHECK_MSG(fast == slow, "round %d, length %zu: %td vs %td", round, len,
+                      fast != NULL ? fast - buf : -1, slow != NULL ? slow - buf : -1);
+            free(buf);
         }
     }
 }

@@ -311,6 +311,10 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
     static const char *docs[] = {
         SEED, "[]", "{}", "[[],{},[{}]]", "\"\\u0001\\\"x\"", "-1.5e-300",
         "{\"a\":{\"b\":{\"c\":[1,2,{\"d\":null}]}},\"e\":[true,false]}",
+        /* the integer printer's word paths: each digit count, both sides of 10^8 and 10^16 */
+        "[0,9,10,99,100,12345678,99999999,100000000,100000001,123456789,1000000000000000,"
+        "9999999999999999,10000000000000000,12345678901234567,18446744073709551615,-1,-10,"
+        "-99999999,-100000000,-9999999999999999,-10000000000000000,-9223372036854775808]",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         check_tree_writer_matches(docs[i], strlen(docs[i]));

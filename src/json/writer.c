@@ -949,8 +949,11 @@ typedef struct cframe {
  */
 static wk_status encode_compact(const wk_value *v, unsigned flags, wk_buf *out, wk_error *err)
 {
-    cframe stack[WK_JSON_WRITER_MAX_DEPTH];
-    size_t depth = 0;
+    cframe stack[WK_JSON_WRITER_MAX_DEPTH]; /* the ancestors of the open container */
+    size_t depth = 0;                        /* open containers */
+    const wk_value *it = NULL;               /* the open container's next child */
+    const wk_value *fend = NULL;             /* and its end */
+    uint8_t close = 0;                       /* and its closing bracket */
     wfail f = {WK_OK, NULL};
     const wk_value *cur = v;
     const wk_value *key = NULL; /* the key of cur when cur is a map value */
@@ -1023,12 +1026,17 @@ enter:
             }
             RELOAD();
         }
-        /* the same pointer for u.pairs: a wk_pair is two wk_value */
-        stack[depth].it = cur->u.items;
-        stack[depth].end =
-            cur->u.items + (cur->type == WK_VAL_MAP ? 2 * (size_t)cur->len : cur->len);
-        stack[depth].close = (uint8_t)(open + 2); /* '{' + 2 == '}', '[' + 2 == ']' */
+        /* the open container lives in it/fend/close; the stack keeps its ancestors */
+        if (depth != 0) {
+            stack[depth - 1].it = it;
+            stack[depth - 1].end = fend;
+            stack[depth - 1].close = close;
+        }
         depth++;
+        /* the same pointer for u.pairs: a wk_pair is two wk_value */
+        it = cur->u.items;
+        fend = cur->u.items + (cur->type == WK_VAL_MAP ? 2 * (size_t)cur->len : cur->len);
+        close = (uint8_t)(open + 2); /* '{' + 2 == '}', '[' + 2 == ']' */
         sep = 0;
         goto next;
     }
@@ -1098,26 +1106,30 @@ enter:
 
 next:
     while (depth > 0) {
-        cframe *fr = &stack[depth - 1];
-        if (fr->it != fr->end) {
-            if (fr->close == '}') {
-                key = fr->it;
-                cur = fr->it + 1;
-                fr->it += 2;
+        if (it != fend) {
+            if (close == '}') {
+                key = it;
+                cur = it + 1;
+                it += 2;
             } else {
-                cur = fr->it++;
+                cur = it++;
             }
             goto enter;
         }
-        depth--;
         if (WK__LIKELY(ROOM(1))) {
-            *d++ = fr->close;
+            *d++ = close;
         } else {
             SYNC();
-            if (put_byte(out, fr->close, &f) != WK_OK) {
+            if (put_byte(out, close, &f) != WK_OK) {
                 goto fail;
             }
             RELOAD();
+        }
+        depth--;
+        if (depth != 0) {
+            it = stack[depth - 1].it;
+            fend = stack[depth - 1].end;
+            close = stack[depth - 1].close;
         }
         sep = ',';
     }

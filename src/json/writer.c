@@ -336,6 +336,63 @@ WK_API size_t wk__json_fmt_u64(uint64_t u, char *d)
     return fmt_u64(u, d);
 }
 
+/* The eight decimal digits of v < 10^8 as ASCII in a word, the first digit in the lowest
+ * byte: the two halves of four digits side by side, then pairs, then digits, each split by a
+ * multiply-shift reciprocal (exact for these ranges). */
+static inline uint64_t digits8(uint32_t v)
+{
+    uint64_t merged = v / 10000u | (uint64_t)(v % 10000u) << 32;
+    uint64_t hundreds = ((merged * 10486u) >> 20) & (0x7Full << 32 | 0x7Full);
+    uint64_t pairs = hundreds | (merged - hundreds * 100u) << 16;
+    uint64_t tens = ((pairs * 103u) >> 10) & (0xFull << 48 | 0xFull << 32 | 0xFull << 16 | 0xFull);
+    uint64_t digits = tens | (pairs - tens * 10u) << 8;
+    return digits + 0x3030303030303030ull;
+}
+
+/* Stores the word x at d, its lowest byte first. */
+static inline void store_le64(uint8_t *d, uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    memcpy(d, &x, 8);
+}
+
+/* v < 10^8 in decimal at d (whole-word store: 8 bytes of room); returns the length. */
+static inline size_t fmt_u27_room(uint32_t v, uint8_t *d)
+{
+    if (v < 100) {
+        if (v < 10) {
+            *d = (uint8_t)('0' + v);
+            return 1;
+        }
+        memcpy(d, wk__digits2 + 2 * v, 2);
+        return 2;
+    }
+    unsigned bits = 32u - (unsigned)__builtin_clz(v);
+    size_t n = ((bits * 1233u) >> 12) + 1u;
+    n -= v < wk__pow10_u64[n - 1];
+    store_le64(d, digits8(v) >> (8 * (8 - n)));
+    return n;
+}
+
+/* Writes u in decimal at d, which has 24 bytes of room: whole-word stores may write past the
+ * digits. Returns the number of digits. Below 10^16 in at most two words (digits8), above
+ * with wk__fmt_u64. */
+static inline size_t fmt_u64_room(uint64_t u, uint8_t *d)
+{
+    if (u < 100000000u) {
+        return fmt_u27_room((uint32_t)u, d);
+    }
+    if (u < 10000000000000000u) {
+        uint64_t hi = u / 100000000u;
+        size_t n = fmt_u27_room((uint32_t)hi, d);
+        store_le64(d + n, digits8((uint32_t)(u - hi * 100000000u)));
+        return n + 8;
+    }
+    return wk__fmt_u64(u, (char *)d);
+}
+
 static size_t fmt_i64(int64_t i, char *d)
 {
     if (i < 0) {
@@ -1062,7 +1119,7 @@ enter:
         if (WK__LIKELY(ROOM(24))) {
             *d = sep;
             d += sep != 0;
-            d += fmt_u64(cur->u.u, (char *)d);
+            d += fmt_u64_room(cur->u.u, d);
             break;
         }
         goto slow;
@@ -1070,7 +1127,12 @@ enter:
         if (WK__LIKELY(ROOM(24))) {
             *d = sep;
             d += sep != 0;
-            d += fmt_i64(cur->u.i, (char *)d);
+            if (cur->u.i < 0) {
+                *d++ = '-';
+                d += fmt_u64_room(0 - (uint64_t)cur->u.i, d);
+            } else {
+                d += fmt_u64_room((uint64_t)cur->u.i, d);
+            }
             break;
         }
         goto slow;

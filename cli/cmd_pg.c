@@ -19,13 +19,20 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: wirekit pg query --dsn DSN [--format json|msgpack] SQL [PARAM...]\n\n"
+            "usage: wirekit pg query --dsn DSN [--format json|msgpack] [--timeout SECONDS]\n"
+            "                        SQL [PARAM...]\n\n"
             "Runs SQL on PostgreSQL and prints each row, decoded from the binary result\n"
             "format: one JSON object per line ({\"column\": value}), or with --format msgpack\n"
             "one MessagePack map per row. PARAMs are bound to $1, $2, ... as text (the server\n"
             "infers their types).\n\n"
             "  --dsn DSN       libpq connection string or URI (default: $WK_PG_DSN)\n"
-            "  --format FMT    json (default) or msgpack\n\n"
+            "  --format FMT    json (default) or msgpack\n"
+            "  --timeout SECS  give up after SECS seconds (decimals allowed; default: none):\n"
+            "                  the server's statement_timeout, the connect timeout, and a\n"
+            "                  client-side deadline that cancels the query even when the\n"
+            "                  server does not answer (exit 1, 'query timed out')\n"
+            "  --max-value-bytes N  largest text one value (a record) is rendered to before\n"
+            "                  it is refused (default 64 MiB)\n\n"
             "Mapping: NULL -> null; bool -> true/false; integers, finite floats and numerics ->\n"
             "numbers with exactly PostgreSQL's digits; json/jsonb -> the embedded value;\n"
             "arrays -> nested arrays; anything else (and NaN/Infinity) -> a string with\n"
@@ -42,7 +49,7 @@ typedef struct out_state {
     wk_sink sink;
 } out_state;
 
-static int print_rows(wk_pq_conn *conn, PGresult *res, bool msgpack)
+static int print_rows(wk_pq_conn *conn, PGresult *res, bool msgpack, size_t max_text)
 {
     wk_pg_plan *plan = NULL;
     wk_error err = {0};
@@ -59,7 +66,7 @@ static int print_rows(wk_pq_conn *conn, PGresult *res, bool msgpack)
     }
     wk_buf scratch;
     wk_buf_init(&scratch, NULL, 0);
-    wk_pg_events ev = {&o.sink, msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &scratch};
+    wk_pg_events ev = {&o.sink, msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &scratch, max_text};
     int rc = WK_EXIT_OK;
     int rows = PQntuples(res);
     for (int i = 0; i < rows; i++) {
@@ -93,11 +100,12 @@ static int print_rows(wk_pq_conn *conn, PGresult *res, bool msgpack)
     return rc;
 }
 
-static int query(const char *dsn, bool msgpack, const char *sql, char **params, int nparams)
+static int query(const char *dsn, bool msgpack, uint32_t timeout_ms, size_t max_text,
+                 const char *sql, char **params, int nparams)
 {
     wk_pq_conn *conn = NULL;
     wk_error err = {0};
-    if (wk_pq_connect(dsn, NULL, &conn, &err) != WK_OK) {
+    if (wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err) != WK_OK) {
         int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
         wk_pq_conn_free(conn);
         return rc;
@@ -123,7 +131,7 @@ static int query(const char *dsn, bool msgpack, const char *sql, char **params, 
         rc = err.code == WK_ERR_IO ? wk_cli_fail("query failed: %s", wk_pq_conn_message(conn))
                                    : wk_cli_fail_at("parameter", &err);
     } else {
-        rc = print_rows(conn, res, msgpack);
+        rc = print_rows(conn, res, msgpack, max_text);
     }
     PQclear(res);
     free(p);
@@ -145,6 +153,8 @@ static int run(int argc, char **argv)
     }
     const char *dsn = getenv("WK_PG_DSN");
     bool msgpack = false;
+    uint32_t timeout_ms = 0;
+    size_t max_text = 0;
     int i = 2;
     for (; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
@@ -159,6 +169,23 @@ static int run(int argc, char **argv)
             } else if (strcmp(f, "json") != 0) {
                 return wk_cli_usage_error("pg", "unknown format '%s' (json or msgpack)", f);
             }
+        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            double secs = strtod(argv[++i], &end);
+            if (end == argv[i] || *end != '\0' || !(secs > 0) || secs > 86400.0) {
+                return wk_cli_usage_error("pg", "--timeout needs seconds, more than 0");
+            }
+            timeout_ms = (uint32_t)(secs * 1000.0 + 0.5);
+            if (timeout_ms == 0) {
+                timeout_ms = 1;
+            }
+        } else if (strcmp(argv[i], "--max-value-bytes") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (end == argv[i] || *end != '\0' || v == 0 || argv[i][0] == '-') {
+                return wk_cli_usage_error("pg", "--max-value-bytes needs a positive number");
+            }
+            max_text = (size_t)v;
         } else if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
@@ -175,9 +202,11 @@ static int run(int argc, char **argv)
         return wk_cli_usage_error("pg", "missing --dsn (or set WK_PG_DSN)");
     }
 #ifdef WK_CLI_HAVE_PQ
-    return query(dsn, msgpack, argv[i], argv + i + 1, argc - i - 1);
+    return query(dsn, msgpack, timeout_ms, max_text, argv[i], argv + i + 1, argc - i - 1);
 #else
     (void)msgpack;
+    (void)timeout_ms;
+    (void)max_text;
     return wk_cli_fail("this wirekit was built without libpq (wirekit-pq)");
 #endif
 }

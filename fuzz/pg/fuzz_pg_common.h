@@ -97,7 +97,7 @@ static void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
             }
         } else if (k == WK_PG_KIND_EVENTS) {
             wk_sink sink = {fuzz_ev, fuzz_ev_err, NULL};
-            wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL};
+            wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL, 0};
             (void)wk_pg_decode(d, p, n, &ev, &arena, &err);
         } else if (k == WK_PG_KIND_ARRAY) {
             if (wk_pg_decode(d, p, n, &out.arr, &arena, &err) == WK_OK) {

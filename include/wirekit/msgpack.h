@@ -223,7 +223,17 @@ WK__MP_HOT uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
 /** Internal: copies `n` <= 31 bytes with at most two overlapping moves of 16, 8 or 4 bytes
  *  (folds to plain stores when `n` is a constant; cheaper than a memcpy call for short
  *  strings). */
-WK__MP_HOT void wk__mp_copy31(uint8_t *d, const void *src, size_t n)
+/* GCC's -Warray-bounds cannot see that `n` fits a short literal source once this is inlined
+ * into an always-inlined writer with a variable length (e.g. wk_mp_writer_str(w, "key", k),
+ * k <= 3): the moves of 8 or 16 are taken only when n is that large. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#if __GNUC__ >= 11
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+#endif
+static inline void wk__mp_copy31(uint8_t *d, const void *src, size_t n)
 {
     const uint8_t *q = (const uint8_t *)src;
     if (n >= 8) {
@@ -243,6 +253,9 @@ WK__MP_HOT void wk__mp_copy31(uint8_t *d, const void *src, size_t n)
         d[n - 1] = q[n - 1];
     }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /** Internal: the inline writers' slow path: grows the buffer (no writer address escapes). */
 static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)

@@ -9,7 +9,8 @@
  * per result decodes every row into C values, value trees or events with no lookups.
  *
  * The session is set to DateStyle=ISO, MDY, IntervalStyle=postgres, TimeZone=UTC,
- * client_encoding=UTF8 and extra_float_digits=1, the settings wirekit's text output follows.
+ * client_encoding=UTF8, extra_float_digits=1 and lc_monetary=C, the settings wirekit's text
+ * output follows.
  * A connection is used by one thread at a time (as a PGconn is).
  */
 #ifndef WIREKIT_PQ_H

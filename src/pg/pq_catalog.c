@@ -6,7 +6,9 @@
  * - domains over a type the registry knows: the base type's codec under the domain's OIDs;
  * - arrays of any of these: through the codec's array OID (typarray);
  * - extension types found by name: citext (text-like) and hstore (its own codec, hstore.c);
- * - composite types: the record codec (composite.c) with the attribute names and types.
+ * - composite types: the record codec (composite.c) with the attribute names and types;
+ * - range and multirange types: the generic range codecs (range.c) over their subtype, whose
+ *   codec is found in the snapshot when a value is decoded (an unknown subtype fails there).
  * Codec structs and their OID arrays are allocated in one block per type and owned by the
  * new snapshot (wk_pg_registry_adopt), so they live exactly as long as it.
  */
@@ -22,9 +24,11 @@ static const char catalog_sql[] =
     "    AND NOT a.attisdropped) END, "
     "  CASE WHEN t.typtype = 'c' THEN (SELECT array_agg(a.atttypid ORDER BY a.attnum) "
     "    FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 "
-    "    AND NOT a.attisdropped) END "
+    "    AND NOT a.attisdropped) END, "
+    "  (SELECT r.rngsubtype FROM pg_range r WHERE r.rngtypid = t.oid "
+    "    OR r.rngmultitypid = t.oid) "
     "FROM pg_type t "
-    "WHERE t.oid >= 16384 AND (t.typtype IN ('e', 'd', 'c') "
+    "WHERE t.oid >= 16384 AND (t.typtype IN ('e', 'd', 'c', 'r', 'm') "
     "  OR (t.typtype = 'b' AND t.typname IN ('citext', 'hstore'))) "
     "ORDER BY t.typtype = 'd', t.oid";
 
@@ -33,6 +37,7 @@ typedef struct owned {
     wk_pg_oid oids[1];
     wk_pg_oid array_oids[1];
     wk__pg_composite *comp; /* composite types: attribute names and types */
+    wk__pg_rng rng;         /* ranges and multiranges: the subtype */
 } owned;
 
 static void owned_free(void *p)
@@ -119,6 +124,8 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
                 break;
             }
             model = &wk__pg_composite_codec;
+        } else if (kind == 'r' || kind == 'm') {
+            model = kind == 'r' ? &wk__pg_range_codec : &wk__pg_multirange_codec;
         }
         if (model == NULL) {
             continue;
@@ -140,6 +147,11 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         o->comp = comp;
         if (comp != NULL) {
             o->codec.data = comp;
+        }
+        if (kind == 'r' || kind == 'm') {
+            o->rng.t = kind == 'r' ? wk__pg_range_rtype : wk__pg_multirange_rtype;
+            o->rng.elem = get_oid(r, i, 7);
+            o->codec.data = &o->rng;
         }
         made[n] = o;
         list[n] = &o->codec;

@@ -66,7 +66,7 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
     wk_status st = run_simple(c,
                               "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
                               "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
-                              "SET extra_float_digits = 1",
+                              "SET extra_float_digits = 1; SET lc_monetary = 'C'",
                               err);
     if (st != WK_OK) {
         return st;

@@ -70,14 +70,9 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
     *out = NULL;
     PGresult *r = PQexec(c->pg, catalog_sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        size_t n = strlen(PQerrorMessage(c->pg));
-        if (n >= sizeof c->message) {
-            n = sizeof c->message - 1;
-        }
-        memcpy(c->message, PQerrorMessage(c->pg), n);
-        c->message[n] = '\0';
+        wk_status st = wk__pq_take_error(c, r, "the catalog query failed", err);
         PQclear(r);
-        return wk__pg_fail(err, WK_ERR_IO, 0, "the catalog query failed");
+        return st;
     }
     int rows = PQntuples(r);
     owned **made = calloc((size_t)rows + 1, sizeof *made);

@@ -208,7 +208,7 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
             }
             for (int format = 1; format >= 0; format--) {
                 PGresult *r = select_sample(name, samples[s][1], format, false);
-                wk_pg_oid oid = (wk_pg_oid)atoi(PQgetvalue(types, t, 0));
+                wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(types, t, 0), NULL, 10);
                 if (format == 1 &&
                     wk_pg_registry_find_decoder(reg, oid, WK_PG_BINARY, WK_PG_KIND_TEXT) ==
                         NULL) {
@@ -293,7 +293,7 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
         PGresult *o = PQexec(pg, sql);
         CHECK_MSG(PQresultStatus(o) == PGRES_TUPLES_OK, "%s: %s", name, PQresultErrorMessage(o));
         char *want = dup_n(PQgetvalue(o, 0, 0), (size_t)PQgetlength(o, 0, 0));
-        wk_pg_oid oid = (wk_pg_oid)atoi(PQgetvalue(o, 0, 1));
+        wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(o, 0, 1), NULL, 10);
         PQclear(o);
         const wk_pg_encoder *e =
             wk_pg_registry_find_encoder_for(reg, oid, WK_PG_BINARY, WK_PG_KIND_TEXT);
@@ -334,4 +334,258 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
            text_only);
     CHECK(sent_binary >= 60);
     wk_buf_free(&out);
+}
+
+/* Runs `sql` through libpq directly (set-up statements). */
+static bool run(PGconn *pg, const char *sql)
+{
+    PGresult *r = PQexec(pg, sql);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (!ok) {
+        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
+    }
+    PQclear(r);
+    return ok;
+}
+
+/* Every column of row 0 of `res` through a TEXT plan of `c` equals `want`'s text columns. */
+static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const char *what)
+{
+    int n = PQnfields(res);
+    wk_pg_kind *kinds = malloc((size_t)n * sizeof *kinds);
+    size_t *offs = malloc((size_t)n * sizeof *offs);
+    wk_buf *bufs = malloc((size_t)n * sizeof *bufs);
+    for (int i = 0; i < n; i++) {
+        kinds[i] = WK_PG_KIND_TEXT;
+        offs[i] = (size_t)i * sizeof(wk_buf);
+        wk_buf_init(&bufs[i], NULL, 0);
+    }
+    wk_pg_plan *plan = NULL;
+    wk_error err = {0};
+    wk_status st = wk_pq_plan(c, res, kinds, offs, &plan, &err);
+    bool *nulls = calloc((size_t)n, sizeof *nulls);
+    if (st == WK_OK) {
+        wk_arena arena;
+        wk_arena_init(&arena, NULL, 0);
+        st = wk_pq_decode_row(plan, res, 0, bufs, nulls, &arena, &err);
+        wk_arena_free(&arena);
+    }
+    char *bad = NULL;
+    for (int i = 0; i < n && st == WK_OK && bad == NULL; i++) {
+        if (!same(&bufs[i], PQgetvalue(want, 0, i), PQgetlength(want, 0, i))) {
+            bad = dup_n((const char *)bufs[i].data, bufs[i].len);
+            wk__test_fail(__FILE__, __LINE__, "%s: column %s: got '%s', server says '%s'", what,
+                          PQfname(res, i), bad, PQgetvalue(want, 0, i));
+        }
+    }
+    if (st != WK_OK) {
+        wk__test_fail(__FILE__, __LINE__, "%s: %s (column %zu)", what, err.msg, err.offset);
+    }
+    free(bad);
+    for (int i = 0; i < n; i++) {
+        wk_buf_free(&bufs[i]);
+    }
+    wk_pg_plan_free(plan);
+    free(kinds);
+    free(offs);
+    free(bufs);
+    free(nulls);
+}
+
+WK_TEST(test_pg_types_a_table_with_a_column_of_every_type_reads_with_select_star)
+{
+    NEED_CONN();
+    PGconn *pg = wk_pq_pgconn(conn);
+    wk_buf create, insert;
+    wk_buf_init(&create, NULL, 0);
+    wk_buf_init(&insert, NULL, 0);
+    wk_buf_append(&create, "CREATE TEMP TABLE every_type (", 30);
+    wk_buf_append(&insert, "INSERT INTO every_type VALUES (", 31);
+    int cols = 0;
+    for (size_t s = 0; s < NSAMPLES; s++) {
+        if (samples[s][1] == NULL || (s > 0 && strcmp(samples[s - 1][0], samples[s][0]) == 0)) {
+            continue; /* the first sample of each type with input */
+        }
+        char col[256];
+        int n = snprintf(col, sizeof col, "%s\"c_%s\" %s, \"a_%s\" %s[]", cols ? ", " : "",
+                         samples[s][0], samples[s][0], samples[s][0], samples[s][0]);
+        wk_buf_append(&create, col, (size_t)n);
+        char *q = PQescapeLiteral(pg, samples[s][1], strlen(samples[s][1]));
+        size_t cap = 2 * strlen(q) + 128;
+        char *val = malloc(cap);
+        n = snprintf(val, cap, "%s%s::%s, array[%s::%s, NULL]", cols ? ", " : "", q, samples[s][0], q,
+                    samples[s][0]);
+        wk_buf_append(&insert, val, (size_t)n);
+        free(val);
+        PQfreemem(q);
+        cols++;
+    }
+    wk_buf_append(&create, ")", 2);
+    wk_buf_append(&insert, ")", 2);
+    CHECK(run(pg, "DROP TABLE IF EXISTS every_type"));
+    CHECK(run(pg, (const char *)create.data));
+    CHECK(run(pg, (const char *)insert.data));
+    wk_buf_free(&create);
+    wk_buf_free(&insert);
+    /* the oracle: the server's text of every column */
+    PGresult *want = PQexec(pg, "SELECT * FROM every_type");
+    CHECK(PQresultStatus(want) == PGRES_TUPLES_OK);
+    PGresult *res = NULL;
+    wk_error err = {0};
+    /* aclitem (no binary output) is in the table: the result must come back in text */
+    CHECK_OK(wk_pq_exec(conn, "SELECT * FROM every_type", NULL, 0, &res, &err));
+    CHECK_EQ(PQfformat(res, 0), 0);
+    check_row_text(conn, res, want, "select * (text fallback)");
+    PQclear(res);
+    PQclear(want);
+    /* without the text-only types the same columns come back in binary */
+    want = PQexec(pg, "SELECT c_point, a_point, c_int4range, a_int4range, c_tsvector, a_money, "
+                      "c_xid8, a_regclass::oid[], c_bit, a_varbit, c_int4multirange FROM "
+                      "every_type");
+    CHECK(PQresultStatus(want) == PGRES_TUPLES_OK);
+    CHECK_OK(wk_pq_exec(conn,
+                        "SELECT c_point, a_point, c_int4range, a_int4range, c_tsvector, a_money, "
+                        "c_xid8, a_regclass, c_bit, a_varbit, c_int4multirange FROM every_type",
+                        NULL, 0, &res, &err));
+    CHECK_EQ(PQfformat(res, 0), 1);
+    check_row_text(conn, res, want, "select (binary)");
+    printf("    %d types in one table\n", cols);
+    PQclear(res);
+    PQclear(want);
+}
+
+WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
+{
+    NEED_CONN();
+    PGconn *pg = wk_pq_pgconn(conn);
+    /* types created after this connection took its snapshot are unknown to it */
+    CHECK(run(pg, "CREATE EXTENSION IF NOT EXISTS citext"));
+    CHECK(run(pg, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
+    CHECK(run(pg, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
+    static const char sql[] =
+        "SELECT 'AbC'::citext AS c, array['x'::citext, NULL] AS ca, "
+        "'[1.5,2.25)'::wk_floatrange AS fr, 'wirekit=r/wirekit'::aclitem AS acl, "
+        "array['wirekit=r/wirekit'::aclitem] AS acla, 'a & b'::tsquery AS q, '((0,0),(1,1))'::box AS bx, "
+        "array['(1,1),(0,0)'::box, '(2,2),(1,1)'] AS bxa";
+    PGresult *want = PQexec(pg, sql);
+    CHECK(PQresultStatus(want) == PGRES_TUPLES_OK);
+    PGresult *res = NULL;
+    wk_error err = {0};
+    CHECK_OK(wk_pq_exec(conn, sql, NULL, 0, &res, &err));
+    CHECK_EQ(PQfformat(res, 0), 0);
+    check_row_text(conn, res, want, "unknown types");
+    PQclear(res);
+    /* a new connection finds the range type in the catalog and reads it in binary */
+    wk_pq_conn *fresh = NULL;
+    CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &fresh, &err));
+    PGresult *w2 = PQexec(pg, "SELECT '[1.5,2.25)'::wk_floatrange, 'empty'::wk_floatrange, "
+                              "array['(,3]'::wk_floatrange]");
+    CHECK_OK(wk_pq_exec(fresh,
+                        "SELECT '[1.5,2.25)'::wk_floatrange, 'empty'::wk_floatrange, "
+                        "array['(,3]'::wk_floatrange]",
+                        NULL, 0, &res, &err));
+    CHECK_EQ(PQfformat(res, 0), 1);
+    check_row_text(fresh, res, w2, "catalog range");
+    PQclear(res);
+    PQclear(w2);
+    /* and its values go as binary parameters */
+    wk_pg_str in = {"[1.5,2.25]", 10};
+    PGresult *o = PQexec(pg, "SELECT 'wk_floatrange'::regtype::oid");
+    wk_pq_param p = {WK_PG_KIND_TEXT, &in, (wk_pg_oid)strtoul(PQgetvalue(o, 0, 0), NULL, 10)};
+    PQclear(o);
+    CHECK_OK(wk_pq_exec(fresh, "SELECT $1::text", &p, 1, &res, &err));
+    CHECK(strcmp(PQgetvalue(res, 0, 0), "[1.5,2.25]") == 0);
+    PQclear(res);
+    /* a text-only type as a parameter goes as text */
+    wk_pg_str acl = {"wirekit=r/wirekit", 17};
+    wk_pq_param pa = {WK_PG_KIND_TEXT, &acl, 1033};
+    CHECK_OK(wk_pq_exec(fresh, "SELECT $1::text", &pa, 1, &res, &err));
+    CHECK(strcmp(PQgetvalue(res, 0, 0), "wirekit=r/wirekit") == 0);
+    PQclear(res);
+    wk_pq_conn_free(fresh);
+    PQclear(want);
+    CHECK(run(pg, "DROP TYPE wk_floatrange CASCADE"));
+}
+
+/* Runs `sql` expecting a server error; checks SQLSTATE and that the psql-style rendering
+ * equals libpq's own message for the result (which is what psql prints). */
+static void check_error(const char *sql, const char *state, wk_status want_st)
+{
+    PGresult *r = NULL;
+    wk_error err = {0};
+    wk_status st = wk_pq_exec(conn, sql, NULL, 0, &r, &err);
+    CHECK_MSG(st == want_st, "%s: status %s", sql, wk_status_str(st));
+    const wk_pq_error *e = wk_pq_last_error(conn);
+    CHECK(e != NULL);
+    CHECK_MSG(strcmp(e->sqlstate, state) == 0, "%s: SQLSTATE %s, want %s", sql, e->sqlstate,
+              state);
+    wk_buf b;
+    wk_buf_init(&b, NULL, 0);
+    CHECK_OK(wk_pq_error_format(e, sql, &b));
+    /* libpq renders the same fields with the statement text it sent */
+    PGresult *lr = PQexec(wk_pq_pgconn(conn), sql);
+    const char *libpq = PQresultErrorMessage(lr);
+    CHECK_MSG(same(&b, libpq, (int)strlen(libpq)), "%s: got\n%.*s\nlibpq says\n%s", sql,
+              (int)b.len, (const char *)b.data, libpq);
+    PQclear(lr);
+    PQclear(r);
+    wk_buf_free(&b);
+}
+
+WK_TEST(test_pg_types_server_errors_carry_sqlstate_and_print_like_psql)
+{
+    NEED_CONN();
+    check_error("SELECT 1/0", "22012", WK_ERR_SERVER);
+    if (wk__test_failed()) {
+        return;
+    }
+    check_error("selec 1", "42601", WK_ERR_SERVER);
+    CHECK_EQ(wk_pq_last_error(conn)->position, 1);
+    check_error("SELECT 1,\n  2 FROM FROM", "42601", WK_ERR_SERVER);
+    check_error("SELECT 1,\r\n\t2 FROM\tFROM", "42601", WK_ERR_SERVER);
+    check_error("SELECT 'a long line to cut' AS aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, "
+                "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, ccccccccccccccccccccccccccccccccccc "
+                "frm x WHERE y = 1 AND z = 2 AND w = 3 AND v = 4 AND u = 5",
+                "42601", WK_ERR_SERVER);
+    check_error("SELECT 'short' frm x WHERE aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 1",
+                "42601", WK_ERR_SERVER);
+    check_error("SELECT nosuchcolumn", "42703", WK_ERR_SERVER);
+    CHECK(run(wk_pq_pgconn(conn), "CREATE TEMP TABLE uq (id int PRIMARY KEY)"));
+    CHECK(run(wk_pq_pgconn(conn), "INSERT INTO uq VALUES (1)"));
+    check_error("INSERT INTO uq VALUES (1)", "23505", WK_ERR_SERVER);
+    CHECK(wk_pq_last_error(conn)->detail != NULL &&
+          strstr(wk_pq_last_error(conn)->detail, "already exists") != NULL);
+    /* success clears the last error */
+    PGresult *r = NULL;
+    wk_error err = {0};
+    CHECK_OK(wk_pq_exec(conn, "SELECT 1", NULL, 0, &r, &err));
+    CHECK(wk_pq_last_error(conn) == NULL);
+    PQclear(r);
+}
+
+WK_TEST(test_pg_types_connection_errors_are_not_query_errors)
+{
+    NEED_CONN();
+    wk_pq_conn *c = NULL;
+    wk_error err = {0};
+    /* nothing listens on port 1 */
+    CHECK_STATUS(wk_pq_connect("host=127.0.0.1 port=1 connect_timeout=5", NULL, &c, &err),
+                 WK_ERR_CONNECT);
+    CHECK(wk_pq_last_error(c) != NULL && wk_pq_last_error(c)->sqlstate[0] == 0);
+    wk_pq_conn_free(c);
+    /* a dropped connection: the server ends the backend */
+    CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &c, &err));
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(wk_pq_pgconn(c)));
+    CHECK(run(wk_pq_pgconn(conn), sql));
+    PGresult *r = NULL;
+    CHECK_STATUS(wk_pq_exec(c, "SELECT 1", NULL, 0, &r, &err), WK_ERR_CONNECT);
+    const wk_pq_error *e = wk_pq_last_error(c);
+    CHECK(e != NULL);
+    /* the server says why (57P01 admin_shutdown) when its report arrived before the close */
+    CHECK_MSG(e->sqlstate[0] == 0 || strcmp(e->sqlstate, "57P01") == 0, "SQLSTATE %s",
+              e->sqlstate);
+    PQclear(r);
+    wk_pq_conn_free(c);
 }

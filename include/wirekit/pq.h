@@ -104,6 +104,32 @@ typedef struct wk_pq_param {
 WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
                             size_t n, PGresult **res, wk_error *err);
 
+/* Flags of wk_pq_send. */
+#define WK_PQ_SEND_SINGLE_ROW 0x01u /* rows arrive one by one (PGRES_SINGLE_TUPLE results) */
+#define WK_PQ_SEND_SIMPLE 0x02u     /* the simple query protocol: several statements separated
+                                       by ';', no parameters, text results */
+
+/**
+ * Sends `sql` like wk_pq_exec (same parameter encoding and result-format choice) without
+ * waiting for the results, which are then read one by one with wk_pq_next; with
+ * WK_PQ_SEND_SINGLE_ROW every row is its own result, so any number of rows is read in
+ * bounded memory. Returns WK_OK, WK_ERR_SERVER (the statement failed to prepare: see
+ * wk_pq_last_error; nothing to read), WK_ERR_CONNECT, WK_ERR_ARG (parameters with
+ * WK_PQ_SEND_SIMPLE), or a parameter's encoding status.
+ */
+WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, unsigned flags, wk_error *err);
+
+/**
+ * The next result of a sent query into `*res` (free with PQclear): WK_OK for a row
+ * (PGRES_SINGLE_TUPLE), the end of a result set (PGRES_TUPLES_OK; with single-row mode it
+ * holds no rows but still describes the columns), a command (PGRES_COMMAND_OK: PQcmdStatus
+ * has its tag, e.g. "INSERT 0 1") or an empty query; WK_ERR_SERVER or WK_ERR_CONNECT for a
+ * failed statement (`*res` is the failed result; see wk_pq_last_error; keep calling until
+ * WK_ERR_EOF); WK_ERR_EOF after the last result (`*res` NULL).
+ */
+WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err);
+
 /**
  * Builds a decode plan for `res`'s columns in the connection's snapshot: column i decodes
  * into kinds[i] at offsets[i] of a row struct (kinds NULL = WK_PG_KIND_EVENTS for all,

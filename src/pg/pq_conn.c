@@ -164,8 +164,12 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     return WK_OK;
 }
 
-WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
-                            size_t n, PGresult **res, wk_error *err)
+#define SEND_ASYNC 0x100u /* run_query: send only (wk_pq_send), results via wk_pq_next */
+
+/* wk_pq_exec and wk_pq_send: encodes the parameters, picks the result format, then runs the
+ * statement and waits (flags 0) or sends it (SEND_ASYNC, plus the WK_PQ_SEND_* flags). */
+static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                           size_t n, PGresult **res, unsigned flags, wk_error *err)
 {
     *res = NULL;
     if (n > 65535) {
@@ -274,7 +278,17 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
         bool prepared = false;
         wk__pq_clear_error(conn);
         st = result_format(conn, sql, types, n, &rfmt, &prepared, res, err);
-        if (st == WK_OK) {
+        if (st == WK_OK && (flags & SEND_ASYNC)) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "sending the query failed", err);
+            } else if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
+                st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
+            }
+        } else if (st == WK_OK) {
             *res = prepared ? PQexecPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
                             : PQexecParams(conn->pg, sql, (int)n, types, vals, lens, fmts, rfmt);
             ExecStatusType s = PQresultStatus(*res);
@@ -294,4 +308,50 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
         free(vals);
     }
     return st;
+}
+
+WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, PGresult **res, wk_error *err)
+{
+    return run_query(conn, sql, params, n, res, 0, err);
+}
+
+WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, unsigned flags, wk_error *err)
+{
+    wk__pq_clear_error(conn);
+    if (flags & WK_PQ_SEND_SIMPLE) {
+        if (n != 0) {
+            return wk__pg_fail(err, WK_ERR_ARG, 0, "the simple protocol takes no parameters");
+        }
+        if (!PQsendQuery(conn->pg, sql)) {
+            return wk__pq_take_error(conn, NULL, "sending the query failed", err);
+        }
+        if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
+            return wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
+        }
+        return WK_OK;
+    }
+    PGresult *failed = NULL;
+    wk_status st = run_query(conn, sql, params, n, &failed, flags | SEND_ASYNC, err);
+    PQclear(failed); /* a describe failure: wk_pq_last_error has its fields */
+    return st;
+}
+
+WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err)
+{
+    *res = PQgetResult(conn->pg);
+    if (*res == NULL) {
+        if (PQstatus(conn->pg) == CONNECTION_BAD && wk_pq_last_error(conn) == NULL) {
+            return wk__pq_take_error(conn, NULL, "the connection was lost", err);
+        }
+        return WK_ERR_EOF;
+    }
+    switch (PQresultStatus(*res)) {
+    case PGRES_SINGLE_TUPLE:
+    case PGRES_TUPLES_OK:
+    case PGRES_COMMAND_OK:
+    case PGRES_EMPTY_QUERY: return WK_OK;
+    default: return wk__pq_take_error(conn, *res, "the query failed", err);
+    }
 }

@@ -313,8 +313,29 @@ WK_API const char *wk_pg_kind_name(wk_pg_kind kind);
 
 /* ---- the built-in codecs ------------------------------------------------------------- */
 
-/** The built-in codecs (every type listed in the OID enum), in registration order. */
+/** The built-in codecs (every base, range and multirange type of PostgreSQL 15's pg_catalog
+ *  and their arrays; those outside the OID enum decode to PostgreSQL text, events and trees
+ *  and encode from text), in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n);
+
+/* ---- range types found in a catalog -------------------------------------------------- */
+
+/** What a range or multirange codec needs to know about its type: the subtype (element) OID.
+ *  The element is decoded and encoded by the subtype's codec found in the registry at call
+ *  time. Must outlive the codec that points at it. */
+typedef struct wk_pg_range_type {
+    wk_pg_oid subtype;
+} wk_pg_range_type;
+
+/**
+ * The range (multirange = false) or multirange template: decodes both formats to PostgreSQL's
+ * text output (range_out / multirange_out), events (a string) and trees; encodes from text
+ * (binary: the literal is parsed as range_in does and each bound encoded by the subtype's
+ * codec). Copy it, set `oids` / `array_oids` / `n_oids` to the type's OIDs and `data` to a
+ * wk_pg_range_type, then add the copy with wk_pg_registry_add. The built-in ranges and
+ * multiranges are such copies.
+ */
+WK_API const wk_pg_codec *wk_pg_range_codec(bool multirange);
 
 /* ---- the registry -------------------------------------------------------------------- */
 

@@ -220,8 +220,7 @@ const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind
 /* ---- rendered types (types_misc.c, range.c) ---- */
 /* Types read as PostgreSQL text: the binary form is rendered into the server's text output,
  * the text form passes through (it is the server's output already); encoding parses text
- * into the binary form where `parse` is given. codec->data points at one of these (first
- * member of the range descriptions). */
+ * into the binary form where `parse` is given. */
 typedef struct wk__pg_rtype {
     /* Appends the text output of binary value p[0..n). `d` is the decoder (ranges reach
      * their element decoder through d->reg). */
@@ -231,25 +230,18 @@ typedef struct wk__pg_rtype {
     wk_status (*parse)(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                        wk_error *err);
 } wk__pg_rtype;
-/* A range or multirange type: `elem` is the subtype, `range` (multiranges) the range type. */
-typedef struct wk__pg_rng {
-    wk__pg_rtype t;
-    wk_pg_oid elem;
-    wk_pg_oid range;
-} wk__pg_rng;
-wk_status wk__pg_r_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
-                            wk_arena *arena, wk_error *err);
-wk_status wk__pg_r_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
-                              wk_arena *arena, wk_error *err);
-wk_status wk__pg_r_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
-                            wk_error *err);
+/* The codec functions of a rendered type `t`: decode to TEXT (a wk_buf) or EVENTS, encode
+ * from TEXT (a wk_pg_str). */
+wk_status wk__pg_r_text(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                        size_t n, void *out, wk_arena *arena, wk_error *err);
+wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                          size_t n, void *out, wk_arena *arena, wk_error *err);
+wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
+                          wk_buf *out, wk_error *err);
 /* The rendered built-in codecs (types_misc.c) and ranges (range.c), listed in builtins. */
 #define WK__PG_N_MISC 24
 #define WK__PG_N_RANGES 12
 extern const wk_pg_codec wk__pg_misc[WK__PG_N_MISC];
 extern const wk_pg_codec wk__pg_ranges[WK__PG_N_RANGES];
-/* Templates for catalog ranges and multiranges: data must point at a wk__pg_rng. */
-extern const wk_pg_codec wk__pg_range_codec, wk__pg_multirange_codec;
-extern const wk__pg_rtype wk__pg_range_rtype, wk__pg_multirange_rtype;
 
 #endif

@@ -37,7 +37,7 @@ typedef struct owned {
     wk_pg_oid oids[1];
     wk_pg_oid array_oids[1];
     wk__pg_composite *comp; /* composite types: attribute names and types */
-    wk__pg_rng rng;         /* ranges and multiranges: the subtype */
+    wk_pg_range_type rng;   /* ranges and multiranges: the subtype */
 } owned;
 
 static void owned_free(void *p)
@@ -120,7 +120,7 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
             }
             model = &wk__pg_composite_codec;
         } else if (kind == 'r' || kind == 'm') {
-            model = kind == 'r' ? &wk__pg_range_codec : &wk__pg_multirange_codec;
+            model = wk_pg_range_codec(kind == 'm');
         }
         if (model == NULL) {
             continue;
@@ -144,8 +144,7 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
             o->codec.data = comp;
         }
         if (kind == 'r' || kind == 'm') {
-            o->rng.t = kind == 'r' ? wk__pg_range_rtype : wk__pg_multirange_rtype;
-            o->rng.elem = get_oid(r, i, 7);
+            o->rng.subtype = get_oid(r, i, 7);
             o->codec.data = &o->rng;
         }
         made[n] = o;

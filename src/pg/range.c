@@ -22,9 +22,10 @@
 #define R_LB_INF 0x08u
 #define R_UB_INF 0x10u
 
-static const wk__pg_rng *rng_of(const wk_pg_codec *c)
+static wk_pg_oid elem_of(const wk_pg_codec *c)
 {
-    return c->data;
+    const wk_pg_range_type *t = c->data;
+    return t != NULL ? t->subtype : 0;
 }
 
 static wk_status oom(wk_error *err, size_t at)
@@ -71,8 +72,6 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
         return oom(err, 0);
     }
     size_t pos = 1;
-    wk_buf tmp;
-    wk_buf_init(&tmp, NULL, 0);
     wk_status st = WK_OK;
     for (int b = 0; b < 2 && st == WK_OK; b++) {
         if (b == 1 && wk_buf_push(out, ',') != WK_OK) {
@@ -92,8 +91,9 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
             st = wk__pg_fail(err, WK_ERR_TRUNCATED, pos - 4, "range bound goes past the end");
             break;
         }
-        wk_buf_clear(&tmp);
-        st = wk_pg_decode(ed, p + pos, (size_t)len, &tmp, NULL, err);
+        /* render in place, then quote in place when range_out would */
+        size_t at = out->len;
+        st = wk_pg_decode(ed, p + pos, (size_t)len, out, NULL, err);
         if (st != WK_OK) {
             if (err != NULL) {
                 err->offset += pos;
@@ -101,24 +101,29 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
             break;
         }
         pos += (size_t)len;
-        bool q = needs_quotes(tmp.data, tmp.len);
-        st = q ? wk_buf_push(out, '"') : WK_OK;
-        for (size_t i = 0; i < tmp.len && st == WK_OK; i++) {
-            if (tmp.data[i] == '"' || tmp.data[i] == '\\') {
-                st = wk_buf_push(out, tmp.data[i]);
+        size_t vlen = out->len - at;
+        if (needs_quotes(out->data + at, vlen)) {
+            size_t extra = 2;
+            for (size_t i = 0; i < vlen; i++) {
+                extra += out->data[at + i] == '"' || out->data[at + i] == '\\';
             }
-            if (st == WK_OK) {
-                st = wk_buf_push(out, tmp.data[i]);
+            if (wk_buf_reserve(out, extra) != WK_OK) {
+                st = oom(err, pos);
+                break;
             }
-        }
-        if (st == WK_OK && q) {
-            st = wk_buf_push(out, '"');
-        }
-        if (st != WK_OK) {
-            st = oom(err, pos);
+            uint8_t *v = out->data + at;
+            size_t w = vlen + extra; /* write backwards from the new end */
+            v[--w] = '"';
+            for (size_t i = vlen; i-- > 0;) {
+                v[--w] = v[i];
+                if (v[i] == '"' || v[i] == '\\') {
+                    v[--w] = v[i];
+                }
+            }
+            v[--w] = '"';
+            out->len += extra;
         }
     }
-    wk_buf_free(&tmp);
     if (st == WK_OK && pos != n) {
         st = wk__pg_fail(err, WK_ERR_TRAILING, pos, "bytes left after the range");
     }
@@ -131,7 +136,7 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
 static wk_status r_range(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                          wk_error *err)
 {
-    return render_range(d->reg, rng_of(d->codec)->elem, p, n, out, err);
+    return render_range(d->reg, elem_of(d->codec), p, n, out, err);
 }
 
 static wk_status r_multirange(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
@@ -160,8 +165,7 @@ static wk_status r_multirange(const wk_pg_decoder *d, const uint8_t *p, size_t n
         if (i > 0 && wk_buf_push(out, ',') != WK_OK) {
             return oom(err, pos);
         }
-        wk_status st = render_range(d->reg, rng_of(d->codec)->elem, p + pos, (size_t)len, out,
-                                    err);
+        wk_status st = render_range(d->reg, elem_of(d->codec), p + pos, (size_t)len, out, err);
         if (st != WK_OK) {
             if (err != NULL) {
                 err->offset += pos;
@@ -309,7 +313,7 @@ static wk_status parse_range(const wk_pg_registry *reg, wk_pg_oid elem, const ui
 static wk_status p_range(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                          wk_error *err)
 {
-    return parse_range(e->reg, rng_of(e->codec)->elem, s, n, out, err);
+    return parse_range(e->reg, elem_of(e->codec), s, n, out, err);
 }
 
 /* The end of the range literal starting at s[i] (one past its closing bracket), or 0. */
@@ -364,7 +368,7 @@ static wk_status p_multirange(const wk_pg_encoder *e, const uint8_t *s, size_t n
         if (wk_buf_append(out, z, 4) != WK_OK) {
             return oom(err, i);
         }
-        wk_status st = parse_range(e->reg, rng_of(e->codec)->elem, s + i, end - i, out, err);
+        wk_status st = parse_range(e->reg, elem_of(e->codec), s + i, end - i, out, err);
         if (st != WK_OK) {
             if (err != NULL) {
                 err->offset += i;
@@ -399,52 +403,79 @@ static wk_status p_multirange(const wk_pg_encoder *e, const uint8_t *s, size_t n
 
 /* ---- codecs ---- */
 
-const wk__pg_rtype wk__pg_range_rtype = {r_range, p_range};
-const wk__pg_rtype wk__pg_multirange_rtype = {r_multirange, p_multirange};
+static const wk__pg_rtype range_rt = {r_range, p_range};
+static const wk__pg_rtype multirange_rt = {r_multirange, p_multirange};
 
-#define R_DEC                                                                                 \
+static wk_status range_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                                wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_text(&range_rt, d, p, n, out, arena, err);
+}
+static wk_status range_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                                  wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_events(&range_rt, d, p, n, out, arena, err);
+}
+static wk_status range_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                                wk_error *err)
+{
+    return wk__pg_r_encode(&range_rt, e, in, out, err);
+}
+static wk_status mrange_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                                 wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_text(&multirange_rt, d, p, n, out, arena, err);
+}
+static wk_status mrange_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n,
+                                   void *out, wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_events(&multirange_rt, d, p, n, out, arena, err);
+}
+static wk_status mrange_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                                 wk_error *err)
+{
+    return wk__pg_r_encode(&multirange_rt, e, in, out, err);
+}
+
+#define DEC(pre)                                                                              \
     {                                                                                         \
-        [WK_PG_KIND_TEXT] = wk__pg_r_dec_text, [WK_PG_KIND_VALUE] = wk__pg_dec_value,         \
-        [WK_PG_KIND_EVENTS] = wk__pg_r_dec_events                                             \
+        [WK_PG_KIND_TEXT] = pre##_dec_text, [WK_PG_KIND_VALUE] = wk__pg_dec_value,            \
+        [WK_PG_KIND_EVENTS] = pre##_dec_events                                                \
     }
-#define R_ENC                                                                                 \
+#define ENC(pre)                                                                              \
     {                                                                                         \
-        [WK_PG_KIND_TEXT] = wk__pg_r_enc_text                                                 \
+        [WK_PG_KIND_TEXT] = pre##_enc_text                                                    \
     }
 
-static const wk_pg_oid placeholder[1] = {0};
+static const wk_pg_oid placeholder[1] = {3831}; /* anyrange: replaced by the copy's OIDs */
 
-/* Templates: the catalog loader copies them with its OIDs and a wk__pg_rng as data. */
-const wk_pg_codec wk__pg_range_codec = {"range",
-                                        placeholder,
-                                        NULL,
-                                        1,
-                                        WK_PG_BOTH_FORMATS,
-                                        K(TEXT) | K(VALUE) | K(EVENTS),
-                                        K(TEXT),
-                                        0,
-                                        0,
-                                        {R_DEC, R_DEC},
-                                        {R_ENC, R_ENC},
-                                        NULL};
-const wk_pg_codec wk__pg_multirange_codec = {"multirange",
-                                             placeholder,
-                                             NULL,
-                                             1,
-                                             WK_PG_BOTH_FORMATS,
-                                             K(TEXT) | K(VALUE) | K(EVENTS),
-                                             K(TEXT),
-                                             0,
-                                             0,
-                                             {R_DEC, R_DEC},
-                                             {R_ENC, R_ENC},
-                                             NULL};
+#define TEMPLATE(name, pre, data)                                                             \
+    {name,                                                                                    \
+     placeholder,                                                                             \
+     NULL,                                                                                    \
+     1,                                                                                       \
+     WK_PG_BOTH_FORMATS,                                                                      \
+     K(TEXT) | K(VALUE) | K(EVENTS),                                                          \
+     K(TEXT),                                                                                 \
+     0,                                                                                       \
+     0,                                                                                       \
+     {DEC(pre), DEC(pre)},                                                                    \
+     {ENC(pre), ENC(pre)},                                                                    \
+     data}
 
-#define RANGE(v, name, oid, arr, elem_oid, range_oid, rt)                                     \
+static const wk_pg_codec range_template = TEMPLATE("range", range, NULL);
+static const wk_pg_codec multirange_template = TEMPLATE("multirange", mrange, NULL);
+
+WK_API const wk_pg_codec *wk_pg_range_codec(bool multirange)
+{
+    return multirange ? &multirange_template : &range_template;
+}
+
+#define RANGE(v, oid, arr, elem_oid)                                                          \
     static const wk_pg_oid v##_o[1] = {oid};                                                  \
     static const wk_pg_oid v##_a[1] = {arr};                                                  \
-    static const wk__pg_rng v##_d = {rt, elem_oid, range_oid}
-#define RC(name, v)                                                                           \
+    static const wk_pg_range_type v##_d = {elem_oid}
+#define RC(name, v, pre)                                                                      \
     {name,                                                                                    \
      v##_o,                                                                                   \
      v##_a,                                                                                   \
@@ -454,27 +485,27 @@ const wk_pg_codec wk__pg_multirange_codec = {"multirange",
      K(TEXT),                                                                                 \
      0,                                                                                       \
      0,                                                                                       \
-     {R_DEC, R_DEC},                                                                          \
-     {R_ENC, R_ENC},                                                                          \
+     {DEC(pre), DEC(pre)},                                                                    \
+     {ENC(pre), ENC(pre)},                                                                    \
      &v##_d}
-#define RR {r_range, p_range}
-#define MR {r_multirange, p_multirange}
 
-RANGE(int4r, "int4range", 3904, 3905, 23, 0, RR);
-RANGE(numr, "numrange", 3906, 3907, 1700, 0, RR);
-RANGE(tsr, "tsrange", 3908, 3909, 1114, 0, RR);
-RANGE(tstzr, "tstzrange", 3910, 3911, 1184, 0, RR);
-RANGE(dater, "daterange", 3912, 3913, 1082, 0, RR);
-RANGE(int8r, "int8range", 3926, 3927, 20, 0, RR);
-RANGE(int4m, "int4multirange", 4451, 6150, 23, 3904, MR);
-RANGE(numm, "nummultirange", 4532, 6151, 1700, 3906, MR);
-RANGE(tsm, "tsmultirange", 4533, 6152, 1114, 3908, MR);
-RANGE(tstzm, "tstzmultirange", 4534, 6153, 1184, 3910, MR);
-RANGE(datem, "datemultirange", 4535, 6155, 1082, 3912, MR);
-RANGE(int8m, "int8multirange", 4536, 6157, 20, 3926, MR);
+RANGE(int4r, 3904, 3905, 23);
+RANGE(numr, 3906, 3907, 1700);
+RANGE(tsr, 3908, 3909, 1114);
+RANGE(tstzr, 3910, 3911, 1184);
+RANGE(dater, 3912, 3913, 1082);
+RANGE(int8r, 3926, 3927, 20);
+RANGE(int4m, 4451, 6150, 23);
+RANGE(numm, 4532, 6151, 1700);
+RANGE(tsm, 4533, 6152, 1114);
+RANGE(tstzm, 4534, 6153, 1184);
+RANGE(datem, 4535, 6155, 1082);
+RANGE(int8m, 4536, 6157, 20);
 
 const wk_pg_codec wk__pg_ranges[WK__PG_N_RANGES] = {
-    RC("int4range", int4r),      RC("numrange", numr),         RC("tsrange", tsr),
-    RC("tstzrange", tstzr),      RC("daterange", dater),       RC("int8range", int8r),
-    RC("int4multirange", int4m), RC("nummultirange", numm),    RC("tsmultirange", tsm),
-    RC("tstzmultirange", tstzm), RC("datemultirange", datem),  RC("int8multirange", int8m)};
+    RC("int4range", int4r, range),       RC("numrange", numr, range),
+    RC("tsrange", tsr, range),           RC("tstzrange", tstzr, range),
+    RC("daterange", dater, range),       RC("int8range", int8r, range),
+    RC("int4multirange", int4m, mrange), RC("nummultirange", numm, mrange),
+    RC("tsmultirange", tsm, mrange),     RC("tstzmultirange", tstzm, mrange),
+    RC("datemultirange", datem, mrange), RC("int8multirange", int8m, mrange)};

@@ -22,10 +22,6 @@
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)
 
-static const wk__pg_rtype *rtype_of(const wk_pg_codec *c)
-{
-    return c->data;
-}
 
 static wk_status full(wk_error *err, size_t at)
 {
@@ -34,8 +30,8 @@ static wk_status full(wk_error *err, size_t at)
 
 /* ---- the generic functions every rendered codec uses ---- */
 
-wk_status wk__pg_r_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
-                            wk_arena *arena, wk_error *err)
+wk_status wk__pg_r_text(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                        size_t n, void *out, wk_arena *arena, wk_error *err)
 {
     (void)arena;
     wk_buf *b = out;
@@ -46,11 +42,11 @@ wk_status wk__pg_r_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
         }
         return wk_buf_append(b, p, n) == WK_OK ? WK_OK : full(err, 0);
     }
-    return rtype_of(d->codec)->render(d, p, n, b, err);
+    return t->render(d, p, n, b, err);
 }
 
-wk_status wk__pg_r_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
-                              wk_arena *arena, wk_error *err)
+wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                          size_t n, void *out, wk_arena *arena, wk_error *err)
 {
     const wk_pg_events *ev = out;
     wk_buf local;
@@ -62,7 +58,7 @@ wk_status wk__pg_r_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n
     wk_buf_clear(scratch);
     wk_pg_decoder td = *d;
     td.kind = WK_PG_KIND_TEXT;
-    wk_status st = wk__pg_r_dec_text(&td, p, n, scratch, arena, err);
+    wk_status st = wk__pg_r_text(t, &td, p, n, scratch, arena, err);
     if (st == WK_OK) {
         wk_event x;
         x.type = WK_EV_STR;
@@ -80,7 +76,8 @@ wk_status wk__pg_r_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n
     return st;
 }
 
-wk_status wk__pg_r_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
+wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
+                          wk_buf *out, wk_error *err)
 {
     const wk_pg_str *s = in;
     const uint8_t *p = (const uint8_t *)s->ptr;
@@ -91,7 +88,6 @@ wk_status wk__pg_r_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
     if (e->format == WK_PG_TEXT) {
         return wk_buf_append(out, p, s->len) == WK_OK ? WK_OK : full(err, 0);
     }
-    const wk__pg_rtype *t = rtype_of(e->codec);
     if (t->parse == NULL) {
         return wk__pg_fail(err, WK_ERR_UNSUPPORTED, 0,
                            "this type is sent in the text format only");
@@ -102,6 +98,25 @@ wk_status wk__pg_r_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
         out->len = start;
     }
     return st;
+}
+
+/* The misc codecs keep their wk__pg_rtype in codec->data. */
+static wk_status misc_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                               wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_text(d->codec->data, d, p, n, out, arena, err);
+}
+
+static wk_status misc_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                                 wk_arena *arena, wk_error *err)
+{
+    return wk__pg_r_events(d->codec->data, d, p, n, out, arena, err);
+}
+
+static wk_status misc_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                               wk_error *err)
+{
+    return wk__pg_r_encode(e->codec->data, e, in, out, err);
 }
 
 /* ---- small helpers ---- */
@@ -940,12 +955,12 @@ RT(rt_tsvector, r_tsvector, NULL);
 
 #define R_DEC                                                                                 \
     {                                                                                         \
-        [WK_PG_KIND_TEXT] = wk__pg_r_dec_text, [WK_PG_KIND_VALUE] = wk__pg_dec_value,         \
-        [WK_PG_KIND_EVENTS] = wk__pg_r_dec_events                                             \
+        [WK_PG_KIND_TEXT] = misc_dec_text, [WK_PG_KIND_VALUE] = wk__pg_dec_value,             \
+        [WK_PG_KIND_EVENTS] = misc_dec_events                                                 \
     }
 #define R_ENC                                                                                 \
     {                                                                                         \
-        [WK_PG_KIND_TEXT] = wk__pg_r_enc_text                                                 \
+        [WK_PG_KIND_TEXT] = misc_enc_text                                                     \
     }
 
 #define RC(name, rt, formats, v) RCF(name, rt, formats, v, R_DEC, R_ENC)

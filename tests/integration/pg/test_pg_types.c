@@ -462,6 +462,9 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     CHECK(run(pg, "CREATE EXTENSION IF NOT EXISTS citext"));
     CHECK(run(pg, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
     CHECK(run(pg, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
+    CHECK(run(pg, "DROP TYPE IF EXISTS wk_textrange CASCADE"));
+    CHECK(run(pg, "CREATE TYPE wk_textrange AS RANGE (subtype = text, "
+                  "multirange_type_name = wk_textmultirange)"));
     static const char sql[] =
         "SELECT 'AbC'::citext AS c, array['x'::citext, NULL] AS ca, "
         "'[1.5,2.25)'::wk_floatrange AS fr, 'wirekit=r/wirekit'::aclitem AS acl, "
@@ -478,12 +481,13 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     /* a new connection finds the range type in the catalog and reads it in binary */
     wk_pq_conn *fresh = NULL;
     CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &fresh, &err));
-    PGresult *w2 = PQexec(pg, "SELECT '[1.5,2.25)'::wk_floatrange, 'empty'::wk_floatrange, "
-                              "array['(,3]'::wk_floatrange]");
-    CHECK_OK(wk_pq_exec(fresh,
-                        "SELECT '[1.5,2.25)'::wk_floatrange, 'empty'::wk_floatrange, "
-                        "array['(,3]'::wk_floatrange]",
-                        NULL, 0, &res, &err));
+    static const char rq[] =
+        "SELECT '[1.5,2.25)'::wk_floatrange, 'empty'::wk_floatrange, "
+        "array['(,3]'::wk_floatrange], E'[\"a\\\\\"b\",\"x y\")'::wk_textrange, "
+        "E'{[\"\",a), (\"(\",\")\"]}'::wk_textmultirange";
+    PGresult *w2 = PQexec(pg, rq);
+    CHECK_MSG(PQresultStatus(w2) == PGRES_TUPLES_OK, "%s", PQresultErrorMessage(w2));
+    CHECK_OK(wk_pq_exec(fresh, rq, NULL, 0, &res, &err));
     CHECK_EQ(PQfformat(res, 0), 1);
     check_row_text(fresh, res, w2, "catalog range");
     PQclear(res);
@@ -505,6 +509,7 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     wk_pq_conn_free(fresh);
     PQclear(want);
     CHECK(run(pg, "DROP TYPE wk_floatrange CASCADE"));
+    CHECK(run(pg, "DROP TYPE wk_textrange CASCADE"));
 }
 
 /* Runs `sql` expecting a server error; checks SQLSTATE and that the psql-style rendering

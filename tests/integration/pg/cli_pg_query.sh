@@ -59,13 +59,11 @@ out=$("$wirekit" pg query --dsn "$WK_PG_DSN" --null '\N' --rows-as arrays \
   'SELECT $1::int IS NULL, $2::text, NULL::json, $3::json' '\N' 'x' 'null')
 [ "$out" = '[true,"x",null,"null"]' ] || { echo "arrays/--null output: $out"; exit 1; }
 
-# No --dsn: the libpq environment.
-out=$(env -u WK_PG_DSN PGSERVICEFILE="$tmp/none" PGDATABASE=postgres \
-  sh -c "PGHOST=\$(echo '$WK_PG_DSN' | sed -n 's/.*host=\\([^ ]*\\).*/\\1/p') \
-         PGPORT=\$(echo '$WK_PG_DSN' | sed -n 's/.*port=\\([^ ]*\\).*/\\1/p') \
-         PGUSER=\$(echo '$WK_PG_DSN' | sed -n 's/.*user=\\([^ ]*\\).*/\\1/p') \
-         '$wirekit' pg query 'SELECT current_database() AS db'")
-[ "$out" = '{"db":"postgres"}' ] || { echo "environment connection: $out"; exit 1; }
+# No --dsn: the libpq environment, here a service file naming the test server.
+{ echo "[wk_test]"; for kv in $WK_PG_DSN; do echo "$kv"; done; } > "$tmp/pg_service.conf"
+out=$(env -u WK_PG_DSN PGSERVICEFILE="$tmp/pg_service.conf" PGSERVICE=wk_test \
+  "$wirekit" pg query 'SELECT current_database() AS db')
+[ "$out" = '{"db":"postgres"}' ] || { echo "service-file connection: $out"; exit 1; }
 
 # CSV byte-identical to psql --csv (when psql is installed).
 if command -v psql >/dev/null 2>&1; then

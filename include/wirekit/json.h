@@ -32,11 +32,11 @@ extern "C" {
 /* ---- reading ------------------------------------------------------------------------------ */
 
 /* Reader flags (wk_read_opts.flags). Zero is strict RFC 8259, one value per input. */
-#define WK_JSON_READ_RAW_NUMBERS 0x01u /* numbers as WK_EV_RAWNUM / WK_VAL_RAWNUM text */
-#define WK_JSON_READ_MULTI 0x02u       /* several values separated by whitespace (JSON Lines) */
-#define WK_JSON_READ_ALLOW_TRAILING 0x04u /* stop after the first value; ignore what follows */
-#define WK_JSON_READ_ALLOW_BOM 0x08u   /* skip one leading UTF-8 byte order mark */
-#define WK_JSON_READ_NAN_INF 0x10u     /* accept NaN, Infinity, -Infinity (not JSON) */
+#define WK_JSON_READ_RAW_NUMBERS 0x01u /**< numbers as WK_EV_RAWNUM / WK_VAL_RAWNUM text */
+#define WK_JSON_READ_MULTI 0x02u       /**< several values separated by whitespace (JSON Lines) */
+#define WK_JSON_READ_ALLOW_TRAILING 0x04u /**< stop after the first value; ignore what follows */
+#define WK_JSON_READ_ALLOW_BOM 0x08u   /**< skip one leading UTF-8 byte order mark */
+#define WK_JSON_READ_NAN_INF 0x10u     /**< accept NaN, Infinity, -Infinity (not JSON) */
 
 /** Default nesting limit of the reader and the tree decoder. */
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
@@ -44,18 +44,20 @@ extern "C" {
 
 /** The event reader. Treat as opaque; lives on the caller's stack or heap. */
 typedef struct wk_json_reader {
-    const uint8_t *start, *p, *end;
-    wk_arena *arena; /* where escaped strings go; NULL = scratch (valid until the next call) */
-    wk_buf scratch;
-    unsigned flags;
-    uint32_t max_depth;
-    uint32_t depth;
-    uint32_t state;
-    uint32_t values; /* top-level values read */
-    uint64_t *stack; /* one bit per level: 1 = object; inline up to 512 levels */
-    uint64_t inline_stack[8];
-    const wk_allocator *alloc;
-    wk_error err;
+    const uint8_t *start; /**< internal: first input byte */
+    const uint8_t *p;     /**< internal: next input byte */
+    const uint8_t *end;   /**< internal: end of the input */
+    wk_arena *arena; /**< where escaped strings go; NULL = scratch (valid until the next call) */
+    wk_buf scratch; /**< internal: escaped strings when no arena is given */
+    unsigned flags; /**< internal: reader flags */
+    uint32_t max_depth; /**< internal: nesting limit */
+    uint32_t depth; /**< internal: open containers */
+    uint32_t state; /**< internal: parser state */
+    uint32_t values; /**< top-level values read */
+    uint64_t *stack; /**< one bit per level: 1 = object; inline up to 512 levels */
+    uint64_t inline_stack[8]; /**< internal: the stack of the first 512 levels */
+    const wk_allocator *alloc; /**< internal: scratch allocator */
+    wk_error err; /**< internal: the latched error */
 } wk_json_reader;
 
 /**
@@ -110,16 +112,24 @@ WK_API void wk_json_reader_free(wk_json_reader *r);
  * converted); with WK_JSON_READ_RAW_NUMBERS every number is raw text, so they return
  * WK_ERR_TYPE (read it with next()).
  */
-WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r); /* '{' (WK_EV_MAP) */
-WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);  /* '[' (WK_EV_ARRAY) */
+/** Typed read of the '{' that opens an object (WK_EV_MAP). */
+WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r);
+/** Typed read of the '[' that opens an array (WK_EV_ARRAY). */
+WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);
 /** The next key of the current object. WK_ERR_STATE (nothing consumed, not latched) at its
  *  '}' and when no key is due (not inside an object, or its value is next). */
 WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n);
+/** Typed read of a string value: `*s`, `*n` (a view, see above). */
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n);
+/** Typed read of an integer in int64 range. */
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v);
+/** Typed read of a non-negative integer in uint64 range. */
 WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v);
+/** Typed read of any number, as a double (integers converted). */
 WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v);
+/** Typed read of `true` or `false`. */
 WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v);
+/** Typed read of `null`. */
 WK_API wk_status wk_json_reader_nil(wk_json_reader *r);
 /** Skips one whole value (a container with everything in it); WK_ERR_STATE (nothing
  *  consumed) at an END. */
@@ -151,27 +161,28 @@ WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t
 /* ---- writing ------------------------------------------------------------------------------ */
 
 /* Writer flags (wk_json_write_opts.flags). Zero is compact RFC 8259 output. */
-#define WK_JSON_WRITE_PRETTY 0x01u  /* newlines and indentation (see indent) */
-#define WK_JSON_WRITE_NAN_INF 0x02u /* write NaN, Infinity, -Infinity instead of failing */
-#define WK_JSON_WRITE_NEWLINE 0x04u /* end every top-level value with '\n' (JSON Lines) */
+#define WK_JSON_WRITE_PRETTY 0x01u  /**< newlines and indentation (see indent) */
+#define WK_JSON_WRITE_NAN_INF 0x02u /**< write NaN, Infinity, -Infinity instead of failing */
+#define WK_JSON_WRITE_NEWLINE 0x04u /**< end every top-level value with '\n' (JSON Lines) */
 
 /** Deepest nesting the writer accepts. */
 #define WK_JSON_WRITER_MAX_DEPTH 1024
 
+/** Writer options; zero-initialised options are the defaults (compact). */
 typedef struct wk_json_write_opts {
-    unsigned flags;  /* WK_JSON_WRITE_* */
-    uint32_t indent; /* spaces per level when pretty; 0 = 2; at most 16 */
+    unsigned flags;  /**< WK_JSON_WRITE_* */
+    uint32_t indent; /**< spaces per level when pretty; 0 = 2; at most 16 */
 } wk_json_write_opts;
 
 /** The event writer. Treat as opaque. */
 typedef struct wk_json_writer {
-    wk_buf *out;
-    unsigned flags;
-    uint32_t indent;
-    uint32_t depth;
-    uint64_t values; /* top-level values written */
-    wk_error err;
-    /* Per level (frame[0] = top level): object?, has items?, after key?, and a stop bit that
+    wk_buf *out; /**< internal: where bytes go */
+    unsigned flags; /**< internal: WK_JSON_WRITE_* flags */
+    uint32_t indent; /**< internal: spaces per level */
+    uint32_t depth; /**< internal: open containers */
+    uint64_t values; /**< top-level values written */
+    wk_error err; /**< internal: the latched error */
+    /** Per level (frame[0] = top level): object?, has items?, after key?, and a stop bit that
      * keeps the inline paths out (top level, pretty output, an error latched). */
     uint8_t frame[WK_JSON_WRITER_MAX_DEPTH + 1];
 } wk_json_writer;
@@ -323,6 +334,7 @@ static inline uint8_t *wk__jw_value_sep(uint8_t *d, uint8_t *fr, uint8_t v)
  * always up to date. Like every writer call they are no-ops returning the latched error
  * once one is latched.
  */
+/** Typed write of the opening of an object (WK_EV_MAP with an unknown count). */
 static inline wk_status wk_json_writer_begin_map(wk_json_writer *w)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -345,6 +357,7 @@ static inline wk_status wk_json_writer_begin_map(wk_json_writer *w)
     return wk__json_writer_begin_slow(w, true);
 }
 
+/** Typed write of the opening of an array (WK_EV_ARRAY with an unknown count). */
 static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -367,6 +380,7 @@ static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
     return wk__json_writer_begin_slow(w, false);
 }
 
+/** Typed write of the end of the innermost open object or array (WK_EV_END). */
 static inline wk_status wk_json_writer_end(wk_json_writer *w)
 {
     uint8_t v = w->frame[w->depth];
@@ -385,6 +399,7 @@ static inline wk_status wk_json_writer_end(wk_json_writer *w)
     return wk__json_writer_end_slow(w);
 }
 
+/** Typed write of an object key `s[0..n)` (WK_ERR_STATE when no key is due). */
 static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, size_t n)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -407,6 +422,7 @@ static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, siz
     return wk__json_writer_key_slow(w, s, n);
 }
 
+/** Typed write of the string `s[0..n)` (UTF-8, escaped as needed). */
 static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, size_t n)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -429,6 +445,7 @@ static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, siz
     return wk__json_writer_str_slow(w, s, n);
 }
 
+/** Typed write of an unsigned integer. */
 static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -452,6 +469,7 @@ static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
     return wk__json_writer_uint_slow(w, u);
 }
 
+/** Typed write of a signed integer. */
 static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -480,6 +498,7 @@ static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
     return wk__json_writer_int_slow(w, i);
 }
 
+/** Typed write of `true` or `false`. */
 static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -499,6 +518,7 @@ static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
     return wk__json_writer_bool_slow(w, b);
 }
 
+/** Typed write of `null`. */
 static inline wk_status wk_json_writer_nil(wk_json_writer *w)
 {
     uint8_t *fr = &w->frame[w->depth];
@@ -513,6 +533,8 @@ static inline wk_status wk_json_writer_nil(wk_json_writer *w)
     return wk__json_writer_null_slow(w);
 }
 
+/** Writes a double as the shortest text that reads back to it (WK_ERR_ARG for NaN and
+ * infinities unless WK_JSON_WRITE_NAN_INF). */
 WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d);
 
 /** Fills `sink` with this writer's event interface. */
@@ -521,6 +543,8 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink);
 /** Checks that every container was closed; returns WK_OK, the latched error, or WK_ERR_STATE
  *  (a value left open). `err` (may be NULL) gets the details, offset into the output. */
 WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err);
+/** Checks that every container was closed and returns the latched error, or WK_ERR_STATE for
+ * an unfinished document; `err` gets the details. */
 static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth == 0 && err == NULL) {

@@ -45,37 +45,40 @@ extern "C" {
 /** Serialized forms up to this size are cached inside the object; longer ones on the heap. */
 #define WK_MT_RENDER_INLINE 128
 
+/** One parameter of a media type. */
 typedef struct wk_mt_param {
-    wk_text_slice name;  /* as written; names compare case-insensitively */
-    wk_text_slice value; /* as written; a quoted value is the text between the quotes */
-    uint8_t quoted;      /* the value was a quoted string */
-    uint8_t escaped;     /* the quoted value holds backslash escapes: see wk_mt_param_value */
+    wk_text_slice name;  /**< as written; names compare case-insensitively */
+    wk_text_slice value; /**< as written; a quoted value is the text between the quotes */
+    uint8_t quoted;      /**< the value was a quoted string */
+    uint8_t escaped;     /**< the quoted value holds backslash escapes: see wk_mt_param_value */
 } wk_mt_param;
 
+/** A parsed or built media type: views of the type, subtype and parameters, and an internal
+ * render cache. Initialise with WK_MT_INIT or wk_mt_init(); release with wk_mt_release(). */
 typedef struct wk_media_type {
-    /* Views of the input as written (compare case-insensitively); for a well-known type,
+    /** Views of the input as written (compare case-insensitively); for a well-known type,
      * views of the table's lowercase essence instead. */
     wk_text_slice type;
-    wk_text_slice subtype;
-    wk_text_slice essence; /* "type/subtype" */
-    uint16_t id;           /* well-known id (wk_mt_known_get), 0 when not in the table */
-    uint8_t nparams;
-    uint8_t canonical; /* internal: which styles the input is already the serialization of */
-    wk_mt_param params[WK_MT_MAX_PARAMS];
-    /* ---- internal: the render cache (wk_mt_render) ---- */
-    wk_text_slice input;      /* the parsed text, whitespace-trimmed */
-    uint8_t cache_kind;       /* 0 none, 1 external view, 2 inline, 3 heap */
-    uint8_t cache_styles;     /* bit (1 << style) set: the cache holds that style's form */
-    wk_text_slice cache_view; /* the cached form (for kind 2, only its length is used) */
-    size_t cache_heap_cap;
-    const wk_allocator *cache_alloc;
-    char cache_inline[WK_MT_RENDER_INLINE];
+    wk_text_slice subtype; /**< the subtype, as written */
+    wk_text_slice essence; /**< "type/subtype" */
+    uint16_t id;           /**< well-known id (wk_mt_known_get), 0 when not in the table */
+    uint8_t nparams; /**< parameters in `params` */
+    uint8_t canonical; /**< internal: which styles the input is already the serialization of */
+    wk_mt_param params[WK_MT_MAX_PARAMS]; /**< the parameters, in input order, duplicates removed */
+    /** ---- internal: the render cache (wk_mt_render) ---- */
+    wk_text_slice input;      /**< the parsed text, whitespace-trimmed */
+    uint8_t cache_kind;       /**< 0 none, 1 external view, 2 inline, 3 heap */
+    uint8_t cache_styles;     /**< bit (1 << style) set: the cache holds that style's form */
+    wk_text_slice cache_view; /**< the cached form (for kind 2, only its length is used) */
+    size_t cache_heap_cap; /**< internal: heap render buffer size */
+    const wk_allocator *cache_alloc; /**< internal: allocator of the heap render buffer */
+    char cache_inline[WK_MT_RENDER_INLINE]; /**< internal: inline render buffer */
 } wk_media_type;
 
 /** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
  *  cache. `wk_media_type mt = WK_MT_INIT;` */
 #ifdef __cplusplus
-#define WK_MT_INIT {} /* C++: value-initialised, no missing-initializer warning */
+#define WK_MT_INIT {} /**< C++: value-initialised, no missing-initializer warning */
 #else
 #define WK_MT_INIT {0}
 #endif
@@ -112,8 +115,8 @@ WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t esse
 
 /**
  * Appends the serialization of *mt to `out` (not cached): lowercase type, subtype and
- * parameter names; values that are empty or not all token bytes quoted, with `"` and `\`
- * escaped; parameters joined by ";" (WK_MT_STYLE_WHATWG) or "; " (WK_MT_STYLE_SPACE).
+ * parameter names; values that are empty or not all token bytes quoted, with double quotes
+ * and backslashes escaped; parameters joined by ";" (WK_MT_STYLE_WHATWG) or "; " (WK_MT_STYLE_SPACE).
  * Returns the buffer's status (WK_ERR_LIMIT, WK_ERR_NOMEM); on error `out` is unchanged.
  */
 WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out,
@@ -172,15 +175,16 @@ WK_API bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b);
 
 /* ---- well-known media types (generated from mime-db) ---------------------------------- */
 
+/** An entry of the built-in table of well-known media types (mime-db). */
 typedef struct wk_mt_known {
-    const char *essence; /* lowercase "type/subtype", NUL-terminated */
-    uint32_t essence_len;
-    const char *charset; /* mime-db's default charset ("UTF-8"), NULL when none */
-    int8_t compressible; /* 1 yes, 0 no, -1 unknown */
-    uint8_t source;      /* 0 none, 1 IANA, 2 Apache, 3 nginx */
-    uint16_t nextensions;
-    const char *const *extensions; /* lowercase, without the dot; the first is preferred */
-    const char *render_utf8[2];    /* "<essence>;charset=utf-8" and "<essence>; charset=utf-8"
+    const char *essence; /**< lowercase "type/subtype", NUL-terminated */
+    uint32_t essence_len; /**< length of `essence` */
+    const char *charset; /**< mime-db's default charset ("UTF-8"), NULL when none */
+    int8_t compressible; /**< 1 yes, 0 no, -1 unknown */
+    uint8_t source;      /**< 0 none, 1 IANA, 2 Apache, 3 nginx */
+    uint16_t nextensions; /**< entries in `extensions` */
+    const char *const *extensions; /**< lowercase, without the dot; the first is preferred */
+    const char *render_utf8[2];    /**< "<essence>;charset=utf-8" and "<essence>; charset=utf-8"
                                       for UTF-8 and text types, else NULL */
 } wk_mt_known;
 
@@ -202,9 +206,9 @@ enum {
     WK_MT_SLOT_TYPE = 0,
     WK_MT_SLOT_SUBTYPE = 1,
     WK_MT_SLOT_NAME = 2,
-    WK_MT_SLOT_VALUE = 3,  /* an unquoted value */
-    WK_MT_SLOT_QVALUE = 4, /* a quoted value's text between the quotes, escapes included */
-    WK_MT_SLOT_QTAIL = 5   /* WHATWG: the lone "\" ending an unterminated quoted value */
+    WK_MT_SLOT_VALUE = 3,  /**< an unquoted value */
+    WK_MT_SLOT_QVALUE = 4, /**< a quoted value's text between the quotes, escapes included */
+    WK_MT_SLOT_QTAIL = 5   /**< WHATWG: the lone "\" ending an unterminated quoted value */
 };
 
 /**

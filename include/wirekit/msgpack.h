@@ -36,30 +36,32 @@ extern "C" {
 /* ==== writer ================================================================================ */
 
 /* An open container of the event sink (internal to the writer). */
+/** An open container of the event sink (internal to the writer). */
 typedef struct wk_mp_frame {
-    size_t header;     /* offset of the container's header in the output */
-    uint64_t seen;     /* elements written so far (keys and values count separately) */
-    uint64_t declared; /* elements declared (2n for maps), UINT64_MAX when unknown */
-    uint8_t is_map;
+    size_t header;     /**< offset of the container's header in the output */
+    uint64_t seen;     /**< elements written so far (keys and values count separately) */
+    uint64_t declared; /**< elements declared (2n for maps), UINT64_MAX when unknown */
+    uint8_t is_map; /**< the container is a map */
 } wk_mp_frame;
 
-#define WK_MP_WRITER_INLINE_FRAMES 8
+#define WK_MP_WRITER_INLINE_FRAMES 8 /**< containers the event sink tracks without allocating */
 
+/** The MessagePack writer. Treat as opaque; lives on the caller's stack or heap. */
 typedef struct wk_mp_writer {
-    uint8_t *pos;     /* next output byte, inside out->data */
-    uintptr_t lim;    /* capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
+    uint8_t *pos;     /**< next output byte, inside out->data */
+    uintptr_t lim;    /**< capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
                        * is no buffer or an error is latched, which sends every write to the
                        * slow path */
-    wk_buf *out;      /* where bytes go; out->len is synced by flush/finish */
-    wk_status status; /* first error, sticky */
-    const char *msg;  /* static message of the first error */
-    size_t err_offset;
-    /* Event-sink state (used only through wk_mp_writer_sink). */
-    wk_mp_frame *frames; /* NULL = inline_frames */
-    uint32_t depth;
-    uint32_t frames_cap;
-    bool finished;
-    wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES];
+    wk_buf *out;      /**< where bytes go; out->len is synced by flush/finish */
+    wk_status status; /**< first error, sticky */
+    const char *msg;  /**< static message of the first error */
+    size_t err_offset; /**< offset of the first error */
+    /** Event-sink state (used only through wk_mp_writer_sink). */
+    wk_mp_frame *frames; /**< NULL = inline_frames */
+    uint32_t depth; /**< open containers */
+    uint32_t frames_cap; /**< capacity of `frames` */
+    bool finished; /**< wk_mp_writer_finish() was called */
+    wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES]; /**< the first frames, no allocation */
 } wk_mp_writer;
 
 /** What the growth slow path hands back (internal): the new cursor and end, or on failure
@@ -264,6 +266,7 @@ static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
     (WK__MP_FAST((uintptr_t)(w)->pos < (w)->lim) || wk__mp_room_slow((w), (exact)))
 
 /* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
+/** Encodes an unsigned integer in its shortest form into `p`; returns the new end. */
 static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
 {
     if (u <= 0x7f) {
@@ -287,6 +290,7 @@ static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
     return wk__mp_store64(p + 1, u);
 }
 
+/** Encodes a signed integer in its shortest form (non-negative ones as unsigned). */
 static inline uint8_t *wk_mp_encode_int(uint8_t *p, int64_t i)
 {
     if (i >= 0) {
@@ -335,10 +339,12 @@ static inline uint8_t *wk__mp_encode_header(uint8_t *p, uint32_t n, uint32_t fix
     return wk__mp_store32(p + 1, n);
 }
 
+/** Encodes the header of a str of `len` bytes (fixstr, str8, str16 or str32). */
 static inline uint8_t *wk_mp_encode_str_header(uint8_t *p, uint32_t len)
 {
     return wk__mp_encode_header(p, len, 31, 0xa0, 0xd9, 0xda, 0xdb);
 }
+/** Encodes the header of a bin of `len` bytes (bin8, bin16 or bin32). */
 static inline uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
 {
     if (len <= 0xff) {
@@ -353,10 +359,12 @@ static inline uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
     *p = 0xc6;
     return wk__mp_store32(p + 1, len);
 }
+/** Encodes the header of an array of `n` elements. */
 static inline uint8_t *wk_mp_encode_array_header(uint8_t *p, uint32_t n)
 {
     return wk__mp_encode_header(p, n, 15, 0x90, 0, 0xdc, 0xdd);
 }
+/** Encodes the header of a map of `n` key/value pairs. */
 static inline uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
 {
     return wk__mp_encode_header(p, n, 15, 0x80, 0, 0xde, 0xdf);
@@ -377,18 +385,22 @@ static inline size_t wk_mp_sizeof_int(int64_t i)
     }
     return i >= -32 ? 1 : i >= INT8_MIN ? 2 : i >= INT16_MIN ? 3 : i >= INT32_MIN ? 5 : 9;
 }
+/** Bytes of a nil (1). */
 static inline size_t wk_mp_sizeof_nil(void)
 {
     return 1;
 }
+/** Bytes of a bool (1). */
 static inline size_t wk_mp_sizeof_bool(void)
 {
     return 1;
 }
+/** Bytes of a float32 (5). */
 static inline size_t wk_mp_sizeof_float(void)
 {
     return 5;
 }
+/** Bytes of a float64 (9). */
 static inline size_t wk_mp_sizeof_double(void)
 {
     return 9;
@@ -403,10 +415,12 @@ static inline size_t wk_mp_sizeof_str(uint32_t len)
 {
     return wk_mp_sizeof_str_header(len) + len;
 }
+/** Bytes of the header of a bin of `len` bytes. */
 static inline size_t wk_mp_sizeof_bin_header(uint32_t len)
 {
     return len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
 }
+/** Bytes of a whole bin of `len` bytes. */
 static inline size_t wk_mp_sizeof_bin(uint32_t len)
 {
     return wk_mp_sizeof_bin_header(len) + len;
@@ -429,6 +443,7 @@ static inline size_t wk_mp_sizeof_ext_header(uint32_t len)
     }
     return len <= 0xff ? 3 : len <= 0xffff ? 4 : 6;
 }
+/** Bytes of a whole ext of `len` data bytes. */
 static inline size_t wk_mp_sizeof_ext(uint32_t len)
 {
     return wk_mp_sizeof_ext_header(len) + len;
@@ -442,11 +457,13 @@ static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
     return 15;
 }
 
+/** Encodes nil into `p`; returns the new end. */
 static inline uint8_t *wk_mp_encode_nil(uint8_t *p)
 {
     *p = 0xc0;
     return p + 1;
 }
+/** Encodes a bool into `p`; returns the new end. */
 static inline uint8_t *wk_mp_encode_bool(uint8_t *p, bool b)
 {
     *p = b ? 0xc3 : 0xc2;
@@ -459,6 +476,7 @@ static inline uint8_t *wk_mp_encode_str(uint8_t *p, const char *s, uint32_t len)
     memcpy(p, s, len);
     return p + len;
 }
+/** Encodes a float64 into `p`; returns the new end. */
 static inline uint8_t *wk_mp_encode_double(uint8_t *p, double d)
 {
     uint64_t bits;
@@ -486,6 +504,7 @@ static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
 
 /* ---- writers (sticky error: a no-op once the writer has failed) ---- */
 
+/** Writes nil. */
 static inline void wk_mp_writer_nil(wk_mp_writer *w)
 {
     if (WK__MP_SMALL(w, 1)) {
@@ -494,6 +513,7 @@ static inline void wk_mp_writer_nil(wk_mp_writer *w)
         w->pos = p + 1;
     }
 }
+/** Writes a bool. */
 static inline void wk_mp_writer_bool(wk_mp_writer *w, bool b)
 {
     if (WK__MP_SMALL(w, 1)) {
@@ -636,25 +656,26 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v);
 /* ==== reader ================================================================================ */
 
 
-#define WK_MP_READER_INLINE_DEPTH 32
+#define WK_MP_READER_INLINE_DEPTH 32 /**< container depth the reader tracks without allocating */
 
+/** The MessagePack reader. Treat as opaque; lives on the caller's stack or heap. */
 typedef struct wk_mp_reader {
-    const uint8_t *start;
-    const uint8_t *pos;
-    const uint8_t *end;
-    uint64_t left;   /* elements left in the innermost open container; UINT64_MAX at top */
-    uint64_t *heap;  /* saved `left` of each enclosing container when deeper than inline */
-    uint32_t depth;  /* open containers */
-    uint32_t heap_cap;
-    uint32_t max_depth;
-    uint32_t fast_depth; /* depths below this open/close inline: min(32, max_depth) while the
+    const uint8_t *start; /**< first input byte */
+    const uint8_t *pos; /**< next input byte */
+    const uint8_t *end; /**< end of the input */
+    uint64_t left;   /**< elements left in the innermost open container; UINT64_MAX at top */
+    uint64_t *heap;  /**< saved `left` of each enclosing container when deeper than inline */
+    uint32_t depth;  /**< open containers */
+    uint32_t heap_cap; /**< capacity of `heap` */
+    uint32_t max_depth; /**< nesting limit */
+    uint32_t fast_depth; /**< depths below this open/close inline: min(32, max_depth) while the
                           * inline stack is in use, 0 with a heap stack or once failed */
-    bool strict_utf8;
-    const wk_allocator *alloc;
-    wk_status status; /* latched error */
-    const char *msg;
-    size_t err_offset;
-    uint64_t inline_rem[WK_MP_READER_INLINE_DEPTH];
+    bool strict_utf8; /**< reject str values that are not UTF-8 */
+    const wk_allocator *alloc; /**< allocator of `heap` */
+    wk_status status; /**< latched error */
+    const char *msg; /**< static message of the latched error */
+    size_t err_offset; /**< offset of the latched error */
+    uint64_t inline_rem[WK_MP_READER_INLINE_DEPTH]; /**< the first levels' `left`, no allocation */
 } wk_mp_reader;
 
 /**

@@ -30,13 +30,14 @@
 extern "C" {
 #endif
 
+/** A PostgreSQL type OID. */
 typedef uint32_t wk_pg_oid;
 
 /** Wire format of a value: PostgreSQL's format codes. */
 typedef enum wk_pg_format { WK_PG_TEXT = 0, WK_PG_BINARY = 1 } wk_pg_format;
 
-#define WK_PG_FORMAT_MASK(f) (1u << (unsigned)(f))
-#define WK_PG_BOTH_FORMATS (WK_PG_FORMAT_MASK(WK_PG_TEXT) | WK_PG_FORMAT_MASK(WK_PG_BINARY))
+#define WK_PG_FORMAT_MASK(f) (1u << (unsigned)(f)) /**< the bit of format `f` (wk_pg_format) in a mask */
+#define WK_PG_BOTH_FORMATS (WK_PG_FORMAT_MASK(WK_PG_TEXT) | WK_PG_FORMAT_MASK(WK_PG_BINARY)) /**< text and binary */
 
 /** Maximum number of array dimensions (PostgreSQL's MAXDIM). */
 #define WK_PG_MAXDIM 6
@@ -101,72 +102,73 @@ enum {
  * type that `out` (decode) or `in` (encode) points to.
  */
 typedef enum wk_pg_kind {
-    WK_PG_KIND_BOOL = 0,   /* bool */
-    WK_PG_KIND_I16,        /* int16_t */
-    WK_PG_KIND_I32,        /* int32_t */
-    WK_PG_KIND_I64,        /* int64_t */
-    WK_PG_KIND_U32,        /* uint32_t (oid) */
-    WK_PG_KIND_F32,        /* float */
-    WK_PG_KIND_F64,        /* double */
-    WK_PG_KIND_NUMERIC,    /* wk_pg_numeric (digits in the arena when decoded) */
-    WK_PG_KIND_STR,        /* wk_pg_str: text (view into the input where possible) */
-    WK_PG_KIND_BYTES,      /* wk_pg_str: raw bytes (bytea) */
-    WK_PG_KIND_UUID,       /* wk_pg_uuid */
-    WK_PG_KIND_DATE,       /* int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
-    WK_PG_KIND_TIME,       /* int64_t microseconds since midnight */
-    WK_PG_KIND_TIMETZ,     /* wk_pg_timetz */
-    WK_PG_KIND_TIMESTAMP,  /* int64_t microseconds since 2000-01-01 00:00 (UTC for
+    WK_PG_KIND_BOOL = 0,   /**< bool */
+    WK_PG_KIND_I16,        /**< int16_t */
+    WK_PG_KIND_I32,        /**< int32_t */
+    WK_PG_KIND_I64,        /**< int64_t */
+    WK_PG_KIND_U32,        /**< uint32_t (oid) */
+    WK_PG_KIND_F32,        /**< float */
+    WK_PG_KIND_F64,        /**< double */
+    WK_PG_KIND_NUMERIC,    /**< wk_pg_numeric (digits in the arena when decoded) */
+    WK_PG_KIND_STR,        /**< wk_pg_str: text (view into the input where possible) */
+    WK_PG_KIND_BYTES,      /**< wk_pg_str: raw bytes (bytea) */
+    WK_PG_KIND_UUID,       /**< wk_pg_uuid */
+    WK_PG_KIND_DATE,       /**< int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
+    WK_PG_KIND_TIME,       /**< int64_t microseconds since midnight */
+    WK_PG_KIND_TIMETZ,     /**< wk_pg_timetz */
+    WK_PG_KIND_TIMESTAMP,  /**< int64_t microseconds since 2000-01-01 00:00 (UTC for
                               timestamptz); INT64_MIN/MAX = -/+infinity */
-    WK_PG_KIND_INTERVAL,   /* wk_pg_interval */
-    WK_PG_KIND_INET,       /* wk_pg_inet */
-    WK_PG_KIND_ARRAY,      /* decode: wk_pg_array; encode: wk_pg_array_in */
-    WK_PG_KIND_TEXT,       /* decode: wk_buf, PostgreSQL's text output is appended;
+    WK_PG_KIND_INTERVAL,   /**< wk_pg_interval */
+    WK_PG_KIND_INET,       /**< wk_pg_inet */
+    WK_PG_KIND_ARRAY,      /**< decode: wk_pg_array; encode: wk_pg_array_in */
+    WK_PG_KIND_TEXT,       /**< decode: wk_buf, PostgreSQL's text output is appended;
                               encode: wk_pg_str holding PostgreSQL text input */
-    WK_PG_KIND_VALUE,      /* decode: wk_value (nodes and copies in the arena) */
-    WK_PG_KIND_EVENTS,     /* decode: wk_pg_events, the value is written as events */
+    WK_PG_KIND_VALUE,      /**< decode: wk_value (nodes and copies in the arena) */
+    WK_PG_KIND_EVENTS,     /**< decode: wk_pg_events, the value is written as events */
     WK_PG_KIND_COUNT
 } wk_pg_kind;
 
-#define WK_PG_KIND_MASK(k) (1u << (unsigned)(k))
+#define WK_PG_KIND_MASK(k) (1u << (unsigned)(k)) /**< the bit of kind `k` in a mask */
 
 /** A byte or text view: `len` bytes at `ptr`, not NUL-terminated. */
 typedef struct wk_pg_str {
-    const char *ptr;
-    size_t len;
+    const char *ptr; /**< the bytes */
+    size_t len; /**< their count */
 } wk_pg_str;
 
+/** A UUID: its 16 bytes in network order. */
 typedef struct wk_pg_uuid {
-    uint8_t b[16];
+    uint8_t b[16]; /**< the bytes */
 } wk_pg_uuid;
 
 /** time with time zone: microseconds since midnight and the UTC offset in seconds, east
  *  positive (+05:30 is 19800; PostgreSQL stores the opposite sign internally). */
 typedef struct wk_pg_timetz {
-    int64_t usec;
-    int32_t offset_sec;
+    int64_t usec; /**< microseconds since midnight */
+    int32_t offset_sec; /**< UTC offset in seconds, east positive */
 } wk_pg_timetz;
 
 /** interval: PostgreSQL's three independent fields. */
 typedef struct wk_pg_interval {
-    int64_t usec;
-    int32_t days;
-    int32_t months;
+    int64_t usec; /**< microseconds */
+    int32_t days; /**< days */
+    int32_t months; /**< months */
 } wk_pg_interval;
 
 /** inet / cidr: family 4 or 6, netmask bits, address bytes (4 or 16 used). */
 typedef struct wk_pg_inet {
-    uint8_t family;
-    uint8_t bits;
-    bool cidr;
-    uint8_t addr[16];
+    uint8_t family; /**< 4 or 6 */
+    uint8_t bits; /**< netmask length */
+    bool cidr; /**< cidr (true) or inet (false) */
+    uint8_t addr[16]; /**< address bytes (4 or 16 used) */
 } wk_pg_inet;
 
 /* Numeric signs, as on the wire. */
-#define WK_PG_NUMERIC_POS 0x0000u
-#define WK_PG_NUMERIC_NEG 0x4000u
-#define WK_PG_NUMERIC_NAN 0xC000u
-#define WK_PG_NUMERIC_PINF 0xD000u
-#define WK_PG_NUMERIC_NINF 0xF000u
+#define WK_PG_NUMERIC_POS 0x0000u /**< positive */
+#define WK_PG_NUMERIC_NEG 0x4000u /**< negative */
+#define WK_PG_NUMERIC_NAN 0xC000u /**< NaN */
+#define WK_PG_NUMERIC_PINF 0xD000u /**< +Infinity */
+#define WK_PG_NUMERIC_NINF 0xF000u /**< -Infinity */
 /** Largest display scale PostgreSQL accepts (NUMERIC_DSCALE_MAX). */
 #define WK_PG_NUMERIC_DSCALE_MAX 0x3FFF
 
@@ -176,11 +178,11 @@ typedef struct wk_pg_inet {
  * digits. `digits` points into the arena (decode) or caller memory (encode).
  */
 typedef struct wk_pg_numeric {
-    uint16_t sign;
-    int16_t weight;
-    uint16_t dscale;
-    uint16_t ndigits;
-    const uint16_t *digits;
+    uint16_t sign; /**< WK_PG_NUMERIC_* sign or special value */
+    int16_t weight; /**< weight of the first digit, in base-10000 digits */
+    uint16_t dscale; /**< display scale: digits after the decimal point */
+    uint16_t ndigits; /**< base-10000 digits in `digits` */
+    const uint16_t *digits; /**< the base-10000 digits, most significant first */
 } wk_pg_numeric;
 
 /**
@@ -190,51 +192,52 @@ typedef struct wk_pg_numeric {
  * input.
  */
 typedef struct wk_pg_array {
-    wk_pg_format format;
-    wk_pg_oid elem_oid;   /* element type */
-    int ndim;             /* 0 for an empty array */
-    bool has_nulls;
-    uint32_t nitems;      /* product of dims */
-    int32_t dims[WK_PG_MAXDIM];
-    int32_t lbounds[WK_PG_MAXDIM];
-    const uint8_t *data;
-    size_t len;
-    unsigned internal; /* decoder's notes for the iterator; do not change */
+    wk_pg_format format; /**< TEXT or BINARY: what `data` holds */
+    wk_pg_oid elem_oid;   /**< element type */
+    int ndim;             /**< 0 for an empty array */
+    bool has_nulls; /**< some element is NULL */
+    uint32_t nitems;      /**< product of dims */
+    int32_t dims[WK_PG_MAXDIM]; /**< length of each dimension */
+    int32_t lbounds[WK_PG_MAXDIM]; /**< lower bound of each dimension */
+    const uint8_t *data; /**< the elements (see above) */
+    size_t len; /**< bytes at `data` */
+    unsigned internal; /**< decoder's notes for the iterator; do not change */
 } wk_pg_array;
 
 /** Element iterator over a decoded array (row-major order). */
 typedef struct wk_pg_array_iter {
-    const wk_pg_array *arr;
-    size_t pos;
-    uint32_t index;
-    wk_arena *arena; /* where escaped text elements are unquoted; may be NULL */
+    const wk_pg_array *arr; /**< the array */
+    size_t pos; /**< internal: read position */
+    uint32_t index; /**< index of the next element */
+    wk_arena *arena; /**< where escaped text elements are unquoted; may be NULL */
 } wk_pg_array_iter;
 
 /** An array to encode: `nitems` (product of dims) values of `elem_kind`'s C type stored
  *  contiguously at `elems`; `nulls` (may be NULL) marks NULL elements. */
 typedef struct wk_pg_array_in {
-    wk_pg_kind elem_kind;
-    int ndim;
-    int32_t dims[WK_PG_MAXDIM];
-    int32_t lbounds[WK_PG_MAXDIM];
-    const void *elems;
-    const bool *nulls;
+    wk_pg_kind elem_kind; /**< C kind of each element */
+    int ndim; /**< number of dimensions (1..WK_PG_MAXDIM; 0 for an empty array) */
+    int32_t dims[WK_PG_MAXDIM]; /**< length of each dimension */
+    int32_t lbounds[WK_PG_MAXDIM]; /**< lower bound of each dimension (0 = 1) */
+    const void *elems; /**< the elements */
+    const bool *nulls; /**< NULL flags, one per element, or NULL */
 } wk_pg_array_in;
 
 /* Flags of wk_pg_events. */
-#define WK_PG_EV_RAW_FLOATS 0x01u /* finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
+#define WK_PG_EV_RAW_FLOATS 0x01u /**< finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
                                      instead of WK_EV_FLOAT: for textual writers (JSON) */
 
 /** Target of WK_PG_KIND_EVENTS decodes. `scratch` (may be NULL) is reused for number and
  *  text rendering; NULL makes the decoder use a small stack buffer and allocate when it is
  *  too small. */
 typedef struct wk_pg_events {
-    const wk_sink *sink;
-    unsigned flags;
-    wk_buf *scratch;
+    const wk_sink *sink; /**< where the value's events go */
+    unsigned flags; /**< WK_PG_EV_* flags */
+    wk_buf *scratch; /**< reusable scratch buffer, or NULL */
 } wk_pg_events;
 
 typedef struct wk_pg_codec wk_pg_codec;
+/** An immutable set of codecs with O(1) look-ups, reference-counted (opaque). */
 typedef struct wk_pg_registry wk_pg_registry;
 typedef struct wk_pg_decoder wk_pg_decoder;
 typedef struct wk_pg_encoder wk_pg_encoder;
@@ -256,49 +259,53 @@ typedef wk_status (*wk_pg_encode_fn)(const wk_pg_encoder *e, const void *in, wk_
  * the registry checks this. Codecs are immutable and must outlive every registry using them.
  */
 struct wk_pg_codec {
-    const char *name;            /* type name, e.g. "int4" */
-    const wk_pg_oid *oids;       /* the type OIDs handled; oids[0] is the default for encodes */
-    const wk_pg_oid *array_oids; /* parallel to oids: array type OID, or 0; NULL = none */
-    size_t n_oids;
-    unsigned formats;            /* WK_PG_FORMAT_MASK bits */
-    uint32_t decode_kinds;       /* WK_PG_KIND_MASK bits of kinds it decodes into */
-    uint32_t encode_kinds;       /* kinds it encodes from */
-    uint32_t native_kinds;       /* kinds whose default PostgreSQL type this codec is */
-    int rank;                    /* preference: the highest wins, the latest added on ties */
-    wk_pg_decode_fn decode[2][WK_PG_KIND_COUNT];
-    wk_pg_encode_fn encode[2][WK_PG_KIND_COUNT];
-    const void *data;            /* codec-private (e.g. enum labels) */
+    const char *name;            /**< type name, e.g. "int4" */
+    const wk_pg_oid *oids;       /**< the type OIDs handled; oids[0] is the default for encodes */
+    const wk_pg_oid *array_oids; /**< parallel to oids: array type OID, or 0; NULL = none */
+    size_t n_oids; /**< entries in `oids` (and `array_oids`) */
+    unsigned formats;            /**< WK_PG_FORMAT_MASK bits */
+    uint32_t decode_kinds;       /**< WK_PG_KIND_MASK bits of kinds it decodes into */
+    uint32_t encode_kinds;       /**< kinds it encodes from */
+    uint32_t native_kinds;       /**< kinds whose default PostgreSQL type this codec is */
+    int rank;                    /**< preference: the highest wins, the latest added on ties */
+    wk_pg_decode_fn decode[2][WK_PG_KIND_COUNT]; /**< decoders by [format][kind], NULL where not supported */
+    wk_pg_encode_fn encode[2][WK_PG_KIND_COUNT]; /**< encoders by [format][kind], NULL where not supported */
+    const void *data;            /**< codec-private (e.g. enum labels) */
 };
 
 /** A resolved decoder: call it with wk_pg_decode(). Lives as long as its registry. */
 struct wk_pg_decoder {
-    wk_pg_decode_fn fn;
-    const wk_pg_codec *codec;
-    const wk_pg_decoder *elem;  /* arrays (TEXT, VALUE, EVENTS kinds): element decoder */
-    const wk_pg_registry *reg;  /* the registry it was resolved in (NULL from the scan) */
-    wk_pg_oid oid;
-    wk_pg_oid elem_oid;        /* arrays: element OID, else 0 */
-    uint8_t format;
-    uint8_t kind;
+    wk_pg_decode_fn fn; /**< the decode function */
+    const wk_pg_codec *codec; /**< the codec it comes from */
+    const wk_pg_decoder *elem;  /**< arrays (TEXT, VALUE, EVENTS kinds): element decoder */
+    const wk_pg_registry *reg;  /**< the registry it was resolved in (NULL from the scan) */
+    wk_pg_oid oid; /**< the type it decodes */
+    wk_pg_oid elem_oid;        /**< arrays: element OID, else 0 */
+    uint8_t format; /**< wk_pg_format of the input */
+    uint8_t kind; /**< wk_pg_kind of the output */
 };
 
 /** A resolved encoder: call it with wk_pg_encode(). `oid` is the type to declare. */
 struct wk_pg_encoder {
-    wk_pg_encode_fn fn;
-    const wk_pg_codec *codec;
-    const wk_pg_registry *reg; /* arrays: where element encoders are looked up */
-    wk_pg_oid oid;
-    wk_pg_oid elem_oid;
-    uint8_t format;
-    uint8_t kind;
+    wk_pg_encode_fn fn; /**< the encode function */
+    const wk_pg_codec *codec; /**< the codec it comes from */
+    const wk_pg_registry *reg; /**< arrays: where element encoders are looked up */
+    wk_pg_oid oid; /**< the type to declare for the parameter */
+    wk_pg_oid elem_oid; /**< arrays: element OID, else 0 */
+    uint8_t format; /**< wk_pg_format of the output */
+    uint8_t kind; /**< wk_pg_kind of the input */
 };
 
+/** Decodes `p[0..n)` with decoder `d` into `out` (the decoder's kind's C type); see
+ * wk_pg_decode_fn. */
 static inline wk_status wk_pg_decode(const wk_pg_decoder *d, const void *p, size_t n, void *out,
                                      wk_arena *arena, wk_error *err)
 {
     return d->fn(d, (const uint8_t *)p, n, out, arena, err);
 }
 
+/** Encodes `*in` (the encoder's kind's C type) with encoder `e`, appending to `out`; see
+ * wk_pg_encode_fn. */
 static inline wk_status wk_pg_encode(const wk_pg_encoder *e, const void *in, wk_buf *out,
                                      wk_error *err)
 {
@@ -318,13 +325,51 @@ WK_API const char *wk_pg_kind_name(wk_pg_kind kind);
  *  and encode from text), in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n);
 
-/* ---- range types found in a catalog -------------------------------------------------- */
+/* ---- codec templates for catalog types ------------------------------------------------ */
+/*
+ * Types whose OIDs differ per database (extensions such as hstore, user-defined composite
+ * types) cannot be built-in codecs. These templates are what a catalog loader (wirekit-pq's
+ * wk_pq_load_catalog, or your own) copies, setting `oids`, `array_oids` and `n_oids` to the
+ * database's values (and, for composites, `data` to a wk_pg_composite), before adding the
+ * copy to a registry with wk_pg_registry_add.
+ */
+
+/** The hstore template: decodes (text and binary) to PostgreSQL's text output, events
+ *  (a map of string keys to string-or-nil values) and trees; encodes from text. Its `oids`
+ *  hold one placeholder 0: copy it and set the database's hstore OID. */
+WK_API const wk_pg_codec *wk_pg_hstore_codec(void);
+
+/** A composite (row) type description: its attribute type OIDs, so each field is decoded by
+ *  its own type's decoder. Made by wk_pg_composite_new, freed by wk_pg_composite_free. */
+typedef struct wk_pg_composite wk_pg_composite;
+
+/**
+ * Builds a composite description from PostgreSQL text arrays as the catalog returns them:
+ * `names[0..nlen)` the attribute names (e.g. `{id,name}`; accepted for the catalog query's
+ * shape, not kept: values decode to the row's text output) and `types[0..tlen)` the attribute
+ * type OIDs (e.g. `{23,25}`). At most 1664 attributes (PostgreSQL's limit). Returns WK_OK and
+ * `*out`, or WK_ERR_SYNTAX (a malformed type list), WK_ERR_LIMIT, WK_ERR_NOMEM, with `*out`
+ * NULL.
+ */
+WK_API wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
+                                     size_t tlen, wk_pg_composite **out, wk_error *err);
+/** Frees a composite description (NULL is a no-op). Free it only after every registry whose
+ *  codec points at it is gone. */
+WK_API void wk_pg_composite_free(wk_pg_composite *c);
+
+/** The composite template: decodes the text and binary record formats to the row's text
+ *  output, events and trees; encodes from text (binary: the literal is split as record_in
+ *  does and each field encoded by its type's text encoder; WK_ERR_UNSUPPORTED when a field's
+ *  type has none, or for anonymous records). Its `oids` hold the anonymous `record` OID
+ *  (2249): copy it, set the composite type's OIDs and set `data` to a wk_pg_composite
+ *  describing its fields; the template itself (data NULL) decodes anonymous records. */
+WK_API const wk_pg_codec *wk_pg_composite_codec(void);
 
 /** What a range or multirange codec needs to know about its type: the subtype (element) OID.
  *  The element is decoded and encoded by the subtype's codec found in the registry at call
  *  time. Must outlive the codec that points at it. */
 typedef struct wk_pg_range_type {
-    wk_pg_oid subtype;
+    wk_pg_oid subtype; /**< the element type's OID */
 } wk_pg_range_type;
 
 /**
@@ -449,11 +494,11 @@ WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const voi
 
 /** A caller's C array that wk_pg_decode_array fills. */
 typedef struct wk_pg_carray {
-    wk_pg_kind elem_kind; /* C kind of each element: a scalar kind (not ARRAY/TEXT/VALUE/EVENTS) */
-    void *elems;          /* room for `cap` elements of elem_kind */
-    bool *nulls;          /* NULL: a NULL element is WK_ERR_TYPE; else one flag per element */
-    size_t cap;
-    size_t count;         /* out: the number of elements (also set on WK_ERR_LIMIT) */
+    wk_pg_kind elem_kind; /**< C kind of each element: a scalar kind (not ARRAY/TEXT/VALUE/EVENTS) */
+    void *elems;          /**< room for `cap` elements of elem_kind */
+    bool *nulls;          /**< NULL: a NULL element is WK_ERR_TYPE; else one flag per element */
+    size_t cap; /**< room at `elems` and `nulls`, in elements */
+    size_t count;         /**< out: the number of elements (also set on WK_ERR_LIMIT) */
 } wk_pg_carray;
 
 /**
@@ -502,13 +547,14 @@ WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_nume
 
 /** One result column of a plan. */
 typedef struct wk_pg_plan_col {
-    const char *name;   /* column name (copied into the plan) */
-    wk_pg_oid oid;      /* type of the column */
-    wk_pg_format format;
-    wk_pg_kind kind;    /* C kind to decode into */
-    size_t offset;      /* wk_pg_plan_decode_row: offset of the field in the row struct */
+    const char *name;   /**< column name (copied into the plan) */
+    wk_pg_oid oid;      /**< type of the column */
+    wk_pg_format format; /**< wire format of the column */
+    wk_pg_kind kind;    /**< C kind to decode into */
+    size_t offset;      /**< wk_pg_plan_decode_row: offset of the field in the row struct */
 } wk_pg_plan_col;
 
+/** A decode plan: one resolved decoder per result column (opaque). */
 typedef struct wk_pg_plan wk_pg_plan;
 
 /**
@@ -518,8 +564,11 @@ typedef struct wk_pg_plan wk_pg_plan;
  */
 WK_API wk_status wk_pg_plan_build(const wk_pg_registry *reg, const wk_pg_plan_col *cols, size_t n,
                                   const wk_allocator *alloc, wk_pg_plan **out, wk_error *err);
+/** Frees a plan and drops its registry reference. NULL is a no-op. */
 WK_API void wk_pg_plan_free(wk_pg_plan *plan);
+/** The number of columns of a plan. */
 WK_API size_t wk_pg_plan_ncols(const wk_pg_plan *plan);
+/** The decoder of column `col` (NULL past the last column). */
 WK_API const wk_pg_decoder *wk_pg_plan_decoder(const wk_pg_plan *plan, size_t col);
 
 /**

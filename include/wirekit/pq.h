@@ -24,6 +24,7 @@
 extern "C" {
 #endif
 
+/** A libpq connection with its registry snapshot (opaque; wk_pq_connect(), wk_pq_close()). */
 typedef struct wk_pq_conn wk_pq_conn;
 
 /**
@@ -31,14 +32,14 @@ typedef struct wk_pq_conn wk_pq_conn;
  * by the connection and valid until its next query or wk_pq_conn_free.
  */
 typedef struct wk_pq_error {
-    char sqlstate[6];     /* five characters ("22012"); "" when the server gave none (libpq
-                             could not connect, or the connection broke without a report) */
-    const char *severity; /* "ERROR", "FATAL", "PANIC" (never NULL) */
-    const char *message;  /* the primary message (never NULL) */
-    const char *detail;   /* NULL when absent */
-    const char *hint;     /* NULL when absent */
-    const char *context;  /* NULL when absent */
-    int position;         /* 1-based character position in the statement; 0 = none */
+    char sqlstate[6];     /**< five characters ("22012"); "" when the server gave none (libpq
+                               could not connect, or the connection broke without a report) */
+    const char *severity; /**< "ERROR", "FATAL", "PANIC" (never NULL) */
+    const char *message;  /**< the primary message (never NULL) */
+    const char *detail;   /**< NULL when absent */
+    const char *hint;     /**< NULL when absent */
+    const char *context;  /**< NULL when absent */
+    int position;         /**< 1-based character position in the statement; 0 = none */
 } wk_pq_error;
 
 /**
@@ -80,10 +81,10 @@ WK_API wk_status wk_pq_error_format(const wk_pq_error *e, const char *sql, wk_bu
 
 /** One query parameter. */
 typedef struct wk_pq_param {
-    wk_pg_kind kind;   /* C kind of *value; WK_PG_KIND_ARRAY: a wk_pg_array_in;
+    wk_pg_kind kind;   /**< C kind of *value; WK_PG_KIND_ARRAY: a wk_pg_array_in;
                           WK_PG_KIND_TEXT: a wk_pg_str holding PostgreSQL text input */
-    const void *value; /* NULL = SQL NULL */
-    wk_pg_oid oid;     /* type to send as; 0 = the kind's default type (for TEXT: let the
+    const void *value; /**< NULL = SQL NULL */
+    wk_pg_oid oid;     /**< type to send as; 0 = the kind's default type (for TEXT: let the
                           server infer it, sent in text format) */
 } wk_pq_param;
 
@@ -104,10 +105,11 @@ typedef struct wk_pq_param {
 WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
                             size_t n, PGresult **res, wk_error *err);
 
-/* Flags of wk_pq_send. */
-#define WK_PQ_SEND_SINGLE_ROW 0x01u /* rows arrive one by one (PGRES_SINGLE_TUPLE results) */
-#define WK_PQ_SEND_SIMPLE 0x02u     /* the simple query protocol: several statements separated
-                                       by ';', no parameters, text results */
+/** wk_pq_send flag: rows arrive one by one (PGRES_SINGLE_TUPLE results). */
+#define WK_PQ_SEND_SINGLE_ROW 0x01u
+/** wk_pq_send flag: the simple query protocol: several statements separated by ';', no
+ *  parameters, text results. */
+#define WK_PQ_SEND_SIMPLE 0x02u
 
 /**
  * Sends `sql` like wk_pq_exec (same parameter encoding and result-format choice) without

@@ -19,18 +19,20 @@
 extern "C" {
 #endif
 
+/** A Redis store: the shared tier of entity caches (opaque; wk_redis_store_open(),
+ * wk_redis_store_close()). */
 typedef struct wk_redis_store wk_redis_store;
 
 /** Store settings; zero means the default given after each field. */
 typedef struct wk_redis_opts {
-    const char *url;             /* "redis://host[:port][/db]" or "host[:port]": 127.0.0.1:6379 */
-    uint32_t connect_timeout_ms; /* 250 */
-    uint32_t command_timeout_ms; /* 250 */
-    uint32_t retry_ms;           /* fail fast for this long after a failure: 1000 */
-    uint32_t heartbeat_ms;       /* subscriber ping interval: 1000 */
-    unsigned pool;               /* command connections: 4 */
-    const char *channel;         /* invalidation channel: "wirekit:invalidate" */
-    bool no_subscribe;           /* no invalidation feed (the cache then trusts its local tier) */
+    const char *url;             /**< "redis://host[:port][/db]" or "host[:port]": 127.0.0.1:6379 */
+    uint32_t connect_timeout_ms; /**< 250 */
+    uint32_t command_timeout_ms; /**< 250 */
+    uint32_t retry_ms;           /**< fail fast for this long after a failure: 1000 */
+    uint32_t heartbeat_ms;       /**< subscriber ping interval: 1000 */
+    unsigned pool;               /**< command connections: 4 */
+    const char *channel;         /**< invalidation channel: "wirekit:invalidate" */
+    bool no_subscribe;           /**< no invalidation feed (the cache then trusts its local tier) */
 } wk_redis_opts;
 
 /**

@@ -53,86 +53,89 @@ extern "C" {
 
 /** Field kinds. The C type each kind expects is given after it. */
 typedef enum wk_schema_kind {
-    WK_SK_BOOL = 1,  /* bool */
-    WK_SK_I8,        /* int8_t */
-    WK_SK_I16,       /* int16_t */
-    WK_SK_I32,       /* int32_t */
-    WK_SK_I64,       /* int64_t */
-    WK_SK_U8,        /* uint8_t */
-    WK_SK_U16,       /* uint16_t */
-    WK_SK_U32,       /* uint32_t */
-    WK_SK_U64,       /* uint64_t */
-    WK_SK_F32,       /* float */
-    WK_SK_F64,       /* double */
-    WK_SK_STR,       /* char *: NUL-terminated UTF-8, may be NULL */
-    WK_SK_STRBUF,    /* char[N]: at most N-1 bytes plus a NUL */
-    WK_SK_BYTES,     /* wk_bytes: pointer + length */
-    WK_SK_TIMESTAMP, /* wk_timestamp: seconds + nanoseconds */
-    WK_SK_VALUE,     /* wk_value: any free-form value (map[string]any) */
-    WK_SK_STRUCT,    /* a nested struct, inline, with its own descriptor */
-    WK_SK_ARRAY      /* T *items + size_t count (two members), elements of any kind */
+    WK_SK_BOOL = 1,  /**< bool */
+    WK_SK_I8,        /**< int8_t */
+    WK_SK_I16,       /**< int16_t */
+    WK_SK_I32,       /**< int32_t */
+    WK_SK_I64,       /**< int64_t */
+    WK_SK_U8,        /**< uint8_t */
+    WK_SK_U16,       /**< uint16_t */
+    WK_SK_U32,       /**< uint32_t */
+    WK_SK_U64,       /**< uint64_t */
+    WK_SK_F32,       /**< float */
+    WK_SK_F64,       /**< double */
+    WK_SK_STR,       /**< char *: NUL-terminated UTF-8, may be NULL */
+    WK_SK_STRBUF,    /**< char[N]: at most N-1 bytes plus a NUL */
+    WK_SK_BYTES,     /**< wk_bytes: pointer + length */
+    WK_SK_TIMESTAMP, /**< wk_timestamp: seconds + nanoseconds */
+    WK_SK_VALUE,     /**< wk_value: any free-form value (map[string]any) */
+    WK_SK_STRUCT,    /**< a nested struct, inline, with its own descriptor */
+    WK_SK_ARRAY      /**< T *items + size_t count (two members), elements of any kind */
 } wk_schema_kind;
 
 /* Field flags. */
-#define WK_OMITEMPTY 0x01u /* encode: leave the field out when it is zero/false/NULL/""/empty */
-#define WK_REQUIRED 0x02u  /* decode: fail when the key is missing */
-#define WK_NULLABLE 0x04u  /* nil <-> NULL pointer (str, bytes, array); nil accepted and
+#define WK_OMITEMPTY 0x01u /**< encode: leave the field out when it is zero/false/NULL/""/empty */
+#define WK_REQUIRED 0x02u  /**< decode: fail when the key is missing */
+#define WK_NULLABLE 0x04u  /**< nil <-> NULL pointer (str, bytes, array); nil accepted and
                               ignored on decode for the other kinds */
 
 /** Bytes of a WK_SK_BYTES field. Decoded bytes live in the caller's arena. */
 typedef struct wk_bytes {
-    const uint8_t *ptr;
-    size_t len;
+    const uint8_t *ptr; /**< the bytes */
+    size_t len;         /**< their count */
 } wk_bytes;
 
 /** A point in time: seconds since the Unix epoch and nanoseconds (< 1e9). */
 typedef struct wk_timestamp {
-    int64_t sec;
-    uint32_t nsec;
+    int64_t sec; /**< seconds since the Unix epoch */
+    uint32_t nsec; /**< nanoseconds, below 1e9 */
 } wk_timestamp;
 
 /** The C layout of an array nested directly in an array (WK_ELEM_ARRAY). */
 typedef struct wk_slice {
-    void *ptr;
-    size_t count;
+    void *ptr; /**< the items */
+    size_t count; /**< their count */
 } wk_slice;
 
 typedef struct wk_schema wk_schema;
 
 /** The type of a field or array element. */
 typedef struct wk_schema_type {
-    uint8_t kind;                       /* wk_schema_kind */
-    uint32_t size;                      /* sizeof one C object of this kind (array stride) */
-    const wk_schema *schema;            /* WK_SK_STRUCT: the nested descriptor */
-    const struct wk_schema_type *elem;  /* WK_SK_ARRAY: the element type */
+    uint8_t kind;                       /**< wk_schema_kind */
+    uint32_t size;                      /**< sizeof one C object of this kind (array stride) */
+    const wk_schema *schema;            /**< WK_SK_STRUCT: the nested descriptor */
+    const struct wk_schema_type *elem;  /**< WK_SK_ARRAY: the element type */
 } wk_schema_type;
 
+/** One field of a schema descriptor (made by the WK_FIELD... macros). */
 typedef struct wk_schema_field {
-    const char *name;      /* wire name */
-    uint32_t name_len;
-    uint32_t offset;       /* offsetof the member (WK_SK_ARRAY: of the items pointer) */
-    uint32_t count_offset; /* WK_SK_ARRAY: offsetof the size_t count member */
-    uint32_t flags;        /* WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
-    wk_schema_type type;
+    const char *name;      /**< wire name */
+    uint32_t name_len; /**< length of `name` */
+    uint32_t offset;       /**< offsetof the member (WK_SK_ARRAY: of the items pointer) */
+    uint32_t count_offset; /**< WK_SK_ARRAY: offsetof the size_t count member */
+    uint32_t flags;        /**< WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
+    wk_schema_type type; /**< the field's type */
 } wk_schema_field;
 
 /** Lazily built lookup state of a descriptor (opaque; owned by the descriptor). */
 typedef struct wk_schema_rt {
-    void *index;
+    void *index; /**< internal: the key index */
 } wk_schema_rt;
 
 /** Root kinds: a struct described by fields, or a free-form wk_value document. */
 #define WK_SCHEMA_ROOT_STRUCT 0u
-#define WK_SCHEMA_ROOT_VALUE 1u
+#define WK_SCHEMA_ROOT_VALUE 1u /**< root kind: a free-form wk_value document */
 
+/** A schema descriptor: a struct's fields, or a free-form value root. Declare with
+ * WK_SCHEMA_DEFINE; the fields are read-only. */
 struct wk_schema {
-    const char *name;  /* entity name (cache keys) */
-    uint32_t version;  /* bump when the wire shape changes */
-    uint32_t root;     /* WK_SCHEMA_ROOT_* */
-    uint32_t size;     /* sizeof the C object */
-    const wk_schema_field *fields;
-    uint32_t nfields;
-    wk_schema_rt *rt;
+    const char *name;  /**< entity name (cache keys) */
+    uint32_t version;  /**< bump when the wire shape changes */
+    uint32_t root;     /**< WK_SCHEMA_ROOT_* */
+    uint32_t size;     /**< sizeof the C object */
+    const wk_schema_field *fields; /**< the fields, in wire order */
+    uint32_t nfields; /**< entries in `fields` */
+    wk_schema_rt *rt; /**< lazily built lookup state */
 };
 
 /* ---- declaring descriptors ---------------------------------------------------------------- */
@@ -196,8 +199,11 @@ struct wk_schema {
      {WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)}}
 
 /* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
+/** The element type `kind` (a scalar-like kind) for WK_FIELD_ARRAY. */
 #define WK_ELEM(kind) (&(const wk_schema_type){(kind), (uint32_t)WK__KSIZE(kind), NULL, NULL})
+/** A `char[n]` element type for WK_FIELD_ARRAY. */
 #define WK_ELEM_STRBUF(n) (&(const wk_schema_type){WK_SK_STRBUF, (uint32_t)(n), NULL, NULL})
+/** A nested struct element of C type `ST` described by `schema_ptr`, for WK_FIELD_ARRAY. */
 #define WK_ELEM_STRUCT(ST, schema_ptr)                                                      \
     (&(const wk_schema_type){WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL})
 /** Array of arrays: each element is a wk_slice whose items have type `elem_type`. */
@@ -215,8 +221,10 @@ struct wk_schema {
                                 var##__fields,                                              \
                                 (uint32_t)(sizeof(var##__fields) / sizeof(var##__fields[0])), \
                                 &var##__rt}
+/** Defines `const wk_schema var` (external linkage); see above. */
 #define WK_SCHEMA_DEFINE(var, T, name, version, ...)                                        \
     WK__SCHEMA(, var, T, name, version, __VA_ARGS__)
+/** Defines `static const wk_schema var`; see above. */
 #define WK_SCHEMA_DEFINE_STATIC(var, T, name, version, ...)                                 \
     WK__SCHEMA(static, var, T, name, version, __VA_ARGS__)
 
@@ -270,16 +278,17 @@ WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
  *  that failed ("" for the root). wk_schema_error_format() renders
  *  "metadata.int: expected string (at byte 57)". */
 typedef struct wk_schema_error {
-    wk_error base;
-    char path[WK_SCHEMA_PATH_MAX];
+    wk_error base; /**< code, offset and message */
+    char path[WK_SCHEMA_PATH_MAX]; /**< the failing field's path, NUL-terminated */
 } wk_schema_error;
 
 /** Decode options; zero-initialised options are the defaults. */
-#define WK_SCHEMA_REJECT_UNKNOWN 0x01u /* an unknown key is an error instead of skipped */
+#define WK_SCHEMA_REJECT_UNKNOWN 0x01u /**< an unknown key is an error instead of skipped */
 
+/** Decode options; zero-initialised options are the defaults. */
 typedef struct wk_schema_opts {
-    unsigned flags;     /* WK_SCHEMA_* */
-    uint32_t max_depth; /* nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
+    unsigned flags;     /**< WK_SCHEMA_* */
+    uint32_t max_depth; /**< nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
 } wk_schema_opts;
 
 /**
@@ -342,8 +351,10 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
  * wk_schema_encode / wk_schema_decode. Serializers are static and thread-safe.
  */
 typedef struct wk_serializer {
-    const char *name; /* "msgpack", "json" */
+    const char *name; /**< "msgpack", "json" */
+    /** Appends `obj` to `out` (as wk_schema_encode would through this format's writer). */
     wk_status (*encode)(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err);
+    /** Decodes exactly one value from `data[0..len)` into `obj` (as wk_schema_decode). */
     wk_status (*decode)(const wk_schema *s, const void *data, size_t len, void *obj,
                         wk_arena *arena, const wk_schema_opts *opts, wk_schema_error *err);
 } wk_serializer;

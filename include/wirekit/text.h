@@ -29,13 +29,13 @@ extern "C" {
 
 /** A view of bytes owned by someone else. */
 typedef struct wk_text_slice {
-    const char *ptr;
-    size_t len;
+    const char *ptr; /**< the bytes */
+    size_t len; /**< their count */
 } wk_text_slice;
 
 /** A set of byte values (bit b of w[b >> 6] is byte b). Build with the inline helpers. */
 typedef struct wk_text_byteset {
-    uint64_t w[4];
+    uint64_t w[4]; /**< bit b of w[b >> 6] is byte b */
 } wk_text_byteset;
 
 /** Adds bytes lo..hi (inclusive) to the set. */
@@ -80,15 +80,17 @@ typedef uint32_t wk_text_node;
 /** Deepest grammar nesting a program may have (bounds the interpreter's C recursion). */
 #define WK_TEXT_MAX_DEPTH 48
 
+/** A grammar under construction (opaque; wk_text_builder_new()). */
 typedef struct wk_text_builder wk_text_builder;
+/** A compiled grammar: immutable, shareable between threads (opaque). */
 typedef struct wk_text_program wk_text_program;
 
 /** One captured value: the slot it was captured into and its bytes. wk_text_parse() fills
  *  these with views of its input; wk_text_print() reads them from the caller. */
 typedef struct wk_text_cap {
-    uint32_t slot;
-    const char *ptr;
-    size_t len;
+    uint32_t slot; /**< the capture slot */
+    const char *ptr; /**< the bytes */
+    size_t len; /**< their count */
 } wk_text_cap;
 
 /** Makes an empty grammar builder using `alloc` (NULL = libc). NULL when out of memory.
@@ -142,6 +144,7 @@ WK_API wk_text_node wk_text_rule(wk_text_builder *b, const char *name, wk_text_n
 #define WK_TEXT_SEQ(b, ...)                                                                        \
     wk_text_seq((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),                 \
                 (wk_text_node[]){__VA_ARGS__})
+/** Convenience: a choice among the listed nodes (wk_text_alt). */
 #define WK_TEXT_ALT(b, ...)                                                                        \
     wk_text_alt((b), sizeof((wk_text_node[]){__VA_ARGS__}) / sizeof(wk_text_node),                 \
                 (wk_text_node[]){__VA_ARGS__})

@@ -22,34 +22,37 @@
 extern "C" {
 #endif
 
+/** The type of a wk_value node. */
 typedef enum wk_value_type {
     WK_VAL_NIL = 0,
     WK_VAL_BOOL,
-    WK_VAL_INT,       /* u.i; negative integers (decoders), or any int64 (builders) */
-    WK_VAL_UINT,      /* u.u; non-negative integers */
-    WK_VAL_FLOAT,     /* u.f; flag WK_VALF_F32 when the source was a float32 */
-    WK_VAL_STR,       /* u.str, len bytes of UTF-8 (not NUL-terminated unless copied) */
-    WK_VAL_BIN,       /* u.bin, len bytes */
-    WK_VAL_ARRAY,     /* u.items[0..len) */
-    WK_VAL_MAP,       /* u.pairs[0..len) */
-    WK_VAL_EXT,       /* u.bin, len bytes, ext_type */
-    WK_VAL_TIMESTAMP, /* u.i seconds since the Unix epoch, len nanoseconds (< 1e9) */
-    WK_VAL_RAWNUM     /* u.str, len bytes: a JSON number kept as its source text */
+    WK_VAL_INT,       /**< u.i; negative integers (decoders), or any int64 (builders) */
+    WK_VAL_UINT,      /**< u.u; non-negative integers */
+    WK_VAL_FLOAT,     /**< u.f; flag WK_VALF_F32 when the source was a float32 */
+    WK_VAL_STR,       /**< u.str, len bytes of UTF-8 (not NUL-terminated unless copied) */
+    WK_VAL_BIN,       /**< u.bin, len bytes */
+    WK_VAL_ARRAY,     /**< u.items[0..len) */
+    WK_VAL_MAP,       /**< u.pairs[0..len) */
+    WK_VAL_EXT,       /**< u.bin, len bytes, ext_type */
+    WK_VAL_TIMESTAMP, /**< u.i seconds since the Unix epoch, len nanoseconds (< 1e9) */
+    WK_VAL_RAWNUM     /**< u.str, len bytes: a JSON number kept as its source text */
 } wk_value_type;
 
 /* Flags. */
-#define WK_VALF_F32 0x01u    /* WK_VAL_FLOAT: came from / meant for float32 */
-#define WK_VALF_COPIED 0x02u /* WK_VAL_STR/BIN/EXT: bytes live in the arena (NUL-terminated) */
+#define WK_VALF_F32 0x01u    /**< WK_VAL_FLOAT: came from / meant for float32 */
+#define WK_VALF_COPIED 0x02u /**< WK_VAL_STR/BIN/EXT: bytes live in the arena (NUL-terminated) */
 
 typedef struct wk_value wk_value;
 typedef struct wk_pair wk_pair;
 
+/** A node of the value tree: a type tag, a length and a payload (see the file description).
+ * 16 bytes. */
 struct wk_value {
-    uint8_t type;    /* wk_value_type */
-    uint8_t flags;   /* WK_VALF_* */
-    int8_t ext_type; /* WK_VAL_EXT only */
-    uint8_t reserved;
-    uint32_t len;
+    uint8_t type;    /**< wk_value_type */
+    uint8_t flags;   /**< WK_VALF_* */
+    int8_t ext_type; /**< WK_VAL_EXT only */
+    uint8_t reserved; /**< zero */
+    uint32_t len; /**< bytes (STR, BIN, EXT, RAWNUM), elements (ARRAY), pairs (MAP), or nanoseconds (TIMESTAMP) */
     union {
         bool b;
         int64_t i;
@@ -59,12 +62,13 @@ struct wk_value {
         const uint8_t *bin;
         wk_value *items;
         wk_pair *pairs;
-    } u;
+    } u; /**< the payload, by type */
 };
 
+/** One entry of a map: its key and its value. */
 struct wk_pair {
-    wk_value key;
-    wk_value val;
+    wk_value key; /**< the key (a string in JSON documents; any type in MessagePack) */
+    wk_value val; /**< the value */
 };
 
 
@@ -97,15 +101,22 @@ WK_API bool wk_value_equal(const wk_value *a, const wk_value *b);
 
 /* ---- building trees by hand (all nodes live in the arena) ---- */
 
+/** Makes `v` nil. */
 WK_API void wk_value_set_nil(wk_value *v);
+/** Makes `v` a bool. */
 WK_API void wk_value_set_bool(wk_value *v, bool b);
-WK_API void wk_value_set_int(wk_value *v, int64_t i);   /* stored as UINT when i >= 0 */
+/** Makes `v` an integer (stored as UINT when i >= 0, as decoders do). */
+WK_API void wk_value_set_int(wk_value *v, int64_t i);
+/** Makes `v` an unsigned integer. */
 WK_API void wk_value_set_uint(wk_value *v, uint64_t u);
+/** Makes `v` a float64. */
 WK_API void wk_value_set_float(wk_value *v, double f);
 /** Points `v` at `s[0..len)` (no copy). WK_ERR_RANGE when len does not fit 32 bits. */
 WK_API wk_status wk_value_set_str(wk_value *v, const char *s, size_t len);
 /** Copies `s[0..len)` into the arena. WK_ERR_NOMEM or WK_ERR_RANGE on failure. */
 WK_API wk_status wk_value_set_str_copy(wk_value *v, wk_arena *a, const char *s, size_t len);
+/** Points `v` at binary data `p[0..len)` (no copy). WK_ERR_RANGE when len does not fit 32
+ *  bits. */
 WK_API wk_status wk_value_set_bin(wk_value *v, const void *p, size_t len);
 /** Points `v` at extension data `p[0..len)` of application type `type` (no copy).
  *  WK_ERR_RANGE when len does not fit 32 bits. */

@@ -246,3 +246,8 @@ const wk_pg_codec wk__pg_hstore_codec = {
       [WK_PG_KIND_EVENTS] = wk__pg_dec_events}},
     {{[WK_PG_KIND_TEXT] = wk__pg_enc_text}, {[WK_PG_KIND_TEXT] = wk__pg_enc_text}},
     &hstore_type};
+
+const wk_pg_codec *wk_pg_hstore_codec(void)
+{
+    return &wk__pg_hstore_codec;
+}

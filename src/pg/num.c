@@ -60,10 +60,10 @@ bool wk__pg_parse_int(const uint8_t *s, size_t n, int64_t min, int64_t max, int6
     size_t start = i;
     uint64_t acc = 0;
     /* Limit: |min| for negatives, max for positives (as unsigned magnitudes). */
-    uint64_t limit = neg ? (uint64_t)0 - (uint64_t)min : (uint64_t)max;
+    uint64_t limit = neg ? (min < 0 ? (uint64_t)0 - (uint64_t)min : 0) : (uint64_t)max;
     while (i < n && s[i] >= '0' && s[i] <= '9') {
         unsigned d = (unsigned)(s[i] - '0');
-        if (acc > (limit - d) / 10) {
+        if (d > limit || acc > (limit - d) / 10) { /* d > limit: "-1" with min 0 */
             return false;
         }
         acc = acc * 10 + d;

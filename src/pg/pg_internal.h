@@ -204,15 +204,10 @@ void wk__pg_j2date(int32_t jd, int *year, int *month, int *day);
 int32_t wk__pg_date2j(int year, int month, int day);
 
 /* ---- catalog types ---- */
-/* hstore (hstore.c): decodes to PostgreSQL text / events / trees, encodes from text. */
+/* The templates behind wk_pg_hstore_codec() (hstore.c) and wk_pg_composite_codec()
+ * (record.c), as objects for static codec tables inside the core. */
 extern const wk_pg_codec wk__pg_hstore_codec;
-/* Composite types (record.c): the codec's data is a wk__pg_composite. */
-typedef struct wk__pg_composite wk__pg_composite;
 extern const wk_pg_codec wk__pg_composite_codec;
-/* Builds a composite description from text arrays of attribute names and type OIDs. */
-wk_status wk__pg_composite_new(const char *names, size_t nlen, const char *types, size_t tlen,
-                               wk__pg_composite **out, wk_error *err);
-void wk__pg_composite_free(wk__pg_composite *c);
 
 /* Registry rows (registry.c) used by array encoders to reach element encoders. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);

@@ -36,14 +36,14 @@ typedef struct owned {
     wk_pg_codec codec;
     wk_pg_oid oids[1];
     wk_pg_oid array_oids[1];
-    wk__pg_composite *comp; /* composite types: attribute names and types */
+    wk_pg_composite *comp; /* composite types: attribute names and types */
     wk_pg_range_type rng;   /* ranges and multiranges: the subtype */
 } owned;
 
 static void owned_free(void *p)
 {
     owned *o = p;
-    wk__pg_composite_free(o->comp);
+    wk_pg_composite_free(o->comp);
     free(o);
 }
 
@@ -93,11 +93,11 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         wk_pg_oid basetype = get_oid(r, i, 3);
         wk_pg_oid arr = get_oid(r, i, 4);
         const wk_pg_codec *model = NULL;
-        wk__pg_composite *comp = NULL;
+        wk_pg_composite *comp = NULL;
         if (kind == 'e' || (kind == 'b' && strcmp(name, "citext") == 0)) {
             model = builtin_named("text");
         } else if (kind == 'b' && strcmp(name, "hstore") == 0) {
-            model = &wk__pg_hstore_codec;
+            model = wk_pg_hstore_codec();
         } else if (kind == 'd') {
             for (size_t j = 0; j < n; j++) {
                 if (list[j]->oids[0] == basetype) {
@@ -114,11 +114,11 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         } else if (kind == 'c') {
             const char *names = PQgetvalue(r, i, 5);
             const char *types = PQgetvalue(r, i, 6);
-            st = wk__pg_composite_new(names, strlen(names), types, strlen(types), &comp, err);
+            st = wk_pg_composite_new(names, strlen(names), types, strlen(types), &comp, err);
             if (st != WK_OK) {
                 break;
             }
-            model = &wk__pg_composite_codec;
+            model = wk_pg_composite_codec();
         } else if (kind == 'r' || kind == 'm') {
             model = wk_pg_range_codec(kind == 'm');
         }
@@ -127,7 +127,7 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         }
         owned *o = calloc(1, sizeof *o);
         if (o == NULL) {
-            wk__pg_composite_free(comp);
+            wk_pg_composite_free(comp);
             st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for catalog types");
             break;
         }

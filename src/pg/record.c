@@ -15,17 +15,17 @@
 
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
-struct wk__pg_composite {
+struct wk_pg_composite {
     size_t natts;
     wk_pg_oid *types;
     wk_arena arena; /* names and types */
 };
 
-wk_status wk__pg_composite_new(const char *names, size_t nlen, const char *types, size_t tlen,
-                               wk__pg_composite **out, wk_error *err)
+wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types, size_t tlen,
+                               wk_pg_composite **out, wk_error *err)
 {
     *out = NULL;
-    wk__pg_composite *c = calloc(1, sizeof *c);
+    wk_pg_composite *c = calloc(1, sizeof *c);
     if (c == NULL) {
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a composite type");
     }
@@ -34,6 +34,9 @@ wk_status wk__pg_composite_new(const char *names, size_t nlen, const char *types
     (void)nlen;
     wk_pg_array a;
     wk_status st = wk__pg_array_parse(WK_PG_TEXT, 0, (const uint8_t *)types, tlen, &a, err);
+    if (st == WK_OK && a.ndim > 1) {
+        st = wk__pg_fail(err, WK_ERR_SYNTAX, 0, "attribute type list must be one-dimensional");
+    }
     if (st == WK_OK && a.nitems > MAX_FIELDS) {
         st = wk__pg_fail(err, WK_ERR_LIMIT, 0, "composite type has too many fields");
     }
@@ -60,14 +63,14 @@ wk_status wk__pg_composite_new(const char *names, size_t nlen, const char *types
         }
     }
     if (st != WK_OK) {
-        wk__pg_composite_free(c);
+        wk_pg_composite_free(c);
         return st;
     }
     *out = c;
     return WK_OK;
 }
 
-void wk__pg_composite_free(wk__pg_composite *c)
+void wk_pg_composite_free(wk_pg_composite *c)
 {
     if (c != NULL) {
         wk_arena_free(&c->arena);
@@ -136,7 +139,7 @@ static wk_status field_text(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format
 static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                             wk_arena *arena, wk_error *err)
 {
-    const wk__pg_composite *c = d->codec->data;
+    const wk_pg_composite *c = d->codec->data;
     if (n < 4) {
         return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary record needs a field count");
     }
@@ -181,7 +184,7 @@ static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
 static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                              wk_arena *arena, wk_error *err)
 {
-    const wk__pg_composite *c = d->codec->data;
+    const wk_pg_composite *c = d->codec->data;
     if (n < 2 || p[0] != '(' || p[n - 1] != ')') {
         return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "record value must be in parentheses");
     }
@@ -305,7 +308,7 @@ static bool rspace(uint8_t c)
 static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                          wk_error *err)
 {
-    const wk__pg_composite *c = e->codec->data;
+    const wk_pg_composite *c = e->codec->data;
     if (c == NULL || e->reg == NULL) {
         return wk__pg_fail(err, WK_ERR_UNSUPPORTED, 0,
                            "an anonymous record is sent in the text format only");
@@ -448,3 +451,8 @@ const wk_pg_codec wk__pg_composite_codec = {
       [WK_PG_KIND_EVENTS] = dec_events}},
     {{[WK_PG_KIND_TEXT] = enc_text}, {[WK_PG_KIND_TEXT] = enc_text}},
     NULL};
+
+const wk_pg_codec *wk_pg_composite_codec(void)
+{
+    return &wk__pg_composite_codec;
+}

@@ -11,7 +11,12 @@ int main(void)
     if (wk_buf_append(&b, "wirekit", 7) != WK_OK || !wk_utf8_valid(b.data, b.len, NULL)) {
         return 1;
     }
-    printf("%.*s ok (%s)\n", (int)b.len, (const char *)b.data, wk_status_str(WK_OK));
+    /* the library it runs with is the one whose headers it was built with */
+    if (strcmp(wk_version(), WK_VERSION_STRING) != 0 || wk_version_number() != WK_VERSION_NUMBER) {
+        return 1;
+    }
+    printf("%.*s %s ok (%s)\n", (int)b.len, (const char *)b.data, wk_version(),
+           wk_status_str(WK_OK));
     wk_buf_free(&b);
     return 0;
 }

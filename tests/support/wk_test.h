@@ -96,8 +96,10 @@ void wk_test_dump_diff(const void *a, size_t alen, const void *b, size_t blen);
 size_t wk_test_hex(const char *hex, uint8_t *out, size_t cap);
 /** Reads a whole file into a malloc'd buffer (NUL-terminated, not counted). NULL on error. */
 uint8_t *wk_test_read_file(const char *path, size_t *len);
-/** Path inside ../shared/data (static buffer, overwritten by the next call). */
-const char *wk_test_shared_data(const char *rel);
+/** Path of a WHATWG MIME vector file (mime-types.json, generated-mime-types.json) in the
+ *  directory Debian's librust-data-url-dev installs (static buffer, overwritten by the next
+ *  call). */
+const char *wk_test_mime_vectors(const char *name);
 /** Path inside the project's node_modules (static buffer, overwritten by the next call). */
 const char *wk_test_node_module(const char *rel);
 

@@ -1,4 +1,5 @@
-/* Helpers shared by the tests: hex, files, shared-data paths and a counting allocator. */
+/* Helpers shared by the tests: hex, files, paths to the registry-installed
+ * test data (node_modules, the WHATWG MIME vectors) and a counting allocator. */
 #include <stdlib.h>
 
 #include "wk_test.h"
@@ -91,10 +92,10 @@ uint8_t *wk_test_read_file(const char *path, size_t *len)
     return buf;
 }
 
-const char *wk_test_shared_data(const char *rel)
+const char *wk_test_mime_vectors(const char *name)
 {
     static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", WK_SHARED_DATA_DIR, rel);
+    snprintf(path, sizeof path, "%s/%s", WK_MIME_VECTORS_DIR, name);
     return path;
 }
 

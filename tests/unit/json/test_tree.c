@@ -58,10 +58,11 @@ WK_TEST(test_json_fused_decode_matches_generic_value_decode)
 
 WK_TEST(test_json_fused_decode_matches_generic_on_the_corpus)
 {
-    static const char *files[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    static const char *files[] = {"simdjson/jsonexamples/twitter.json",
+                                  "simdjson/jsonexamples/citm_catalog.json"};
     for (int i = 0; i < 2; i++) {
         size_t n;
-        uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &n);
+        uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &n);
         CHECK(data != NULL);
         check_same_tree((const char *)data, n, 0);
         check_same_tree((const char *)data, n, WK_READ_COPY_STRINGS);
@@ -87,10 +88,11 @@ WK_TEST(test_json_copy_strings_leaves_no_pointer_into_the_input)
 
 WK_TEST(test_json_corpus_parse_write_parse_is_stable)
 {
-    static const char *files[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    static const char *files[] = {"simdjson/jsonexamples/twitter.json",
+                                  "simdjson/jsonexamples/citm_catalog.json"};
     for (int i = 0; i < 2; i++) {
         size_t n;
-        uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &n);
+        uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &n);
         CHECK(data != NULL);
         wk_arena a;
         wk_arena_init(&a, NULL, 0);

@@ -263,10 +263,11 @@ WK_TEST(test_json_typed_reads_match_the_event_reader)
 
 WK_TEST(test_json_typed_reads_match_the_event_reader_on_the_corpus)
 {
-    const char *files[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    const char *files[] = {"simdjson/jsonexamples/twitter.json",
+                           "simdjson/jsonexamples/citm_catalog.json"};
     for (size_t i = 0; i < 2; i++) {
         size_t len;
-        uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &len);
+        uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &len);
         CHECK(data != NULL);
         wk_status st;
         check_typed_matches_events(data, len, 0, &st);

@@ -318,10 +318,11 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
             return;
         }
     }
-    static const char *files[] = {"json-corpus/twitter.json", "json-corpus/citm_catalog.json"};
+    static const char *files[] = {"simdjson/jsonexamples/twitter.json",
+                                  "simdjson/jsonexamples/citm_catalog.json"};
     for (int i = 0; i < 2; i++) {
         size_t n;
-        uint8_t *data = wk_test_read_file(wk_test_shared_data(files[i]), &n);
+        uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &n);
         CHECK(data != NULL);
         check_tree_writer_matches((const char *)data, n);
         free(data);

@@ -1,12 +1,25 @@
-/* wirekit-bench: runs the benchmark suites (all, or those named with --suite). */
+/*
+ * wirekit-bench: runs the benchmark suites (all, or those named with --suite), prints a table
+ * per suite and a one-screen summary, or JSON lines (--json), and writes SVG charts (--svg,
+ * --chart). --callgrind runs the same program again inside valgrind's callgrind tool, which
+ * then counts instructions per operation instead of timing (bench.c).
+ */
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <valgrind/valgrind.h>
 
 #include "bench_internal.h"
 #include "wirekit/core.h"
 #include "bench_suites.h"
 
-static void print_machine(void)
+/* "wirekit-bench 0.1.0 | CPU, 2 CPUs" and "GNU 12.2.0 | flags: -O3 -DNDEBUG | load 0.42", two
+ * lines so that neither passes 100 columns with a long CPU name. */
+static void machine_line(char *out, size_t cap)
 {
     char model[256] = "unknown CPU";
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -24,15 +37,97 @@ static void print_machine(void)
         }
         fclose(f);
     }
-    printf("wirekit-bench %s | %s | %s | flags:%s\n", WK_VERSION_STRING, model, WK_COMPILER,
-           WK_BUILD_FLAGS);
-    printf("Figures are the fastest of 5 repetitions; 'wirekit speed-up' is the peer's ns/op "
-           "divided by wirekit's (above 1 means wirekit is faster).\n");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    char load[32] = "?";
+    f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fgets(load, sizeof load, f) != NULL) {
+            load[strcspn(load, " ")] = '\0';
+        }
+        fclose(f);
+    }
+    snprintf(out, cap, "wirekit-bench %s | %.60s, %ld CPUs\n%s | flags:%.50s | load %s",
+             WK_VERSION_STRING, model, cpus, WK_COMPILER, WK_BUILD_FLAGS, load);
 }
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: wirekit-bench [--suite NAME]... [--json] [--quick] [--list]\n");
+    fprintf(out,
+            "usage: wirekit-bench [--suite NAME]... [--json] [--quick] [--list] [--data DIR]\n"
+            "                     [--svg FILE] [--chart DIR] [--callgrind]\n");
+}
+
+static int write_svg(const char *path, const wk_bench_row *rows, size_t n, const char *title,
+                     const char *caption)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "wirekit-bench: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int rc = wk_bench_write_svg(f, rows, n, title, caption);
+    if (fclose(f) != 0 || rc != 0) {
+        fprintf(stderr, "wirekit-bench: cannot write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* --callgrind: runs this program again under callgrind with the same arguments. */
+static int run_under_callgrind(int argc, char **argv)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "wirekit-bench: cannot find my own executable\n");
+        return 1;
+    }
+    self[n] = '\0';
+    char out[] = "/tmp/wirekit-bench-callgrind-XXXXXX";
+    int fd = mkstemp(out);
+    if (fd < 0) {
+        fprintf(stderr, "wirekit-bench: cannot create a temporary file: %s\n", strerror(errno));
+        return 1;
+    }
+    close(fd);
+    char outopt[64];
+    snprintf(outopt, sizeof outopt, "--callgrind-out-file=%s", out);
+    char **args = calloc((size_t)argc + 16, sizeof *args);
+    if (args == NULL) {
+        return 1;
+    }
+    size_t k = 0;
+    args[k++] = "valgrind";
+    args[k++] = "-q";
+    args[k++] = "--tool=callgrind";
+    args[k++] = "--instr-atstart=no";
+    args[k++] = "--combine-dumps=yes";
+    args[k++] = outopt;
+    args[k++] = self;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--callgrind") != 0) {
+            args[k++] = argv[i];
+        }
+    }
+    args[k++] = "--callgrind-out";
+    args[k++] = out;
+    args[k] = NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp("valgrind", args);
+        fprintf(stderr, "wirekit-bench: cannot run valgrind: %s (Debian package valgrind)\n",
+                strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    int rc = 1;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) {
+        rc = WEXITSTATUS(status);
+    }
+    unlink(out);
+    free(args);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -41,7 +136,10 @@ int main(int argc, char **argv)
     memset(&b, 0, sizeof b);
     const char *only[32];
     size_t nonly = 0;
+    const char *svg = NULL, *chart = NULL;
+    bool callgrind = false;
     for (int i = 1; i < argc; i++) {
+        bool has_arg = i + 1 < argc;
         if (strcmp(argv[i], "--json") == 0) {
             b.json = true;
         } else if (strcmp(argv[i], "--quick") == 0) {
@@ -51,8 +149,18 @@ int main(int argc, char **argv)
                 printf("%s\n", wk_bench_suites[k].name);
             }
             return 0;
-        } else if (strcmp(argv[i], "--suite") == 0 && i + 1 < argc && nonly < 32) {
+        } else if (strcmp(argv[i], "--suite") == 0 && has_arg && nonly < 32) {
             only[nonly++] = argv[++i];
+        } else if (strcmp(argv[i], "--data") == 0 && has_arg) {
+            b.data_dir = argv[++i];
+        } else if (strcmp(argv[i], "--svg") == 0 && has_arg) {
+            svg = argv[++i];
+        } else if (strcmp(argv[i], "--chart") == 0 && has_arg) {
+            chart = argv[++i];
+        } else if (strcmp(argv[i], "--callgrind") == 0) {
+            callgrind = true;
+        } else if (strcmp(argv[i], "--callgrind-out") == 0 && has_arg) {
+            b.cg_file = argv[++i]; /* set by --callgrind for the run inside valgrind */
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
@@ -61,6 +169,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    unsigned count = 0;
     for (size_t k = 0; k < nonly; k++) {
         bool known = false;
         for (size_t s = 0; wk_bench_suites[s].name != NULL; s++) {
@@ -71,8 +180,42 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (callgrind && b.cg_file == NULL) {
+        return run_under_callgrind(argc, argv);
+    }
+    if (b.cg_file != NULL && !RUNNING_ON_VALGRIND) {
+        fprintf(stderr, "wirekit-bench: --callgrind-out is for the run inside valgrind; use "
+                        "--callgrind\n");
+        return 2;
+    }
+    if (chart != NULL && mkdir(chart, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "wirekit-bench: cannot create %s: %s\n", chart, strerror(errno));
+        return 1;
+    }
+    char machine[1024];
+    machine_line(machine, sizeof machine);
+    b.progress = !b.json && isatty(2);
+    b.started_ns = wk_bench_now_ns();
+    for (size_t s = 0; wk_bench_suites[s].name != NULL; s++) {
+        bool wanted = nonly == 0;
+        for (size_t k = 0; k < nonly; k++) {
+            wanted = wanted || strcmp(only[k], wk_bench_suites[s].name) == 0;
+        }
+        count += wanted;
+    }
+    b.suite_count = count;
     if (!b.json) {
-        print_machine();
+        printf("%s\n", machine);
+        if (b.cg_file != NULL) {
+            printf("Figures are instructions per operation counted by callgrind (one batch per "
+                   "row, after a warm-up).\n");
+        } else {
+            printf("Figures: the median of %d repetitions, implementations interleaved within "
+                   "each repetition;\nspread = (slowest - fastest) / median; vs wk = the peer's "
+                   "median / wirekit's (above 1:\nwirekit is faster). Informative rows "
+                   "(wirekit variants, cached paths) get no ratio.\n",
+                   b.quick ? 2 : 7);
+        }
     }
     for (size_t s = 0; wk_bench_suites[s].name != NULL; s++) {
         bool wanted = nonly == 0;
@@ -83,6 +226,8 @@ int main(int argc, char **argv)
             continue;
         }
         b.suite = wk_bench_suites[s].name;
+        b.suite_no++;
+        b.npeers = 0;
         if (!b.json) {
             printf("\n== suite %s ==\n", b.suite);
         }
@@ -90,8 +235,31 @@ int main(int argc, char **argv)
         if (wk_bench_suites[s].run(&b) != 0) {
             b.failures++;
         }
-        wk_bench_print_table(&b, from);
+        if (b.nqueue != 0) {
+            wk_bench_fail(&b, "the suite left %zu queued spec(s) without wk_bench_flush()",
+                          b.nqueue);
+            b.nqueue = 0;
+        }
+        if (b.progress) {
+            fputs("\r\033[K", stderr);
+        }
+        if (!b.json) {
+            wk_bench_write_table(stdout, b.rows + from, b.nrows - from);
+        }
+        if (chart != NULL && b.nrows > from) {
+            char path[PATH_MAX], title[128];
+            snprintf(path, sizeof path, "%s/%s.svg", chart, b.suite);
+            snprintf(title, sizeof title, "wirekit bench: suite %s", b.suite);
+            b.failures += write_svg(path, b.rows + from, b.nrows - from, title, machine);
+        }
         fflush(stdout);
+    }
+    if (svg != NULL && b.nrows > 0) {
+        b.failures += write_svg(svg, b.rows, b.nrows, "wirekit bench", machine);
+    }
+    if (!b.json && b.nrows > 0) {
+        wk_bench_write_summary(stdout, b.rows, b.nrows);
+        printf("Total time %.0f s\n", (double)(wk_bench_now_ns() - b.started_ns) / 1e9);
     }
     free(b.rows);
     if (b.failures != 0) {

@@ -15,14 +15,25 @@ static int run(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
-            printf("usage: wirekit bench [--suite NAME]... [--json] [--quick] [--list]\n\n"
-                   "Runs the seed benchmarks with the C peers side by side in one process and\n"
-                   "prints ns/op, MB/s, allocations/op and the ratio of each peer to wirekit.\n\n"
+            printf("usage: wirekit bench [--suite NAME]... [--json] [--quick] [--list] "
+                   "[--data DIR]\n"
+                   "                     [--svg FILE] [--chart DIR] [--callgrind]\n\n"
+                   "Runs the seed benchmarks with the C peers side by side in one process, the\n"
+                   "implementations interleaved within each repetition, and prints per case the\n"
+                   "median time (and spread), throughput, allocations/op and each peer's ratio\n"
+                   "to wirekit, then a one-screen summary.\n\n"
                    "  --suite NAME  run this suite only (repeatable; default: all suites)\n"
                    "  --json        one JSON object per measurement instead of the table\n"
                    "  --quick       few iterations: checks that everything runs, figures are "
                    "rough\n"
-                   "  --list        list the suites\n");
+                   "  --list        list the suites\n"
+                   "  --data DIR    where twitter.json, citm_catalog.json and canada.json are\n"
+                   "                (default: share/wirekit/bench, then the source tree's\n"
+                   "                node_modules/simdjson/jsonexamples)\n"
+                   "  --svg FILE    write an SVG bar chart of every measurement\n"
+                   "  --chart DIR   write one SVG bar chart per suite, DIR/<suite>.svg\n"
+                   "  --callgrind   count instructions per operation under valgrind instead of "
+                   "timing\n");
             return WK_EXIT_OK;
         }
     }

@@ -19,6 +19,7 @@ need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")
 }
 for p in "${debs[@]}"; do need "$p"; done
+need libexpat1-dev # the bench_report test parses wirekit-bench's SVG charts with expat
 # Node and npm may come from elsewhere than Debian: working binaries are enough.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then need nodejs; need npm; fi
 if [ ${#missing[@]} -gt 0 ]; then

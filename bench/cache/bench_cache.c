@@ -212,7 +212,7 @@ static void redis_cases(wk_bench *b, bctx *ctx)
     ctx->lat = malloc(200000 * sizeof *ctx->lat);
     ctx->nlat = 0;
     wk_bench_spec s1 = {"redis get (1 conn)", "wirekit", redis_get, ctx, n, 72,
-                        "GET + schema decode"};
+                        "GET + schema decode", 0};
     wk_bench_run(b, &s1);
     if (ctx->nlat > 0) {
         qsort(ctx->lat, ctx->nlat, sizeof *ctx->lat, cmp_u64);
@@ -223,7 +223,7 @@ static void redis_cases(wk_bench *b, bctx *ctx)
         wk_bench_record(b, "redis get (1 conn)", "wirekit p50", p50, 72, 0, note);
     }
     wk_bench_spec s2 = {"redis get pipelined x16", "wirekit", redis_pipelined, ctx, n, 72,
-                        "wk_cache_get_many, 16 GETs per round trip"};
+                        "wk_cache_get_many, 16 GETs per round trip", 0};
     wk_bench_run(b, &s2);
 
     /* redis-benchmark on the same server, a 72-byte value under its key. */
@@ -276,10 +276,10 @@ int wk_bench_suite_cache(wk_bench *b)
         wk_bench_fail(b, "cache: %llu loads, %llu entries after warm-up, want %d",
                       (unsigned long long)st.loads, (unsigned long long)st.local_entries, NKEYS);
     }
-    wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread"};
+    wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread", 0};
     wk_bench_run(b, &s1);
     wk_bench_spec s2 = {"local hit, 2 threads", "wirekit", local_hit_2, ctx, 0, 0,
-                        "wall time / total gets"};
+                        "wall time / total gets", 0};
     wk_bench_run(b, &s2);
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS) {

@@ -30,7 +30,8 @@ static uint64_t wk_parse(void *arg, uint64_t iters)
     uint64_t acc = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_arena_reset(&c->arena);
-        wk_status st = wk_json_decode_value(c->in.data, c->in.len, NULL, &c->arena, &c->root, NULL, NULL);
+        wk_status st =
+            wk_json_decode_value(c->in.data, c->in.len, NULL, &c->arena, &c->root, NULL, NULL);
         acc += st == WK_OK;
     }
     return acc;
@@ -188,11 +189,18 @@ static void check_dump(wk_bench *b, const char *what, const char *impl, char *du
     free(dump);
 }
 
+/* What each peer does differently from wirekit in the parse cases (footnotes in the table). */
+#define NOTE_CJSON_PARSE "no UTF-8 validation (cJSON has no option); numbers as doubles; a malloc per node"
+#define NOTE_JANSSON_PARSE "validates UTF-8; a malloc per node (no arena in jansson's API)"
+#define NOTE_JSONC_PARSE "JSON_TOKENER_VALIDATE_UTF8, tokener reused; a malloc per node (no arena)"
+#define NOTE_RAPIDJSON_PARSE "kParseValidateEncodingFlag + kParseFullPrecisionFlag; MemoryPoolAllocator on one buffer, cleared per op"
+#define NOTE_SIMDJSON_PARSE "validates UTF-8; dom::parser reused; reads a padded copy of the input"
+
 static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
                          const char *write_name)
 {
     jb_input in;
-    uint8_t *data = wk_bench_read_shared(b, file, &in.len);
+    uint8_t *data = wk_bench_read_data(b, file, &in.len);
     if (data == NULL) {
         return;
     }
@@ -202,40 +210,36 @@ static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
     /* parse */
     wk_parse_ctx pc = {in, {0}, NULL};
     wk_arena_init(&pc.arena, NULL, 0);
-    wk_bench_spec s = {parse_name, "wirekit", wk_parse, &pc, 0, n, NULL};
-    wk_bench_run(b, &s);
+    wk_parse(&pc, 1);
     if (pc.root == NULL) {
         wk_bench_fail(b, "%s: wirekit failed to parse", parse_name);
+        wk_arena_free(&pc.arena);
+        free(data);
         return;
     }
-    struct {
-        const char *impl;
-        wk_bench_fn fn;
-        void *arg;
-    } parsers[] = {{"cJSON", jb_cjson_parse, &in},
-                   {"jansson", jb_jansson_parse, &in},
-                   {"json-c", jb_jsonc_parse, &in},
-                   {"rapidjson", jb_rapidjson_parse, &in},
-                   {"simdjson", jb_simdjson_parse, NULL}};
     void *simd = jb_simdjson_prepare(&in);
-    parsers[4].arg = simd;
+    wk_bench_spec parsers[] = {
+        {parse_name, "wirekit", wk_parse, &pc, 0, n, "validates UTF-8; arena reset per op", 0},
+        {parse_name, "cJSON", jb_cjson_parse, &in, 0, n, NOTE_CJSON_PARSE, 0},
+        {parse_name, "jansson", jb_jansson_parse, &in, 0, n, NOTE_JANSSON_PARSE, 0},
+        {parse_name, "json-c", jb_jsonc_parse, &in, 0, n, NOTE_JSONC_PARSE, 0},
+        {parse_name, "rapidjson", jb_rapidjson_parse, &in, 0, n, NOTE_RAPIDJSON_PARSE, 0},
+        {parse_name, "simdjson", jb_simdjson_parse, simd, 0, n, NOTE_SIMDJSON_PARSE, 0}};
     for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++) {
         if (parsers[i].fn(parsers[i].arg, 1) != 1) {
             wk_bench_fail(b, "%s: %s failed to parse", parse_name, parsers[i].impl);
             continue;
         }
-        wk_bench_spec ps = {parse_name, parsers[i].impl, parsers[i].fn, parsers[i].arg, 0, n,
-                            NULL};
-        wk_bench_run(b, &ps);
+        wk_bench_add(b, &parsers[i]);
     }
+    wk_bench_flush(b);
 
     /* stringify from each library's own tree */
+    wk_parse(&pc, 1);
     wk_write_ctx wc = {pc.root, {0}};
     wk_buf_init(&wc.out, NULL, 0);
     wk_stringify(&wc, 1);
     size_t out_len = wc.out.len;
-    wk_bench_spec ws = {write_name, "wirekit", wk_stringify, &wc, 0, out_len, NULL};
-    wk_bench_run(b, &ws);
 
     void *cj = jb_cjson_load(&in);
     void *ja = jb_jansson_load(&in);
@@ -258,15 +262,22 @@ static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
         check_dump(b, write_name, dumps[i].impl, d, dn, pc.root, dumps[i].exact);
     }
     wk_bench_spec w2[] = {
-        {write_name, "cJSON", jb_cjson_stringify, cj, 0, out_len, "numbers as doubles"},
-        {write_name, "jansson", jb_jansson_stringify, ja, 0, out_len, NULL},
-        {write_name, "json-c", jb_jsonc_stringify, jc, 0, out_len, NULL},
-        {write_name, "rapidjson", jb_rapidjson_stringify, rj, 0, out_len, NULL},
-        {write_name, "simdjson", jb_simdjson_stringify, simd, 0, out_len, NULL},
+        {write_name, "wirekit", wk_stringify, &wc, 0, out_len, "output buffer reused", 0},
+        {write_name, "cJSON", jb_cjson_stringify, cj, 0, out_len,
+         "numbers as doubles; cJSON_PrintPreallocated into a reused buffer", 0},
+        {write_name, "jansson", jb_jansson_stringify, ja, 0, out_len,
+         "json_dumpb into a reused buffer", 0},
+        {write_name, "json-c", jb_jsonc_stringify, jc, 0, out_len,
+         "printbuf reused; doubles copied from their source text, not formatted", 0},
+        {write_name, "rapidjson", jb_rapidjson_stringify, rj, 0, out_len,
+         "StringBuffer reused", 0},
+        {write_name, "simdjson", jb_simdjson_stringify, simd, 0, out_len,
+         "simdjson::to_string: a new std::string per op", 0},
     };
     for (size_t i = 0; i < sizeof w2 / sizeof w2[0]; i++) {
-        wk_bench_run(b, &w2[i]);
+        wk_bench_add(b, &w2[i]);
     }
+    wk_bench_flush(b);
     jb_cjson_free(cj);
     jb_jansson_free(ja);
     jb_jsonc_free(jc);
@@ -281,48 +292,58 @@ static void seed_cases(wk_bench *b)
 {
     static const char want[] = JB_SEED_JSON;
     const size_t want_len = sizeof want - 1;
-    uint64_t iters = 2000000;
+    uint64_t iters = 0; /* calibrated: the slowest peers take microseconds per op */
     struct {
         const char *impl;
         wk_bench_fn fn;
-    } enc[] = {{"wirekit", wk_seed_encode},         {"cJSON", jb_cjson_seed_encode},
-               {"jansson", jb_jansson_seed_encode}, {"json-c", jb_jsonc_seed_encode},
-               {"rapidjson", jb_rapidjson_seed_encode}};
-    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++) {
-        jb_seed_ctx c;
-        memset(&c, 0, sizeof c);
-        c.in = SEED;
-        enc[i].fn(&c, 1);
-        if (c.len != want_len || memcmp(c.buf, want, want_len) != 0) {
+        const char *note;
+    } enc[] = {{"wirekit", wk_seed_encode, "wk_json_writer into a fixed buffer"},
+               {"cJSON", jb_cjson_seed_encode, "builds a cJSON tree, then prints it"},
+               {"jansson", jb_jansson_seed_encode, "builds a json_t tree, then dumps it"},
+               {"json-c", jb_jsonc_seed_encode, "builds a json_object tree, then prints it"},
+               {"rapidjson", jb_rapidjson_seed_encode, "Writer<StringBuffer>, streaming"}};
+    enum { NENC = sizeof enc / sizeof enc[0] };
+    jb_seed_ctx ectx[NENC];
+    for (size_t i = 0; i < NENC; i++) {
+        jb_seed_ctx *c = &ectx[i];
+        memset(c, 0, sizeof *c);
+        c->in = SEED;
+        enc[i].fn(c, 1);
+        if (c->len != want_len || memcmp(c->buf, want, want_len) != 0) {
             wk_bench_fail(b, "seed encode json: %s wrote %zu bytes '%.*s', want the 101 bytes",
-                          enc[i].impl, c.len, (int)c.len, c.buf);
+                          enc[i].impl, c->len, (int)c->len, c->buf);
             continue;
         }
-        wk_bench_spec s = {"seed encode json", enc[i].impl, enc[i].fn, &c, iters, want_len,
-                           NULL};
-        wk_bench_run(b, &s);
+        wk_bench_add(b, &(wk_bench_spec){"seed encode json", enc[i].impl, enc[i].fn, c, iters,
+                                         want_len, enc[i].note, 0});
     }
+    wk_bench_flush(b);
     wk_bench_say(b, "seed encode json: simdjson has no writer (parse only), not measured");
 
     jb_input in = {(const uint8_t *)want, want_len};
     struct {
         const char *impl;
         wk_bench_fn fn;
-    } dec[] = {{"wirekit", wk_seed_decode},         {"cJSON", jb_cjson_seed_decode},
-               {"jansson", jb_jansson_seed_decode}, {"json-c", jb_jsonc_seed_decode},
-               {"rapidjson", jb_rapidjson_seed_decode}};
-    for (size_t i = 0; i < sizeof dec / sizeof dec[0]; i++) {
-        jb_seed_ctx c;
-        memset(&c, 0, sizeof c);
-        c.json = in;
-        dec[i].fn(&c, 1);
-        if (!seed_equal(&c.out, &SEED)) {
+        const char *note;
+    } dec[] = {{"wirekit", wk_seed_decode, "typed reads, no tree; validates UTF-8"},
+               {"cJSON", jb_cjson_seed_decode, "tree, then look-ups; no UTF-8 validation"},
+               {"jansson", jb_jansson_seed_decode, "tree, then look-ups"},
+               {"json-c", jb_jsonc_seed_decode, "tree, then look-ups; validates UTF-8"},
+               {"rapidjson", jb_rapidjson_seed_decode,
+                "tree on a pooled buffer, then look-ups; validates UTF-8"}};
+    enum { NDEC = sizeof dec / sizeof dec[0] };
+    jb_seed_ctx dctx[NDEC];
+    for (size_t i = 0; i < NDEC; i++) {
+        jb_seed_ctx *c = &dctx[i];
+        memset(c, 0, sizeof *c);
+        c->json = in;
+        dec[i].fn(c, 1);
+        if (!seed_equal(&c->out, &SEED)) {
             wk_bench_fail(b, "seed decode json: %s did not read the record back", dec[i].impl);
             continue;
         }
-        wk_bench_spec s = {"seed decode json", dec[i].impl, dec[i].fn, &c, iters, want_len,
-                           NULL};
-        wk_bench_run(b, &s);
+        wk_bench_add(b, &(wk_bench_spec){"seed decode json", dec[i].impl, dec[i].fn, c, iters,
+                                         want_len, dec[i].note, 0});
     }
     void *simd = jb_simdjson_prepare(&in);
     jb_simdjson_seed_decode(simd, 1);
@@ -331,18 +352,34 @@ static void seed_cases(wk_bench *b)
     if (!seed_equal(&got, &SEED)) {
         wk_bench_fail(b, "seed decode json: simdjson did not read the record back");
     } else {
-        wk_bench_spec s = {"seed decode json", "simdjson", jb_simdjson_seed_decode, simd, iters,
-                           want_len, NULL};
-        wk_bench_run(b, &s);
+        wk_bench_add(b, &(wk_bench_spec){"seed decode json", "simdjson", jb_simdjson_seed_decode,
+                                         simd, iters, want_len,
+                                         "DOM on a reused parser, then look-ups", 0});
     }
+    wk_bench_flush(b);
     jb_simdjson_release(simd);
 }
 
 int wk_bench_suite_json(wk_bench *b)
 {
-    corpus_cases(b, "json-corpus/twitter.json", "parse twitter.json", "stringify twitter.json");
-    corpus_cases(b, "json-corpus/citm_catalog.json", "parse citm_catalog.json",
+    static char builds[5][160];
+    const char *dist = "Debian shared library, distribution build (-O2)";
+    snprintf(builds[0], sizeof builds[0], "cJSON %s: %s", jb_cjson_version(), dist);
+    snprintf(builds[1], sizeof builds[1], "jansson %s: %s", jb_jansson_version(), dist);
+    snprintf(builds[2], sizeof builds[2], "json-c %s: %s", jb_jsonc_version(), dist);
+    snprintf(builds[3], sizeof builds[3],
+             "rapidjson %s: header-only, compiled here with wirekit's compiler and flags",
+             jb_rapidjson_version());
+    snprintf(builds[4], sizeof builds[4], "simdjson %s: %s, runtime CPU dispatch",
+             jb_simdjson_version(), dist);
+    static const char *const impls[5] = {"cJSON", "jansson", "json-c", "rapidjson", "simdjson"};
+    for (int i = 0; i < 5; i++) {
+        wk_bench_peer(b, impls[i], builds[i]);
+    }
+    corpus_cases(b, "twitter.json", "parse twitter.json", "stringify twitter.json");
+    corpus_cases(b, "citm_catalog.json", "parse citm_catalog.json",
                  "stringify citm_catalog.json");
+    corpus_cases(b, "canada.json", "parse canada.json", "stringify canada.json");
     seed_cases(b);
     return 0;
 }

@@ -72,6 +72,13 @@ uint64_t jb_cjson_seed_decode(void *ctx, uint64_t iters);
 uint64_t jb_jansson_seed_decode(void *ctx, uint64_t iters);
 uint64_t jb_jsonc_seed_decode(void *ctx, uint64_t iters);
 
+/* Versions from the peers' headers, for the table's build notes. */
+const char *jb_cjson_version(void);
+const char *jb_jansson_version(void);
+const char *jb_jsonc_version(void);
+const char *jb_rapidjson_version(void);
+const char *jb_simdjson_version(void);
+
 /* C++ peers (peers_cpp.cpp). */
 uint64_t jb_rapidjson_parse(void *arg, uint64_t iters);
 void *jb_rapidjson_load(const jb_input *in);

@@ -43,14 +43,24 @@ void jb_cjson_free(void *doc)
     cJSON_Delete(doc);
 }
 
+/* Into one buffer reused for every op (cJSON_PrintPreallocated, as wirekit reuses its output
+ * buffer), sized once per batch from a first print plus the slack cJSON's documentation asks. */
 uint64_t jb_cjson_stringify(void *doc, uint64_t iters)
 {
-    uint64_t acc = 0;
-    for (uint64_t i = 0; i < iters; i++) {
-        char *s = cJSON_PrintUnformatted(doc);
-        acc += strlen(s);
-        cJSON_free(s);
+    char *first = cJSON_PrintUnformatted(doc);
+    if (first == NULL) {
+        return 0;
     }
+    size_t cap = strlen(first) + 64;
+    cJSON_free(first);
+    char *buf = malloc(cap);
+    uint64_t acc = 0;
+    for (uint64_t i = 0; buf != NULL && i < iters; i++) {
+        if (cJSON_PrintPreallocated(doc, buf, (int)cap, 0)) {
+            acc += (uint8_t)buf[0] + 1;
+        }
+    }
+    free(buf);
     return acc;
 }
 
@@ -108,4 +118,12 @@ uint64_t jb_cjson_seed_decode(void *arg, uint64_t iters)
         cJSON_Delete(root);
     }
     return (uint64_t)s->age;
+}
+
+const char *jb_cjson_version(void)
+{
+    static char v[32];
+    snprintf(v, sizeof v, "%d.%d.%d", CJSON_VERSION_MAJOR, CJSON_VERSION_MINOR,
+             CJSON_VERSION_PATCH);
+    return v;
 }

@@ -2,10 +2,14 @@
  * C++ peers of the json suite behind a C interface: rapidjson 1.1 (DOM parse with length,
  * Writer<StringBuffer>) and simdjson 3.0 (DOM parser reused across documents, as its
  * documentation recommends; input copied once into the padded buffer it requires).
+ * rapidjson parses with kParseValidateEncodingFlag (UTF-8 checked, as wirekit does) and
+ * kParseFullPrecisionFlag (correctly rounded doubles, as wirekit), into a document whose
+ * MemoryPoolAllocator sits on one buffer cleared per op (as wirekit resets its arena).
  */
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -16,22 +20,43 @@
 
 /* ---- rapidjson ---------------------------------------------------------------------------- */
 
+static const unsigned RJ_PARSE_FLAGS =
+    rapidjson::kParseValidateEncodingFlag | rapidjson::kParseFullPrecisionFlag;
+
 extern "C" uint64_t jb_rapidjson_parse(void *arg, uint64_t iters)
 {
     const jb_input *in = static_cast<const jb_input *>(arg);
     uint64_t acc = 0;
+    /* One pool buffer per batch, large enough for the corpus documents: Clear() keeps it. */
+    std::vector<char> pool(in->len * 4 + 65536);
+    rapidjson::MemoryPoolAllocator<> alloc(pool.data(), pool.size());
     for (uint64_t i = 0; i < iters; i++) {
-        rapidjson::Document doc;
-        doc.Parse(reinterpret_cast<const char *>(in->data), in->len);
+        alloc.Clear();
+        rapidjson::Document doc(&alloc);
+        doc.Parse<RJ_PARSE_FLAGS>(reinterpret_cast<const char *>(in->data), in->len);
         acc += !doc.HasParseError();
     }
     return acc;
 }
 
+extern "C" const char *jb_rapidjson_version(void)
+{
+    return RAPIDJSON_VERSION_STRING;
+}
+
+#define WK_STR2(x) #x
+#define WK_STR(x) WK_STR2(x)
+#define SIMDJSON_VERSION_STRING WK_STR(SIMDJSON_VERSION)
+
+extern "C" const char *jb_simdjson_version(void)
+{
+    return SIMDJSON_VERSION_STRING;
+}
+
 extern "C" void *jb_rapidjson_load(const jb_input *in)
 {
     rapidjson::Document *doc = new rapidjson::Document();
-    doc->Parse(reinterpret_cast<const char *>(in->data), in->len);
+    doc->Parse<RJ_PARSE_FLAGS>(reinterpret_cast<const char *>(in->data), in->len);
     return doc;
 }
 
@@ -109,9 +134,12 @@ extern "C" uint64_t jb_rapidjson_seed_decode(void *arg, uint64_t iters)
 {
     jb_seed_ctx *c = static_cast<jb_seed_ctx *>(arg);
     jb_seed *s = &c->out;
+    char pool[4096];
+    rapidjson::MemoryPoolAllocator<> alloc(pool, sizeof pool);
     for (uint64_t i = 0; i < iters; i++) {
-        rapidjson::Document doc;
-        doc.Parse(reinterpret_cast<const char *>(c->json.data), c->json.len);
+        alloc.Clear();
+        rapidjson::Document doc(&alloc);
+        doc.Parse<RJ_PARSE_FLAGS>(reinterpret_cast<const char *>(c->json.data), c->json.len);
         rj_str(doc, "username", s->username, sizeof s->username);
         rj_str(doc, "password", s->password, sizeof s->password);
         s->age = doc["age"].GetInt64();

@@ -16,6 +16,7 @@ uint64_t jb_jsonc_parse(void *arg, uint64_t iters)
     const jb_input *in = arg;
     uint64_t acc = 0;
     json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
     for (uint64_t i = 0; i < iters; i++) {
         json_tokener_reset(tok);
         json_object *doc = json_tokener_parse_ex(tok, (const char *)in->data, (int)in->len);
@@ -39,6 +40,7 @@ static char *dup_n(const char *s, size_t n)
 void *jb_jsonc_load(const jb_input *in)
 {
     json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
     json_object *doc = json_tokener_parse_ex(tok, (const char *)in->data, (int)in->len);
     json_tokener_free(tok);
     return doc;
@@ -104,6 +106,7 @@ uint64_t jb_jsonc_seed_decode(void *arg, uint64_t iters)
     jb_seed_ctx *c = arg;
     jb_seed *s = &c->out;
     json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
     for (uint64_t i = 0; i < iters; i++) {
         json_tokener_reset(tok);
         json_object *root = json_tokener_parse_ex(tok, (const char *)c->json.data,
@@ -127,4 +130,9 @@ uint64_t jb_jsonc_seed_decode(void *arg, uint64_t iters)
     }
     json_tokener_free(tok);
     return (uint64_t)s->age;
+}
+
+const char *jb_jsonc_version(void)
+{
+    return JSON_C_VERSION;
 }

@@ -4,7 +4,7 @@
 //
 //   node whatwg_mimetype.js NODE_MODULES_DIR QUICK(0|1) SEED RENDER VALUE...
 //
-// Prints one line per case, "ns <case> <ns per op>", best of 5 runs, then one line per VALUE,
+// Prints one line per case, "ns <case> <ns per op>", the median of 5 runs, then one line per VALUE,
 // "out <index> <hex of the serialization>" (or "out <index> null"), which the C side checks
 // against wirekit's output.
 'use strict';
@@ -22,13 +22,14 @@ function time(name, fn) {
     if (dt > (quick ? 2e7 : 2e8) || iters > 1e9) break;
     iters *= 4;
   }
-  let best = Infinity;
-  for (let r = 0; r < (quick ? 2 : 5); r++) {
+  const runs = [];
+  for (let r = 0; r < (quick ? 3 : 5); r++) {
     const t0 = process.hrtime.bigint();
     fn(iters);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / iters);
+    runs.push(Number(process.hrtime.bigint() - t0) / iters);
   }
-  console.log(`ns ${name} ${best.toFixed(2)}`);
+  runs.sort((a, b) => a - b);
+  console.log(`ns ${name} ${runs[runs.length >> 1].toFixed(2)}`);
 }
 
 let sink = 0;

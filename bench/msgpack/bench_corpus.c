@@ -22,7 +22,8 @@ typedef struct corpus_ctx {
     wk_arena arena;
     wk_value *tree; /* decoded once for the encode case */
     wk_buf out;
-    msgpack_unpacked up;
+    msgpack_unpacked up;  /* the tree msgpack-c encodes from */
+    msgpack_zone zone;    /* reused by the decode case */
     msgpack_sbuffer sb;
     msgpack_packer pk;
 } corpus_ctx;
@@ -66,9 +67,11 @@ static uint64_t run_mc_tree(void *arg, uint64_t iters)
     uint64_t sum = 0;
     for (uint64_t i = 0; i < iters; i++) {
         size_t off = 0;
-        if (msgpack_unpack_next(&c->up, (const char *)c->mp, c->len, &off) ==
+        msgpack_object obj;
+        msgpack_zone_clear(&c->zone);
+        if (msgpack_unpack((const char *)c->mp, c->len, &off, &c->zone, &obj) ==
             MSGPACK_UNPACK_SUCCESS) {
-            sum += c->up.data.via.map.size + off;
+            sum += obj.via.map.size + off;
         }
     }
     return sum;
@@ -129,7 +132,7 @@ static uint64_t run_mc_encode(void *arg, uint64_t iters)
 int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
 {
     size_t jlen = 0;
-    uint8_t *json = wk_bench_read_shared(b, name, &jlen);
+    uint8_t *json = wk_bench_read_data(b, name, &jlen);
     if (json == NULL) {
         return 1;
     }
@@ -146,6 +149,7 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
     wk_arena_init(&c.arena, NULL, 0);
     wk_buf_init(&c.out, NULL, 0);
     msgpack_unpacked_init(&c.up);
+    msgpack_zone_init(&c.zone, MSGPACK_ZONE_CHUNK_SIZE);
     msgpack_sbuffer_init(&c.sb);
     msgpack_packer_init(&c.pk, &c.sb, msgpack_sbuffer_write);
     wk_bench_say(b, "%s: %zu bytes of JSON -> %zu bytes of MessagePack", base, jlen, c.len);
@@ -189,42 +193,30 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
         snprintf(cname[0], sizeof cname[0], "tree decode %s", base);
         snprintf(cname[1], sizeof cname[1], "validate %s", base);
         snprintf(cname[2], sizeof cname[2], "encode tree %s", base);
-        wk_bench_spec s = {cname[0], "wirekit", run_wk_tree, &c, 0, c.len,
-                           "fused decoder, arena reset per op"};
-        wk_bench_run(b, &s);
-        s.impl = "wirekit-events";
-        s.fn = run_wk_tree_generic;
-        s.note = "generic path: reader events -> wk_value_decode";
-        wk_bench_run(b, &s);
-        s.impl = "msgpack-c";
-        s.fn = run_mc_tree;
-        s.note = "msgpack_unpack_next, zone reused";
-        wk_bench_run(b, &s);
-
-        s.case_name = cname[1];
-        s.impl = "wirekit";
-        s.fn = run_wk_check;
-        s.note = "wk_mp_check: depth limit, 0xc1, timestamps";
-        wk_bench_run(b, &s);
-        s.impl = "msgpuck";
-        s.fn = run_mpk_check;
-        s.note = "mp_check";
-        wk_bench_run(b, &s);
-
-        s.case_name = cname[2];
-        s.impl = "wirekit";
-        s.fn = run_wk_encode;
-        s.note = "wk_mp_writer_value";
-        wk_bench_run(b, &s);
-        s.impl = "msgpack-c";
-        s.fn = run_mc_encode;
-        s.note = "msgpack_pack_object";
-        wk_bench_run(b, &s);
+        wk_bench_spec specs[] = {
+            {cname[0], "wirekit", run_wk_tree, &c, 0, c.len, "fused decoder, arena reset per op",
+             0},
+            {cname[0], "wirekit-events", run_wk_tree_generic, &c, 0, c.len,
+             "generic path: reader events -> wk_value_decode", 0},
+            {cname[0], "msgpack-c", run_mc_tree, &c, 0, c.len,
+             "msgpack_unpack into a zone cleared per op (msgpack_zone_clear keeps one chunk)",
+             0},
+            {cname[1], "wirekit", run_wk_check, &c, 0, c.len,
+             "wk_mp_check: depth limit, 0xc1, timestamps", 0},
+            {cname[1], "msgpuck", run_mpk_check, &c, 0, c.len, "mp_check", 0},
+            {cname[2], "wirekit", run_wk_encode, &c, 0, c.len, "wk_mp_writer_value", 0},
+            {cname[2], "msgpack-c", run_mc_encode, &c, 0, c.len, "msgpack_pack_object", 0},
+        };
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            wk_bench_add(b, &specs[i]);
+        }
+        wk_bench_flush(b);
     }
     wk_arena_free(&check_arena);
     wk_arena_free(&c.arena);
     wk_buf_free(&c.out);
     msgpack_unpacked_destroy(&c.up);
+    msgpack_zone_destroy(&c.zone);
     msgpack_sbuffer_destroy(&c.sb);
     free(mp);
     return rc;

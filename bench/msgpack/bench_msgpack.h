@@ -10,7 +10,7 @@
 /** The seed record cases: encode and decode, 1,000,000 times each (fewer with --quick). */
 int wk_bench_msgpack_seed(wk_bench *b);
 
-/** The corpus cases over ../shared/data/json-corpus/<name>. */
+/** The corpus cases over a corpus file (wk_bench_read_data), e.g. "twitter.json". */
 int wk_bench_msgpack_corpus(wk_bench *b, const char *name);
 
 /**

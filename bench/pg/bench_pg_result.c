@@ -325,14 +325,19 @@ int wk_bench_pg_result(wk_bench *b)
         uint64_t it = wk_bench_quick(b) ? 1 : 0;
         const char *cn = "result 100k rows x 7 cols";
         wk_bench_spec s1 = {cn, "wirekit", run_wirekit, &c, it, 0,
-                            "binary result, plan built once"};
+                            "binary result, plan built once", 0};
         wk_bench_spec s2 = {cn, "libpqtypes", run_pqtypes, &c, it, 0,
-                            "binary result, PQgetf with a prepared spec"};
+                            "binary result, PQgetf with a prepared spec", 0};
         wk_bench_spec s3 = {cn, "libpq text", run_text, &c, it, 0,
-                            "text result, strtol/strtod"};
-        wk_bench_run(b, &s1);
-        wk_bench_run(b, &s2);
-        wk_bench_run(b, &s3);
+                            "text result, strtol/strtod", 0};
+        wk_bench_peer(b, "libpqtypes", "libpqtypes: Debian shared library, distribution build "
+                                       "(-O2)");
+        wk_bench_peer(b, "libpq text", "libpq 15: Debian shared library, distribution build "
+                                       "(-O2)");
+        wk_bench_add(b, &s1);
+        wk_bench_add(b, &s2);
+        wk_bench_add(b, &s3);
+        wk_bench_flush(b);
     }
     wk_pg_plan_free(plan);
     PQclear(c.bin);

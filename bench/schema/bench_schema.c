@@ -12,7 +12,9 @@
  *   msgpack-c  msgpack_pack_* into an sbuffer; decode: msgpack_unpack into a zone (its object
  *              tree is the free-form metadata), fields extracted by key, strings as views;
  *   cJSON      builds the object tree and prints it into a preallocated buffer; decode:
- *              cJSON_Parse, fields extracted, metadata kept as the cJSON subtree.
+ *              cJSON_Parse, fields extracted, metadata kept as the cJSON subtree;
+ *   rapidjson  the json suite's adapters (bench/json/peers_cpp.cpp): Writer<StringBuffer>;
+ *              decode: DOM on a pooled buffer with UTF-8 validation, fields copied out.
  * wirekit's decode does more than the peers: it copies every string into the arena (the
  * struct holds NUL-terminated char *) and builds metadata as a wk_value tree, also copied.
  * Every implementation's output bytes are checked against wirekit's.
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "../../tests/unit/schema/seed_user.h"
+#include "../json/bench_json.h"
 #include "bench.h"
 #include "wirekit/msgpack.h"
 
@@ -449,11 +452,11 @@ static uint64_t cj_dec(void *arg, uint64_t iters)
 
 /* ---- the suite ----------------------------------------------------------------------------- */
 
-static void run(wk_bench *b, const char *cs, const char *impl, wk_bench_fn fn, ctx *c,
+static void run(wk_bench *b, const char *cs, const char *impl, wk_bench_fn fn, void *c,
                 uint64_t iters, size_t bytes, const char *note)
 {
-    wk_bench_spec s = {cs, impl, fn, c, iters, bytes, note};
-    wk_bench_run(b, &s);
+    wk_bench_spec s = {cs, impl, fn, c, iters, bytes, note, 0};
+    wk_bench_add(b, &s);
 }
 
 int wk_bench_suite_schema(wk_bench *b)
@@ -470,6 +473,10 @@ int wk_bench_suite_schema(wk_bench *b)
     msgpack_packer_init(&c->pk, &c->sb, msgpack_sbuffer_write);
     msgpack_zone_init(&c->zone, 2048);
     uint64_t iters = wk_bench_quick(b) ? 10000 : SEED_ITERS;
+    wk_bench_peer(b, "msgpack-c", "msgpack-c: Debian shared library, distribution build (-O2)");
+    wk_bench_peer(b, "cJSON", "cJSON: Debian shared library, distribution build (-O2)");
+    wk_bench_peer(b, "msgpuck", "msgpuck: header-inline, compiled here with wirekit's flags");
+    wk_bench_peer(b, "rapidjson", "rapidjson: header-only, compiled here with wirekit's flags");
 
     /* Outputs, checked before anything is timed. */
     wk_schema_encode_mp(&seed_user_schema, &c->u, &c->out, NULL);
@@ -519,12 +526,41 @@ int wk_bench_suite_schema(wk_bench *b)
         "by hand: mp_check + views, fixed metadata keys");
     run(b, "seed decode msgpack", "msgpack-c", mc_dec, c, iters, c->mp_len,
         "by hand: object tree + views");
+    /* rapidjson by hand too (the json suite's adapters): the fastest hand-written JSON peer
+     * here, so the schema JSON rows are not compared with cJSON alone. */
+    jb_seed_ctx rj_enc, rj_dec;
+    memset(&rj_enc, 0, sizeof rj_enc);
+    memset(&rj_dec, 0, sizeof rj_dec);
+    rj_enc.in = (jb_seed){"root", "secret", 20, true, "world", 10};
+    jb_rapidjson_seed_encode(&rj_enc, 1);
+    bool rj_enc_ok = rj_enc.len == c->json_len && memcmp(rj_enc.buf, c->json, c->json_len) == 0;
+    if (!rj_enc_ok) {
+        wk_bench_fail(b, "seed record: rapidjson output differs from wirekit's");
+    }
+    rj_dec.json = (jb_input){(const uint8_t *)c->json, c->json_len};
+    jb_rapidjson_seed_decode(&rj_dec, 1);
+    const jb_seed *got = &rj_dec.out;
+    bool rj_dec_ok = strcmp(got->username, "root") == 0 && strcmp(got->password, "secret") == 0 &&
+                     got->age == 20 && got->enabled && strcmp(got->hello, "world") == 0 &&
+                     got->meta_int == 10;
+    if (!rj_dec_ok) {
+        wk_bench_fail(b, "seed record: rapidjson did not read the record back");
+    }
     run(b, "seed encode json", "wirekit", wk_enc_json, c, iters, c->json_len, "schema");
     run(b, "seed encode json", "cJSON", cj_enc, c, iters, c->json_len,
         "by hand: tree + print");
+    if (rj_enc_ok) {
+        run(b, "seed encode json", "rapidjson", jb_rapidjson_seed_encode, &rj_enc, iters,
+            c->json_len, "by hand: Writer<StringBuffer>");
+    }
     run(b, "seed decode json", "wirekit", wk_dec_json, c, iters, c->json_len,
         "schema, strings copied");
     run(b, "seed decode json", "cJSON", cj_dec, c, iters, c->json_len, "by hand: parse tree");
+    if (rj_dec_ok) {
+        run(b, "seed decode json", "rapidjson", jb_rapidjson_seed_decode, &rj_dec, iters,
+            c->json_len, "by hand: DOM on a pooled buffer, validates UTF-8");
+    }
+    wk_bench_flush(b);
     msgpack_zone_destroy(&c->zone);
     msgpack_sbuffer_destroy(&c->sb);
     wk_arena_free(&c->arena);

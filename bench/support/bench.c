@@ -1,20 +1,28 @@
 /*
- * Harness internals: calibration, repetitions, the result table and JSON lines.
- * The reported figure is the fastest of the repetitions (the least disturbed by the machine),
- * which is the usual choice for micro-benchmarks; every implementation is treated alike.
+ * Harness internals: the queue of specs, calibration, interleaved repetitions, progress on a
+ * terminal, corpus lookup and the callgrind mode. Every implementation of a case is calibrated
+ * on its own, then each repetition runs all of them once, starting with a different one each
+ * time, so drift of the machine (frequency, a neighbour's build) spreads over all of them;
+ * the row keeps the median and the fastest and slowest repetitions. Under --callgrind the
+ * program runs inside valgrind and counts the instructions of one batch of operations per
+ * (case, impl) with callgrind's client requests instead of timing.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
 
 #include "bench.h"
 #include "bench_internal.h"
 
-#define REPS 5
-#define QUICK_REPS 1
-#define TARGET_NS 300000000ull /* per repetition when calibrating */
+#define REPS 7
+#define QUICK_REPS 2
+#define TARGET_NS 200000000ull /* per repetition when calibrating */
 #define QUICK_TARGET_NS 2000000ull
+#define CG_TARGET_NS 100000000ull /* valgrind time per counted batch */
 
 uint64_t wk_bench_now_ns(void)
 {
@@ -26,6 +34,11 @@ uint64_t wk_bench_now_ns(void)
 bool wk_bench_quick(const wk_bench *b)
 {
     return b->quick;
+}
+
+bool wk_bench_callgrind(const wk_bench *b)
+{
+    return b->cg_file != NULL;
 }
 
 static wk_bench_row *new_row(wk_bench *b)
@@ -42,7 +55,43 @@ static wk_bench_row *new_row(wk_bench *b)
     }
     wk_bench_row *row = &b->rows[b->nrows++];
     memset(row, 0, sizeof *row);
+    row->suite = b->suite;
     return row;
+}
+
+static const char *peer_build(const wk_bench *b, const char *impl)
+{
+    for (size_t i = 0; i < b->npeers; i++) {
+        if (strcmp(b->peers[i].impl, impl) == 0) {
+            return b->peers[i].build;
+        }
+    }
+    return NULL;
+}
+
+void wk_bench_peer(wk_bench *b, const char *impl, const char *build)
+{
+    for (size_t i = 0; i < b->npeers; i++) {
+        if (strcmp(b->peers[i].impl, impl) == 0) {
+            b->peers[i].build = build;
+            return;
+        }
+    }
+    if (b->npeers < sizeof b->peers / sizeof b->peers[0]) {
+        b->peers[b->npeers++] = (wk_bench_peer_build){impl, build};
+    }
+}
+
+static void progress(const wk_bench *b, const wk_bench_spec *s, size_t k, size_t n,
+                     const char *phase)
+{
+    if (!b->progress) {
+        return;
+    }
+    double el = (double)(wk_bench_now_ns() - b->started_ns) / 1e9;
+    fprintf(stderr, "\r\033[K[suite %u/%u %s] %.40s: %.24s (%zu/%zu) %s, %.0f s", b->suite_no,
+            b->suite_count, b->suite, s->case_name, s->impl, k + 1, n, phase, el);
+    fflush(stderr);
 }
 
 static uint64_t calibrate(const wk_bench_spec *s, uint64_t target)
@@ -61,69 +110,216 @@ static uint64_t calibrate(const wk_bench_spec *s, uint64_t target)
     }
 }
 
+/* --quick: one op timed, then as many as fit in QUICK_TARGET_NS (at least one). */
+static uint64_t calibrate_quick(const wk_bench_spec *s)
+{
+    uint64_t t0 = wk_bench_now_ns();
+    wk_bench_escape((void *)(uintptr_t)s->fn(s->arg, 1));
+    uint64_t dt = wk_bench_now_ns() - t0;
+    uint64_t iters = dt > 0 ? QUICK_TARGET_NS / dt : 1000;
+    return iters < 1 ? 1 : iters > 100000 ? 100000 : iters;
+}
+
+/* The instruction count of the last dump callgrind appended to b->cg_file ("totals:" or
+ * "summary:" line of the last part), or 0. */
+static double cg_last_total(const wk_bench *b)
+{
+    FILE *f = fopen(b->cg_file, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[1024];
+    double last = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "totals:", 7) == 0 || strncmp(line, "summary:", 8) == 0) {
+            last = strtod(strchr(line, ':') + 1, NULL);
+        }
+    }
+    fclose(f);
+    return last;
+}
+
+static void cg_measure(wk_bench *b, const wk_bench_spec *s, wk_bench_row *row)
+{
+    wk_bench_escape((void *)(uintptr_t)s->fn(s->arg, 1)); /* warm-up, not counted */
+    uint64_t t0 = wk_bench_now_ns();
+    wk_bench_escape((void *)(uintptr_t)s->fn(s->arg, 1));
+    uint64_t dt = wk_bench_now_ns() - t0;
+    uint64_t iters = dt > 0 ? CG_TARGET_NS / dt : 1000;
+    iters = iters < 1 ? 1 : iters > 100000 ? 100000 : iters;
+    if (s->iters != 0 && s->iters < iters) {
+        iters = s->iters;
+    }
+    uint64_t a0 = wk_bench_alloc_count();
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    uint64_t sink = s->fn(s->arg, iters);
+    CALLGRIND_STOP_INSTRUMENTATION;
+    CALLGRIND_DUMP_STATS_AT("wirekit-bench case");
+    wk_bench_escape((void *)(uintptr_t)sink);
+    double total = cg_last_total(b);
+    if (!(total > 0)) {
+        wk_bench_fail(b, "%s / %s: no instruction count in %s", s->case_name, s->impl,
+                      b->cg_file);
+    }
+    row->instr = total / (double)iters;
+    row->iters = iters;
+    row->reps = 1;
+    row->allocs = (double)(wk_bench_alloc_count() - a0) / (double)iters;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs specs[0..n) of one case, interleaved, and records their rows in order. */
+static void run_case(wk_bench *b, const wk_bench_spec *specs, size_t n)
+{
+    size_t first = b->nrows;
+    for (size_t k = 0; k < n; k++) {
+        wk_bench_row *row = new_row(b);
+        row->case_name = specs[k].case_name;
+        row->impl = specs[k].impl;
+        row->bytes = specs[k].bytes_per_op;
+        row->note = specs[k].note;
+        row->flags = specs[k].flags;
+        row->build = peer_build(b, specs[k].impl);
+    }
+    if (b->cg_file != NULL) {
+        for (size_t k = 0; k < n; k++) {
+            progress(b, &specs[k], k, n, "callgrind");
+            cg_measure(b, &specs[k], &b->rows[first + k]);
+        }
+    } else {
+        int reps = b->quick ? QUICK_REPS : REPS;
+        uint64_t iters[16];
+        double ns[16][REPS], allocs[16];
+        for (size_t k = 0; k < n; k++) {
+            iters[k] = specs[k].iters;
+            if (b->quick && iters[k] > 1000) {
+                iters[k] = iters[k] / 1000 > 1000 ? iters[k] / 1000 : 1000;
+            }
+            if (iters[k] == 0 && b->quick) {
+                /* --quick proves that everything runs: a few ops, a rough figure. */
+                iters[k] = calibrate_quick(&specs[k]);
+            } else if (iters[k] == 0) {
+                progress(b, &specs[k], k, n, "calibrating");
+                iters[k] = calibrate(&specs[k], TARGET_NS);
+            }
+            allocs[k] = 0;
+        }
+        for (int r = 0; r < reps; r++) {
+            for (size_t j = 0; j < n; j++) {
+                size_t k = (j + (size_t)r) % n;
+                char phase[32];
+                snprintf(phase, sizeof phase, "repetition %d/%d", r + 1, reps);
+                progress(b, &specs[k], k, n, phase);
+                uint64_t a0 = wk_bench_alloc_count();
+                uint64_t t0 = wk_bench_now_ns();
+                uint64_t sink = specs[k].fn(specs[k].arg, iters[k]);
+                uint64_t dt = wk_bench_now_ns() - t0;
+                uint64_t a1 = wk_bench_alloc_count();
+                wk_bench_escape((void *)(uintptr_t)sink);
+                ns[k][r] = (double)dt / (double)iters[k];
+                allocs[k] = (double)(a1 - a0) / (double)iters[k];
+            }
+        }
+        for (size_t k = 0; k < n; k++) {
+            qsort(ns[k], (size_t)reps, sizeof ns[k][0], cmp_double);
+            wk_bench_row *row = &b->rows[first + k];
+            row->ns = reps % 2 ? ns[k][reps / 2] : (ns[k][reps / 2 - 1] + ns[k][reps / 2]) / 2;
+            row->ns_min = ns[k][0];
+            row->ns_max = ns[k][reps - 1];
+            row->reps = reps;
+            row->iters = iters[k];
+            row->allocs = allocs[k];
+        }
+    }
+    if (b->json) {
+        for (size_t k = 0; k < n; k++) {
+            wk_bench_write_json(stdout, &b->rows[first + k]);
+        }
+        fflush(stdout);
+    }
+}
+
+void wk_bench_add(wk_bench *b, const wk_bench_spec *s)
+{
+    if (b->nqueue == sizeof b->queue / sizeof b->queue[0]) {
+        wk_bench_flush(b);
+    }
+    b->queue[b->nqueue++] = *s;
+}
+
+void wk_bench_flush(wk_bench *b)
+{
+    /* Each case in the order its first spec was queued, its specs in queue order. */
+    bool done[16] = {false};
+    for (size_t i = 0; i < b->nqueue; i++) {
+        if (done[i]) {
+            continue;
+        }
+        wk_bench_spec group[16];
+        size_t n = 0;
+        for (size_t j = i; j < b->nqueue; j++) {
+            if (!done[j] && strcmp(b->queue[j].case_name, b->queue[i].case_name) == 0) {
+                group[n++] = b->queue[j];
+                done[j] = true;
+            }
+        }
+        run_case(b, group, n);
+    }
+    b->nqueue = 0;
+}
+
 void wk_bench_run(wk_bench *b, const wk_bench_spec *s)
 {
-    uint64_t iters = s->iters;
-    int reps = b->quick ? QUICK_REPS : REPS;
-    if (b->quick && iters > 1000) {
-        iters = iters / 1000 > 1000 ? iters / 1000 : 1000;
-    }
-    if (iters == 0) {
-        iters = calibrate(s, b->quick ? QUICK_TARGET_NS : TARGET_NS);
-    }
-    double best = 0;
-    double allocs = 0;
-    for (int r = 0; r < reps; r++) {
-        uint64_t a0 = wk_bench_alloc_count();
-        uint64_t t0 = wk_bench_now_ns();
-        uint64_t sink = s->fn(s->arg, iters);
-        uint64_t dt = wk_bench_now_ns() - t0;
-        uint64_t a1 = wk_bench_alloc_count();
-        wk_bench_escape((void *)(uintptr_t)sink);
-        double ns = (double)dt / (double)iters;
-        if (r == 0 || ns < best) {
-            best = ns;
-        }
-        allocs = (double)(a1 - a0) / (double)iters;
-    }
-    wk_bench_row *row = new_row(b);
-    row->case_name = s->case_name;
-    row->impl = s->impl;
-    row->ns = best;
-    row->bytes = s->bytes_per_op;
-    row->allocs = allocs;
-    row->iters = iters;
-    row->note = s->note;
-    wk_bench_emit_json(b, row);
+    wk_bench_add(b, s);
+    wk_bench_flush(b);
 }
 
 void wk_bench_record(wk_bench *b, const char *case_name, const char *impl, double ns_per_op,
                      size_t bytes_per_op, double allocs_per_op, const char *note)
 {
+    if (b->cg_file != NULL) {
+        return;
+    }
     wk_bench_row *row = new_row(b);
     row->case_name = case_name;
     row->impl = impl;
-    row->ns = ns_per_op;
+    row->ns = row->ns_min = row->ns_max = ns_per_op;
     row->bytes = bytes_per_op;
     row->allocs = allocs_per_op;
     row->note = note;
-    wk_bench_emit_json(b, row);
+    row->build = peer_build(b, impl);
+    if (b->json) {
+        wk_bench_write_json(stdout, row);
+        fflush(stdout);
+    }
 }
 
 void wk_bench_say(wk_bench *b, const char *fmt, ...)
 {
     FILE *out = b->json ? stderr : stdout;
+    if (b->progress) {
+        fputs("\r\033[K", stderr);
+    }
+    char text[2048];
     va_list ap;
-    fprintf(out, "  ");
     va_start(ap, fmt);
-    vfprintf(out, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', out);
+    wk_bench_write_wrapped(out, "  ", text, 4);
 }
 
 void wk_bench_fail(wk_bench *b, const char *fmt, ...)
 {
     va_list ap;
+    if (b->progress) {
+        fputs("\r\033[K", stderr);
+    }
     fprintf(stderr, "wirekit-bench: %s: CHECK FAILED: ", b->suite);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -132,105 +328,68 @@ void wk_bench_fail(wk_bench *b, const char *fmt, ...)
     b->failures++;
 }
 
-uint8_t *wk_bench_read_shared(wk_bench *b, const char *rel, size_t *len)
+static uint8_t *read_file(const char *path, size_t *len)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", WK_SHARED_DATA_DIR, rel);
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        wk_bench_fail(b, "cannot open %s", path);
         return NULL;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    uint8_t *buf = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+    }
+    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
-        fclose(f);
-        wk_bench_fail(b, "cannot read %s", path);
-        return NULL;
+        buf = NULL;
     }
     fclose(f);
-    buf[n] = 0;
-    *len = (size_t)n;
+    if (buf != NULL) {
+        buf[n] = 0;
+        *len = (size_t)n;
+    }
     return buf;
 }
 
-static void json_str(FILE *out, const char *s)
+uint8_t *wk_bench_read_data(wk_bench *b, const char *name, size_t *len)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') {
-            fputc('\\', out);
+    char dirs[3][PATH_MAX];
+    size_t nd = 0;
+    if (b->data_dir != NULL) {
+        snprintf(dirs[nd++], sizeof dirs[0], "%s", b->data_dir);
+    } else {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0) {
+            self[n] = '\0';
+            char *slash = strrchr(self, '/');
+            if (slash != NULL) {
+                *slash = '\0';
+                snprintf(dirs[nd++], sizeof dirs[0], "%s/../share/wirekit/bench", self);
+            }
         }
-        fputc(*s, out);
+        snprintf(dirs[nd++], sizeof dirs[0], "%s", WK_BENCH_DATA_INSTALL_DIR);
+        snprintf(dirs[nd++], sizeof dirs[0], "%s/node_modules/simdjson/jsonexamples",
+                 WK_SOURCE_DIR);
     }
-    fputc('"', out);
-}
-
-void wk_bench_emit_json(wk_bench *b, const wk_bench_row *r)
-{
-    if (!b->json) {
-        return;
-    }
-    printf("{\"suite\":");
-    json_str(stdout, b->suite);
-    printf(",\"case\":");
-    json_str(stdout, r->case_name);
-    printf(",\"impl\":");
-    json_str(stdout, r->impl);
-    printf(",\"ns_per_op\":%.3f", r->ns);
-    if (r->bytes != 0 && r->ns > 0) {
-        printf(",\"mb_per_s\":%.1f", (double)r->bytes / r->ns * 1e3);
-    }
-    printf(",\"allocs_per_op\":%.3f,\"bytes_per_op\":%zu,\"iterations\":%llu", r->allocs,
-           r->bytes, (unsigned long long)r->iters);
-    if (r->note != NULL) {
-        printf(",\"note\":");
-        json_str(stdout, r->note);
-    }
-    printf("}\n");
-    fflush(stdout);
-}
-
-/* The baseline of a case is its first "wirekit" row. */
-static const wk_bench_row *baseline(const wk_bench *b, size_t from, const char *case_name)
-{
-    for (size_t i = from; i < b->nrows; i++) {
-        if (strcmp(b->rows[i].case_name, case_name) == 0 &&
-            strcmp(b->rows[i].impl, "wirekit") == 0) {
-            return &b->rows[i];
+    for (size_t i = 0; i < nd; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+        uint8_t *buf = read_file(path, len);
+        if (buf != NULL) {
+            return buf;
         }
     }
+    wk_bench_fail(b, "corpus file %s not found; looked in:", name);
+    for (size_t i = 0; i < nd; i++) {
+        fprintf(stderr, "    %s\n", dirs[i]);
+    }
+    if (b->data_hint_shown) {
+        return NULL;
+    }
+    b->data_hint_shown = true;
+    fprintf(stderr, "  The corpora come from npm simdjson@0.9.2 (jsonexamples/): run "
+                    "scripts/deps.sh in the source tree,\n  install wirekit with its "
+                    "share/wirekit/bench files, or pass --data DIR.\n");
     return NULL;
-}
-
-void wk_bench_print_table(const wk_bench *b, size_t from)
-{
-    if (b->json || from == b->nrows) {
-        return;
-    }
-    printf("\n  %-34s %-22s %12s %10s %10s  %s\n", "case", "impl", "ns/op", "MB/s",
-           "allocs/op", "wirekit speed-up");
-    const char *prev = "";
-    for (size_t i = from; i < b->nrows; i++) {
-        const wk_bench_row *r = &b->rows[i];
-        const wk_bench_row *base = baseline(b, from, r->case_name);
-        char mbs[32] = "-";
-        if (r->bytes != 0 && r->ns > 0) {
-            snprintf(mbs, sizeof mbs, "%.1f", (double)r->bytes / r->ns * 1e3);
-        }
-        char ratio[48] = "";
-        if (base != NULL && base != r && base->ns > 0) {
-            snprintf(ratio, sizeof ratio, "%.2fx", r->ns / base->ns);
-        } else if (base == r) {
-            snprintf(ratio, sizeof ratio, "(baseline)");
-        }
-        printf("  %-34s %-22s %12.1f %10s %10.2f  %s%s%s\n",
-               strcmp(prev, r->case_name) == 0 ? "" : r->case_name, r->impl, r->ns, mbs,
-               r->allocs, ratio, r->note ? "  " : "", r->note ? r->note : "");
-        prev = r->case_name;
-    }
-    printf("\n");
 }

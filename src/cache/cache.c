@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cache/cache_internal.h"
+#include "core/kernel.h"
 
 #define WK_CACHE_NS_MAX 64u
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
@@ -90,26 +91,6 @@ static inline void put_u32(char *p, size_t n, uint32_t v)
     }
 }
 
-/* Copies `n` bytes without a library call for the short runs keys are made of. */
-static inline char *put_bytes(char *p, const char *src, size_t n)
-{
-    if (n <= 16 && n >= 8) {
-        memcpy(p, src, 8);
-        memcpy(p + n - 8, src + n - 8, 8);
-    } else if (n < 8 && n >= 4) {
-        memcpy(p, src, 4);
-        memcpy(p + n - 4, src + n - 4, 4);
-    } else if (n < 4) {
-        if (n > 0) {
-            p[0] = src[0];
-            p[n / 2] = src[n / 2];
-            p[n - 1] = src[n - 1];
-        }
-    } else {
-        memcpy(p, src, n);
-    }
-    return p + n;
-}
 
 /* Builds `<ns>:<entity>:v<version>:<id>` (see wk_cache_key). With `ns_padded`, `ns` is a
  * cache's namespace array, readable for WK_CACHE_NS_MAX bytes, and is copied whole (one
@@ -128,16 +109,16 @@ static inline size_t build_key(const char *ns, size_t nl, bool ns_padded, const 
         memcpy(p, ns, WK_CACHE_NS_MAX); /* the bytes past nl are overwritten below */
         p += nl;
     } else {
-        p = put_bytes(p, ns, nl);
+        p = (char *)wk__put_bytes(p, ns, nl);
     }
     *p++ = ':';
-    p = put_bytes(p, s->name, el);
+    p = (char *)wk__put_bytes(p, s->name, el);
     *p++ = ':';
     *p++ = 'v';
     put_u32(p, vn, s->version);
     p += vn;
     *p++ = ':';
-    p = put_bytes(p, id, id_len);
+    p = (char *)wk__put_bytes(p, id, id_len);
     *p = '\0';
     return total;
 }

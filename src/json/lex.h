@@ -14,16 +14,14 @@
 
 #include <string.h>
 
-#include "json/number.h"
+#include "core/kernel.h"
+#include "core/number.h"
 #include "wirekit/core.h"
 #include "wirekit/utf8.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-#define WK__LIKELY(x) __builtin_expect(!!(x), 1)
-#define WK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* A lexer failure: status, static message, where. */
 typedef struct wk__json_fail {
@@ -419,7 +417,7 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
     } else if (q > 100000) {
         q = 100000;
     }
-    out->v.d = wk__json_to_double(w, (int)q, neg, trunc, (const char *)s, (size_t)(p - s));
+    out->v.d = wk__digits_to_double(w, (int)q, neg, trunc, (const char *)s, (size_t)(p - s));
     return p;
 }
 

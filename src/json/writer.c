@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "json/dtoa.h"
+#include "core/dtoa.h"
 #include "json/lex.h"
 #include "wirekit/json.h"
 
@@ -261,30 +261,10 @@ static inline wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail 
     return put_string_fix(b, s, n, 0, 0, f);
 }
 
-static const char DIGITS2[201] = "00010203040506070809101112131415161718192021222324252627282930"
-                                 "31323334353637383940414243444546474849505152535455565758596061"
-                                 "62636465666768697071727374757677787980818283848586878889909192"
-                                 "93949596979899";
-
 /* Writes u in decimal at d; returns the length. */
-static size_t fmt_u64(uint64_t u, char *d)
+static inline size_t fmt_u64(uint64_t u, char *d)
 {
-    char tmp[20];
-    int pos = 20;
-    while (u >= 100) {
-        uint64_t r = u % 100;
-        u /= 100;
-        pos -= 2;
-        memcpy(tmp + pos, DIGITS2 + 2 * r, 2);
-    }
-    if (u >= 10) {
-        pos -= 2;
-        memcpy(tmp + pos, DIGITS2 + 2 * u, 2);
-    } else {
-        tmp[--pos] = (char)('0' + u);
-    }
-    memcpy(d, tmp + pos, (size_t)(20 - pos));
-    return (size_t)(20 - pos);
+    return wk__fmt_u64(u, d);
 }
 
 WK_API size_t wk__json_fmt_u64(uint64_t u, char *d)
@@ -370,18 +350,18 @@ static wk_status put_timestamp(wk_buf *b, int64_t sec, uint32_t nsec, wfail *f)
     char t[40];
     char *d = t;
     *d++ = '"';
-    memcpy(d, DIGITS2 + 2 * (year / 100), 2);
-    memcpy(d + 2, DIGITS2 + 2 * (year % 100), 2);
+    memcpy(d, wk__digits2 + 2 * (year / 100), 2);
+    memcpy(d + 2, wk__digits2 + 2 * (year % 100), 2);
     d[4] = '-';
-    memcpy(d + 5, DIGITS2 + 2 * month, 2);
+    memcpy(d + 5, wk__digits2 + 2 * month, 2);
     d[7] = '-';
-    memcpy(d + 8, DIGITS2 + 2 * day, 2);
+    memcpy(d + 8, wk__digits2 + 2 * day, 2);
     d[10] = 'T';
-    memcpy(d + 11, DIGITS2 + 2 * (secs / 3600), 2);
+    memcpy(d + 11, wk__digits2 + 2 * (secs / 3600), 2);
     d[13] = ':';
-    memcpy(d + 14, DIGITS2 + 2 * (secs / 60 % 60), 2);
+    memcpy(d + 14, wk__digits2 + 2 * (secs / 60 % 60), 2);
     d[16] = ':';
-    memcpy(d + 17, DIGITS2 + 2 * (secs % 60), 2);
+    memcpy(d + 17, wk__digits2 + 2 * (secs % 60), 2);
     d += 19;
     if (nsec != 0) {
         *d++ = '.';

@@ -123,7 +123,7 @@ static wk_status peek(wk_mp_reader *r, wk_event *ev, const uint8_t **next)
     const uint8_t *p = r->pos;
     const char *msg = NULL;
     wk_status st = wk__mp_token(&p, r->end, ev, &msg);
-    if (WK_MP_UNLIKELY(st != WK_OK)) {
+    if (WK__UNLIKELY(st != WK_OK)) {
         return fail(r, st, r->pos, msg);
     }
     *next = p;

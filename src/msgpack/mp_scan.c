@@ -73,7 +73,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
     wk_event ev;
     for (;;) {
         start = p;
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             *msg = WK_MP_MSG_TRUNCATED;
             st = WK_ERR_TRUNCATED;
             goto fail;
@@ -84,7 +84,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
         uint8_t cls = scan_class[b];
         size_t n;
         if (cls < 0x10) {
-            if (WK_MP_UNLIKELY((size_t)(end - p) < cls)) {
+            if (WK__UNLIKELY((size_t)(end - p) < cls)) {
                 *msg = WK_MP_MSG_TRUNCATED;
                 st = WK_ERR_TRUNCATED;
                 goto fail;
@@ -98,7 +98,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
                 break;
             }
             n = b & 0x1fu;
-            if (WK_MP_UNLIKELY((size_t)(end - p) - 1 < n)) {
+            if (WK__UNLIKELY((size_t)(end - p) - 1 < n)) {
                 *msg = WK_MP_MSG_STR_LEN;
                 st = WK_ERR_TRUNCATED;
                 goto fail;
@@ -110,7 +110,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
                 break;
             }
             n = p[1];
-            if (WK_MP_UNLIKELY((size_t)(end - p) - 2 < n)) {
+            if (WK__UNLIKELY((size_t)(end - p) - 2 < n)) {
                 *msg = WK_MP_MSG_STR_LEN;
                 st = WK_ERR_TRUNCATED;
                 goto fail;
@@ -120,7 +120,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
         case C_FIXMAP:
             n = b & 0x0fu;
             p++;
-            if (WK_MP_UNLIKELY((size_t)(end - p) / 2 < n)) {
+            if (WK__UNLIKELY((size_t)(end - p) / 2 < n)) {
                 *msg = WK_MP_MSG_MAP_COUNT;
                 st = WK_ERR_TRUNCATED;
                 goto fail;
@@ -130,7 +130,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
         case C_FIXARRAY:
             n = b & 0x0fu;
             p++;
-            if (WK_MP_UNLIKELY((size_t)(end - p) < n)) {
+            if (WK__UNLIKELY((size_t)(end - p) < n)) {
                 *msg = WK_MP_MSG_ARRAY_COUNT;
                 st = WK_ERR_TRUNCATED;
                 goto fail;
@@ -140,7 +140,7 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
         default: break;
         }
         st = wk__mp_token(&p, end, &ev, msg);
-        if (WK_MP_UNLIKELY(st != WK_OK)) {
+        if (WK__UNLIKELY(st != WK_OK)) {
             goto fail;
         }
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
@@ -158,13 +158,13 @@ wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
         }
         goto value_done;
     container:
-        if (WK_MP_UNLIKELY(depth >= room)) {
+        if (WK__UNLIKELY(depth >= room)) {
             *msg = WK_MP_MSG_DEPTH;
             st = WK_ERR_DEPTH;
             goto fail;
         }
         if (kids != 0) {
-            if (WK_MP_UNLIKELY(depth == s.cap) && !wk__mp_stack_grow(&s, depth + 1)) {
+            if (WK__UNLIKELY(depth == s.cap) && !wk__mp_stack_grow(&s, depth + 1)) {
                 *msg = WK_MP_MSG_NOMEM;
                 st = WK_ERR_NOMEM;
                 goto fail;

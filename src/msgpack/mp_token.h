@@ -9,16 +9,20 @@
  * count is no larger than the bytes left (a map's 2n elements each need a byte); 0xc1 is an
  * error; a timestamp extension (type -1) has 4, 8 or 12 bytes and nanoseconds below 1e9.
  * Checks made by the callers: nesting depth and, optionally, UTF-8 of strings.
+ *
+ * An internal interface of the msgpack module, documented here as such: besides the module's
+ * own files, the layers above MessagePack in the module graph (core <- msgpack <- schema,
+ * convert) may include it to read MessagePack bytes without a reader, as the schema module's
+ * fused decoder does. The contract is this header: wk__mp_token() and its messages; it never
+ * allocates and never reads outside [*pp, end).
  */
 #ifndef WK_MP_TOKEN_H
 #define WK_MP_TOKEN_H
 
 #include <string.h>
 
+#include "core/kernel.h"
 #include "wirekit/msgpack.h"
-
-#define WK_MP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define WK_MP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static inline uint16_t wk__mp_load16(const uint8_t *p)
 {
@@ -81,7 +85,7 @@ static inline wk_status wk__mp_timestamp(const uint8_t *d, uint32_t n, wk_event 
 static inline wk_status wk__mp_ext(const uint8_t **pp, const uint8_t *p, const uint8_t *end,
                                    uint32_t n, wk_event *ev, const char **msg)
 {
-    if (WK_MP_UNLIKELY((size_t)(end - p) < 1 || (size_t)(end - p) - 1 < n)) {
+    if (WK__UNLIKELY((size_t)(end - p) < 1 || (size_t)(end - p) - 1 < n)) {
         *msg = (size_t)(end - p) < 1 ? WK_MP_MSG_TRUNCATED : WK_MP_MSG_EXT_LEN;
         return WK_ERR_TRUNCATED;
     }
@@ -342,7 +346,7 @@ sint:
     *pp = p;
     return WK_OK;
 str:
-    if (WK_MP_UNLIKELY((size_t)(end - p) < n)) {
+    if (WK__UNLIKELY((size_t)(end - p) < n)) {
         *msg = WK_MP_MSG_STR_LEN;
         return WK_ERR_TRUNCATED;
     }
@@ -352,7 +356,7 @@ str:
     *pp = p + n;
     return WK_OK;
 bin:
-    if (WK_MP_UNLIKELY((size_t)(end - p) < n)) {
+    if (WK__UNLIKELY((size_t)(end - p) < n)) {
         *msg = WK_MP_MSG_BIN_LEN;
         return WK_ERR_TRUNCATED;
     }
@@ -362,7 +366,7 @@ bin:
     *pp = p + n;
     return WK_OK;
 array:
-    if (WK_MP_UNLIKELY((size_t)(end - p) < n)) {
+    if (WK__UNLIKELY((size_t)(end - p) < n)) {
         *msg = WK_MP_MSG_ARRAY_COUNT;
         return WK_ERR_TRUNCATED;
     }
@@ -371,7 +375,7 @@ array:
     *pp = p;
     return WK_OK;
 map:
-    if (WK_MP_UNLIKELY((size_t)(end - p) / 2 < n)) {
+    if (WK__UNLIKELY((size_t)(end - p) / 2 < n)) {
         *msg = WK_MP_MSG_MAP_COUNT;
         return WK_ERR_TRUNCATED;
     }

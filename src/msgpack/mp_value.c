@@ -1,243 +1,91 @@
 /*
- * Fused MessagePack <-> value tree paths. The generic tree decoder (src/value) gathers each
- * container's children in a scratch stack because a source may not know counts up front;
- * MessagePack does, so this decoder allocates a container's children in the arena as soon
- * as its header is read (the count is first checked against the remaining bytes, so the
- * allocation is bounded by 16 or 32 bytes per input byte) and fills them in place: no events,
- * no copies, one pass. The encoder walks a tree straight into the writer. Both keep their own
- * explicit stacks (64 levels inline, heap beyond), and tests check they agree with the
- * generic paths.
+ * Fused MessagePack <-> value tree paths. The decoder is the value module's one tree-building
+ * loop (value/value_build_core.h) instantiated over the token decoder (mp_token.h) in its
+ * counted mode: MessagePack gives counts up front, so a container's children are allocated in
+ * the arena as soon as its header is read (the count is first checked against the remaining
+ * bytes, so the allocation is bounded by 16 or 32 bytes per input byte) and filled in place:
+ * no events through a function pointer, no copies, one pass. The encoder walks a tree straight
+ * into the writer. Both stacks are core/kernel.h's (64 levels inline, then the caller's
+ * allocator: the reader options', else the arena's; the output buffer's for the encoder), and
+ * tests check they agree with the generic paths.
  */
 #include "mp_token.h"
 #include "wirekit/utf8.h"
 
 #define INLINE_FRAMES 64
 
-typedef struct frame {
-    wk_value *next; /* next child to fill */
-    uint64_t left;  /* children still to fill (keys and values count separately) */
-} frame;
+/* The cursor: the token decoder over the input, with the optional UTF-8 check of strings.
+ * `at` is where the last token started (or the bad byte of a string), for error offsets. */
+typedef struct mp_cursor {
+    const uint8_t *p;
+    const uint8_t *end;
+    const uint8_t *at;
+    bool strict;
+} mp_cursor;
 
-/* The arena's bump fast path, inline; wk_arena_alloc handles new chunks. */
-static inline void *arena_alloc(wk_arena *a, size_t size)
+static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
 {
-    uintptr_t p = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;
-    if (a->cur != NULL && p <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - p)) {
-        a->cur = (uint8_t *)p + size;
-        return (void *)p;
+    c->at = c->p;
+    if (WK__UNLIKELY(c->p == c->end)) {
+        *msg = WK_MP_MSG_TRUNCATED;
+        return WK_ERR_TRUNCATED;
     }
-    return wk_arena_alloc(a, size, 8);
-}
-
-static bool grow_frames(frame **frames, uint32_t *cap, const wk_allocator *alloc,
-                        frame *inline_frames)
-{
-    uint32_t ncap = *cap * 2;
-    frame *nf;
-    if (*frames == inline_frames) {
-        nf = wk_alloc(alloc, (size_t)ncap * sizeof(frame));
-        if (nf != NULL) {
-            memcpy(nf, inline_frames, (size_t)*cap * sizeof(frame));
+    wk_status st = wk__mp_token(&c->p, c->end, ev, msg);
+    if (c->strict && st == WK_OK && ev->type == WK_EV_STR) {
+        size_t bad = 0;
+        if (!wk_utf8_valid(ev->v.str.ptr, ev->v.str.len, &bad)) {
+            c->at = (const uint8_t *)ev->v.str.ptr + bad;
+            *msg = WK_MP_MSG_UTF8;
+            return WK_ERR_UTF8;
         }
-    } else {
-        nf = wk_realloc(alloc, *frames, (size_t)*cap * sizeof(frame),
-                        (size_t)ncap * sizeof(frame));
     }
-    if (nf == NULL) {
-        return false;
-    }
-    *frames = nf;
-    *cap = ncap;
-    return true;
+    return st;
 }
 
-/* Points `v` at `p[0..n)` or copies it into the arena. */
-static inline bool set_bytes(wk_value *v, const void *p, uint32_t n, bool copy, wk_arena *a)
-{
-    v->len = n;
-    if (copy) {
-        char *c = wk_arena_strndup(a, p, n);
-        if (c == NULL) {
-            return false;
-        }
-        v->flags = WK_VALF_COPIED;
-        v->u.str = c;
-    } else {
-        v->u.str = p;
-    }
-    return true;
-}
+#define VB_FN build_from_tokens
+#define VB_CURSOR mp_cursor
+#define VB_NEXT(c, ev, m) mp_next((c), (ev), (m))
+#define VB_COUNTED 1
+#define VB_MSG_STACK WK_MP_MSG_NOMEM
+#include "value/value_build_core.h"
 
 WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
                                    wk_arena *arena, wk_value **out, size_t *consumed,
                                    wk_error *err)
 {
     const uint8_t *start = data;
-    const uint8_t *p = start;
-    const uint8_t *end = len != 0 ? start + len : start;
-    uint32_t max_depth = WK_MP_DEFAULT_MAX_DEPTH;
-    bool strict = false;
-    const wk_allocator *alloc = NULL;
-    bool copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
+    mp_cursor c;
+    c.p = start;
+    c.end = len != 0 ? start + len : start;
+    c.at = start;
+    c.strict = false;
+    wk__vb_opts o;
+    o.max_depth = WK_MP_DEFAULT_MAX_DEPTH;
+    o.copy = opts != NULL && (opts->flags & WK_READ_COPY_STRINGS) != 0;
+    o.alloc = arena->alloc;
     if (opts != NULL) {
         if (opts->max_depth != 0) {
-            max_depth = opts->max_depth;
+            o.max_depth = opts->max_depth;
         }
-        strict = (opts->flags & WK_READ_STRICT_UTF8) != 0;
-        alloc = opts->alloc;
+        c.strict = (opts->flags & WK_READ_STRICT_UTF8) != 0;
+        if (opts->alloc != NULL) {
+            o.alloc = opts->alloc;
+        }
     }
-
-    frame inline_frames[INLINE_FRAMES];
-    frame *frames = inline_frames;
-    uint32_t cap = INLINE_FRAMES;
-    uint32_t depth = 0;
-    wk_status st = WK_OK;
-    const char *msg = NULL;
-    const uint8_t *at = p;
-
-    wk_value *root = arena_alloc(arena, sizeof(wk_value));
-    if (root == NULL) {
-        return wk_error_set(err, WK_ERR_NOMEM, 0, "arena exhausted");
-    }
-    wk_value *v = root;
-    wk_event ev;
-    for (;;) {
-        at = p;
-        if (WK_MP_UNLIKELY(p == end)) {
-            st = WK_ERR_TRUNCATED;
-            msg = WK_MP_MSG_TRUNCATED;
-            goto fail;
-        }
-        st = wk__mp_token(&p, end, &ev, &msg);
-        if (WK_MP_UNLIKELY(st != WK_OK)) {
-            goto fail;
-        }
-        v->flags = 0;
-        v->ext_type = 0;
-        v->reserved = 0;
-        v->len = 0;
-        switch (ev.type) {
-        case WK_EV_NIL:
-            v->type = WK_VAL_NIL;
-            v->u.u = 0;
-            break;
-        case WK_EV_BOOL:
-            v->type = WK_VAL_BOOL;
-            v->u.u = 0;
-            v->u.b = ev.v.b;
-            break;
-        case WK_EV_UINT:
-            v->type = WK_VAL_UINT;
-            v->u.u = ev.v.u;
-            break;
-        case WK_EV_INT:
-            v->type = WK_VAL_INT;
-            v->u.i = ev.v.i;
-            break;
-        case WK_EV_FLOAT:
-            v->type = WK_VAL_FLOAT;
-            v->flags = ev.f32 ? WK_VALF_F32 : 0;
-            v->u.f = ev.v.f;
-            break;
-        case WK_EV_STR:
-            if (strict) {
-                size_t bad = 0;
-                if (!wk_utf8_valid(ev.v.str.ptr, ev.v.str.len, &bad)) {
-                    at = (const uint8_t *)ev.v.str.ptr + bad;
-                    st = WK_ERR_UTF8;
-                    msg = WK_MP_MSG_UTF8;
-                    goto fail;
-                }
-            }
-            v->type = WK_VAL_STR;
-            if (!set_bytes(v, ev.v.str.ptr, (uint32_t)ev.v.str.len, copy, arena)) {
-                goto nomem;
-            }
-            break;
-        case WK_EV_BIN:
-            v->type = WK_VAL_BIN;
-            if (!set_bytes(v, ev.v.str.ptr, (uint32_t)ev.v.str.len, copy, arena)) {
-                goto nomem;
-            }
-            break;
-        case WK_EV_EXT:
-            v->type = WK_VAL_EXT;
-            v->ext_type = ev.v.ext.type;
-            if (!set_bytes(v, ev.v.ext.ptr, ev.v.ext.len, copy, arena)) {
-                goto nomem;
-            }
-            break;
-        case WK_EV_TIMESTAMP:
-            v->type = WK_VAL_TIMESTAMP;
-            v->u.i = ev.v.ts.sec;
-            v->len = ev.v.ts.nsec;
-            break;
-        case WK_EV_ARRAY:
-        case WK_EV_MAP: {
-            if (WK_MP_UNLIKELY(depth >= max_depth)) {
-                st = WK_ERR_DEPTH;
-                msg = WK_MP_MSG_DEPTH;
-                goto fail;
-            }
-            bool is_map = ev.type == WK_EV_MAP;
-            uint32_t n = ev.v.count;
-            v->type = is_map ? WK_VAL_MAP : WK_VAL_ARRAY;
-            v->len = n;
-            v->u.items = NULL;
-            if (n == 0) {
-                break;
-            }
-            uint64_t kids = is_map ? 2 * (uint64_t)n : n;
-            /* kids <= remaining bytes, so this product cannot overflow. */
-            wk_value *items = arena_alloc(arena, (size_t)kids * sizeof(wk_value));
-            if (items == NULL) {
-                goto nomem;
-            }
-            v->u.items = items;
-            if (WK_MP_UNLIKELY(depth == cap) &&
-                !grow_frames(&frames, &cap, alloc, inline_frames)) {
-                st = WK_ERR_NOMEM;
-                msg = WK_MP_MSG_NOMEM;
-                goto fail;
-            }
-            frames[depth].next = items;
-            frames[depth].left = kids;
-            depth++;
-            break;
-        }
-        default:
-            break;
-        }
-        /* Move to the next slot to fill, closing containers whose children are all done. */
-        while (depth > 0 && frames[depth - 1].left == 0) {
-            depth--;
-        }
-        if (depth == 0) {
-            break;
-        }
-        frames[depth - 1].left--;
-        v = frames[depth - 1].next++;
-    }
-    if (frames != inline_frames) {
-        wk_free(alloc, frames, (size_t)cap * sizeof(frame));
+    wk__vb_fail f;
+    wk_value *root;
+    wk_status st = build_from_tokens(&c, arena, &o, &root, &f);
+    if (st != WK_OK) {
+        return wk_error_set(err, st, (size_t)(c.at - start), f.msg);
     }
     if (consumed != NULL) {
-        *consumed = (size_t)(p - start);
-    } else if (p != end) {
-        return wk_error_set(err, WK_ERR_TRAILING, (size_t)(p - start),
+        *consumed = (size_t)(c.p - start);
+    } else if (c.p != c.end) {
+        return wk_error_set(err, WK_ERR_TRAILING, (size_t)(c.p - start),
                             "bytes left after the MessagePack value");
     }
     *out = root;
-    return wk_error_set(err, WK_OK, (size_t)(p - start), NULL);
-
-nomem:
-    st = WK_ERR_NOMEM;
-    msg = "arena exhausted";
-fail:
-    if (frames != inline_frames) {
-        wk_free(alloc, frames, (size_t)cap * sizeof(frame));
-    }
-    return wk_error_set(err, st, (size_t)(at - start), msg);
+    return wk_error_set(err, WK_OK, (size_t)(c.p - start), NULL);
 }
 
 /* ---- tree -> writer ---------------------------------------------------------------------- */
@@ -250,9 +98,10 @@ typedef struct wframe {
 WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
+    wk__stack fs;
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(wframe), w->out->alloc);
     wframe *frames = inline_frames;
-    uint32_t cap = INLINE_FRAMES;
-    uint32_t depth = 0;
+    size_t depth = 0;
     for (;;) {
         switch ((wk_value_type)v->type) {
         case WK_VAL_NIL: wk_mp_writer_nil(w); break;
@@ -282,24 +131,12 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
             if (v->len == 0 || w->status != WK_OK) {
                 break;
             }
-            if (depth == cap) {
-                uint32_t ncap = cap * 2;
-                wframe *nf;
-                if (frames == inline_frames) {
-                    nf = wk_alloc(NULL, (size_t)ncap * sizeof(wframe));
-                    if (nf != NULL) {
-                        memcpy(nf, inline_frames, sizeof inline_frames);
-                    }
-                } else {
-                    nf = wk_realloc(NULL, frames, (size_t)cap * sizeof(wframe),
-                                    (size_t)ncap * sizeof(wframe));
-                }
-                if (nf == NULL) {
+            if (depth == fs.cap) {
+                if (!wk__stack_grow(&fs, depth, 0)) {
                     wk_mp_writer_fail(w, WK_ERR_NOMEM, "out of memory for the tree walk");
                     break;
                 }
-                frames = nf;
-                cap = ncap;
+                frames = fs.mem;
             }
             frames[depth].next = is_map ? &v->u.pairs[0].key : v->u.items;
             frames[depth].left = is_map ? 2 * (uint64_t)v->len : v->len;
@@ -320,9 +157,7 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
         frames[depth - 1].left--;
         v = frames[depth - 1].next++;
     }
-    if (frames != inline_frames) {
-        wk_free(NULL, frames, (size_t)cap * sizeof(wframe));
-    }
+    wk__stack_free(&fs);
 }
 
 WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *err)

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/number.h"
 #include "pg/pg_internal.h"
 
 #define USECS_PER_SEC INT64_C(1000000)
@@ -269,15 +270,15 @@ static bool parse_hms_mag(cur *c, uint64_t *out, int max_hour_digits)
                 return false;
             }
             if (k > 6) {
-                /* ParseFractionalSecond: rint(strtod(".ddd") * 1e6). */
-                char tmp[64];
+                /* ParseFractionalSecond: rint(strtod(".ddd") * 1e6), with the kernel's
+                 * locale-free, correctly rounded parse (the digits before 63 bytes, as the
+                 * bounded copy this replaces read). */
                 size_t len = c->i - start;
-                if (len >= sizeof tmp) {
-                    len = sizeof tmp - 1;
+                if (len > 63) {
+                    len = 63;
                 }
-                memcpy(tmp, c->p + start, len);
-                tmp[len] = '\0';
-                f = (int64_t)rint(strtod(tmp, NULL) * 1000000.0);
+                f = (int64_t)rint(wk__decimal_to_double((const char *)c->p + start, len) *
+                                  1000000.0);
             } else {
                 for (; k < 6; k++) {
                     f *= 10;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/number.h"
 #include "pg/pg_internal.h"
 
 #define NBASE 10000
@@ -367,21 +368,18 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
     /* Exact fast path: at most 4 base-10000 digits (16 decimal digits, below 2^53) scaled by
      * a power of ten up to 22: one correctly rounded multiply or divide. */
     if (num->ndigits <= 4) {
-        static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
         uint64_t m = 0;
         for (int i = 0; i < num->ndigits; i++) {
             m = m * NBASE + num->digits[i];
         }
         int e = (num->weight - num->ndigits + 1) * DEC_DIGITS;
         if (m < ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
-            double d = e < 0 ? (double)m / p10[-e] : (double)m * p10[e];
+            double d = e < 0 ? (double)m / wk__exact_pow10[-e] : (double)m * wk__exact_pow10[e];
             *out = num->sign == WK_PG_NUMERIC_NEG ? -d : d;
             return WK_OK;
         }
     }
-    /* Render the significant digits only (no display scale) and let strtod round once. */
+    /* Render the significant digits only (no display scale) and let the kernel's parser round once. */
     char stack[256];
     wk_buf b;
     wk_buf_init_fixed(&b, stack, sizeof stack);
@@ -397,10 +395,7 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
         st = wk_pg_numeric_format(&t, &b);
     }
     if (st == WK_OK) {
-        st = wk_buf_push(&b, 0);
-    }
-    if (st == WK_OK) {
-        *out = strtod((const char *)b.data, NULL);
+        *out = wk__decimal_to_double((const char *)b.data, b.len);
     }
     wk_buf_free(&b);
     return st;

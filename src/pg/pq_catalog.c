@@ -59,9 +59,23 @@ static const wk_pg_codec *builtin_named(const char *name)
     return NULL;
 }
 
+/* An OID column (text digits); 0 for NULL or anything that is not a uint32. Read here by
+ * hand: strtoul may follow the locale, and the add-on calls only the core's public API. */
 static uint32_t get_oid(const PGresult *r, int row, int col)
 {
-    return PQgetisnull(r, row, col) ? 0 : (uint32_t)strtoul(PQgetvalue(r, row, col), NULL, 10);
+    if (PQgetisnull(r, row, col)) {
+        return 0;
+    }
+    const char *s = PQgetvalue(r, row, col);
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; s[i] >= '0' && s[i] <= '9'; i++) {
+        v = v * 10 + (uint64_t)(s[i] - '0');
+        if (v > UINT32_MAX) {
+            return 0;
+        }
+    }
+    return i > 0 && s[i] == '\0' ? (uint32_t)v : 0;
 }
 
 wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,

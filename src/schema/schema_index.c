@@ -417,34 +417,11 @@ WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
 
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 {
-    const uint8_t *p = base + f->offset;
     switch ((wk_schema_kind)f->type.kind) {
-    case WK_SK_BOOL: return !*(const bool *)p;
-    case WK_SK_I8:
-    case WK_SK_U8: return *p == 0;
-    case WK_SK_I16:
-    case WK_SK_U16: return *(const uint16_t *)p == 0;
-    case WK_SK_I32:
-    case WK_SK_U32: return *(const uint32_t *)p == 0;
-    case WK_SK_I64:
-    case WK_SK_U64: return *(const uint64_t *)p == 0;
-    case WK_SK_F32: return *(const float *)p == 0.0f;
-    case WK_SK_F64: return *(const double *)p == 0.0;
-    case WK_SK_STR: {
-        const char *s = *(const char *const *)p;
-        return s == NULL || s[0] == '\0';
-    }
-    case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
-    case WK_SK_TIMESTAMP: {
-        const wk_timestamp *t = (const wk_timestamp *)p;
-        return t->sec == 0 && t->nsec == 0;
-    }
-    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
     case WK_SK_STRUCT: return false;
     case WK_SK_ARRAY: return *(const size_t *)(base + f->count_offset) == 0;
+    default: return wk__schema_member_empty(f->type.kind, base + f->offset);
     }
-    return false;
 }
 
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)

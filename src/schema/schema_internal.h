@@ -117,6 +117,39 @@ uint32_t wk__schema_name_hash(const char *s, size_t len);
 /** True when the field holds its empty value (WK_OMITEMPTY leaves it out). */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base);
 
+/** The omitempty rule, written once: whether the member of kind `kind` (a wk_schema_kind other
+ *  than WK_SK_STRUCT, never empty, and WK_SK_ARRAY, empty by its count member, which the caller
+ *  checks) at `p` holds its empty value: false, zero, a NULL or "" string, no bytes, the zero
+ *  timestamp, a nil wk_value. Inline: the fused MessagePack encoder calls it per field. */
+static inline bool wk__schema_member_empty(unsigned kind, const uint8_t *p)
+{
+    switch ((wk_schema_kind)kind) {
+    case WK_SK_BOOL: return !*(const bool *)p;
+    case WK_SK_I8:
+    case WK_SK_U8: return *p == 0;
+    case WK_SK_I16:
+    case WK_SK_U16: return *(const uint16_t *)p == 0;
+    case WK_SK_I32:
+    case WK_SK_U32: return *(const uint32_t *)p == 0;
+    case WK_SK_I64:
+    case WK_SK_U64: return *(const uint64_t *)p == 0;
+    case WK_SK_F32: return *(const float *)p == 0.0f;
+    case WK_SK_F64: return *(const double *)p == 0.0;
+    case WK_SK_STR: {
+        const char *s = *(const char *const *)p;
+        return s == NULL || s[0] == '\0';
+    }
+    case WK_SK_STRBUF: return p[0] == '\0';
+    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_TIMESTAMP: {
+        const wk_timestamp *t = (const wk_timestamp *)p;
+        return t->sec == 0 && t->nsec == 0;
+    }
+    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
+    default: return false;
+    }
+}
+
 /** Number of fields of `s` that are written for the struct at `base`. */
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base);
 

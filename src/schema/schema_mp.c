@@ -22,6 +22,7 @@
  */
 #include "msgpack/mp_token.h"
 #include "schema/schema_decode_util.h"
+#include "value/value_build_core.h"
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
@@ -146,27 +147,6 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
 
 /* ---- the flat fast path: one pre-sized pass for structs without nested structs/arrays ---- */
 
-/* Copies a short run of bytes without a library call (most keys and strings are short). */
-static inline uint8_t *copy_small(uint8_t *p, const void *src, size_t n)
-{
-    const uint8_t *s = src;
-    if (n <= 16) {
-        if (n >= 8) {
-            memcpy(p, s, 8);
-            memcpy(p + n - 8, s + n - 8, 8);
-        } else if (n >= 4) {
-            memcpy(p, s, 4);
-            memcpy(p + n - 4, s + n - 4, 4);
-        } else if (n > 0) {
-            p[0] = s[0];
-            p[n / 2] = s[n / 2];
-            p[n - 1] = s[n - 1];
-        }
-        return p + n;
-    }
-    memcpy(p, s, n);
-    return p + n;
-}
 
 /* The flat encoder writes with a cursor `o` straight into the output buffer, bounded by
  * out->data + out->cap. Invariant: at least the plan's `fixed` bytes of room (the bound of
@@ -237,7 +217,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
 /* A str header, inline for the short forms. */
 static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
 {
-    if (WK_MP_LIKELY(len < 32)) {
+    if (WK__LIKELY(len < 32)) {
         *o = (uint8_t)(0xa0u | len);
         return o + 1;
     }
@@ -248,7 +228,7 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
  * with `fail` when the buffer cannot grow. */
 #define ENC_ENSURE(need, fail)                                                               \
     do {                                                                                     \
-        if (WK_MP_UNLIKELY((size_t)(end - o) < (need))) {                                     \
+        if (WK__UNLIKELY((size_t)(end - o) < (need))) {                                     \
             o = enc_grow(out, o, (need));                                                    \
             if (o == NULL) {                                                                 \
                 return fail;                                                                 \
@@ -279,7 +259,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_node(wk_buf *out, uint
     case WK_VAL_STR:
         o = enc_str_header(o, v->len);
         ENC_ENSURE((size_t)v->len + fixed, NULL);
-        o = copy_small(o, v->u.str, v->len);
+        o = (uint8_t *)wk__put_bytes(o, v->u.str, v->len);
         *endp = end;
         return o;
     default: goto general;
@@ -320,36 +300,6 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
     return o;
 }
 
-/* True when an omitempty field holds its empty value (same rule as wk__schema_field_empty). */
-static bool op_empty(const wk__mp_op *op, const uint8_t *p)
-{
-    switch ((wk_schema_kind)op->kind) {
-    case WK_SK_BOOL: return !*(const bool *)p;
-    case WK_SK_I8:
-    case WK_SK_U8: return *p == 0;
-    case WK_SK_I16:
-    case WK_SK_U16: return *(const uint16_t *)p == 0;
-    case WK_SK_I32:
-    case WK_SK_U32: return *(const uint32_t *)p == 0;
-    case WK_SK_I64:
-    case WK_SK_U64: return *(const uint64_t *)p == 0;
-    case WK_SK_F32: return *(const float *)p == 0.0f;
-    case WK_SK_F64: return *(const double *)p == 0.0;
-    case WK_SK_STR: {
-        const char *str = *(const char *const *)p;
-        return str == NULL || str[0] == '\0';
-    }
-    case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
-    case WK_SK_TIMESTAMP: {
-        const wk_timestamp *t = (const wk_timestamp *)p;
-        return t->sec == 0 && t->nsec == 0;
-    }
-    case WK_SK_VALUE: return ((const wk_value *)p)->type == WK_VAL_NIL;
-    default: return false;
-    }
-}
-
 /* One field of a flat plan: its key, then its value. Returns the cursor or NULL (give up). */
 static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uint8_t *o,
                                                                 uint8_t **endp,
@@ -360,7 +310,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
     memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
-    if (WK_MP_UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
+    if (WK__UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
         memcpy(o, op->key, op->key_len);
     }
     o += op->key_len;
@@ -381,13 +331,13 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
             return (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
         }
         size_t len = strlen(str);
-        if (WK_MP_UNLIKELY(len > UINT32_MAX)) {
+        if (WK__UNLIKELY(len > UINT32_MAX)) {
             return NULL;
         }
         o = enc_str_header(o, len);
         ENC_ENSURE(len + fixed, NULL);
         *endp = end;
-        return copy_small(o, str, len);
+        return (uint8_t *)wk__put_bytes(o, str, len);
     }
     case WK_SK_STRBUF: {
         const char *str = (const char *)p;
@@ -396,7 +346,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         o = enc_str_header(o, len);
         ENC_ENSURE(len + fixed, NULL);
         *endp = end;
-        return copy_small(o, str, len);
+        return (uint8_t *)wk__put_bytes(o, str, len);
     }
     case WK_SK_VALUE: return enc_value(out, o, endp, (const wk_value *)p, fixed);
     case WK_SK_F32:
@@ -418,7 +368,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     const wk__mp_op *op = ix->mp_ops;
     const wk__mp_op *const op_end = op + ix->nfields;
     uint8_t *o;
-    if (WK_MP_LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
+    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
         o = out->data + out->len;
     } else {
         o = enc_grow(out, NULL, fixed);
@@ -432,7 +382,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
         o = wk_mp_encode_map_header(o, ix->nfields);
         for (; op < op_end; op++) {
             o = enc_field(out, o, &end, op, base, fixed);
-            if (WK_MP_UNLIKELY(o == NULL)) {
+            if (WK__UNLIKELY(o == NULL)) {
                 return false;
             }
         }
@@ -442,7 +392,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     uint64_t present = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < ix->nfields; i++) {
-        if ((op[i].flags & WK_OMITEMPTY) == 0 || !op_empty(&op[i], base + op[i].offset)) {
+        if ((op[i].flags & WK_OMITEMPTY) == 0 || !wk__schema_member_empty(op[i].kind, base + op[i].offset)) {
             present |= (uint64_t)1 << i;
             n++;
         }
@@ -453,7 +403,7 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
             continue;
         }
         o = enc_field(out, o, &end, op, base, fixed);
-        if (WK_MP_UNLIKELY(o == NULL)) {
+        if (WK__UNLIKELY(o == NULL)) {
             return false;
         }
     }
@@ -565,7 +515,7 @@ static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const c
 
 static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
 {
-    if (WK_MP_UNLIKELY(r->status != WK_OK)) {
+    if (WK__UNLIKELY(r->status != WK_OK)) {
         return r->status;
     }
     if (r->depth > 0) {
@@ -580,13 +530,13 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     } else if (r->pos == r->end) {
         return WK_ERR_EOF;
     }
-    if (WK_MP_UNLIKELY(r->pos == r->end)) {
+    if (WK__UNLIKELY(r->pos == r->end)) {
         return cur_fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
     const uint8_t *start = r->pos;
     const char *msg = NULL;
     wk_status st = wk__mp_token(&r->pos, r->end, ev, &msg);
-    if (WK_MP_UNLIKELY(st != WK_OK)) {
+    if (WK__UNLIKELY(st != WK_OK)) {
         return cur_fail(r, st, start, msg);
     }
     if (ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP) {
@@ -688,7 +638,7 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
 static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
 {
     char *d;
-    if (WK_MP_LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
+    if (WK__LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
         d = (char *)a->cur;
         a->cur += len + 1;
     } else {
@@ -697,7 +647,7 @@ static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
             return NULL;
         }
     }
-    copy_small((uint8_t *)d, s, len);
+    wk__put_bytes(d, s, len);
     d[len] = '\0';
     return d;
 }
@@ -773,7 +723,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 {
     uint8_t b = *p;
     size_t n;
-    if (WK_MP_LIKELY((b & 0xe0) == 0xa0)) {
+    if (WK__LIKELY((b & 0xe0) == 0xa0)) {
         n = b & 0x1fu;
         p += 1;
     } else if (b == 0xd9 && end - p >= 2) {
@@ -788,7 +738,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
     } else {
         return NULL;
     }
-    if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+    if (WK__UNLIKELY(n > (size_t)(end - p))) {
         return NULL;
     }
     *len = n;
@@ -797,74 +747,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 
 /* Fills the common fields of a wk_value node (what the tree decoder sets first): type,
  * flags, ext_type 0, reserved 0, len (one store where the layout allows). */
-static inline void dec_node_head(wk_value *v, uint8_t type, uint8_t flags, uint32_t len)
-{
-#if DEC_LE
-    uint64_t head = (uint64_t)type | (uint64_t)flags << 8 | (uint64_t)len << 32;
-    memcpy(v, &head, 8);
-#else
-    v->type = type;
-    v->flags = flags;
-    v->ext_type = 0;
-    v->reserved = 0;
-    v->len = len;
-#endif
-}
 
-/* One wk_value node from its token, as the msgpack module's tree decoder builds it with
- * WK_READ_COPY_STRINGS (the same fields, the same copies). False: out of arena. */
-static bool dec_node_ev(wk_value *v, const wk_event *ev, wk_arena *a)
-{
-    switch (ev->type) {
-    case WK_EV_NIL:
-        dec_node_head(v, WK_VAL_NIL, 0, 0);
-        v->u.u = 0;
-        return true;
-    case WK_EV_BOOL:
-        dec_node_head(v, WK_VAL_BOOL, 0, 0);
-        v->u.u = 0;
-        v->u.b = ev->v.b;
-        return true;
-    case WK_EV_UINT:
-        dec_node_head(v, WK_VAL_UINT, 0, 0);
-        v->u.u = ev->v.u;
-        return true;
-    case WK_EV_INT:
-        dec_node_head(v, WK_VAL_INT, 0, 0);
-        v->u.i = ev->v.i;
-        return true;
-    case WK_EV_FLOAT:
-        dec_node_head(v, WK_VAL_FLOAT, ev->f32 ? WK_VALF_F32 : 0, 0);
-        v->u.f = ev->v.f;
-        return true;
-    case WK_EV_STR:
-    case WK_EV_BIN: {
-        char *c = dec_strdup(a, (const uint8_t *)ev->v.str.ptr, ev->v.str.len);
-        if (c == NULL) {
-            return false;
-        }
-        dec_node_head(v, ev->type == WK_EV_STR ? WK_VAL_STR : WK_VAL_BIN, WK_VALF_COPIED,
-                      (uint32_t)ev->v.str.len);
-        v->u.str = c;
-        return true;
-    }
-    case WK_EV_EXT: {
-        char *c = dec_strdup(a, ev->v.ext.ptr, ev->v.ext.len);
-        if (c == NULL) {
-            return false;
-        }
-        dec_node_head(v, WK_VAL_EXT, WK_VALF_COPIED, ev->v.ext.len);
-        v->ext_type = ev->v.ext.type;
-        v->u.str = c;
-        return true;
-    }
-    case WK_EV_TIMESTAMP:
-        dec_node_head(v, WK_VAL_TIMESTAMP, 0, ev->v.ts.nsec);
-        v->u.i = ev->v.ts.sec;
-        return true;
-    default: return false;
-    }
-}
 
 /* One child node of a wk_value container (p < end). The common forms are read inline; the
  * others through the token decoder. Returns the next byte, or NULL (a nested container is
@@ -875,19 +758,19 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
 {
     uint8_t b = *p;
     if (b <= 0x7f) {
-        dec_node_head(v, WK_VAL_UINT, 0, 0);
+        wk__vb_head(v, WK_VAL_UINT, 0, 0);
         v->u.u = b;
         return p + 1;
     }
     if (b >= 0xe0) {
-        dec_node_head(v, WK_VAL_INT, 0, 0);
+        wk__vb_head(v, WK_VAL_INT, 0, 0);
         v->u.i = (int8_t)b;
         return p + 1;
     }
     if ((b & 0xe0) == 0xa0) {
         size_t n = b & 0x1fu;
         p++;
-        if (WK_MP_UNLIKELY(n > (size_t)(end - p))) {
+        if (WK__UNLIKELY(n > (size_t)(end - p))) {
             return NULL;
         }
         bool nul = false;
@@ -895,7 +778,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         if (c == NULL) {
             return NULL;
         }
-        dec_node_head(v, WK_VAL_STR, WK_VALF_COPIED, (uint32_t)n);
+        wk__vb_head(v, WK_VAL_STR, WK_VALF_COPIED, (uint32_t)n);
         v->u.str = c;
         return p + n;
     }
@@ -908,7 +791,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         *deeper = true;
         return NULL;
     }
-    return dec_node_ev(v, &ev, a) ? p : NULL;
+    return wk__vb_node_from_event(v, &ev, true, a, &msg) == WK_OK ? p : NULL;
 }
 
 /* A wk_value field (p < end). A scalar or a container of scalars is built here, with no
@@ -936,27 +819,20 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
             return NULL;
         }
         if (ev.type != WK_EV_MAP && ev.type != WK_EV_ARRAY) {
-            return dec_node_ev(dst, &ev, a) ? p : NULL;
+            return wk__vb_node_from_event(dst, &ev, true, a, &msg) == WK_OK ? p : NULL;
         }
         n = ev.v.count; /* checked against the remaining bytes */
         is_map = ev.type == WK_EV_MAP;
     }
     uint64_t nkids = is_map ? 2 * (uint64_t)n : n;
-    if (WK_MP_UNLIKELY(nkids > (uint64_t)(end - p))) {
+    if (WK__UNLIKELY(nkids > (uint64_t)(end - p))) {
         return NULL; /* the token decoder's count check (fix forms) */
     }
     wk_value *kids = NULL;
     if (nkids != 0) {
-        uintptr_t q = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;
-        size_t size = (size_t)nkids * sizeof(wk_value);
-        if (a->cur != NULL && q <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - q)) {
-            a->cur = (uint8_t *)q + size;
-            kids = (wk_value *)q;
-        } else {
-            kids = wk_arena_alloc(a, size, 8);
-            if (kids == NULL) {
-                return NULL;
-            }
+        kids = wk__vb_alloc(a, (size_t)nkids * sizeof(wk_value));
+        if (kids == NULL) {
+            return NULL;
         }
     }
     for (uint64_t k = 0; k < nkids; k++) {
@@ -984,7 +860,7 @@ static inline const uint8_t *dec_value(const uint8_t *p, const uint8_t *end, con
         *dst = *v;
         return start + used;
     }
-    dec_node_head(dst, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
+    wk__vb_head(dst, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
     dst->u.items = kids;
     return p;
 }
@@ -1162,11 +1038,11 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
     const wk__mp_op *want = ops;
     uint64_t seen = 0;
     for (; n > 0; n--) {
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             return false;
         }
         const wk__mp_op *op;
-        if (WK_MP_LIKELY(want < ops_end &&
+        if (WK__LIKELY(want < ops_end &&
                          ((size_t)(end - p) >= 16
                               ? dec_key_is(want, p, end)
                               : (size_t)(end - p) >= want->key_len &&
@@ -1188,7 +1064,7 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
         }
         want = op + 1;
         seen |= op->reqmask;
-        if (WK_MP_UNLIKELY(p == end)) {
+        if (WK__UNLIKELY(p == end)) {
             return false;
         }
         uint8_t *dst = base + op->offset;
@@ -1232,7 +1108,7 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
         case WK_SK_VALUE: p = dec_value(p, end, in, (wk_value *)dst, a, vdepth); break;
         default: p = dec_other(op, p, end, base, a); break;
         }
-        if (WK_MP_UNLIKELY(p == NULL)) {
+        if (WK__UNLIKELY(p == NULL)) {
             return false;
         }
     }

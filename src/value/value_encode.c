@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "core/kernel.h"
 #include "wirekit/value.h"
 
 #define INLINE_FRAMES 64
@@ -69,8 +70,9 @@ WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
 WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_error *err)
 {
     eframe inline_frames[INLINE_FRAMES];
+    wk__stack fs;
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(eframe), NULL);
     eframe *frames = inline_frames;
-    size_t cap = INLINE_FRAMES;
     size_t depth = 0;
     wk_status st = WK_OK;
     wk_event ev;
@@ -84,23 +86,12 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_erro
             goto sink_failed;
         }
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
-            if (depth == cap) {
-                eframe *nf;
-                if (frames == inline_frames) {
-                    nf = wk_alloc(NULL, 2 * cap * sizeof(eframe));
-                    if (nf != NULL) {
-                        memcpy(nf, inline_frames, sizeof inline_frames);
-                    }
-                } else {
-                    nf = wk_realloc(NULL, frames, cap * sizeof(eframe),
-                                    2 * cap * sizeof(eframe));
-                }
-                if (nf == NULL) {
+            if (depth == fs.cap) {
+                if (!wk__stack_grow(&fs, depth, 0)) {
                     st = wk_error_set(err, WK_ERR_NOMEM, 0, "out of memory for the tree walk");
                     goto done;
                 }
-                frames = nf;
-                cap *= 2;
+                frames = fs.mem;
             }
             frames[depth].next = v->u.items;
             frames[depth].left = v->type == WK_VAL_MAP ? 2 * (uint64_t)v->len : v->len;
@@ -128,8 +119,6 @@ sink_failed:
         sink->error(sink->self, err);
     }
 done:
-    if (frames != inline_frames) {
-        wk_free(NULL, frames, cap * sizeof(eframe));
-    }
+    wk__stack_free(&fs);
     return st;
 }

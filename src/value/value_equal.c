@@ -1,11 +1,13 @@
 /*
- * Deep equality of two trees, walked side by side with an explicit stack (64 levels on the C
- * stack, libc heap beyond; if that allocation fails the trees are reported unequal). Numbers
- * compare exactly: floats bitwise, and an INT equals a UINT holding the same non-negative
- * number, since builders and decoders may disagree on which of the two a 5 is.
+ * Deep equality of two trees, walked side by side with an explicit stack (core/kernel.h: 64
+ * levels on the C stack, then the default allocator, since the call takes none; if that
+ * allocation fails the trees are reported unequal). Numbers compare exactly: floats bitwise,
+ * and an INT equals a UINT holding the same non-negative number, since builders and decoders
+ * may disagree on which of the two a 5 is.
  */
 #include <string.h>
 
+#include "core/kernel.h"
 #include "wirekit/value.h"
 
 #define INLINE_FRAMES 64
@@ -67,8 +69,9 @@ static bool node_equal(const wk_value *a, const wk_value *b)
 WK_API bool wk_value_equal(const wk_value *a, const wk_value *b)
 {
     qframe inline_frames[INLINE_FRAMES];
+    wk__stack fs;
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(qframe), NULL);
     qframe *frames = inline_frames;
-    size_t cap = INLINE_FRAMES;
     size_t depth = 0;
     bool eq = true;
     for (;;) {
@@ -77,22 +80,12 @@ WK_API bool wk_value_equal(const wk_value *a, const wk_value *b)
             break;
         }
         if ((a->type == WK_VAL_ARRAY || a->type == WK_VAL_MAP) && a->len != 0) {
-            if (depth == cap) {
-                qframe *nf;
-                if (frames == inline_frames) {
-                    nf = wk_alloc(NULL, 2 * cap * sizeof(qframe));
-                    if (nf != NULL) {
-                        memcpy(nf, inline_frames, sizeof inline_frames);
-                    }
-                } else {
-                    nf = wk_realloc(NULL, frames, cap * sizeof(qframe), 2 * cap * sizeof(qframe));
-                }
-                if (nf == NULL) {
+            if (depth == fs.cap) {
+                if (!wk__stack_grow(&fs, depth, 0)) {
                     eq = false;
                     break;
                 }
-                frames = nf;
-                cap *= 2;
+                frames = fs.mem;
             }
             frames[depth].a = a->u.items;
             frames[depth].b = b->u.items;
@@ -109,8 +102,6 @@ WK_API bool wk_value_equal(const wk_value *a, const wk_value *b)
         a = frames[depth - 1].a++;
         b = frames[depth - 1].b++;
     }
-    if (frames != inline_frames) {
-        wk_free(NULL, frames, cap * sizeof(qframe));
-    }
+    wk__stack_free(&fs);
     return eq;
 }

@@ -9,10 +9,37 @@
  * twin uses the float's own rounding interval, so it gives the shortest digits that round-trip
  * through strtof (PostgreSQL's float4 output), not those of the value widened to double.
  */
-#ifndef WK_JSON_DTOA_H
-#define WK_JSON_DTOA_H
+#ifndef WK_CORE_DTOA_H
+#define WK_CORE_DTOA_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/** "00" "01" ... "99": two decimal digits per entry (shared by every integer printer). */
+extern const char wk__digits2[201];
+
+/** Writes u in decimal at d (up to 20 bytes, no NUL) and returns the length: the one integer
+ *  printer of the library (JSON numbers, the shortest digits of a double). */
+static inline size_t wk__fmt_u64(uint64_t u, char *d)
+{
+    char tmp[20];
+    int pos = 20;
+    while (u >= 100) {
+        uint64_t r = u % 100;
+        u /= 100;
+        pos -= 2;
+        memcpy(tmp + pos, wk__digits2 + 2 * r, 2);
+    }
+    if (u >= 10) {
+        pos -= 2;
+        memcpy(tmp + pos, wk__digits2 + 2 * u, 2);
+    } else {
+        tmp[--pos] = (char)('0' + u);
+    }
+    memcpy(d, tmp + pos, (size_t)(20 - pos));
+    return (size_t)(20 - pos);
+}
 
 /**
  * Writes the shortest decimal digits of |v| that read back (strtod, round to nearest) as |v|.

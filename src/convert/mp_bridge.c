@@ -3,6 +3,7 @@
  * other's writer (a wk_sink) by wk_transcode. Neither side knows the other's bytes; the only
  * contract is the event vocabulary. MessagePack needs container counts up front and JSON
  * does not give them, so the MessagePack writer back-patches WK_COUNT_UNKNOWN headers.
+ * It lives in src/convert, above both codecs: neither codec module includes the other.
  */
 #include "wirekit/json.h"
 #include "wirekit/msgpack.h"

@@ -1,6 +1,8 @@
 /*
- * The two slow tiers of decimal-to-double conversion (see number.h): Eisel-Lemire and the
- * big-decimal fallback.
+ * The kernel's decimal-to-binary conversion (see number.h): the whole-slice parser shared by
+ * JSON and PostgreSQL text (wk__text_to_double), and the two slow tiers, Eisel-Lemire and the
+ * big-decimal fallback, the latter parameterised by the target format so that float gets its
+ * own single rounding.
  *
  * Eisel-Lemire (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021), derived here
  * from its error bound: with w normalised to 64 bits and T the 128-bit truncation of 10^q,
@@ -11,12 +13,12 @@
  * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
  * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
  */
-#include "json/number.h"
+#include "core/number.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "json/pow5_table.h"
+#include "core/pow5_table.h"
 
 typedef unsigned __int128 u128;
 
@@ -223,15 +225,22 @@ static uint64_t rounded_integer(const decimal *a)
     return n;
 }
 
-static double decimal_to_double(decimal *a, bool neg)
+/* The binary layout of the target: fraction bits and exponent bias (double 52/1023, float
+ * 23/127); the biased exponent field is all ones at 2 * bias + 1. */
+typedef struct bin_format {
+    int mbits;
+    int bias;
+} bin_format;
+
+/* |a| rounded to the nearest value of format f (ties to even), as its bits without the sign. */
+static uint64_t decimal_to_bits(decimal *a, bin_format f)
 {
     static const int powtab[] = {1, 3, 6, 9, 13, 16, 19, 23, 26};
+    const int emax = 2 * f.bias + 1;
     uint64_t mant;
     int exp;
-    uint64_t bits;
     if (a->nd == 0 || a->dp < -330) {
-        bits = 0;
-        goto out;
+        return 0;
     }
     if (a->dp > 310) {
         goto overflow;
@@ -249,44 +258,56 @@ static double decimal_to_double(decimal *a, bool neg)
         exp -= n;
     }
     exp--; /* now value = [1, 2) * 2^exp */
-    if (exp < -1022) {
-        int n = -1022 - exp; /* subnormal: fewer bits */
+    if (exp < 1 - f.bias) {
+        int n = 1 - f.bias - exp; /* subnormal: fewer bits */
         shift(a, -n);
         exp += n;
     }
-    if (exp + 1023 >= 2047) {
+    if (exp + f.bias >= emax) {
         goto overflow;
     }
-    shift(a, 53);
+    shift(a, f.mbits + 1);
     mant = rounded_integer(a);
-    if (mant == (2ull << 52)) {
+    if (mant == (2ull << f.mbits)) {
         mant >>= 1;
         exp++;
-        if (exp + 1023 >= 2047) {
+        if (exp + f.bias >= emax) {
             goto overflow;
         }
     }
-    if ((mant & (1ull << 52)) == 0) {
-        exp = -1023;
+    if ((mant & (1ull << f.mbits)) == 0) {
+        exp = -f.bias;
     }
-    bits = (mant & ((1ull << 52) - 1)) | ((uint64_t)((exp + 1023) & 0x7ff) << 52);
-    goto out;
+    return (mant & ((1ull << f.mbits) - 1)) | ((uint64_t)((exp + f.bias) & emax) << f.mbits);
 overflow:
-    bits = 0x7ffull << 52;
-out:
-    if (neg) {
-        bits |= 1ull << 63;
-    }
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
+    return (uint64_t)emax << f.mbits;
 }
 
-double wk__decimal_to_double(const char *s, size_t len)
+/* The exponent after an 'e' at s[i..n): an optional sign, then digits (saturating at 10^15,
+ * far beyond any exponent that can change a result). Returns the index after the digits and
+ * sets *e; the caller checks that digits were there if its grammar needs them. */
+static size_t read_exponent(const char *s, size_t i, size_t n, int64_t *e)
 {
-    decimal a;
-    a.nd = 0;
-    a.trunc = false;
+    bool neg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        neg = s[i] == '-';
+        i++;
+    }
+    int64_t v = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (v < 1000000000000000ll) {
+            v = v * 10 + (s[i] - '0');
+        }
+    }
+    *e = neg ? -v : v;
+    return i;
+}
+
+/* Reads checked decimal text into `a`; returns whether it had a leading '-'. */
+static bool parse_decimal(decimal *a, const char *s, size_t len)
+{
+    a->nd = 0;
+    a->trunc = false;
     int64_t dp = 0; /* 64-bit: a number may have more than 2^31 digits */
     size_t i = 0;
     bool neg = false;
@@ -304,7 +325,7 @@ double wk__decimal_to_double(const char *s, size_t len)
         if (c < '0' || c > '9') {
             break;
         }
-        if (a.nd == 0 && c == '0') {
+        if (a->nd == 0 && c == '0') {
             if (point) {
                 dp--;
             }
@@ -313,30 +334,135 @@ double wk__decimal_to_double(const char *s, size_t len)
         if (!point) {
             dp++;
         }
-        if (a.nd < DEC_DIGITS) {
-            a.d[a.nd++] = (uint8_t)(c - '0');
+        if (a->nd < DEC_DIGITS) {
+            a->d[a->nd++] = (uint8_t)(c - '0');
         } else if (c != '0') {
-            a.trunc = true;
+            a->trunc = true;
         }
     }
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        bool eneg = false;
-        if (i < len && (s[i] == '+' || s[i] == '-')) {
-            eneg = s[i] == '-';
-            i++;
-        }
-        int64_t e = 0;
-        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (e < 1000000000000000ll) {
-                e = e * 10 + (s[i] - '0');
-            }
-        }
-        dp += eneg ? -e : e;
+        int64_t e;
+        read_exponent(s, i + 1, len, &e);
+        dp += e;
     }
     /* Beyond +-10^6 the result is 0 or infinity whatever the digits (decimal_to_double
      * checks dp > 310 and dp < -330), so the clamp cannot change it. */
-    a.dp = dp > 1000000 ? 1000000 : dp < -1000000 ? -1000000 : (int)dp;
-    trim(&a);
-    return decimal_to_double(&a, neg);
+    a->dp = dp > 1000000 ? 1000000 : dp < -1000000 ? -1000000 : (int)dp;
+    trim(a);
+    return neg;
+}
+
+double wk__decimal_to_double(const char *s, size_t len)
+{
+    decimal a;
+    bool neg = parse_decimal(&a, s, len);
+    uint64_t bits = decimal_to_bits(&a, (bin_format){52, 1023}) | (uint64_t)neg << 63;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+float wk__decimal_to_float(const char *s, size_t len)
+{
+    decimal a;
+    bool neg = parse_decimal(&a, s, len);
+    uint32_t bits = (uint32_t)decimal_to_bits(&a, (bin_format){23, 127}) | (uint32_t)neg << 31;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Whether rounding the correctly rounded double d to float gives the correctly rounded float of
+ * the exact value d came from. Only a d that sits exactly on a float rounding midpoint (the 29
+ * bits below the float's last bit are 1000...0) can round the wrong way, and only normal
+ * floats have their last bit there. */
+static bool float_safe(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (bits & 0x1fffffffull) != 0x10000000ull && fabs(d) >= 0x1p-126;
+}
+
+bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *nonzero)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    size_t body = i;
+    uint64_t mant = 0;
+    int ndig = 0;
+    int64_t scale = 0; /* 64-bit: a text may hold more than 2^31 digits */
+    bool any = false, exact = true;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        any = true;
+        if (mant == 0 && s[i] == '0') {
+            continue;
+        }
+        if (ndig < 19) {
+            mant = mant * 10 + (unsigned)(s[i] - '0');
+            ndig++;
+        } else {
+            exact = false;
+            scale++;
+        }
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+            any = true;
+            if (mant == 0 && s[i] == '0') {
+                scale--;
+                continue;
+            }
+            if (ndig < 19) {
+                mant = mant * 10 + (unsigned)(s[i] - '0');
+                ndig++;
+                scale--;
+            } else {
+                exact = false;
+            }
+        }
+    }
+    if (!any) {
+        return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1 < n && (s[i + 1] == '+' || s[i + 1] == '-') ? i + 2 : i + 1;
+        int64_t e;
+        i = read_exponent(s, i + 1, n, &e);
+        if (i == j) {
+            return false; /* no exponent digits */
+        }
+        scale += e;
+    }
+    if (i != n) {
+        return false;
+    }
+    if (nonzero != NULL) {
+        *nonzero = mant != 0;
+    }
+    double d;
+    if (mant == 0) {
+        d = 0.0; /* every digit was zero (the first nonzero one always enters mant) */
+    } else if (exact && mant < ((uint64_t)1 << 53) && scale >= -22 && scale <= 22) {
+        d = (double)mant;
+        d = scale < 0 ? d / wk__exact_pow10[-scale] : d * wk__exact_pow10[scale];
+        if (f32 && !float_safe(d)) {
+            d = (double)wk__decimal_to_float(s + body, n - body);
+        } else if (f32) {
+            d = (double)(float)d;
+        }
+    } else if (exact && wk__eisel_lemire(mant, scale > 400 ? 400 : scale < -400 ? -400 : (int)scale,
+                                         &d) &&
+               (!f32 || float_safe(d))) {
+        d = f32 ? (double)(float)d : d;
+    } else {
+        d = f32 ? (double)wk__decimal_to_float(s + body, n - body)
+                : wk__decimal_to_double(s + body, n - body);
+    }
+    *out = neg ? -d : d;
+    return true;
 }

@@ -1,0 +1,35 @@
+/*
+ * The out-of-line half of core/kernel.h: growing an inline-then-heap stack. Kept out of line
+ * because it runs only for deep or wide input; the callers' loops stay small.
+ */
+#include "core/kernel.h"
+
+bool wk__stack_grow(wk__stack *s, size_t used, size_t max)
+{
+    size_t ncap;
+    size_t nbytes;
+    if (!wk_size_mul(s->cap, 2, &ncap)) {
+        return false;
+    }
+    if (max != 0 && ncap > max) {
+        ncap = max;
+    }
+    if (ncap <= s->cap || !wk_size_mul(ncap, s->elem, &nbytes)) {
+        return false;
+    }
+    void *n;
+    if (s->mem == s->inline_mem) {
+        n = wk_alloc(s->alloc, nbytes);
+        if (n != NULL) {
+            memcpy(n, s->mem, used * s->elem);
+        }
+    } else {
+        n = wk_realloc(s->alloc, s->mem, s->cap * s->elem, nbytes);
+    }
+    if (n == NULL) {
+        return false;
+    }
+    s->mem = n;
+    s->cap = ncap;
+    return true;
+}

@@ -31,7 +31,9 @@ static const char usage[] =
     "\n"
     "The entity cache: documents (any JSON value) stored under versioned keys\n"
     "<ns>:<entity>:v<version>:<id>, in the in-process memory tier or in Redis. Values are\n"
-    "shown as JSON. get exits 1 when the id is not cached.\n"
+    "shown as JSON. get exits 1 when the id is not cached ('ID: not found'), and also\n"
+    "exits 1, with the cause ('get: redis: ...'), when Redis fails or answers something\n"
+    "that is not a value: a failure is never reported as 'not found'.\n"
     "\n"
     "Without --redis the cache is the memory tier of this one invocation, so get/put/del/stats\n"
     "alone are refused: use run with a script, one operation per line:\n"
@@ -41,16 +43,23 @@ static const char usage[] =
     "    stats\n"
     "In a script, get prints the JSON value or 'not found', put and del print 'ok', stats\n"
     "prints the counters as one JSON object; blank lines and '#' comments are skipped.\n"
+    "A put the memory tier cannot keep (larger than one shard's share of its 64 MiB) fails\n"
+    "with a message instead of printing 'ok'.\n"
     "\n"
     "options:\n"
-    "  --redis URL      shared tier: redis://host[:port][/db]; put and del are broadcast\n"
-    "                   on the invalidation channel so other processes drop their copies\n"
+    "  --redis URL      shared tier: redis://host[:port][/db]; put and del delete the old\n"
+    "                   value first and are broadcast on the invalidation channel, so\n"
+    "                   other processes drop their copies; when Redis refuses part of it\n"
+    "                   (e.g. out of memory) the command fails and says which part\n"
+    "  --max-bytes N    largest document put (JSON input and encoded entry) and largest\n"
+    "                   value read back from Redis (default 16777216)\n"
     "  --ns NAME        key namespace (default wk)\n"
     "  --entity NAME    entity name in keys (default doc)\n"
     "  --version N      schema version in keys (default 1)\n"
     "  --format F       stored encoding: msgpack (default) or json\n"
     "  --ttl MS         lifetime of a put in Redis, milliseconds (default 600000)\n"
-    "  --timeout MS     Redis connect and command timeout (default 1000)\n"
+    "  --timeout MS     Redis connect timeout, and the total time one Redis command may\n"
+    "                   take, however slowly the server answers (default 1000)\n"
     "  --channel NAME   invalidation channel (default wirekit:invalidate)\n";
 
 typedef struct cache_cli {
@@ -61,6 +70,7 @@ typedef struct cache_cli {
     uint32_t version;
     uint32_t ttl_ms;
     uint32_t timeout_ms;
+    size_t max_bytes;
     const wk_serializer *ser;
     wk_schema_rt rt;
     wk_schema schema;
@@ -120,6 +130,10 @@ static int op_get(cache_cli *c, const char *id)
 
 static int op_put(cache_cli *c, const char *id, const char *json, size_t len)
 {
+    if (len > c->max_bytes) {
+        return wk_cli_fail("put: the document (%zu bytes) is larger than --max-bytes %zu", len,
+                           c->max_bytes);
+    }
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     wk_value *v = NULL;
@@ -278,6 +292,7 @@ static int open_cache(cache_cli *c)
     wk_cache_config cfg = {0};
     cfg.ns = c->ns;
     cfg.serializer = c->ser;
+    cfg.max_entry_bytes = c->max_bytes;
     wk_error err;
     if (c->redis != NULL) {
 #ifdef WK_CLI_HAVE_REDIS
@@ -286,7 +301,9 @@ static int open_cache(cache_cli *c)
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;
-        o.no_subscribe = true; /* a one-shot command has nothing to keep fresh */
+        o.no_subscribe = true; /* a one-shot command has nothing to keep fresh (it still
+                                  publishes its puts and deletes) */
+        o.max_reply_bytes = c->max_bytes;
         o.pool = 1;
         if (wk_redis_store_new(&o, &c->store, &err) != WK_OK) {
             return wk_cli_fail("%s", err.msg);
@@ -323,6 +340,7 @@ static int run(int argc, char **argv)
     c.version = 1;
     c.ttl_ms = 600000;
     c.timeout_ms = 1000;
+    c.max_bytes = WK_CACHE_MAX_ENTRY_DEFAULT;
     c.ser = wk_serializer_msgpack();
     int i = 1;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
@@ -356,6 +374,14 @@ static int run(int argc, char **argv)
             if (!parse_u32(v, &c.ttl_ms) || c.ttl_ms == 0) {
                 return wk_cli_usage_error("cache", "--ttl needs a positive number");
             }
+        } else if (strcmp(o, "--max-bytes") == 0) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long mb = strtoull(v, &end, 10);
+            if (errno != 0 || end == v || *end != '\0' || mb == 0 || v[0] == '-') {
+                return wk_cli_usage_error("cache", "--max-bytes needs a positive number");
+            }
+            c.max_bytes = (size_t)mb;
         } else if (strcmp(o, "--timeout") == 0) {
             if (!parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
                 return wk_cli_usage_error("cache", "--timeout needs a positive number");
@@ -397,8 +423,17 @@ static int run(int argc, char **argv)
                                   "the memory tier lives for one invocation only: give "
                                   "--redis URL, or use 'run' with a script of operations");
     }
+    /* A document from standard input is read (within --max-bytes) before Redis is
+     * contacted, so an oversized or unreadable input fails alone. */
+    uint8_t *stdin_doc = NULL;
+    size_t stdin_len = 0;
+    if (strcmp(op, "put") == 0 && nargs == 1 &&
+        wk_cli_read_max(NULL, c.max_bytes, &stdin_doc, &stdin_len) != 0) {
+        return WK_EXIT_FAIL;
+    }
     int rc = open_cache(&c);
     if (rc != WK_EXIT_OK) {
+        free(stdin_doc);
         close_cache(&c);
         return rc;
     }
@@ -412,15 +447,12 @@ static int run(int argc, char **argv)
         if (nargs == 2) {
             rc = op_put(&c, argv[i], argv[i + 1], strlen(argv[i + 1]));
         } else {
-            uint8_t *data = NULL;
-            size_t len = 0;
-            rc = wk_cli_read_all(NULL, &data, &len) == 0 ? op_put(&c, argv[i], (char *)data, len)
-                                                         : WK_EXIT_FAIL;
-            free(data);
+            rc = op_put(&c, argv[i], (char *)stdin_doc, stdin_len);
         }
     } else {
         rc = run_script(&c, nargs == 1 ? argv[i] : NULL);
     }
+    free(stdin_doc);
     close_cache(&c);
     return rc;
 }

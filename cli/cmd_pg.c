@@ -25,7 +25,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: wirekit pg query [--dsn DSN] [--format json|msgpack|csv]\n"
-            "                        [--rows-as objects|arrays] [--null TOKEN] SQL [PARAM...]\n\n"
+            "                        [--rows-as objects|arrays] [--null TOKEN] [--timeout SECONDS]\n"
+            "                        [--max-value-bytes N] SQL [PARAM...]\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
             "hold several statements separated by ';'. PARAMs are bound to $1, $2, ... as text\n"
             "(the server infers their types).\n\n"
@@ -37,7 +38,13 @@ static void usage(FILE *out)
             "                  its csv output format\n"
             "  --rows-as WHAT  objects (default): {\"column\": value}, a repeated column name\n"
             "                  gets a suffix (a, a_2, a_3); arrays: [value, ...] in column order\n"
-            "  --null TOKEN    a PARAM equal to TOKEN is sent as SQL NULL\n\n"
+            "  --null TOKEN    a PARAM equal to TOKEN is sent as SQL NULL\n"
+            "  --timeout SECS  give up after SECS seconds (decimals allowed; default: none):\n"
+            "                  the server's statement_timeout, the connect timeout, and a\n"
+            "                  client-side deadline that cancels the query even when the\n"
+            "                  server does not answer (exit 1, 'query timed out')\n"
+            "  --max-value-bytes N  largest text one value (a record) is rendered to before\n"
+            "                  it is refused (default 64 MiB)\n\n"
             "Mapping (json, msgpack): bool -> true/false; integers, finite floats and numerics ->\n"
             "numbers with exactly PostgreSQL's digits; arrays -> nested arrays; json/jsonb ->\n"
             "the embedded value; anything else (and NaN/Infinity) -> a string with PostgreSQL's\n"
@@ -66,7 +73,8 @@ typedef struct printer {
     wk_sink sink;
     wk_buf scratch;
     wk_buf cell;
-    wk_arena arena; /* unescaped array elements of one row; reset per row */
+    size_t max_text; /* --max-value-bytes (0 = the library's default) */
+    wk_arena arena;  /* unescaped array elements of one row; reset per row */
     /* the current result set */
     wk_pg_plan *plan;
     size_t ncols;
@@ -250,7 +258,7 @@ static int print_row(printer *p, const PGresult *res, long rowno)
         }
         st = send_ev(p, p->arrays ? WK_EV_ARRAY : WK_EV_MAP, NULL, 0, count);
         wk_pg_events ev = {&p->sink, p->fmt == OUT_JSON ? WK_PG_EV_RAW_FLOATS : 0u,
-                           &p->scratch};
+                           &p->scratch, p->max_text};
         for (size_t i = 0; i < p->ncols && st == WK_OK; i++) {
             bool null = PQgetisnull(res, 0, (int)i);
             if (!p->arrays && p->is_json[i] && null) {
@@ -308,11 +316,12 @@ static void print_error(wk_pq_conn *conn, const char *sql)
 }
 
 static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_token,
-                 const char *sql, char **params, int nparams)
+                 uint32_t timeout_ms, size_t max_text, const char *sql, char **params,
+                 int nparams)
 {
     wk_pq_conn *conn = NULL;
     wk_error err = {0};
-    wk_status cst = wk_pq_connect(dsn, NULL, &conn, &err);
+    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err);
     if (cst != WK_OK) {
         int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
         wk_pq_conn_free(conn);
@@ -338,6 +347,7 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
     pr.fmt = fmt;
     pr.arrays = arrays;
     pr.conn = conn;
+    pr.max_text = max_text;
     wk_buf_init(&pr.buf, NULL, 0);
     wk_buf_init(&pr.scratch, NULL, 0);
     wk_buf_init(&pr.cell, NULL, 0);
@@ -431,6 +441,8 @@ static int run(int argc, char **argv)
     int fmt = 0; /* json, msgpack, csv */
     bool arrays = false;
     const char *null_token = NULL;
+    uint32_t timeout_ms = 0;
+    size_t max_text = 0;
     int i = 2;
     for (; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
@@ -458,6 +470,23 @@ static int run(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--null") == 0 && i + 1 < argc) {
             null_token = argv[++i];
+        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            double secs = strtod(argv[++i], &end);
+            if (end == argv[i] || *end != '\0' || !(secs > 0) || secs > 86400.0) {
+                return wk_cli_usage_error("pg", "--timeout needs seconds, more than 0");
+            }
+            timeout_ms = (uint32_t)(secs * 1000.0 + 0.5);
+            if (timeout_ms == 0) {
+                timeout_ms = 1;
+            }
+        } else if (strcmp(argv[i], "--max-value-bytes") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (end == argv[i] || *end != '\0' || v == 0 || argv[i][0] == '-') {
+                return wk_cli_usage_error("pg", "--max-value-bytes needs a positive number");
+            }
+            max_text = (size_t)v;
         } else if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
@@ -474,11 +503,14 @@ static int run(int argc, char **argv)
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }
 #ifdef WK_CLI_HAVE_PQ
-    return query(dsn, (out_fmt)fmt, arrays, null_token, argv[i], argv + i + 1, argc - i - 1);
+    return query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text, argv[i],
+                 argv + i + 1, argc - i - 1);
 #else
     (void)fmt;
     (void)arrays;
     (void)null_token;
+    (void)timeout_ms;
+    (void)max_text;
     return wk_cli_fail("this wirekit was built without libpq (wirekit-pq)");
 #endif
 }

@@ -19,8 +19,11 @@ for bin in build/fuzz/fuzz/*/fuzz_*; do
   work=build/fuzz-corpus/$name
   mkdir -p "$work"
   cp -n fuzz/"$module"/corpus/"$name"/* "$work"/ 2>/dev/null || true
-  echo "== fuzz $name for ${secs}s =="
-  if ! "$bin" -max_total_time="$secs" -print_final_stats=1 \
+  # -max_len reaches the largest seed (record_nested_60000 is 720 KB), at least 4096.
+  maxlen=$(find "$work" -type f -printf '%s\n' | sort -n | tail -1)
+  maxlen=$(( ${maxlen:-0} > 4096 ? maxlen : 4096 ))
+  echo "== fuzz $name for ${secs}s (max_len $maxlen) =="
+  if ! "$bin" -max_total_time="$secs" -max_len="$maxlen" -print_final_stats=1 \
       -artifact_prefix=build/fuzz-artifacts/"$name"- "$work" 2>build/fuzz-artifacts/"$name".log; then
     echo "fuzz $name: FAILED (see build/fuzz-artifacts/$name.log)"; status=1
   else

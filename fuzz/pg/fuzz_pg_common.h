@@ -100,7 +100,7 @@ static void fuzz_one_of(const wk_pg_oid *oids, size_t noids, wk_pg_format format
             }
         } else if (k == WK_PG_KIND_EVENTS) {
             wk_sink sink = {fuzz_ev, fuzz_ev_err, NULL};
-            wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL};
+            wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL, 0};
             (void)wk_pg_decode(d, p, n, &ev, &arena, &err);
         } else if (k == WK_PG_KIND_ARRAY) {
             if (wk_pg_decode(d, p, n, &out.arr, &arena, &err) == WK_OK) {

@@ -63,7 +63,13 @@ typedef struct wk_cache_watch {
     /** The invalidation feed went down (`up` false: messages may be lost from now on) or came
      *  back (`up` true: messages flow again; anything cached before may be stale). */
     void (*feed)(void *ctx, bool up);
-    void *ctx; /**< passed to both callbacks */
+    /** Every invalidation published so far was delivered, and local copies may be served
+     *  until `fresh_until_ms` (CLOCK_MONOTONIC milliseconds) unless the store calls again.
+     *  Past that the cache reads from the shared tier instead of its local tier (a process
+     *  that was paused does not serve a copy a buffered invalidation would drop). A store
+     *  that never calls it leaves the local tier trusted for as long as the feed is up. */
+    void (*heard)(void *ctx, int64_t fresh_until_ms);
+    void *ctx; /**< passed to the callbacks */
 } wk_cache_watch;
 
 /* store modes */
@@ -72,11 +78,15 @@ typedef struct wk_cache_watch {
 
 /**
  * A shared tier. Every operation is bounded in time (the store's timeouts) and returns WK_OK,
- * or WK_ERR_IO / WK_ERR_LIMIT when the tier is unavailable or slow; the cache then falls back
- * to the loader. `fetch` gets `n` keys in one round trip: vals[i] receives the bytes
- * (appended) and found[i] whether the key exists. `store` writes one value with a TTL in
- * milliseconds. `invalidate` replaces the key with WK_CACHE_TOMBSTONE_MARK for `tombstone_ms`
- * and broadcasts it. `remove` deletes it quietly. `watch` (NULL when the store cannot
+ * or WK_ERR_IO / WK_ERR_LIMIT when the tier is unavailable, slow, refuses the command or
+ * answers something unexpected (never WK_ERR_NOT_FOUND: a miss is found[i] false); the
+ * cache then falls back to the loader. `fetch` gets `n` keys in one round trip: vals[i]
+ * receives the bytes (appended) and found[i] whether the key exists. `store` writes one value
+ * with a TTL in milliseconds; in WK_CACHE_STORE_REPLACE mode it must leave no old value
+ * behind even when the write is refused (delete first), and broadcast the key. `invalidate`
+ * deletes the key, then writes WK_CACHE_TOMBSTONE_MARK for `tombstone_ms`, then broadcasts
+ * it; when a step is refused it returns an error, having deleted what it could. `remove`
+ * deletes it quietly. `watch` (NULL when the store cannot
  * broadcast) registers (`enable` true) or unregisters the callbacks `w`, which stay at that
  * address while registered; a store reports the feed's state to a new watcher at once if it
  * is up. Once unregistering returns, no callback of `w` runs any more. The store is shared by
@@ -118,7 +128,12 @@ typedef struct wk_cache_config {
     uint32_t tombstone_ms;           /**< shared tombstone after an invalidation: 2 s */
     const wk_cache_store *store;     /**< shared tier, or NULL for the local tier only */
     unsigned flags;                  /**< WK_CACHE_* */
+    size_t max_entry_bytes;          /**< largest encoded entry put or kept: 16 MiB
+                                          (WK_CACHE_MAX_ENTRY_DEFAULT) */
 } wk_cache_config;
+
+/** Default cap on one entry's encoded size. */
+#define WK_CACHE_MAX_ENTRY_DEFAULT ((size_t)16 << 20)
 
 /** Creates a cache. `cfg` may be NULL (all defaults, local tier only). The namespace and store
  *  are borrowed: the namespace is copied, the store must outlive the cache. Returns WK_OK,
@@ -155,8 +170,11 @@ typedef wk_status (*wk_cache_loader)(void *ctx, const wk_schema *s, const char *
  * in both tiers is then WK_ERR_NOT_FOUND and is not cached). On WK_OK `*out` is a reference
  * the caller must release. Returns WK_OK, WK_ERR_NOT_FOUND (from the loader or a cached
  * negative entry), the loader's error, WK_ERR_ARG (key too long), WK_ERR_NOMEM, or
- * WK_ERR_LIMIT/encoding errors for an object that cannot be serialized. Failures of the
- * shared tier are never returned: they are counted and the loader answers instead.
+ * WK_ERR_LIMIT/encoding errors for an object that cannot be serialized. With a loader,
+ * failures of the shared tier are never returned: they are counted and the loader answers
+ * instead. Without a loader (`loader` NULL) a failure of the shared tier is returned as it is
+ * (WK_ERR_IO or WK_ERR_LIMIT, with the store's message saying what failed), never as
+ * WK_ERR_NOT_FOUND, which then means the shared tier answered that the key is absent.
  */
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
@@ -176,8 +194,11 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
 /**
  * Stores `obj` as entity `id` in both tiers (`ttl_ms` for the shared tier, 0 = the default)
  * and broadcasts the key so that other processes drop their old copies. Returns WK_OK,
- * WK_ERR_IO (the shared tier failed: the local copy was dropped, other processes may still
- * hold old data until their TTL), or an encoding error.
+ * WK_ERR_IO (the shared tier failed or refused the write: the local copy was dropped and the
+ * store deleted what it could; err->msg says which step failed), WK_ERR_LIMIT (the encoded
+ * object is larger than `max_entry_bytes`, nothing changed; or, with no shared tier, the
+ * entry is larger than what one shard of the local tier may hold, max_bytes / shards, so it
+ * could not be kept), or an encoding error.
  */
 WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               const void *obj, uint32_t ttl_ms, wk_error *err);
@@ -186,7 +207,8 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
  * Drops entity `id` from the local tier and (through a tombstone) from the shared tier, and
  * broadcasts the key. When it returns WK_OK no later get on this cache returns the old value,
  * and other processes drop theirs when the broadcast reaches them. WK_ERR_IO when the shared
- * tier failed (the local copy is dropped all the same).
+ * tier failed or refused part of it (the local copy is dropped all the same; err->msg says
+ * whether the value was deleted without its tombstone, or not deleted at all).
  */
 WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char *id,
                                      size_t id_len, wk_error *err);

@@ -227,13 +227,25 @@ typedef struct wk_pg_array_in {
 #define WK_PG_EV_RAW_FLOATS 0x01u /**< finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
                                      instead of WK_EV_FLOAT: for textual writers (JSON) */
 
+/** Default cap on the text of one value rendered client-side (a record's text output, whose
+ *  size can double per nesting level under PostgreSQL's quoting rules): 64 MiB. */
+#define WK_PG_MAX_TEXT_DEFAULT ((size_t)64 << 20)
+
+/** Records nested deeper than this are refused with WK_ERR_LIMIT (the record decoder
+ *  recurses once per level). */
+#define WK_PG_MAX_RECORD_DEPTH 100u
+
 /** Target of WK_PG_KIND_EVENTS decodes. `scratch` (may be NULL) is reused for number and
  *  text rendering; NULL makes the decoder use a small stack buffer and allocate when it is
- *  too small. */
+ *  too small. `max_text` caps the text a value is rendered to before it becomes one string
+ *  event (records); 0 means WK_PG_MAX_TEXT_DEFAULT. A value whose rendering would pass the
+ *  cap fails with WK_ERR_LIMIT before the buffer grows beyond it. For WK_PG_KIND_TEXT
+ *  decodes the cap is the output buffer's own `max`. */
 typedef struct wk_pg_events {
     const wk_sink *sink; /**< where the value's events go */
     unsigned flags; /**< WK_PG_EV_* flags */
     wk_buf *scratch; /**< reusable scratch buffer, or NULL */
+    size_t max_text; /**< cap on one value's rendered text, 0 = WK_PG_MAX_TEXT_DEFAULT */
 } wk_pg_events;
 
 typedef struct wk_pg_codec wk_pg_codec;

@@ -54,6 +54,24 @@ typedef struct wk_pq_error {
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
                                wk_error *err);
 
+/**
+ * wk_pq_connect with a deadline for every query the connection runs, the set-up and catalog
+ * queries included (`timeout_ms` 0: none, as wk_pq_connect). The server gets
+ * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
+ * (at least 2, libpq's minimum); besides, the client waits at most `timeout_ms` for a result:
+ * past it the query is cancelled (PQcancel) and the call returns WK_ERR_IO ("the query timed
+ * out"); when the server does not answer even the cancel within one more second (a stopped
+ * backend), the connection is given up and every later query fails with WK_ERR_IO. Same
+ * statuses as wk_pq_connect.
+ */
+WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
+                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err);
+
+/** Sets (or with 0 clears) the per-query deadline of `conn` as wk_pq_connect_timeout does,
+ *  from the next query on. Returns WK_OK, or WK_ERR_IO when the server refused
+ *  `SET statement_timeout` (or the connection is unusable). */
+WK_API wk_status wk_pq_set_timeout(wk_pq_conn *conn, uint32_t timeout_ms, wk_error *err);
+
 /** Closes the connection and releases its snapshot. NULL is a no-op. */
 WK_API void wk_pq_conn_free(wk_pq_conn *conn);
 
@@ -99,7 +117,8 @@ typedef struct wk_pq_param {
  * parameter types). `*res` receives the PGresult (free with PQclear) when the query ran, even
  * when the server reported an error. Returns WK_OK (tuples or a command completed),
  * WK_ERR_SERVER (the server reported an error: wk_pq_last_error), WK_ERR_CONNECT (the
- * connection is lost), WK_ERR_NOT_FOUND (no encoder for a parameter: err->offset is its
+ * connection is lost), WK_ERR_IO (the connection's deadline passed: see wk_pq_conn_message;
+ * *res is NULL after a timeout), WK_ERR_NOT_FOUND (no encoder for a parameter: err->offset is its
  * index), or an encoder's status.
  */
 WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,

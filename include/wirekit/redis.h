@@ -2,13 +2,26 @@
  * The Redis shared tier of the entity cache (library wirekit-redis, needs hiredis).
  *
  * A store keeps a small pool of connections for commands (GET pipelined for multi-gets,
- * SET with PX and NX, PUBLISH) and one subscriber connection on a pub/sub channel that
- * carries invalidated keys to every process. Every command is bounded by a timeout; after a
- * failure the store fails fast (WK_ERR_IO, no network round trip) for `retry_ms`, then tries
- * again, so a cache in front of a dead or stalled Redis falls back to its loader at once and
- * recovers by itself. The subscriber pings Redis while idle; when the feed is lost (closed
- * connection, no pong) the caches are told, so they stop trusting their local copies until
- * the subscription is back.
+ * SET with PX and NX, DEL, PUBLISH) and one subscriber connection on a pub/sub channel that
+ * carries invalidated keys to every process. Every command has one deadline,
+ * `command_timeout_ms` from its start, covering the wait for a pooled connection, sending and
+ * reading the whole reply (a server that dribbles a reply byte by byte cannot hold a caller
+ * longer); a new connection adds at most `connect_timeout_ms`. Replies are capped
+ * (`max_reply_bytes`, `max_reply_elements`): the cap is checked on the length headers, before
+ * anything is allocated, and a reply over it fails with WK_ERR_LIMIT. After a failure the
+ * store fails fast (WK_ERR_IO, no network round trip) for `retry_ms`, then tries again, so a
+ * cache in front of a dead or stalled Redis falls back to its loader at once and recovers by
+ * itself.
+ *
+ * Writes (a cache's put and invalidate) delete the key first, then write the value or
+ * tombstone, then PUBLISH the key on the channel, whether or not this store subscribes; so a
+ * write Redis refuses (maxmemory with noeviction) still removes the old value, and the caller
+ * gets WK_ERR_IO saying which step was refused. The subscriber pings Redis every
+ * `heartbeat_ms`; each pong proves every message published before its ping was delivered, and
+ * caches serve local copies only while that proof is younger than `heartbeat_ms +
+ * command_timeout_ms` (a process that was paused re-checks before trusting its local tier).
+ * When the feed is lost (closed connection, no pong) the caches are told, so they stop
+ * trusting their local copies until the subscription is back.
  */
 #ifndef WIREKIT_REDIS_H
 #define WIREKIT_REDIS_H
@@ -32,8 +45,17 @@ typedef struct wk_redis_opts {
     uint32_t heartbeat_ms;       /**< subscriber ping interval: 1000 */
     unsigned pool;               /**< command connections: 4 */
     const char *channel;         /**< invalidation channel: "wirekit:invalidate" */
-    bool no_subscribe;           /**< no invalidation feed (the cache then trusts its local tier) */
+    bool no_subscribe;           /**< no invalidation feed (the cache then trusts its local
+                                      tier); writes still publish */
+    size_t max_reply_bytes;      /**< largest reply (a value) accepted:
+                                      WK_REDIS_MAX_REPLY_DEFAULT */
+    size_t max_reply_elements;   /**< most elements in one reply: WK_REDIS_MAX_ELEMENTS_DEFAULT */
 } wk_redis_opts;
+
+/** Default reply cap: 64 MiB. */
+#define WK_REDIS_MAX_REPLY_DEFAULT ((size_t)64 << 20)
+/** Default cap on the elements of one reply (arrays, counted recursively): 1,000,000. */
+#define WK_REDIS_MAX_ELEMENTS_DEFAULT ((size_t)1000000)
 
 /**
  * Creates a store. Connections are made lazily (the first command, and the subscriber thread

@@ -33,6 +33,9 @@ struct wk_cache {
     bool watching;
     int local_ok;        /* atomic: the local tier may be read and filled */
     uint64_t feed_epoch; /* atomic */
+    int64_t fresh_until; /* atomic: local copies known current until then (INT64_MAX: the
+                            store does not report it) */
+    size_t max_entry;
     wk_cache_watch watch;
     wk__shard *shards;
     uint32_t shard_bits;
@@ -64,9 +67,13 @@ static inline uint64_t shard_epoch(wk__shard *sh)
     return __atomic_load_n(&sh->epoch, __ATOMIC_ACQUIRE);
 }
 
-static inline bool local_usable(wk_cache *c)
+/* The local tier may be read and filled at `now`: there is one, the feed is up, and the
+ * feed was heard recently enough that no invalidation can be waiting unread. */
+static inline bool local_usable(wk_cache *c, int64_t now)
 {
-    return (c->flags & WK_CACHE_NO_LOCAL) == 0 && __atomic_load_n(&c->local_ok, __ATOMIC_ACQUIRE);
+    return (c->flags & WK_CACHE_NO_LOCAL) == 0 &&
+           __atomic_load_n(&c->local_ok, __ATOMIC_ACQUIRE) &&
+           now <= __atomic_load_n(&c->fresh_until, __ATOMIC_ACQUIRE);
 }
 
 /* ---- keys --------------------------------------------------------------------------------- */
@@ -159,6 +166,12 @@ static void clear_all(wk_cache *c)
     }
 }
 
+static void on_heard(void *ctx, int64_t fresh_until_ms)
+{
+    wk_cache *c = ctx;
+    __atomic_store_n(&c->fresh_until, fresh_until_ms, __ATOMIC_RELEASE);
+}
+
 static void on_feed(void *ctx, bool up)
 {
     wk_cache *c = ctx;
@@ -197,6 +210,8 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
     c->negative_ttl_ms = cfg->negative_ttl_ms;
     c->tombstone_ms = cfg->tombstone_ms != 0 ? cfg->tombstone_ms : 2000;
     c->flags = cfg->flags;
+    c->fresh_until = INT64_MAX;
+    c->max_entry = cfg->max_entry_bytes != 0 ? cfg->max_entry_bytes : WK_CACHE_MAX_ENTRY_DEFAULT;
     unsigned want = cfg->shards != 0 ? cfg->shards : 16;
     if (want > 1024) {
         want = 1024;
@@ -230,6 +245,7 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
         c->local_ok = 0;
         c->watch.invalidated = on_invalidated;
         c->watch.feed = on_feed;
+        c->watch.heard = on_heard;
         c->watch.ctx = c;
         c->watching = true;
         c->store->watch(c->store->self, &c->watch, true);
@@ -328,6 +344,10 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
     wk_buf_init(&b, NULL, 0);
     if (st == WK_OK) {
         st = c->ser->encode(s, obj, &b, err);
+        if (st == WK_OK && b.len > c->max_entry) {
+            st = wk_error_set(err, WK_ERR_LIMIT, 0,
+                              "cache: the loaded object is larger than max_entry_bytes");
+        }
         if (st == WK_OK) {
             *out = wk__cache_entry_new(c->ser, s, l->key, l->key_len, l->hash, b.data, b.len,
                                        false, wk__cache_now_ms() + c->local_ttl_ms, &st);
@@ -381,17 +401,19 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
     wk_cache *c = l->c;
     bool shared_failed = false;
     bool fill = c->store != NULL;
+    wk_error serr = {WK_OK, 0, NULL};
+    wk_status shared_st = WK_OK;
     *out = NULL;
     if (c->store != NULL && (flags & SKIP_STORE) == 0) {
         wk_buf v;
         wk_buf_init(&v, NULL, 0);
         bool found = false;
         wk_cache_keyref kr = {l->key, l->key_len};
-        wk_error serr;
         wk_status st = c->store->fetch(c->store->self, 1, &kr, &v, &found, &serr);
         int r = SHARED_MISS;
         if (st != WK_OK) {
             COUNT(c, shared_errors);
+            shared_st = st;
             r = SHARED_FAILED;
         } else if (!found) {
             COUNT(c, shared_misses);
@@ -413,6 +435,17 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
         fill = false;
     }
     if (loader == NULL) {
+        if (shared_failed) {
+            /* Nothing can answer instead: the caller must not take the failure for a miss. */
+            if (shared_st == WK_OK) {
+                return wk_error_set(err, WK_ERR_IO, 0, "cache: the shared tier failed");
+            }
+            if (err != NULL) {
+                *err = serr;
+                err->code = shared_st;
+            }
+            return shared_st;
+        }
         return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not found");
     }
     if (shared_failed) {
@@ -448,9 +481,10 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
                          void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
     wk__shard *sh = shard_of(c, hash);
+    int64_t now = wk__cache_now_ms();
     pthread_mutex_lock(&sh->mu);
-    if (local_usable(c)) {
-        wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, wk__cache_now_ms());
+    if (local_usable(c, now)) {
+        wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, now);
         if (e != NULL) {
             sh->hits++;
             wk_cache_entry_ref(e);
@@ -459,10 +493,18 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
         }
     }
     sh->misses++;
+    /* Join a load of this key only if it started after the last invalidation (and feed
+     * change): one from before may return the old value, which callers that began before
+     * the invalidation may get, but this one may not. Newer records are nearer the head. */
+    uint64_t epoch_now = shard_epoch(sh);
+    uint64_t feed_now = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     wk__flight *f = sh->flights;
     while (f != NULL && !(f->hash == hash && f->key_len == key_len &&
                           memcmp(f->key, key, key_len) == 0)) {
         f = f->next;
+    }
+    if (f != NULL && (f->epoch != epoch_now || f->feed_epoch != feed_now)) {
+        f = NULL; /* stale load: start a new one (registered in front of it) */
     }
     if (f != NULL) {
         f->users++;
@@ -498,10 +540,11 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     f->key_len = key_len;
     memcpy(f->key, key, key_len);
     f->users = 1;
+    f->epoch = epoch_now;
+    f->feed_epoch = feed_now;
     f->next = sh->flights;
     sh->flights = f;
-    load_ctx l = {c, s, key, key_len, hash, sh, shard_epoch(sh),
-                  __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE)};
+    load_ctx l = {c, s, key, key_len, hash, sh, epoch_now, feed_now};
     pthread_mutex_unlock(&sh->mu);
 
     wk_cache_entry *e = NULL;
@@ -509,7 +552,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
 
     pthread_mutex_lock(&sh->mu);
-    if (e != NULL && local_usable(c) && still_current(&l)) {
+    if (e != NULL && local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
         wk__shard_insert(sh, e);
     }
     f->done = true;
@@ -592,8 +635,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         wk__shard *sh = shard_of(c, hashes[i]);
         pthread_mutex_lock(&sh->mu);
         wk_cache_entry *e = NULL;
-        if (local_usable(c)) {
-            e = wk__shard_find(sh, hashes[i], key, kl, wk__cache_now_ms());
+        int64_t now = wk__cache_now_ms();
+        if (local_usable(c, now)) {
+            e = wk__shard_find(sh, hashes[i], key, kl, now);
         }
         if (e != NULL) {
             sh->hits++;
@@ -641,7 +685,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 }
                 if (r == SHARED_HIT) {
                     pthread_mutex_lock(&sh->mu);
-                    if (local_usable(c) && still_current(&l)) {
+                    if (local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
                         wk__shard_insert(sh, e);
                     }
                     pthread_mutex_unlock(&sh->mu);
@@ -683,18 +727,21 @@ out:
 
 /* ---- put / invalidate --------------------------------------------------------------------- */
 
-static wk_status drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t hash,
-                            wk_cache_entry *replacement)
+/* Drops the local copy of `key` and inserts `replacement` if given; returns whether the
+ * replacement was kept (false also when the local tier is not in use). */
+static bool drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t hash,
+                       wk_cache_entry *replacement)
 {
     wk__shard *sh = shard_of(c, hash);
+    bool kept = false;
     pthread_mutex_lock(&sh->mu);
     wk__shard_remove(sh, hash, key, key_len);
     __atomic_fetch_add(&sh->epoch, 1, __ATOMIC_RELEASE);
-    if (replacement != NULL && local_usable(c)) {
-        wk__shard_insert(sh, replacement);
+    if (replacement != NULL && local_usable(c, wk__cache_now_ms())) {
+        kept = wk__shard_insert(sh, replacement);
     }
     pthread_mutex_unlock(&sh->mu);
-    return WK_OK;
+    return kept;
 }
 
 WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
@@ -710,6 +757,10 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     wk_buf_init(&b, NULL, 0);
     wk_status st = c->ser->encode(s, obj, &b, err);
     wk_cache_entry *e = NULL;
+    if (st == WK_OK && b.len > c->max_entry) {
+        st = wk_error_set(err, WK_ERR_LIMIT, 0,
+                          "cache: the object is larger than max_entry_bytes");
+    }
     if (st == WK_OK) {
         e = wk__cache_entry_new(c->ser, s, key, key_len, hash, b.data, b.len, false,
                                 wk__cache_now_ms() + c->local_ttl_ms, &st);
@@ -721,17 +772,24 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
         wk_buf_free(&b);
         return st;
     }
-    drop_local(c, key, key_len, hash, e);
-    wk_cache_entry_unref(e);
+    bool kept = drop_local(c, key, key_len, hash, e);
+    if (c->store == NULL && !kept && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
+        st = wk_error_set(err, WK_ERR_LIMIT, 0,
+                          "cache: the entry is larger than one local shard may hold "
+                          "(max_bytes / shards); it was not kept");
+    }
     if (c->store != NULL) {
         st = c->store->store(c->store->self, key, key_len, b.data, b.len,
                              ttl_ms != 0 ? ttl_ms : c->shared_ttl_ms, WK_CACHE_STORE_REPLACE,
                              err);
         if (st != WK_OK) {
             COUNT(c, shared_errors);
-            drop_local(c, key, key_len, hash, NULL);
         }
+        /* Again after the shared write: a get that read the old value from the shared tier
+         * while it ran may have filled the local tier with it. */
+        drop_local(c, key, key_len, hash, st == WK_OK ? e : NULL);
     }
+    wk_cache_entry_unref(e);
     wk_buf_free(&b);
     return st;
 }
@@ -744,10 +802,14 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
     if (key_len >= sizeof key) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
     }
-    drop_local(c, key, key_len, wk__cache_hash(key, key_len), NULL);
+    uint64_t hash = wk__cache_hash(key, key_len);
+    drop_local(c, key, key_len, hash, NULL);
     COUNT(c, invalidations);
     if (c->store != NULL) {
         wk_status st = c->store->invalidate(c->store->self, key, key_len, c->tombstone_ms, err);
+        /* Again: a get that read the old value from the shared tier while the invalidation
+         * ran may have filled the local tier with it. */
+        drop_local(c, key, key_len, hash, NULL);
         if (st != WK_OK) {
             COUNT(c, shared_errors);
             return st;

@@ -33,6 +33,8 @@ typedef struct wk__flight {
     uint64_t hash;
     size_t key_len;
     uint32_t users;       /* leader + waiters still holding the record (shard lock) */
+    uint64_t epoch;       /* shard and feed epochs when the load started: a get that begins */
+    uint64_t feed_epoch;  /* after an invalidation never joins a load from before it */
     bool done;
     wk_status status;
     wk_error err;
@@ -79,8 +81,8 @@ wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, si
                              int64_t now);
 /** Inserts `e` (taking one reference), replacing an entry with the same key, then evicts
  *  from the LRU end until the shard is within bounds. An entry larger than the whole shard is
- *  not inserted. */
-void wk__shard_insert(wk__shard *sh, wk_cache_entry *e);
+ *  not inserted. Returns whether `e` was inserted. */
+bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e);
 /** Removes the entry with this key, if any. Returns true when one was removed. */
 bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_len);
 /** Removes every entry. */

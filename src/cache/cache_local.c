@@ -108,14 +108,14 @@ bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_
     return true;
 }
 
-void wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
+bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
 {
     wk_cache_entry *old = lookup(sh, e->hash, e->key, e->key_len);
     if (old != NULL) {
         unlink_entry(sh, old);
     }
     if (e->charge > sh->max_bytes || sh->max_entries == 0) {
-        return;
+        return false;
     }
     wk_cache_entry_ref(e);
     wk_cache_entry **bucket = &sh->buckets[e->hash & sh->mask];
@@ -132,4 +132,5 @@ void wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
         sh->evictions++;
         unlink_entry(sh, sh->lru.prev);
     }
+    return true;
 }

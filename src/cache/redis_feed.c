@@ -4,7 +4,11 @@
  * pipe, so closing the store never waits for a timeout; while idle it sends PING every
  * `heartbeat_ms` and declares the feed lost when no pong comes back within the command
  * timeout (a stalled Redis looks like a dead one). Whenever the feed goes down or comes back,
- * the caches are told, since any message sent in between may have been missed.
+ * the caches are told, since any message sent in between may have been missed. Each pong
+ * also tells them until when their local copies are known current (the ping's send time plus
+ * the heartbeat bound): a process stopped for longer (SIGSTOP, a long GC-like pause, a
+ * suspended VM) finds that bound passed when it resumes, and reads from Redis until the
+ * feed has caught up, instead of serving a copy the buffered messages would have dropped.
  */
 #include <poll.h>
 #include <string.h>
@@ -24,16 +28,40 @@ static void set_feed(wk_redis_store *s, bool up)
     pthread_mutex_unlock(&s->wmu);
 }
 
+/* Everything published before `sent_ms` has been delivered: tell the watchers how long
+ * their local copies may be trusted without hearing from the feed again. */
+static void set_fresh(wk_redis_store *s, int64_t sent_ms)
+{
+    int64_t until = sent_ms + (int64_t)s->heartbeat_ms + (int64_t)s->command_ms;
+    pthread_mutex_lock(&s->wmu);
+    for (size_t i = 0; i < s->nwatch; i++) {
+        if (s->watchers[i]->heard != NULL) {
+            s->watchers[i]->heard(s->watchers[i]->ctx, until);
+        }
+    }
+    pthread_mutex_unlock(&s->wmu);
+}
+
 void wk__redis_watch(void *self, const wk_cache_watch *w, bool enable)
 {
     wk_redis_store *s = self;
     pthread_mutex_lock(&s->wmu);
     if (enable) {
-        if (s->nwatch < WK_REDIS_MAX_WATCH) {
-            s->watchers[s->nwatch++] = w;
-            if (s->feed_up) {
-                w->feed(w->ctx, true);
+        if (s->nwatch == s->watch_cap) {
+            /* Any number of caches may share a store (the list grows); if it cannot grow the
+             * cache is never told the feed is up, so it safely keeps its local tier off. */
+            size_t cap = s->watch_cap < 8 ? 8 : s->watch_cap * 2;
+            const wk_cache_watch **ws = realloc((void *)s->watchers, cap * sizeof *ws);
+            if (ws == NULL) {
+                pthread_mutex_unlock(&s->wmu);
+                return;
             }
+            s->watchers = ws;
+            s->watch_cap = cap;
+        }
+        s->watchers[s->nwatch++] = w;
+        if (s->feed_up) {
+            w->feed(w->ctx, true);
         }
     } else {
         for (size_t i = 0; i < s->nwatch; i++) {
@@ -53,38 +81,35 @@ static bool wait_stop(wk_redis_store *s, int ms)
     return poll(&p, 1, ms) > 0;
 }
 
-static bool is_pong(const redisReply *r)
-{
-    /* In subscribed mode PING answers ["pong", ""]. */
-    return r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-           r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len == 4 &&
-           memcmp(r->element[0]->str, "pong", 4) == 0;
-}
-
 /* Handles one reply on the subscribed connection; false when it is not what we expect. */
-static bool handle(wk_redis_store *s, redisReply *r, int64_t *last_pong, bool *subscribed)
+static bool handle(wk_redis_store *s, const wk__rconn *c, int64_t ping_sent, int64_t *last_pong,
+                   bool *subscribed)
 {
-    if (is_pong(r)) {
-        *last_pong = wk__redis_now_ms();
-        return true;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
-        r->element[0]->type != REDIS_REPLY_STRING) {
+    const wk__rnode *r = c->nodes;
+    if (c->nnodes < 2 || r[0].type != '*' || r[0].n < 1) {
         return false;
     }
-    const redisReply *kind = r->element[0];
-    if (kind->len == 9 && memcmp(kind->str, "subscribe", 9) == 0) {
+    if (wk__rnode_is(c, &r[1], "pong")) {
+        /* In subscribed mode PING answers ["pong", ""]. */
+        *last_pong = wk__redis_now_ms();
+        set_fresh(s, ping_sent);
+        return true;
+    }
+    if (r[0].n < 3 || c->nnodes < 4 || r[1].type != '$') {
+        return false;
+    }
+    if (wk__rnode_is(c, &r[1], "subscribe")) {
         *subscribed = true;
         *last_pong = wk__redis_now_ms();
+        set_fresh(s, ping_sent);
         set_feed(s, true);
         return true;
     }
-    if (kind->len == 7 && memcmp(kind->str, "message", 7) == 0 &&
-        r->element[2]->type == REDIS_REPLY_STRING) {
+    if (wk__rnode_is(c, &r[1], "message") && r[3].type == '$' && r[3].n >= 0) {
         pthread_mutex_lock(&s->wmu);
         for (size_t i = 0; i < s->nwatch; i++) {
-            s->watchers[i]->invalidated(s->watchers[i]->ctx, r->element[2]->str,
-                                        r->element[2]->len);
+            s->watchers[i]->invalidated(s->watchers[i]->ctx, wk__rnode_str(c, &r[3]),
+                                        (size_t)r[3].n);
         }
         pthread_mutex_unlock(&s->wmu);
         return true;
@@ -93,34 +118,28 @@ static bool handle(wk_redis_store *s, redisReply *r, int64_t *last_pong, bool *s
 }
 
 /* One subscription: returns when it breaks (false) or the store closes (true). */
-static bool run_subscription(wk_redis_store *s, redisContext *c)
+static bool run_subscription(wk_redis_store *s, wk__rconn *c)
 {
     const char *argv[2] = {"SUBSCRIBE", s->channel};
     size_t lens[2] = {9, s->channel_len};
-    if (redisAppendCommandArgv(c, 2, argv, lens) != REDIS_OK) {
+    wk_error err;
+    int64_t ping_sent = wk__redis_now_ms();
+    if (wk__rconn_append(c, 2, argv, lens, &err) != WK_OK ||
+        wk__rconn_flush(c, ping_sent + s->command_ms, &err) != WK_OK) {
         return false;
     }
-    int done = 0;
     bool subscribed = false;
-    int64_t last_pong = wk__redis_now_ms();
-    int64_t last_ping = last_pong;
+    int64_t last_pong = ping_sent;
+    int64_t last_ping = ping_sent;
     for (;;) {
-        while (!done) {
-            if (redisBufferWrite(c, &done) != REDIS_OK) {
+        bool got = true;
+        while (got) {
+            if (wk__rconn_try_read(c, &s->lim, &got, &err) != WK_OK) {
                 return false;
             }
-        }
-        void *reply = NULL;
-        while (redisGetReplyFromReader(c, &reply) == REDIS_OK && reply != NULL) {
-            bool ok = handle(s, reply, &last_pong, &subscribed);
-            freeReplyObject(reply);
-            reply = NULL;
-            if (!ok) {
+            if (got && !handle(s, c, ping_sent, &last_pong, &subscribed)) {
                 return false;
             }
-        }
-        if (c->err != 0) {
-            return false;
         }
         int64_t now = wk__redis_now_ms();
         if (now - last_pong > (int64_t)s->heartbeat_ms + s->command_ms) {
@@ -129,11 +148,12 @@ static bool run_subscription(wk_redis_store *s, redisContext *c)
         if (subscribed && now - last_ping >= (int64_t)s->heartbeat_ms) {
             const char *ping[1] = {"PING"};
             size_t plen[1] = {4};
-            if (redisAppendCommandArgv(c, 1, ping, plen) != REDIS_OK) {
+            if (wk__rconn_append(c, 1, ping, plen, &err) != WK_OK ||
+                wk__rconn_flush(c, now + s->command_ms, &err) != WK_OK) {
                 return false;
             }
             last_ping = now;
-            done = 0;
+            ping_sent = now;
             continue;
         }
         struct pollfd p[2] = {{c->fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
@@ -147,11 +167,6 @@ static bool run_subscription(wk_redis_store *s, redisContext *c)
         if ((p[1].revents & POLLIN) != 0) {
             return true;
         }
-        if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            if (redisBufferRead(c) != REDIS_OK) {
-                return false;
-            }
-        }
     }
 }
 
@@ -160,11 +175,11 @@ void *wk__redis_feed_main(void *arg)
     wk_redis_store *s = arg;
     for (;;) {
         wk_error err;
-        redisContext *c = wk__redis_connect(s, &err);
+        wk__rconn *c = wk__redis_connect(s, &err);
         bool stop;
         if (c != NULL) {
             stop = run_subscription(s, c);
-            redisFree(c);
+            wk__rconn_free(c);
             set_feed(s, false);
             if (stop) {
                 return NULL;

@@ -1,6 +1,7 @@
 /*
  * Internals of the Redis store (wirekit-redis): the store object shared by the command pool
- * (redis_store.c) and the invalidation feed (redis_feed.c).
+ * (redis_store.c) and the invalidation feed (redis_feed.c), and the wire layer both use
+ * (redis_resp.c: RESP written and read against a deadline, with size caps).
  */
 #ifndef WK_REDIS_INTERNAL_H
 #define WK_REDIS_INTERNAL_H
@@ -10,7 +11,57 @@
 
 #include "wirekit/redis.h"
 
-#define WK_REDIS_MAX_WATCH 64
+/* ---- wire layer ---- */
+
+/** One reply element, in preorder: type is '+', '-', ':', '$' or '*'; `n` is the integer,
+ *  string length or element count (-1 for a nil bulk or array); a string's bytes are at
+ *  `off` in the connection's read buffer. */
+typedef struct wk__rnode {
+    char type;
+    int64_t n;
+    size_t off;
+} wk__rnode;
+
+/** Caps on one reply: bytes of a value (and of the reply) and elements. */
+typedef struct wk__rlimits {
+    size_t max_bytes;
+    size_t max_elems;
+} wk__rlimits;
+
+/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes. */
+typedef struct wk__rconn {
+    redisContext *ctx;
+    int fd;
+    uint8_t *in;
+    size_t in_len, in_cap, consumed;
+    wk__rnode *nodes;
+    size_t nnodes, nodes_cap;
+    uint8_t *out;
+    size_t out_len, out_cap;
+} wk__rconn;
+
+/** Takes over a connected context (its socket becomes non-blocking). */
+wk_status wk__rconn_attach(wk__rconn *c, redisContext *ctx, wk_error *err);
+/** Closes the socket and frees `c` itself. NULL is a no-op. */
+void wk__rconn_free(wk__rconn *c);
+/** Queues one command (RESP array of bulk strings). */
+wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
+                           wk_error *err);
+/** Sends what is queued before `deadline` (monotonic ms). */
+wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
+/** Reads one whole reply before `deadline` into c->nodes. WK_ERR_LIMIT when a cap is passed
+ *  (checked on headers, before allocating), WK_ERR_IO on timeout or a lost connection,
+ *  WK_ERR_SYNTAX on bytes that are not RESP. After any failure the connection is unusable. */
+wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err);
+/** Non-blocking: completes a reply from buffered bytes or one recv(); *got tells. */
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
+/** True when bytes of a next reply are already buffered. */
+bool wk__rconn_buffered(const wk__rconn *c);
+const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
+/** True for a bulk or status string equal to `s`. */
+bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
+
+/* ---- the store ---- */
 
 struct wk_redis_store {
     char host[256];
@@ -22,12 +73,13 @@ struct wk_redis_store {
     uint32_t command_ms;
     uint32_t retry_ms;
     uint32_t heartbeat_ms;
+    wk__rlimits lim;
     /* command pool */
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    redisContext **idle;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    wk__rconn **idle;
     size_t nidle;
-    size_t open;     /* connections in use or idle */
+    size_t open; /* connections in use or idle */
     size_t max;
     int64_t down_until_ms; /* atomic: fail fast until then */
     /* feed */
@@ -35,9 +87,9 @@ struct wk_redis_store {
     pthread_t thread;
     bool thread_started;
     int stop_pipe[2];
-    pthread_mutex_t wmu;   /* watchers and feed state */
-    const wk_cache_watch *watchers[WK_REDIS_MAX_WATCH];
-    size_t nwatch;
+    pthread_mutex_t wmu; /* watchers and feed state */
+    const wk_cache_watch **watchers;
+    size_t nwatch, watch_cap;
     bool feed_up;
     wk_cache_store iface;
 };
@@ -45,7 +97,7 @@ struct wk_redis_store {
 int64_t wk__redis_now_ms(void);
 
 /** Connects with the store's timeouts (and SELECTs its database). NULL with `err` set. */
-redisContext *wk__redis_connect(wk_redis_store *s, wk_error *err);
+wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err);
 
 /** The subscriber thread's body (redis_feed.c). */
 void *wk__redis_feed_main(void *arg);

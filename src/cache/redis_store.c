@@ -1,10 +1,17 @@
 /*
- * The Redis store's command side: a bounded pool of hiredis connections, each command with a
- * timeout, pipelined GETs for multi-gets, and a circuit breaker. When a command fails (refused,
- * reset, timed out) its connection is dropped and the store fails fast for `retry_ms`, so
- * callers see WK_ERR_IO within the timeout once, then immediately, until the next attempt.
- * hiredis contexts are not thread-safe: a connection is used by one thread at a time.
+ * The Redis store's command side: a bounded pool of connections, each command bounded by one
+ * deadline (the pool wait, sending and every read together), pipelined GETs for multi-gets,
+ * and a circuit breaker. When a command fails (reset, timed out, malformed or oversized
+ * reply) its connection is dropped and the store fails fast for `retry_ms`, so callers see
+ * WK_ERR_IO within the timeout once, then immediately, until the next attempt. An error reply
+ * (`-ERR`, `-OOM`) keeps the connection and is reported with which command was refused.
+ *
+ * Writes are ordered for correctness when Redis refuses them: a put or an invalidation
+ * deletes the key first (DEL is allowed at maxmemory), then writes the value or tombstone,
+ * then publishes, so a refused write leaves no old value behind. Every write publishes,
+ * whether or not this store subscribes. A connection is used by one thread at a time.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,31 +36,40 @@ static struct timeval to_tv(uint32_t ms)
     return tv;
 }
 
-redisContext *wk__redis_connect(wk_redis_store *s, wk_error *err)
+wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err)
 {
-    redisContext *c = redisConnectWithTimeout(s->host, s->port, to_tv(s->connect_ms));
-    if (c == NULL) {
+    redisContext *ctx = redisConnectWithTimeout(s->host, s->port, to_tv(s->connect_ms));
+    if (ctx == NULL) {
         wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         return NULL;
     }
-    if (c->err != 0) {
+    if (ctx->err != 0) {
         wk_error_set(err, WK_ERR_IO, 0, "redis: cannot connect");
-        redisFree(c);
+        redisFree(ctx);
         return NULL;
     }
-    redisSetTimeout(c, to_tv(s->command_ms));
-    redisEnableKeepAlive(c);
+    redisEnableKeepAlive(ctx);
+    wk__rconn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        redisFree(ctx);
+        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+        return NULL;
+    }
+    if (wk__rconn_attach(c, ctx, err) != WK_OK) {
+        wk__rconn_free(c);
+        return NULL;
+    }
     if (s->db != 0) {
         char db[16];
-        snprintf(db, sizeof db, "%u", s->db);
-        redisReply *r = redisCommand(c, "SELECT %s", db);
-        bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-        if (r != NULL) {
-            freeReplyObject(r);
-        }
-        if (!ok) {
+        int dn = snprintf(db, sizeof db, "%u", s->db);
+        const char *argv[2] = {"SELECT", db};
+        size_t lens[2] = {6, (size_t)dn};
+        int64_t deadline = wk__redis_now_ms() + s->command_ms;
+        if (wk__rconn_append(c, 2, argv, lens, err) != WK_OK ||
+            wk__rconn_flush(c, deadline, err) != WK_OK ||
+            wk__rconn_read(c, &s->lim, deadline, err) != WK_OK || c->nodes[0].type != '+') {
             wk_error_set(err, WK_ERR_IO, 0, "redis: SELECT failed");
-            redisFree(c);
+            wk__rconn_free(c);
             return NULL;
         }
     }
@@ -65,24 +81,36 @@ static void mark_down(wk_redis_store *s)
     __atomic_store_n(&s->down_until_ms, wk__redis_now_ms() + s->retry_ms, __ATOMIC_RELEASE);
 }
 
-static redisContext *acquire(wk_redis_store *s, wk_error *err)
+/* Takes a connection from the pool (or opens one), waiting for a free one at most until
+ * `deadline`. */
+static wk__rconn *acquire(wk_redis_store *s, int64_t deadline, wk_error *err)
 {
     if (wk__redis_now_ms() < __atomic_load_n(&s->down_until_ms, __ATOMIC_ACQUIRE)) {
-        wk_error_set(err, WK_ERR_IO, 0, "redis: unavailable (retrying soon)");
+        wk_error_set(err, WK_ERR_IO, 0,
+                     "redis: unavailable (a recent command failed; retrying soon)");
         return NULL;
     }
     pthread_mutex_lock(&s->mu);
     while (s->nidle == 0 && s->open == s->max) {
-        pthread_cond_wait(&s->cv, &s->mu);
+        struct timespec ts = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000L};
+        if (wk__redis_now_ms() >= deadline ||
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) {
+            if (s->nidle == 0 && s->open == s->max) {
+                pthread_mutex_unlock(&s->mu);
+                wk_error_set(err, WK_ERR_IO, 0,
+                             "redis: timed out waiting for a pooled connection");
+                return NULL;
+            }
+        }
     }
     if (s->nidle > 0) {
-        redisContext *c = s->idle[--s->nidle];
+        wk__rconn *c = s->idle[--s->nidle];
         pthread_mutex_unlock(&s->mu);
         return c;
     }
     s->open++;
     pthread_mutex_unlock(&s->mu);
-    redisContext *c = wk__redis_connect(s, err);
+    wk__rconn *c = wk__redis_connect(s, err);
     if (c == NULL) {
         pthread_mutex_lock(&s->mu);
         s->open--;
@@ -93,10 +121,10 @@ static redisContext *acquire(wk_redis_store *s, wk_error *err)
     return c;
 }
 
-static void give_back(wk_redis_store *s, redisContext *c, bool broken)
+static void give_back(wk_redis_store *s, wk__rconn *c, bool broken)
 {
     if (broken) {
-        redisFree(c);
+        wk__rconn_free(c);
         mark_down(s);
     }
     pthread_mutex_lock(&s->mu);
@@ -109,93 +137,103 @@ static void give_back(wk_redis_store *s, redisContext *c, bool broken)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Reads one reply; false (connection broken) on I/O error or timeout. */
-static bool read_reply(redisContext *c, redisReply **out)
+/* A connection with `ncmd` queued commands sent; NULL with `err` set. */
+static wk__rconn *send_cmds(wk_redis_store *s, int ncmd, const int *argc, const char **argv,
+                            const size_t *lens, int64_t deadline, wk_error *err)
 {
-    void *r = NULL;
-    if (redisGetReply(c, &r) != REDIS_OK || r == NULL) {
-        return false;
+    wk__rconn *c = acquire(s, deadline, err);
+    if (c == NULL) {
+        return NULL;
     }
-    *out = r;
-    return true;
-}
-
-static wk_status io_failure(wk_error *err, redisContext *c)
-{
-    return wk_error_set(err, WK_ERR_IO, 0,
-                        c->err == REDIS_ERR_IO ? "redis: I/O error or timeout"
-                        : c->err == REDIS_ERR_EOF ? "redis: connection closed"
-                                                  : "redis: protocol error");
+    int at = 0;
+    wk_status st = WK_OK;
+    for (int i = 0; i < ncmd && st == WK_OK; i++) {
+        st = wk__rconn_append(c, argc[i], argv + at, lens + at, err);
+        at += argc[i];
+    }
+    if (st == WK_OK) {
+        st = wk__rconn_flush(c, deadline, err);
+    }
+    if (st != WK_OK) {
+        give_back(s, c, true);
+        return NULL;
+    }
+    return c;
 }
 
 static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     wk_redis_store *s = self;
-    redisContext *c = acquire(s, err);
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    wk__rconn *c = acquire(s, deadline, err);
     if (c == NULL) {
         return WK_ERR_IO;
     }
-    for (size_t i = 0; i < n; i++) {
+    wk_status st = WK_OK;
+    for (size_t i = 0; i < n && st == WK_OK; i++) {
         const char *argv[2] = {"GET", keys[i].ptr};
         size_t lens[2] = {3, keys[i].len};
-        if (redisAppendCommandArgv(c, 2, argv, lens) != REDIS_OK) {
-            give_back(s, c, true);
-            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        }
+        st = wk__rconn_append(c, 2, argv, lens, err);
     }
-    wk_status st = WK_OK;
+    if (st == WK_OK) {
+        st = wk__rconn_flush(c, deadline, err);
+    }
+    if (st != WK_OK) {
+        give_back(s, c, true);
+        return st;
+    }
+    wk_status first = WK_OK;
     for (size_t i = 0; i < n; i++) {
-        redisReply *r = NULL;
-        if (!read_reply(c, &r)) {
-            st = io_failure(err, c);
+        st = wk__rconn_read(c, &s->lim, deadline, err);
+        if (st != WK_OK) {
             give_back(s, c, true);
             return st;
         }
+        const wk__rnode *r = &c->nodes[0];
         found[i] = false;
-        if (r->type == REDIS_REPLY_STRING) {
-            found[i] = true;
-            if (wk_buf_append(&vals[i], r->str, r->len) != WK_OK && st == WK_OK) {
-                st = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
-            }
+        if (first != WK_OK) {
+            continue; /* drain the pipeline, keep the first failure */
         }
-        freeReplyObject(r);
+        if (r->type == '$' && r->n >= 0) {
+            found[i] = true;
+            if (wk_buf_append(&vals[i], wk__rnode_str(c, r), (size_t)r->n) != WK_OK) {
+                first = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
+            }
+        } else if (r->type == '-') {
+            first = wk_error_set(err, WK_ERR_IO, i, "redis: GET answered with an error reply");
+        } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
+            first = wk_error_set(err, WK_ERR_IO, i,
+                                 "redis: GET answered with a reply of the wrong type");
+        }
     }
     give_back(s, c, false);
-    return st;
+    return first;
 }
 
-/* Sends `ncmd` pipelined commands and checks that none failed. */
+/* Sends `ncmd` pipelined commands; msgs[i] describes command i's error reply. Returns the
+ * first failure; every reply is read so the connection stays usable. */
 static wk_status run(wk_redis_store *s, int ncmd, const int *argc, const char **argv,
-                     const size_t *lens, wk_error *err)
+                     const size_t *lens, const char *const *msgs, wk_error *err)
 {
-    redisContext *c = acquire(s, err);
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    wk__rconn *c = send_cmds(s, ncmd, argc, argv, lens, deadline, err);
     if (c == NULL) {
         return WK_ERR_IO;
     }
-    int at = 0;
+    wk_status first = WK_OK;
     for (int i = 0; i < ncmd; i++) {
-        if (redisAppendCommandArgv(c, argc[i], argv + at, lens + at) != REDIS_OK) {
-            give_back(s, c, true);
-            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        }
-        at += argc[i];
-    }
-    wk_status st = WK_OK;
-    for (int i = 0; i < ncmd; i++) {
-        redisReply *r = NULL;
-        if (!read_reply(c, &r)) {
-            st = io_failure(err, c);
+        wk_status st = wk__rconn_read(c, &s->lim, deadline, err);
+        if (st != WK_OK) {
             give_back(s, c, true);
             return st;
         }
-        if (r->type == REDIS_REPLY_ERROR && st == WK_OK) {
-            st = wk_error_set(err, WK_ERR_IO, 0, "redis: command refused");
+        if (c->nodes[0].type == '-' && first == WK_OK) {
+            first = wk_error_set(err, WK_ERR_IO, 0, msgs[i]);
         }
-        freeReplyObject(r);
     }
     give_back(s, c, false);
-    return st;
+    return first;
 }
 
 static wk_status r_store(void *self, const char *key, size_t key_len, const void *val,
@@ -204,17 +242,24 @@ static wk_status r_store(void *self, const char *key, size_t key_len, const void
     wk_redis_store *s = self;
     char ttl[16];
     int tn = snprintf(ttl, sizeof ttl, "%u", ttl_ms != 0 ? ttl_ms : 1);
-    const char *argv[8] = {"SET", key, val, "PX", ttl, "NX", "PUBLISH", s->channel};
-    size_t lens[8] = {3, key_len, val_len, 2, (size_t)tn, 2, 7, s->channel_len};
     if (mode == WK_CACHE_STORE_FILL) {
+        const char *argv[6] = {"SET", key, val, "PX", ttl, "NX"};
+        size_t lens[6] = {3, key_len, val_len, 2, (size_t)tn, 2};
         int argc[1] = {6};
-        return run(s, 1, argc, argv, lens, err);
+        static const char *const msgs[1] = {"redis: fill refused (SET NX)"};
+        return run(s, 1, argc, argv, lens, msgs, err);
     }
-    /* SET without NX, then PUBLISH channel key. */
-    const char *argv2[8] = {"SET", key, val, "PX", ttl, "PUBLISH", s->channel, key};
-    size_t lens2[8] = {3, key_len, val_len, 2, (size_t)tn, 7, s->channel_len, key_len};
-    int argc[2] = {5, 3};
-    return run(s, s->subscribe ? 2 : 1, argc, argv2, lens2, err);
+    /* DEL first: if Redis refuses the SET (maxmemory with noeviction) the old value is gone
+     * all the same. Then SET, then PUBLISH, always (a store without a subscriber still
+     * broadcasts, so one-shot writers such as the CLI reach every reader). */
+    const char *argv[10] = {"DEL", key, "SET", key, val, "PX", ttl, "PUBLISH", s->channel, key};
+    size_t lens[10] = {3, key_len, 3, key_len, val_len, 2, (size_t)tn, 7, s->channel_len, key_len};
+    int argc[3] = {2, 5, 3};
+    static const char *const msgs[3] = {
+        "redis: put failed: DEL refused (the old value may remain)",
+        "redis: put failed: SET refused (out of memory?); the old value was deleted",
+        "redis: put stored but PUBLISH refused (other processes were not told)"};
+    return run(s, 3, argc, argv, lens, msgs, err);
 }
 
 static wk_status r_invalidate(void *self, const char *key, size_t key_len, uint32_t tomb_ms,
@@ -223,11 +268,19 @@ static wk_status r_invalidate(void *self, const char *key, size_t key_len, uint3
     wk_redis_store *s = self;
     char ttl[16];
     int tn = snprintf(ttl, sizeof ttl, "%u", tomb_ms != 0 ? tomb_ms : 1);
-    const char *argv[8] = {"SET", key, WK_CACHE_TOMBSTONE_MARK, "PX", ttl,
-                           "PUBLISH", s->channel, key};
-    size_t lens[8] = {3, key_len, WK_CACHE_MARK_LEN, 2, (size_t)tn, 7, s->channel_len, key_len};
-    int argc[2] = {5, 3};
-    return run(s, s->subscribe ? 2 : 1, argc, argv, lens, err);
+    /* Delete first (DEL is allowed even at maxmemory), then fence with the tombstone, then
+     * broadcast. A refused tombstone is reported, but the value is already gone. */
+    const char *argv[10] = {"DEL", key, "SET", key, WK_CACHE_TOMBSTONE_MARK, "PX", ttl,
+                            "PUBLISH", s->channel, key};
+    size_t lens[10] = {3, key_len, 3, key_len, WK_CACHE_MARK_LEN, 2, (size_t)tn,
+                       7, s->channel_len, key_len};
+    int argc[3] = {2, 5, 3};
+    static const char *const msgs[3] = {
+        "redis: invalidation failed: DEL refused (the old value may remain)",
+        "redis: invalidation not fenced: tombstone refused (out of memory?); the value was "
+        "deleted",
+        "redis: invalidation not broadcast: PUBLISH refused"};
+    return run(s, 3, argc, argv, lens, msgs, err);
 }
 
 static wk_status r_remove(void *self, const char *key, size_t key_len, wk_error *err)
@@ -235,7 +288,8 @@ static wk_status r_remove(void *self, const char *key, size_t key_len, wk_error 
     const char *argv[2] = {"DEL", key};
     size_t lens[2] = {3, key_len};
     int argc[1] = {2};
-    return run(self, 1, argc, argv, lens, err);
+    static const char *const msgs[1] = {"redis: DEL refused"};
+    return run(self, 1, argc, argv, lens, msgs, err);
 }
 
 WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err)
@@ -244,22 +298,17 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err)
     const char *argv[1] = {"PING"};
     size_t lens[1] = {4};
     int argc[1] = {1};
-    return run(s, 1, argc, argv, lens, err);
+    static const char *const msgs[1] = {"redis: PING answered with an error reply"};
+    return run(s, 1, argc, argv, lens, msgs, err);
 }
 
 WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
                                       wk_error *err)
 {
     *count = 0;
-    redisContext *c = acquire(s, err);
-    if (c == NULL) {
-        return WK_ERR_IO;
-    }
-    char cursor[32] = "0";
     size_t plen = strlen(prefix);
     char *pattern = malloc(plen * 2 + 2);
     if (pattern == NULL) {
-        give_back(s, c, false);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
     /* Escape glob characters so that the prefix matches literally. */
@@ -271,31 +320,36 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
         pattern[pn++] = prefix[i];
     }
     pattern[pn++] = '*';
+    char cursor[32] = "0";
     wk_status st = WK_OK;
     do {
         const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
         size_t lens[6] = {4, strlen(cursor), 5, pn, 5, 4};
-        redisReply *r = NULL;
-        if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK || !read_reply(c, &r)) {
-            st = io_failure(err, c);
-            free(pattern);
-            give_back(s, c, true);
-            return st;
+        int argc[1] = {6};
+        int64_t deadline = wk__redis_now_ms() + s->command_ms;
+        wk__rconn *c = send_cmds(s, 1, argc, argv, lens, deadline, err);
+        if (c == NULL) {
+            st = WK_ERR_IO;
+            break;
         }
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len >= sizeof cursor ||
-            r->element[1]->type != REDIS_REPLY_ARRAY) {
-            freeReplyObject(r);
+        st = wk__rconn_read(c, &s->lim, deadline, err);
+        if (st != WK_OK) {
+            give_back(s, c, true);
+            break;
+        }
+        const wk__rnode *r = c->nodes;
+        if (c->nnodes < 3 || r[0].type != '*' || r[0].n != 2 || r[1].type != '$' ||
+            r[1].n < 0 || (size_t)r[1].n >= sizeof cursor || r[2].type != '*') {
+            give_back(s, c, false);
             st = wk_error_set(err, WK_ERR_IO, 0, "redis: unexpected SCAN reply");
             break;
         }
-        memcpy(cursor, r->element[0]->str, r->element[0]->len);
-        cursor[r->element[0]->len] = '\0';
-        *count += r->element[1]->elements;
-        freeReplyObject(r);
+        memcpy(cursor, wk__rnode_str(c, &r[1]), (size_t)r[1].n);
+        cursor[r[1].n] = '\0';
+        *count += r[2].n > 0 ? (uint64_t)r[2].n : 0;
+        give_back(s, c, false);
     } while (strcmp(cursor, "0") != 0);
     free(pattern);
-    give_back(s, c, false);
     return st;
 }
 
@@ -387,6 +441,10 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     s->command_ms = opts->command_timeout_ms != 0 ? opts->command_timeout_ms : 250;
     s->retry_ms = opts->retry_ms != 0 ? opts->retry_ms : 1000;
     s->heartbeat_ms = opts->heartbeat_ms != 0 ? opts->heartbeat_ms : 1000;
+    s->lim.max_bytes =
+        opts->max_reply_bytes != 0 ? opts->max_reply_bytes : WK_REDIS_MAX_REPLY_DEFAULT;
+    s->lim.max_elems =
+        opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
     s->max = opts->pool != 0 ? opts->pool : 4;
     s->idle = calloc(s->max, sizeof *s->idle);
     if (s->idle == NULL) {
@@ -394,7 +452,11 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&s->wmu, NULL);
     s->subscribe = !opts->no_subscribe;
     s->iface.fetch = r_fetch;
@@ -444,9 +506,10 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
         close(s->stop_pipe[1]);
     }
     for (size_t i = 0; i < s->nidle; i++) {
-        redisFree(s->idle[i]);
+        wk__rconn_free(s->idle[i]);
     }
     free(s->idle);
+    free(s->watchers);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->wmu);

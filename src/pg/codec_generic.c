@@ -498,7 +498,7 @@ wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
     wk_buf_init(&b.items, NULL, 0);
     wk_buf_init(&b.frames, NULL, 0);
     wk_sink sink = {builder_event, builder_error, &b};
-    wk_pg_events ev = {&sink, 0, NULL};
+    wk_pg_events ev = {&sink, 0, NULL, 0};
     wk_status st = ed.fn(&ed, p, n, &ev, arena, err);
     if (st == WK_OK && !b.done) {
         st = wk__pg_fail(err, WK_ERR_STATE, 0, "value tree is incomplete");

@@ -82,7 +82,11 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
                               wk_error *err)
 {
     *out = NULL;
-    PGresult *r = PQexec(c->pg, catalog_sql);
+    PGresult *r = NULL;
+    if (wk__pq_run(c, catalog_sql, &r, err) != WK_OK) {
+        PQclear(r);
+        return WK_ERR_IO;
+    }
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         wk_status st = wk__pq_take_error(c, r, "the catalog query failed", err);
         PQclear(r);

@@ -5,9 +5,18 @@
  *
  * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
  * move while it grows), so a query costs a handful of allocations whatever its parameters.
+ *
+ * Queries are sent asynchronously and their results awaited with poll() against a deadline
+ * when the connection has a timeout: the server's statement_timeout ends a slow query, and the
+ * client-side deadline also ends a wait on a server that does not answer at all (a stopped
+ * backend): the query is cancelled, and if even the cancel gets no answer the connection is
+ * given up.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
@@ -35,9 +44,95 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads results until the query is done or `deadline` passes (true: done). */
+static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
+{
+    for (;;) {
+        if (PQconsumeInput(c->pg) == 0) {
+            return true; /* connection lost: PQgetResult reports it */
+        }
+        while (!PQisBusy(c->pg)) {
+            PGresult *r = PQgetResult(c->pg);
+            if (r == NULL) {
+                return true;
+            }
+            /* Keep the last result, as PQexec does (an error result wins). */
+            if (*res != NULL && PQresultStatus(*res) == PGRES_FATAL_ERROR) {
+                PQclear(r);
+            } else {
+                PQclear(*res);
+                *res = r;
+            }
+        }
+        int64_t left = deadline == INT64_MAX ? 60000 : deadline - now_ms();
+        if (left <= 0) {
+            return false;
+        }
+        struct pollfd p = {PQsocket(c->pg), POLLIN, 0};
+        if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR) {
+            return true;
+        }
+    }
+}
+
+wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
+{
+    *res = NULL;
+    int64_t deadline = c->timeout_ms != 0 ? now_ms() + c->timeout_ms : INT64_MAX;
+    if (collect(c, deadline, res)) {
+        if (*res == NULL) {
+            set_message(c, PQerrorMessage(c->pg));
+            return wk__pg_fail(err, WK_ERR_IO, 0, "the query returned no result");
+        }
+        return WK_OK;
+    }
+    /* Past the deadline: ask the server to cancel, and give it one more second. */
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char ebuf[256];
+    if (cancel != NULL) {
+        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
+        PQfreeCancel(cancel);
+    }
+    bool done = collect(c, now_ms() + 1000, res);
+    PQclear(*res);
+    *res = NULL;
+    if (!done) {
+        c->broken = true;
+        set_message(c, "query timed out and the server did not answer the cancel request; "
+                       "the connection was given up");
+    } else {
+        set_message(c, "query timed out (cancelled)");
+    }
+    return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
+}
+
+wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err)
+{
+    *res = NULL;
+    if (c->broken) {
+        set_message(c, "the connection was given up after a timeout");
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    if (PQsendQuery(c->pg, sql) == 0) {
+        set_message(c, PQerrorMessage(c->pg));
+        return wk__pg_fail(err, WK_ERR_IO, 0, "cannot send the query");
+    }
+    return wk__pq_wait(c, res, err);
+}
+
 static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
 {
-    PGresult *r = PQexec(c->pg, sql);
+    PGresult *r = NULL;
+    if (wk__pq_run(c, sql, &r, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     ExecStatusType s = PQresultStatus(r);
     wk_status st = WK_OK;
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
@@ -50,13 +145,31 @@ static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
                                wk_error *err)
 {
+    return wk_pq_connect_timeout(dsn, base, 0, out, err);
+}
+
+WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
+                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
+{
     *out = NULL;
     wk_pq_conn *c = calloc(1, sizeof *c);
     if (c == NULL) {
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
     }
     *out = c;
-    c->pg = PQconnectdb(dsn);
+    c->timeout_ms = timeout_ms;
+    if (timeout_ms == 0) {
+        c->pg = PQconnectdb(dsn);
+    } else {
+        /* The DSN is expanded first; the later keywords override it. */
+        char secs[16], opts[64];
+        uint32_t whole = (timeout_ms + 999) / 1000;
+        snprintf(secs, sizeof secs, "%u", whole < 2 ? 2 : whole);
+        snprintf(opts, sizeof opts, "-c statement_timeout=%u", timeout_ms);
+        const char *keys[4] = {"dbname", "connect_timeout", "options", NULL};
+        const char *vals[4] = {dsn, secs, opts, NULL};
+        c->pg = PQconnectdbParams(keys, vals, 1);
+    }
     if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
         return wk__pq_connect_error(c, err);
     }
@@ -94,6 +207,14 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
     wk_pg_registry_unref(conn->reg);
     wk__pq_clear_error(conn);
     free(conn);
+}
+
+WK_API wk_status wk_pq_set_timeout(wk_pq_conn *conn, uint32_t timeout_ms, wk_error *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "SET statement_timeout = %u", timeout_ms);
+    conn->timeout_ms = timeout_ms;
+    return run_simple(conn, sql, err);
 }
 
 WK_API PGconn *wk_pq_pgconn(const wk_pq_conn *conn)
@@ -138,13 +259,30 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
         *fmt = e->format;
         return WK_OK;
     }
-    PGresult *r = PQprepare(c->pg, "", sql, (int)n, types);
+    PGresult *r = NULL;
+    if (c->broken) {
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    wk_status st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st; /* timed out or lost: the message is set */
+    }
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         *res = r;
         return wk__pq_take_error(c, r, "the query failed", err);
     }
     PQclear(r);
-    r = PQdescribePrepared(c->pg, "");
+    r = NULL;
+    if (!PQsendDescribePrepared(c->pg, "")) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st;
+    }
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         *res = r;
         return wk__pq_take_error(c, r, "describing the query failed", err);
@@ -289,10 +427,19 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
                 st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
             }
         } else if (st == WK_OK) {
-            *res = prepared ? PQexecPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
-                            : PQexecParams(conn->pg, sql, (int)n, types, vals, lens, fmts, rfmt);
-            ExecStatusType s = PQresultStatus(*res);
-            if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "cannot send the query", err);
+            } else {
+                st = wk__pq_wait(conn, res, err); /* within the connection's deadline */
+            }
+            ExecStatusType s = *res != NULL ? PQresultStatus(*res) : PGRES_FATAL_ERROR;
+            if (st != WK_OK) {
+                /* timed out or lost: the message is set */
+            } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
                 st = wk__pq_take_error(conn, *res, "the query failed", err);
             } else {
                 set_message(conn, "");

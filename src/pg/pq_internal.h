@@ -20,6 +20,8 @@ struct wk_pq_conn {
     wk_pq_error last;    /* the last error, fields pointing into err_text */
     char *err_text;      /* malloc'd copies of the last error's fields */
     wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
+    uint32_t timeout_ms; /* per-query deadline, 0 = none */
+    bool broken;         /* a query overran its deadline and the server did not answer */
 };
 
 /* Records the error of `r` (NULL: the connection's own message) as the connection's last
@@ -30,6 +32,14 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
 wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err);
 /* Forgets the last error. */
 void wk__pq_clear_error(wk_pq_conn *c);
+
+/* Sends `sql` (simple protocol; params when nparams > 0 is handled by the caller through
+ * PQsendQueryParams) and waits for its last result within the connection's deadline. On a
+ * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
+wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
+
+/* Waits for the result of a query already sent, within the connection's deadline. */
+wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
 /* Runs the catalog query and builds `*out` = base + the database's own types. */
 wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,

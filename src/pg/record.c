@@ -15,6 +15,11 @@
 
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
+/* Records nest through the registry (a field of type record is decoded by this decoder
+ * again), so the recursion depth is counted per thread: the decoder signature has no room
+ * for a depth, and a thread decodes one value at a time. */
+static _Thread_local unsigned record_depth;
+
 struct wk_pg_composite {
     size_t natts;
     wk_pg_oid *types;
@@ -265,10 +270,18 @@ static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n,
 static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err)
 {
+    if (record_depth >= WK_PG_MAX_RECORD_DEPTH) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0,
+                           "records nested deeper than WK_PG_MAX_RECORD_DEPTH");
+    }
+    record_depth++;
     wk_status st = d->format == WK_PG_BINARY ? render_bin(d, p, n, out, arena, err)
                                              : render_text(d, p, n, out, arena, err);
+    record_depth--;
     if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL && err->msg == NULL) {
-        wk__pg_fail(err, st, 0, "output buffer is full");
+        wk__pg_fail(err, st, 0,
+                    st == WK_ERR_LIMIT ? "record text larger than the output cap (max_text)"
+                                       : "out of memory for record text");
     }
     return st;
 }
@@ -278,7 +291,7 @@ static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
 {
     const wk_pg_events *ev = out;
     wk_buf b;
-    wk_buf_init(&b, NULL, 0);
+    wk_buf_init(&b, NULL, ev->max_text != 0 ? ev->max_text : WK_PG_MAX_TEXT_DEFAULT);
     if (err != NULL) {
         err->msg = NULL;
     }

@@ -215,7 +215,7 @@ WK_TEST(test_pg_arrays_emit_nested_event_arrays)
     memcpy(copy, b, n);
     evrec r = {{0}, 0};
     wk_sink sink = {ev_text, ev_err, &r};
-    wk_pg_events ev = {&sink, 0, NULL};
+    wk_pg_events ev = {&sink, 0, NULL, 0};
     CHECK_OK(pgt_decode(WK_PG_OID_INT4_ARRAY, WK_PG_BINARY, WK_PG_KIND_EVENTS, copy, n, &ev, NULL));
     CHECK_STR(r.out, "[[1 nil ][-3 4 ]]");
     r.n = 0;

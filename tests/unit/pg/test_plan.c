@@ -118,7 +118,7 @@ WK_TEST(test_pg_plan_emits_rows_as_maps_of_events)
     int lens[3] = {4, 5, -1};
     jsonish j = {{0}, 0};
     wk_sink sink = {put, no_err, &j};
-    wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL};
+    wk_pg_events ev = {&sink, WK_PG_EV_RAW_FLOATS, NULL, 0};
     CHECK_OK(wk_pg_plan_emit_row(plan, vals, lens, &ev, NULL));
     CHECK_STR(j.out, "{id 7 f 1e+100 t null }");
     wk_pg_plan_free(plan);

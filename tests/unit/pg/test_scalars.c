@@ -369,7 +369,7 @@ static wk_status events_of(wk_pg_oid oid, const char *text, unsigned flags, rec 
 {
     memset(r, 0, sizeof *r);
     wk_sink sink = {rec_event, rec_error, r};
-    wk_pg_events ev = {&sink, flags, NULL};
+    wk_pg_events ev = {&sink, flags, NULL, 0};
     const uint8_t *bin;
     size_t n;
     wk_status st = pgt_from_text(oid, WK_PG_BINARY, text, &bin, &n, NULL);

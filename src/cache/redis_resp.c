@@ -1,0 +1,414 @@
+/*
+ * The Redis store's wire layer: RESP2 commands written and replies read on a non-blocking
+ * socket against one deadline per command (total time, however the server dribbles bytes),
+ * with caps on a reply's size and element count checked from the headers, before anything is
+ * allocated. hiredis only makes the connection; its reader is not used, because it has
+ * neither a total deadline nor a size cap (`*999999999` made it allocate the array, a
+ * `$400000000` header made it buffer the value).
+ *
+ * A reply is parsed into a flat preorder list of nodes that point into the read buffer, with
+ * an explicit stack for nested arrays (no recursion). Parsing restarts from the reply's first
+ * byte when more bytes arrive, but only once the buffer holds what the last attempt said it
+ * needs at least (a bulk string's whole body), so a large value is not re-scanned per read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cache/redis_internal.h"
+
+#define LINE_MAX_BYTES 65536u /* a status, error or header line */
+#define MAX_NESTING 8u        /* arrays inside arrays (pub/sub and SCAN need 2) */
+
+wk_status wk__rconn_attach(wk__rconn *c, redisContext *ctx, wk_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->fd = ctx->fd;
+    int fl = fcntl(c->fd, F_GETFL, 0);
+    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        return wk_error_set(err, WK_ERR_IO, 0, "redis: cannot make the socket non-blocking");
+    }
+    return WK_OK;
+}
+
+void wk__rconn_free(wk__rconn *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    if (c->ctx != NULL) {
+        redisFree(c->ctx);
+    }
+    free(c->in);
+    free(c->nodes);
+    free(c->out);
+    free(c);
+}
+
+/* Waits for `events` on the socket until `deadline`; WK_ERR_IO on timeout or error. */
+static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error *err)
+{
+    for (;;) {
+        int64_t left = deadline - wk__redis_now_ms();
+        if (left <= 0) {
+            return wk_error_set(err, WK_ERR_IO, 0, "redis: command timed out (deadline passed)");
+        }
+        struct pollfd p = {c->fd, events, 0};
+        int r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+        if (r > 0) {
+            return WK_OK;
+        }
+        if (r < 0 && errno != EINTR) {
+            return wk_error_set(err, WK_ERR_IO, 0, "redis: poll failed");
+        }
+    }
+}
+
+/* Appends `n` bytes to the pending output. */
+static wk_status out_add(wk__rconn *c, const void *p, size_t n, wk_error *err)
+{
+    if (n > c->out_cap - c->out_len) {
+        size_t cap = c->out_cap < 256 ? 256 : c->out_cap;
+        while (cap - c->out_len < n) {
+            if (cap > SIZE_MAX / 2) {
+                return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: command too large");
+            }
+            cap *= 2;
+        }
+        uint8_t *o = realloc(c->out, cap);
+        if (o == NULL) {
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+        }
+        c->out = o;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, p, n);
+    c->out_len += n;
+    return WK_OK;
+}
+
+wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
+                           wk_error *err)
+{
+    char head[32];
+    int hn = snprintf(head, sizeof head, "*%d\r\n", argc);
+    wk_status st = out_add(c, head, (size_t)hn, err);
+    for (int i = 0; i < argc && st == WK_OK; i++) {
+        hn = snprintf(head, sizeof head, "$%zu\r\n", lens[i]);
+        st = out_add(c, head, (size_t)hn, err);
+        if (st == WK_OK) {
+            st = out_add(c, argv[i], lens[i], err);
+        }
+        if (st == WK_OK) {
+            st = out_add(c, "\r\n", 2, err);
+        }
+    }
+    return st;
+}
+
+wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
+{
+    size_t at = 0;
+    while (at < c->out_len) {
+        ssize_t w = send(c->fd, c->out + at, c->out_len - at, MSG_NOSIGNAL);
+        if (w > 0) {
+            at += (size_t)w;
+            continue;
+        }
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            wk_status st = wait_fd(c, POLLOUT, deadline, err);
+            if (st != WK_OK) {
+                return st;
+            }
+            continue;
+        }
+        return wk_error_set(err, WK_ERR_IO, 0, "redis: connection lost while sending");
+    }
+    c->out_len = 0;
+    return WK_OK;
+}
+
+/* Reads the decimal integer of a header line `p[0..n)`; false when it is not one. */
+static bool parse_int(const uint8_t *p, size_t n, int64_t *out)
+{
+    bool neg = n > 0 && p[0] == '-';
+    size_t i = neg ? 1 : 0;
+    if (i == n || n - i > 18) {
+        return false;
+    }
+    int64_t v = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return false;
+        }
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
+static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t max_elems,
+                          wk_error *err)
+{
+    if (c->nnodes >= max_elems + 1) {
+        return wk_error_set(err, WK_ERR_LIMIT, off, "redis: reply has more elements than the cap");
+    }
+    if (c->nnodes == c->nodes_cap) {
+        size_t cap = c->nodes_cap < 8 ? 8 : c->nodes_cap * 2;
+        wk__rnode *nn = realloc(c->nodes, cap * sizeof *nn);
+        if (nn == NULL) {
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+        }
+        c->nodes = nn;
+        c->nodes_cap = cap;
+    }
+    c->nodes[c->nnodes].type = type;
+    c->nodes[c->nnodes].n = n;
+    c->nodes[c->nnodes].off = off;
+    c->nnodes++;
+    return WK_OK;
+}
+
+/* Parses one reply at the start of the input. WK_OK with *done true and *used set when the
+ * reply is complete; WK_OK with *done false and *need set when more bytes are needed. */
+static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t *used, size_t *need,
+                       wk_error *err)
+{
+    int64_t pending[MAX_NESTING];
+    size_t depth = 0;
+    size_t pos = 0;
+    c->nnodes = 0;
+    *done = false;
+    for (;;) {
+        const uint8_t *nl = pos < c->in_len ? memchr(c->in + pos, '\n', c->in_len - pos) : NULL;
+        if (nl == NULL) {
+            if (c->in_len - pos > LINE_MAX_BYTES) {
+                return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply line too long");
+            }
+            *need = c->in_len + 1;
+            return WK_OK;
+        }
+        size_t eol = (size_t)(nl - c->in);
+        if (eol == pos || c->in[eol - 1] != '\r') {
+            return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed reply (no CRLF)");
+        }
+        char type = (char)c->in[pos];
+        const uint8_t *body = c->in + pos + 1;
+        size_t blen = eol - 1 - (pos + 1);
+        size_t after = eol + 1;
+        int64_t v = 0;
+        wk_status st;
+        switch (type) {
+        case '+':
+        case '-':
+            st = add_node(c, type, (int64_t)blen, pos + 1, lim->max_elems, err);
+            pos = after;
+            break;
+        case ':':
+            if (!parse_int(body, blen, &v)) {
+                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed integer reply");
+            }
+            st = add_node(c, type, v, pos, lim->max_elems, err);
+            pos = after;
+            break;
+        case '$':
+            if (!parse_int(body, blen, &v) || v < -1) {
+                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed bulk length");
+            }
+            if (v > 0 && (uint64_t)v > lim->max_bytes) {
+                return wk_error_set(err, WK_ERR_LIMIT, pos,
+                                    "redis: reply value larger than max_reply_bytes");
+            }
+            if (v >= 0 && c->in_len - after < (size_t)v + 2) {
+                *need = after + (size_t)v + 2;
+                return WK_OK;
+            }
+            if (v >= 0 &&
+                (c->in[after + (size_t)v] != '\r' || c->in[after + (size_t)v + 1] != '\n')) {
+                return wk_error_set(err, WK_ERR_SYNTAX, after,
+                                    "redis: bulk string not followed by CRLF");
+            }
+            st = add_node(c, type, v, after, lim->max_elems, err);
+            pos = v >= 0 ? after + (size_t)v + 2 : after;
+            break;
+        case '*':
+            if (!parse_int(body, blen, &v) || v < -1) {
+                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed array length");
+            }
+            if (v > 0 && (uint64_t)v > lim->max_elems) {
+                return wk_error_set(err, WK_ERR_LIMIT, pos,
+                                    "redis: reply array longer than max_reply_elements");
+            }
+            st = add_node(c, type, v, pos, lim->max_elems, err);
+            pos = after;
+            if (st == WK_OK && v > 0) {
+                if (depth == MAX_NESTING) {
+                    return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply nested too deep");
+                }
+                pending[depth++] = v + 1; /* decremented below for the array node itself */
+            }
+            break;
+        default: return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: unknown reply type byte");
+        }
+        if (st != WK_OK) {
+            return st;
+        }
+        if (pos > lim->max_bytes + LINE_MAX_BYTES) {
+            return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply larger than max_reply_bytes");
+        }
+        /* One element done: close every array it completes. */
+        while (depth > 0 && --pending[depth - 1] == 0) {
+            depth--;
+        }
+        if (depth == 0) {
+            *done = true;
+            *used = pos;
+            return WK_OK;
+        }
+    }
+}
+
+wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
+{
+    /* Drop the previous reply's bytes. */
+    if (c->consumed > 0) {
+        memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
+        c->in_len -= c->consumed;
+        c->consumed = 0;
+    }
+    size_t need = 0;
+    for (;;) {
+        if (c->in_len >= need) {
+            bool done = false;
+            size_t used = 0;
+            wk_status st = parse(c, lim, &done, &used, &need, err);
+            if (st != WK_OK) {
+                return st;
+            }
+            if (done) {
+                c->consumed = used;
+                return WK_OK;
+            }
+        }
+        /* Room for at least `need` bytes plus a read chunk, never past the cap. */
+        size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
+        if (need > ceiling) {
+            return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                                "redis: reply larger than max_reply_bytes");
+        }
+        size_t want = need > c->in_len + 16384 ? need : c->in_len + 16384;
+        if (want > ceiling) {
+            want = ceiling;
+        }
+        if (want > c->in_cap) {
+            size_t cap = c->in_cap < 16384 ? 16384 : c->in_cap;
+            while (cap < want) {
+                cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+            }
+            if (cap > ceiling) {
+                cap = ceiling;
+            }
+            uint8_t *in = realloc(c->in, cap);
+            if (in == NULL) {
+                return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
+            }
+            c->in = in;
+            c->in_cap = cap;
+        }
+        if (c->in_cap == c->in_len) {
+            return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                                "redis: reply larger than max_reply_bytes");
+        }
+        ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        if (r > 0) {
+            c->in_len += (size_t)r;
+            continue;
+        }
+        if (r == 0) {
+            return wk_error_set(err, WK_ERR_IO, c->in_len,
+                                "redis: connection closed by the server");
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            wk_status st = wait_fd(c, POLLIN, deadline, err);
+            if (st != WK_OK) {
+                return st;
+            }
+            continue;
+        }
+        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
+    }
+}
+
+bool wk__rconn_buffered(const wk__rconn *c)
+{
+    return c->in_len > c->consumed;
+}
+
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+{
+    *got = false;
+    if (c->consumed > 0) {
+        memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
+        c->in_len -= c->consumed;
+        c->consumed = 0;
+    }
+    bool done = false;
+    size_t used = 0, need = 0;
+    wk_status st = c->in_len > 0 ? parse(c, lim, &done, &used, &need, err) : WK_OK;
+    if (st != WK_OK) {
+        return st;
+    }
+    if (done) {
+        c->consumed = used;
+        *got = true;
+        return WK_OK;
+    }
+    /* Pull what the socket has now (non-blocking), within the cap. */
+    size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
+    if (c->in_cap - c->in_len < 16384 && c->in_cap < ceiling) {
+        size_t cap = c->in_cap < 16384 ? 32768 : c->in_cap * 2;
+        if (cap > ceiling) {
+            cap = ceiling;
+        }
+        uint8_t *in = realloc(c->in, cap);
+        if (in == NULL) {
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
+        }
+        c->in = in;
+        c->in_cap = cap;
+    }
+    if (c->in_cap == c->in_len) {
+        return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                            "redis: reply larger than max_reply_bytes");
+    }
+    ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    if (r == 0) {
+        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection closed by the server");
+    }
+    if (r < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            return WK_OK;
+        }
+        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
+    }
+    c->in_len += (size_t)r;
+    return WK_OK;
+}
+
+const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n)
+{
+    return (const char *)c->in + n->off;
+}
+
+bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s)
+{
+    size_t l = strlen(s);
+    return (n->type == '$' || n->type == '+') && n->n == (int64_t)l &&
+           memcmp(c->in + n->off, s, l) == 0;
+}

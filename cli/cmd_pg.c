@@ -328,7 +328,7 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
         return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
     }
     wk_pq_param *p = calloc((size_t)nparams + 1, sizeof *p);
-    wk_pg_str *s = calloc((size_t)nparams + 1, sizeof *s);
+    wk_slice *s = calloc((size_t)nparams + 1, sizeof *s);
     if (p == NULL || s == NULL) {
         free(p);
         free(s);

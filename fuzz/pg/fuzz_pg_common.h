@@ -93,7 +93,7 @@ static void fuzz_one_of(const wk_pg_oid *oids, size_t noids, wk_pg_format format
                 if (e != NULL) {
                     wk_buf bin;
                     wk_buf_init(&bin, NULL, 1 << 24);
-                    wk_pg_str s = {(const char *)text.data, text.len};
+                    wk_slice s = {(const char *)text.data, text.len};
                     (void)wk_pg_encode(e, &s, &bin, &err);
                     wk_buf_free(&bin);
                 }

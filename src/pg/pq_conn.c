@@ -386,7 +386,7 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
             }
         }
         if (text_unknown) {
-            const wk_pg_str *s = p->value;
+            const wk_slice *s = p->value;
             st = wk_buf_append(&buf, s->ptr, s->len);
             if (st == WK_OK) {
                 st = wk_buf_push(&buf, 0); /* text parameters are C strings for libpq */

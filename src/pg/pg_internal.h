@@ -226,7 +226,7 @@ typedef struct wk__pg_rtype {
                        wk_error *err);
 } wk__pg_rtype;
 /* The codec functions of a rendered type `t`: decode to TEXT (a wk_buf) or EVENTS, encode
- * from TEXT (a wk_pg_str). */
+ * from TEXT (a wk_slice). */
 wk_status wk__pg_r_text(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
                         size_t n, void *out, wk_arena *arena, wk_error *err);
 wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,

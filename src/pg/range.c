@@ -295,7 +295,7 @@ static wk_status parse_range(const wk_pg_registry *reg, wk_pg_oid elem, const ui
         size_t at = out->len;
         uint8_t z[4] = {0, 0, 0, 0};
         st = wk_buf_append(out, z, 4) == WK_OK ? WK_OK : oom(err, i);
-        wk_pg_str v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
+        wk_slice v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
         if (st == WK_OK) {
             st = wk_pg_encode(ee, &v, out, err);
         }

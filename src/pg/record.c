@@ -413,7 +413,7 @@ static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_
             st = wk__pg_fail(err, WK_ERR_NOMEM, i, "out of memory for a record");
             break;
         }
-        wk_pg_str v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
+        wk_slice v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
         st = wk_pg_encode(fe, &v, out, err);
         if (st == WK_OK) {
             wk__pg_put32(out->data + at + 4, (uint32_t)(out->len - at - 8));
@@ -428,7 +428,7 @@ static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_
 
 static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
-    const wk_pg_str *v = in;
+    const wk_slice *v = in;
     const uint8_t *s = (const uint8_t *)v->ptr;
     if (e->format == WK_PG_TEXT) {
         return wk_buf_append(out, s, v->len) == WK_OK

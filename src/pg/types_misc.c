@@ -79,7 +79,7 @@ wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const u
 wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
                           wk_buf *out, wk_error *err)
 {
-    const wk_pg_str *s = in;
+    const wk_slice *s = in;
     const uint8_t *p = (const uint8_t *)s->ptr;
     size_t bad;
     if (s->len != 0 && !wk_utf8_valid(p, s->len, &bad)) {

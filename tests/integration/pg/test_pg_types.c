@@ -307,7 +307,7 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
             continue;
         }
         /* the server's own text is the input: it is what a client echoes back */
-        wk_pg_str in = {want, strlen(want)};
+        wk_slice in = {want, strlen(want)};
         wk_buf_clear(&out);
         wk_error err = {0};
         wk_status st = wk_pg_encode(e, &in, &out, &err);
@@ -493,7 +493,7 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     PQclear(res);
     PQclear(w2);
     /* and its values go as binary parameters */
-    wk_pg_str in = {"[1.5,2.25]", 10};
+    wk_slice in = {"[1.5,2.25]", 10};
     PGresult *o = PQexec(pg, "SELECT 'wk_floatrange'::regtype::oid");
     wk_pq_param p = {WK_PG_KIND_TEXT, &in, (wk_pg_oid)strtoul(PQgetvalue(o, 0, 0), NULL, 10)};
     PQclear(o);
@@ -501,7 +501,7 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     CHECK(strcmp(PQgetvalue(res, 0, 0), "[1.5,2.25]") == 0);
     PQclear(res);
     /* a text-only type as a parameter goes as text */
-    wk_pg_str acl = {"wirekit=r/wirekit", 17};
+    wk_slice acl = {"wirekit=r/wirekit", 17};
     wk_pq_param pa = {WK_PG_KIND_TEXT, &acl, 1033};
     CHECK_OK(wk_pq_exec(fresh, "SELECT $1::text", &pa, 1, &res, &err));
     CHECK(strcmp(PQgetvalue(res, 0, 0), "wirekit=r/wirekit") == 0);
@@ -627,7 +627,7 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
         CHECK(e != NULL);
         wk_buf b;
         wk_buf_init(&b, NULL, 0);
-        wk_pg_str in = {lits[i], strlen(lits[i])};
+        wk_slice in = {lits[i], strlen(lits[i])};
         CHECK_MSG(wk_pg_encode(e, &in, &b, &err) == WK_OK, "%s: %s", lits[i], err.msg);
         wk_buf_free(&b);
         wk_pq_param p = {WK_PG_KIND_TEXT, &in, oid};
@@ -639,7 +639,7 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
         PQclear(w);
     }
     /* a malformed literal is refused by wirekit, not sent */
-    wk_pg_str bad = {"(1,2", 4};
+    wk_slice bad = {"(1,2", 4};
     wk_pq_param p = {WK_PG_KIND_TEXT, &bad, oid};
     PGresult *r = NULL;
     CHECK_STATUS(wk_pq_exec(c, "SELECT $1::text", &p, 1, &r, &err), WK_ERR_SYNTAX);

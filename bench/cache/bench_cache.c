@@ -116,7 +116,7 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
 {
     bctx *b = arg;
     uint64_t sum = 0;
-    wk_cache_keyref ids[BATCH];
+    wk_slice ids[BATCH];
     wk_cache_entry *refs[BATCH];
     wk_status sts[BATCH];
     for (uint64_t i = 0; i < iters; i += BATCH) {

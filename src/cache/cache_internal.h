@@ -23,6 +23,8 @@ struct wk_cache_entry {
     size_t len;
     void *obj;
     wk_arena arena;       /* the decoded object's strings, arrays, values */
+    const wk_allocator *alloc; /* the cache's; frees this entry's block */
+    size_t block;         /* bytes of this entry's block */
     wk_cache_entry *prev;   /* LRU links (shard lock) */
     wk_cache_entry *next;
     wk_cache_entry *hnext;  /* hash chain (shard lock) */
@@ -40,6 +42,7 @@ typedef struct wk__flight {
     wk_error err;
     wk_cache_entry *result; /* one reference owned by the flight */
     pthread_cond_t cond;
+    const wk_allocator *alloc; /* the cache's: frees this record (sizeof + key_len bytes) */
     char key[];
 } wk__flight;
 
@@ -58,6 +61,7 @@ typedef struct wk__shard {
     uint64_t evictions;
     uint64_t expirations;
     wk__flight *flights;
+    const wk_allocator *alloc; /* the cache's (buckets) */
 } wk__shard;
 
 /** 64-bit hash of a key (fast, well mixed; not for hostile-collision resistance). */
@@ -68,13 +72,15 @@ int64_t wk__cache_now_ms(void);
 
 /** Builds an entry holding `bytes` (copied) decoded with `ser` (or a negative entry when
  *  `negative`). Returns NULL with *st set: WK_ERR_NOMEM, or the decoder's status (corrupt). */
-wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
-                                  size_t key_len, uint64_t hash, const uint8_t *bytes,
-                                  size_t len, bool negative, int64_t expires_ms, wk_status *st);
+wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializer *ser,
+                                    const wk_schema *s, const char *key, size_t key_len,
+                                    uint64_t hash, const uint8_t *bytes, size_t len,
+                                    bool negative, int64_t expires_ms, wk_status *st);
 
 /* ---- local tier (callers hold sh->mu except for init/free) ---- */
 
-wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes);
+wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
+                         size_t max_bytes);
 void wk__shard_free(wk__shard *sh);
 /** Finds a live entry (moving it to the front) or NULL; drops it when expired. */
 wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,

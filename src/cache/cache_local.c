@@ -12,19 +12,22 @@
 
 #include "cache/cache_internal.h"
 
-wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes)
+wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
+                         size_t max_bytes)
 {
     memset(sh, 0, sizeof *sh);
+    sh->alloc = alloc;
     size_t buckets = 8;
     while (buckets < max_entries && buckets < ((size_t)1 << 24)) {
         buckets *= 2;
     }
-    sh->buckets = calloc(buckets, sizeof *sh->buckets);
+    sh->buckets = wk_alloc(alloc, buckets * sizeof *sh->buckets);
     if (sh->buckets == NULL) {
         return WK_ERR_NOMEM;
     }
+    memset(sh->buckets, 0, buckets * sizeof *sh->buckets);
     if (pthread_mutex_init(&sh->mu, NULL) != 0) {
-        free(sh->buckets);
+        wk_free(alloc, sh->buckets, buckets * sizeof *sh->buckets);
         return WK_ERR_NOMEM;
     }
     sh->mask = buckets - 1;
@@ -61,7 +64,7 @@ void wk__shard_clear(wk__shard *sh)
 void wk__shard_free(wk__shard *sh)
 {
     wk__shard_clear(sh);
-    free(sh->buckets);
+    wk_free(sh->alloc, sh->buckets, (sh->mask + 1) * sizeof *sh->buckets);
     pthread_mutex_destroy(&sh->mu);
 }
 

@@ -64,6 +64,7 @@ bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
 /* ---- the store ---- */
 
 struct wk_redis_store {
+    const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
     char host[256];
     int port;
     unsigned db;

@@ -161,7 +161,7 @@ static wk__rconn *send_cmds(wk_redis_store *s, int ncmd, const int *argc, const 
     return c;
 }
 
-static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     wk_redis_store *s = self;
@@ -307,7 +307,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
 {
     *count = 0;
     size_t plen = strlen(prefix);
-    char *pattern = malloc(plen * 2 + 2);
+    char *pattern = wk_alloc(s->alloc, plen * 2 + 2);
     if (pattern == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
@@ -349,7 +349,7 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
         *count += r[2].n > 0 ? (uint64_t)r[2].n : 0;
         give_back(s, c, false);
     } while (strcmp(cursor, "0") != 0);
-    free(pattern);
+    wk_free(s->alloc, pattern, plen * 2 + 2);
     return st;
 }
 
@@ -422,10 +422,12 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts = &defaults;
     }
     *out = NULL;
-    wk_redis_store *s = calloc(1, sizeof *s);
+    wk_redis_store *s = wk_alloc(opts->alloc, sizeof *s);
     if (s == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s, 0, sizeof *s);
+    s->alloc = opts->alloc;
     wk_status st = parse_url(s, opts->url != NULL ? opts->url : "127.0.0.1:6379", err);
     const char *channel = opts->channel != NULL ? opts->channel : "wirekit:invalidate";
     s->channel_len = strlen(channel);
@@ -433,7 +435,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         st = wk_error_set(err, WK_ERR_ARG, 0, "redis: channel name must be 1 to 127 bytes");
     }
     if (st != WK_OK) {
-        free(s);
+        wk_free(s->alloc, s, sizeof *s);
         return st;
     }
     memcpy(s->channel, channel, s->channel_len + 1);
@@ -446,11 +448,12 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     s->lim.max_elems =
         opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
     s->max = opts->pool != 0 ? opts->pool : 4;
-    s->idle = calloc(s->max, sizeof *s->idle);
+    s->idle = wk_alloc(s->alloc, s->max * sizeof *s->idle);
     if (s->idle == NULL) {
-        free(s);
+        wk_free(s->alloc, s, sizeof *s);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s->idle, 0, s->max * sizeof *s->idle);
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -508,10 +511,10 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     for (size_t i = 0; i < s->nidle; i++) {
         wk__rconn_free(s->idle[i]);
     }
-    free(s->idle);
+    wk_free(s->alloc, s->idle, s->max * sizeof *s->idle);
     free(s->watchers);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->wmu);
-    free(s);
+    wk_free(s->alloc, s, sizeof *s);
 }

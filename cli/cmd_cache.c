@@ -47,10 +47,13 @@ static const char usage[] =
     "with a message instead of printing 'ok'.\n"
     "\n"
     "options:\n"
-    "  --redis URL      shared tier: redis://host[:port][/db]; put and del delete the old\n"
+    "  --redis URL      shared tier: redis://[[user]:password@]host[:port][/db] or\n"
+    "                   unix:///path/to/socket[?db=N] (the password may instead come from\n"
+    "                   the WK_REDIS_PASSWORD environment variable); put and del delete the old\n"
     "                   value first and are broadcast on the invalidation channel, so\n"
     "                   other processes drop their copies; when Redis refuses part of it\n"
     "                   (e.g. out of memory) the command fails and says which part\n"
+    "  --client-name N  CLIENT SETNAME on the Redis connection (seen in CLIENT LIST)\n"
     "  --max-bytes N    largest document put (JSON input and encoded entry) and largest\n"
     "                   value read back from Redis (default 16777216)\n"
     "  --ns NAME        key namespace (default wk)\n"
@@ -64,6 +67,7 @@ static const char usage[] =
 
 typedef struct cache_cli {
     const char *redis;
+    const char *client_name;
     const char *ns;
     const char *entity;
     const char *channel;
@@ -197,6 +201,30 @@ static int op_stats(cache_cli *c)
     return WK_EXIT_OK;
 }
 
+#ifdef WK_CLI_HAVE_REDIS
+/* The URL for messages, with a password replaced by "***". */
+static void redact_url(const char *url, char *out, size_t cap)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth != NULL ? auth + 3 : url;
+    const char *end = auth + strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *q = auth; q < end; q++) {
+        if (*q == '@') {
+            at = q;
+        }
+    }
+    const char *colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (at == NULL) {
+        snprintf(out, cap, "%s", url);
+    } else if (colon == NULL) {
+        snprintf(out, cap, "%.*s***%s", (int)(auth - url), url, at);
+    } else {
+        snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url, at);
+    }
+}
+#endif
+
 /* Runs one script line; returns an exit code (usage problems in a script are failures). */
 static int run_line(cache_cli *c, char *line, size_t lineno)
 {
@@ -298,6 +326,8 @@ static int open_cache(cache_cli *c)
 #ifdef WK_CLI_HAVE_REDIS
         wk_redis_opts o = {0};
         o.url = c->redis;
+        o.client_name = c->client_name;
+        o.password = getenv("WK_REDIS_PASSWORD"); /* NULL: the URL's, if any */
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;
@@ -309,7 +339,9 @@ static int open_cache(cache_cli *c)
             return wk_cli_fail("%s", err.msg);
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
-            return wk_cli_fail("cannot reach Redis at %s: %s", c->redis, err.msg);
+            char shown[512];
+            redact_url(c->redis, shown, sizeof shown);
+            return wk_cli_fail("cannot reach Redis at %s: %s", shown, err.msg);
         }
         cfg.store = wk_redis_store_iface(c->store);
 #else
@@ -355,6 +387,8 @@ static int run(int argc, char **argv)
         const char *v = argv[++i];
         if (strcmp(o, "--redis") == 0) {
             c.redis = v;
+        } else if (strcmp(o, "--client-name") == 0) {
+            c.client_name = v;
         } else if (strcmp(o, "--ns") == 0) {
             c.ns = v;
         } else if (strcmp(o, "--entity") == 0) {
@@ -459,3 +493,4 @@ static int run(int argc, char **argv)
 
 const wk_cli_command wk_cli_cmd_cache = {
     "cache", "entity cache get/put/del/stats (memory tier or Redis), values as JSON", run};
+

@@ -38,7 +38,10 @@ typedef struct wk_redis_store wk_redis_store;
 
 /** Store settings; zero means the default given after each field. */
 typedef struct wk_redis_opts {
-    const char *url;             /**< "redis://host[:port][/db]" or "host[:port]": 127.0.0.1:6379 */
+    const char *url;             /**< "redis://[[user]:password@]host[:port][/db]",
+                                      "unix:///path/to/socket[?db=N]" or "host[:port]" (user
+                                      and password %-encoded): 127.0.0.1:6379. rediss:// (TLS)
+                                      needs hiredis >= 1.0 and is refused by this build */
     uint32_t connect_timeout_ms; /**< 250 */
     uint32_t command_timeout_ms; /**< 250 */
     uint32_t retry_ms;           /**< fail fast for this long after a failure: 1000 */
@@ -50,6 +53,10 @@ typedef struct wk_redis_opts {
     size_t max_reply_bytes;      /**< largest reply (a value) accepted:
                                       WK_REDIS_MAX_REPLY_DEFAULT */
     size_t max_reply_elements;   /**< most elements in one reply: WK_REDIS_MAX_ELEMENTS_DEFAULT */
+    const char *username;        /**< ACL user for AUTH (overrides the URL's): the default user */
+    const char *password;        /**< AUTH password (overrides the URL's; keeps it out of
+                                      URLs and process lists): none */
+    const char *client_name;     /**< CLIENT SETNAME on every connection, no spaces: none */
 } wk_redis_opts;
 
 /** Default reply cap: 64 MiB. */
@@ -60,7 +67,10 @@ typedef struct wk_redis_opts {
 /**
  * Creates a store. Connections are made lazily (the first command, and the subscriber thread
  * started here), so this succeeds even while Redis is down; use wk_redis_store_ping() to
- * check. Returns WK_OK, WK_ERR_ARG (bad URL), WK_ERR_NOMEM or WK_ERR_IO (thread creation).
+ * check. Every new connection (so every reconnect) sends AUTH, CLIENT SETNAME and SELECT as
+ * configured; failures name their cause in err->msg (WRONGPASS, NOAUTH, connection refused,
+ * timed out, no such unix socket). Returns WK_OK, WK_ERR_ARG (bad URL or option), WK_ERR_NOMEM
+ * or WK_ERR_IO (thread creation).
  * Close with wk_redis_store_free() after every cache using it is destroyed.
  */
 WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **out,

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "wirekit/redis.h"
 
@@ -40,8 +41,22 @@ typedef struct wk__rconn {
     size_t out_len, out_cap;
 } wk__rconn;
 
-/** Takes over a connected context (its socket becomes non-blocking). */
-wk_status wk__rconn_attach(wk__rconn *c, redisContext *ctx, wk_error *err);
+/** Where a server is: TCP host and port, or a unix socket path in `host`. */
+typedef struct wk__rendpoint {
+    char host[256];
+    int port;
+    bool is_unix;
+} wk__rendpoint;
+
+/* ---- transport (redis_transport.c): the one seam where TLS would go ---- */
+
+/** Opens a non-blocking connection within `connect_ms`; NULL with `err` naming the cause. */
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *err);
+/** send()/recv() on the connection: -1 with errno EAGAIN when it would block. */
+ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
+ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
+/** Closes the connection's socket (not `c`). */
+void wk__rt_close(wk__rconn *c);
 /** Closes the socket and frees `c` itself. NULL is a no-op. */
 void wk__rconn_free(wk__rconn *c);
 /** Queues one command (RESP array of bulk strings). */
@@ -64,9 +79,12 @@ bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
 /* ---- the store ---- */
 
 struct wk_redis_store {
-    char host[256];
-    int port;
+    wk__rendpoint ep;
     unsigned db;
+    char user[128];
+    char pass[256];
+    bool has_pass; /* AUTH [user] pass on every new connection */
+    char name[128]; /* CLIENT SETNAME on every new connection ("" = none) */
     char channel[128];
     size_t channel_len;
     uint32_t connect_ms;
@@ -96,10 +114,15 @@ struct wk_redis_store {
 
 int64_t wk__redis_now_ms(void);
 
-/** Connects with the store's timeouts (and SELECTs its database). NULL with `err` set. */
+/** Connects with the store's timeouts, then AUTH, CLIENT SETNAME and SELECT as configured
+ *  (every new connection, so a reconnect repeats them). NULL with `err` naming the cause. */
 wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err);
 
 /** The subscriber thread's body (redis_feed.c). */
+/** A static message naming the cause of an error reply (NOAUTH, WRONGPASS, NOPERM, LOADING,
+ *  READONLY, MASTERDOWN), or `fallback`. */
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
+
 void *wk__redis_feed_main(void *arg);
 
 /** Registers or unregisters a watcher (redis_feed.c). */

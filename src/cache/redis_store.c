@@ -28,50 +28,107 @@ int64_t wk__redis_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static struct timeval to_tv(uint32_t ms)
+/* A static message for a refusal that names its cause, or `fallback`. */
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback)
 {
-    struct timeval tv;
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    return tv;
+    if (r->type != '-' || r->n <= 0) {
+        return fallback;
+    }
+    const char *m = wk__rnode_str(c, r);
+    size_t n = (size_t)r->n;
+    if (n >= 6 && memcmp(m, "NOAUTH", 6) == 0) {
+        return "redis: NOAUTH: the server requires a password "
+               "(redis://[user]:password@host or the password option)";
+    }
+    if (n >= 9 && memcmp(m, "WRONGPASS", 9) == 0) {
+        return "redis: WRONGPASS: authentication failed (wrong user name or password, or the "
+               "user is disabled)";
+    }
+    if (n >= 6 && memcmp(m, "NOPERM", 6) == 0) {
+        return "redis: NOPERM: the ACL user may not run this command or touch this key";
+    }
+    if (n >= 7 && memcmp(m, "LOADING", 7) == 0) {
+        return "redis: LOADING: the server is loading its data set";
+    }
+    if (n >= 8 && memcmp(m, "READONLY", 8) == 0) {
+        return "redis: READONLY: the server is a replica (a failover is under way?)";
+    }
+    if (n >= 8 && memcmp(m, "MASTERDOWN", 10 < n ? 10 : n) == 0) {
+        return "redis: MASTERDOWN: the replica lost its master";
+    }
+    return fallback;
+}
+
+/* AUTH, CLIENT SETNAME and SELECT, pipelined, on a new connection. */
+static wk_status handshake(wk_redis_store *s, wk__rconn *c, wk_error *err)
+{
+    const char *argv[9];
+    size_t lens[9];
+    int argc[3];
+    const char *msgs[3];
+    int ncmd = 0, at = 0;
+    char db[16];
+    if (s->has_pass) {
+        argv[at] = "AUTH";
+        lens[at++] = 4;
+        argc[ncmd] = 2;
+        if (s->user[0] != '\0') {
+            argv[at] = s->user;
+            lens[at++] = strlen(s->user);
+            argc[ncmd] = 3;
+        }
+        argv[at] = s->pass;
+        lens[at++] = strlen(s->pass);
+        msgs[ncmd++] = "redis: AUTH refused (does the server have a password or this ACL user? "
+                       "Redis < 6 knows no user names)";
+    }
+    if (s->name[0] != '\0') {
+        argv[at] = "CLIENT";
+        lens[at++] = 6;
+        argv[at] = "SETNAME";
+        lens[at++] = 7;
+        argv[at] = s->name;
+        lens[at++] = strlen(s->name);
+        argc[ncmd] = 3;
+        msgs[ncmd++] = "redis: CLIENT SETNAME refused (spaces in the client name?)";
+    }
+    if (s->db != 0) {
+        int dn = snprintf(db, sizeof db, "%u", s->db);
+        argv[at] = "SELECT";
+        lens[at++] = 6;
+        argv[at] = db;
+        lens[at++] = (size_t)dn;
+        argc[ncmd] = 2;
+        msgs[ncmd++] = "redis: SELECT refused (database number out of range, or a cluster?)";
+    }
+    if (ncmd == 0) {
+        return WK_OK;
+    }
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    at = 0;
+    for (int i = 0; i < ncmd; i++) {
+        if (wk__rconn_append(c, argc[i], argv + at, lens + at, err) != WK_OK) {
+            return WK_ERR_IO;
+        }
+        at += argc[i];
+    }
+    wk_status st = wk__rconn_flush(c, deadline, err);
+    wk_status first = WK_OK;
+    for (int i = 0; i < ncmd && st == WK_OK; i++) {
+        st = wk__rconn_read(c, &s->lim, deadline, err);
+        if (st == WK_OK && first == WK_OK && c->nodes[0].type == '-') {
+            first = wk_error_set(err, WK_ERR_IO, 0, wk__redis_refusal(c, &c->nodes[0], msgs[i]));
+        }
+    }
+    return st != WK_OK ? st : first;
 }
 
 wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err)
 {
-    redisContext *ctx = redisConnectWithTimeout(s->host, s->port, to_tv(s->connect_ms));
-    if (ctx == NULL) {
-        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        return NULL;
-    }
-    if (ctx->err != 0) {
-        wk_error_set(err, WK_ERR_IO, 0, "redis: cannot connect");
-        redisFree(ctx);
-        return NULL;
-    }
-    redisEnableKeepAlive(ctx);
-    wk__rconn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        redisFree(ctx);
-        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        return NULL;
-    }
-    if (wk__rconn_attach(c, ctx, err) != WK_OK) {
+    wk__rconn *c = wk__rt_open(&s->ep, s->connect_ms, err);
+    if (c != NULL && handshake(s, c, err) != WK_OK) {
         wk__rconn_free(c);
         return NULL;
-    }
-    if (s->db != 0) {
-        char db[16];
-        int dn = snprintf(db, sizeof db, "%u", s->db);
-        const char *argv[2] = {"SELECT", db};
-        size_t lens[2] = {6, (size_t)dn};
-        int64_t deadline = wk__redis_now_ms() + s->command_ms;
-        if (wk__rconn_append(c, 2, argv, lens, err) != WK_OK ||
-            wk__rconn_flush(c, deadline, err) != WK_OK ||
-            wk__rconn_read(c, &s->lim, deadline, err) != WK_OK || c->nodes[0].type != '+') {
-            wk_error_set(err, WK_ERR_IO, 0, "redis: SELECT failed");
-            wk__rconn_free(c);
-            return NULL;
-        }
     }
     return c;
 }
@@ -201,7 +258,8 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
                 first = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
             }
         } else if (r->type == '-') {
-            first = wk_error_set(err, WK_ERR_IO, i, "redis: GET answered with an error reply");
+            first = wk_error_set(err, WK_ERR_IO, i,
+                                 wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
         } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
             first = wk_error_set(err, WK_ERR_IO, i,
                                  "redis: GET answered with a reply of the wrong type");
@@ -229,7 +287,7 @@ static wk_status run(wk_redis_store *s, int ncmd, const int *argc, const char **
             return st;
         }
         if (c->nodes[0].type == '-' && first == WK_OK) {
-            first = wk_error_set(err, WK_ERR_IO, 0, msgs[i]);
+            first = wk_error_set(err, WK_ERR_IO, 0, wk__redis_refusal(c, c->nodes, msgs[i]));
         }
     }
     give_back(s, c, false);
@@ -338,6 +396,12 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
             break;
         }
         const wk__rnode *r = c->nodes;
+        if (r[0].type == '-') {
+            st = wk_error_set(err, WK_ERR_IO, 0,
+                              wk__redis_refusal(c, r, "redis: SCAN answered with an error reply"));
+            give_back(s, c, false);
+            break;
+        }
         if (c->nnodes < 3 || r[0].type != '*' || r[0].n != 2 || r[1].type != '$' ||
             r[1].n < 0 || (size_t)r[1].n >= sizeof cursor || r[2].type != '*') {
             give_back(s, c, false);
@@ -353,14 +417,139 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
     return st;
 }
 
-/* redis://host[:port][/db] or host[:port]; [v6addr] in brackets. */
+/* Copies `n` bytes of a URL component, decoding %XX; false when it does not fit or a %
+ * escape is malformed. */
+static bool url_component(char *dst, size_t cap, const char *src, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        if (ch == '%') {
+            int v = 0;
+            for (int k = 1; k <= 2; k++) {
+                char h = i + (size_t)k < n ? src[i + (size_t)k] : '\0';
+                int d = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+                if (d < 0) {
+                    return false;
+                }
+                v = v * 16 + d;
+            }
+            if (v == 0) {
+                return false;
+            }
+            ch = (unsigned char)v;
+            i += 2;
+        }
+        if (o + 1 >= cap) {
+            return false;
+        }
+        dst[o++] = (char)ch;
+    }
+    dst[o] = '\0';
+    return true;
+}
+
+/* A database number: 1 to 5 digits, the whole of [p, end). */
+static bool parse_db(const char *p, const char *end, unsigned *db)
+{
+    unsigned v = 0;
+    if (p == end || end - p > 5) {
+        return false;
+    }
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9') {
+            return false;
+        }
+        v = v * 10 + (unsigned)(*p - '0');
+    }
+    *db = v;
+    return true;
+}
+
+/* [[user]:password@] at the start of the authority [p, auth_end); returns where the host
+ * starts. */
+static const char *parse_userinfo(wk_redis_store *s, const char *p, const char *auth_end,
+                                  wk_status *st, wk_error *err)
+{
+    const char *at = NULL;
+    for (const char *q = p; q < auth_end; q++) {
+        if (*q == '@') {
+            at = q;
+        }
+    }
+    if (at == NULL) {
+        return p;
+    }
+    const char *colon = memchr(p, ':', (size_t)(at - p));
+    if (colon == NULL) {
+        /* "redis://secret@host": the whole userinfo is a password (as redis-cli reads it). */
+        colon = p - 1;
+    } else if (!url_component(s->user, sizeof s->user, p, (size_t)(colon - p))) {
+        *st = wk_error_set(err, WK_ERR_ARG, 0,
+                           "redis: bad user name in URL (too long or a bad % escape)");
+        return NULL;
+    }
+    if (!url_component(s->pass, sizeof s->pass, colon + 1, (size_t)(at - colon - 1))) {
+        *st = wk_error_set(err, WK_ERR_ARG, 0,
+                           "redis: bad password in URL (too long or a bad % escape)");
+        return NULL;
+    }
+    s->has_pass = true;
+    return at + 1;
+}
+
+/* redis://[[user]:password@]host[:port][/db], unix://[[user]:password@]/path[?db=N] or
+ * host[:port]; [v6addr] in brackets. */
 static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
 {
     const char *p = url;
+    wk_status st = WK_OK;
+    if (strncmp(p, "unix://", 7) == 0) {
+        p += 7;
+        const char *slash = strchr(p, '/');
+        if (slash == NULL) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: unix:// needs an absolute socket path");
+        }
+        p = parse_userinfo(s, p, slash, &st, err);
+        if (p == NULL) {
+            return st;
+        }
+        if (p != slash) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: unix:// needs an absolute socket path");
+        }
+        const char *q = strchr(p, '?');
+        size_t pl = q != NULL ? (size_t)(q - p) : strlen(p);
+        if (!url_component(s->ep.host, sizeof s->ep.host, p, pl) || pl >= 108) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "redis: unix socket path too long");
+        }
+        s->ep.is_unix = true;
+        if (q != NULL) {
+            if (strncmp(q, "?db=", 4) != 0 || !parse_db(q + 4, q + strlen(q), &s->db)) {
+                return wk_error_set(err, WK_ERR_ARG, 0,
+                                    "redis: unix:// takes only ?db=N after the path");
+            }
+        }
+        return WK_OK;
+    }
+    if (strncmp(p, "rediss://", 9) == 0) {
+        return wk_error_set(err, WK_ERR_ARG, 0,
+                            "redis: rediss:// (TLS) is not supported: it needs hiredis >= 1.0 "
+                            "(Debian 12 has 0.14.1)");
+    }
     if (strncmp(p, "redis://", 8) == 0) {
         p += 8;
     } else if (strstr(p, "://") != NULL) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "redis: URL scheme must be redis://");
+        return wk_error_set(err, WK_ERR_ARG, 0,
+                            "redis: URL scheme must be redis:// or unix://");
+    }
+    p = parse_userinfo(s, p, p + strcspn(p, "/?#"), &st, err);
+    if (p == NULL) {
+        return st;
     }
     const char *host = p, *host_end;
     if (*p == '[') {
@@ -379,12 +568,12 @@ static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
         host = "127.0.0.1";
         hl = 9;
     }
-    if (hl >= sizeof s->host) {
+    if (hl >= sizeof s->ep.host) {
         return wk_error_set(err, WK_ERR_ARG, 0, "redis: host name too long");
     }
-    memcpy(s->host, host, hl);
-    s->host[hl] = '\0';
-    s->port = 6379;
+    memcpy(s->ep.host, host, hl);
+    s->ep.host[hl] = '\0';
+    s->ep.port = 6379;
     if (*p == ':') {
         p++;
         long port = 0;
@@ -396,17 +585,14 @@ static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
         if (digits == 0 || port < 1 || port > 65535) {
             return wk_error_set(err, WK_ERR_ARG, 0, "redis: bad port in URL");
         }
-        s->port = (int)port;
+        s->ep.port = (int)port;
     }
     if (*p == '/') {
         p++;
-        unsigned db = 0;
-        int digits = 0;
-        while (*p >= '0' && *p <= '9' && digits < 5) {
-            db = db * 10 + (unsigned)(*p++ - '0');
-            digits++;
+        if (*p != '\0' && !parse_db(p, p + strlen(p), &s->db)) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "redis: bad database number in URL");
         }
-        s->db = db;
+        p += strlen(p);
     }
     if (*p != '\0') {
         return wk_error_set(err, WK_ERR_ARG, 0, "redis: unexpected characters in URL");
@@ -432,7 +618,34 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     if (st == WK_OK && (s->channel_len == 0 || s->channel_len >= sizeof s->channel)) {
         st = wk_error_set(err, WK_ERR_ARG, 0, "redis: channel name must be 1 to 127 bytes");
     }
+    if (st == WK_OK && opts->username != NULL) {
+        size_t n = strlen(opts->username);
+        if (n >= sizeof s->user) {
+            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: user name longer than 127 bytes");
+        } else {
+            memcpy(s->user, opts->username, n + 1);
+        }
+    }
+    if (st == WK_OK && opts->password != NULL) {
+        size_t n = strlen(opts->password);
+        if (n >= sizeof s->pass) {
+            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: password longer than 255 bytes");
+        } else {
+            memcpy(s->pass, opts->password, n + 1);
+            s->has_pass = true;
+        }
+    }
+    if (st == WK_OK && opts->client_name != NULL) {
+        size_t n = strlen(opts->client_name);
+        if (n >= sizeof s->name || strpbrk(opts->client_name, " \n\r\t") != NULL) {
+            st = wk_error_set(err, WK_ERR_ARG, 0,
+                              "redis: client name must be under 128 bytes, without spaces");
+        } else {
+            memcpy(s->name, opts->client_name, n + 1);
+        }
+    }
     if (st != WK_OK) {
+        explicit_bzero(s->pass, sizeof s->pass);
         free(s);
         return st;
     }
@@ -513,5 +726,6 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->wmu);
+    explicit_bzero(s->pass, sizeof s->pass);
     free(s);
 }

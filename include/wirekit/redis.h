@@ -57,6 +57,17 @@ typedef struct wk_redis_opts {
     const char *password;        /**< AUTH password (overrides the URL's; keeps it out of
                                       URLs and process lists): none */
     const char *client_name;     /**< CLIENT SETNAME on every connection, no spaces: none */
+    const char *const *cluster_nodes; /**< Redis Cluster seed nodes, "host:port" (or URLs,
+                                           whose credentials apply): none (no cluster) */
+    size_t ncluster_nodes;       /**< entries in cluster_nodes */
+    const char *const *sentinels; /**< Sentinels, "host:port", asked without AUTH for the
+                                       master named sentinel_master: none */
+    size_t nsentinels;           /**< entries in sentinels */
+    const char *sentinel_master; /**< the master's name in Sentinel (required with sentinels) */
+    unsigned wait_replicas;      /**< after each put or invalidation, WAIT for this many
+                                      replicas (half the command timeout); fewer is a
+                                      failure, so an acknowledged write survives a failover:
+                                      0 (no WAIT) */
 } wk_redis_opts;
 
 /** Default reply cap: 64 MiB. */
@@ -85,7 +96,21 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err);
 /** True while the subscriber holds a live subscription (always false with no_subscribe). */
 WK_API bool wk_redis_store_feed_up(wk_redis_store *s);
 
-/** Counts the keys that start with `prefix` (SCAN MATCH, not KEYS: Redis is not blocked). */
+/** Called with each key found by wk_redis_store_scan(); return false to stop. */
+typedef bool (*wk_redis_key_fn)(void *ctx, const char *key, size_t len);
+
+/** Calls `fn` with every key that starts with `prefix` (SCAN MATCH on the server, or on every
+ *  master of a cluster; a key may be reported twice while a slot migrates). */
+WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix, wk_redis_key_fn fn,
+                                     void *ctx, wk_error *err);
+
+/** The remaining lifetime of `key` in milliseconds (PTTL): -1 without expiry, -2 when the key
+ *  does not exist. */
+WK_API wk_status wk_redis_store_pttl(wk_redis_store *s, const char *key, int64_t *ms,
+                                     wk_error *err);
+
+/** Counts the keys that start with `prefix` (SCAN MATCH, not KEYS: Redis is not blocked; every
+ *  master of a cluster). */
 WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
                                       wk_error *err);
 

@@ -119,6 +119,19 @@ bool redis_server_start_with(redis_server *r, const char *const *extra, bool uni
     return launch(r);
 }
 
+bool redis_server_start_at(redis_server *r, int port, const char *const *extra)
+{
+    memset(r, 0, sizeof *r);
+    r->extra = extra;
+    snprintf(r->dir, sizeof r->dir, "/tmp/wk-redis-test-XXXXXX");
+    if (mkdtemp(r->dir) == NULL) {
+        return false;
+    }
+    r->port = port;
+    snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+    return launch(r);
+}
+
 bool redis_server_restart(redis_server *r)
 {
     return launch(r);
@@ -139,5 +152,8 @@ void redis_server_stop(redis_server *r)
     if (r->sock[0] != '\0') {
         unlink(r->sock);
     }
-    rmdir(r->dir); /* no persistence: the directory stays empty */
+    char nodes[300];
+    snprintf(nodes, sizeof nodes, "%s/nodes.conf", r->dir);
+    unlink(nodes); /* a cluster node's state; otherwise no persistence */
+    rmdir(r->dir);
 }

@@ -22,6 +22,8 @@ bool redis_server_start(redis_server *r);
 /** Like redis_server_start() with more arguments (NULL-terminated); with `unix_socket` the
  *  server also listens on dir/redis.sock (path in r->sock). `extra` must outlive the server. */
 bool redis_server_start_with(redis_server *r, const char *const *extra, bool unix_socket);
+/** Like redis_server_start_with() on a given port (cluster tests need fixed port pairs). */
+bool redis_server_start_at(redis_server *r, int port, const char *const *extra);
 /** Starts it again on the same port (after a kill). */
 bool redis_server_restart(redis_server *r);
 /** SIGKILLs it and reaps it. */

@@ -37,7 +37,7 @@ static wk_status put_get(wk_redis_store *s, const char *key, const char *val, bo
                          wk_buf *out, wk_error *err)
 {
     const wk_cache_store *st = wk_redis_store_iface(s);
-    wk_status r = st->store(st->self, key, strlen(key), val, strlen(val), 60000, 0, err);
+    wk_status r = st->store(st->self, key, strlen(key), val, strlen(val), 60000, WK_CACHE_STORE_REPLACE, err);
     if (r != WK_OK) {
         return r;
     }

@@ -136,8 +136,8 @@ wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool ba
 
 wk__rconn *wk__redis_connect_feed(wk_redis_store *s, wk_error *err)
 {
-    if (s->mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE) &&
-        wk__redis_refresh(s, true, err) != WK_OK) {
+    if (s->mode != WK__MODE_SINGLE &&
+        wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
         return NULL;
     }
     wk__rsrv *v;
@@ -506,6 +506,9 @@ static wk_status run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *arg
                 }
             } else if (r->type == '-' && first == WK_OK) {
                 first = wk_error_set(err, WK_ERR_IO, 0, wk__redis_refusal(c, r, msgs[i]));
+                if (r->n >= 8 && memcmp(wk__rnode_str(c, r), "READONLY", 8) == 0) {
+                    wk__redis_want_refresh(s); /* a demoted master: ask for the new one */
+                }
             }
         }
         give_back(s, v, c, false);

@@ -86,7 +86,7 @@ static bool start_cluster(void)
         return false;
     }
     const char *b = getenv("WK_CLUSTER_PORT_BASE");
-    base_port = b != NULL ? atoi(b) : 58100;
+    base_port = b != NULL ? (int)strtol(b, NULL, 10) : 58100;
     for (int i = 0; i < NODES; i++) {
         snprintf(bus[i], sizeof bus[i], "%d", base_port + 50 + i);
         const char *a[] = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -123,7 +123,7 @@ static bool start_cluster(void)
             if (ok && sh(out, sizeof out,
                          "redis-cli -p %d info replication | grep -c 'state=online'",
                          base_port + i)) {
-                online += atoi(out);
+                online += (int)strtol(out, NULL, 10);
             }
         }
         ok = ok && online == NODES / 2;
@@ -222,7 +222,7 @@ WK_TEST(cluster_keys_spread_any_seed_and_multiget_in_order)
             strcmp(out, "master") == 0) {
             masters++;
             CHECK(sh(out, sizeof out, "redis-cli -p %d dbsize", base_port + i));
-            CHECK_MSG(atoi(out) > 0, "master %d holds no key", base_port + i);
+            CHECK_MSG((int)strtol(out, NULL, 10) > 0, "master %d holds no key", base_port + i);
         }
     }
     CHECK_EQ(masters, 3);
@@ -329,7 +329,7 @@ WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
     }
     char out[512];
     CHECK(sh(out, sizeof out, "redis-cli -p %d cluster keyslot '{wkslot}'", base_port));
-    int slot = atoi(out);
+    int slot = (int)strtol(out, NULL, 10);
     const char *seeds[NODES];
     for (int i = 0; i < NODES; i++) {
         seeds[i] = seed_strs[i];

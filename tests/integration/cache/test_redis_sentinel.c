@@ -103,7 +103,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         SKIP("redis-server / redis-cli not installed");
     }
     const char *b = getenv("WK_SENTINEL_PORT_BASE");
-    int base = b != NULL ? atoi(b) : 58120;
+    int base = b != NULL ? (int)strtol(b, NULL, 10) : 58120;
     atexit(stop_all);
     CHECK(redis_server_start_at(&data[0], base, NULL));
     snprintf(replicaof_port, sizeof replicaof_port, "%d", base);
@@ -116,7 +116,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     int64_t t0 = now_ms();
     while (!(sh(out, sizeof out, "redis-cli -p %d info replication | grep -c 'state=online'",
                 base) &&
-             atoi(out) == 1)) {
+             (int)strtol(out, NULL, 10) == 1)) {
         CHECK_MSG(now_ms() - t0 < 10000, "the replica never synchronised");
         sleep_ms(50);
     }
@@ -154,11 +154,11 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
                     "redis-cli -p %d sentinel master wkm 2>/dev/null | grep -A1 -x num-other-sentinels "
                     "| tail -1",
                     base + 10 + i) &&
-                 atoi(out) == 2 &&
+                 (int)strtol(out, NULL, 10) == 2 &&
                  sh(out, sizeof out,
                     "redis-cli -p %d sentinel master wkm 2>/dev/null | grep -A1 -x num-slaves | tail -1",
                     base + 10 + i) &&
-                 atoi(out) == 1;
+                 (int)strtol(out, NULL, 10) == 1;
         }
         if (ok) {
             break;
@@ -214,7 +214,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
             CHECK_STR(got, "before"); /* never a wrong value */
             if (sh(out, sizeof out,
                    "redis-cli -p %d sentinel get-master-addr-by-name wkm | tail -1", base + 10) &&
-                atoi(out) == base + 1) {
+                (int)strtol(out, NULL, 10) == base + 1) {
                 back = true;
                 break;
             }

@@ -345,11 +345,21 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
     wk_redis_store *s = self;
     maybe_refresh(s);
     int64_t deadline = wk__redis_now_ms() + s->command_ms;
-    size_t *idx = malloc(n * sizeof *idx);
-    wk__rsrv **target = malloc(n * sizeof *target);
-    wk__rsrv **redir = malloc(n * sizeof *redir);
-    bool *ask = malloc(n * sizeof *ask);
-    get_batch *bs = malloc(WK__MAX_SRV * 2 * sizeof *bs);
+    /* small multi-gets (the common case) use the stack */
+    size_t idx_s[64];
+    wk__rsrv *target_s[64], *redir_s[64];
+    bool ask_s[64];
+    get_batch bs_s[16];
+    bool small = n <= 64;
+    size_t maxb = (size_t)__atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE) * 2 + 8;
+    if (maxb > WK__MAX_SRV * 2) {
+        maxb = WK__MAX_SRV * 2;
+    }
+    size_t *idx = small ? idx_s : malloc(n * sizeof *idx);
+    wk__rsrv **target = small ? target_s : malloc(n * sizeof *target);
+    wk__rsrv **redir = small ? redir_s : malloc(n * sizeof *redir);
+    bool *ask = small ? ask_s : malloc(n * sizeof *ask);
+    get_batch *bs = maxb <= 16 ? bs_s : malloc(maxb * sizeof *bs);
     wk_status first = WK_OK;
     if (idx == NULL || target == NULL || redir == NULL || ask == NULL || bs == NULL) {
         first = wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
@@ -373,8 +383,11 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
                 b++;
             }
             if (b == nb) {
-                if (nb == WK__MAX_SRV * 2) {
-                    continue; /* cannot happen: servers are capped */
+                if (nb == maxb) { /* servers added since the call began */
+                    first = wk_error_set(err, WK_ERR_IO, i,
+                                         "redis: the cluster map changed during a GET");
+                    target[i] = NULL;
+                    continue;
                 }
                 bs[nb].v = target[i];
                 bs[nb].asking = ask[i];
@@ -430,11 +443,15 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
         first = wk_error_set(err, WK_ERR_IO, 0, "redis: too many cluster redirects for a GET");
     }
 out:
-    free(idx);
-    free(target);
-    free(redir);
-    free(ask);
-    free(bs);
+    if (!small) {
+        free(idx);
+        free(target);
+        free(redir);
+        free(ask);
+    }
+    if (bs != bs_s) {
+        free(bs);
+    }
     return first;
 }
 

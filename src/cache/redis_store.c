@@ -345,7 +345,7 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
     wk_redis_store *s = self;
     maybe_refresh(s);
     int64_t deadline = wk__redis_now_ms() + s->command_ms;
-    /* small multi-gets (the common case) keep this bookkeeping in local arrays */
+    /* a small multi-get, the common case, keeps this bookkeeping in local arrays */
     size_t idx_s[64];
     wk__rsrv *target_s[64], *redir_s[64];
     bool ask_s[64];

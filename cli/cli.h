@@ -38,4 +38,35 @@ int wk_cli_read_max(const char *path, size_t max, uint8_t **data, size_t *len);
 /** Opens `path` for writing ("-" or NULL = stdout). NULL on failure (message printed). */
 FILE *wk_cli_open_out(const char *path);
 
+/* ---- streaming input with a progress line ---- */
+
+#define WK_CLI_PROGRESS_AUTO (-1) /* on for regular files > 64 MB when stderr is a terminal */
+#define WK_CLI_CHUNK ((size_t)64 << 10)
+
+/** An input read a chunk at a time with read(2), so that a pipe's bytes are seen as soon as
+ *  they arrive. Shows a progress line on stderr (bytes, MB/s, percent, ETA) when asked. */
+typedef struct wk_cli_input {
+    const char *name; /* for messages: the path, or "standard input" */
+    int fd;
+    uint64_t size;    /* of a regular file; 0 when unknown */
+    uint64_t done;    /* bytes read so far */
+    bool progress;
+    bool shown;       /* a progress line is on the screen */
+    double t0, last;
+    uint8_t *buf;
+} wk_cli_input;
+
+/** Opens `path` (NULL or "-" = stdin). `progress` is 0, 1 or WK_CLI_PROGRESS_AUTO.
+ *  Returns 0 or -1 (message printed). */
+int wk_cli_input_open(wk_cli_input *in, const char *path, int progress);
+/** Reads the next chunk: returns its size (0 at the end), or -1 on a read error (message
+ *  printed). `*data` points into the input's buffer until the next call. */
+long wk_cli_input_read(wk_cli_input *in, const uint8_t **data);
+/** Clears the progress line and closes the input. */
+void wk_cli_input_close(wk_cli_input *in);
+/** Prints `wirekit: NAME:LINE:COL: what: msg (at byte N)` (LINE 0 = no position) and
+ *  returns WK_EXIT_FAIL. */
+int wk_cli_fail_in(const char *name, uint64_t line, uint64_t col, const char *what,
+                   const wk_error *err);
+
 #endif

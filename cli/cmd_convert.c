@@ -1,32 +1,46 @@
 /*
- * `wirekit convert`: JSON <-> MessagePack (and JSON or MessagePack reformatted), streaming
- * through events with no tree in between: the input format's reader is wired straight to the
- * output format's writer. JSON input may hold several whitespace-separated values (JSON
- * Lines); each becomes one MessagePack value, and each MessagePack value becomes one line
- * of JSON. The whole input is read first (files and pipes alike) and the output written at
- * the end, so memory is the input plus the output, whatever the nesting.
+ * `wirekit convert`: JSON <-> MessagePack (and JSON or MessagePack reformatted), streaming.
+ * Input is read a chunk at a time and fed to an unpacker (wirekit/stream.h); each complete
+ * top-level value is converted and its output flushed before the next read that would
+ * block, so a pipe's values come out as they come in. Memory is bounded by the largest
+ * single value (at most --max-value), never by the total size. JSON input may hold several
+ * whitespace-separated values (JSON Lines); each becomes one MessagePack value, and each
+ * MessagePack value becomes one line of JSON. JSON goes to MessagePack through its tree (the
+ * fused parser on the chunk, then the tree encoder); every other pair goes through events.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
+#define DEFAULT_MAX_VALUE ((size_t)256 << 20)
+
 static int usage(void)
 {
-    printf("usage: wirekit convert --from FORMAT --to FORMAT [--pretty] [IN [OUT]]\n\n"
-           "Converts between JSON and MessagePack without building a tree.\n"
+    printf("usage: wirekit convert --from=FORMAT --to=FORMAT [OPTIONS] [IN [OUT]]\n\n"
+           "Converts between JSON and MessagePack, streaming: each value is written as soon\n"
+           "as it has been read, and memory is bounded by the largest single value.\n"
            "FORMAT is json or msgpack. IN and OUT default to standard input and output\n"
            "('-' means them too).\n\n"
-           "  --from FORMAT  input format\n"
-           "  --to FORMAT    output format\n"
-           "  --pretty       indent JSON output (2 spaces)\n\n"
+           "  --from=FORMAT      input format\n"
+           "  --to=FORMAT        output format\n"
+           "  --pretty           indent JSON output (2 spaces)\n"
+           "  --max-value=BYTES  largest single value (default 256 MiB; K, M, G suffixes)\n"
+           "  --progress         show a progress line on stderr (bytes, MB/s, percent, ETA)\n"
+           "  --no-progress      never show it (by default it is shown for regular files\n"
+           "                     larger than 64 MB when stderr is a terminal)\n\n"
            "JSON input may hold several values separated by whitespace (JSON Lines): each\n"
            "becomes one MessagePack value. MessagePack input may hold several values: each\n"
            "becomes one line of JSON. Integers that fit 64 bits stay integers (shortest\n"
            "MessagePack form), other numbers are float64 and print as the shortest text that\n"
            "reads back. MessagePack values JSON lacks: bin -> base64 string, ext ->\n"
            "{\"ext\":TYPE,\"data\":BASE64}, timestamp -> RFC 3339 string, non-string map keys\n"
-           "-> the string of their JSON text (docs/formats.md).\n");
+           "-> the string of their JSON text (docs/formats.md). Errors name the input, the\n"
+           "line:column (JSON) and the byte offset.\n");
     return WK_EXIT_OK;
 }
 
@@ -43,122 +57,298 @@ static int parse_format(const char *s)
     return FMT_NONE;
 }
 
+/* "123", "64K", "16M", "1G" -> bytes; 0 on a bad value. */
+static size_t parse_size(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s) {
+        return 0;
+    }
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') {
+        shift = 10;
+    } else if (*end == 'M' || *end == 'm') {
+        shift = 20;
+    } else if (*end == 'G' || *end == 'g') {
+        shift = 30;
+    }
+    if (shift != 0) {
+        end++;
+    }
+    if (*end != '\0' || v > (SIZE_MAX >> shift) || v == 0) {
+        return 0;
+    }
+    return (size_t)(v << shift);
+}
+
+typedef struct job {
+    int from, to;
+    bool pretty;
+    size_t max_value;
+    wk_cli_input in;
+    wk_out out;
+    const char *out_name;
+} job;
+
+/* One side of the loop: the unpacker of the input format. */
+typedef struct unpacker {
+    int fmt;
+    wk_mp_unpacker mp;
+    wk_json_unpacker js;
+} unpacker;
+
+static wk_status up_feed(unpacker *u, const uint8_t *d, size_t n)
+{
+    return u->fmt == FMT_JSON ? wk_json_unpacker_feed(&u->js, d, n)
+                              : wk_mp_unpacker_feed(&u->mp, d, n);
+}
+
+static void up_finish(unpacker *u)
+{
+    if (u->fmt == FMT_JSON) {
+        wk_json_unpacker_finish(&u->js);
+    } else {
+        wk_mp_unpacker_finish(&u->mp);
+    }
+}
+
+static wk_status up_events(unpacker *u, const wk_sink *sink)
+{
+    return u->fmt == FMT_JSON ? wk_json_unpacker_next_events(&u->js, sink)
+                              : wk_mp_unpacker_next_events(&u->mp, sink);
+}
+
+static int fail_input(job *j, unpacker *u, const char *what)
+{
+    wk_error e;
+    uint64_t line = 0, col = 0;
+    if (u->fmt == FMT_JSON) {
+        wk_json_unpacker_error(&u->js, &e, &line, &col);
+    } else {
+        wk_mp_unpacker_error(&u->mp, &e);
+    }
+    wk_out_flush(&j->out);
+    wk_cli_input_close(&j->in);
+    return wk_cli_fail_in(j->in.name, line, col, what, &e);
+}
+
+/* Feeds the next chunk after flushing what is ready; returns 0, or -1 after a read error. */
+static int refill(job *j, unpacker *u)
+{
+    if (wk_out_flush(&j->out) != WK_OK) {
+        return 0; /* reported by the caller's write check */
+    }
+    const uint8_t *d;
+    long n = wk_cli_input_read(&j->in, &d);
+    if (n < 0) {
+        return -1;
+    }
+    if (n == 0) {
+        up_finish(u);
+        return 0;
+    }
+    up_feed(u, d, (size_t)n);
+    return 0;
+}
+
+static int write_failed(job *j, const wk_error *e)
+{
+    wk_cli_input_close(&j->in);
+    if (e->code == WK_ERR_IO) {
+        return wk_cli_fail("cannot write %s: %s", j->out_name, strerror(errno));
+    }
+    return wk_cli_fail("cannot write %s: %s (at output byte %zu)", j->out_name,
+                       e->msg != NULL ? e->msg : wk_status_str(e->code), e->offset);
+}
+
+static const char *what_of(const job *j)
+{
+    if (j->from == FMT_JSON) {
+        return j->to == FMT_JSON ? "cannot reformat JSON" : "cannot convert JSON to MessagePack";
+    }
+    return j->to == FMT_JSON ? "cannot convert MessagePack to JSON"
+                             : "cannot re-encode MessagePack";
+}
+
+static int convert(job *j)
+{
+    unpacker u = {.fmt = j->from};
+    wk_read_opts ro = {.flags = j->from == FMT_JSON ? WK_JSON_READ_MULTI : 0u};
+    if (j->from == FMT_JSON) {
+        wk_json_unpacker_init(&u.js, &ro, j->max_value);
+    } else {
+        wk_mp_unpacker_init(&u.mp, &ro, j->max_value);
+    }
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    wk_json_writer jw;
+    wk_json_write_opts wo = {WK_JSON_WRITE_NEWLINE | (j->pretty ? WK_JSON_WRITE_PRETTY : 0u), 0};
+    wk_sink sink;
+    if (j->to == FMT_JSON) {
+        wk_json_writer_init(&jw, wk_out_buf(&j->out), &wo);
+        wk_json_writer_sink(&jw, &sink);
+    }
+    int rc = WK_EXIT_OK;
+    for (;;) {
+        wk_status st;
+        wk_error we = {WK_OK, 0, NULL};
+        if (j->to == FMT_JSON) {
+            st = up_events(&u, &sink);
+            if (st != WK_OK && st != WK_ERR_AGAIN && st != WK_ERR_EOF && jw.err.code != WK_OK) {
+                wk_json_writer_finish(&jw, &we);
+                rc = write_failed(j, &we);
+                break;
+            }
+        } else if (j->from == FMT_JSON) {
+            wk_value *v = NULL;
+            wk_arena_reset(&arena);
+            st = wk_json_unpacker_next_value(&u.js, &arena, &v);
+            if (st == WK_OK && wk_mp_encode_value(v, wk_out_buf(&j->out), &we) != WK_OK) {
+                rc = write_failed(j, &we);
+                break;
+            }
+        } else {
+            wk_mp_writer mw;
+            wk_sink ms;
+            wk_mp_writer_init(&mw, wk_out_buf(&j->out));
+            wk_mp_writer_sink(&mw, &ms);
+            st = up_events(&u, &ms);
+            wk_status ws = wk_mp_writer_finish(&mw, &we);
+            if (mw.status != WK_OK || (st == WK_OK && ws != WK_OK)) {
+                rc = write_failed(j, &we);
+                break;
+            }
+        }
+        if (st == WK_OK) {
+            if (wk_out_commit(&j->out) != WK_OK) {
+                wk_out_error(&j->out, &we);
+                rc = write_failed(j, &we);
+                break;
+            }
+            continue;
+        }
+        if (st == WK_ERR_AGAIN) {
+            if (refill(j, &u) != 0) {
+                rc = WK_EXIT_FAIL;
+                break;
+            }
+            if (wk_out_error(&j->out, &we) != WK_OK) {
+                rc = write_failed(j, &we);
+                break;
+            }
+            continue;
+        }
+        if (st == WK_ERR_EOF) {
+            break;
+        }
+        rc = fail_input(j, &u, what_of(j));
+        break;
+    }
+    wk_arena_free(&arena);
+    if (j->from == FMT_JSON) {
+        wk_json_unpacker_free(&u.js);
+    } else {
+        wk_mp_unpacker_free(&u.mp);
+    }
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
-    int from = FMT_NONE, to = FMT_NONE;
-    bool pretty = false;
-    const char *paths[2] = {NULL, NULL};
-    int npaths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (wk_cli_is_help(a)) {
-            return usage();
-        }
-        if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
-            if (i + 1 >= argc) {
-                return wk_cli_usage_error("convert", "%s needs a format (json or msgpack)", a);
-            }
-            int f = parse_format(argv[++i]);
+    enum { O_FROM = 256, O_TO, O_PRETTY, O_PROGRESS, O_NO_PROGRESS, O_MAX_VALUE };
+    static const struct option longopts[] = {
+        {"from", required_argument, NULL, O_FROM},
+        {"to", required_argument, NULL, O_TO},
+        {"pretty", no_argument, NULL, O_PRETTY},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
+        {"max-value", required_argument, NULL, O_MAX_VALUE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    job j;
+    memset(&j, 0, sizeof j);
+    j.max_value = DEFAULT_MAX_VALUE;
+    int progress = WK_CLI_PROGRESS_AUTO;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': return usage();
+        case O_FROM:
+        case O_TO: {
+            int f = parse_format(optarg);
             if (f == FMT_NONE) {
                 return wk_cli_usage_error("convert", "unknown format '%s' (json or msgpack)",
-                                          argv[i]);
+                                          optarg);
             }
-            if (a[2] == 'f') {
-                from = f;
+            if (c == O_FROM) {
+                j.from = f;
             } else {
-                to = f;
+                j.to = f;
             }
-        } else if (strcmp(a, "--pretty") == 0) {
-            pretty = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return wk_cli_usage_error("convert", "unknown option '%s'", a);
-        } else if (npaths < 2) {
-            paths[npaths++] = a;
-        } else {
-            return wk_cli_usage_error("convert", "too many arguments");
+            break;
+        }
+        case O_PRETTY: j.pretty = true; break;
+        case O_PROGRESS: progress = 1; break;
+        case O_NO_PROGRESS: progress = 0; break;
+        case O_MAX_VALUE:
+            j.max_value = parse_size(optarg);
+            if (j.max_value == 0) {
+                return wk_cli_usage_error("convert", "--max-value wants a size, not '%s'",
+                                          optarg);
+            }
+            break;
+        default:
+            if (optopt == O_FROM || optopt == O_TO || optopt == O_MAX_VALUE) {
+                return wk_cli_usage_error("convert", "%s needs a value", argv[optind - 1]);
+            }
+            return wk_cli_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (from == FMT_NONE || to == FMT_NONE) {
+    const char *paths[2] = {NULL, NULL};
+    if (argc - optind > 2) {
+        return wk_cli_usage_error("convert", "too many arguments");
+    }
+    for (int i = 0; optind + i < argc; i++) {
+        paths[i] = argv[optind + i];
+    }
+    if (j.from == FMT_NONE || j.to == FMT_NONE) {
         return wk_cli_usage_error("convert", "--from and --to are required");
     }
-    if (pretty && to != FMT_JSON) {
+    if (j.pretty && j.to != FMT_JSON) {
         return wk_cli_usage_error("convert", "--pretty applies to JSON output only");
     }
-
-    uint8_t *in;
-    size_t len;
-    if (wk_cli_read_all(paths[0], &in, &len) != 0) {
+    if (wk_cli_input_open(&j.in, paths[0], progress) != 0) {
         return WK_EXIT_FAIL;
     }
-    wk_buf out;
-    wk_buf_init(&out, NULL, 0);
-    wk_error err = {WK_OK, 0, NULL};
-    wk_status st;
-    const char *what;
-    wk_json_write_opts wo = {WK_JSON_WRITE_NEWLINE | (pretty ? WK_JSON_WRITE_PRETTY : 0u), 0};
-    wk_read_opts ro = {.flags = WK_JSON_READ_MULTI, .max_depth = 0};
-    if (from == FMT_JSON && to == FMT_MSGPACK) {
-        what = "cannot convert JSON to MessagePack";
-        st = wk_json_to_msgpack(in, len, &ro, &out, &err);
-    } else if (from == FMT_MSGPACK && to == FMT_JSON) {
-        what = "cannot convert MessagePack to JSON";
-        st = wk_json_from_msgpack(in, len, &wo, 0, &out, &err);
-    } else if (from == FMT_JSON) {
-        /* JSON reformatted: reader straight into the writer. */
-        what = "cannot reformat JSON";
-        wk_json_reader r;
-        wk_json_reader_init(&r, in, len, &ro, NULL);
-        wk_json_writer w;
-        wk_json_writer_init(&w, &out, &wo);
-        wk_source src;
-        wk_sink sink;
-        wk_json_reader_source(&r, &src);
-        wk_json_writer_sink(&w, &sink);
-        st = wk_transcode(&src, &sink, &err);
-        if (st == WK_OK) {
-            st = wk_json_writer_finish(&w, &err);
+    int use_stdout = paths[1] == NULL || strcmp(paths[1], "-") == 0;
+    j.out_name = use_stdout ? "standard output" : paths[1];
+    int fd = use_stdout ? 1 : open(paths[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        wk_cli_input_close(&j.in);
+        return wk_cli_fail("cannot write %s: %s", paths[1], strerror(errno));
+    }
+    /* the output buffer holds one value's output at most (plus what waits for a flush) */
+    size_t out_cap = j.max_value > SIZE_MAX / 8 ? SIZE_MAX : j.max_value * 8;
+    wk_out_init_fd(&j.out, fd, out_cap, NULL);
+    int rc = convert(&j);
+    if (rc == WK_EXIT_OK) {
+        wk_cli_input_close(&j.in);
+        wk_error e;
+        if (wk_out_flush(&j.out) != WK_OK) {
+            wk_out_error(&j.out, &e);
+            rc = wk_cli_fail("cannot write %s: %s", j.out_name, strerror(errno));
         }
-        wk_json_reader_free(&r);
-    } else {
-        /* MessagePack re-encoded: validated, shortest forms. */
-        what = "cannot re-encode MessagePack";
-        wk_mp_reader r;
-        wk_mp_reader_init(&r, in, len, NULL);
-        wk_mp_writer w;
-        wk_mp_writer_init(&w, &out);
-        wk_source src;
-        wk_sink sink;
-        wk_mp_reader_source(&r, &src);
-        wk_mp_writer_sink(&w, &sink);
-        st = wk_transcode(&src, &sink, &err);
-        wk_error e2;
-        wk_status fin = wk_mp_writer_finish(&w, &e2);
-        if (st == WK_OK && fin != WK_OK) {
-            st = fin;
-            err = e2;
-        }
-        wk_mp_reader_free(&r);
     }
-    free(in);
-    if (st != WK_OK) {
-        wk_buf_free(&out);
-        return wk_cli_fail_at(what, &err);
+    wk_out_free(&j.out);
+    if (!use_stdout && close(fd) != 0 && rc == WK_EXIT_OK) {
+        rc = wk_cli_fail("cannot write %s: %s", paths[1], strerror(errno));
     }
-    FILE *f = wk_cli_open_out(paths[1]);
-    if (f == NULL) {
-        wk_buf_free(&out);
-        return WK_EXIT_FAIL;
-    }
-    size_t wrote = out.len == 0 ? 0 : fwrite(out.data, 1, out.len, f);
-    int bad = wrote != out.len || fflush(f) != 0;
-    if (f != stdout) {
-        bad |= fclose(f) != 0;
-    }
-    wk_buf_free(&out);
-    if (bad) {
-        return wk_cli_fail("cannot write %s", paths[1] != NULL ? paths[1] : "standard output");
-    }
-    return WK_EXIT_OK;
+    return rc;
 }
 
 const wk_cli_command wk_cli_cmd_convert = {"convert", "convert between JSON and MessagePack",

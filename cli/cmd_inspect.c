@@ -1,10 +1,14 @@
 /*
- * `wirekit inspect FILE|-`: an annotated dump of a MessagePack stream, one line per value:
+ * `wirekit inspect [FILE|-]`: an annotated dump of a MessagePack stream, one line per value:
  * byte offset, first byte, format name, and the value (strings quoted and shortened, binary
- * and extension data in hex, timestamps also in UTC), indented by nesting. It reads through
- * the public event reader, so what it accepts is exactly what the library accepts; on bad
- * input it prints what it could, then one error line with the byte offset, and exits 1.
+ * and extension data in hex, timestamps also in UTC), indented by nesting. The input
+ * (standard input when no FILE is given) is read a chunk at a time through the incremental
+ * unpacker, and each top-level value is printed as soon as it is complete, through the
+ * public event reader, so what it accepts is exactly what the library accepts and memory is
+ * bounded by the largest value. On bad input it prints the values before the bad one, then
+ * one error line with the byte offset, and exits 1.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +34,16 @@ static void print_indent(size_t depth)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: wirekit inspect [--strict-utf8] [--max-depth N] FILE|-\n\n"
+    fprintf(out, "usage: wirekit inspect [--strict-utf8] [--max-depth=N] [FILE|-]\n\n"
                  "Prints an annotated dump of the MessagePack values in FILE (or standard\n"
                  "input): byte offset, first byte, format and value, indented by nesting\n"
                  "(up to 32 levels; deeper lines show '(depth N)' instead, so the output stays\n"
-                 "within a constant factor of the input whatever the depth).\n\n"
-                 "  --strict-utf8   reject str values that are not valid UTF-8\n"
-                 "  --max-depth N   most containers open at once (default 512)\n\n"
+                 "within a constant factor of the input whatever the depth). Each value is\n"
+                 "printed as soon as it has been read.\n\n"
+                 "  --strict-utf8      reject str values that are not valid UTF-8\n"
+                 "  --max-depth=N      most containers open at once (default 512)\n"
+                 "  --max-value=BYTES  largest single value (default 256 MiB)\n"
+                 "  --progress, --no-progress   as for wirekit convert\n\n"
                  "Exit status: 0 valid, 1 unreadable or invalid input (one line on stderr with\n"
                  "the byte offset), 2 usage error.\n");
 }
@@ -96,20 +103,17 @@ typedef struct level {
     uint64_t seen;
 } level;
 
-static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
+/* Prints the value data[0..len) (whole and valid: the unpacker checked it), which starts at
+ * stream offset `base`. */
+static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read_opts *opts,
+                   level *levels)
 {
     wk_mp_reader r;
     wk_mp_reader_init(&r, data, len, opts);
-    uint32_t max_depth = opts->max_depth != 0 ? opts->max_depth : WK_MP_DEFAULT_MAX_DEPTH;
-    level *levels = calloc((size_t)max_depth + 1, sizeof(level));
-    if (levels == NULL) {
-        return wk_cli_fail("out of memory");
-    }
     size_t depth = 0;
-    size_t values = 0;
-    printf("%-10s %-4s %-16s value\n", "offset", "byte", "format");
     for (;;) {
-        size_t off = wk_mp_reader_offset(&r);
+        size_t at = wk_mp_reader_offset(&r);
+        uint64_t off = base + at;
         wk_event ev;
         wk_status st = wk_mp_reader_next(&r, &ev);
         if (st == WK_ERR_EOF) {
@@ -118,7 +122,8 @@ static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
         if (st != WK_OK) {
             wk_error err;
             wk_mp_reader_error(&r, &err);
-            free(levels);
+            err.offset += (size_t)base;
+            wk_mp_reader_free(&r);
             fflush(stdout);
             return wk_cli_fail_at("invalid MessagePack", &err);
         }
@@ -127,9 +132,6 @@ static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
             printf("%-10s %-4s %-16s ", "", "", "");
             print_indent(depth);
             printf("%s\n", levels[depth + 1].is_map ? "} end of map" : "] end of array");
-            if (depth == 0) {
-                values++;
-            }
             continue;
         }
         const char *role = "";
@@ -140,7 +142,7 @@ static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
             }
             lv->seen++;
         }
-        printf("%-10zu %02x   %-16s ", off, data[off], wk_mp_format_name(data[off]));
+        printf("%-10" PRIu64 " %02x   %-16s ", off, data[at], wk_mp_format_name(data[at]));
         print_indent(depth);
         fputs(role, stdout);
         switch (ev.type) {
@@ -174,52 +176,121 @@ static int inspect(const uint8_t *data, size_t len, const wk_read_opts *opts)
         default: break;
         }
         putchar('\n');
-        if (depth == 0) {
-            values++;
-        }
     }
-    printf("%zu top-level value%s, %zu bytes\n", values, values == 1 ? "" : "s", len);
-    free(levels);
+    wk_mp_reader_free(&r);
     return WK_EXIT_OK;
 }
 
 static int run(int argc, char **argv)
 {
+    enum { O_STRICT = 256, O_MAX_DEPTH, O_MAX_VALUE, O_PROGRESS, O_NO_PROGRESS };
+    static const struct option longopts[] = {
+        {"strict-utf8", no_argument, NULL, O_STRICT},
+        {"max-depth", required_argument, NULL, O_MAX_DEPTH},
+        {"max-value", required_argument, NULL, O_MAX_VALUE},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     wk_read_opts opts = {0};
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (wk_cli_is_help(argv[i])) {
-            usage(stdout);
-            return WK_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--strict-utf8") == 0) {
-            opts.flags |= WK_READ_STRICT_UTF8;
-        } else if (strcmp(argv[i], "--max-depth") == 0 && i + 1 < argc) {
-            char *end = NULL;
-            unsigned long v = strtoul(argv[++i], &end, 10);
+    size_t max_value = (size_t)256 << 20;
+    int progress = WK_CLI_PROGRESS_AUTO;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end = NULL;
+        unsigned long long v;
+        switch (c) {
+        case 'h': usage(stdout); return WK_EXIT_OK;
+        case O_STRICT: opts.flags |= WK_READ_STRICT_UTF8; break;
+        case O_MAX_DEPTH:
+            v = strtoull(optarg, &end, 10);
             if (*end != '\0' || v == 0 || v > 1000000) {
                 return wk_cli_usage_error("inspect", "--max-depth wants 1..1000000, not '%s'",
-                                          argv[i]);
+                                          optarg);
             }
             opts.max_depth = (uint32_t)v;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return wk_cli_usage_error("inspect", "unknown option '%s'", argv[i]);
-        } else if (path == NULL) {
-            path = argv[i];
-        } else {
-            return wk_cli_usage_error("inspect", "one input only");
+            break;
+        case O_MAX_VALUE:
+            v = strtoull(optarg, &end, 10);
+            if (*end != '\0' || v == 0 || v > SIZE_MAX) {
+                return wk_cli_usage_error("inspect", "--max-value wants bytes, not '%s'", optarg);
+            }
+            max_value = (size_t)v;
+            break;
+        case O_PROGRESS: progress = 1; break;
+        case O_NO_PROGRESS: progress = 0; break;
+        default:
+            return wk_cli_usage_error("inspect", "unknown option or missing value: '%s'",
+                                      argv[optind - 1]);
         }
     }
-    if (path == NULL) {
-        return wk_cli_usage_error("inspect", "missing FILE (use - for standard input)");
+    if (argc - optind > 1) {
+        return wk_cli_usage_error("inspect", "one input only");
     }
-    uint8_t *data = NULL;
-    size_t len = 0;
-    if (wk_cli_read_all(path, &data, &len) != 0) {
+    const char *path = optind < argc ? argv[optind] : NULL;
+    wk_cli_input in;
+    if (wk_cli_input_open(&in, path, progress) != 0) {
         return WK_EXIT_FAIL;
     }
-    int rc = inspect(data, len, &opts);
-    free(data);
+    uint32_t max_depth = opts.max_depth != 0 ? opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
+    level *levels = calloc((size_t)max_depth + 1, sizeof(level));
+    if (levels == NULL) {
+        wk_cli_input_close(&in);
+        return wk_cli_fail("out of memory");
+    }
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, &opts, max_value);
+    printf("%-10s %-4s %-16s value\n", "offset", "byte", "format");
+    size_t values = 0;
+    int rc = WK_EXIT_OK;
+    for (;;) {
+        const uint8_t *d;
+        size_t n;
+        uint64_t off;
+        wk_status st = wk_mp_unpacker_next(&u, &d, &n, &off);
+        if (st == WK_OK) {
+            rc = inspect(d, n, off, &opts, levels);
+            if (rc != WK_EXIT_OK) {
+                break;
+            }
+            values++;
+            continue;
+        }
+        if (st == WK_ERR_AGAIN) {
+            fflush(stdout); /* this value's lines out before a read that may wait */
+            long k = wk_cli_input_read(&in, &d);
+            if (k < 0) {
+                rc = WK_EXIT_FAIL;
+                break;
+            }
+            if (k == 0) {
+                wk_mp_unpacker_finish(&u);
+            } else {
+                wk_mp_unpacker_feed(&u, d, (size_t)k);
+            }
+            continue;
+        }
+        if (st == WK_ERR_EOF) {
+            printf("%zu top-level value%s, %" PRIu64 " bytes\n", values, values == 1 ? "" : "s",
+                   wk_mp_unpacker_offset(&u));
+            break;
+        }
+        wk_error err;
+        wk_mp_unpacker_error(&u, &err);
+        fflush(stdout);
+        wk_cli_input_close(&in);
+        in.buf = NULL;
+        rc = wk_cli_fail_at("invalid MessagePack", &err);
+        break;
+    }
+    if (in.buf != NULL) {
+        wk_cli_input_close(&in);
+    }
+    wk_mp_unpacker_free(&u);
+    free(levels);
     return rc;
 }
 

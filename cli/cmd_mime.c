@@ -149,7 +149,7 @@ static int run(int argc, char **argv)
         const char *in = argv[i];
         wk_media_type mt = WK_MT_INIT;
         wk_error err = {0};
-        wk_text_slice r = {NULL, 0};
+        wk_slice r = {NULL, 0};
         wk_status st = wk_mt_parse(in, strlen(in), flags, &mt, &err);
         if (st == WK_OK) {
             st = wk_mt_render(&mt, style, NULL, &r, &err);

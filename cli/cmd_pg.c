@@ -111,7 +111,7 @@ static int query(const char *dsn, bool msgpack, uint32_t timeout_ms, size_t max_
         return rc;
     }
     wk_pq_param *p = calloc((size_t)nparams + 1, sizeof *p);
-    wk_pg_str *s = calloc((size_t)nparams + 1, sizeof *s);
+    wk_slice *s = calloc((size_t)nparams + 1, sizeof *s);
     if (p == NULL || s == NULL) {
         free(p);
         free(s);

@@ -1,5 +1,10 @@
-/* Error reporting and stream helpers for the wirekit command. */
+/* Error reporting and stream helpers for the wirekit command: whole-file reads, chunked
+ * input with a progress line. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +106,105 @@ FILE *wk_cli_open_out(const char *path)
         wk_cli_fail("cannot write %s: %s", path, strerror(errno));
     }
     return f;
+}
+
+/* ---- streaming input ---- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int wk_cli_input_open(wk_cli_input *in, const char *path, int progress)
+{
+    memset(in, 0, sizeof *in);
+    int use_stdin = path == NULL || strcmp(path, "-") == 0;
+    in->name = use_stdin ? "standard input" : path;
+    in->fd = use_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0) {
+        wk_cli_fail("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        in->size = (uint64_t)sb.st_size;
+    }
+    if (progress == WK_CLI_PROGRESS_AUTO) {
+        in->progress = in->size > ((uint64_t)64 << 20) && isatty(2);
+    } else {
+        in->progress = progress != 0;
+    }
+    in->buf = malloc(WK_CLI_CHUNK);
+    if (in->buf == NULL) {
+        if (!use_stdin) {
+            close(in->fd);
+        }
+        wk_cli_fail("out of memory");
+        return -1;
+    }
+    in->t0 = in->last = now_seconds();
+    return 0;
+}
+
+static void show_progress(wk_cli_input *in, double t)
+{
+    double mb = (double)in->done / 1e6;
+    double rate = t > in->t0 ? mb / (t - in->t0) : 0.0;
+    if (in->size > 0) {
+        double pct = 100.0 * (double)in->done / (double)in->size;
+        double eta = rate > 0 ? ((double)(in->size - in->done) / 1e6) / rate : 0.0;
+        fprintf(stderr, "\r%.1f MB of %.1f MB (%.0f%%), %.1f MB/s, ETA %d:%02d ", mb,
+                (double)in->size / 1e6, pct, rate, (int)eta / 60, (int)eta % 60);
+    } else {
+        fprintf(stderr, "\r%.1f MB, %.1f MB/s ", mb, rate);
+    }
+    fflush(stderr);
+    in->shown = true;
+}
+
+long wk_cli_input_read(wk_cli_input *in, const uint8_t **data)
+{
+    ssize_t n;
+    do {
+        n = read(in->fd, in->buf, WK_CLI_CHUNK);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        wk_cli_fail("cannot read %s: %s", in->name, strerror(errno));
+        return -1;
+    }
+    in->done += (uint64_t)n;
+    if (in->progress) {
+        double t = now_seconds();
+        if (t - in->last >= 0.25 || n == 0) { /* every quarter second, and at the end */
+            in->last = t;
+            show_progress(in, t);
+        }
+    }
+    *data = in->buf;
+    return (long)n;
+}
+
+void wk_cli_input_close(wk_cli_input *in)
+{
+    if (in->shown) {
+        fputc('\n', stderr);
+    }
+    if (in->fd > 0) {
+        close(in->fd);
+    }
+    free(in->buf);
+    in->buf = NULL;
+}
+
+int wk_cli_fail_in(const char *name, uint64_t line, uint64_t col, const char *what,
+                   const wk_error *err)
+{
+    const char *msg = err->msg != NULL ? err->msg : wk_status_str(err->code);
+    if (line != 0) {
+        return wk_cli_fail("%s:%llu:%llu: %s: %s (at byte %zu)", name, (unsigned long long)line,
+                           (unsigned long long)col, what, msg, err->offset);
+    }
+    return wk_cli_fail("%s: %s: %s (at byte %zu)", name, what, msg, err->offset);
 }

@@ -18,7 +18,7 @@
 /* One result row, as the application wants it. */
 typedef struct row {
     int32_t id;
-    wk_pg_str name;    /* text: a view into the PGresult (no copy) */
+    wk_slice name;    /* text: a view into the PGresult (no copy) */
     double score;
     int64_t joined_us; /* timestamptz: microseconds since 2000-01-01 UTC */
 } row;
@@ -41,7 +41,7 @@ int main(void)
     /* Parameters: C values and their kinds; wirekit encodes them in binary. */
     int32_t count = 5;
     double factor = 1.5;
-    wk_pg_str prefix = {"user-", 5};
+    wk_slice prefix = {"user-", 5};
     wk_pq_param params[] = {
         {WK_PG_KIND_I32, &count, 0},
         {WK_PG_KIND_F64, &factor, 0},

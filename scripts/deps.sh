@@ -13,7 +13,8 @@ debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
       libhiredis-dev postgresql redis-server redis-sentinel redis-tools valgrind
       librust-data-url-dev doxygen groff-base groff man-db
-      debhelper dpkg-dev lintian fakeroot)
+      debhelper dpkg-dev lintian fakeroot
+      libyajl-dev jq python3-msgpack time bsdutils)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")

@@ -124,7 +124,7 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
 {
     bctx *b = arg;
     uint64_t sum = 0;
-    wk_cache_keyref ids[BATCH];
+    wk_slice ids[BATCH];
     wk_cache_entry *refs[BATCH];
     wk_status sts[BATCH];
     for (uint64_t i = 0; i < iters; i += BATCH) {
@@ -278,7 +278,7 @@ static uint64_t cluster_pipelined(void *arg, uint64_t iters)
 {
     bctx *b = arg;
     uint64_t sum = 0;
-    wk_cache_keyref ids[CBATCH];
+    wk_slice ids[CBATCH];
     wk_cache_entry *refs[CBATCH];
     wk_status sts[CBATCH];
     for (uint64_t i = 0; i < iters; i += CBATCH) {

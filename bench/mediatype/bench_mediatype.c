@@ -68,7 +68,7 @@ static uint64_t wk_render_cached(void *arg, uint64_t iters)
 {
     wk_media_type *mt = arg;
     uint64_t sum = 0;
-    wk_text_slice r;
+    wk_slice r;
     for (uint64_t i = 0; i < iters; i++) {
         wk_bench_escape(mt);
         wk_mt_render(mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL);
@@ -112,7 +112,7 @@ static uint64_t wk_parse_render_mix(void *arg, uint64_t iters)
     (void)arg;
     uint64_t sum = 0;
     wk_media_type mt = WK_MT_INIT;
-    wk_text_slice r;
+    wk_slice r;
     size_t k = 0;
     for (uint64_t i = 0; i < iters; i++) {
         wk_mt_parse(mix[k], mix_len[k], 0, &mt, NULL);

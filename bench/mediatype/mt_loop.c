@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     uint8_t mem[512];
     wk_buf out;
     wk_buf_init_fixed(&out, mem, sizeof mem);
-    wk_text_slice r;
+    wk_slice r;
     for (unsigned long i = 0; i < n; i++) {
         escape(v);
         if (kind == 0) {

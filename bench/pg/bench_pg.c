@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "wirekit/pg.h"
+#include "pg/pg_oracle.h"
 
 int wk_bench_pg_result(wk_bench *b);
 
@@ -30,7 +31,7 @@ static const wk_pg_decoder *dec_of(seed *s, wk_pg_oid oid, wk_pg_format f, wk_pg
     if (!s->scan) {
         return wk_pg_registry_find_decoder(s->reg, oid, f, k);
     }
-    return wk_pg_registry_scan_decoder(s->reg, oid, f, k, tmp) ? tmp : NULL;
+    return wk__pg_registry_scan_decoder(s->reg, oid, f, k, tmp) ? tmp : NULL;
 }
 
 static const wk_pg_encoder *enc_of(seed *s, wk_pg_kind k, wk_pg_kind ek, wk_pg_encoder *tmp)
@@ -39,7 +40,7 @@ static const wk_pg_encoder *enc_of(seed *s, wk_pg_kind k, wk_pg_kind ek, wk_pg_e
         return k == WK_PG_KIND_ARRAY ? wk_pg_registry_find_array_encoder(s->reg, WK_PG_BINARY, ek)
                                      : wk_pg_registry_find_encoder(s->reg, WK_PG_BINARY, k);
     }
-    return wk_pg_registry_scan_encoder(s->reg, WK_PG_BINARY, k, ek, tmp) ? tmp : NULL;
+    return wk__pg_registry_scan_encoder(s->reg, WK_PG_BINARY, k, ek, tmp) ? tmp : NULL;
 }
 
 /* ---- the 9 decodes ---- */
@@ -74,7 +75,7 @@ static uint64_t nine_decodes(seed *s)
     int16_t i2 = 0;
     double f8 = 0;
     float f4 = 0;
-    wk_pg_str str = {NULL, 0};
+    wk_slice str = {NULL, 0};
     int64_t ts = 0;
     int16_t a2[8];
     int32_t a4[8];
@@ -118,7 +119,7 @@ static uint64_t eleven_encodes(seed *s)
     int32_t i4 = 12345;
     double f8 = 3.14159;
     float f4 = 2.5f;
-    wk_pg_str str = {"hello, world", 12};
+    wk_slice str = {"hello, world", 12};
     int64_t ts = INT64_C(737209696789000);
     wk_pg_array_in a8, af;
     wk_pg_array_in_1d(&a8, WK_PG_KIND_I64, i8arr, 3, NULL);

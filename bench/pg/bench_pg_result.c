@@ -31,7 +31,7 @@ typedef struct row {
     int64_t big;
     double f;
     double price;
-    wk_pg_str name;
+    wk_slice name;
     int64_t at; /* microseconds since 2000-01-01 UTC */
     bool flag;
 } row;

@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(wk_mt_equal(&a, &c));
         check(wk_mt_serialize(&c, style, &s2, NULL) == WK_OK);
         check(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0);
-        wk_text_slice r;
+        wk_slice r;
         check(wk_mt_render(&a, style, NULL, &r, NULL) == WK_OK);
         check(r.len == s1.len && memcmp(r.ptr, s1.data, r.len) == 0);
         wk_mt_free(&a);

@@ -90,7 +90,7 @@ static void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
                 if (e != NULL) {
                     wk_buf bin;
                     wk_buf_init(&bin, NULL, 1 << 24);
-                    wk_pg_str s = {(const char *)text.data, text.len};
+                    wk_slice s = {(const char *)text.data, text.len};
                     (void)wk_pg_encode(e, &s, &bin, &err);
                     wk_buf_free(&bin);
                 }

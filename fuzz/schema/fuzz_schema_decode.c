@@ -46,7 +46,7 @@ typedef struct flat_all {
     char *str;
     char *nstr;
     char code[8];
-    wk_bytes bytes;
+    wk_slice bytes;
     wk_timestamp ts;
     wk_value any;
 } flat_all;

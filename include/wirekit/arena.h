@@ -19,6 +19,9 @@ extern "C" {
 /** A block of memory an arena took from its allocator (internal). */
 typedef struct wk_arena_chunk wk_arena_chunk;
 
+/** The cap of an arena made with `max` 0, as for wk_buf (WK_BUF_DEFAULT_MAX): 1 GiB. */
+#define WK_ARENA_DEFAULT_MAX ((size_t)1 << 30)
+
 /** A bump allocator: everything allocated from it is freed at once by wk_arena_free()
  * (fields are internal). */
 typedef struct wk_arena {
@@ -27,14 +30,16 @@ typedef struct wk_arena {
     uint8_t *end;              /**< end of the current region */
     size_t next_size;          /**< size of the next chunk */
     size_t total;              /**< bytes taken from the allocator */
-    size_t max;                /**< cap on `total`, 0 = none */
+    size_t max;                /**< cap on `total` (SIZE_MAX = none) */
     const wk_allocator *alloc; /**< NULL = libc */
     uint8_t *initial;          /**< caller buffer given to wk_arena_init_buf, or NULL */
     size_t initial_cap; /**< size of `initial` */
 } wk_arena;
 
-/** Makes an empty arena. `alloc` NULL means libc; `max` 0 means no cap. Allocates nothing
- *  until the first request. Release with wk_arena_free(). */
+/** Makes an empty arena. `alloc` NULL means libc; `max` caps the bytes taken from the
+ *  allocator: 0 means WK_ARENA_DEFAULT_MAX (the rule of every limit: 0 is the default, never
+ *  "unlimited"), SIZE_MAX means no cap. Allocates nothing until the first request. Release
+ *  with wk_arena_free(). */
 WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max);
 
 /** Like wk_arena_init, but serves requests from `buf[0..cap)` first. */

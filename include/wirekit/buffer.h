@@ -20,7 +20,9 @@ extern "C" {
 #define WK_BUF_DEFAULT_MAX ((size_t)1 << 30)
 
 /** A byte buffer: `data[0..len)` holds the bytes, `cap` bytes are allocated; growable up to
- * `max`, or fixed over caller memory. */
+ * `max`, or fixed over caller memory. Public fields: `data` and `len` (read them; `len` may
+ * be lowered to truncate) and `cap` (read-only). The inline writers of msgpack.h and json.h
+ * write `data`, `len` and `cap` through the documented growth calls only. */
 typedef struct wk_buf {
     uint8_t *data; /**< the bytes (NULL until the first growth of an empty growable buffer) */
     size_t len; /**< bytes in use */

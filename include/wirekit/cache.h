@@ -44,12 +44,6 @@ typedef struct wk_cache wk_cache;
  * released. */
 typedef struct wk_cache_entry wk_cache_entry;
 
-/** A key as bytes. */
-typedef struct wk_cache_keyref {
-    const char *ptr; /**< the bytes */
-    size_t len; /**< their count */
-} wk_cache_keyref;
-
 /* ---- the shared tier: a byte store the cache talks to -------------------------------------- */
 
 /** Values the cache stores in the shared tier besides encoded objects. Both start with the
@@ -96,7 +90,7 @@ typedef struct wk_cache_watch {
  */
 typedef struct wk_cache_store {
     /** Gets `n` keys in one round trip (see above). */
-    wk_status (*fetch)(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+    wk_status (*fetch)(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                        bool *found, wk_error *err);
     /** Writes one value with a TTL, WK_CACHE_STORE_FILL or _REPLACE. */
     wk_status (*store)(void *self, const char *key, size_t key_len, const void *val,
@@ -132,6 +126,10 @@ typedef struct wk_cache_config {
     unsigned flags;                  /**< WK_CACHE_* */
     size_t max_entry_bytes;          /**< largest encoded entry put or kept: 16 MiB
                                           (WK_CACHE_MAX_ENTRY_DEFAULT) */
+    const wk_allocator *alloc;       /**< every allocation of the cache, its entries, loads
+                                          and get_many: libc when NULL; must outlive every
+                                          entry */
+    void *reserved[4];               /**< zero; room to grow without breaking the ABI */
 } wk_cache_config;
 
 /** Default cap on one entry's encoded size. */
@@ -189,7 +187,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
  * Returns WK_OK when every id was answered (found or not found), else the first failure.
  */
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
-                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err);
 

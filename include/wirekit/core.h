@@ -39,6 +39,16 @@ WK_API const char *wk_version(void);
  *  WK_VERSION_NUMBER). */
 WK_API int wk_version_number(void);
 
+/**
+ * A view of `len` bytes at `ptr` owned by someone else, not NUL-terminated: the one slice type
+ * of every module (strings and bytes in events, media-type parts, PostgreSQL text, cache keys,
+ * a schema's bytes field). Plain value: copy it freely; it never owns what it points at.
+ */
+typedef struct wk_slice {
+    const char *ptr; /**< the bytes */
+    size_t len;      /**< their count */
+} wk_slice;
+
 /** Result of every fallible wirekit call. WK_OK is zero; every other value is an error. */
 typedef enum wk_status {
     WK_OK = 0,
@@ -56,7 +66,8 @@ typedef enum wk_status {
     WK_ERR_TRAILING,    /**< bytes left after a complete value where none were allowed */
     WK_ERR_IO,          /**< an operating-system or network failure */
     WK_ERR_UNSUPPORTED, /**< a valid input that this build or option set does not handle */
-    WK_ERR_EOF          /**< a stream ended cleanly: no more values */
+    WK_ERR_EOF,         /**< a stream ended cleanly: no more values */
+    WK_ERR_AGAIN        /**< an incremental reader needs more input before the next value */
 } wk_status;
 
 /** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset

@@ -50,10 +50,7 @@ typedef struct wk_event {
         int64_t i;
         uint64_t u;
         double f;
-        struct {
-            const char *ptr;
-            size_t len;
-        } str;
+        wk_slice str; /* STR, BIN, RAWNUM */
         uint32_t count;
         struct {
             int8_t type;

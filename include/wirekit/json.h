@@ -42,7 +42,8 @@ extern "C" {
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
 
 
-/** The event reader. Treat as opaque; lives on the caller's stack or heap. */
+/** The event reader; lives on the caller's stack or heap. Opaque: no inline call reads its
+ *  fields (every reader call is out of line), so they may change between versions. */
 typedef struct wk_json_reader {
     const uint8_t *start; /**< internal: first input byte */
     const uint8_t *p;     /**< internal: next input byte */
@@ -174,7 +175,12 @@ typedef struct wk_json_write_opts {
     uint32_t indent; /**< spaces per level when pretty; 0 = 2; at most 16 */
 } wk_json_write_opts;
 
-/** The event writer. Treat as opaque. */
+/**
+ * The event writer; lives on the caller's stack or heap, made by wk_json_writer_init.
+ * Contract of the inline calls in this header (ABI of this major version): they read and
+ * write `out` (its data/len/cap), `depth`, `values`, `err` and `frame[0..depth]`, and read
+ * `flags`/`indent`; callers read none of the fields and must not copy a writer in use.
+ */
 typedef struct wk_json_writer {
     wk_buf *out; /**< internal: where bytes go */
     unsigned flags; /**< internal: WK_JSON_WRITE_* flags */
@@ -223,16 +229,28 @@ static inline void wk_json_writer_init(wk_json_writer *w, wk_buf *out,
  */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev);
 
-/* Out-of-line halves of the inline typed calls below (internal; same contracts). */
-WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object);
-WK_API wk_status wk__json_writer_end_slow(wk_json_writer *w);
-WK_API wk_status wk__json_writer_key_slow(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk__json_writer_str_slow(wk_json_writer *w, const char *s, size_t n);
-WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i);
-WK_API wk_status wk__json_writer_uint_slow(wk_json_writer *w, uint64_t u);
-WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b);
-WK_API wk_status wk__json_writer_null_slow(wk_json_writer *w);
-WK_API size_t wk__json_fmt_u64(uint64_t u, char *d);
+/* Out-of-line halves of the inline typed calls below: part of the ABI, each with the contract
+ * of the call it completes (wk_json_writer_begin_slow(w, true) is begin_map, false
+ * begin_array); call the inline calls, not these. wk_json_fmt_u64 writes the decimal digits
+ * of `u` at `d` (at least 20 bytes of room) and returns how many it wrote. */
+/** Out-of-line half of wk_json_writer_begin_map (`object` true) and _begin_array (ABI). */
+WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object);
+/** Out-of-line half of wk_json_writer_end (ABI). */
+WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w);
+/** Out-of-line half of wk_json_writer_key (ABI). */
+WK_API wk_status wk_json_writer_key_slow(wk_json_writer *w, const char *s, size_t n);
+/** Out-of-line half of wk_json_writer_str (ABI). */
+WK_API wk_status wk_json_writer_str_slow(wk_json_writer *w, const char *s, size_t n);
+/** Out-of-line half of wk_json_writer_int (ABI). */
+WK_API wk_status wk_json_writer_int_slow(wk_json_writer *w, int64_t i);
+/** Out-of-line half of wk_json_writer_uint (ABI). */
+WK_API wk_status wk_json_writer_uint_slow(wk_json_writer *w, uint64_t u);
+/** Out-of-line half of wk_json_writer_bool (ABI). */
+WK_API wk_status wk_json_writer_bool_slow(wk_json_writer *w, bool b);
+/** Out-of-line half of wk_json_writer_nil (ABI). */
+WK_API wk_status wk_json_writer_nil_slow(wk_json_writer *w);
+/** Writes the decimal digits of `u` at `d` (20 bytes of room) and returns their count. */
+WK_API size_t wk_json_fmt_u64(uint64_t u, char *d);
 
 /* The room check of the inline paths: `out` has WK__JW_ROOM bytes free. */
 static inline bool wk__jw_room(const wk_json_writer *w)
@@ -354,7 +372,7 @@ static inline wk_status wk_json_writer_begin_map(wk_json_writer *w)
             (uint8_t)(WK__JW_OBJECT | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
         return WK_OK;
     }
-    return wk__json_writer_begin_slow(w, true);
+    return wk_json_writer_begin_slow(w, true);
 }
 
 /** Typed write of the opening of an array (WK_EV_ARRAY with an unknown count). */
@@ -377,7 +395,7 @@ static inline wk_status wk_json_writer_begin_array(wk_json_writer *w)
             (uint8_t)(0 | ((w->flags & WK_JSON_WRITE_PRETTY) ? WK__JW_STOP : 0));
         return WK_OK;
     }
-    return wk__json_writer_begin_slow(w, false);
+    return wk_json_writer_begin_slow(w, false);
 }
 
 /** Typed write of the end of the innermost open object or array (WK_EV_END). */
@@ -396,7 +414,7 @@ static inline wk_status wk_json_writer_end(wk_json_writer *w)
         }
         return WK_OK;
     }
-    return wk__json_writer_end_slow(w);
+    return wk_json_writer_end_slow(w);
 }
 
 /** Typed write of an object key `s[0..n)` (WK_ERR_STATE when no key is due). */
@@ -419,7 +437,7 @@ static inline wk_status wk_json_writer_key(wk_json_writer *w, const char *s, siz
             return WK_OK;
         }
     }
-    return wk__json_writer_key_slow(w, s, n);
+    return wk_json_writer_key_slow(w, s, n);
 }
 
 /** Typed write of the string `s[0..n)` (UTF-8, escaped as needed). */
@@ -442,7 +460,7 @@ static inline wk_status wk_json_writer_str(wk_json_writer *w, const char *s, siz
             return WK_OK;
         }
     }
-    return wk__json_writer_str_slow(w, s, n);
+    return wk_json_writer_str_slow(w, s, n);
 }
 
 /** Typed write of an unsigned integer. */
@@ -461,12 +479,12 @@ static inline wk_status wk_json_writer_uint(wk_json_writer *w, uint64_t u)
             d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
             d += 2;
         } else {
-            d += wk__json_fmt_u64(u, (char *)d);
+            d += wk_json_fmt_u64(u, (char *)d);
         }
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_uint_slow(w, u);
+    return wk_json_writer_uint_slow(w, u);
 }
 
 /** Typed write of a signed integer. */
@@ -490,12 +508,12 @@ static inline wk_status wk_json_writer_int(wk_json_writer *w, int64_t i)
             d[1] = (uint8_t)('0' + (uint32_t)u - 10 * t);
             d += 2;
         } else {
-            d += wk__json_fmt_u64(u, (char *)d);
+            d += wk_json_fmt_u64(u, (char *)d);
         }
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_int_slow(w, i);
+    return wk_json_writer_int_slow(w, i);
 }
 
 /** Typed write of `true` or `false`. */
@@ -515,7 +533,7 @@ static inline wk_status wk_json_writer_bool(wk_json_writer *w, bool b)
         w->out->len = (size_t)(d - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_bool_slow(w, b);
+    return wk_json_writer_bool_slow(w, b);
 }
 
 /** Typed write of `null`. */
@@ -530,7 +548,7 @@ static inline wk_status wk_json_writer_nil(wk_json_writer *w)
         w->out->len = (size_t)(d + 4 - w->out->data);
         return WK_OK;
     }
-    return wk__json_writer_null_slow(w);
+    return wk_json_writer_nil_slow(w);
 }
 
 /** Writes a double as the shortest text that reads back to it (WK_ERR_ARG for NaN and
@@ -542,7 +560,8 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink);
 
 /** Checks that every container was closed; returns WK_OK, the latched error, or WK_ERR_STATE
  *  (a value left open). `err` (may be NULL) gets the details, offset into the output. */
-WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err);
+/** wk_json_writer_finish's out-of-line half (ABI; call wk_json_writer_finish). */
+WK_API wk_status wk_json_writer_finish_slow(wk_json_writer *w, wk_error *err);
 /** Checks that every container was closed and returns the latched error, or WK_ERR_STATE for
  * an unfinished document; `err` gets the details. */
 static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
@@ -550,7 +569,7 @@ static inline wk_status wk_json_writer_finish(wk_json_writer *w, wk_error *err)
     if (w->err.code == WK_OK && w->depth == 0 && err == NULL) {
         return WK_OK;
     }
-    return wk__json_writer_finish_slow(w, err);
+    return wk_json_writer_finish_slow(w, err);
 }
 
 /**

@@ -47,29 +47,31 @@ extern "C" {
 
 /** One parameter of a media type. */
 typedef struct wk_mt_param {
-    wk_text_slice name;  /**< as written; names compare case-insensitively */
-    wk_text_slice value; /**< as written; a quoted value is the text between the quotes */
+    wk_slice name;  /**< as written; names compare case-insensitively */
+    wk_slice value; /**< as written; a quoted value is the text between the quotes */
     uint8_t quoted;      /**< the value was a quoted string */
     uint8_t escaped;     /**< the quoted value holds backslash escapes: see wk_mt_param_value */
 } wk_mt_param;
 
 /** A parsed or built media type: views of the type, subtype and parameters, and an internal
- * render cache. Initialise with WK_MT_INIT or wk_mt_init(); release with wk_mt_release(). */
+ * render cache. Initialise with WK_MT_INIT or wk_mt_init(); release with wk_mt_free(). */
 typedef struct wk_media_type {
     /** Views of the input as written (compare case-insensitively); for a well-known type,
      * views of the table's lowercase essence instead. */
-    wk_text_slice type;
-    wk_text_slice subtype; /**< the subtype, as written */
-    wk_text_slice essence; /**< "type/subtype" */
+    wk_slice type;
+    wk_slice subtype; /**< the subtype, as written */
+    wk_slice essence; /**< "type/subtype" */
     uint16_t id;           /**< well-known id (wk_mt_known_get), 0 when not in the table */
     uint8_t nparams; /**< parameters in `params` */
-    uint8_t canonical; /**< internal: which styles the input is already the serialization of */
+    uint8_t canonical; /**< which styles the input is already the serialization of (render) */
     wk_mt_param params[WK_MT_MAX_PARAMS]; /**< the parameters, in input order, duplicates removed */
-    /** ---- internal: the render cache (wk_mt_render) ---- */
-    wk_text_slice input;      /**< the parsed text, whitespace-trimmed */
+    /* ---- the render cache: the inline wk_mt_render reads cache_styles, cache_kind,
+     * cache_view and cache_inline (ABI of this major version); only the library writes
+     * them. The rest of the struct is plain views. ---- */
+    wk_slice input;      /**< the parsed text, whitespace-trimmed */
     uint8_t cache_kind;       /**< 0 none, 1 external view, 2 inline, 3 heap */
     uint8_t cache_styles;     /**< bit (1 << style) set: the cache holds that style's form */
-    wk_text_slice cache_view; /**< the cached form (for kind 2, only its length is used) */
+    wk_slice cache_view; /**< the cached form (for kind 2, only its length is used) */
     size_t cache_heap_cap; /**< internal: heap render buffer size */
     const wk_allocator *cache_alloc; /**< internal: allocator of the heap render buffer */
     char cache_inline[WK_MT_RENDER_INLINE]; /**< internal: inline render buffer */
@@ -125,7 +127,7 @@ WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf
 /** The slow path of wk_mt_render(): finds or builds the serialization and caches it. Call
  *  wk_mt_render(), which tries the cache inline first. */
 WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                                    wk_text_slice *out, wk_error *err);
+                                    wk_slice *out, wk_error *err);
 
 /**
  * Returns in *out the serialization of *mt in `style`, cached in *mt: the first call finds or
@@ -138,7 +140,7 @@ WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_
  * WK_ERR_ARG (no parsed type, or an unknown style).
  */
 static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                                     wk_text_slice *out, wk_error *err)
+                                     wk_slice *out, wk_error *err)
 {
     if (style <= WK_MT_STYLE_SPACE && mt != NULL && out != NULL &&
         (mt->cache_styles & (1u << style)) != 0) {

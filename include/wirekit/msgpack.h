@@ -46,7 +46,13 @@ typedef struct wk_mp_frame {
 
 #define WK_MP_WRITER_INLINE_FRAMES 8 /**< containers the event sink tracks without allocating */
 
-/** The MessagePack writer. Treat as opaque; lives on the caller's stack or heap. */
+/**
+ * The MessagePack writer; lives on the caller's stack or heap, made by wk_mp_writer_init.
+ * Contract of the inline calls in this header (part of the ABI of this major version): they
+ * read and write `pos`, `lim`, `out`, `status`, `msg`, `err_offset`, and `depth`, `frames`,
+ * `frames_cap`, `finished` (wk_mp_writer_init/finish); nothing else. Callers read none of the fields (use
+ * wk_mp_writer_size and wk_mp_writer_finish) and must not copy a writer in use.
+ */
 typedef struct wk_mp_writer {
     uint8_t *pos;     /**< next output byte, inside out->data */
     uintptr_t lim;    /**< capacity end - 31 (so pos < lim while >= 32 bytes fit); 0 when there
@@ -64,22 +70,24 @@ typedef struct wk_mp_writer {
     wk_mp_frame inline_frames[WK_MP_WRITER_INLINE_FRAMES]; /**< the first frames, no allocation */
 } wk_mp_writer;
 
-/** What the growth slow path hands back (internal): the new cursor and end, or on failure
- *  the unchanged cursor, `status` and a static message. */
-typedef struct wk__mp_grown {
-    uint8_t *pos;
-    uint8_t *end;
-    const char *msg;
-    wk_status status;
-} wk__mp_grown;
+/** What wk_mp_writer_grow hands back: the new cursor and end, or on failure the unchanged
+ *  cursor, `status` and a static message. Part of the ABI of the inline writer calls. */
+typedef struct wk_mp_grown {
+    uint8_t *pos;      /**< the cursor (new, or unchanged on failure) */
+    uint8_t *end;      /**< the end of the room */
+    const char *msg;   /**< static message on failure */
+    wk_status status;  /**< WK_OK or the failure */
+} wk_mp_grown;
 
-/** Internal slow path: syncs `out->len` to `pos`, makes room for `n` more bytes. Takes no
+/** The inline writer calls' slow path (ABI; callers use the wk_mp_writer_* calls): syncs
+ *  `out->len` to `pos` and makes room for `n` more bytes. Takes no
  *  writer pointer on purpose: when no out-of-line call sees the writer's address, the
  *  compiler keeps `pos`/`lim` in registers across a run of inlined writes (a byte store into
  *  the buffer cannot alias a writer whose address never escaped). */
-WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n);
-/** Internal: releases the event sink's heap container stack. */
-WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap);
+WK_API wk_mp_grown wk_mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n);
+/** Frees the event sink's heap container stack (called by the inline wk_mp_writer_finish;
+ *  ABI, not for direct use). */
+WK_API void wk_mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap);
 
 /** Bytes a small write may take with only the `pos < lim` check. */
 #define WK__MP_SLACK 32u
@@ -166,7 +174,7 @@ static inline wk_status wk_mp_writer_finish(wk_mp_writer *w, wk_error *err)
         w->depth = 0;
     }
     if (w->frames != NULL) {
-        wk__mp_writer_free_frames(w->out, w->frames, w->frames_cap);
+        wk_mp_writer_free_frames(w->out, w->frames, w->frames_cap);
         w->frames = NULL;
     }
     w->finished = true;
@@ -241,7 +249,7 @@ static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)
     if (w->status != WK_OK) {
         return false;
     }
-    wk__mp_grown g = wk__mp_writer_grow(w->out, w->pos, n);
+    wk_mp_grown g = wk_mp_writer_grow(w->out, w->pos, n);
     if (g.status != WK_OK) {
         wk__mp_latch(w, g.status, g.msg);
         return false;
@@ -658,7 +666,14 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v);
 
 #define WK_MP_READER_INLINE_DEPTH 32 /**< container depth the reader tracks without allocating */
 
-/** The MessagePack reader. Treat as opaque; lives on the caller's stack or heap. */
+/**
+ * The MessagePack reader; lives on the caller's stack or heap, made by wk_mp_reader_init.
+ * Contract of the inline typed reads in this header (ABI of this major version): they read
+ * `pos`, `end`, `start`, `left`, `depth`, `fast_depth`, `strict_utf8` and `inline_rem`, and
+ * write `pos`, `left`, `depth` and `inline_rem`; every other field is touched only out of
+ * line. Callers read none of the fields (wk_mp_reader_offset, wk_mp_reader_error) and must
+ * not copy a reader in use.
+ */
 typedef struct wk_mp_reader {
     const uint8_t *start; /**< first input byte */
     const uint8_t *pos; /**< next input byte */
@@ -716,7 +731,9 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r);
  * common one-byte forms are decoded inline; every other form goes through one call.
  * wk_mp_reader_begin_map/array open the container: read its elements, then wk_mp_reader_end().
  */
-WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want);
+/** The typed reads' out-of-line half (ABI; call the typed reads): reads the next event and
+ *  returns WK_ERR_TYPE, consuming nothing, unless it has type `want`. */
+WK_API wk_status wk_mp_reader_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want);
 
 /** Reads a str (any width) as a view into the input. */
 static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t *len)
@@ -734,7 +751,7 @@ static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_STR);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_STR);
     if (st == WK_OK) {
         *s = ev.v.str.ptr;
         *len = ev.v.str.len;
@@ -746,7 +763,7 @@ static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t
 static inline wk_status wk_mp_reader_bin(wk_mp_reader *r, const void **data, size_t *len)
 {
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_BIN);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_BIN);
     if (st == WK_OK) {
         *data = ev.v.str.ptr;
         *len = ev.v.str.len;
@@ -769,7 +786,7 @@ static inline wk_status wk_mp_reader_int(wk_mp_reader *r, int64_t *out)
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_INT);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_INT);
     if (st == WK_OK) {
         *out = ev.v.i;
     }
@@ -791,7 +808,7 @@ static inline wk_status wk_mp_reader_uint(wk_mp_reader *r, uint64_t *out)
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_UINT);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_UINT);
     if (st == WK_OK) {
         *out = ev.v.u;
     }
@@ -812,7 +829,7 @@ static inline wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_BOOL);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_BOOL);
     if (st == WK_OK) {
         *out = ev.v.b;
     }
@@ -823,14 +840,14 @@ static inline wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
 static inline wk_status wk_mp_reader_nil(wk_mp_reader *r)
 {
     wk_event ev;
-    return wk__mp_read_slow(r, &ev, WK_EV_NIL);
+    return wk_mp_reader_read_slow(r, &ev, WK_EV_NIL);
 }
 
 /** Reads a float32 or float64 (integers are WK_ERR_TYPE). */
 static inline wk_status wk_mp_reader_double(wk_mp_reader *r, double *out)
 {
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_FLOAT);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_FLOAT);
     if (st == WK_OK) {
         *out = ev.v.f;
     }
@@ -856,7 +873,7 @@ static inline wk_status wk_mp_reader_begin_map(wk_mp_reader *r, uint32_t *n)
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_MAP);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_MAP);
     if (st == WK_OK) {
         *n = ev.v.count;
     }
@@ -881,14 +898,15 @@ static inline wk_status wk_mp_reader_begin_array(wk_mp_reader *r, uint32_t *n)
         }
     }
     wk_event ev;
-    wk_status st = wk__mp_read_slow(r, &ev, WK_EV_ARRAY);
+    wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_ARRAY);
     if (st == WK_OK) {
         *n = ev.v.count;
     }
     return st;
 }
 
-WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r);
+/** wk_mp_reader_end's out-of-line half (ABI; call wk_mp_reader_end). */
+WK_API wk_status wk_mp_reader_end_slow(wk_mp_reader *r);
 /** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
  *  elements remain or no container is open. */
 static inline wk_status wk_mp_reader_end(wk_mp_reader *r)
@@ -899,7 +917,7 @@ static inline wk_status wk_mp_reader_end(wk_mp_reader *r)
         r->depth = d;
         return WK_OK;
     }
-    return wk__mp_read_end_slow(r);
+    return wk_mp_reader_end_slow(r);
 }
 
 /** Copies the latched error (or WK_OK with the current offset) into `err` (may be NULL) and

@@ -10,7 +10,7 @@
  * makes a new snapshot; the old one stays valid for whoever holds it. A decode plan resolves
  * every column of a result once, so rows decode with no lookups at all.
  *
- * The slow, obvious answer (ask every codec in turn) is kept as wk_pg_registry_scan_* and the
+ * The slow, obvious answer (ask every codec in turn) is kept as an internal oracle and the
  * tests compare it with the table for every key.
  *
  * Values land in a C representation the caller picks (wk_pg_kind): integers, doubles,
@@ -110,8 +110,8 @@ typedef enum wk_pg_kind {
     WK_PG_KIND_F32,        /**< float */
     WK_PG_KIND_F64,        /**< double */
     WK_PG_KIND_NUMERIC,    /**< wk_pg_numeric (digits in the arena when decoded) */
-    WK_PG_KIND_STR,        /**< wk_pg_str: text (view into the input where possible) */
-    WK_PG_KIND_BYTES,      /**< wk_pg_str: raw bytes (bytea) */
+    WK_PG_KIND_STR,        /**< wk_slice: text (view into the input where possible) */
+    WK_PG_KIND_BYTES,      /**< wk_slice: raw bytes (bytea) */
     WK_PG_KIND_UUID,       /**< wk_pg_uuid */
     WK_PG_KIND_DATE,       /**< int32_t days since 2000-01-01; INT32_MIN/MAX = -/+infinity */
     WK_PG_KIND_TIME,       /**< int64_t microseconds since midnight */
@@ -122,19 +122,13 @@ typedef enum wk_pg_kind {
     WK_PG_KIND_INET,       /**< wk_pg_inet */
     WK_PG_KIND_ARRAY,      /**< decode: wk_pg_array; encode: wk_pg_array_in */
     WK_PG_KIND_TEXT,       /**< decode: wk_buf, PostgreSQL's text output is appended;
-                              encode: wk_pg_str holding PostgreSQL text input */
+                              encode: wk_slice holding PostgreSQL text input */
     WK_PG_KIND_VALUE,      /**< decode: wk_value (nodes and copies in the arena) */
     WK_PG_KIND_EVENTS,     /**< decode: wk_pg_events, the value is written as events */
     WK_PG_KIND_COUNT
 } wk_pg_kind;
 
 #define WK_PG_KIND_MASK(k) (1u << (unsigned)(k)) /**< the bit of kind `k` in a mask */
-
-/** A byte or text view: `len` bytes at `ptr`, not NUL-terminated. */
-typedef struct wk_pg_str {
-    const char *ptr; /**< the bytes */
-    size_t len; /**< their count */
-} wk_pg_str;
 
 /** A UUID: its 16 bytes in network order. */
 typedef struct wk_pg_uuid {
@@ -431,23 +425,6 @@ WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk
 WK_API wk_pg_oid wk_pg_registry_elem_oid(const wk_pg_registry *reg, wk_pg_oid oid);
 /** The codecs of the snapshot in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_registry_codecs(const wk_pg_registry *reg, size_t *n);
-
-/**
- * The slow path, kept as the oracle: asks every codec in turn, using only its metadata, which
- * one decodes (oid, format, kind), and returns the function it would use (the decoder's
- * elem_oid is filled for arrays). Returns false when none can. Linear in the codec count.
- */
-WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
-                                        wk_pg_format format, wk_pg_kind kind,
-                                        wk_pg_decoder *out);
-/** Slow twin of wk_pg_registry_find_encoder_for. */
-WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
-                                            wk_pg_format format, wk_pg_kind kind,
-                                            wk_pg_encoder *out);
-/** Slow twin of wk_pg_registry_find_encoder (elem_kind used only when kind is ARRAY). */
-WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
-                                        wk_pg_kind kind, wk_pg_kind elem_kind,
-                                        wk_pg_encoder *out);
 
 /* ---- publishing snapshots ------------------------------------------------------------ */
 

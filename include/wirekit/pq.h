@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-/** A libpq connection with its registry snapshot (opaque; wk_pq_connect(), wk_pq_close()). */
+/** A libpq connection with its registry snapshot (opaque; wk_pq_connect(), wk_pq_conn_free()). */
 typedef struct wk_pq_conn wk_pq_conn;
 
 /**
@@ -69,7 +69,7 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn);
 /** One query parameter. */
 typedef struct wk_pq_param {
     wk_pg_kind kind;   /**< C kind of *value; WK_PG_KIND_ARRAY: a wk_pg_array_in;
-                          WK_PG_KIND_TEXT: a wk_pg_str holding PostgreSQL text input */
+                          WK_PG_KIND_TEXT: a wk_slice holding PostgreSQL text input */
     const void *value; /**< NULL = SQL NULL */
     wk_pg_oid oid;     /**< type to send as; 0 = the kind's default type (for TEXT: let the
                           server infer it, sent in text format) */

@@ -32,8 +32,8 @@
 extern "C" {
 #endif
 
-/** A Redis store: the shared tier of entity caches (opaque; wk_redis_store_open(),
- * wk_redis_store_close()). */
+/** A Redis store: the shared tier of entity caches (opaque; wk_redis_store_new(),
+ * wk_redis_store_free()). */
 typedef struct wk_redis_store wk_redis_store;
 
 /** Store settings; zero means the default given after each field. */
@@ -53,6 +53,8 @@ typedef struct wk_redis_opts {
     size_t max_reply_bytes;      /**< largest reply (a value) accepted:
                                       WK_REDIS_MAX_REPLY_DEFAULT */
     size_t max_reply_elements;   /**< most elements in one reply: WK_REDIS_MAX_ELEMENTS_DEFAULT */
+    const wk_allocator *alloc;   /**< the store's own memory: libc when NULL (hiredis allocates
+                                      its connections and replies itself) */
     const char *username;        /**< ACL user for AUTH (overrides the URL's): the default user */
     const char *password;        /**< AUTH password (overrides the URL's; keeps it out of
                                       URLs and process lists): none */
@@ -68,6 +70,7 @@ typedef struct wk_redis_opts {
                                       replicas (half the command timeout); fewer is a
                                       failure, so an acknowledged write survives a failover:
                                       0 (no WAIT) */
+    void *reserved[4];           /**< zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 
 /** Default reply cap: 64 MiB. */

@@ -66,7 +66,7 @@ typedef enum wk_schema_kind {
     WK_SK_F64,       /**< double */
     WK_SK_STR,       /**< char *: NUL-terminated UTF-8, may be NULL */
     WK_SK_STRBUF,    /**< char[N]: at most N-1 bytes plus a NUL */
-    WK_SK_BYTES,     /**< wk_bytes: pointer + length */
+    WK_SK_BYTES,     /**< wk_slice: pointer + length */
     WK_SK_TIMESTAMP, /**< wk_timestamp: seconds + nanoseconds */
     WK_SK_VALUE,     /**< wk_value: any free-form value (map[string]any) */
     WK_SK_STRUCT,    /**< a nested struct, inline, with its own descriptor */
@@ -79,12 +79,6 @@ typedef enum wk_schema_kind {
 #define WK_NULLABLE 0x04u  /**< nil <-> NULL pointer (str, bytes, array); nil accepted and
                               ignored on decode for the other kinds */
 
-/** Bytes of a WK_SK_BYTES field. Decoded bytes live in the caller's arena. */
-typedef struct wk_bytes {
-    const uint8_t *ptr; /**< the bytes */
-    size_t len;         /**< their count */
-} wk_bytes;
-
 /** A point in time: seconds since the Unix epoch and nanoseconds (< 1e9). */
 typedef struct wk_timestamp {
     int64_t sec; /**< seconds since the Unix epoch */
@@ -92,10 +86,10 @@ typedef struct wk_timestamp {
 } wk_timestamp;
 
 /** The C layout of an array nested directly in an array (WK_ELEM_ARRAY). */
-typedef struct wk_slice {
+typedef struct wk_schema_array {
     void *ptr; /**< the items */
     size_t count; /**< their count */
-} wk_slice;
+} wk_schema_array;
 
 typedef struct wk_schema wk_schema;
 
@@ -161,7 +155,7 @@ struct wk_schema {
                                  : (k) == WK_SK_STR                                          \
                                        ? sizeof(char *)                                      \
                                        : (k) == WK_SK_BYTES                                  \
-                                             ? sizeof(wk_bytes)                              \
+                                             ? sizeof(wk_slice)                              \
                                              : (k) == WK_SK_TIMESTAMP                        \
                                                    ? sizeof(wk_timestamp)                    \
                                                    : (k) == WK_SK_VALUE ? sizeof(wk_value)   \
@@ -196,7 +190,7 @@ struct wk_schema {
                 WK__CHECK(WK__MSIZE(T, items_member) == sizeof(void *) &&                    \
                           WK__MSIZE(T, count_member) == sizeof(size_t))),                    \
      (uint32_t)offsetof(T, count_member), (flags),                                           \
-     {WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)}}
+     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}}
 
 /* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
 /** The element type `kind` (a scalar-like kind) for WK_FIELD_ARRAY. */
@@ -206,9 +200,9 @@ struct wk_schema {
 /** A nested struct element of C type `ST` described by `schema_ptr`, for WK_FIELD_ARRAY. */
 #define WK_ELEM_STRUCT(ST, schema_ptr)                                                      \
     (&(const wk_schema_type){WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL})
-/** Array of arrays: each element is a wk_slice whose items have type `elem_type`. */
+/** Array of arrays: each element is a wk_schema_array whose items have type `elem_type`. */
 #define WK_ELEM_ARRAY(elem_type)                                                            \
-    (&(const wk_schema_type){WK_SK_ARRAY, (uint32_t)sizeof(wk_slice), NULL, (elem_type)})
+    (&(const wk_schema_type){WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)})
 
 /** Defines `const wk_schema var` describing C struct `T`, entity `name`, `version`, with the
  *  given WK_FIELD... entries. Use at file scope. WK_SCHEMA_DEFINE_STATIC gives it internal
@@ -242,9 +236,11 @@ struct wk_schema {
  * built on first use). Checks: known kinds, members inside the struct, unique non-empty
  * names, at most 64 required fields per struct, at most 4096 fields, nested descriptors
  * present. Returns WK_OK, WK_ERR_ARG (the message says what is wrong with which field) or
- * WK_ERR_NOMEM. Thread-safe; idempotent. The index is freed only by wk_schema_unprepare().
+ * WK_ERR_NOMEM. Thread-safe; idempotent. The indexes come from `alloc` (NULL = libc; it must
+ * outlive them; an index built on first use, without this call, comes from libc) and are
+ * freed only by wk_schema_unprepare().
  */
-WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err);
+WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc, wk_error *err);
 
 /** Frees the lookup index of `s` (not of nested descriptors). Only for descriptors that are
  *  not static (built at run time) and no longer used by any thread. */

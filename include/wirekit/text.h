@@ -27,12 +27,6 @@
 extern "C" {
 #endif
 
-/** A view of bytes owned by someone else. */
-typedef struct wk_text_slice {
-    const char *ptr; /**< the bytes */
-    size_t len; /**< their count */
-} wk_text_slice;
-
 /** A set of byte values (bit b of w[b >> 6] is byte b). Build with the inline helpers. */
 typedef struct wk_text_byteset {
     uint64_t w[4]; /**< bit b of w[b >> 6] is byte b */

@@ -12,6 +12,7 @@
 #include "event.h"
 #include "json.h"
 #include "mediatype.h"
+#include "stream.h"
 #include "msgpack.h"
 #include "pg.h"
 #include "schema.h"

@@ -41,6 +41,9 @@ struct wk_cache {
     wk_cache_watch watch;
     wk__shard *shards;
     wk__ebr ebr; /* reclamation for lock-free local hits */
+    void *shards_block;  /* the allocation `shards` is aligned in */
+    size_t shards_bytes; /* its size */
+    const wk_allocator *alloc; /* NULL = libc */
     uint32_t shard_bits;
     uint32_t nshards;
     /* atomic counters (the per-shard ones are in the shards) */
@@ -200,11 +203,13 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
         return wk_error_set(err, WK_ERR_ARG, 0,
                             "cache: namespace must be 1 to 64 bytes without ':'");
     }
-    wk_cache *c = calloc(1, sizeof *c);
+    wk_cache *c = wk_alloc(cfg->alloc, sizeof *c);
     if (c == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
-    memcpy(c->ns, ns, nl + 1); /* calloc'd: the rest of the array stays NUL */
+    memset(c, 0, sizeof *c);
+    c->alloc = cfg->alloc;
+    memcpy(c->ns, ns, nl + 1); /* zeroed: the rest of the array stays NUL */
     c->ns_len = nl;
     c->ser = cfg->serializer != NULL ? cfg->serializer : wk_serializer_msgpack();
     c->store = cfg->store;
@@ -226,21 +231,28 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
     }
     size_t max_entries = cfg->max_entries != 0 ? cfg->max_entries : 10000;
     size_t max_bytes = cfg->max_bytes != 0 ? cfg->max_bytes : ((size_t)64 << 20);
-    c->shards = aligned_alloc(64, sizeof(wk__shard) * c->nshards);
-    if (c->shards == NULL || wk__ebr_init(&c->ebr) != WK_OK) {
-        free(c->shards);
-        free(c);
+    /* Shards are 64-byte aligned (no false sharing); any allocator will do: align by hand. */
+    c->shards_bytes = sizeof(wk__shard) * c->nshards + 63;
+    c->shards_block = wk_alloc(c->alloc, c->shards_bytes);
+    if (c->shards_block == NULL) {
+        wk_free(c->alloc, c, sizeof *c);
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
+    c->shards = (wk__shard *)(((uintptr_t)c->shards_block + 63) & ~(uintptr_t)63);
+    if (wk__ebr_init(&c->ebr, c->alloc) != WK_OK) {
+        wk_free(c->alloc, c->shards_block, c->shards_bytes);
+        wk_free(c->alloc, c, sizeof *c);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
     for (uint32_t i = 0; i < c->nshards; i++) {
-        if (wk__shard_init(&c->shards[i], (max_entries + c->nshards - 1) / c->nshards,
+        if (wk__shard_init(&c->shards[i], c->alloc, (max_entries + c->nshards - 1) / c->nshards,
                            (max_bytes + c->nshards - 1) / c->nshards, &c->ebr) != WK_OK) {
             for (uint32_t j = 0; j < i; j++) {
                 wk__shard_free(&c->shards[j]);
             }
             wk__ebr_free(&c->ebr);
-            free(c->shards);
-            free(c);
+            wk_free(c->alloc, c->shards_block, c->shards_bytes);
+            wk_free(c->alloc, c, sizeof *c);
             return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
         }
     }
@@ -271,8 +283,9 @@ WK_API void wk_cache_free(wk_cache *c)
         wk__shard_free(&c->shards[i]);
     }
     wk__ebr_free(&c->ebr);
-    free(c->shards);
-    free(c);
+    const wk_allocator *alloc = c->alloc;
+    wk_free(alloc, c->shards_block, c->shards_bytes);
+    wk_free(alloc, c, sizeof *c);
 }
 
 WK_API void wk_cache_clear_local(wk_cache *c)
@@ -314,7 +327,7 @@ static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_c
     }
     bool negative = len == WK_CACHE_MARK_LEN && memcmp(bytes, WK_CACHE_NEGATIVE_MARK, len) == 0;
     uint32_t ttl = negative && c->negative_ttl_ms != 0 ? c->negative_ttl_ms : c->local_ttl_ms;
-    *out = wk__cache_entry_new(c->ser, l->s, l->key, l->key_len, l->hash, bytes, len, negative,
+    *out = wk__cache_entry_new(c->alloc, c->ser, l->s, l->key, l->key_len, l->hash, bytes, len, negative,
                                now + ttl, st);
     if (*out != NULL) {
         COUNT(c, shared_hits);
@@ -339,15 +352,16 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
     wk_cache *c = l->c;
     const wk_schema *s = l->s;
     wk_arena arena;
-    wk_arena_init(&arena, NULL, 0);
-    void *obj = calloc(1, s->size);
+    wk_arena_init(&arena, c->alloc, 0);
+    void *obj = wk_alloc(c->alloc, s->size != 0 ? s->size : 1);
     if (obj == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
+    memset(obj, 0, s->size);
     COUNT(c, loads);
     wk_status st = loader(loader_ctx, s, id, id_len, obj, &arena, err);
     wk_buf b;
-    wk_buf_init(&b, NULL, 0);
+    wk_buf_init(&b, c->alloc, 0);
     if (st == WK_OK) {
         st = c->ser->encode(s, obj, &b, err);
         if (st == WK_OK && b.len > c->max_entry) {
@@ -355,7 +369,7 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
                               "cache: the loaded object is larger than max_entry_bytes");
         }
         if (st == WK_OK) {
-            *out = wk__cache_entry_new(c->ser, s, l->key, l->key_len, l->hash, b.data, b.len,
+            *out = wk__cache_entry_new(c->alloc, c->ser, s, l->key, l->key_len, l->hash, b.data, b.len,
                                        false, wk__cache_now_ms() + c->local_ttl_ms, &st);
             if (*out == NULL) {
                 wk_error_set(err, st, 0, "cache: the loaded object does not decode back");
@@ -371,7 +385,7 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
     } else if (st == WK_ERR_NOT_FOUND) {
         COUNT(c, load_not_found);
         if (c->negative_ttl_ms != 0) {
-            *out = wk__cache_entry_new(c->ser, s, l->key, l->key_len, l->hash,
+            *out = wk__cache_entry_new(c->alloc, c->ser, s, l->key, l->key_len, l->hash,
                                        (const uint8_t *)WK_CACHE_NEGATIVE_MARK,
                                        WK_CACHE_MARK_LEN, true,
                                        wk__cache_now_ms() + c->negative_ttl_ms, &st);
@@ -397,7 +411,7 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
     }
     wk_buf_free(&b);
     wk_arena_free(&arena);
-    free(obj);
+    wk_free(c->alloc, obj, s->size != 0 ? s->size : 1);
     return st;
 }
 
@@ -412,9 +426,9 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
     *out = NULL;
     if (c->store != NULL && (flags & SKIP_STORE) == 0) {
         wk_buf v;
-        wk_buf_init(&v, NULL, 0);
+        wk_buf_init(&v, c->alloc, 0);
         bool found = false;
-        wk_cache_keyref kr = {l->key, l->key_len};
+        wk_slice kr = {l->key, l->key_len};
         wk_status st = c->store->fetch(c->store->self, 1, &kr, &v, &found, &serr);
         int r = SHARED_MISS;
         if (st != WK_OK) {
@@ -478,7 +492,7 @@ static void flight_put(wk__flight *f)
     if (--f->users == 0) {
         wk_cache_entry_unref(f->result);
         pthread_cond_destroy(&f->cond);
-        free(f);
+        wk_free(f->alloc, f, sizeof *f + f->key_len);
     }
 }
 
@@ -537,15 +551,16 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
         }
         return st;
     }
-    f = malloc(sizeof *f + key_len);
+    f = wk_alloc(c->alloc, sizeof *f + key_len);
     if (f == NULL) {
         pthread_mutex_unlock(&sh->mu);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
     memset(f, 0, sizeof *f);
+    f->alloc = c->alloc;
     if (pthread_cond_init(&f->cond, NULL) != 0) {
         pthread_mutex_unlock(&sh->mu);
-        free(f);
+        wk_free(c->alloc, f, sizeof *f + key_len);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
     f->hash = hash;
@@ -603,7 +618,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
 }
 
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
-                                   const wk_cache_keyref *ids, wk_cache_loader loader,
+                                   const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
                                    wk_error *err)
 {
@@ -611,22 +626,27 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     if (n == 0) {
         return WK_OK;
     }
-    size_t keys_bytes;
-    if (!wk_size_mul(n, WK_CACHE_KEY_MAX, &keys_bytes)) {
+    /* One scratch block from the cache's allocator for every per-id array (the arrays with
+     * 8-byte members first, so each stays aligned). */
+    size_t per_id = 2 * sizeof(wk_slice) + sizeof(wk_buf) + 2 * sizeof(uint64_t) +
+                    sizeof(size_t) + WK_CACHE_KEY_MAX + sizeof(bool);
+    size_t block_bytes;
+    if (!wk_size_mul(n, per_id, &block_bytes)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: too many ids");
     }
-    char *keys = malloc(keys_bytes);
-    wk_cache_keyref *krefs = malloc(n * sizeof *krefs);
-    uint64_t *hashes = malloc(n * sizeof *hashes);
-    uint64_t *epochs = malloc(n * sizeof *epochs);
-    size_t *miss = malloc(n * sizeof *miss);
-    wk_buf *vals = calloc(n, sizeof *vals);
-    bool *found = calloc(n, sizeof *found);
-    if (keys == NULL || krefs == NULL || hashes == NULL || epochs == NULL || miss == NULL ||
-        vals == NULL || found == NULL) {
-        first = wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
-        goto out;
+    uint8_t *block = wk_alloc(c->alloc, block_bytes);
+    if (block == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
+    memset(block, 0, block_bytes);
+    wk_slice *krefs = (wk_slice *)block;
+    wk_slice *mk = krefs + n;
+    wk_buf *vals = (wk_buf *)(mk + n);
+    uint64_t *hashes = (uint64_t *)(vals + n);
+    uint64_t *epochs = hashes + n;
+    size_t *miss = (size_t *)(epochs + n);
+    char *keys = (char *)(miss + n);
+    bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -669,18 +689,12 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     }
     unsigned flags = 0;
     if (c->store != NULL && nmiss > 0) {
-        wk_cache_keyref *mk = malloc(nmiss * sizeof *mk);
-        if (mk == NULL) {
-            first = wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
-            goto out;
-        }
         for (size_t j = 0; j < nmiss; j++) {
             mk[j] = krefs[miss[j]];
-            wk_buf_init(&vals[j], NULL, 0);
+            wk_buf_init(&vals[j], c->alloc, 0);
         }
         wk_error serr;
         wk_status st = c->store->fetch(c->store->self, nmiss, mk, vals, found, &serr);
-        free(mk);
         flags = SKIP_STORE;
         if (st != WK_OK) {
             COUNT(c, shared_errors);
@@ -725,19 +739,10 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
             }
         }
     }
-out:
-    if (vals != NULL) {
-        for (size_t j = 0; j < n; j++) {
-            wk_buf_free(&vals[j]);
-        }
+    for (size_t j = 0; j < n; j++) {
+        wk_buf_free(&vals[j]); /* zeroed ones hold nothing */
     }
-    free(keys);
-    free(krefs);
-    free(hashes);
-    free(epochs);
-    free(miss);
-    free(vals);
-    free(found);
+    wk_free(c->alloc, block, block_bytes);
     return first;
 }
 
@@ -770,7 +775,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     }
     uint64_t hash = wk__cache_hash(key, key_len);
     wk_buf b;
-    wk_buf_init(&b, NULL, 0);
+    wk_buf_init(&b, c->alloc, 0);
     wk_status st = c->ser->encode(s, obj, &b, err);
     wk_cache_entry *e = NULL;
     if (st == WK_OK && b.len > c->max_entry) {
@@ -778,7 +783,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
                           "cache: the object is larger than max_entry_bytes");
     }
     if (st == WK_OK) {
-        e = wk__cache_entry_new(c->ser, s, key, key_len, hash, b.data, b.len, false,
+        e = wk__cache_entry_new(c->alloc, c->ser, s, key, key_len, hash, b.data, b.len, false,
                                 wk__cache_now_ms() + c->local_ttl_ms, &st);
         if (e == NULL) {
             wk_error_set(err, st, 0, "cache: the object does not decode back");

@@ -53,9 +53,10 @@ static size_t align16(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
-wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
-                                  size_t key_len, uint64_t hash, const uint8_t *bytes,
-                                  size_t len, bool negative, int64_t expires_ms, wk_status *st)
+wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializer *ser,
+                                    const wk_schema *s, const char *key, size_t key_len,
+                                    uint64_t hash, const uint8_t *bytes, size_t len,
+                                    bool negative, int64_t expires_ms, wk_status *st)
 {
     size_t head = align16(sizeof(wk_cache_entry));
     size_t keyroom = align16(key_len + 1);
@@ -67,7 +68,7 @@ wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s
         *st = WK_ERR_LIMIT;
         return NULL;
     }
-    uint8_t *mem = malloc(total);
+    uint8_t *mem = wk_alloc(alloc, total);
     if (mem == NULL) {
         *st = WK_ERR_NOMEM;
         return NULL;
@@ -75,6 +76,8 @@ wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s
     wk_cache_entry *e = (wk_cache_entry *)mem;
     memset(e, 0, sizeof *e);
     e->refs = 1;
+    e->alloc = alloc;
+    e->block = total;
     e->negative = negative;
     e->hash = hash;
     e->expires_ms = expires_ms;
@@ -87,7 +90,7 @@ wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s
         memcpy(e->bytes, bytes, len);
     }
     e->len = len;
-    wk_arena_init_buf(&e->arena, mem + head + keyroom + byteroom + objroom, arenaroom, NULL,
+    wk_arena_init_buf(&e->arena, mem + head + keyroom + byteroom + objroom, arenaroom, alloc,
                       0);
     if (!negative) {
         e->obj = mem + head + keyroom + byteroom;
@@ -95,7 +98,7 @@ wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s
         wk_status dst = ser->decode(s, e->bytes, len, e->obj, &e->arena, NULL, NULL);
         if (dst != WK_OK) {
             wk_arena_free(&e->arena);
-            free(mem);
+            wk_free(alloc, mem, total);
             *st = dst;
             return NULL;
         }
@@ -131,6 +134,6 @@ WK_API void wk_cache_entry_unref(wk_cache_entry *r)
 {
     if (r != NULL && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         wk_arena_free(&r->arena);
-        free(r);
+        wk_free(r->alloc, r, r->block);
     }
 }

@@ -26,6 +26,8 @@ struct wk_cache_entry {
     size_t len;
     void *obj;
     wk_arena arena;       /* the decoded object's strings, arrays, values */
+    const wk_allocator *alloc; /* the cache's; frees this entry's block */
+    size_t block;         /* bytes of this entry's block */
     wk_cache_entry *prev;   /* CLOCK ring links (shard lock); `next` also links the */
     wk_cache_entry *next;   /* retired list once the entry is unlinked */
     wk_cache_entry *hnext;  /* atomic: hash chain (written under the shard lock, read by
@@ -48,10 +50,12 @@ typedef struct wk__rslot {
  *  E + 2: every reader that could have seen it has left by then. */
 typedef struct wk__ebr {
     _Alignas(64) uint64_t epoch; /* atomic, starts at 2 */
-    wk__rslot *slots;            /* WK__EBR_SLOTS */
+    wk__rslot *slots;            /* WK__EBR_SLOTS, 64-byte aligned inside `block` */
+    void *block;
+    const wk_allocator *alloc;
 } wk__ebr;
 
-wk_status wk__ebr_init(wk__ebr *d);
+wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc);
 void wk__ebr_free(wk__ebr *d);
 /** Hits counted by lock-free readers. */
 uint64_t wk__ebr_hits(const wk__ebr *d);
@@ -68,6 +72,7 @@ typedef struct wk__flight {
     wk_error err;
     wk_cache_entry *result; /* one reference owned by the flight */
     pthread_cond_t cond;
+    const wk_allocator *alloc; /* the cache's: frees this record (sizeof + key_len bytes) */
     char key[];
 } wk__flight;
 
@@ -93,6 +98,7 @@ typedef struct wk__shard {
     uint64_t evictions;
     uint64_t expirations;
     wk__flight *flights;
+    const wk_allocator *alloc; /* the cache's (buckets) */
 } wk__shard;
 
 /** 64-bit hash of a key (fast, well mixed; not for hostile-collision resistance). */
@@ -103,13 +109,15 @@ int64_t wk__cache_now_ms(void);
 
 /** Builds an entry holding `bytes` (copied) decoded with `ser` (or a negative entry when
  *  `negative`). Returns NULL with *st set: WK_ERR_NOMEM, or the decoder's status (corrupt). */
-wk_cache_entry *wk__cache_entry_new(const wk_serializer *ser, const wk_schema *s, const char *key,
-                                  size_t key_len, uint64_t hash, const uint8_t *bytes,
-                                  size_t len, bool negative, int64_t expires_ms, wk_status *st);
+wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializer *ser,
+                                    const wk_schema *s, const char *key, size_t key_len,
+                                    uint64_t hash, const uint8_t *bytes, size_t len,
+                                    bool negative, int64_t expires_ms, wk_status *st);
 
 /* ---- local tier (callers hold sh->mu except for init/free and wk__shard_peek) ---- */
 
-wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes, wk__ebr *ebr);
+wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
+                         size_t max_bytes, wk__ebr *ebr);
 /** Frees every entry; no reader may be left. */
 void wk__shard_free(wk__shard *sh);
 /** Lock-free hit: a live entry with a reference taken for the caller, or NULL (absent,

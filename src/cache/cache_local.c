@@ -84,21 +84,26 @@ static inline int my_slot(void)
 
 /* ---- reclamation domain ---- */
 
-wk_status wk__ebr_init(wk__ebr *d)
+#define SLOTS_BYTES (WK__EBR_SLOTS * sizeof(wk__rslot) + 63)
+
+wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc)
 {
     memset(d, 0, sizeof *d);
     d->epoch = 2;
-    d->slots = aligned_alloc(64, WK__EBR_SLOTS * sizeof *d->slots);
-    if (d->slots == NULL) {
+    d->alloc = alloc;
+    d->block = wk_alloc(alloc, SLOTS_BYTES); /* any allocator: aligned by hand */
+    if (d->block == NULL) {
         return WK_ERR_NOMEM;
     }
-    memset(d->slots, 0, WK__EBR_SLOTS * sizeof *d->slots);
+    memset(d->block, 0, SLOTS_BYTES);
+    d->slots = (wk__rslot *)(((uintptr_t)d->block + 63) & ~(uintptr_t)63);
     return WK_OK;
 }
 
 void wk__ebr_free(wk__ebr *d)
 {
-    free(d->slots);
+    wk_free(d->alloc, d->block, SLOTS_BYTES);
+    d->block = NULL;
     d->slots = NULL;
 }
 
@@ -138,19 +143,22 @@ static inline void st(wk_cache_entry **p, wk_cache_entry *v)
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 
-wk_status wk__shard_init(wk__shard *sh, size_t max_entries, size_t max_bytes, wk__ebr *ebr)
+wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
+                         size_t max_bytes, wk__ebr *ebr)
 {
     memset(sh, 0, sizeof *sh);
+    sh->alloc = alloc;
     size_t buckets = 8;
     while (buckets < max_entries && buckets < ((size_t)1 << 24)) {
         buckets *= 2;
     }
-    sh->buckets = calloc(buckets, sizeof *sh->buckets);
+    sh->buckets = wk_alloc(alloc, buckets * sizeof *sh->buckets);
     if (sh->buckets == NULL) {
         return WK_ERR_NOMEM;
     }
+    memset(sh->buckets, 0, buckets * sizeof *sh->buckets);
     if (pthread_mutex_init(&sh->mu, NULL) != 0) {
-        free(sh->buckets);
+        wk_free(alloc, sh->buckets, buckets * sizeof *sh->buckets);
         return WK_ERR_NOMEM;
     }
     sh->mask = buckets - 1;
@@ -231,7 +239,7 @@ void wk__shard_free(wk__shard *sh)
         unlink_entry(sh, sh->ring.next);
     }
     reclaim(sh, true);
-    free(sh->buckets);
+    wk_free(sh->alloc, sh->buckets, (sh->mask + 1) * sizeof *sh->buckets);
     pthread_mutex_destroy(&sh->mu);
 }
 

@@ -46,17 +46,19 @@ uint16_t wk__redis_slot(const char *key, size_t len)
     return (uint16_t)(crc16(key, len) % WK__SLOTS);
 }
 
-wk__rsrv *wk__redis_srv_new(const wk__rendpoint *ep, size_t max)
+wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max)
 {
-    wk__rsrv *v = calloc(1, sizeof *v);
+    wk__rsrv *v = wk_alloc(alloc, sizeof *v);
     if (v == NULL) {
         return NULL;
     }
-    v->idle = calloc(max, sizeof *v->idle);
+    memset(v, 0, sizeof *v);
+    v->idle = wk_alloc(alloc, max * sizeof *v->idle);
     if (v->idle == NULL) {
-        free(v);
+        wk_free(alloc, v, sizeof *v);
         return NULL;
     }
+    memset(v->idle, 0, max * sizeof *v->idle);
     v->ep = *ep;
     v->max = max;
     pthread_mutex_init(&v->mu, NULL);
@@ -68,7 +70,7 @@ wk__rsrv *wk__redis_srv_new(const wk__rendpoint *ep, size_t max)
     return v;
 }
 
-void wk__redis_srv_free(wk__rsrv *v)
+void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v)
 {
     if (v == NULL) {
         return;
@@ -76,10 +78,10 @@ void wk__redis_srv_free(wk__rsrv *v)
     for (size_t i = 0; i < v->nidle; i++) {
         wk__rconn_free(v->idle[i]);
     }
-    free(v->idle);
+    wk_free(alloc, v->idle, v->max * sizeof *v->idle);
     pthread_mutex_destroy(&v->mu);
     pthread_cond_destroy(&v->cv);
-    free(v);
+    wk_free(alloc, v, sizeof *v);
 }
 
 /* Under topo_mu. */
@@ -95,7 +97,7 @@ static wk__rsrv *srv_locked(wk_redis_store *s, const wk__rendpoint *ep)
     if (n == WK__MAX_SRV) {
         return NULL;
     }
-    wk__rsrv *v = wk__redis_srv_new(ep, s->pool_max);
+    wk__rsrv *v = wk__redis_srv_new(s->alloc, ep, s->pool_max);
     if (v == NULL) {
         return NULL;
     }

@@ -98,6 +98,7 @@ typedef struct wk__rsrv {
 enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
 
 struct wk_redis_store {
+    const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
     int mode;
     wk__rendpoint ep; /* single mode: the server */
     /* servers: srv[0, nsrv) (nsrv atomic; entries written once under topo_mu) */
@@ -107,7 +108,7 @@ struct wk_redis_store {
     uint16_t *slots;          /* cluster: WK__SLOTS server indices (atomic entries) */
     bool map_known;           /* atomic: cluster map or sentinel master found once */
     wk__rendpoint *seeds;     /* cluster seed nodes or sentinels */
-    size_t nseeds;
+    size_t nseeds, seeds_cap;
     char master_name[128];    /* sentinel: the master's name */
     pthread_mutex_t topo_mu;  /* adding servers, writing the map */
     pthread_mutex_t refresh_mu; /* one refresh at a time */
@@ -159,9 +160,9 @@ wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len);
 /** Finds or adds the server at host:port; NULL when the table is full or out of memory. */
 wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
                         bool is_unix);
-/** Allocates a server's pool. */
-wk__rsrv *wk__redis_srv_new(const wk__rendpoint *ep, size_t max);
-void wk__redis_srv_free(wk__rsrv *v);
+/** Allocates a server's pool (from `alloc`). */
+wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max);
+void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v);
 /** Asks for a topology refresh (cluster slots or sentinel master) soon. */
 void wk__redis_want_refresh(wk_redis_store *s);
 /** Refreshes the topology now when one is wanted (or `force`) and no other thread is doing

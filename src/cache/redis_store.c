@@ -262,7 +262,7 @@ typedef struct get_batch {
 } get_batch;
 
 /* Sends a batch; false (batch failed, `err` set) when no connection or the send failed. */
-static bool batch_send(wk_redis_store *s, get_batch *b, const wk_cache_keyref *keys,
+static bool batch_send(wk_redis_store *s, get_batch *b, const wk_slice *keys,
                        int64_t deadline, wk_error *err)
 {
     b->c = acquire(s, b->v, deadline, err);
@@ -339,7 +339,7 @@ static wk_status batch_read(wk_redis_store *s, get_batch *b, wk_buf *vals, bool 
 /* Multi-get: the keys are split by server (one server outside a cluster), every batch is
  * sent before any reply is read, so the servers work in parallel; keys redirected by MOVED
  * or ASK are sent again to their new server, twice at most. */
-static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     wk_redis_store *s = self;
@@ -355,11 +355,11 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
     if (maxb > WK__MAX_SRV * 2) {
         maxb = WK__MAX_SRV * 2;
     }
-    size_t *idx = small ? idx_s : malloc(n * sizeof *idx);
-    wk__rsrv **target = small ? target_s : malloc(n * sizeof *target);
-    wk__rsrv **redir = small ? redir_s : malloc(n * sizeof *redir);
-    bool *ask = small ? ask_s : malloc(n * sizeof *ask);
-    get_batch *bs = maxb <= 16 ? bs_s : malloc(maxb * sizeof *bs);
+    size_t *idx = small ? idx_s : wk_alloc(s->alloc, n * sizeof *idx);
+    wk__rsrv **target = small ? target_s : wk_alloc(s->alloc, n * sizeof *target);
+    wk__rsrv **redir = small ? redir_s : wk_alloc(s->alloc, n * sizeof *redir);
+    bool *ask = small ? ask_s : wk_alloc(s->alloc, n * sizeof *ask);
+    get_batch *bs = maxb <= 16 ? bs_s : wk_alloc(s->alloc, maxb * sizeof *bs);
     wk_status first = WK_OK;
     if (idx == NULL || target == NULL || redir == NULL || ask == NULL || bs == NULL) {
         first = wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
@@ -444,13 +444,13 @@ static wk_status r_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_b
     }
 out:
     if (!small) {
-        free(idx);
-        free(target);
-        free(redir);
-        free(ask);
+        wk_free(s->alloc, idx, n * sizeof *idx);
+        wk_free(s->alloc, target, n * sizeof *target);
+        wk_free(s->alloc, redir, n * sizeof *redir);
+        wk_free(s->alloc, ask, n * sizeof *ask);
     }
     if (bs != bs_s) {
-        free(bs);
+        wk_free(s->alloc, bs, maxb * sizeof *bs);
     }
     return first;
 }
@@ -646,7 +646,7 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
                                      wk_redis_key_fn fn, void *ctx, wk_error *err)
 {
     size_t plen = strlen(prefix);
-    char *pattern = malloc(plen * 2 + 2);
+    char *pattern = wk_alloc(s->alloc, plen * 2 + 2);
     if (pattern == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
@@ -661,7 +661,7 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
     pattern[pn++] = '*';
     if (s->mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE) &&
         wk__redis_refresh(s, true, err) != WK_OK) {
-        free(pattern);
+        wk_free(s->alloc, pattern, plen * 2 + 2);
         return WK_ERR_IO;
     }
     maybe_refresh(s);
@@ -716,7 +716,7 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
             give_back(s, nodes[m], c, false);
         } while (!stop && strcmp(cursor, "0") != 0);
     }
-    free(pattern);
+    wk_free(s->alloc, pattern, plen * 2 + 2);
     return st;
 }
 
@@ -977,10 +977,12 @@ static wk_status parse_seeds(wk_redis_store *s, const char *const *list, size_t 
     if (n == 0 || n > WK__MAX_SRV) {
         return wk_error_set(err, WK_ERR_ARG, 0, "redis: give 1 to 64 seed nodes or sentinels");
     }
-    s->seeds = calloc(n, sizeof *s->seeds);
+    s->seeds = wk_alloc(s->alloc, n * sizeof *s->seeds);
     if (s->seeds == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s->seeds, 0, n * sizeof *s->seeds);
+    s->seeds_cap = n;
     wk__rendpoint keep = s->ep;
     unsigned db = s->db;
     for (size_t i = 0; i < n; i++) {
@@ -1013,10 +1015,12 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts = &defaults;
     }
     *out = NULL;
-    wk_redis_store *s = calloc(1, sizeof *s);
+    wk_redis_store *s = wk_alloc(opts->alloc, sizeof *s);
     if (s == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
+    memset(s, 0, sizeof *s);
+    s->alloc = opts->alloc;
     pthread_mutex_init(&s->topo_mu, NULL);
     pthread_mutex_init(&s->refresh_mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
@@ -1093,13 +1097,16 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     /* server 0: the single server, the first seed node, or (sentinel) a placeholder until
      * the sentinels name the master: the first sentinel, refused as a data node by the
      * refresh that runs before the first command */
-    s->srv[0] = wk__redis_srv_new(s->mode == WK__MODE_SINGLE ? &s->ep : &s->seeds[0],
+    s->srv[0] = wk__redis_srv_new(s->alloc, s->mode == WK__MODE_SINGLE ? &s->ep : &s->seeds[0],
                                   s->pool_max);
     if (s->srv[0] != NULL) {
         s->nsrv = 1;
     }
     if (s->mode == WK__MODE_CLUSTER) {
-        s->slots = calloc(WK__SLOTS, sizeof *s->slots); /* all on server 0 until mapped */
+        s->slots = wk_alloc(s->alloc, WK__SLOTS * sizeof *s->slots);
+        if (s->slots != NULL) {
+            memset(s->slots, 0, WK__SLOTS * sizeof *s->slots); /* server 0 until mapped */
+        }
     }
     if (s->srv[0] == NULL || (s->mode == WK__MODE_CLUSTER && s->slots == NULL)) {
         wk_redis_store_free(s);
@@ -1155,14 +1162,18 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
         close(s->stop_pipe[1]);
     }
     for (uint32_t i = 0; i < s->nsrv; i++) {
-        wk__redis_srv_free(s->srv[i]);
+        wk__redis_srv_free(s->alloc, s->srv[i]);
     }
-    free(s->slots);
-    free(s->seeds);
+    if (s->slots != NULL) {
+        wk_free(s->alloc, s->slots, WK__SLOTS * sizeof *s->slots);
+    }
+    if (s->seeds != NULL) {
+        wk_free(s->alloc, s->seeds, s->seeds_cap * sizeof *s->seeds);
+    }
     free(s->watchers);
     pthread_mutex_destroy(&s->topo_mu);
     pthread_mutex_destroy(&s->refresh_mu);
     pthread_mutex_destroy(&s->wmu);
     explicit_bzero(s->pass, sizeof s->pass);
-    free(s);
+    wk_free(s->alloc, s, sizeof *s);
 }

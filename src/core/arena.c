@@ -22,7 +22,7 @@ WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
 {
     memset(a, 0, sizeof(*a));
     a->alloc = alloc;
-    a->max = max;
+    a->max = max != 0 ? max : WK_ARENA_DEFAULT_MAX;
     a->next_size = FIRST_CHUNK;
 }
 

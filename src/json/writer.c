@@ -267,7 +267,7 @@ static inline size_t fmt_u64(uint64_t u, char *d)
     return wk__fmt_u64(u, d);
 }
 
-WK_API size_t wk__json_fmt_u64(uint64_t u, char *d)
+WK_API size_t wk_json_fmt_u64(uint64_t u, char *d)
 {
     return fmt_u64(u, d);
 }
@@ -612,12 +612,12 @@ __attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const 
     return WK_OK;
 }
 
-WK_API wk_status wk__json_writer_str_slow(wk_json_writer *w, const char *s, size_t n)
+WK_API wk_status wk_json_writer_str_slow(wk_json_writer *w, const char *s, size_t n)
 {
     return str_general(w, s, n);
 }
 
-WK_API wk_status wk__json_writer_key_slow(wk_json_writer *w, const char *s, size_t n)
+WK_API wk_status wk_json_writer_key_slow(wk_json_writer *w, const char *s, size_t n)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
@@ -687,7 +687,7 @@ static inline wk_status write_integer_fast(wk_json_writer *w, const wk_event *ev
     return WK_OK;
 }
 
-WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i)
+WK_API wk_status wk_json_writer_int_slow(wk_json_writer *w, int64_t i)
 {
     wk_event ev;
     ev.type = WK_EV_INT;
@@ -695,7 +695,7 @@ WK_API wk_status wk__json_writer_int_slow(wk_json_writer *w, int64_t i)
     return write_integer_fast(w, &ev);
 }
 
-WK_API wk_status wk__json_writer_uint_slow(wk_json_writer *w, uint64_t u)
+WK_API wk_status wk_json_writer_uint_slow(wk_json_writer *w, uint64_t u)
 {
     wk_event ev;
     ev.type = WK_EV_UINT;
@@ -712,7 +712,7 @@ WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
     return write_item(w, &ev);
 }
 
-WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b)
+WK_API wk_status wk_json_writer_bool_slow(wk_json_writer *w, bool b)
 {
     wk_event ev;
     ev.type = WK_EV_BOOL;
@@ -720,14 +720,14 @@ WK_API wk_status wk__json_writer_bool_slow(wk_json_writer *w, bool b)
     return write_item(w, &ev);
 }
 
-WK_API wk_status wk__json_writer_null_slow(wk_json_writer *w)
+WK_API wk_status wk_json_writer_nil_slow(wk_json_writer *w)
 {
     wk_event ev;
     ev.type = WK_EV_NIL;
     return write_item(w, &ev);
 }
 
-WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object)
+WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
@@ -748,7 +748,7 @@ WK_API wk_status wk__json_writer_begin_slow(wk_json_writer *w, bool object)
     return latch(w, &f);
 }
 
-WK_API wk_status wk__json_writer_end_slow(wk_json_writer *w)
+WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
 {
     if (w->err.code != WK_OK) {
         return w->err.code;
@@ -819,7 +819,7 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
     sink->self = w;
 }
 
-WK_API wk_status wk__json_writer_finish_slow(wk_json_writer *w, wk_error *err)
+WK_API wk_status wk_json_writer_finish_slow(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth != 0) {
         w->frame[w->depth] |= WK__JW_STOP;

@@ -167,7 +167,7 @@ static uint8_t styles_of(const wk_media_type *mt, unsigned style)
 }
 
 static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t n,
-                        wk_text_slice *out)
+                        wk_slice *out)
 {
     mt->cache_kind = CACHE_VIEW;
     mt->cache_styles = styles_of(mt, style);
@@ -179,7 +179,7 @@ static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t
 }
 
 wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                             wk_text_slice *out, wk_error *err)
+                             wk_slice *out, wk_error *err)
 {
     if (mt == NULL || out == NULL || mt->type.ptr == NULL || style > WK_MT_STYLE_SPACE) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, output or style");

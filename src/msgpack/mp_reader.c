@@ -181,7 +181,7 @@ WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
     return take(r, ev, next);
 }
 
-WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want)
+WK_API wk_status wk_mp_reader_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want)
 {
     if (r->status != WK_OK) {
         return r->status;
@@ -210,7 +210,7 @@ WK_API wk_status wk__mp_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type w
     return take(r, ev, next);
 }
 
-WK_API wk_status wk__mp_read_end_slow(wk_mp_reader *r)
+WK_API wk_status wk_mp_reader_end_slow(wk_mp_reader *r)
 {
     if (r->status != WK_OK) {
         return r->status;

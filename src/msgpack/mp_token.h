@@ -388,6 +388,59 @@ truncated:
     return WK_ERR_TRUNCATED;
 }
 
+/*
+ * How many bytes from `p` wk__mp_token needs before it can decode the value at `p`, when
+ * `avail` (>= 1) are present: the header, then a str/bin/ext payload, or one byte per element
+ * of an array and two per pair of a map (the count check above). Incremental readers use it
+ * to wait for that many bytes instead of decoding the token again at every feed.
+ */
+static inline uint64_t wk__mp_token_need(const uint8_t *p, size_t avail)
+{
+    uint8_t b = p[0];
+    uint64_t h;
+    if (b <= 0x7f || b >= 0xe0 || (b >= 0xc0 && b <= 0xc3)) {
+        return 1;
+    }
+    if (b <= 0x8f) {
+        return 1 + 2 * (uint64_t)(b & 0x0fu);
+    }
+    if (b <= 0x9f) {
+        return 1 + (uint64_t)(b & 0x0fu);
+    }
+    if (b <= 0xbf) {
+        return 1 + (uint64_t)(b & 0x1fu);
+    }
+    switch (b) {
+    case 0xca: case 0xce: case 0xd2: return 5;
+    case 0xcb: case 0xcf: case 0xd3: return 9;
+    case 0xcc: case 0xd0: return 2;
+    case 0xcd: case 0xd1: return 3;
+    case 0xd4: return 3;
+    case 0xd5: return 4;
+    case 0xd6: return 6;
+    case 0xd7: return 10;
+    case 0xd8: return 18;
+    case 0xc4: case 0xd9: h = 2; break;                       /* 8-bit length */
+    case 0xc5: case 0xda: case 0xdc: case 0xde: h = 3; break; /* 16-bit length or count */
+    case 0xc7: h = 3; break;                                  /* 8-bit length, type */
+    case 0xc8: h = 4; break;
+    case 0xc9: h = 6; break;
+    default: h = 5; break;                                    /* 32-bit length or count */
+    }
+    if (avail < h) {
+        return h;
+    }
+    uint64_t n;
+    if (b == 0xc4 || b == 0xd9 || b == 0xc7) {
+        n = p[1];
+    } else if (h == 3 || b == 0xc8) {
+        n = wk__mp_load16(p + 1);
+    } else {
+        n = wk__mp_load32(p + 1);
+    }
+    return h + (b == 0xde || b == 0xdf ? 2 * n : n);
+}
+
 /* A growable stack of "elements left" per open container: inline slots first, then heap. */
 typedef struct wk__mp_stack {
     uint64_t *slots;

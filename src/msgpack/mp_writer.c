@@ -20,9 +20,9 @@ WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
     wk__mp_latch(w, code, msg);
 }
 
-WK_API wk__mp_grown wk__mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
+WK_API wk_mp_grown wk_mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
 {
-    wk__mp_grown g;
+    wk_mp_grown g;
     if (pos != NULL) {
         out->len = (size_t)(pos - out->data);
     }
@@ -59,7 +59,7 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
     return w->status;
 }
 
-WK_API void wk__mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap)
+WK_API void wk_mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap)
 {
     wk_free(out->alloc, frames, (size_t)cap * sizeof(wk_mp_frame));
 }

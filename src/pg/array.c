@@ -1069,7 +1069,7 @@ static wk_status enc_array(const wk_pg_encoder *e, const void *in, wk_buf *out, 
  * element type's TEXT encoder, so every element is validated. */
 static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
-    const wk_pg_str *s = in;
+    const wk_slice *s = in;
     wk_pg_format f = (wk_pg_format)e->format;
     wk_pg_array a;
     wk_status st = wk__pg_array_parse(WK_PG_TEXT, e->elem_oid, (const uint8_t *)s->ptr, s->len,
@@ -1102,7 +1102,7 @@ static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, w
         if (st != WK_OK) {
             break;
         }
-        wk_pg_str es = {(const char *)p, n};
+        wk_slice es = {(const char *)p, n};
         if (f == WK_PG_TEXT) {
             st = text_braces_before(a.dims, a.ndim, i, out);
         }

@@ -23,8 +23,8 @@ static const size_t kind_sizes[WK_PG_KIND_COUNT] = {
     [WK_PG_KIND_F32] = sizeof(float),
     [WK_PG_KIND_F64] = sizeof(double),
     [WK_PG_KIND_NUMERIC] = sizeof(wk_pg_numeric),
-    [WK_PG_KIND_STR] = sizeof(wk_pg_str),
-    [WK_PG_KIND_BYTES] = sizeof(wk_pg_str),
+    [WK_PG_KIND_STR] = sizeof(wk_slice),
+    [WK_PG_KIND_BYTES] = sizeof(wk_slice),
     [WK_PG_KIND_UUID] = sizeof(wk_pg_uuid),
     [WK_PG_KIND_DATE] = sizeof(int32_t),
     [WK_PG_KIND_TIME] = sizeof(int64_t),
@@ -148,7 +148,7 @@ static wk_status store(const wk__pg_type *t, const wk__pg_native *v, wk_pg_kind 
     }
     switch (k) {
     case WK_PG_KIND_STR:
-    case WK_PG_KIND_BYTES: *(wk_pg_str *)out = v->s; return WK_OK;
+    case WK_PG_KIND_BYTES: *(wk_slice *)out = v->s; return WK_OK;
     case WK_PG_KIND_UUID: *(wk_pg_uuid *)out = v->uuid; return WK_OK;
     case WK_PG_KIND_DATE: *(int32_t *)out = (int32_t)v->i; return WK_OK;
     case WK_PG_KIND_TIME:
@@ -221,7 +221,7 @@ static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_
     return send(ev, &x);
 }
 
-static wk_status emit_json(const wk_pg_str *s, const wk_pg_events *ev, wk_error *err)
+static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *err)
 {
     wk_json_reader r;
     wk_read_opts o = {.flags = WK_JSON_READ_RAW_NUMBERS, .max_depth = 0};
@@ -526,7 +526,7 @@ static wk_status write_native(const wk__pg_type *t, wk_pg_format f, const wk__pg
 wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     const wk__pg_type *t = type_of(e->codec);
-    const wk_pg_str *s = in;
+    const wk_slice *s = in;
     wk__pg_native v;
     tmp_arena tmp;
     wk_arena *a = arena_or_tmp(NULL, &tmp);
@@ -583,7 +583,7 @@ static wk_status kind_to_native(const wk__pg_type *t, wk_pg_kind k, const void *
     }
     switch (k) {
     case WK_PG_KIND_STR:
-    case WK_PG_KIND_BYTES: v->s = *(const wk_pg_str *)in; break;
+    case WK_PG_KIND_BYTES: v->s = *(const wk_slice *)in; break;
     case WK_PG_KIND_UUID: v->uuid = *(const wk_pg_uuid *)in; break;
     case WK_PG_KIND_DATE: v->i = *(const int32_t *)in; break;
     case WK_PG_KIND_TIME:

@@ -142,7 +142,7 @@ static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     if (n != 0 && !wk_utf8_valid(p, n, &bad)) {
         return wk__pg_fail(err, WK_ERR_UTF8, bad, "text value is not valid UTF-8");
     }
-    wk_pg_str *s = out;
+    wk_slice *s = out;
     s->ptr = (const char *)p;
     s->len = n;
     return WK_OK;
@@ -272,7 +272,7 @@ static wk_status enc_bin_ts(const wk_pg_encoder *e, const void *in, wk_buf *out,
 static wk_status enc_str(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     (void)e;
-    const wk_pg_str *s = in;
+    const wk_slice *s = in;
     if (wk_buf_append(out, s->ptr, s->len) != WK_OK) {
         return wk__pg_fail(err, WK_ERR_LIMIT, out->len, "output buffer is full");
     }

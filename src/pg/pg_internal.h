@@ -94,7 +94,7 @@ typedef union wk__pg_native {
     double f8;
     float f4;
     wk_pg_numeric num;
-    wk_pg_str s; /* text types, json, jsonb (text part), bytea, "char" */
+    wk_slice s; /* text types, json, jsonb (text part), bytea, "char" */
     wk_pg_uuid uuid;
     wk_pg_timetz timetz;
     wk_pg_interval iv;

@@ -289,7 +289,7 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
         }
         offs[i] = buf.len;
         if (text_unknown) {
-            const wk_pg_str *s = p->value;
+            const wk_slice *s = p->value;
             st = wk_buf_append(&buf, s->ptr, s->len);
             if (st == WK_OK) {
                 st = wk_buf_push(&buf, 0); /* text parameters are C strings for libpq */

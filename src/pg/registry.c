@@ -11,6 +11,7 @@
  * exact by construction, and the tests check it key by key.
  */
 #include "pg/pg_internal.h"
+#include "pg/pg_oracle.h"
 
 #define DIRECT_OIDS 4096u
 #define NK WK_PG_KIND_COUNT
@@ -266,7 +267,7 @@ static const wk_pg_codec *scan(const wk_pg_registry *reg, wk_pg_oid oid, wk_pg_f
     return best;
 }
 
-WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
+bool wk__pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
                                         wk_pg_format format, wk_pg_kind kind,
                                         wk_pg_decoder *out)
 {
@@ -287,7 +288,7 @@ WK_API bool wk_pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid
     return true;
 }
 
-WK_API bool wk_pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
+bool wk__pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
                                             wk_pg_format format, wk_pg_kind kind,
                                             wk_pg_encoder *out)
 {
@@ -329,7 +330,7 @@ static const wk_pg_codec *scan_native(const wk_pg_codec *const *codecs, size_t n
     return win;
 }
 
-WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
+bool wk__pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
                                         wk_pg_kind kind, wk_pg_kind elem_kind,
                                         wk_pg_encoder *out)
 {
@@ -343,7 +344,7 @@ WK_API bool wk_pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format 
     if (c == NULL) {
         return false;
     }
-    return wk_pg_registry_scan_encoder_for(reg, arr ? c->array_oids[0] : c->oids[0], format,
+    return wk__pg_registry_scan_encoder_for(reg, arr ? c->array_oids[0] : c->oids[0], format,
                                            kind, out);
 }
 

@@ -161,7 +161,7 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
             }
             t = f->elem;
             if (t->kind == WK_SK_ARRAY) {
-                count_dst = &((wk_slice *)dst)->count;
+                count_dst = &((wk_schema_array *)dst)->count;
             }
         }
         if (t->kind == WK_SK_VALUE) {

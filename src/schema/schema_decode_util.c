@@ -171,8 +171,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         if (t->kind == WK_SK_STR) {
             *(char **)dst = NULL;
         } else if (t->kind == WK_SK_BYTES) {
-            ((wk_bytes *)dst)->ptr = NULL;
-            ((wk_bytes *)dst)->len = 0;
+            ((wk_slice *)dst)->ptr = NULL;
+            ((wk_slice *)dst)->len = 0;
         } else if (t->kind == WK_SK_ARRAY) {
             *(void **)dst = NULL;
             *count_dst = 0;
@@ -275,7 +275,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         dst[ev->v.str.len] = '\0';
         return WK_OK;
     case WK_SK_BYTES: {
-        wk_bytes *b = (wk_bytes *)dst;
+        wk_slice *b = (wk_slice *)dst;
         if (ev->type == WK_EV_STR) {
             if (!wk__schema_base64_decode(d->arena, ev->v.str.ptr, ev->v.str.len, b)) {
                 return wk__dec_fail(d, WK_ERR_TYPE, voff, "expected bytes (base64 string)");
@@ -292,7 +292,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         if (ev->v.str.len != 0) {
             memcpy(p, ev->v.str.ptr, ev->v.str.len);
         }
-        b->ptr = p;
+        b->ptr = (const char *)p;
         b->len = ev->v.str.len;
         return WK_OK;
     }

@@ -59,6 +59,6 @@ wk_status wk__dec_value_tree(wk__dec *d, const wk_source *src, const wk_event *e
 bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out);
 
 /** Decodes standard base64 (padding optional) into the arena. */
-bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_bytes *out);
+bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *out);
 
 #endif

@@ -147,7 +147,7 @@ static wk_status emit_value(enc *e, const wk_schema_type *t, const uint8_t *p, u
         return emit_str(e, WK_EV_STR, s, nul != NULL ? (size_t)(nul - s) : t->size);
     }
     case WK_SK_BYTES: {
-        const wk_bytes *b = (const wk_bytes *)p;
+        const wk_slice *b = (const wk_slice *)p;
         if (b->ptr == NULL && (flags & WK_NULLABLE) != 0) {
             return emit_simple(e, WK_EV_NIL);
         }
@@ -236,7 +236,7 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
             f->i++;
             size_t count = 0;
             if (f->elem->kind == WK_SK_ARRAY) {
-                count = ((const wk_slice *)p)->count;
+                count = ((const wk_schema_array *)p)->count;
             }
             st = emit_value(&e, f->elem, p, 0, count);
         }

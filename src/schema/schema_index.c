@@ -45,10 +45,10 @@ static size_t kind_size(uint8_t k)
     case WK_SK_U64:
     case WK_SK_F64: return 8;
     case WK_SK_STR: return sizeof(char *);
-    case WK_SK_BYTES: return sizeof(wk_bytes);
+    case WK_SK_BYTES: return sizeof(wk_slice);
     case WK_SK_TIMESTAMP: return sizeof(wk_timestamp);
     case WK_SK_VALUE: return sizeof(wk_value);
-    case WK_SK_ARRAY: return sizeof(wk_slice);
+    case WK_SK_ARRAY: return sizeof(wk_schema_array);
     case WK_SK_STRBUF:
     case WK_SK_STRUCT: return 0;
     }
@@ -184,7 +184,8 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
     ix->mp_fixed = fixed;
 }
 
-static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
+static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *alloc,
+                                     wk_error *err)
 {
     uint32_t slots = 2;
     while (slots < 2 * s->nfields) {
@@ -197,11 +198,14 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
     size_t bytes = sizeof(wk__schema_index) + (size_t)s->nfields * sizeof(wk__mp_op) +
                    (size_t)s->nfields * sizeof(uint32_t) + (size_t)slots * sizeof(uint16_t) +
                    2 * (size_t)s->nfields + keybytes + WK__MP_KEY_PAD;
-    wk__schema_index *ix = calloc(1, bytes);
+    wk__schema_index *ix = wk_alloc(alloc, bytes);
     if (ix == NULL) {
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
         return NULL;
     }
+    memset(ix, 0, bytes);
+    ix->alloc = alloc;
+    ix->bytes = bytes;
     ix->mp_ops = (wk__mp_op *)(ix + 1);
     ix->mp_key_off = (uint32_t *)(ix->mp_ops + s->nfields);
     ix->slots = (uint16_t *)(ix->mp_key_off + s->nfields);
@@ -235,7 +239,7 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
         while (ix->slots[slot] != 0) {
             const wk_schema_field *g = &s->fields[ix->slots[slot] - 1];
             if (g->name_len == f->name_len && memcmp(g->name, f->name, f->name_len) == 0) {
-                free(ix);
+                wk_free(alloc, ix, bytes);
                 wk_error_set(err, WK_ERR_ARG, i, "schema: two fields with the same name");
                 return NULL;
             }
@@ -256,7 +260,7 @@ static wk__schema_index *build_index(const wk_schema *s, wk_error *err)
 /* Prepares `s`, then every descriptor reachable from it. A descriptor is marked prepared
  * (index published) before its children are visited, so cycles end. The walk keeps its own
  * stack of descriptors to visit instead of recursing. */
-WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err)
+WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc, wk_error *err)
 {
     enum { PENDING_MAX = 256 };
     const wk_schema *pending[PENDING_MAX];
@@ -274,14 +278,14 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err)
         if (st != WK_OK) {
             return st;
         }
-        wk__schema_index *ix = build_index(cur, err);
+        wk__schema_index *ix = build_index(cur, alloc, err);
         if (ix == NULL) {
             return err != NULL ? err->code : WK_ERR_ARG;
         }
         void *expected = NULL;
         if (!__atomic_compare_exchange_n(&cur->rt->index, &expected, ix, false,
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            free(ix); /* another thread published first: identical content */
+            wk_free(alloc, ix, ix->bytes); /* another thread published first: same content */
         }
         for (uint32_t i = 0; i < cur->nfields; i++) {
             for (const wk_schema_type *t = &cur->fields[i].type; t != NULL; t = t->elem) {
@@ -304,7 +308,7 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, wk_error *err)
 
 const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err)
 {
-    if (wk_schema_prepare(s, err) != WK_OK) {
+    if (wk_schema_prepare(s, NULL, err) != WK_OK) {
         return NULL;
     }
     return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
@@ -313,8 +317,10 @@ const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err
 WK_API void wk_schema_unprepare(const wk_schema *s)
 {
     if (s != NULL && s->rt != NULL) {
-        void *ix = __atomic_exchange_n(&s->rt->index, NULL, __ATOMIC_ACQ_REL);
-        free(ix);
+        wk__schema_index *ix = __atomic_exchange_n(&s->rt->index, NULL, __ATOMIC_ACQ_REL);
+        if (ix != NULL) {
+            wk_free(ix->alloc, ix, ix->bytes);
+        }
     }
 }
 

@@ -35,6 +35,8 @@ typedef struct wk__mp_op {
 #define WK__MP_KEY_PAD 16u
 
 typedef struct wk__schema_index {
+    const wk_allocator *alloc; /* what it was allocated from (NULL = libc) */
+    size_t bytes;              /* and its size */
     uint64_t fingerprint;
     uint64_t required_mask; /* one bit per required field, numbered in declaration order */
     uint32_t mask;          /* slot count - 1 (a power of two minus one) */
@@ -140,7 +142,7 @@ static inline bool wk__schema_member_empty(unsigned kind, const uint8_t *p)
         return s == NULL || s[0] == '\0';
     }
     case WK_SK_STRBUF: return p[0] == '\0';
-    case WK_SK_BYTES: return ((const wk_bytes *)p)->len == 0;
+    case WK_SK_BYTES: return ((const wk_slice *)p)->len == 0;
     case WK_SK_TIMESTAMP: {
         const wk_timestamp *t = (const wk_timestamp *)p;
         return t->sec == 0 && t->nsec == 0;

@@ -107,7 +107,7 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
         return;
     }
     case WK_SK_BYTES: {
-        const wk_bytes *b = (const wk_bytes *)p;
+        const wk_slice *b = (const wk_slice *)p;
         if (b->ptr == NULL && (flags & WK_NULLABLE) != 0) {
             wk_mp_writer_nil(w);
         } else if (b->ptr == NULL && b->len != 0) {
@@ -198,7 +198,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
         }
         wk_mp_writer_timestamp(&w, ts->sec, ts->nsec);
     } else {
-        const wk_bytes *bytes = (const wk_bytes *)p;
+        const wk_slice *bytes = (const wk_slice *)p;
         if (bytes->ptr == NULL && (op->flags & WK_NULLABLE) != 0) {
             wk_mp_writer_nil(&w);
         } else if ((bytes->ptr == NULL && bytes->len != 0) || bytes->len > UINT32_MAX) {
@@ -454,7 +454,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
             f->i++;
             size_t count = 0;
             if (f->elem->kind == WK_SK_ARRAY) {
-                count = ((const wk_slice *)p)->count;
+                count = ((const wk_schema_array *)p)->count;
             }
             mp_put_value(&e, f->elem, p, 0, count);
         }

@@ -26,7 +26,7 @@ static int b64_digit(uint8_t c)
     return -1;
 }
 
-bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_bytes *out)
+bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *out)
 {
     while (len > 0 && s[len - 1] == '=' ) {
         len--;
@@ -54,7 +54,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_bytes *
             p[o++] = (uint8_t)(acc >> bits);
         }
     }
-    out->ptr = p;
+    out->ptr = (const char *)p;
     out->len = o;
     return o == n;
 }

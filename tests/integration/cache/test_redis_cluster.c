@@ -191,7 +191,7 @@ static wk_status get(wk_redis_store *s, const char *key, char *val, size_t cap, 
     const wk_cache_store *st = wk_redis_store_iface(s);
     wk_buf b;
     wk_buf_init(&b, NULL, 1 << 20);
-    wk_cache_keyref k = {key, strlen(key)};
+    wk_slice k = {key, strlen(key)};
     wk_status r = st->fetch(st->self, 1, &k, &b, found, e);
     snprintf(val, cap, "%.*s", (int)b.len, b.data != NULL ? (const char *)b.data : "");
     wk_buf_free(&b);
@@ -250,7 +250,7 @@ WK_TEST(cluster_keys_spread_any_seed_and_multiget_in_order)
     CHECK(s != NULL);
     enum { N = 64 };
     char keys[N][32];
-    wk_cache_keyref refs[N];
+    wk_slice refs[N];
     wk_buf vals[N];
     bool found[N];
     for (int i = 0; i < N; i++) {

@@ -41,7 +41,7 @@ static wk_status put_get(wk_redis_store *s, const char *key, const char *val, bo
     if (r != WK_OK) {
         return r;
     }
-    wk_cache_keyref k = {key, strlen(key)};
+    wk_slice k = {key, strlen(key)};
     return st->fetch(st->self, 1, &k, out, found, err);
 }
 
@@ -49,7 +49,7 @@ static wk_status fetch1(wk_redis_store *s, const char *key, bool *found, wk_buf 
                         wk_error *err)
 {
     const wk_cache_store *st = wk_redis_store_iface(s);
-    wk_cache_keyref k = {key, strlen(key)};
+    wk_slice k = {key, strlen(key)};
     return st->fetch(st->self, 1, &k, out, found, err);
 }
 

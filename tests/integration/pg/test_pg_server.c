@@ -110,7 +110,7 @@ typedef union anyval {
     float f32;
     double f64;
     wk_pg_numeric num;
-    wk_pg_str s;
+    wk_slice s;
     wk_pg_uuid uuid;
     wk_pg_timetz tz;
     wk_pg_interval iv;
@@ -294,7 +294,7 @@ WK_TEST(test_pg_server_every_type_encoded_by_wirekit_echoes_back_identically)
             sent++;
         }
         /* 2: from PostgreSQL's text, parsed by wirekit and encoded in binary. */
-        wk_pg_str s = {want, strlen(want)};
+        wk_slice s = {want, strlen(want)};
         wk_pq_param p = {WK_PG_KIND_TEXT, &s, oid};
         char *got = echo_text(conn, &p, why, sizeof why);
         CHECK_MSG(got != NULL, "%s via text: %s", exprs[i], why);
@@ -334,7 +334,7 @@ WK_TEST(test_pg_server_c_arrays_encode_as_parameters)
     CHECK_MSG(got != NULL, "%s", why);
     CHECK_STR(got, "{0.1,NaN,-Infinity,1e-310}");
     free(got);
-    wk_pg_str t[3] = {{"a \"b\"", 5}, {"", 0}, {"NULL", 4}};
+    wk_slice t[3] = {{"a \"b\"", 5}, {"", 0}, {"NULL", 4}};
     wk_pg_array_in_1d(&a, WK_PG_KIND_STR, t, 3, NULL);
     got = echo_text(conn, &p, why, sizeof why);
     CHECK_MSG(got != NULL, "%s", why);
@@ -366,7 +366,7 @@ WK_TEST(test_pg_server_hundred_thousand_mixed_rows_through_a_plan)
         int64_t big;
         double half;
         double price;
-        wk_pg_str name;
+        wk_slice name;
         int64_t at;
         bool flag;
         int16_t small;
@@ -491,7 +491,7 @@ WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
         PGresult *oh = PQexec(wk_pq_pgconn(c2), "SELECT 'hstore'::regtype::oid");
         wk_pg_oid hs = (wk_pg_oid)strtoul(PQgetvalue(oh, 0, 0), NULL, 10);
         PQclear(oh);
-        wk_pg_str s = {"k=>v, \"x y\"=>NULL", 17};
+        wk_slice s = {"k=>v, \"x y\"=>NULL", 17};
         wk_pq_param p = {WK_PG_KIND_TEXT, &s, hs};
         char why[256];
         char *got = echo_text(c2, &p, why, sizeof why);

@@ -56,7 +56,7 @@ static void broadcast(fake_store *f, const char *key, size_t len)
     }
 }
 
-static wk_status f_fetch(void *self, size_t n, const wk_cache_keyref *keys, wk_buf *vals,
+static wk_status f_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     fake_store *f = self;

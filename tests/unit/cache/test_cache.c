@@ -590,7 +590,7 @@ WK_TEST(test_cache_get_many_uses_each_tier_once)
     get_age(a, "1", &d, &st); /* "1": in the shared tier */
     get_age(b, "2", &d, &st); /* "2": local in b (and shared) */
     unsigned fetches = f.fetches;
-    wk_cache_keyref ids[4] = {{"1", 1}, {"2", 1}, {"3", 1}, {"x", 1}};
+    wk_slice ids[4] = {{"1", 1}, {"2", 1}, {"3", 1}, {"x", 1}};
     wk_cache_entry *refs[4];
     wk_status sts[4];
     CHECK_OK(wk_cache_get_many(b, &seed_user_schema, 4, ids, db_load, &d, refs, sts, NULL));

@@ -190,7 +190,7 @@ WK_TEST(test_mediatype_survives_a_megabyte_of_hostile_parameters)
 WK_TEST(test_mediatype_render_points_at_precomputed_strings_without_copying)
 {
     wk_media_type mt = WK_MT_INIT;
-    wk_text_slice r, r2;
+    wk_slice r, r2;
     CHECK_OK(parse("Application/JSON", 0, &mt, NULL));
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
     const wk_mt_known *k = wk_mt_known_get(mt.id);
@@ -211,7 +211,7 @@ WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
 {
     const char *in = "  x-app/x-thing; a=1; b=\"two words\"\t";
     wk_media_type mt = WK_MT_INIT;
-    wk_text_slice r;
+    wk_slice r;
     CHECK_OK(parse(in, 0, &mt, NULL));
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, NULL, &r, NULL));
     CHECK(r.ptr == in + 2);
@@ -249,7 +249,7 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
     CHECK_OK(parse(in, 0, &mt, NULL));
     wk_test_alloc ta;
     wk_test_alloc_init(&ta);
-    wk_text_slice r;
+    wk_slice r;
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
     CHECK_EQ(r.len, 309);
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
@@ -268,7 +268,7 @@ WK_TEST(test_mediatype_parse_and_build_free_a_previous_heap_render)
     memcpy(in + 307, " \"", 3);
     wk_test_alloc ta;
     wk_test_alloc_init(&ta);
-    wk_text_slice r;
+    wk_slice r;
     wk_media_type mt;
     wk_mt_init(&mt);
     CHECK(mt.type.ptr == NULL && mt.nparams == 0);

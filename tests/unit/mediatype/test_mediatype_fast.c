@@ -152,7 +152,7 @@ static void compare(const char *in, size_t len)
                   in, flags);
         CHECK_MSG(a.id == g.id && a.nparams == g.nparams, "'%.*s' flags %u: grammar differs",
                   (int)len, in, flags);
-        wk_text_slice r1, r2;
+        wk_slice r1, r2;
         CHECK_OK(wk_mt_render(&a, (unsigned)len & 1u, NULL, &r1, NULL));
         CHECK_OK(wk_mt_render(&b, (unsigned)len & 1u, NULL, &r2, NULL));
         CHECK_MEM(r1.ptr, r1.len, r2.ptr, r2.len);

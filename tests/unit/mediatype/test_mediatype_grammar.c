@@ -155,7 +155,7 @@ WK_TEST(test_mediatype_serialization_is_a_fixed_point_in_both_styles)
             CHECK(wk_mt_equal(&a, &b));
             CHECK_OK(wk_mt_serialize(&b, style, &s2, NULL));
             CHECK_MEM(s1.data, s1.len, s2.data, s2.len);
-            wk_text_slice r;
+            wk_slice r;
             CHECK_OK(wk_mt_render(&b, style, NULL, &r, NULL));
             CHECK_MEM(r.ptr, r.len, s1.data, s1.len);
             wk_mt_free(&b);

@@ -27,8 +27,15 @@ if(NOT err STREQUAL "wirekit: invalid MessagePack: byte 0xc1 is never used in Me
   message(FATAL_ERROR "unexpected stderr: '${err}'")
 endif()
 
-execute_process(COMMAND ${WIREKIT} inspect RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+# Without a file it reads standard input.
+execute_process(COMMAND ${WIREKIT} inspect INPUT_FILE ${DATA}/seed_and_timestamp.msgpack
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "2 top-level values, 78 bytes")
+  message(FATAL_ERROR "inspect of standard input exited ${rc}: ${out}${err}")
+endif()
+execute_process(COMMAND ${WIREKIT} inspect --max-depth=0 RESULT_VARIABLE rc OUTPUT_QUIET
+  ERROR_QUIET)
 if(NOT rc EQUAL 2)
-  message(FATAL_ERROR "inspect without a file exited ${rc}, want 2")
+  message(FATAL_ERROR "inspect with a bad option exited ${rc}, want 2")
 endif()
 message(STATUS "cli_inspect: 3 checks passed")

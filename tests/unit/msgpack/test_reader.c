@@ -171,7 +171,8 @@ WK_TEST(test_msgpack_reader_reports_eof_repeatedly_and_errors_sticky)
     CHECK_STATUS(wk_mp_reader_next(&r, &ev), WK_ERR_SYNTAX);
     CHECK_STATUS(wk_mp_reader_next(&r, &ev), WK_ERR_SYNTAX);
     wk_error err;
-    wk_mp_reader_error(&r, &err);
+    CHECK_STATUS(wk_mp_reader_error(&r, &err), WK_ERR_SYNTAX); /* getters return the code */
+    CHECK_STATUS(wk_mp_reader_error(&r, NULL), WK_ERR_SYNTAX);
     CHECK_EQ(err.code, WK_ERR_SYNTAX);
     CHECK_EQ(err.offset, 0);
     CHECK(strstr(err.msg, "0xc1") != NULL);

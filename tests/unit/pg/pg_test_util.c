@@ -46,7 +46,7 @@ wk_status pgt_to_text(wk_pg_oid oid, wk_pg_format fmt, const void *p, size_t n,
 wk_status pgt_from_text(wk_pg_oid oid, wk_pg_format fmt, const char *s, const uint8_t **out,
                         size_t *len, wk_error *err)
 {
-    wk_pg_str in = {s, strlen(s)};
+    wk_slice in = {s, strlen(s)};
     return pgt_encode(oid, fmt, WK_PG_KIND_TEXT, &in, out, len, err);
 }
 

@@ -156,7 +156,7 @@ WK_TEST(test_pg_arrays_encode_c_arrays_in_both_formats)
     CHECK_OK(wk_pg_encode(e, &in, &b, NULL));
     CHECK_MEM(b.data, b.len, "{0.5,1e+300}", 12);
     wk_buf_clear(&b);
-    wk_pg_str s[2] = {{"a b", 3}, {"q\"", 2}};
+    wk_slice s[2] = {{"a b", 3}, {"q\"", 2}};
     wk_pg_array_in_1d(&in, WK_PG_KIND_STR, s, 2, NULL);
     e = wk_pg_registry_find_array_encoder(pgt_reg(), WK_PG_TEXT, WK_PG_KIND_STR);
     CHECK_OK(wk_pg_encode(e, &in, &b, NULL));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "pg_test_util.h"
+#include "pg/pg_oracle.h"
 #include "wk_test.h"
 #include "wirekit/arena.h"
 
@@ -152,7 +153,7 @@ static int compare_one(const etype *t, wk_pg_format f, const uint8_t *p, size_t 
     uint8_t got2[16 * 8];
     memset(got2, 0, sizeof got2);
     wk_pg_carray cb = {t->kind, got2, with_nulls ? gnulls : NULL, cap, 0};
-    wk_status gs2 = wk_pg_registry_scan_decoder(pgt_reg(), t->arr, f, WK_PG_KIND_ARRAY, &sd)
+    wk_status gs2 = wk__pg_registry_scan_decoder(pgt_reg(), t->arr, f, WK_PG_KIND_ARRAY, &sd)
                         ? wk_pg_decode_array(&sd, p, n, &cb, arena, NULL)
                         : WK_ERR_NOT_FOUND;
     if (gs != ws || gs2 != ws) {

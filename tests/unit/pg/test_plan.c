@@ -7,7 +7,7 @@
 
 typedef struct row {
     int32_t id;
-    wk_pg_str name;
+    wk_slice name;
     double score;
 } row;
 

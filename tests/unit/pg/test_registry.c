@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "pg_test_util.h"
+#include "pg/pg_oracle.h"
 #include "wk_test.h"
 
 static bool same_dec(const wk_pg_decoder *t, bool found, const wk_pg_decoder *s)
@@ -52,13 +53,13 @@ static size_t compare_all(const wk_pg_registry *r, size_t *checked)
         for (int f = 0; f < 2; f++) {
             for (int k = 0; k < WK_PG_KIND_COUNT; k++) {
                 wk_pg_decoder sd;
-                bool sf = wk_pg_registry_scan_decoder(r, oids[i], (wk_pg_format)f,
+                bool sf = wk__pg_registry_scan_decoder(r, oids[i], (wk_pg_format)f,
                                                       (wk_pg_kind)k, &sd);
                 const wk_pg_decoder *td =
                     wk_pg_registry_find_decoder(r, oids[i], (wk_pg_format)f, (wk_pg_kind)k);
                 bad += !same_dec(td, sf, &sd);
                 wk_pg_encoder se;
-                bool ef = wk_pg_registry_scan_encoder_for(r, oids[i], (wk_pg_format)f,
+                bool ef = wk__pg_registry_scan_encoder_for(r, oids[i], (wk_pg_format)f,
                                                           (wk_pg_kind)k, &se);
                 const wk_pg_encoder *te =
                     wk_pg_registry_find_encoder_for(r, oids[i], (wk_pg_format)f, (wk_pg_kind)k);
@@ -70,12 +71,12 @@ static size_t compare_all(const wk_pg_registry *r, size_t *checked)
     for (int f = 0; f < 2; f++) {
         for (int k = 0; k < WK_PG_KIND_COUNT; k++) {
             wk_pg_encoder se;
-            bool ef = wk_pg_registry_scan_encoder(r, (wk_pg_format)f, (wk_pg_kind)k, WK_PG_KIND_BOOL, &se);
+            bool ef = wk__pg_registry_scan_encoder(r, (wk_pg_format)f, (wk_pg_kind)k, WK_PG_KIND_BOOL, &se);
             if (k != WK_PG_KIND_ARRAY) {
                 bad += !same_enc(wk_pg_registry_find_encoder(r, (wk_pg_format)f, (wk_pg_kind)k),
                                  ef, &se);
             }
-            ef = wk_pg_registry_scan_encoder(r, (wk_pg_format)f, WK_PG_KIND_ARRAY, (wk_pg_kind)k, &se);
+            ef = wk__pg_registry_scan_encoder(r, (wk_pg_format)f, WK_PG_KIND_ARRAY, (wk_pg_kind)k, &se);
             bad += !same_enc(
                 wk_pg_registry_find_array_encoder(r, (wk_pg_format)f, (wk_pg_kind)k), ef, &se);
             *checked += 2;

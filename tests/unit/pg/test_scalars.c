@@ -194,7 +194,7 @@ WK_TEST(test_pg_scalars_decode_into_c_kinds)
     CHECK_EQ(iv.months, 14);
     CHECK_EQ(iv.days, 3);
     CHECK_EQ(iv.usec, 1000000);
-    wk_pg_str s;
+    wk_slice s;
     CHECK_OK(pgt_decode(WK_PG_OID_BYTEA, WK_PG_TEXT, WK_PG_KIND_BYTES, "\\x00ff", 6, &s, NULL));
     CHECK_MEM(s.ptr, s.len, "\x00\xff", 2);
     wk_pg_uuid u;

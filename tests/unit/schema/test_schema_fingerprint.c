@@ -102,7 +102,7 @@ WK_TEST(test_schema_prepare_rejects_duplicate_names)
         WK_FIELD(two, a, "same", WK_SK_I32, 0),
         WK_FIELD(two, b, "same", WK_SK_I32, 0));
     wk_error err;
-    CHECK_STATUS(wk_schema_prepare(&dup, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&dup, NULL, &err), WK_ERR_ARG);
     CHECK_STR(err.msg, "schema: two fields with the same name");
     CHECK_EQ(err.offset, 1);
 }
@@ -114,30 +114,30 @@ WK_TEST(test_schema_prepare_rejects_broken_descriptors)
     wk_schema s = {"two", 1, WK_SCHEMA_ROOT_STRUCT, sizeof(two), &f, 1, &rt};
     wk_error err;
     f.offset = 6; /* past the end of an 8-byte struct for a 4-byte member */
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     CHECK_STR(err.msg, "schema: member outside the struct");
     f.offset = 0;
     f.type.kind = 99;
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     CHECK_STR(err.msg, "schema: unknown field kind");
     f.type.kind = WK_SK_I32;
     f.type.size = 8;
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     CHECK_STR(err.msg, "schema: field size does not match kind");
     f.type.size = 4;
     f.type.kind = WK_SK_U32;
     f.type.kind = WK_SK_STRUCT;
     f.type.schema = &pt_v1; /* 8 bytes, but the member type says 4 */
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     CHECK_STR(err.msg, "schema: nested descriptor does not describe the member");
     f.type.kind = WK_SK_I32;
     f.type.schema = NULL;
     f.flags = 0x80;
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     f.flags = 0;
     s.rt = NULL;
-    CHECK_STATUS(wk_schema_prepare(&s, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_schema_prepare(&s, NULL, &err), WK_ERR_ARG);
     s.rt = &rt;
-    CHECK_OK(wk_schema_prepare(&s, &err));
+    CHECK_OK(wk_schema_prepare(&s, NULL, &err));
     wk_schema_unprepare(&s);
 }

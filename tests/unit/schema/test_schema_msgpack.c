@@ -319,7 +319,7 @@ typedef struct flat {
     char *str;
     char *nstr;
     char code[24];
-    wk_bytes bytes;
+    wk_slice bytes;
     wk_timestamp ts;
     wk_value any;
     int32_t skipped;
@@ -389,7 +389,7 @@ WK_TEST(test_schema_msgpack_flat_fast_path_matches_generic_for_every_value)
         f.nstr = (i & 2) != 0 ? NULL : (char *)s;
         size_t sl = strlen(s) < sizeof f.code ? strlen(s) : sizeof f.code - 1;
         memcpy(f.code, s, sl);
-        f.bytes.ptr = (i & 4) != 0 ? NULL : (const uint8_t *)s;
+        f.bytes.ptr = (i & 4) != 0 ? NULL : s;
         f.bytes.len = f.bytes.ptr != NULL ? strlen(s) : 0;
         f.ts.sec = ints[i] / 1000;
         f.ts.nsec = (uint32_t)(i * 12345);
@@ -440,7 +440,7 @@ static void fill_flat(flat *f, wk_arena *a, bool nested)
     f->str = (char *)"a string";
     f->nstr = NULL;
     memcpy(f->code, "XYZ", 3);
-    f->bytes.ptr = (const uint8_t *)"\x01\x02\x03";
+    f->bytes.ptr = (const char *)"\x01\x02\x03";
     f->bytes.len = 3;
     f->ts.sec = 1700000000;
     f->ts.nsec = 123;

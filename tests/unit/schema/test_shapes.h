@@ -32,7 +32,7 @@ typedef struct everything {
     double f64;
     char *str;
     char code[8];
-    wk_bytes bytes;
+    wk_slice bytes;
     wk_timestamp ts;
     wk_value any;
     inner child;
@@ -42,7 +42,7 @@ typedef struct everything {
     size_t nkids;
     char **tags;
     size_t ntags;
-    wk_slice *matrix;
+    wk_schema_array *matrix;
     size_t nmatrix;
 } everything;
 
@@ -87,7 +87,7 @@ static inline void fill_everything(everything *e, wk_arena *a)
     static inner kids[2] = {{1, (char *)"one"}, {2, NULL}};
     static char *tags[2] = {(char *)"x", (char *)"y z"};
     static uint8_t row0[2] = {1, 2};
-    static wk_slice matrix[2] = {{row0, 2}, {NULL, 0}};
+    static wk_schema_array matrix[2] = {{row0, 2}, {NULL, 0}};
     static const uint8_t raw[3] = {0, 0xff, 0x10};
     memset(e, 0, sizeof *e);
     e->b = true;
@@ -103,7 +103,7 @@ static inline void fill_everything(everything *e, wk_arena *a)
     e->f64 = -0.25;
     e->str = NULL;
     memcpy(e->code, "ABC", 4);
-    e->bytes.ptr = raw;
+    e->bytes.ptr = (const char *)raw;
     e->bytes.len = 3;
     e->ts.sec = 1700000000;
     e->ts.nsec = 5;

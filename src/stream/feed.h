@@ -1,0 +1,71 @@
+/*
+ * Internal: the chunk-gathering half that the MessagePack and JSON unpackers share. A value
+ * that starts and ends inside the caller's chunk is handed out in place; one that reaches the
+ * end of a chunk is copied into `buf`, and later chunks are appended a piece at a time (at
+ * least as much as is buffered already, so a value is framed in O(log n) rounds and copied
+ * O(1) times per byte) until the format's framer finds its end. Bytes appended past that end
+ * are given back to the chunk, so the next value starts in place again. `buf` never grows
+ * beyond `max`, whatever a header declares: a value that needs more is WK_ERR_LIMIT.
+ */
+#ifndef WK_STREAM_FEED_H
+#define WK_STREAM_FEED_H
+
+#include "wirekit/stream.h"
+
+#define WK__FEED_MSG_LIMIT "value spans chunks and is larger than the unpacker's buffer cap"
+#define WK__FEED_MSG_NOMEM "out of memory for the unpacker's buffer"
+
+void wk__feed_init(wk__feed *f, const wk_allocator *alloc, size_t max);
+wk_status wk__feed_feed(wk__feed *f, const void *data, size_t len);
+void wk__feed_free(wk__feed *f);
+
+/* Latches an error at stream offset `off` (the first one wins) and returns the latched code. */
+wk_status wk__feed_fail(wk__feed *f, wk_status st, uint64_t off, const char *msg);
+
+/* Called first by every "next": drops a value handed out from `buf` last time and returns
+ * the latched error, if any. */
+static inline wk_status wk__feed_enter(wk__feed *f)
+{
+    if (f->release) {
+        f->release = false;
+        f->buf_len = 0;
+    }
+    return f->err.code;
+}
+
+/* Stream offset of the first byte of the value being framed (buf[0] or the chunk cursor). */
+static inline uint64_t wk__feed_value_off(const wk__feed *f)
+{
+    return f->buf_len > 0 ? f->chunk_off + f->chunk_pos - f->buf_len
+                          : f->chunk_off + f->chunk_pos;
+}
+
+/* Copies the chunk's rest `chunk[pos..len)` (the start of a value) into `buf`. */
+wk_status wk__feed_gather(wk__feed *f);
+
+/* Appends the next piece of the chunk to `buf`. Returns WK_OK, WK_ERR_AGAIN when the chunk is
+ * used up, or a latched WK_ERR_LIMIT / WK_ERR_NOMEM. */
+wk_status wk__feed_append(wk__feed *f);
+
+/* The value being framed ends `used` bytes after its start: advances past it. A value held in
+ * `buf` stays readable until the next wk__feed_enter. */
+static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
+{
+    f->scan = 0;
+    f->need = 0;
+    if (f->buf_len == 0) {
+        f->chunk_pos += used;
+        return WK_OK;
+    }
+    /* give back what was appended past the end: framing ends values exactly, so these
+     * bytes always come from the current chunk */
+    if (f->buf_len - used > f->chunk_pos) {
+        return wk__feed_fail(f, WK_ERR_STATE, wk__feed_value_off(f) + used,
+                             "internal: a value ended before bytes of an earlier chunk");
+    }
+    f->chunk_pos -= f->buf_len - used;
+    f->release = true;
+    return WK_OK;
+}
+
+#endif

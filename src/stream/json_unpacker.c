@@ -1,0 +1,679 @@
+/*
+ * The incremental JSON unpacker. Framing finds where the next top-level value ends with a
+ * small lexer whose whole state fits in the unpacker (bracket depth, inside a string, after
+ * a backslash, inside a top-level number or literal), so it is carried across chunk
+ * boundaries at any byte: inside strings, escapes, numbers, literals and UTF-8 sequences
+ * (framing treats bytes above 0x7f as opaque string content; the reader checks them).
+ * Framing resumes where it stopped, so the work stays linear in the input.
+ *
+ * Checking and decoding are the buffer codecs' own, run on the framed bytes: the event reader
+ * (src/json/reader.c) for raw spans and events, the fused tree parser (wk_json_decode_value)
+ * for trees. Framing never disagrees with them about where a value ends: a value closes at
+ * its balanced bracket or closing quote, and a top-level number or literal is framed up to
+ * the first byte that cannot continue it, after which the decoder's own length is used (so
+ * `1x` is the value 1 followed by an `x` that is not separated by whitespace, as the reader
+ * says). Errors are the reader's, run over every byte present from the value's start, with
+ * offsets from the start of the stream and a line:column position.
+ *
+ * A value whose bytes lie inside the chunk goes straight to the tree parser on the rest of
+ * the chunk (one pass); framing is only needed for the value that the chunk cuts.
+ */
+#include <emmintrin.h>
+#include <string.h>
+
+#include "feed.h"
+#include "wirekit/json.h"
+
+/* Framing states. A top-level number is followed through the grammar's states so that it
+ * ends exactly where the reader's number lexer ends it (`1234-5` is 1234, then a value not
+ * separated by whitespace); a literal is framed as the length of the literal its first byte
+ * names (the count of bytes left is kept in `depth`, which is 0 at the top level). */
+enum {
+    M_TOP = 0,
+    M_VALUE,   /* inside a container, outside strings */
+    M_STR,     /* inside a string */
+    M_STR_ESC, /* inside a string, after a backslash */
+    M_LIT,     /* inside a top-level literal; `depth` bytes left */
+    M_N_SIGN,  /* number: after '-' */
+    M_N_ZERO,  /* after a leading 0 */
+    M_N_INT,   /* in the integer digits */
+    M_N_DOT,   /* after '.' */
+    M_N_FRAC,  /* in the fraction digits */
+    M_N_E,     /* after 'e' */
+    M_N_ESIGN, /* after the exponent's sign */
+    M_N_EXP    /* in the exponent digits */
+};
+
+static bool digit(uint8_t c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The number state after byte `c` in state `m`; M_TOP when the number ends before `c`. A
+ * byte the grammar does not allow also ends it: the reader then reports the error. */
+static uint8_t number_step(uint8_t m, uint8_t c)
+{
+    switch (m) {
+    case M_N_SIGN: return c == '0' ? M_N_ZERO : digit(c) ? M_N_INT : M_TOP;
+    case M_N_ZERO:
+    case M_N_INT:
+        if (m == M_N_INT && digit(c)) {
+            return M_N_INT;
+        }
+        return c == '.' ? M_N_DOT : (c | 0x20) == 'e' ? M_N_E : M_TOP;
+    case M_N_DOT: return digit(c) ? M_N_FRAC : M_TOP;
+    case M_N_FRAC: return digit(c) ? M_N_FRAC : (c | 0x20) == 'e' ? M_N_E : M_TOP;
+    case M_N_E: return c == '+' || c == '-' ? M_N_ESIGN : digit(c) ? M_N_EXP : M_TOP;
+    case M_N_ESIGN:
+    case M_N_EXP: return digit(c) ? M_N_EXP : M_TOP;
+    default: return M_TOP;
+    }
+}
+
+/* Length of the literal that starts with `c`, 0 when none does. */
+static uint32_t literal_len(uint8_t c)
+{
+    switch (c) {
+    case 't': return 4;
+    case 'f': return 5;
+    case 'n': return 4;
+    case 'N': return 3;
+    case 'I': return 8;
+    default: return 0;
+    }
+}
+
+static bool ws_byte(uint8_t c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static uint32_t max_depth_of(const wk_json_unpacker *u)
+{
+    return u->opts.max_depth != 0 ? u->opts.max_depth : WK_JSON_DEFAULT_MAX_DEPTH;
+}
+
+WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
+                                  size_t max_buffer)
+{
+    memset(u, 0, sizeof *u);
+    if (opts != NULL) {
+        u->opts = *opts;
+    }
+    u->line = 1;
+    wk__feed_init(&u->f, u->opts.alloc, max_buffer);
+    if (u->opts.flags & (WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_ALLOW_TRAILING)) {
+        wk__feed_fail(&u->f, WK_ERR_UNSUPPORTED, 0,
+                      "the JSON unpacker does not take ALLOW_BOM or ALLOW_TRAILING");
+    }
+}
+
+WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
+{
+    wk__feed_free(&u->f);
+}
+
+WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
+{
+    return wk__feed_feed(&u->f, data, len);
+}
+
+WK_API void wk_json_unpacker_finish(wk_json_unpacker *u)
+{
+    u->f.finished = true;
+}
+
+WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err,
+                                        uint64_t *line, uint64_t *col)
+{
+    if (err != NULL) {
+        *err = u->f.err;
+    }
+    if (line != NULL) {
+        *line = u->f.err.code != WK_OK ? u->err_line : 0;
+    }
+    if (col != NULL) {
+        *col = u->f.err.code != WK_OK ? u->err_col : 0;
+    }
+    return u->f.err.code;
+}
+
+WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
+{
+    return u->f.chunk_off + u->f.chunk_pos - (u->f.release ? 0 : u->f.buf_len);
+}
+
+WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
+{
+    return u->f.release ? 0 : u->f.buf_len;
+}
+
+/* Counts the lines in `p[0..n)`, the bytes at stream offset u->line_off on. */
+static void count_lines(wk_json_unpacker *u, const uint8_t *p, size_t n)
+{
+    const uint8_t *end = p + n;
+    const uint8_t *q = p;
+    while (q < end) {
+        const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+        if (nl == NULL) {
+            break;
+        }
+        u->line++;
+        u->line_start = u->line_off + (uint64_t)(nl + 1 - p);
+        q = nl + 1;
+    }
+    u->line_off += n;
+}
+
+/* Latches an error at `off`, a stream offset inside base[0..avail), which starts at the stream
+ * offset u->line_off (every byte before it is counted already). */
+static wk_status fail_at(wk_json_unpacker *u, const uint8_t *base, size_t avail, wk_status st,
+                         uint64_t off, const char *msg)
+{
+    if (u->f.err.code == WK_OK) {
+        uint64_t line = u->line;
+        uint64_t start = u->line_start;
+        size_t upto = off > u->line_off ? (size_t)(off - u->line_off) : 0;
+        if (upto > avail) {
+            upto = avail;
+        }
+        for (size_t i = 0; i < upto; i++) {
+            if (base[i] == '\n') {
+                line++;
+                start = u->line_off + i + 1;
+            }
+        }
+        u->err_line = line;
+        u->err_col = off - start + 1;
+    }
+    return wk__feed_fail(&u->f, st, off, msg);
+}
+
+/*
+ * Reads the value at base[0..avail) (framed: it is whole there) with the event reader,
+ * sending its events to `sink` when not NULL. Returns WK_OK with *vlen = the value's length,
+ * or the reader's (or the sink's) error, latched.
+ */
+static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t avail,
+                            const wk_sink *sink, size_t *vlen)
+{
+    wk_json_reader r;
+    wk_read_opts o = u->opts;
+    o.flags |= WK_JSON_READ_MULTI;
+    if (u->value_off > 0 && avail >= 3 && memcmp(base, "\xef\xbb\xbf", 3) == 0) {
+        /* A reader started here would take these bytes for a byte order mark, which only
+         * the stream's first bytes can be: let it see them after a space instead. */
+        static const uint8_t late_bom[4] = {' ', 0xef, 0xbb, 0xbf};
+        wk_error e;
+        wk_event ev;
+        wk_json_reader_init(&r, late_bom, sizeof late_bom, &o, NULL);
+        wk_json_reader_next(&r, &ev);
+        wk_json_reader_error(&r, &e);
+        wk_json_reader_free(&r);
+        return fail_at(u, base, avail, e.code, u->value_off + e.offset - 1, e.msg);
+    }
+    wk_json_reader_init(&r, base, avail, &o, NULL);
+    uint32_t depth = 0;
+    wk_status st;
+    wk_event ev;
+    for (;;) {
+        st = wk_json_reader_next(&r, &ev);
+        if (st != WK_OK) {
+            wk_error e;
+            wk_json_reader_error(&r, &e);
+            if (st == WK_ERR_EOF) { /* framing found no value: cannot happen, say so */
+                e.offset = avail;
+                e.msg = "input ends where a value should start";
+                st = WK_ERR_TRUNCATED;
+            }
+            wk_json_reader_free(&r);
+            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
+        }
+        if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
+            depth++;
+        } else if (ev.type == WK_EV_END) {
+            depth--;
+        }
+        if (sink != NULL) {
+            st = sink->event(sink->self, &ev);
+            if (st != WK_OK) {
+                wk_error e;
+                sink->error(sink->self, &e);
+                wk_json_reader_free(&r);
+                return wk__feed_fail(&u->f, st, e.offset, e.msg);
+            }
+        }
+        if (depth == 0) {
+            break;
+        }
+    }
+    *vlen = wk_json_reader_offset(&r);
+    wk_json_reader_free(&r);
+    return WK_OK;
+}
+
+/* Bit i set where block[i] == c, for a 64-byte block. */
+static inline uint64_t eq_mask(const __m128i v[4], __m128i c)
+{
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], c)) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], c)) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], c)) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], c)) << 48;
+}
+
+/* Population count without POPCNT (not in baseline x86-64; the builtin would call libgcc). */
+static inline uint32_t count_bits(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/*
+ * Frames whole 64-byte blocks inside a container (mode M_VALUE, M_STR or M_STR_ESC, depth at
+ * least 1) while 64 bytes remain, branch-free per block as simdjson's first stage does:
+ * bit masks of quotes, backslashes and brackets (`[`/`{` and `]`/`}` differ from each other
+ * only in bit 5), escaped bytes from the backslash runs (odd runs escape the next byte, the
+ * carry crosses blocks), the inside-string mask as the prefix XOR of the unescaped quotes,
+ * and the bracket counts outside strings. Only a block where the depth may reach 0 or pass
+ * the limit is walked bracket by bracket. On valid input this agrees with the byte loop;
+ * on invalid input (a backslash outside a string) both are only a guess that the reader,
+ * which has the last word, corrects. Returns the position reached; *vlen is set (and
+ * *status WK_OK or WK_ERR_DEPTH) when the value ends or nests too deep in a block.
+ */
+static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const uint8_t *end,
+                                   uint8_t *mode, uint32_t *depth, uint32_t max_depth,
+                                   size_t *vlen, wk_status *status)
+{
+    const uint64_t even = 0x5555555555555555ull;
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    const __m128i bit5 = _mm_set1_epi8(0x20);
+    uint64_t in_str = *mode != M_VALUE ? ~0ull : 0;
+    uint64_t prev_esc = *mode == M_STR_ESC;
+    uint32_t d = *depth;
+    while ((size_t)(end - p) >= 64) {
+        __m128i v[4], f[4];
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+            f[i] = _mm_or_si128(v[i], bit5);
+        }
+        uint64_t q = eq_mask(v, quote);
+        uint64_t b = eq_mask(v, bslash);
+        uint64_t o = eq_mask(f, open);
+        uint64_t c = eq_mask(f, close);
+        b &= ~prev_esc;
+        uint64_t follows = b << 1 | prev_esc;
+        uint64_t odd_starts = b & ~even & ~follows;
+        uint64_t seq_even;
+        prev_esc = __builtin_add_overflow(odd_starts, b, &seq_even);
+        uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+        q &= ~escaped;
+        uint64_t inside = prefix_xor(q) ^ in_str;
+        in_str = (uint64_t)((int64_t)inside >> 63);
+        o &= ~inside;
+        c &= ~inside;
+        uint32_t no = count_bits(o), nc = count_bits(c);
+        if (d > nc && d + no <= max_depth) { /* cannot end or pass the limit here */
+            d = d - nc + no;
+            p += 64;
+            continue;
+        }
+        /* the value may end, or nest too deep, in this block: walk its brackets */
+        for (uint64_t m = o | c; m != 0; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            if ((o >> i) & 1) {
+                if (++d > max_depth) {
+                    *vlen = (size_t)(p + i - base);
+                    *status = WK_ERR_DEPTH;
+                    *depth = d;
+                    return p + i;
+                }
+            } else if (--d == 0) {
+                *vlen = (size_t)(p + i + 1 - base);
+                *status = WK_OK;
+                *depth = 0;
+                return p + i + 1;
+            }
+        }
+        p += 64;
+    }
+    *mode = in_str != 0 ? (prev_esc ? M_STR_ESC : M_STR) : M_VALUE;
+    *depth = d;
+    return p;
+}
+
+/*
+ * Frames the value at base[0..avail) from f.scan on (state in u->mode/u->depth). Returns
+ * WK_OK with *vlen = an end no shorter than the value (exact for strings and containers),
+ * WK_ERR_AGAIN, or WK_ERR_DEPTH (the reader then words the error).
+ */
+static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, size_t *vlen)
+{
+    const uint8_t *p = base + u->f.scan;
+    const uint8_t *end = base + avail;
+    uint32_t depth = u->depth;
+    uint32_t max_depth = max_depth_of(u);
+    uint8_t mode = u->mode;
+    wk_status st = WK_ERR_AGAIN;
+    while (p < end) {
+        if (depth > 0 && mode <= M_STR_ESC && (size_t)(end - p) >= 64) {
+            p = frame_blocks(base, p, end, &mode, &depth, max_depth, vlen, &st);
+            if (st != WK_ERR_AGAIN) {
+                goto out;
+            }
+            if (p == end) {
+                break;
+            }
+        }
+        uint8_t c = *p;
+        switch (mode) {
+        case M_TOP:
+            if (c == '"') {
+                mode = M_STR;
+                p++;
+            } else if (c == '[' || c == '{') {
+                mode = M_VALUE;
+            } else if (c == '-') {
+                mode = M_N_SIGN;
+                p++;
+            } else if (digit(c)) {
+                mode = c == '0' ? M_N_ZERO : M_N_INT;
+                p++;
+            } else if (literal_len(c) != 0) {
+                mode = M_LIT;
+                depth = literal_len(c);
+            } else if (c == 0xef) { /* maybe a byte order mark: the reader wants all of it */
+                mode = M_LIT;
+                depth = 3;
+            } else { /* no value starts here: the reader says why, at this byte */
+                *vlen = 1;
+                st = WK_OK;
+                goto out;
+            }
+            break;
+        case M_LIT: {
+            size_t k = (size_t)(end - p) < depth ? (size_t)(end - p) : depth;
+            p += k;
+            depth -= (uint32_t)k;
+            if (depth == 0) {
+                *vlen = (size_t)(p - base);
+                st = WK_OK;
+                goto out;
+            }
+            break;
+        }
+        case M_VALUE:
+            while (p < end) {
+                c = *p++;
+                if (c == '"') {
+                    mode = M_STR;
+                    break;
+                }
+                if (c == '[' || c == '{') {
+                    if (++depth > max_depth) {
+                        st = WK_ERR_DEPTH;
+                        goto out;
+                    }
+                } else if (c == ']' || c == '}') {
+                    if (--depth == 0) {
+                        *vlen = (size_t)(p - base);
+                        st = WK_OK;
+                        goto out;
+                    }
+                }
+            }
+            break;
+        case M_STR:
+            while (p < end) {
+                c = *p++;
+                if (c == '"') {
+                    if (depth == 0) {
+                        *vlen = (size_t)(p - base);
+                        st = WK_OK;
+                        goto out;
+                    }
+                    mode = M_VALUE;
+                    break;
+                }
+                if (c == '\\') {
+                    mode = M_STR_ESC;
+                    break;
+                }
+            }
+            break;
+        case M_STR_ESC: /* the escaped byte cannot end the string */
+            p++;
+            mode = M_STR;
+            break;
+        default: /* in a top-level number */
+            if (mode == M_N_SIGN && c == 'I' && (u->opts.flags & WK_JSON_READ_NAN_INF)) {
+                mode = M_LIT; /* -Infinity */
+                depth = 8;
+                break;
+            }
+            while (p < end) {
+                uint8_t next = number_step(mode, *p);
+                if (next == M_TOP) {
+                    *vlen = (size_t)(p - base);
+                    st = WK_OK;
+                    goto out;
+                }
+                mode = next;
+                p++;
+            }
+            break;
+        }
+    }
+    if (mode >= M_LIT && u->f.finished) { /* a top-level scalar ends with the input */
+        *vlen = avail;
+        st = WK_OK;
+    }
+out:
+    u->mode = st == WK_ERR_AGAIN ? mode : M_TOP;
+    u->depth = st == WK_ERR_AGAIN ? depth : 0;
+    u->f.scan = st == WK_ERR_AGAIN ? (size_t)(p - base) : 0;
+    return st;
+}
+
+enum take_mode { TAKE_RAW, TAKE_TREE };
+
+/* The length of a value decoded from `p` with `consumed` bytes used (trailing whitespace
+ * included by the decoder): the whitespace trimmed. */
+static size_t trim_ws(const uint8_t *p, size_t consumed)
+{
+    while (consumed > 0 && ws_byte(p[consumed - 1])) {
+        consumed--;
+    }
+    return consumed;
+}
+
+/* Hands the value at base[0..) (in the chunk or in buf) out: decodes or reads it and
+ * consumes its bytes. */
+static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, size_t vlen,
+                      enum take_mode mode, const wk_sink *sink, wk_arena *arena,
+                      wk_value **out, const uint8_t **data, size_t *len)
+{
+    wk_status st;
+    if (mode == TAKE_TREE) {
+        wk_read_opts o = u->opts;
+        o.flags |= WK_JSON_READ_ALLOW_TRAILING;
+        size_t used = 0;
+        /* over every byte present, not just the framed ones: the number lexer looks at the
+         * byte after a number (a leading zero followed by a digit is an error) */
+        (void)vlen;
+        st = wk_json_decode_value(base, avail, &o, arena, out, &used, NULL);
+        if (st != WK_OK) {
+            size_t ignored;
+            st = read_value(u, base, avail, NULL, &ignored);
+            if (st == WK_OK) { /* the reader took it: the failure was the arena's */
+                return fail_at(u, base, avail, WK_ERR_NOMEM, u->value_off,
+                               "out of memory (arena) for the value");
+            }
+            return st;
+        }
+        vlen = trim_ws(base, used);
+    } else {
+        st = read_value(u, base, avail, sink, &vlen);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+    *data = base;
+    *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
+    count_lines(u, base, vlen);
+    u->values++;
+    u->sep = false;
+    return wk__feed_consume(&u->f, vlen);
+}
+
+static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *sink,
+                      wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
+{
+    wk__feed *f = &u->f;
+    wk_status st = wk__feed_enter(f);
+    if (st != WK_OK) {
+        return st;
+    }
+    size_t vlen = 0;
+    if (f->buf_len == 0) {
+        const uint8_t *p = f->chunk + f->chunk_pos;
+        size_t n = f->chunk_len - f->chunk_pos;
+        size_t ws = 0;
+        while (ws < n && ws_byte(p[ws])) {
+            ws++;
+        }
+        if (ws > 0) {
+            count_lines(u, p, ws);
+            f->chunk_pos += ws;
+            p += ws;
+            n -= ws;
+            u->sep = true;
+        }
+        uint64_t off = f->chunk_off + f->chunk_pos;
+        if (n == 0) {
+            if (!f->finished) {
+                return WK_ERR_AGAIN;
+            }
+            if (u->values == 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
+                return fail_at(u, p, 0, WK_ERR_TRUNCATED, off, "no JSON value in the input");
+            }
+            return WK_ERR_EOF;
+        }
+        if (u->values > 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
+            return fail_at(u, p, n, WK_ERR_TRAILING, off, "content after the JSON value");
+        }
+        if (u->values > 0 && !u->sep) {
+            return fail_at(u, p, n, WK_ERR_SYNTAX,
+                           off, "top-level values must be separated by whitespace");
+        }
+        u->value_off = off;
+        /* fast path: the tree parser on the rest of the chunk, unless values have been larger
+         * than what is left (the value is then probably cut: framing goes first) */
+        if (mode == TAKE_TREE && n >= u->typical) {
+            wk_read_opts o = u->opts;
+            o.flags |= WK_JSON_READ_ALLOW_TRAILING;
+            size_t used = 0;
+            if (wk_json_decode_value(p, n, &o, arena, out, &used, NULL) == WK_OK) {
+                vlen = trim_ws(p, used);
+                uint8_t last = p[vlen - 1];
+                if (last == '"' || last == ']' || last == '}' || vlen < n || f->finished) {
+                    *data = p;
+                    *len = vlen;
+                    u->typical = u->typical / 2 + vlen / 2;
+                    count_lines(u, p, vlen);
+                    u->values++;
+                    u->sep = false;
+                    return wk__feed_consume(f, vlen);
+                }
+            }
+        }
+        u->mode = M_TOP;
+        u->depth = 0;
+        f->scan = 0;
+        st = frame(u, p, n, &vlen);
+        if (st == WK_OK) {
+            return emit(u, p, n, vlen, mode, sink, arena, out, data, len);
+        }
+        if (st == WK_ERR_AGAIN && !f->finished) {
+            st = wk__feed_gather(f);
+            return st != WK_OK ? st : WK_ERR_AGAIN;
+        }
+        size_t ignored;
+        return read_value(u, p, n, NULL, &ignored); /* depth, or input ends inside the value */
+    }
+    for (;;) {
+        st = frame(u, f->buf, f->buf_len, &vlen);
+        if (st == WK_OK) {
+            return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+        }
+        if (st == WK_ERR_AGAIN) {
+            st = wk__feed_append(f);
+            if (st == WK_OK) {
+                continue;
+            }
+            if (st != WK_ERR_AGAIN) {
+                return st;
+            }
+            if (!f->finished) {
+                return WK_ERR_AGAIN;
+            }
+            /* finished: a top-level scalar ends at the end of input */
+            st = frame(u, f->buf, f->buf_len, &vlen);
+            if (st == WK_OK) {
+                return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+            }
+        }
+        size_t ignored;
+        return read_value(u, f->buf, f->buf_len, NULL, &ignored);
+    }
+}
+
+WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data, size_t *len,
+                                       uint64_t *offset)
+{
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_status st = take(u, TAKE_RAW, NULL, NULL, NULL, &d, &n);
+    if (st == WK_OK) {
+        *data = d;
+        *len = n;
+        if (offset != NULL) {
+            *offset = u->value_off;
+        }
+    }
+    return st;
+}
+
+WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
+                                             wk_value **out)
+{
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_value *v = NULL;
+    wk_status st = take(u, TAKE_TREE, NULL, arena, &v, &d, &n);
+    if (st == WK_OK) {
+        *out = v;
+    }
+    return st;
+}
+
+WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink)
+{
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    return take(u, TAKE_RAW, sink, NULL, NULL, &d, &n);
+}

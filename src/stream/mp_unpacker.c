@@ -1,0 +1,387 @@
+/*
+ * The incremental MessagePack unpacker. Framing (where does the next top-level value end?)
+ * is a resumable version of the validate-only scan: the same wk__mp_token decodes each
+ * header, and the "elements left" stack of the open containers lives in the unpacker, so a
+ * value cut by the end of a chunk is framed on from the token where it stopped, never from
+ * its start. A token the chunk cuts short (a header, a payload, or a count larger than the
+ * bytes present, which the token decoder reports the same way) simply waits for more input.
+ *
+ * A value that lies inside the chunk takes the fast path first: the buffer decoder itself
+ * (wk_mp_check, or wk_mp_decode_value for a tree) runs on the rest of the chunk; it succeeds
+ * exactly when the value is whole there, and the value is handed out in place in one pass.
+ * Only the value that the chunk cuts (one per chunk) is framed and gathered.
+ *
+ * Errors are never worded here: when framing meets a bad byte, or input ends inside a value,
+ * the buffer scan (wk__mp_scan, the scan behind wk_mp_check) runs over the value's bytes, so
+ * status, message and offset are the buffer reader's by construction. The bytes present
+ * cover everything the buffer reader would look at up to the error, because framing never
+ * passes a header whose count the present bytes cannot back.
+ */
+#include "../msgpack/mp_token.h"
+#include "feed.h"
+#include "wirekit/utf8.h"
+
+#define MP_STACK_MIN 16u
+
+static uint32_t max_depth_of(const wk_mp_unpacker *u)
+{
+    return u->opts.max_depth != 0 ? u->opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
+}
+
+WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, size_t max_buffer)
+{
+    memset(u, 0, sizeof *u);
+    if (opts != NULL) {
+        u->opts = *opts;
+    }
+    wk__feed_init(&u->f, u->opts.alloc, max_buffer);
+}
+
+WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
+{
+    wk__feed_free(&u->f);
+    if (u->stack != NULL) {
+        wk_free(u->opts.alloc, u->stack, (size_t)u->stack_cap * sizeof(uint64_t));
+    }
+    u->stack = NULL;
+    u->stack_cap = 0;
+}
+
+WK_API wk_status wk_mp_unpacker_feed(wk_mp_unpacker *u, const void *data, size_t len)
+{
+    return wk__feed_feed(&u->f, data, len);
+}
+
+WK_API void wk_mp_unpacker_finish(wk_mp_unpacker *u)
+{
+    u->f.finished = true;
+}
+
+WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
+{
+    if (err != NULL) {
+        *err = u->f.err;
+    }
+    return u->f.err.code;
+}
+
+WK_API uint64_t wk_mp_unpacker_offset(const wk_mp_unpacker *u)
+{
+    return u->f.chunk_off + u->f.chunk_pos - (u->f.release ? 0 : u->f.buf_len);
+}
+
+WK_API size_t wk_mp_unpacker_buffered(const wk_mp_unpacker *u)
+{
+    return u->f.release ? 0 : u->f.buf_len;
+}
+
+/* The buffer reader's verdict on the value at base[0..avail): latches it. `fallback` is used
+ * when the scan finds nothing wrong (only an allocation failure while framing). */
+static wk_status fail_as_buffer_reader(wk_mp_unpacker *u, const uint8_t *base, size_t avail,
+                                       wk_status fallback, const char *fallback_msg)
+{
+    const uint8_t *p = base;
+    const uint8_t *err_at = base;
+    const char *msg = NULL;
+    uint64_t off = wk__feed_value_off(&u->f);
+    if (fallback == WK_ERR_NOMEM) { /* framing's own stack: not a property of the input */
+        return wk__feed_fail(&u->f, fallback, off, fallback_msg);
+    }
+    wk_status st = wk__mp_scan(&p, base + avail, 0, max_depth_of(u),
+                               (u->opts.flags & WK_READ_STRICT_UTF8) != 0, u->opts.alloc,
+                               &err_at, &msg);
+    if (st == WK_OK) {
+        return wk__feed_fail(&u->f, fallback, off, fallback_msg);
+    }
+    return wk__feed_fail(&u->f, st, off + (uint64_t)(err_at - base), msg);
+}
+
+static bool push(wk_mp_unpacker *u, uint64_t left)
+{
+    if (u->depth == u->stack_cap) {
+        uint32_t ncap = u->stack_cap != 0 ? u->stack_cap * 2 : MP_STACK_MIN;
+        uint64_t *n = u->stack == NULL
+                          ? wk_alloc(u->opts.alloc, (size_t)ncap * sizeof(uint64_t))
+                          : wk_realloc(u->opts.alloc, u->stack,
+                                       (size_t)u->stack_cap * sizeof(uint64_t),
+                                       (size_t)ncap * sizeof(uint64_t));
+        if (n == NULL) {
+            return false;
+        }
+        u->stack = n;
+        u->stack_cap = ncap;
+    }
+    u->stack[u->depth++] = left;
+    return true;
+}
+
+/*
+ * Frames the value at base[0..avail) from offset f.scan on. Returns WK_OK with *vlen = the
+ * value's size, WK_ERR_AGAIN (f.scan remembers the token to resume at), WK_ERR_NOMEM, or
+ * another status when a token is bad (the caller then asks the buffer scan for the details).
+ */
+static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, size_t *vlen)
+{
+    if (avail < u->f.need) {
+        return WK_ERR_AGAIN; /* the token framing stopped at is still cut short */
+    }
+    const uint8_t *p = base + u->f.scan;
+    const uint8_t *end = base + avail;
+    uint32_t room = max_depth_of(u);
+    bool strict = (u->opts.flags & WK_READ_STRICT_UTF8) != 0;
+    uint32_t depth = u->depth; /* in locals while the loop runs; stored back on every exit */
+    uint64_t left = u->left;
+    wk_status st = WK_ERR_AGAIN;
+    while (p < end) {
+        const uint8_t *q = p;
+        uint8_t b = *p;
+        /* One-byte values and fixstr inline: most of real data. The rest (and every check
+         * that can fail) goes through the token decoder. */
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+            q = p + 1;
+            goto value_done;
+        }
+        if (b >= 0xa0 && b <= 0xbf && !strict && (size_t)(end - p) - 1 >= (size_t)(b & 0x1fu)) {
+            q = p + 1 + (b & 0x1fu);
+            goto value_done;
+        }
+        wk_event ev;
+        const char *msg;
+        st = wk__mp_token(&q, end, &ev, &msg);
+        if (st == WK_ERR_TRUNCATED) { /* cut by the end of the bytes present: wait for more */
+            uint64_t here = (uint64_t)(end - p);
+            uint64_t need = wk__mp_token_need(p, (size_t)here);
+            u->f.need = (uint64_t)(p - base) + (need > here ? need : here + 1);
+            st = WK_ERR_AGAIN;
+            break;
+        }
+        if (st != WK_OK) {
+            goto out;
+        }
+        if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
+            if (depth >= room) {
+                st = WK_ERR_DEPTH;
+                goto out;
+            }
+            uint64_t kids = ev.type == WK_EV_MAP ? 2 * (uint64_t)ev.v.count : ev.v.count;
+            if (kids != 0) {
+                u->depth = depth;
+                if (!push(u, left)) {
+                    st = WK_ERR_NOMEM;
+                    goto out;
+                }
+                depth++;
+                left = kids;
+                p = q;
+                continue;
+            }
+        } else if (ev.type == WK_EV_STR && strict && !wk_utf8_valid(ev.v.str.ptr, ev.v.str.len,
+                                                                    NULL)) {
+            st = WK_ERR_UTF8;
+            goto out;
+        }
+    value_done:
+        p = q;
+        for (;;) { /* a value is complete: count it, closing what it completes */
+            if (depth == 0) {
+                *vlen = (size_t)(p - base);
+                u->f.scan = 0;
+                st = WK_OK;
+                goto out;
+            }
+            if (--left != 0) {
+                break;
+            }
+            left = u->stack[--depth];
+        }
+    }
+    u->f.scan = (size_t)(p - base);
+    st = WK_ERR_AGAIN;
+out:
+    u->depth = depth;
+    u->left = left;
+    return st;
+}
+
+enum take_mode { TAKE_RAW, TAKE_TREE };
+
+/* A small chunk that cannot complete the token framing waits for is appended whole, with no
+ * framing and no growth, before anything else runs: 1-byte feeds cost a compare and a copy. */
+static inline bool absorb_small_chunk(wk__feed *f)
+{
+    size_t left = f->chunk_len - f->chunk_pos;
+    if (f->buf_len == 0 || f->release || f->finished || f->buf_len + left >= f->need ||
+        f->buf_len + left > f->buf_cap) {
+        return false;
+    }
+    const uint8_t *src = f->chunk + f->chunk_pos;
+    uint8_t *dst = f->buf + f->buf_len;
+    if (left <= 8) {
+        for (size_t i = 0; i < left; i++) {
+            dst[i] = src[i];
+        }
+    } else {
+        memcpy(dst, src, left);
+    }
+    f->buf_len += left;
+    f->chunk_pos = f->chunk_len;
+    return true;
+}
+
+/*
+ * Finds the next value. On WK_OK, (data, len) is the value (consumed already); for
+ * TAKE_TREE the tree is in *out too. Every other status is returned as it is.
+ */
+static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, wk_value **out,
+                      const uint8_t **data, size_t *len)
+{
+    wk__feed *f = &u->f;
+    wk_status st = wk__feed_enter(f);
+    if (st != WK_OK) {
+        return st;
+    }
+    size_t vlen = 0;
+    if (f->buf_len == 0) {
+        const uint8_t *p = f->chunk + f->chunk_pos;
+        size_t n = f->chunk_len - f->chunk_pos;
+        if (n == 0) {
+            return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
+        }
+        u->value_off = f->chunk_off + f->chunk_pos;
+        /* Fast path: the buffer decoder on the rest of the chunk, unless values have been
+         * larger than what is left (then the value is probably cut, and a failed try would
+         * be a wasted pass: framing goes first). */
+        if (n >= u->typical) {
+            if (mode == TAKE_TREE) {
+                if (wk_mp_decode_value(p, n, &u->opts, arena, out, &vlen, NULL) == WK_OK) {
+                    goto found_in_chunk;
+                }
+            } else if (wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
+                goto found_in_chunk;
+            }
+        }
+        u->depth = 0;
+        u->left = 0;
+        f->scan = 0;
+        f->need = 0;
+        st = frame(u, p, n, &vlen);
+        if (st == WK_OK) {
+            goto found_in_chunk; /* only when the fast path failed on its own (arena) */
+        }
+        if (st == WK_ERR_AGAIN && !f->finished) {
+            st = wk__feed_gather(f);
+            return st != WK_OK ? st : WK_ERR_AGAIN;
+        }
+        return fail_as_buffer_reader(u, p, n, st, WK_MP_MSG_NOMEM);
+    }
+    for (;;) {
+        st = frame(u, f->buf, f->buf_len, &vlen);
+        if (st == WK_OK) {
+            break;
+        }
+        if (st != WK_ERR_AGAIN) {
+            return fail_as_buffer_reader(u, f->buf, f->buf_len, st, WK_MP_MSG_NOMEM);
+        }
+        st = wk__feed_append(f);
+        if (st == WK_ERR_AGAIN) {
+            if (!f->finished) {
+                return WK_ERR_AGAIN;
+            }
+            return fail_as_buffer_reader(u, f->buf, f->buf_len, WK_ERR_TRUNCATED,
+                                         WK_MP_MSG_TRUNCATED);
+        }
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+    *data = f->buf;
+    *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
+    st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (mode == TAKE_TREE) {
+        wk_error e;
+        st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
+        if (st != WK_OK) {
+            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
+        }
+    }
+    return WK_OK;
+
+found_in_chunk:
+    *data = f->chunk + f->chunk_pos;
+    *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
+    st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (mode == TAKE_TREE && *out == NULL) {
+        wk_error e;
+        st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
+        if (st != WK_OK) {
+            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
+        }
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
+                                     uint64_t *offset)
+{
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
+    if (st == WK_OK) {
+        *data = d;
+        *len = n;
+        if (offset != NULL) {
+            *offset = u->value_off;
+        }
+    }
+    return st;
+}
+
+WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+{
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_value *v = NULL;
+    wk_status st = take(u, TAKE_TREE, arena, &v, &d, &n);
+    if (st == WK_OK) {
+        *out = v;
+    }
+    return st;
+}
+
+WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
+{
+    if (absorb_small_chunk(&u->f)) {
+        return WK_ERR_AGAIN;
+    }
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
+    if (st != WK_OK) {
+        return st;
+    }
+    wk_mp_reader r;
+    wk_source src;
+    wk_error e;
+    wk_mp_reader_init(&r, d, n, &u->opts);
+    wk_mp_reader_source(&r, &src);
+    st = wk_transcode(&src, sink, &e);
+    wk_mp_reader_free(&r);
+    if (st != WK_OK) {
+        return wk__feed_fail(&u->f, st, e.offset, e.msg);
+    }
+    return WK_OK;
+}

@@ -23,14 +23,15 @@
 /* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, as Redis Cluster uses. */
 static uint16_t crc16(const char *p, size_t n)
 {
-    uint16_t crc = 0;
+    uint32_t crc = 0;
     for (size_t i = 0; i < n; i++) {
-        crc = (uint16_t)(crc ^ (uint16_t)((unsigned char)p[i] << 8));
+        crc ^= (uint32_t)(unsigned char)p[i] << 8;
         for (int b = 0; b < 8; b++) {
-            crc = (crc & 0x8000u) != 0 ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+            crc = (crc & 0x8000u) != 0 ? (crc << 1) ^ 0x1021u : crc << 1;
         }
+        crc &= 0xffffu;
     }
-    return crc;
+    return (uint16_t)crc;
 }
 
 uint16_t wk__redis_slot(const char *key, size_t len)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # wirekit cache --redis-cluster against a 3-master Redis Cluster started here on loopback
-# ports WK_CLI_CLUSTER_PORT_BASE.. (default 58160; bus ports +10) in a temp dir: 30 puts spread
+# ports WK_CLI_CLUSTER_PORT_BASE.. (default 58170; bus ports +10) in a temp dir: 30 puts spread
 # over the masters, get through another seed, keys lists all 30 (SCAN on every master), ttl,
 # stats counts them, a dead seed list exits 1 naming the cause. Skipped (77) without
 # redis-server / redis-cli.
@@ -8,7 +8,7 @@ set -u
 w=$1
 command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
     { echo "redis-server / redis-cli not installed"; exit 77; }
-base=${WK_CLI_CLUSTER_PORT_BASE:-58160}
+base=${WK_CLI_CLUSTER_PORT_BASE:-58170}
 dir=$(mktemp -d /tmp/wk-cli-cluster-XXXXXX)
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"; }

@@ -154,6 +154,8 @@ void redis_server_stop(redis_server *r)
     }
     char nodes[300];
     snprintf(nodes, sizeof nodes, "%s/nodes.conf", r->dir);
-    unlink(nodes); /* a cluster node's state; otherwise no persistence */
+    unlink(nodes); /* a cluster node's state */
+    snprintf(nodes, sizeof nodes, "%s/dump.rdb", r->dir);
+    unlink(nodes); /* written for a replica's full synchronisation */
     rmdir(r->dir);
 }

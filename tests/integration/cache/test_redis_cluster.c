@@ -1,7 +1,7 @@
 /*
  * The Redis store against a real Redis Cluster started here: six redis-servers (three
- * masters, three replicas) on loopback ports WK_CLUSTER_PORT_BASE.. (default 58100; cluster
- * bus ports +50) in temp dirs, joined with `redis-cli --cluster create`. Checked: keys spread
+ * masters, three replicas) on loopback ports WK_CLUSTER_PORT_BASE.. (default 58100, else
+ * 58106 or 58112 when a port is taken; cluster bus ports +50) in temp dirs, joined with `redis-cli --cluster create`. Checked: keys spread
  * over every master; gets through any single seed node; a multi-get across slots in order; a
  * slot resharded (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) while a thread writes and
  * reads its keys, with no wrong value; invalidations published on whichever node holds the
@@ -76,17 +76,9 @@ static bool sh(char *out, size_t cap, const char *fmt, ...)
 
 static void stop_cluster(void);
 
-static bool start_cluster(void)
+/* Starts the six nodes at base_port; false (all stopped) when one cannot start. */
+static bool start_nodes(void)
 {
-    if (cluster_up) {
-        return true;
-    }
-    if (system("command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null "
-               "2>&1") != 0) {
-        return false;
-    }
-    const char *b = getenv("WK_CLUSTER_PORT_BASE");
-    base_port = b != NULL ? (int)strtol(b, NULL, 10) : 58100;
     for (int i = 0; i < NODES; i++) {
         snprintf(bus[i], sizeof bus[i], "%d", base_port + 50 + i);
         const char *a[] = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -101,6 +93,31 @@ static bool start_cluster(void)
             return false;
         }
         snprintf(seed_strs[i], sizeof seed_strs[i], "127.0.0.1:%d", base_port + i);
+    }
+    return true;
+}
+
+static bool start_cluster(void)
+{
+    if (cluster_up) {
+        return true;
+    }
+    if (system("command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null "
+               "2>&1") != 0) {
+        return false;
+    }
+    const char *b = getenv("WK_CLUSTER_PORT_BASE");
+    /* fixed ports sit in the ephemeral range, so one may be held (TIME-WAIT of some client's
+     * connection): another base is tried then */
+    static const int bases[3] = {58100, 58106, 58112};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        base_port = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 6 : bases[attempt];
+        if (start_nodes()) {
+            break;
+        }
+        if (attempt == 2) {
+            return false;
+        }
     }
     char out[512];
     if (!sh(out, sizeof out,

@@ -1,6 +1,6 @@
 /*
  * The Redis store with Sentinel, against real servers started here on loopback ports
- * WK_SENTINEL_PORT_BASE.. (default 58120) in temp dirs: one master, one replica, three
+ * WK_SENTINEL_PORT_BASE.. (default 58120, else 58186; sentinels at base + 10..12) in temp dirs: one master, one replica, three
  * sentinels (quorum 2, down-after 1000 ms). The store finds the master by name, a value
  * written with WAIT 1 survives the master being killed, gets fail while the sentinels elect,
  * then the promoted replica is found (data there, writes accepted) and the subscriber follows
@@ -103,15 +103,25 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         SKIP("redis-server / redis-cli not installed");
     }
     const char *b = getenv("WK_SENTINEL_PORT_BASE");
-    int base = b != NULL ? (int)strtol(b, NULL, 10) : 58120;
     atexit(stop_all);
-    CHECK(redis_server_start_at(&data[0], base, NULL));
-    snprintf(replicaof_port, sizeof replicaof_port, "%d", base);
-    replica_args[0] = "--replicaof";
-    replica_args[1] = "127.0.0.1";
-    replica_args[2] = replicaof_port;
-    replica_args[3] = NULL;
-    CHECK(redis_server_start_at(&data[1], base + 1, replica_args));
+    /* fixed ports sit in the ephemeral range and may be held: a second base is tried */
+    int base = 0;
+    bool up = false;
+    for (int attempt = 0; attempt < 2 && !up; attempt++) {
+        base = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 66 : (attempt == 0 ? 58120 : 58186);
+        snprintf(replicaof_port, sizeof replicaof_port, "%d", base);
+        replica_args[0] = "--replicaof";
+        replica_args[1] = "127.0.0.1";
+        replica_args[2] = replicaof_port;
+        replica_args[3] = NULL;
+        up = redis_server_start_at(&data[0], base, NULL) &&
+             redis_server_start_at(&data[1], base + 1, replica_args);
+        if (!up) {
+            redis_server_stop(&data[0]);
+            redis_server_stop(&data[1]);
+        }
+    }
+    CHECK_MSG(up, "cannot start the master and replica (ports taken?)");
     char out[512];
     int64_t t0 = now_ms();
     while (!(sh(out, sizeof out, "redis-cli -p %d info replication | grep -c 'state=online'",

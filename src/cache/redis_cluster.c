@@ -138,7 +138,7 @@ wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, in
 wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len)
 {
     if (s->mode == WK__MODE_CLUSTER) {
-        uint16_t i = __atomic_load_n(&s->slots[wk__redis_slot(key, len)], __ATOMIC_RELAXED);
+        uint16_t i = __atomic_load_n(&s->slots[wk__redis_slot(key, len)], __ATOMIC_ACQUIRE);
         return s->srv[i];
     }
     return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
@@ -212,7 +212,7 @@ static bool apply_slots(wk_redis_store *s, const wk__rconn *c, const wk__rendpoi
         }
         uint16_t idx = (uint16_t)srv_index(s, v);
         for (int64_t sl = lo; sl <= hi; sl++) {
-            __atomic_store_n(&s->slots[sl], idx, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->slots[sl], idx, __ATOMIC_RELEASE);
         }
         covered += (size_t)(hi - lo + 1);
         i = end;
@@ -375,7 +375,7 @@ int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r
         return 0;
     }
     if (kind == 1 && s->mode == WK__MODE_CLUSTER) {
-        __atomic_store_n(&s->slots[slot], (uint16_t)srv_index(s, v), __ATOMIC_RELAXED);
+        __atomic_store_n(&s->slots[slot], (uint16_t)srv_index(s, v), __ATOMIC_RELEASE);
         wk__redis_want_refresh(s);
     }
     *to = v;

@@ -630,7 +630,7 @@ static uint32_t masters(wk_redis_store *s, wk__rsrv **out)
     }
     uint32_t n = 0;
     for (uint32_t sl = 0; sl < WK__SLOTS; sl++) {
-        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_RELAXED)];
+        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_ACQUIRE)];
         uint32_t j = 0;
         while (j < n && out[j] != v) {
             j++;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # wirekit cache --redis-cluster against a 3-master Redis Cluster started here on loopback
-# ports WK_CLI_CLUSTER_PORT_BASE.. (default 58170; bus ports +10) in a temp dir: 30 puts spread
+# ports WK_CLI_CLUSTER_PORT_BASE.. (default 58170, else 58070; bus ports +5) in a temp dir: 30 puts spread
 # over the masters, get through another seed, keys lists all 30 (SCAN on every master), ttl,
 # stats counts them, a dead seed list exits 1 naming the cause. Skipped (77) without
 # redis-server / redis-cli.
@@ -8,24 +8,35 @@ set -u
 w=$1
 command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
     { echo "redis-server / redis-cli not installed"; exit 77; }
-base=${WK_CLI_CLUSTER_PORT_BASE:-58170}
 dir=$(mktemp -d /tmp/wk-cli-cluster-XXXXXX)
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"; }
 trap cleanup EXIT
-for i in 0 1 2; do
-    mkdir "$dir/$i"
-    redis-server --port $((base + i)) --bind 127.0.0.1 --cluster-enabled yes \
-        --cluster-port $((base + 10 + i)) --cluster-config-file nodes.conf --dir "$dir/$i" \
-        --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
-    pids="$pids $!"
-done
-for i in 0 1 2; do
-    n=0
-    until redis-cli -p $((base + i)) ping >/dev/null 2>&1 || [ $n -ge 100 ]; do
-        sleep 0.05; n=$((n + 1))
+# Three nodes at $1 (bus ports +5); false when one does not answer (a fixed port in the
+# ephemeral range may be held by someone's connection: the caller tries another base).
+start_nodes() {
+    for i in 0 1 2; do
+        mkdir -p "$dir/$1-$i"
+        redis-server --port $(($1 + i)) --bind 127.0.0.1 --cluster-enabled yes \
+            --cluster-port $(($1 + 5 + i)) --cluster-config-file nodes.conf --dir "$dir/$1-$i" \
+            --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
+        pids="$pids $!"
     done
-done
+    for i in 0 1 2; do
+        n=0
+        until redis-cli -p $(($1 + i)) ping >/dev/null 2>&1; do
+            [ $n -ge 60 ] && return 1
+            sleep 0.05; n=$((n + 1))
+        done
+    done
+}
+base=${WK_CLI_CLUSTER_PORT_BASE:-58170}
+if ! start_nodes "$base"; then
+    for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    pids=""
+    base=$((base - 100))
+    start_nodes "$base" || { echo "cannot start cluster nodes"; exit 1; }
+fi
 redis-cli --cluster create 127.0.0.1:$base 127.0.0.1:$((base + 1)) 127.0.0.1:$((base + 2)) \
     --cluster-yes >/dev/null 2>&1 || { echo "cluster create failed"; exit 1; }
 n=0

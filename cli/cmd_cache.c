@@ -27,13 +27,18 @@ static const char usage[] =
     "       wirekit cache [options] put ID [JSON]   (JSON from standard input when omitted)\n"
     "       wirekit cache [options] del ID\n"
     "       wirekit cache [options] stats\n"
+    "       wirekit cache [options] keys            (ids in Redis, this entity and version)\n"
+    "       wirekit cache [options] ttl ID          (milliseconds left in Redis)\n"
     "       wirekit cache [options] run [SCRIPT]    (operations from SCRIPT or standard input)\n"
     "\n"
     "The entity cache: documents (any JSON value) stored under versioned keys\n"
     "<ns>:<entity>:v<version>:<id>, in the in-process memory tier or in Redis. Values are\n"
     "shown as JSON. get exits 1 when the id is not cached ('ID: not found'), and also\n"
     "exits 1, with the cause ('get: redis: ...'), when Redis fails or answers something\n"
-    "that is not a value: a failure is never reported as 'not found'.\n"
+    "that is not a value: a failure is never reported as 'not found'. Against Redis,\n"
+    "stats prints only what other processes see too: {\"redis_keys\":N (this namespace and\n"
+    "entity), \"redis_keys_version\":N (and this version)}; keys lists the ids (SCAN, on\n"
+    "every master of a cluster); ttl exits 1 when the id is not in Redis.\n"
     "\n"
     "Without --redis the cache is the memory tier of this one invocation, so get/put/del/stats\n"
     "alone are refused: use run with a script, one operation per line:\n"
@@ -47,10 +52,19 @@ static const char usage[] =
     "with a message instead of printing 'ok'.\n"
     "\n"
     "options:\n"
-    "  --redis URL      shared tier: redis://host[:port][/db]; put and del delete the old\n"
+    "  --redis URL      shared tier: redis://[[user]:password@]host[:port][/db] or\n"
+    "                   unix:///path/to/socket[?db=N] (the password may instead come from\n"
+    "                   the WK_REDIS_PASSWORD environment variable); put and del delete the old\n"
     "                   value first and are broadcast on the invalidation channel, so\n"
     "                   other processes drop their copies; when Redis refuses part of it\n"
     "                   (e.g. out of memory) the command fails and says which part\n"
+    "  --redis-cluster HOST:PORT[,HOST:PORT...]\n"
+    "                   shared tier in a Redis Cluster, found from these seed nodes (the\n"
+    "                   password from WK_REDIS_PASSWORD)\n"
+    "  --redis-sentinel HOST:PORT[,HOST:PORT...]\n"
+    "                   shared tier on the master the sentinels name (--sentinel-master)\n"
+    "  --sentinel-master NAME  the master's name in Sentinel\n"
+    "  --client-name N  CLIENT SETNAME on the Redis connection (seen in CLIENT LIST)\n"
     "  --max-bytes N    largest document put (JSON input and encoded entry) and largest\n"
     "                   value read back from Redis (default 16777216)\n"
     "  --ns NAME        key namespace (default wk)\n"
@@ -64,6 +78,10 @@ static const char usage[] =
 
 typedef struct cache_cli {
     const char *redis;
+    const char *cluster;      /* --redis-cluster host:port,... */
+    const char *sentinels;    /* --redis-sentinel host:port,... */
+    const char *sentinel_master;
+    const char *client_name;
     const char *ns;
     const char *entity;
     const char *channel;
@@ -162,8 +180,87 @@ static int op_del(cache_cli *c, const char *id)
     return WK_EXIT_OK;
 }
 
+#ifdef WK_CLI_HAVE_REDIS
+/* The keys of this namespace, entity and version: `<ns>:<entity>:v<version>:`. */
+static bool version_prefix(const cache_cli *c, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s:%s:v%u:", c->ns, c->entity, c->version);
+    return n > 0 && (size_t)n < cap;
+}
+
+static bool print_id(void *ctx, const char *key, size_t len)
+{
+    size_t skip = *(const size_t *)ctx;
+    if (len >= skip) {
+        fwrite(key + skip, 1, len - skip, stdout);
+        fputc('\n', stdout);
+    }
+    return true;
+}
+
+/* `keys`: the ids stored in Redis for this namespace, entity and version (SCAN, every master
+ * of a cluster), one per line, in no order. */
+static int op_keys(cache_cli *c)
+{
+    char prefix[WK_CACHE_KEY_MAX];
+    if (!version_prefix(c, prefix, sizeof prefix)) {
+        return wk_cli_fail("keys: namespace and entity too long");
+    }
+    size_t skip = strlen(prefix);
+    wk_error err;
+    if (wk_redis_store_scan(c->store, prefix, print_id, &skip, &err) != WK_OK) {
+        return wk_cli_fail_at("keys", &err);
+    }
+    return WK_EXIT_OK;
+}
+
+/* `ttl ID`: milliseconds left in Redis; "no expiry"; not found exits 1. */
+static int op_ttl(cache_cli *c, const char *id)
+{
+    char key[WK_CACHE_KEY_MAX];
+    size_t kl = wk_cache_key(c->ns, &c->schema, id, strlen(id), key, sizeof key);
+    if (kl >= sizeof key) {
+        return wk_cli_fail("ttl: key longer than %u bytes", WK_CACHE_KEY_MAX);
+    }
+    int64_t ms = 0;
+    wk_error err;
+    if (wk_redis_store_pttl(c->store, key, &ms, &err) != WK_OK) {
+        return wk_cli_fail_at("ttl", &err);
+    }
+    if (ms == -2) {
+        return wk_cli_fail("%s: not found", id);
+    }
+    if (ms == -1) {
+        printf("no expiry\n");
+    } else {
+        printf("%lld\n", (long long)ms);
+    }
+    return WK_EXIT_OK;
+}
+#endif
+
 static int op_stats(cache_cli *c)
 {
+#ifdef WK_CLI_HAVE_REDIS
+    if (c->store != NULL && !c->script) {
+        /* One invocation's hit counters mean nothing to other processes: only what is in
+         * Redis is printed. */
+        char prefix[WK_CACHE_KEY_MAX], vprefix[WK_CACHE_KEY_MAX];
+        int n = snprintf(prefix, sizeof prefix, "%s:%s:", c->ns, c->entity);
+        uint64_t keys = 0, vkeys = 0;
+        wk_error err;
+        if (n <= 0 || (size_t)n >= sizeof prefix || !version_prefix(c, vprefix, sizeof vprefix)) {
+            return wk_cli_fail("stats: namespace and entity too long");
+        }
+        if (wk_redis_store_count(c->store, prefix, &keys, &err) != WK_OK ||
+            wk_redis_store_count(c->store, vprefix, &vkeys, &err) != WK_OK) {
+            return wk_cli_fail_at("stats", &err);
+        }
+        printf("{\"redis_keys\":%llu,\"redis_keys_version\":%llu}\n", (unsigned long long)keys,
+               (unsigned long long)vkeys);
+        return WK_EXIT_OK;
+    }
+#endif
     wk_cache_stats s;
     wk_cache_get_stats(c->cache, &s);
     printf("{\"local_hits\":%llu,\"local_misses\":%llu,\"shared_hits\":%llu,"
@@ -196,6 +293,30 @@ static int op_stats(cache_cli *c)
     printf("}\n");
     return WK_EXIT_OK;
 }
+
+#ifdef WK_CLI_HAVE_REDIS
+/* The URL for messages, with a password replaced by "***". */
+static void redact_url(const char *url, char *out, size_t cap)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth != NULL ? auth + 3 : url;
+    const char *end = auth + strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *q = auth; q < end; q++) {
+        if (*q == '@') {
+            at = q;
+        }
+    }
+    const char *colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (at == NULL) {
+        snprintf(out, cap, "%s", url);
+    } else if (colon == NULL) {
+        snprintf(out, cap, "%.*s***%s", (int)(auth - url), url, at);
+    } else {
+        snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url, at);
+    }
+}
+#endif
 
 /* Runs one script line; returns an exit code (usage problems in a script are failures). */
 static int run_line(cache_cli *c, char *line, size_t lineno)
@@ -297,7 +418,32 @@ static int open_cache(cache_cli *c)
     if (c->redis != NULL) {
 #ifdef WK_CLI_HAVE_REDIS
         wk_redis_opts o = {0};
-        o.url = c->redis;
+        o.url = c->cluster == NULL && c->sentinels == NULL ? c->redis : NULL;
+        const char *list[64];
+        char listbuf[2048];
+        size_t nlist = 0;
+        const char *spec = c->cluster != NULL ? c->cluster : c->sentinels;
+        if (spec != NULL) {
+            if (strlen(spec) >= sizeof listbuf) {
+                return wk_cli_fail("the node list is too long");
+            }
+            memcpy(listbuf, spec, strlen(spec) + 1);
+            char *save = NULL;
+            for (char *t = strtok_r(listbuf, ",", &save); t != NULL && nlist < 64;
+                 t = strtok_r(NULL, ",", &save)) {
+                list[nlist++] = t;
+            }
+        }
+        if (c->cluster != NULL) {
+            o.cluster_nodes = list;
+            o.ncluster_nodes = nlist;
+        } else if (c->sentinels != NULL) {
+            o.sentinels = list;
+            o.nsentinels = nlist;
+            o.sentinel_master = c->sentinel_master;
+        }
+        o.client_name = c->client_name;
+        o.password = getenv("WK_REDIS_PASSWORD"); /* NULL: the URL's, if any */
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;
@@ -309,7 +455,9 @@ static int open_cache(cache_cli *c)
             return wk_cli_fail("%s", err.msg);
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
-            return wk_cli_fail("cannot reach Redis at %s: %s", c->redis, err.msg);
+            char shown[512];
+            redact_url(spec != NULL ? spec : c->redis, shown, sizeof shown);
+            return wk_cli_fail("cannot reach Redis at %s: %s", shown, err.msg);
         }
         cfg.store = wk_redis_store_iface(c->store);
 #else
@@ -355,6 +503,16 @@ static int run(int argc, char **argv)
         const char *v = argv[++i];
         if (strcmp(o, "--redis") == 0) {
             c.redis = v;
+        } else if (strcmp(o, "--client-name") == 0) {
+            c.client_name = v;
+        } else if (strcmp(o, "--redis-cluster") == 0) {
+            c.cluster = v;
+            c.redis = v; /* "a shared tier is given" */
+        } else if (strcmp(o, "--redis-sentinel") == 0) {
+            c.sentinels = v;
+            c.redis = v;
+        } else if (strcmp(o, "--sentinel-master") == 0) {
+            c.sentinel_master = v;
         } else if (strcmp(o, "--ns") == 0) {
             c.ns = v;
         } else if (strcmp(o, "--entity") == 0) {
@@ -407,9 +565,13 @@ static int run(int argc, char **argv)
         if (nargs != 1 && nargs != 2) {
             return wk_cli_usage_error("cache", "put takes an ID and optionally the JSON");
         }
-    } else if (strcmp(op, "stats") == 0) {
+    } else if (strcmp(op, "stats") == 0 || strcmp(op, "keys") == 0) {
         if (nargs != 0) {
-            return wk_cli_usage_error("cache", "stats takes no argument");
+            return wk_cli_usage_error("cache", "%s takes no argument", op);
+        }
+    } else if (strcmp(op, "ttl") == 0) {
+        if (nargs != 1) {
+            return wk_cli_usage_error("cache", "ttl takes one ID");
         }
     } else if (strcmp(op, "run") == 0) {
         if (nargs > 1) {
@@ -417,6 +579,13 @@ static int run(int argc, char **argv)
         }
     } else {
         return wk_cli_usage_error("cache", "unknown operation '%s'", op);
+    }
+    if (c.cluster != NULL && c.sentinels != NULL) {
+        return wk_cli_usage_error("cache", "--redis-cluster and --redis-sentinel exclude each "
+                                           "other");
+    }
+    if (c.sentinels != NULL && c.sentinel_master == NULL) {
+        return wk_cli_usage_error("cache", "--redis-sentinel needs --sentinel-master NAME");
     }
     if (single && c.redis == NULL) {
         return wk_cli_usage_error("cache",
@@ -443,6 +612,12 @@ static int run(int argc, char **argv)
         rc = op_del(&c, argv[i]);
     } else if (strcmp(op, "stats") == 0) {
         rc = op_stats(&c);
+#ifdef WK_CLI_HAVE_REDIS
+    } else if (strcmp(op, "keys") == 0) {
+        rc = op_keys(&c);
+    } else if (strcmp(op, "ttl") == 0) {
+        rc = op_ttl(&c, argv[i]);
+#endif
     } else if (strcmp(op, "put") == 0) {
         if (nargs == 2) {
             rc = op_put(&c, argv[i], argv[i + 1], strlen(argv[i + 1]));
@@ -459,3 +634,4 @@ static int run(int argc, char **argv)
 
 const wk_cli_command wk_cli_cmd_cache = {
     "cache", "entity cache get/put/del/stats (memory tier or Redis), values as JSON", run};
+

@@ -1,8 +1,9 @@
 /*
  * The entity cache, measured:
- *   local hit       wk_cache_get of an entry in the local tier (key build, hash, shard lock,
- *                   LRU bump, reference) + release, over 1,000 seed records; 1 thread, and
- *                   2 threads on the same cache (ns/op is wall time / total gets).
+ *   local hit       wk_cache_get of an entry in the local tier (key build, hash, lock-free
+ *                   chain walk, CLOCK bit, reference) + release, over 1,000 seed records;
+ *                   1 thread, and 2 threads on the same cache, each on its own 500 keys
+ *                   (ns/op is wall time / total gets: half of one thread's is linear).
  *   redis get       wk_cache_get with the local tier off: one GET round trip to Redis and a
  *                   schema decode of the 72-byte record. p50 and p99 from per-call timings.
  *   redis pipelined wk_cache_get_many of 16 ids per call (16 GETs in one round trip), local
@@ -11,6 +12,11 @@
  * (one connection; -P 1 for latency, -P 16 for pipelining) against a 72-byte value, and its
  * figures are recorded next to ours. Redis comes from WK_REDIS_URL; without it the Redis
  * cases are skipped with a message.
+ *   redis cluster get, pipelined   wk_cache_get_many of 48 ids over a Redis Cluster (split by
+ *                   master, pipelined to all at once), local tier off; interleaved with
+ *                   redis-benchmark --cluster -P 16 (one client per master) run as a child
+ *                   process for the same number of GETs. The cluster comes from
+ *                   WK_REDIS_CLUSTER=HOST:PORT; without it the case is skipped.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -47,12 +53,14 @@ static wk_status seed_loader(void *ctx, const wk_schema *s, const char *id, size
     return WK_OK;
 }
 
-static uint64_t run_hits(bctx *b, uint64_t iters, unsigned salt)
+/* Hits over keys [lo, lo + n), stride 7. */
+static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n)
 {
     uint64_t sum = 0;
-    unsigned k = salt;
+    unsigned j = 0;
     for (uint64_t i = 0; i < iters; i++) {
-        k = (k + 7) % NKEYS;
+        j = n == NKEYS ? (j + 7) % NKEYS : (j + 7) % (NKEYS / 2); /* constant divisors */
+        unsigned k = lo + j;
         wk_cache_entry *r = NULL;
         if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
                          &r, NULL) == WK_OK) {
@@ -65,26 +73,26 @@ static uint64_t run_hits(bctx *b, uint64_t iters, unsigned salt)
 
 static uint64_t local_hit_1(void *arg, uint64_t iters)
 {
-    return run_hits(arg, iters, 0);
+    return run_hits(arg, iters, 0, NKEYS);
 }
 
 typedef struct half {
     bctx *b;
     uint64_t iters;
-    unsigned salt;
+    unsigned lo; /* each thread has its own half of the keys */
     uint64_t sum;
 } half;
 
 static void *half_thread(void *arg)
 {
     half *h = arg;
-    h->sum = run_hits(h->b, h->iters, h->salt);
+    h->sum = run_hits(h->b, h->iters, h->lo, NKEYS / 2);
     return NULL;
 }
 
 static uint64_t local_hit_2(void *arg, uint64_t iters)
 {
-    half h[2] = {{arg, iters / 2, 1, 0}, {arg, iters - iters / 2, 500, 0}};
+    half h[2] = {{arg, iters / 2, 0, 0}, {arg, iters - iters / 2, NKEYS / 2, 0}};
     pthread_t t;
     pthread_create(&t, NULL, half_thread, &h[1]);
     half_thread(&h[0]);
@@ -256,6 +264,133 @@ static void redis_cases(wk_bench *b, bctx *ctx)
     ctx->lat = NULL;
 }
 
+/* ---- Redis Cluster: pipelined multi-get vs redis-benchmark --cluster ---- */
+
+#define CBATCH 48 /* keys per wk_cache_get_many: about 16 per master of a 3-master cluster */
+
+typedef struct cluster_peer {
+    char host[128];
+    int port;
+    unsigned nmasters;
+} cluster_peer;
+
+static uint64_t cluster_pipelined(void *arg, uint64_t iters)
+{
+    bctx *b = arg;
+    uint64_t sum = 0;
+    wk_slice ids[CBATCH];
+    wk_cache_entry *refs[CBATCH];
+    wk_status sts[CBATCH];
+    for (uint64_t i = 0; i < iters; i += CBATCH) {
+        for (unsigned j = 0; j < CBATCH; j++) {
+            unsigned k = (unsigned)((i + j) % NKEYS);
+            ids[j].ptr = b->ids[k];
+            ids[j].len = b->id_len[k];
+        }
+        if (wk_cache_get_many(b->c, &seed_user_schema, CBATCH, ids, seed_loader, NULL, refs,
+                              sts, NULL) == WK_OK) {
+            for (unsigned j = 0; j < CBATCH; j++) {
+                sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
+                wk_cache_entry_unref(refs[j]);
+            }
+        }
+    }
+    return sum;
+}
+
+/* redis-benchmark --cluster, `iters` GETs: one client per master, 16 deep each (as many in
+ * flight as one wk_cache_get_many of CBATCH). Its start-up (asking the cluster for its
+ * nodes) is inside the time, as the interleaved harness times whole calls. */
+static uint64_t cluster_redis_benchmark(void *arg, uint64_t iters)
+{
+    cluster_peer *p = arg;
+    char cmd[320];
+    snprintf(cmd, sizeof cmd,
+             "redis-benchmark --cluster -h %s -p %d -t get -n %llu -c %u -P 16 -d 72 -q "
+             ">/dev/null 2>&1",
+             p->host, p->port, (unsigned long long)iters, p->nmasters);
+    return (uint64_t)system(cmd);
+}
+
+static void cluster_cases(wk_bench *b, bctx *ctx)
+{
+    const char *seeds = getenv("WK_REDIS_CLUSTER");
+    if (seeds == NULL) {
+        wk_bench_say(b, "cache: Redis Cluster case skipped (set WK_REDIS_CLUSTER=HOST:PORT of "
+                        "a node of a running cluster)");
+        return;
+    }
+    static cluster_peer peer;
+    const char *colon = strrchr(seeds, ':');
+    size_t hl = colon != NULL ? (size_t)(colon - seeds) : 0;
+    if (colon == NULL || hl == 0 || hl >= sizeof peer.host) {
+        wk_bench_say(b, "cache: WK_REDIS_CLUSTER must be HOST:PORT");
+        return;
+    }
+    memcpy(peer.host, seeds, hl);
+    peer.host[hl] = '\0';
+    peer.port = (int)strtol(colon + 1, NULL, 10);
+    const char *list[1] = {seeds};
+    wk_redis_opts o = {0};
+    o.cluster_nodes = list;
+    o.ncluster_nodes = 1;
+    o.no_subscribe = true;
+    o.pool = 1;
+    o.command_timeout_ms = 2000;
+    wk_redis_store *store = NULL;
+    wk_error err;
+    if (wk_redis_store_new(&o, &store, &err) != WK_OK ||
+        wk_redis_store_ping(store, &err) != WK_OK) {
+        wk_bench_say(b, "cache: Redis Cluster case skipped (%s at %s)", err.msg, seeds);
+        wk_redis_store_free(store);
+        return;
+    }
+    /* how many masters: one redis-benchmark client each */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "redis-cli -h %s -p %d cluster shards 2>/dev/null | grep -c '^master$'",
+             peer.host, peer.port);
+    peer.nmasters = 3;
+    FILE *f = popen(cmd, "r");
+    if (f != NULL) {
+        char line[32];
+        if (fgets(line, sizeof line, f) != NULL && strtol(line, NULL, 10) > 0) {
+            peer.nmasters = (unsigned)strtol(line, NULL, 10);
+        }
+        pclose(f);
+    }
+    wk_cache_config cfg = {0};
+    cfg.ns = "wkbench";
+    cfg.store = wk_redis_store_iface(store);
+    cfg.flags = WK_CACHE_NO_LOCAL;
+    wk_cache *c = NULL;
+    wk_cache_new(&cfg, &c, NULL);
+    ctx->c = c;
+    cluster_pipelined(ctx, NKEYS); /* fill: every later get is a Redis hit */
+    /* the peer's keys, with 72-byte values */
+    snprintf(cmd, sizeof cmd,
+             "redis-benchmark --cluster -h %s -p %d -t set -n 100000 -c %u -P 16 -d 72 -q "
+             ">/dev/null 2>&1",
+             peer.host, peer.port, peer.nmasters);
+    bool have_peer = system(cmd) == 0;
+    uint64_t n = wk_bench_quick(b) ? 4800 : 480000;
+    wk_bench_spec s1 = {"redis cluster get, pipelined", "wirekit", cluster_pipelined, ctx, n, 72,
+                        "wk_cache_get_many of 48 ids over the masters, 1 connection each", 0};
+    wk_bench_add(b, &s1);
+    if (have_peer) {
+        wk_bench_spec s2 = {"redis cluster get, pipelined", "redis-benchmark",
+                            cluster_redis_benchmark, &peer, n, 72,
+                            "separate process, --cluster -P 16, 1 client per master, "
+                            "start-up included",
+                            0};
+        wk_bench_add(b, &s2);
+    } else {
+        wk_bench_say(b, "cache: redis-benchmark --cluster not available; no reference figure");
+    }
+    wk_bench_flush(b);
+    wk_cache_free(c);
+    wk_redis_store_free(store);
+}
+
 int wk_bench_suite_cache(wk_bench *b)
 {
     bctx *ctx = calloc(1, sizeof *ctx);
@@ -269,7 +404,7 @@ int wk_bench_suite_cache(wk_bench *b)
     cfg.max_entries = 10 * NKEYS;
     cfg.local_ttl_ms = 3600 * 1000;
     wk_cache_new(&cfg, &ctx->c, NULL);
-    run_hits(ctx, NKEYS, 0); /* load everything once */
+    run_hits(ctx, NKEYS, 0, NKEYS); /* load everything once (stride 7 is coprime to NKEYS) */
     wk_cache_stats st;
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS || st.local_entries != NKEYS) {
@@ -279,7 +414,7 @@ int wk_bench_suite_cache(wk_bench *b)
     wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread", 0};
     wk_bench_run(b, &s1);
     wk_bench_spec s2 = {"local hit, 2 threads", "wirekit", local_hit_2, ctx, 0, 0,
-                        "wall time / total gets", 0};
+                        "wall time / total gets, 500 keys each", 0};
     wk_bench_run(b, &s2);
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS) {
@@ -288,6 +423,7 @@ int wk_bench_suite_cache(wk_bench *b)
     }
     wk_cache_free(ctx->c);
     redis_cases(b, ctx);
+    cluster_cases(b, ctx);
     free(ctx);
     return 0;
 }

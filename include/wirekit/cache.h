@@ -10,7 +10,9 @@
  * per key: the others wait for that load; other keys never wait for it). "Not found" can be
  * cached too (negative caching, with its own TTL).
  *
- * The local tier is a sharded LRU bounded by entries and bytes, with a TTL per entry. It holds
+ * The local tier is a sharded table bounded by entries and bytes, with a TTL per entry and
+ * CLOCK (second-chance) eviction; hits take no lock, so threads on different keys do not
+ * wait for each other. It holds
  * immutable, reference-counted entries: a get hands out a reference (wk_cache_entry) to the
  * decoded object and its encoded bytes, valid until released, whatever other threads do.
  *

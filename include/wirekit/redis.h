@@ -38,7 +38,10 @@ typedef struct wk_redis_store wk_redis_store;
 
 /** Store settings; zero means the default given after each field. */
 typedef struct wk_redis_opts {
-    const char *url;             /**< "redis://host[:port][/db]" or "host[:port]": 127.0.0.1:6379 */
+    const char *url;             /**< "redis://[[user]:password@]host[:port][/db]",
+                                      "unix:///path/to/socket[?db=N]" or "host[:port]" (user
+                                      and password %-encoded): 127.0.0.1:6379. rediss:// (TLS)
+                                      needs hiredis >= 1.0 and is refused by this build */
     uint32_t connect_timeout_ms; /**< 250 */
     uint32_t command_timeout_ms; /**< 250 */
     uint32_t retry_ms;           /**< fail fast for this long after a failure: 1000 */
@@ -52,6 +55,21 @@ typedef struct wk_redis_opts {
     size_t max_reply_elements;   /**< most elements in one reply: WK_REDIS_MAX_ELEMENTS_DEFAULT */
     const wk_allocator *alloc;   /**< the store's own memory: libc when NULL (hiredis allocates
                                       its connections and replies itself) */
+    const char *username;        /**< ACL user for AUTH (overrides the URL's): the default user */
+    const char *password;        /**< AUTH password (overrides the URL's; keeps it out of
+                                      URLs and process lists): none */
+    const char *client_name;     /**< CLIENT SETNAME on every connection, no spaces: none */
+    const char *const *cluster_nodes; /**< Redis Cluster seed nodes, "host:port" (or URLs,
+                                           whose credentials apply): none (no cluster) */
+    size_t ncluster_nodes;       /**< entries in cluster_nodes */
+    const char *const *sentinels; /**< Sentinels, "host:port", asked without AUTH for the
+                                       master named sentinel_master: none */
+    size_t nsentinels;           /**< entries in sentinels */
+    const char *sentinel_master; /**< the master's name in Sentinel (required with sentinels) */
+    unsigned wait_replicas;      /**< after each put or invalidation, WAIT for this many
+                                      replicas (half the command timeout); fewer is a
+                                      failure, so an acknowledged write survives a failover:
+                                      0 (no WAIT) */
     void *reserved[4];           /**< zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 
@@ -63,7 +81,10 @@ typedef struct wk_redis_opts {
 /**
  * Creates a store. Connections are made lazily (the first command, and the subscriber thread
  * started here), so this succeeds even while Redis is down; use wk_redis_store_ping() to
- * check. Returns WK_OK, WK_ERR_ARG (bad URL), WK_ERR_NOMEM or WK_ERR_IO (thread creation).
+ * check. Every new connection (so every reconnect) sends AUTH, CLIENT SETNAME and SELECT as
+ * configured; failures name their cause in err->msg (WRONGPASS, NOAUTH, connection refused,
+ * timed out, no such unix socket). Returns WK_OK, WK_ERR_ARG (bad URL or option), WK_ERR_NOMEM
+ * or WK_ERR_IO (thread creation).
  * Close with wk_redis_store_free() after every cache using it is destroyed.
  */
 WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **out,
@@ -78,7 +99,21 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err);
 /** True while the subscriber holds a live subscription (always false with no_subscribe). */
 WK_API bool wk_redis_store_feed_up(wk_redis_store *s);
 
-/** Counts the keys that start with `prefix` (SCAN MATCH, not KEYS: Redis is not blocked). */
+/** Called with each key found by wk_redis_store_scan(); return false to stop. */
+typedef bool (*wk_redis_key_fn)(void *ctx, const char *key, size_t len);
+
+/** Calls `fn` with every key that starts with `prefix` (SCAN MATCH on the server, or on every
+ *  master of a cluster; a key may be reported twice while a slot migrates). */
+WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix, wk_redis_key_fn fn,
+                                     void *ctx, wk_error *err);
+
+/** The remaining lifetime of `key` in milliseconds (PTTL): -1 without expiry, -2 when the key
+ *  does not exist. */
+WK_API wk_status wk_redis_store_pttl(wk_redis_store *s, const char *key, int64_t *ms,
+                                     wk_error *err);
+
+/** Counts the keys that start with `prefix` (SCAN MATCH, not KEYS: Redis is not blocked; every
+ *  master of a cluster). */
 WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
                                       wk_error *err);
 

@@ -3,7 +3,9 @@
  * single-flight per key, negative caching, put/invalidate, and the reactions to the shared
  * tier's invalidation feed.
  *
- * Single-flight records live in the key's shard, next to the LRU: the first miss registers
+ * A local hit takes no lock (cache_local.c: lock-free chains, CLOCK bits, epoch-based
+ * reclamation); misses, fills and invalidations take the key's shard lock.
+ * Single-flight records live in the key's shard, next to its table: the first miss registers
  * one and loads without holding any lock; later misses on the same key wait on the record's
  * condition variable (which releases the shard lock), so other keys are never held up.
  * Staleness is fenced with epochs: every invalidation or clear bumps its shard's epoch, and
@@ -38,6 +40,7 @@ struct wk_cache {
     size_t max_entry;
     wk_cache_watch watch;
     wk__shard *shards;
+    wk__ebr ebr; /* reclamation for lock-free local hits */
     void *shards_block;  /* the allocation `shards` is aligned in */
     size_t shards_bytes; /* its size */
     const wk_allocator *alloc; /* NULL = libc */
@@ -236,12 +239,18 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
     c->shards = (wk__shard *)(((uintptr_t)c->shards_block + 63) & ~(uintptr_t)63);
+    if (wk__ebr_init(&c->ebr, c->alloc) != WK_OK) {
+        wk_free(c->alloc, c->shards_block, c->shards_bytes);
+        wk_free(c->alloc, c, sizeof *c);
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
+    }
     for (uint32_t i = 0; i < c->nshards; i++) {
         if (wk__shard_init(&c->shards[i], c->alloc, (max_entries + c->nshards - 1) / c->nshards,
-                           (max_bytes + c->nshards - 1) / c->nshards) != WK_OK) {
+                           (max_bytes + c->nshards - 1) / c->nshards, &c->ebr) != WK_OK) {
             for (uint32_t j = 0; j < i; j++) {
                 wk__shard_free(&c->shards[j]);
             }
+            wk__ebr_free(&c->ebr);
             wk_free(c->alloc, c->shards_block, c->shards_bytes);
             wk_free(c->alloc, c, sizeof *c);
             return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
@@ -273,6 +282,7 @@ WK_API void wk_cache_free(wk_cache *c)
     for (uint32_t i = 0; i < c->nshards; i++) {
         wk__shard_free(&c->shards[i]);
     }
+    wk__ebr_free(&c->ebr);
     const wk_allocator *alloc = c->alloc;
     wk_free(alloc, c->shards_block, c->shards_bytes);
     wk_free(alloc, c, sizeof *c);
@@ -492,6 +502,12 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
 {
     wk__shard *sh = shard_of(c, hash);
     int64_t now = wk__cache_now_ms();
+    if (local_usable(c, now)) {
+        wk_cache_entry *e = wk__shard_peek(sh, hash, key, key_len, now);
+        if (e != NULL) {
+            return deliver(c, e, out, err);
+        }
+    }
     pthread_mutex_lock(&sh->mu);
     if (local_usable(c, now)) {
         wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, now);
@@ -649,18 +665,22 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         krefs[i].ptr = key;
         krefs[i].len = kl;
         wk__shard *sh = shard_of(c, hashes[i]);
-        pthread_mutex_lock(&sh->mu);
-        wk_cache_entry *e = NULL;
         int64_t now = wk__cache_now_ms();
-        if (local_usable(c, now)) {
-            e = wk__shard_find(sh, hashes[i], key, kl, now);
+        wk_cache_entry *e = local_usable(c, now)
+                                ? wk__shard_peek(sh, hashes[i], key, kl, now)
+                                : NULL;
+        if (e == NULL) {
+            pthread_mutex_lock(&sh->mu);
+            if (local_usable(c, now)) {
+                e = wk__shard_find(sh, hashes[i], key, kl, now);
+            }
+            if (e != NULL) {
+                sh->hits++;
+                wk_cache_entry_ref(e);
+            }
+            epochs[i] = shard_epoch(sh);
+            pthread_mutex_unlock(&sh->mu);
         }
-        if (e != NULL) {
-            sh->hits++;
-            wk_cache_entry_ref(e);
-        }
-        epochs[i] = shard_epoch(sh);
-        pthread_mutex_unlock(&sh->mu);
         if (e != NULL) {
             statuses[i] = deliver(c, e, &refs[i], NULL);
         } else {
@@ -835,6 +855,7 @@ WK_API void wk_cache_get_stats(wk_cache *c, wk_cache_stats *out)
         out->local_bytes += sh->bytes;
         pthread_mutex_unlock(&sh->mu);
     }
+    out->local_hits += wk__ebr_hits(&c->ebr);
 #define LOAD(field) out->field = __atomic_load_n(&c->field, __ATOMIC_RELAXED)
     LOAD(shared_hits);
     LOAD(shared_misses);

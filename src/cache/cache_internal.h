@@ -1,7 +1,8 @@
 /*
  * Internal structures of the entity cache: immutable reference-counted entries, the sharded
- * LRU local tier, and single-flight records. Shared by cache.c (the get/put/invalidate logic),
- * cache_local.c (the LRU) and cache_entry.c (building entries).
+ * local tier (lock-free hits, CLOCK eviction, epoch-based reclamation), and single-flight
+ * records. Shared by cache.c (the get/put/invalidate logic), cache_local.c (the local tier)
+ * and cache_entry.c (building entries).
  */
 #ifndef WK_CACHE_INTERNAL_H
 #define WK_CACHE_INTERNAL_H
@@ -14,6 +15,8 @@ struct wk_cache_entry {
     uint32_t refs;        /* atomic */
     bool negative;        /* a cached "not found" */
     bool in_local;        /* linked in a shard (shard lock) */
+    uint8_t clock;        /* atomic: CLOCK "referenced" bit, set by hits, cleared by the hand */
+    bool retired;         /* on its shard's retired list (shard lock) */
     uint64_t hash;
     int64_t expires_ms;
     size_t charge;        /* bytes charged to the local tier */
@@ -25,10 +28,37 @@ struct wk_cache_entry {
     wk_arena arena;       /* the decoded object's strings, arrays, values */
     const wk_allocator *alloc; /* the cache's; frees this entry's block */
     size_t block;         /* bytes of this entry's block */
-    wk_cache_entry *prev;   /* LRU links (shard lock) */
-    wk_cache_entry *next;
-    wk_cache_entry *hnext;  /* hash chain (shard lock) */
+    wk_cache_entry *prev;   /* CLOCK ring links (shard lock); `next` also links the */
+    wk_cache_entry *next;   /* retired list once the entry is unlinked */
+    wk_cache_entry *hnext;  /* atomic: hash chain (written under the shard lock, read by
+                               lock-free hits; kept intact after unlinking) */
+    uint64_t retire_epoch;  /* the reclamation epoch when it was unlinked (shard lock) */
 };
+
+/* ---- epoch-based reclamation for lock-free hits ---- */
+
+/** Threads that may take the lock-free hit path (others take the shard lock). */
+#define WK__EBR_SLOTS 128u
+
+/** One thread's line: the epoch it is reading in (0 = not reading) and its hit count. */
+typedef struct wk__rslot {
+    _Alignas(64) uint64_t active; /* atomic */
+    uint64_t hits;                /* atomic, written by its thread only */
+} wk__rslot;
+
+/** A cache's reclamation domain. An entry unlinked at epoch E is freed once the epoch reaches
+ *  E + 2: every reader that could have seen it has left by then. */
+typedef struct wk__ebr {
+    _Alignas(64) uint64_t epoch; /* atomic, starts at 2 */
+    wk__rslot *slots;            /* WK__EBR_SLOTS, 64-byte aligned inside `block` */
+    void *block;
+    const wk_allocator *alloc;
+} wk__ebr;
+
+wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc);
+void wk__ebr_free(wk__ebr *d);
+/** Hits counted by lock-free readers. */
+uint64_t wk__ebr_hits(const wk__ebr *d);
 
 typedef struct wk__flight {
     struct wk__flight *next;
@@ -47,10 +77,17 @@ typedef struct wk__flight {
 } wk__flight;
 
 typedef struct wk__shard {
-    _Alignas(64) pthread_mutex_t mu;
-    wk_cache_entry **buckets;
+    /* read by lock-free hits, never written after init */
+    _Alignas(64) wk_cache_entry **buckets; /* atomic pointers */
     size_t mask;
-    wk_cache_entry lru;     /* sentinel: lru.next is the most recent, lru.prev the least */
+    wk__ebr *ebr;
+    /* writers (shard lock) */
+    _Alignas(64) pthread_mutex_t mu;
+    wk_cache_entry ring;    /* CLOCK ring sentinel */
+    wk_cache_entry *hand;   /* next entry the hand looks at (may be &ring) */
+    wk_cache_entry *retired; /* unlinked, awaiting the grace period */
+    size_t nretired;
+    size_t retired_bytes;
     size_t entries;
     size_t bytes;
     size_t max_entries;
@@ -77,16 +114,23 @@ wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializ
                                     uint64_t hash, const uint8_t *bytes, size_t len,
                                     bool negative, int64_t expires_ms, wk_status *st);
 
-/* ---- local tier (callers hold sh->mu except for init/free) ---- */
+/* ---- local tier (callers hold sh->mu except for init/free and wk__shard_peek) ---- */
 
 wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
-                         size_t max_bytes);
+                         size_t max_bytes, wk__ebr *ebr);
+/** Frees every entry; no reader may be left. */
 void wk__shard_free(wk__shard *sh);
-/** Finds a live entry (moving it to the front) or NULL; drops it when expired. */
+/** Lock-free hit: a live entry with a reference taken for the caller, or NULL (absent,
+ *  expired, or this thread has no reader slot: then use wk__shard_find under the lock).
+ *  Writes only the entry (its count, its CLOCK bit when clear) and this thread's own line. */
+wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
+                               int64_t now);
+/** Finds a live entry (marking it referenced) or NULL; drops it when expired. */
 wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                              int64_t now);
 /** Inserts `e` (taking one reference), replacing an entry with the same key, then evicts
- *  from the LRU end until the shard is within bounds. An entry larger than the whole shard is
+ *  with the CLOCK hand (second chance for entries hit since its last pass) until the shard
+ *  is within bounds. An entry larger than the whole shard is
  *  not inserted. Returns whether `e` was inserted. */
 bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e);
 /** Removes the entry with this key, if any. Returns true when one was removed. */

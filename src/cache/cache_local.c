@@ -1,19 +1,150 @@
 /*
- * The local tier: one shard of an LRU cache. Each shard is a chained hash table plus a doubly
- * linked recency list under one mutex; the cache spreads keys over a power-of-two number of
- * shards by hash so that threads rarely meet on the same lock. The table never resizes: its
- * bucket count is fixed at creation from the shard's entry bound, so an insert is O(1) with
- * no pauses. Entries are reference-counted; the shard holds one reference per linked entry and
- * drops it on removal, so a reader that took its own reference is never left with freed
- * memory.
+ * The local tier: one shard of the in-process cache, built so that hits from many threads do
+ * not serialize. Each shard is a chained hash table whose chains are read without a lock and
+ * changed only under the shard's mutex; eviction is CLOCK (second chance): a hit sets the
+ * entry's "referenced" bit (only when it is clear, so a hot entry's line is not written on
+ * every hit) and the hand, moved by inserts that overflow the bounds, clears set bits and
+ * evicts the first entry found clear. A hit therefore writes only the entry it returns (its
+ * reference count) and the calling thread's own cache line: no lock, no list to reorder.
+ *
+ * Memory safety without the lock is epoch-based reclamation per cache: a reader announces the
+ * current epoch in its thread's slot while it walks a chain; an unlinked entry keeps its
+ * chain link and the shard's reference, goes on the shard's retired list stamped with the
+ * epoch, and loses that reference only once the epoch has advanced twice, which needs every
+ * announced reader to have moved on. A reader's `refs` increment thus always lands on a live
+ * entry. The announcement and every chain access are sequentially consistent, so a reader
+ * that announced before a writer looked at its slot sees the unlink or is waited for.
+ * Threads past WK__EBR_SLOTS (slot ids are process-wide and recycled when a thread exits)
+ * take the locked path, which stays correct because entries are freed only under the lock.
+ *
+ * The table never resizes: its bucket count is fixed at creation from the shard's entry
+ * bound. Retired entries are reclaimed by writers once 16 are pending (or their bytes reach an
+ * eighth of the shard's bound), so memory exceeds the bounds by at most that much while
+ * readers are slow.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/cache_internal.h"
 
+/* ---- process-wide reader slot ids ---- */
+
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+static pthread_key_t slot_key;
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t slot_used[WK__EBR_SLOTS / 64];
+static uint32_t slot_hi; /* atomic: ids ever handed out are below this */
+/* 0 = not asked yet, -1 = none left, else id + 1 */
+static __thread int tls_slot __attribute__((tls_model("initial-exec")));
+
+static void slot_release(void *v)
+{
+    unsigned id = (unsigned)(uintptr_t)v - 1u;
+    pthread_mutex_lock(&slot_mu);
+    slot_used[id / 64] &= ~((uint64_t)1 << (id % 64));
+    pthread_mutex_unlock(&slot_mu);
+}
+
+static void slot_init(void)
+{
+    (void)pthread_key_create(&slot_key, slot_release);
+}
+
+static int slot_assign(void)
+{
+    pthread_once(&slot_once, slot_init);
+    int id = -1;
+    pthread_mutex_lock(&slot_mu);
+    for (unsigned i = 0; i < WK__EBR_SLOTS && id < 0; i++) {
+        if ((slot_used[i / 64] & ((uint64_t)1 << (i % 64))) == 0) {
+            slot_used[i / 64] |= (uint64_t)1 << (i % 64);
+            id = (int)i;
+        }
+    }
+    if (id >= 0 && (uint32_t)id + 1 > __atomic_load_n(&slot_hi, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&slot_hi, (uint32_t)id + 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&slot_mu);
+    if (id >= 0 && pthread_setspecific(slot_key, (void *)(uintptr_t)(id + 1)) != 0) {
+        slot_release((void *)(uintptr_t)(id + 1));
+        id = -1;
+    }
+    tls_slot = id >= 0 ? id + 1 : -1;
+    return id;
+}
+
+static inline int my_slot(void)
+{
+    int s = tls_slot;
+    if (__builtin_expect(s > 0, 1)) {
+        return s - 1;
+    }
+    return s == 0 ? slot_assign() : -1;
+}
+
+/* ---- reclamation domain ---- */
+
+#define SLOTS_BYTES (WK__EBR_SLOTS * sizeof(wk__rslot) + 63)
+
+wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc)
+{
+    memset(d, 0, sizeof *d);
+    d->epoch = 2;
+    d->alloc = alloc;
+    d->block = wk_alloc(alloc, SLOTS_BYTES); /* any allocator: aligned by hand */
+    if (d->block == NULL) {
+        return WK_ERR_NOMEM;
+    }
+    memset(d->block, 0, SLOTS_BYTES);
+    d->slots = (wk__rslot *)(((uintptr_t)d->block + 63) & ~(uintptr_t)63);
+    return WK_OK;
+}
+
+void wk__ebr_free(wk__ebr *d)
+{
+    wk_free(d->alloc, d->block, SLOTS_BYTES);
+    d->block = NULL;
+    d->slots = NULL;
+}
+
+uint64_t wk__ebr_hits(const wk__ebr *d)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < WK__EBR_SLOTS; i++) {
+        n += __atomic_load_n(&d->slots[i].hits, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* Advances the epoch when every reading thread announced the current one. */
+static void ebr_try_advance(wk__ebr *d)
+{
+    uint64_t g = __atomic_load_n(&d->epoch, __ATOMIC_SEQ_CST);
+    uint32_t hi = __atomic_load_n(&slot_hi, __ATOMIC_SEQ_CST);
+    for (uint32_t i = 0; i < hi; i++) {
+        uint64_t v = __atomic_load_n(&d->slots[i].active, __ATOMIC_SEQ_CST);
+        if (v != 0 && v != g) {
+            return;
+        }
+    }
+    __atomic_compare_exchange_n(&d->epoch, &g, g + 1, false, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+}
+
+/* ---- shard ---- */
+
+static inline wk_cache_entry *ld(wk_cache_entry *const *p)
+{
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static inline void st(wk_cache_entry **p, wk_cache_entry *v)
+{
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
 wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
-                         size_t max_bytes)
+                         size_t max_bytes, wk__ebr *ebr)
 {
     memset(sh, 0, sizeof *sh);
     sh->alloc = alloc;
@@ -31,51 +162,127 @@ wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_en
         return WK_ERR_NOMEM;
     }
     sh->mask = buckets - 1;
-    sh->lru.next = &sh->lru;
-    sh->lru.prev = &sh->lru;
+    sh->ebr = ebr;
+    sh->ring.next = &sh->ring;
+    sh->ring.prev = &sh->ring;
+    sh->hand = &sh->ring;
     sh->max_entries = max_entries;
     sh->max_bytes = max_bytes;
     return WK_OK;
 }
 
+/* Frees retired entries whose grace period is over (all of them with `all`). */
+static void reclaim(wk__shard *sh, bool all)
+{
+    if (!all) {
+        ebr_try_advance(sh->ebr);
+        ebr_try_advance(sh->ebr);
+    }
+    uint64_t g = __atomic_load_n(&sh->ebr->epoch, __ATOMIC_SEQ_CST);
+    wk_cache_entry **pp = &sh->retired;
+    while (*pp != NULL) {
+        wk_cache_entry *e = *pp;
+        if (all || e->retire_epoch + 2 <= g) {
+            *pp = e->next;
+            sh->nretired--;
+            sh->retired_bytes -= e->charge;
+            e->retired = false;
+            wk_cache_entry_unref(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+}
+
 static void unlink_entry(wk__shard *sh, wk_cache_entry *e)
 {
     wk_cache_entry **pp = &sh->buckets[e->hash & sh->mask];
-    while (*pp != e) {
+    while (ld(pp) != e) {
         pp = &(*pp)->hnext;
     }
-    *pp = e->hnext;
+    st(pp, ld(&e->hnext)); /* e->hnext stays: a reader standing on e walks on */
+    if (sh->hand == e) {
+        sh->hand = e->next;
+    }
     e->prev->next = e->next;
     e->next->prev = e->prev;
     e->in_local = false;
     sh->entries--;
     sh->bytes -= e->charge;
-    wk_cache_entry_unref(e);
+    e->retire_epoch = __atomic_load_n(&sh->ebr->epoch, __ATOMIC_SEQ_CST);
+    e->next = sh->retired;
+    e->retired = true;
+    sh->retired = e;
+    sh->nretired++;
+    sh->retired_bytes += e->charge;
+}
+
+static void maybe_reclaim(wk__shard *sh)
+{
+    if (sh->nretired >= 16 || sh->retired_bytes > sh->max_bytes / 8) {
+        reclaim(sh, false);
+    }
 }
 
 void wk__shard_clear(wk__shard *sh)
 {
-    while (sh->lru.next != &sh->lru) {
-        unlink_entry(sh, sh->lru.next);
+    while (sh->ring.next != &sh->ring) {
+        unlink_entry(sh, sh->ring.next);
     }
     sh->epoch++;
+    reclaim(sh, false);
 }
 
 void wk__shard_free(wk__shard *sh)
 {
-    wk__shard_clear(sh);
+    while (sh->ring.next != &sh->ring) {
+        unlink_entry(sh, sh->ring.next);
+    }
+    reclaim(sh, true);
     wk_free(sh->alloc, sh->buckets, (sh->mask + 1) * sizeof *sh->buckets);
     pthread_mutex_destroy(&sh->mu);
 }
 
 static wk_cache_entry *lookup(wk__shard *sh, uint64_t hash, const char *key, size_t key_len)
 {
-    for (wk_cache_entry *e = sh->buckets[hash & sh->mask]; e != NULL; e = e->hnext) {
+    for (wk_cache_entry *e = ld(&sh->buckets[hash & sh->mask]); e != NULL; e = ld(&e->hnext)) {
         if (e->hash == hash && e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
             return e;
         }
     }
     return NULL;
+}
+
+static inline void mark_referenced(wk_cache_entry *e)
+{
+    if (__atomic_load_n(&e->clock, __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&e->clock, 1, __ATOMIC_RELAXED);
+    }
+}
+
+wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
+                               int64_t now)
+{
+    int id = my_slot();
+    if (id < 0) {
+        return NULL;
+    }
+    wk__rslot *slot = &sh->ebr->slots[id];
+    __atomic_store_n(&slot->active, __atomic_load_n(&sh->ebr->epoch, __ATOMIC_SEQ_CST),
+                     __ATOMIC_SEQ_CST);
+    wk_cache_entry *e = lookup(sh, hash, key, key_len);
+    if (e != NULL && e->expires_ms > now) {
+        __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
+        mark_referenced(e);
+    } else {
+        e = NULL; /* an expired entry is dropped by the locked path */
+    }
+    __atomic_store_n(&slot->active, 0, __ATOMIC_RELEASE);
+    if (e != NULL) {
+        __atomic_store_n(&slot->hits, __atomic_load_n(&slot->hits, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+    }
+    return e;
 }
 
 wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
@@ -88,16 +295,10 @@ wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, si
     if (e->expires_ms <= now) {
         sh->expirations++;
         unlink_entry(sh, e);
+        maybe_reclaim(sh);
         return NULL;
     }
-    if (sh->lru.next != e) {
-        e->prev->next = e->next;
-        e->next->prev = e->prev;
-        e->next = sh->lru.next;
-        e->prev = &sh->lru;
-        sh->lru.next->prev = e;
-        sh->lru.next = e;
-    }
+    mark_referenced(e);
     return e;
 }
 
@@ -108,7 +309,28 @@ bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_
         return false;
     }
     unlink_entry(sh, e);
+    maybe_reclaim(sh);
     return true;
+}
+
+/* Evicts with the CLOCK hand until the shard is within its bounds. Readers may set bits
+ * behind the hand while it turns, so after two full turns it evicts regardless. */
+static void evict(wk__shard *sh)
+{
+    size_t steps = 0;
+    while (sh->entries > sh->max_entries || sh->bytes > sh->max_bytes) {
+        wk_cache_entry *e = sh->hand;
+        if (e == &sh->ring) {
+            e = e->next;
+        }
+        sh->hand = e->next;
+        if (__atomic_load_n(&e->clock, __ATOMIC_RELAXED) != 0 && steps++ < 2 * sh->entries) {
+            __atomic_store_n(&e->clock, 0, __ATOMIC_RELAXED);
+            continue;
+        }
+        sh->evictions++;
+        unlink_entry(sh, e);
+    }
 }
 
 bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
@@ -118,22 +340,38 @@ bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
         unlink_entry(sh, old);
     }
     if (e->charge > sh->max_bytes || sh->max_entries == 0) {
+        maybe_reclaim(sh);
         return false;
     }
-    wk_cache_entry_ref(e);
-    wk_cache_entry **bucket = &sh->buckets[e->hash & sh->mask];
-    e->hnext = *bucket;
-    *bucket = e;
-    e->next = sh->lru.next;
-    e->prev = &sh->lru;
-    sh->lru.next->prev = e;
-    sh->lru.next = e;
+    if (e->retired) {
+        /* unlinked from this shard moments ago (a put of the entry a get returned): take it
+         * off the retired list and keep the shard's reference it still holds */
+        wk_cache_entry **pp = &sh->retired;
+        while (*pp != e) {
+            pp = &(*pp)->next;
+        }
+        *pp = e->next;
+        e->retired = false;
+        sh->nretired--;
+        sh->retired_bytes -= e->charge;
+    } else {
+        wk_cache_entry_ref(e);
+    }
+    __atomic_store_n(&e->clock, 0, __ATOMIC_RELAXED);
+    /* in the ring just behind the hand: the last the hand will look at */
+    wk_cache_entry *at = sh->hand;
+    e->next = at;
+    e->prev = at->prev;
+    at->prev->next = e;
+    at->prev = e;
     e->in_local = true;
     sh->entries++;
     sh->bytes += e->charge;
-    while (sh->entries > sh->max_entries || sh->bytes > sh->max_bytes) {
-        sh->evictions++;
-        unlink_entry(sh, sh->lru.prev);
-    }
+    /* published last: a reader that finds it sees it whole */
+    wk_cache_entry **bucket = &sh->buckets[e->hash & sh->mask];
+    st(&e->hnext, ld(bucket));
+    st(bucket, e);
+    evict(sh);
+    maybe_reclaim(sh);
     return true;
 }

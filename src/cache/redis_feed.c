@@ -175,7 +175,7 @@ void *wk__redis_feed_main(void *arg)
     wk_redis_store *s = arg;
     for (;;) {
         wk_error err;
-        wk__rconn *c = wk__redis_connect(s, &err);
+        wk__rconn *c = wk__redis_connect_feed(s, &err);
         bool stop;
         if (c != NULL) {
             stop = run_subscription(s, c);

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "wirekit/redis.h"
 
@@ -40,8 +41,22 @@ typedef struct wk__rconn {
     size_t out_len, out_cap;
 } wk__rconn;
 
-/** Takes over a connected context (its socket becomes non-blocking). */
-wk_status wk__rconn_attach(wk__rconn *c, redisContext *ctx, wk_error *err);
+/** Where a server is: TCP host and port, or a unix socket path in `host`. */
+typedef struct wk__rendpoint {
+    char host[256];
+    int port;
+    bool is_unix;
+} wk__rendpoint;
+
+/* ---- transport (redis_transport.c): the one seam where TLS would go ---- */
+
+/** Opens a non-blocking connection within `connect_ms`; NULL with `err` naming the cause. */
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *err);
+/** send()/recv() on the connection: -1 with errno EAGAIN when it would block. */
+ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
+ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
+/** Closes the connection's socket (not `c`). */
+void wk__rt_close(wk__rconn *c);
 /** Closes the socket and frees `c` itself. NULL is a no-op. */
 void wk__rconn_free(wk__rconn *c);
 /** Queues one command (RESP array of bulk strings). */
@@ -63,19 +78,14 @@ bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
 
 /* ---- the store ---- */
 
-struct wk_redis_store {
-    const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
-    char host[256];
-    int port;
-    unsigned db;
-    char channel[128];
-    size_t channel_len;
-    uint32_t connect_ms;
-    uint32_t command_ms;
-    uint32_t retry_ms;
-    uint32_t heartbeat_ms;
-    wk__rlimits lim;
-    /* command pool */
+/** Servers a store may know (cluster masters and replicas it was redirected to, sentinels'
+ *  masters); never removed while the store lives. */
+#define WK__MAX_SRV 64u
+#define WK__SLOTS 16384u
+
+/** One server and its connection pool. */
+typedef struct wk__rsrv {
+    wk__rendpoint ep;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* CLOCK_MONOTONIC */
     wk__rconn **idle;
@@ -83,6 +93,41 @@ struct wk_redis_store {
     size_t open; /* connections in use or idle */
     size_t max;
     int64_t down_until_ms; /* atomic: fail fast until then */
+} wk__rsrv;
+
+enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
+
+struct wk_redis_store {
+    const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
+    int mode;
+    wk__rendpoint ep; /* single mode: the server */
+    /* servers: srv[0, nsrv) (nsrv atomic; entries written once under topo_mu) */
+    wk__rsrv *srv[WK__MAX_SRV];
+    uint32_t nsrv;
+    uint32_t master;          /* atomic: single and sentinel mode, the server in use */
+    uint16_t *slots;          /* cluster: WK__SLOTS server indices (atomic entries) */
+    bool map_known;           /* atomic: cluster map or sentinel master found once */
+    wk__rendpoint *seeds;     /* cluster seed nodes or sentinels */
+    size_t nseeds, seeds_cap;
+    char master_name[128];    /* sentinel: the master's name */
+    pthread_mutex_t topo_mu;  /* adding servers, writing the map */
+    pthread_mutex_t refresh_mu; /* one refresh at a time */
+    int64_t refresh_after_ms; /* atomic: a refresh is wanted from then (INT64_MAX: none) */
+    uint32_t feed_rr;         /* cluster: which server the subscriber tries next */
+    unsigned wait_replicas;   /* WAIT this many replicas after each write */
+    unsigned db;
+    char user[128];
+    char pass[256];
+    bool has_pass; /* AUTH [user] pass on every new connection */
+    char name[128]; /* CLIENT SETNAME on every new connection ("" = none) */
+    char channel[128];
+    size_t channel_len;
+    uint32_t connect_ms;
+    uint32_t command_ms;
+    uint32_t retry_ms;
+    uint32_t heartbeat_ms;
+    wk__rlimits lim;
+    size_t pool_max; /* connections per server */
     /* feed */
     bool subscribe;
     pthread_t thread;
@@ -97,10 +142,43 @@ struct wk_redis_store {
 
 int64_t wk__redis_now_ms(void);
 
-/** Connects with the store's timeouts (and SELECTs its database). NULL with `err` set. */
-wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err);
+/** Connects to `ep` with the store's timeouts, then AUTH, CLIENT SETNAME and SELECT as
+ *  configured (every new connection, so a reconnect repeats them); `bare` skips them (for
+ *  sentinels). NULL with `err` naming the cause. */
+wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
+                             wk_error *err);
+
+/** A connection for the subscriber: the server in use, or in a cluster the next known one. */
+wk__rconn *wk__redis_connect_feed(wk_redis_store *s, wk_error *err);
+
+/* ---- topology (redis_cluster.c) ---- */
+
+/** The cluster slot of a key: CRC16 (XMODEM) of the key, or of its {hash tag}, mod 16384. */
+uint16_t wk__redis_slot(const char *key, size_t len);
+/** The server for `key`: by slot in a cluster, else the master in use. */
+wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len);
+/** Finds or adds the server at host:port; NULL when the table is full or out of memory. */
+wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
+                        bool is_unix);
+/** Allocates a server's pool (from `alloc`). */
+wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max);
+void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v);
+/** Asks for a topology refresh (cluster slots or sentinel master) soon. */
+void wk__redis_want_refresh(wk_redis_store *s);
+/** Refreshes the topology now when one is wanted (or `force`) and no other thread is doing
+ *  it. WK_OK when a map or master was found (or none was needed). */
+wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err);
+/** Parses a "-MOVED slot host:port" or "-ASK slot host:port" reply: 1 for MOVED, 2 for ASK,
+ *  0 for anything else; on 1 or 2 the target server (added if new) is in *to and, for
+ *  MOVED, the slot map is updated. */
+int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r,
+                       const wk__rsrv *from, wk__rsrv **to);
 
 /** The subscriber thread's body (redis_feed.c). */
+/** A static message naming the cause of an error reply (NOAUTH, WRONGPASS, NOPERM, LOADING,
+ *  READONLY, MASTERDOWN), or `fallback`. */
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
+
 void *wk__redis_feed_main(void *arg);
 
 /** Registers or unregisters a watcher (redis_feed.c). */

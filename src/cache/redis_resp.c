@@ -2,7 +2,7 @@
  * The Redis store's wire layer: RESP2 commands written and replies read on a non-blocking
  * socket against one deadline per command (total time, however the server dribbles bytes),
  * with caps on a reply's size and element count checked from the headers, before anything is
- * allocated. hiredis only makes the connection; its reader is not used, because it has
+ * allocated. Bytes move through the transport (redis_transport.c); its reader is not used, because it has
  * neither a total deadline nor a size cap (`*999999999` made it allocate the array, a
  * `$400000000` header made it buffer the value).
  *
@@ -12,12 +12,10 @@
  * needs at least (a bulk string's whole body), so a large value is not re-scanned per read.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cache/redis_internal.h"
@@ -25,26 +23,12 @@
 #define LINE_MAX_BYTES 65536u /* a status, error or header line */
 #define MAX_NESTING 8u        /* arrays inside arrays (pub/sub and SCAN need 2) */
 
-wk_status wk__rconn_attach(wk__rconn *c, redisContext *ctx, wk_error *err)
-{
-    memset(c, 0, sizeof *c);
-    c->ctx = ctx;
-    c->fd = ctx->fd;
-    int fl = fcntl(c->fd, F_GETFL, 0);
-    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        return wk_error_set(err, WK_ERR_IO, 0, "redis: cannot make the socket non-blocking");
-    }
-    return WK_OK;
-}
-
 void wk__rconn_free(wk__rconn *c)
 {
     if (c == NULL) {
         return;
     }
-    if (c->ctx != NULL) {
-        redisFree(c->ctx);
-    }
+    wk__rt_close(c);
     free(c->in);
     free(c->nodes);
     free(c->out);
@@ -116,7 +100,7 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
 {
     size_t at = 0;
     while (at < c->out_len) {
-        ssize_t w = send(c->fd, c->out + at, c->out_len - at, MSG_NOSIGNAL);
+        ssize_t w = wk__rt_send(c, c->out + at, c->out_len - at);
         if (w > 0) {
             at += (size_t)w;
             continue;
@@ -325,7 +309,7 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
                                 "redis: reply larger than max_reply_bytes");
         }
-        ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
         if (r > 0) {
             c->in_len += (size_t)r;
             continue;
@@ -387,7 +371,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
                             "redis: reply larger than max_reply_bytes");
     }
-    ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
     if (r == 0) {
         return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection closed by the server");
     }

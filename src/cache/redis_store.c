@@ -28,166 +28,284 @@ int64_t wk__redis_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static struct timeval to_tv(uint32_t ms)
+/* A static message for a refusal that names its cause, or `fallback`. */
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback)
 {
-    struct timeval tv;
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    return tv;
+    if (r->type != '-' || r->n <= 0) {
+        return fallback;
+    }
+    const char *m = wk__rnode_str(c, r);
+    size_t n = (size_t)r->n;
+    if (n >= 6 && memcmp(m, "NOAUTH", 6) == 0) {
+        return "redis: NOAUTH: the server requires a password "
+               "(redis://[user]:password@host or the password option)";
+    }
+    if (n >= 9 && memcmp(m, "WRONGPASS", 9) == 0) {
+        return "redis: WRONGPASS: authentication failed (wrong user name or password, or the "
+               "user is disabled)";
+    }
+    if (n >= 6 && memcmp(m, "NOPERM", 6) == 0) {
+        return "redis: NOPERM: the ACL user may not run this command or touch this key";
+    }
+    if (n >= 7 && memcmp(m, "LOADING", 7) == 0) {
+        return "redis: LOADING: the server is loading its data set";
+    }
+    if (n >= 8 && memcmp(m, "READONLY", 8) == 0) {
+        return "redis: READONLY: the server is a replica (a failover is under way?)";
+    }
+    if (n >= 8 && memcmp(m, "MASTERDOWN", 10 < n ? 10 : n) == 0) {
+        return "redis: MASTERDOWN: the replica lost its master";
+    }
+    return fallback;
 }
 
-wk__rconn *wk__redis_connect(wk_redis_store *s, wk_error *err)
+/* AUTH, CLIENT SETNAME and SELECT, pipelined, on a new connection. */
+static wk_status handshake(wk_redis_store *s, wk__rconn *c, wk_error *err)
 {
-    redisContext *ctx = redisConnectWithTimeout(s->host, s->port, to_tv(s->connect_ms));
-    if (ctx == NULL) {
-        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        return NULL;
+    const char *argv[9];
+    size_t lens[9];
+    int argc[3];
+    const char *msgs[3];
+    int ncmd = 0, at = 0;
+    char db[16];
+    if (s->has_pass) {
+        argv[at] = "AUTH";
+        lens[at++] = 4;
+        argc[ncmd] = 2;
+        if (s->user[0] != '\0') {
+            argv[at] = s->user;
+            lens[at++] = strlen(s->user);
+            argc[ncmd] = 3;
+        }
+        argv[at] = s->pass;
+        lens[at++] = strlen(s->pass);
+        msgs[ncmd++] = "redis: AUTH refused (does the server have a password or this ACL user? "
+                       "Redis < 6 knows no user names)";
     }
-    if (ctx->err != 0) {
-        wk_error_set(err, WK_ERR_IO, 0, "redis: cannot connect");
-        redisFree(ctx);
-        return NULL;
-    }
-    redisEnableKeepAlive(ctx);
-    wk__rconn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        redisFree(ctx);
-        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        return NULL;
-    }
-    if (wk__rconn_attach(c, ctx, err) != WK_OK) {
-        wk__rconn_free(c);
-        return NULL;
+    if (s->name[0] != '\0') {
+        argv[at] = "CLIENT";
+        lens[at++] = 6;
+        argv[at] = "SETNAME";
+        lens[at++] = 7;
+        argv[at] = s->name;
+        lens[at++] = strlen(s->name);
+        argc[ncmd] = 3;
+        msgs[ncmd++] = "redis: CLIENT SETNAME refused (spaces in the client name?)";
     }
     if (s->db != 0) {
-        char db[16];
         int dn = snprintf(db, sizeof db, "%u", s->db);
-        const char *argv[2] = {"SELECT", db};
-        size_t lens[2] = {6, (size_t)dn};
-        int64_t deadline = wk__redis_now_ms() + s->command_ms;
-        if (wk__rconn_append(c, 2, argv, lens, err) != WK_OK ||
-            wk__rconn_flush(c, deadline, err) != WK_OK ||
-            wk__rconn_read(c, &s->lim, deadline, err) != WK_OK || c->nodes[0].type != '+') {
-            wk_error_set(err, WK_ERR_IO, 0, "redis: SELECT failed");
-            wk__rconn_free(c);
-            return NULL;
+        argv[at] = "SELECT";
+        lens[at++] = 6;
+        argv[at] = db;
+        lens[at++] = (size_t)dn;
+        argc[ncmd] = 2;
+        msgs[ncmd++] = "redis: SELECT refused (database number out of range, or a cluster?)";
+    }
+    if (ncmd == 0) {
+        return WK_OK;
+    }
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    at = 0;
+    for (int i = 0; i < ncmd; i++) {
+        if (wk__rconn_append(c, argc[i], argv + at, lens + at, err) != WK_OK) {
+            return WK_ERR_IO;
         }
+        at += argc[i];
+    }
+    wk_status st = wk__rconn_flush(c, deadline, err);
+    wk_status first = WK_OK;
+    for (int i = 0; i < ncmd && st == WK_OK; i++) {
+        st = wk__rconn_read(c, &s->lim, deadline, err);
+        if (st == WK_OK && first == WK_OK && c->nodes[0].type == '-') {
+            first = wk_error_set(err, WK_ERR_IO, 0, wk__redis_refusal(c, &c->nodes[0], msgs[i]));
+        }
+    }
+    return st != WK_OK ? st : first;
+}
+
+wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
+                             wk_error *err)
+{
+    wk__rconn *c = wk__rt_open(ep, s->connect_ms, err);
+    if (c != NULL && !bare && handshake(s, c, err) != WK_OK) {
+        wk__rconn_free(c);
+        return NULL;
     }
     return c;
 }
 
-static void mark_down(wk_redis_store *s)
+wk__rconn *wk__redis_connect_feed(wk_redis_store *s, wk_error *err)
 {
-    __atomic_store_n(&s->down_until_ms, wk__redis_now_ms() + s->retry_ms, __ATOMIC_RELEASE);
+    if (s->mode != WK__MODE_SINGLE &&
+        wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
+        return NULL;
+    }
+    wk__rsrv *v;
+    if (s->mode == WK__MODE_CLUSTER) {
+        /* PUBLISH in a cluster reaches every node over the cluster bus: any node will do;
+         * after a failure, the next one */
+        uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+        v = s->srv[s->feed_rr++ % n];
+    } else {
+        v = s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
+    }
+    wk__rconn *c = wk__redis_connect(s, &v->ep, false, err);
+    if (c == NULL) {
+        wk__redis_want_refresh(s);
+    }
+    return c;
 }
 
-/* Takes a connection from the pool (or opens one), waiting for a free one at most until
- * `deadline`. */
-static wk__rconn *acquire(wk_redis_store *s, int64_t deadline, wk_error *err)
+static void mark_down(wk_redis_store *s, wk__rsrv *v)
 {
-    if (wk__redis_now_ms() < __atomic_load_n(&s->down_until_ms, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&v->down_until_ms, wk__redis_now_ms() + s->retry_ms, __ATOMIC_RELEASE);
+    wk__redis_want_refresh(s);
+}
+
+/* Refreshes the topology first when one is wanted (cluster and sentinel modes). */
+static void maybe_refresh(wk_redis_store *s)
+{
+    if (s->mode != WK__MODE_SINGLE &&
+        wk__redis_now_ms() >= __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED)) {
+        wk_error e;
+        (void)wk__redis_refresh(s, false, &e);
+    }
+}
+
+/* Takes a connection to `v` from its pool (or opens one), waiting for a free one at most
+ * until `deadline`. */
+static wk__rconn *acquire(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err)
+{
+    if (s->mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)) {
+        wk_error_set(err, WK_ERR_IO, 0,
+                     s->mode == WK__MODE_CLUSTER
+                         ? "redis: no cluster seed node answered CLUSTER SLOTS"
+                         : "redis: no sentinel named the master");
+        return NULL;
+    }
+    if (wk__redis_now_ms() < __atomic_load_n(&v->down_until_ms, __ATOMIC_ACQUIRE)) {
         wk_error_set(err, WK_ERR_IO, 0,
                      "redis: unavailable (a recent command failed; retrying soon)");
         return NULL;
     }
-    pthread_mutex_lock(&s->mu);
-    while (s->nidle == 0 && s->open == s->max) {
+    pthread_mutex_lock(&v->mu);
+    while (v->nidle == 0 && v->open == v->max) {
         struct timespec ts = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000L};
         if (wk__redis_now_ms() >= deadline ||
-            pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) {
-            if (s->nidle == 0 && s->open == s->max) {
-                pthread_mutex_unlock(&s->mu);
+            pthread_cond_timedwait(&v->cv, &v->mu, &ts) == ETIMEDOUT) {
+            if (v->nidle == 0 && v->open == v->max) {
+                pthread_mutex_unlock(&v->mu);
                 wk_error_set(err, WK_ERR_IO, 0,
                              "redis: timed out waiting for a pooled connection");
                 return NULL;
             }
         }
     }
-    if (s->nidle > 0) {
-        wk__rconn *c = s->idle[--s->nidle];
-        pthread_mutex_unlock(&s->mu);
+    if (v->nidle > 0) {
+        wk__rconn *c = v->idle[--v->nidle];
+        pthread_mutex_unlock(&v->mu);
         return c;
     }
-    s->open++;
-    pthread_mutex_unlock(&s->mu);
-    wk__rconn *c = wk__redis_connect(s, err);
+    v->open++;
+    pthread_mutex_unlock(&v->mu);
+    wk__rconn *c = wk__redis_connect(s, &v->ep, false, err);
     if (c == NULL) {
-        pthread_mutex_lock(&s->mu);
-        s->open--;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        mark_down(s);
+        pthread_mutex_lock(&v->mu);
+        v->open--;
+        pthread_cond_signal(&v->cv);
+        pthread_mutex_unlock(&v->mu);
+        mark_down(s, v);
     }
     return c;
 }
 
-static void give_back(wk_redis_store *s, wk__rconn *c, bool broken)
+static void give_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, bool broken)
 {
     if (broken) {
         wk__rconn_free(c);
-        mark_down(s);
+        mark_down(s, v);
     }
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&v->mu);
     if (broken) {
-        s->open--;
+        v->open--;
     } else {
-        s->idle[s->nidle++] = c;
+        v->idle[v->nidle++] = c;
     }
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    pthread_cond_signal(&v->cv);
+    pthread_mutex_unlock(&v->mu);
 }
 
-/* A connection with `ncmd` queued commands sent; NULL with `err` set. */
-static wk__rconn *send_cmds(wk_redis_store *s, int ncmd, const int *argc, const char **argv,
-                            const size_t *lens, int64_t deadline, wk_error *err)
+/* Queues `ncmd` commands on `c`, each preceded by ASKING when `asking`. */
+static wk_status append_cmds(wk__rconn *c, int ncmd, const int *argc, const char **argv,
+                             const size_t *lens, bool asking, wk_error *err)
 {
-    wk__rconn *c = acquire(s, deadline, err);
-    if (c == NULL) {
-        return NULL;
-    }
+    static const char *const ask_argv[1] = {"ASKING"};
+    static const size_t ask_lens[1] = {6};
     int at = 0;
-    wk_status st = WK_OK;
-    for (int i = 0; i < ncmd && st == WK_OK; i++) {
-        st = wk__rconn_append(c, argc[i], argv + at, lens + at, err);
+    for (int i = 0; i < ncmd; i++) {
+        if ((asking && wk__rconn_append(c, 1, ask_argv, ask_lens, err) != WK_OK) ||
+            wk__rconn_append(c, argc[i], argv + at, lens + at, err) != WK_OK) {
+            return WK_ERR_IO;
+        }
         at += argc[i];
     }
-    if (st == WK_OK) {
-        st = wk__rconn_flush(c, deadline, err);
-    }
-    if (st != WK_OK) {
-        give_back(s, c, true);
-        return NULL;
-    }
-    return c;
+    return WK_OK;
 }
 
-static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
-                         bool *found, wk_error *err)
+/* A multi-get on one server: the GETs of keys idx[0..n) pipelined on one connection. */
+typedef struct get_batch {
+    wk__rsrv *v;
+    wk__rconn *c;
+    size_t *idx;
+    size_t n;
+    bool asking;
+} get_batch;
+
+/* Sends a batch; false (batch failed, `err` set) when no connection or the send failed. */
+static bool batch_send(wk_redis_store *s, get_batch *b, const wk_slice *keys,
+                       int64_t deadline, wk_error *err)
 {
-    wk_redis_store *s = self;
-    int64_t deadline = wk__redis_now_ms() + s->command_ms;
-    wk__rconn *c = acquire(s, deadline, err);
-    if (c == NULL) {
-        return WK_ERR_IO;
+    b->c = acquire(s, b->v, deadline, err);
+    if (b->c == NULL) {
+        return false;
     }
     wk_status st = WK_OK;
-    for (size_t i = 0; i < n && st == WK_OK; i++) {
-        const char *argv[2] = {"GET", keys[i].ptr};
-        size_t lens[2] = {3, keys[i].len};
-        st = wk__rconn_append(c, 2, argv, lens, err);
+    for (size_t j = 0; j < b->n && st == WK_OK; j++) {
+        const char *argv[2] = {"GET", keys[b->idx[j]].ptr};
+        size_t lens[2] = {3, keys[b->idx[j]].len};
+        int argc[1] = {2};
+        st = append_cmds(b->c, 1, argc, argv, lens, b->asking, err);
     }
     if (st == WK_OK) {
-        st = wk__rconn_flush(c, deadline, err);
+        st = wk__rconn_flush(b->c, deadline, err);
     }
     if (st != WK_OK) {
-        give_back(s, c, true);
-        return st;
+        give_back(s, b->v, b->c, true);
+        b->c = NULL;
+        return false;
     }
+    return true;
+}
+
+/* Reads a batch's replies into vals/found. Keys redirected (MOVED/ASK) get redir[i] set to
+ * their target and asking[i] for ASK. Returns the first failure; every reply is read. */
+static wk_status batch_read(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
+                            wk__rsrv **redir, bool *asking, int64_t deadline, wk_error *err)
+{
+    wk__rconn *c = b->c;
     wk_status first = WK_OK;
-    for (size_t i = 0; i < n; i++) {
-        st = wk__rconn_read(c, &s->lim, deadline, err);
+    for (size_t j = 0; j < b->n; j++) {
+        size_t i = b->idx[j];
+        wk_status st = WK_OK;
+        if (b->asking) {
+            st = wk__rconn_read(c, &s->lim, deadline, err); /* +OK of ASKING */
+        }
+        if (st == WK_OK) {
+            st = wk__rconn_read(c, &s->lim, deadline, err);
+        }
         if (st != WK_OK) {
-            give_back(s, c, true);
+            give_back(s, b->v, c, true);
+            b->c = NULL;
             return st;
         }
         const wk__rnode *r = &c->nodes[0];
@@ -195,45 +313,238 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
         if (first != WK_OK) {
             continue; /* drain the pipeline, keep the first failure */
         }
-        if (r->type == '$' && r->n >= 0) {
+        wk__rsrv *to = NULL;
+        int kind = s->mode == WK__MODE_CLUSTER ? wk__redis_redirect(s, c, r, b->v, &to) : 0;
+        if (kind != 0) {
+            redir[i] = to;
+            asking[i] = kind == 2;
+        } else if (r->type == '$' && r->n >= 0) {
             found[i] = true;
             if (wk_buf_append(&vals[i], wk__rnode_str(c, r), (size_t)r->n) != WK_OK) {
                 first = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
             }
         } else if (r->type == '-') {
-            first = wk_error_set(err, WK_ERR_IO, i, "redis: GET answered with an error reply");
+            first = wk_error_set(err, WK_ERR_IO, i,
+                                 wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
         } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
             first = wk_error_set(err, WK_ERR_IO, i,
                                  "redis: GET answered with a reply of the wrong type");
         }
     }
-    give_back(s, c, false);
+    give_back(s, b->v, c, false);
+    b->c = NULL;
     return first;
 }
 
-/* Sends `ncmd` pipelined commands; msgs[i] describes command i's error reply. Returns the
- * first failure; every reply is read so the connection stays usable. */
-static wk_status run(wk_redis_store *s, int ncmd, const int *argc, const char **argv,
-                     const size_t *lens, const char *const *msgs, wk_error *err)
+/* Multi-get: the keys are split by server (one server outside a cluster), every batch is
+ * sent before any reply is read, so the servers work in parallel; keys redirected by MOVED
+ * or ASK are sent again to their new server, twice at most. */
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
+                         bool *found, wk_error *err)
 {
+    wk_redis_store *s = self;
+    maybe_refresh(s);
     int64_t deadline = wk__redis_now_ms() + s->command_ms;
-    wk__rconn *c = send_cmds(s, ncmd, argc, argv, lens, deadline, err);
-    if (c == NULL) {
-        return WK_ERR_IO;
+    /* a small multi-get, the common case, keeps this bookkeeping in local arrays */
+    size_t idx_s[64];
+    wk__rsrv *target_s[64], *redir_s[64];
+    bool ask_s[64];
+    get_batch bs_s[16];
+    bool small = n <= 64;
+    size_t maxb = (size_t)__atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE) * 2 + 8;
+    if (maxb > WK__MAX_SRV * 2) {
+        maxb = WK__MAX_SRV * 2;
     }
+    size_t *idx = small ? idx_s : wk_alloc(s->alloc, n * sizeof *idx);
+    wk__rsrv **target = small ? target_s : wk_alloc(s->alloc, n * sizeof *target);
+    wk__rsrv **redir = small ? redir_s : wk_alloc(s->alloc, n * sizeof *redir);
+    bool *ask = small ? ask_s : wk_alloc(s->alloc, n * sizeof *ask);
+    get_batch *bs = maxb <= 16 ? bs_s : wk_alloc(s->alloc, maxb * sizeof *bs);
     wk_status first = WK_OK;
-    for (int i = 0; i < ncmd; i++) {
-        wk_status st = wk__rconn_read(c, &s->lim, deadline, err);
+    if (idx == NULL || target == NULL || redir == NULL || ask == NULL || bs == NULL) {
+        first = wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+        goto out;
+    }
+    size_t pending = n;
+    for (size_t i = 0; i < n; i++) {
+        target[i] = wk__redis_route(s, keys[i].ptr, keys[i].len);
+        ask[i] = false;
+        found[i] = false;
+    }
+    for (int round = 0; round < 3 && pending > 0 && first == WK_OK; round++) {
+        /* group the pending keys by (server, asking); pending ones have target != NULL */
+        size_t nb = 0, used = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (target[i] == NULL) {
+                continue;
+            }
+            size_t b = 0;
+            while (b < nb && !(bs[b].v == target[i] && bs[b].asking == ask[i])) {
+                b++;
+            }
+            if (b == nb) {
+                if (nb == maxb) { /* servers added since the call began */
+                    first = wk_error_set(err, WK_ERR_IO, i,
+                                         "redis: the cluster map changed during a GET");
+                    target[i] = NULL;
+                    continue;
+                }
+                bs[nb].v = target[i];
+                bs[nb].asking = ask[i];
+                bs[nb].n = 0;
+                bs[nb].c = NULL;
+                nb++;
+            }
+            bs[b].n++;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            bs[b].idx = idx + used;
+            used += bs[b].n;
+            bs[b].n = 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (target[i] == NULL) {
+                continue;
+            }
+            size_t b = 0;
+            while (b < nb && !(bs[b].v == target[i] && bs[b].asking == ask[i])) {
+                b++;
+            }
+            if (b < nb) {
+                bs[b].idx[bs[b].n++] = i;
+            }
+        }
+        for (size_t b = 0; b < nb; b++) {
+            if (!batch_send(s, &bs[b], keys, deadline, err) && first == WK_OK) {
+                first = WK_ERR_IO;
+            }
+        }
+        pending = 0;
+        for (size_t i = 0; i < n; i++) {
+            redir[i] = NULL;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            if (bs[b].c == NULL) {
+                continue;
+            }
+            wk_error e2;
+            wk_status st = batch_read(s, &bs[b], vals, found, redir, ask, deadline,
+                                      first == WK_OK ? err : &e2);
+            if (st != WK_OK && first == WK_OK) {
+                first = st;
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            target[i] = redir[i];
+            pending += redir[i] != NULL;
+        }
+    }
+    if (first == WK_OK && pending > 0) {
+        first = wk_error_set(err, WK_ERR_IO, 0, "redis: too many cluster redirects for a GET");
+    }
+out:
+    if (!small) {
+        wk_free(s->alloc, idx, n * sizeof *idx);
+        wk_free(s->alloc, target, n * sizeof *target);
+        wk_free(s->alloc, redir, n * sizeof *redir);
+        wk_free(s->alloc, ask, n * sizeof *ask);
+    }
+    if (bs != bs_s) {
+        wk_free(s->alloc, bs, maxb * sizeof *bs);
+    }
+    return first;
+}
+
+/* Runs `ncmd` pipelined commands about `key` on its server, following MOVED and ASK
+ * redirects (twice at most; the commands used here are idempotent, so a pipeline redirected
+ * part-way is sent again whole). msgs[i] describes command i's error reply. With
+ * wait_replicas, a WAIT follows and fewer acknowledgements than asked is a failure. Returns
+ * the first failure; every reply is read so the connection stays usable. */
+static wk_status run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *argc,
+                        const char **argv, const size_t *lens, const char *const *msgs,
+                        bool wait, wk_error *err)
+{
+    maybe_refresh(s);
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    bool asking = false;
+    char wn[16], wt[16];
+    int wnl = snprintf(wn, sizeof wn, "%u", s->wait_replicas);
+    uint32_t wms = s->command_ms > 20 ? s->command_ms / 2 : 10;
+    int wtl = snprintf(wt, sizeof wt, "%u", wms);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        wk__rconn *c = acquire(s, v, deadline, err);
+        if (c == NULL) {
+            return WK_ERR_IO;
+        }
+        wk_status st = append_cmds(c, ncmd, argc, argv, lens, asking, err);
+        if (st == WK_OK && wait) {
+            const char *wargv[3] = {"WAIT", wn, wt};
+            size_t wlens[3] = {4, (size_t)wnl, (size_t)wtl};
+            st = wk__rconn_append(c, 3, wargv, wlens, err);
+        }
+        if (st == WK_OK) {
+            st = wk__rconn_flush(c, deadline, err);
+        }
         if (st != WK_OK) {
-            give_back(s, c, true);
+            give_back(s, v, c, true);
             return st;
         }
-        if (c->nodes[0].type == '-' && first == WK_OK) {
-            first = wk_error_set(err, WK_ERR_IO, 0, msgs[i]);
+        wk_status first = WK_OK;
+        wk__rsrv *to = NULL;
+        int kind = 0;
+        for (int i = 0; i < ncmd + (wait ? 1 : 0); i++) {
+            st = WK_OK;
+            if (asking && i < ncmd) {
+                st = wk__rconn_read(c, &s->lim, deadline, err);
+            }
+            if (st == WK_OK) {
+                st = wk__rconn_read(c, &s->lim, deadline, err);
+            }
+            if (st != WK_OK) {
+                give_back(s, v, c, true);
+                return st;
+            }
+            const wk__rnode *r = &c->nodes[0];
+            wk__rsrv *t = NULL;
+            int k = s->mode == WK__MODE_CLUSTER ? wk__redis_redirect(s, c, r, v, &t) : 0;
+            if (k != 0) {
+                if (kind == 0) {
+                    kind = k;
+                    to = t;
+                }
+                continue;
+            }
+            if (i == ncmd) { /* WAIT */
+                if (first == WK_OK && kind == 0 &&
+                    (r->type != ':' || r->n < (int64_t)s->wait_replicas)) {
+                    first = wk_error_set(err, WK_ERR_IO, 0,
+                                         "redis: write not acknowledged by the replicas asked "
+                                         "for (WAIT); it may be lost in a failover");
+                }
+            } else if (r->type == '-' && first == WK_OK) {
+                first = wk_error_set(err, WK_ERR_IO, 0, wk__redis_refusal(c, r, msgs[i]));
+                if (r->n >= 8 && memcmp(wk__rnode_str(c, r), "READONLY", 8) == 0) {
+                    wk__redis_want_refresh(s); /* a demoted master: ask for the new one */
+                }
+            }
         }
+        give_back(s, v, c, false);
+        if (kind == 0) {
+            return first;
+        }
+        v = to;
+        asking = kind == 2;
     }
-    give_back(s, c, false);
-    return first;
+    return wk_error_set(err, WK_ERR_IO, 0, "redis: too many cluster redirects");
+}
+
+static wk_status run(wk_redis_store *s, const char *key, size_t key_len, int ncmd,
+                     const int *argc, const char **argv, const size_t *lens,
+                     const char *const *msgs, bool wait, wk_error *err)
+{
+    maybe_refresh(s);
+    return run_on(s, wk__redis_route(s, key, key_len), ncmd, argc, argv, lens, msgs,
+                  wait && s->wait_replicas > 0, err);
 }
 
 static wk_status r_store(void *self, const char *key, size_t key_len, const void *val,
@@ -247,11 +558,12 @@ static wk_status r_store(void *self, const char *key, size_t key_len, const void
         size_t lens[6] = {3, key_len, val_len, 2, (size_t)tn, 2};
         int argc[1] = {6};
         static const char *const msgs[1] = {"redis: fill refused (SET NX)"};
-        return run(s, 1, argc, argv, lens, msgs, err);
+        return run(s, key, key_len, 1, argc, argv, lens, msgs, false, err);
     }
     /* DEL first: if Redis refuses the SET (maxmemory with noeviction) the old value is gone
      * all the same. Then SET, then PUBLISH, always (a store without a subscriber still
-     * broadcasts, so one-shot writers such as the CLI reach every reader). */
+     * broadcasts, so one-shot writers such as the CLI reach every reader). In a cluster,
+     * PUBLISH reaches every node over the cluster bus. */
     const char *argv[10] = {"DEL", key, "SET", key, val, "PX", ttl, "PUBLISH", s->channel, key};
     size_t lens[10] = {3, key_len, 3, key_len, val_len, 2, (size_t)tn, 7, s->channel_len, key_len};
     int argc[3] = {2, 5, 3};
@@ -259,7 +571,7 @@ static wk_status r_store(void *self, const char *key, size_t key_len, const void
         "redis: put failed: DEL refused (the old value may remain)",
         "redis: put failed: SET refused (out of memory?); the old value was deleted",
         "redis: put stored but PUBLISH refused (other processes were not told)"};
-    return run(s, 3, argc, argv, lens, msgs, err);
+    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, err);
 }
 
 static wk_status r_invalidate(void *self, const char *key, size_t key_len, uint32_t tomb_ms,
@@ -280,7 +592,7 @@ static wk_status r_invalidate(void *self, const char *key, size_t key_len, uint3
         "redis: invalidation not fenced: tombstone refused (out of memory?); the value was "
         "deleted",
         "redis: invalidation not broadcast: PUBLISH refused"};
-    return run(s, 3, argc, argv, lens, msgs, err);
+    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, err);
 }
 
 static wk_status r_remove(void *self, const char *key, size_t key_len, wk_error *err)
@@ -289,23 +601,50 @@ static wk_status r_remove(void *self, const char *key, size_t key_len, wk_error 
     size_t lens[2] = {3, key_len};
     int argc[1] = {2};
     static const char *const msgs[1] = {"redis: DEL refused"};
-    return run(self, 1, argc, argv, lens, msgs, err);
+    return run(self, key, key_len, 1, argc, argv, lens, msgs, false, err);
 }
 
 WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err)
 {
-    __atomic_store_n(&s->down_until_ms, 0, __ATOMIC_RELEASE); /* an explicit check retries */
+    /* an explicit check retries at once */
+    uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        __atomic_store_n(&s->srv[i]->down_until_ms, 0, __ATOMIC_RELEASE);
+    }
+    if (s->mode != WK__MODE_SINGLE && wk__redis_refresh(s, true, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     const char *argv[1] = {"PING"};
     size_t lens[1] = {4};
     int argc[1] = {1};
     static const char *const msgs[1] = {"redis: PING answered with an error reply"};
-    return run(s, 1, argc, argv, lens, msgs, err);
+    return run_on(s, wk__redis_route(s, "", 0), 1, argc, argv, lens, msgs, false, err);
 }
 
-WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
-                                      wk_error *err)
+/* The distinct servers that own slots (cluster) or the master in use; returns the count. */
+static uint32_t masters(wk_redis_store *s, wk__rsrv **out)
 {
-    *count = 0;
+    if (s->mode != WK__MODE_CLUSTER) {
+        out[0] = wk__redis_route(s, "", 0);
+        return 1;
+    }
+    uint32_t n = 0;
+    for (uint32_t sl = 0; sl < WK__SLOTS; sl++) {
+        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_ACQUIRE)];
+        uint32_t j = 0;
+        while (j < n && out[j] != v) {
+            j++;
+        }
+        if (j == n && n < WK__MAX_SRV) {
+            out[n++] = v;
+        }
+    }
+    return n;
+}
+
+WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
+                                     wk_redis_key_fn fn, void *ctx, wk_error *err)
+{
     size_t plen = strlen(prefix);
     char *pattern = wk_alloc(s->alloc, plen * 2 + 2);
     if (pattern == NULL) {
@@ -320,47 +659,267 @@ WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uin
         pattern[pn++] = prefix[i];
     }
     pattern[pn++] = '*';
-    char cursor[32] = "0";
+    if (s->mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE) &&
+        wk__redis_refresh(s, true, err) != WK_OK) {
+        wk_free(s->alloc, pattern, plen * 2 + 2);
+        return WK_ERR_IO;
+    }
+    maybe_refresh(s);
+    wk__rsrv *nodes[WK__MAX_SRV];
+    uint32_t nn = masters(s, nodes);
     wk_status st = WK_OK;
-    do {
-        const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
-        size_t lens[6] = {4, strlen(cursor), 5, pn, 5, 4};
-        int argc[1] = {6};
-        int64_t deadline = wk__redis_now_ms() + s->command_ms;
-        wk__rconn *c = send_cmds(s, 1, argc, argv, lens, deadline, err);
-        if (c == NULL) {
-            st = WK_ERR_IO;
-            break;
-        }
-        st = wk__rconn_read(c, &s->lim, deadline, err);
-        if (st != WK_OK) {
-            give_back(s, c, true);
-            break;
-        }
-        const wk__rnode *r = c->nodes;
-        if (c->nnodes < 3 || r[0].type != '*' || r[0].n != 2 || r[1].type != '$' ||
-            r[1].n < 0 || (size_t)r[1].n >= sizeof cursor || r[2].type != '*') {
-            give_back(s, c, false);
-            st = wk_error_set(err, WK_ERR_IO, 0, "redis: unexpected SCAN reply");
-            break;
-        }
-        memcpy(cursor, wk__rnode_str(c, &r[1]), (size_t)r[1].n);
-        cursor[r[1].n] = '\0';
-        *count += r[2].n > 0 ? (uint64_t)r[2].n : 0;
-        give_back(s, c, false);
-    } while (strcmp(cursor, "0") != 0);
+    bool stop = false;
+    for (uint32_t m = 0; m < nn && st == WK_OK && !stop; m++) {
+        char cursor[32] = "0";
+        do {
+            const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
+            size_t lens[6] = {4, strlen(cursor), 5, pn, 5, 4};
+            int argc[1] = {6};
+            int64_t deadline = wk__redis_now_ms() + s->command_ms;
+            wk__rconn *c = acquire(s, nodes[m], deadline, err);
+            if (c == NULL) {
+                st = WK_ERR_IO;
+                break;
+            }
+            st = append_cmds(c, 1, argc, argv, lens, false, err);
+            if (st == WK_OK) {
+                st = wk__rconn_flush(c, deadline, err);
+            }
+            if (st == WK_OK) {
+                st = wk__rconn_read(c, &s->lim, deadline, err);
+            }
+            if (st != WK_OK) {
+                give_back(s, nodes[m], c, true);
+                break;
+            }
+            const wk__rnode *r = c->nodes;
+            if (r[0].type == '-') {
+                st = wk_error_set(err, WK_ERR_IO, 0,
+                                  wk__redis_refusal(c, r, "redis: SCAN answered with an error reply"));
+                give_back(s, nodes[m], c, false);
+                break;
+            }
+            if (c->nnodes < 3 || r[0].type != '*' || r[0].n != 2 || r[1].type != '$' ||
+                r[1].n < 0 || (size_t)r[1].n >= sizeof cursor || r[2].type != '*' ||
+                c->nnodes != 3 + (size_t)(r[2].n > 0 ? r[2].n : 0)) {
+                give_back(s, nodes[m], c, false);
+                st = wk_error_set(err, WK_ERR_IO, 0, "redis: unexpected SCAN reply");
+                break;
+            }
+            memcpy(cursor, wk__rnode_str(c, &r[1]), (size_t)r[1].n);
+            cursor[r[1].n] = '\0';
+            for (size_t k = 3; k < c->nnodes && !stop; k++) {
+                if (r[k].type == '$' && r[k].n >= 0) {
+                    stop = !fn(ctx, wk__rnode_str(c, &r[k]), (size_t)r[k].n);
+                }
+            }
+            give_back(s, nodes[m], c, false);
+        } while (!stop && strcmp(cursor, "0") != 0);
+    }
     wk_free(s->alloc, pattern, plen * 2 + 2);
     return st;
 }
 
-/* redis://host[:port][/db] or host[:port]; [v6addr] in brackets. */
+static bool count_one(void *ctx, const char *key, size_t len)
+{
+    (void)key;
+    (void)len;
+    (*(uint64_t *)ctx)++;
+    return true;
+}
+
+WK_API wk_status wk_redis_store_count(wk_redis_store *s, const char *prefix, uint64_t *count,
+                                      wk_error *err)
+{
+    *count = 0;
+    return wk_redis_store_scan(s, prefix, count_one, count, err);
+}
+
+WK_API wk_status wk_redis_store_pttl(wk_redis_store *s, const char *key, int64_t *ms,
+                                     wk_error *err)
+{
+    *ms = -2;
+    size_t kl = strlen(key);
+    maybe_refresh(s);
+    wk__rsrv *v = wk__redis_route(s, key, kl);
+    bool asking = false;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int64_t deadline = wk__redis_now_ms() + s->command_ms;
+        wk__rconn *c = acquire(s, v, deadline, err);
+        if (c == NULL) {
+            return WK_ERR_IO;
+        }
+        const char *argv[2] = {"PTTL", key};
+        size_t lens[2] = {4, kl};
+        int argc[1] = {2};
+        wk_status st = append_cmds(c, 1, argc, argv, lens, asking, err);
+        if (st == WK_OK) {
+            st = wk__rconn_flush(c, deadline, err);
+        }
+        if (st == WK_OK && asking) {
+            st = wk__rconn_read(c, &s->lim, deadline, err);
+        }
+        if (st == WK_OK) {
+            st = wk__rconn_read(c, &s->lim, deadline, err);
+        }
+        if (st != WK_OK) {
+            give_back(s, v, c, true);
+            return st;
+        }
+        const wk__rnode *r = c->nodes;
+        wk__rsrv *to = NULL;
+        int kind = s->mode == WK__MODE_CLUSTER ? wk__redis_redirect(s, c, r, v, &to) : 0;
+        if (kind != 0) {
+            give_back(s, v, c, false);
+            v = to;
+            asking = kind == 2;
+            continue;
+        }
+        if (r->type == ':') {
+            *ms = r->n;
+        } else {
+            st = wk_error_set(err, WK_ERR_IO, 0,
+                              wk__redis_refusal(c, r, "redis: PTTL answered something else"));
+        }
+        give_back(s, v, c, false);
+        return st;
+    }
+    return wk_error_set(err, WK_ERR_IO, 0, "redis: too many cluster redirects");
+}
+
+/* Copies `n` bytes of a URL component, decoding %XX; false when it does not fit or a %
+ * escape is malformed. */
+static bool url_component(char *dst, size_t cap, const char *src, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        if (ch == '%') {
+            int v = 0;
+            for (int k = 1; k <= 2; k++) {
+                char h = i + (size_t)k < n ? src[i + (size_t)k] : '\0';
+                int d = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+                if (d < 0) {
+                    return false;
+                }
+                v = v * 16 + d;
+            }
+            if (v == 0) {
+                return false;
+            }
+            ch = (unsigned char)v;
+            i += 2;
+        }
+        if (o + 1 >= cap) {
+            return false;
+        }
+        dst[o++] = (char)ch;
+    }
+    dst[o] = '\0';
+    return true;
+}
+
+/* A database number: 1 to 5 digits, the whole of [p, end). */
+static bool parse_db(const char *p, const char *end, unsigned *db)
+{
+    unsigned v = 0;
+    if (p == end || end - p > 5) {
+        return false;
+    }
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9') {
+            return false;
+        }
+        v = v * 10 + (unsigned)(*p - '0');
+    }
+    *db = v;
+    return true;
+}
+
+/* [[user]:password@] at the start of the authority [p, auth_end); returns where the host
+ * starts. */
+static const char *parse_userinfo(wk_redis_store *s, const char *p, const char *auth_end,
+                                  wk_status *st, wk_error *err)
+{
+    const char *at = NULL;
+    for (const char *q = p; q < auth_end; q++) {
+        if (*q == '@') {
+            at = q;
+        }
+    }
+    if (at == NULL) {
+        return p;
+    }
+    const char *colon = memchr(p, ':', (size_t)(at - p));
+    if (colon == NULL) {
+        /* "redis://secret@host": the whole userinfo is a password (as redis-cli reads it). */
+        colon = p - 1;
+    } else if (!url_component(s->user, sizeof s->user, p, (size_t)(colon - p))) {
+        *st = wk_error_set(err, WK_ERR_ARG, 0,
+                           "redis: bad user name in URL (too long or a bad % escape)");
+        return NULL;
+    }
+    if (!url_component(s->pass, sizeof s->pass, colon + 1, (size_t)(at - colon - 1))) {
+        *st = wk_error_set(err, WK_ERR_ARG, 0,
+                           "redis: bad password in URL (too long or a bad % escape)");
+        return NULL;
+    }
+    s->has_pass = true;
+    return at + 1;
+}
+
+/* redis://[[user]:password@]host[:port][/db], unix://[[user]:password@]/path[?db=N] or
+ * host[:port]; [v6addr] in brackets. */
 static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
 {
     const char *p = url;
+    wk_status st = WK_OK;
+    if (strncmp(p, "unix://", 7) == 0) {
+        p += 7;
+        const char *slash = strchr(p, '/');
+        if (slash == NULL) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: unix:// needs an absolute socket path");
+        }
+        p = parse_userinfo(s, p, slash, &st, err);
+        if (p == NULL) {
+            return st;
+        }
+        if (p != slash) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: unix:// needs an absolute socket path");
+        }
+        const char *q = strchr(p, '?');
+        size_t pl = q != NULL ? (size_t)(q - p) : strlen(p);
+        if (!url_component(s->ep.host, sizeof s->ep.host, p, pl) || pl >= 108) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "redis: unix socket path too long");
+        }
+        s->ep.is_unix = true;
+        if (q != NULL) {
+            if (strncmp(q, "?db=", 4) != 0 || !parse_db(q + 4, q + strlen(q), &s->db)) {
+                return wk_error_set(err, WK_ERR_ARG, 0,
+                                    "redis: unix:// takes only ?db=N after the path");
+            }
+        }
+        return WK_OK;
+    }
+    if (strncmp(p, "rediss://", 9) == 0) {
+        return wk_error_set(err, WK_ERR_ARG, 0,
+                            "redis: rediss:// (TLS) is not supported: it needs hiredis >= 1.0 "
+                            "(Debian 12 has 0.14.1)");
+    }
     if (strncmp(p, "redis://", 8) == 0) {
         p += 8;
     } else if (strstr(p, "://") != NULL) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "redis: URL scheme must be redis://");
+        return wk_error_set(err, WK_ERR_ARG, 0,
+                            "redis: URL scheme must be redis:// or unix://");
+    }
+    p = parse_userinfo(s, p, p + strcspn(p, "/?#"), &st, err);
+    if (p == NULL) {
+        return st;
     }
     const char *host = p, *host_end;
     if (*p == '[') {
@@ -379,12 +938,12 @@ static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
         host = "127.0.0.1";
         hl = 9;
     }
-    if (hl >= sizeof s->host) {
+    if (hl >= sizeof s->ep.host) {
         return wk_error_set(err, WK_ERR_ARG, 0, "redis: host name too long");
     }
-    memcpy(s->host, host, hl);
-    s->host[hl] = '\0';
-    s->port = 6379;
+    memcpy(s->ep.host, host, hl);
+    s->ep.host[hl] = '\0';
+    s->ep.port = 6379;
     if (*p == ':') {
         p++;
         long port = 0;
@@ -396,20 +955,54 @@ static wk_status parse_url(wk_redis_store *s, const char *url, wk_error *err)
         if (digits == 0 || port < 1 || port > 65535) {
             return wk_error_set(err, WK_ERR_ARG, 0, "redis: bad port in URL");
         }
-        s->port = (int)port;
+        s->ep.port = (int)port;
     }
     if (*p == '/') {
         p++;
-        unsigned db = 0;
-        int digits = 0;
-        while (*p >= '0' && *p <= '9' && digits < 5) {
-            db = db * 10 + (unsigned)(*p++ - '0');
-            digits++;
+        if (*p != '\0' && !parse_db(p, p + strlen(p), &s->db)) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "redis: bad database number in URL");
         }
-        s->db = db;
+        p += strlen(p);
     }
     if (*p != '\0') {
         return wk_error_set(err, WK_ERR_ARG, 0, "redis: unexpected characters in URL");
+    }
+    return WK_OK;
+}
+
+/* Cluster seeds or sentinels: each "host:port" or a URL (whose credentials then apply). */
+static wk_status parse_seeds(wk_redis_store *s, const char *const *list, size_t n,
+                             wk_error *err)
+{
+    if (n == 0 || n > WK__MAX_SRV) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "redis: give 1 to 64 seed nodes or sentinels");
+    }
+    s->seeds = wk_alloc(s->alloc, n * sizeof *s->seeds);
+    if (s->seeds == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+    }
+    memset(s->seeds, 0, n * sizeof *s->seeds);
+    s->seeds_cap = n;
+    wk__rendpoint keep = s->ep;
+    unsigned db = s->db;
+    for (size_t i = 0; i < n; i++) {
+        if (list[i] == NULL) {
+            return wk_error_set(err, WK_ERR_ARG, 0, "redis: NULL in the seed list");
+        }
+        wk_status st = parse_url(s, list[i], err);
+        if (st != WK_OK) {
+            return st;
+        }
+        if (s->ep.is_unix && s->mode == WK__MODE_CLUSTER) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: cluster seed nodes must be host:port");
+        }
+        s->seeds[i] = s->ep;
+        s->nseeds++;
+    }
+    s->ep = keep;
+    if (s->db == 0) {
+        s->db = db;
     }
     return WK_OK;
 }
@@ -428,14 +1021,66 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     }
     memset(s, 0, sizeof *s);
     s->alloc = opts->alloc;
-    wk_status st = parse_url(s, opts->url != NULL ? opts->url : "127.0.0.1:6379", err);
+    pthread_mutex_init(&s->topo_mu, NULL);
+    pthread_mutex_init(&s->refresh_mu, NULL);
+    pthread_mutex_init(&s->wmu, NULL);
+    s->stop_pipe[0] = s->stop_pipe[1] = -1;
+    s->refresh_after_ms = INT64_MAX;
+    s->mode = opts->ncluster_nodes > 0 ? WK__MODE_CLUSTER
+              : opts->nsentinels > 0   ? WK__MODE_SENTINEL
+                                       : WK__MODE_SINGLE;
+    wk_status st = WK_OK;
+    if (opts->url != NULL || s->mode == WK__MODE_SINGLE) {
+        st = parse_url(s, opts->url != NULL ? opts->url : "127.0.0.1:6379", err);
+    }
+    if (st == WK_OK && s->mode == WK__MODE_CLUSTER) {
+        st = parse_seeds(s, opts->cluster_nodes, opts->ncluster_nodes, err);
+        if (st == WK_OK && s->db != 0) {
+            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: a cluster has only database 0");
+        }
+    } else if (st == WK_OK && s->mode == WK__MODE_SENTINEL) {
+        st = parse_seeds(s, opts->sentinels, opts->nsentinels, err);
+        size_t mn = opts->sentinel_master != NULL ? strlen(opts->sentinel_master) : 0;
+        if (st == WK_OK && (mn == 0 || mn >= sizeof s->master_name)) {
+            st = wk_error_set(err, WK_ERR_ARG, 0,
+                              "redis: sentinel_master (the master's name) is required");
+        } else if (st == WK_OK) {
+            memcpy(s->master_name, opts->sentinel_master, mn + 1);
+        }
+    }
     const char *channel = opts->channel != NULL ? opts->channel : "wirekit:invalidate";
     s->channel_len = strlen(channel);
     if (st == WK_OK && (s->channel_len == 0 || s->channel_len >= sizeof s->channel)) {
         st = wk_error_set(err, WK_ERR_ARG, 0, "redis: channel name must be 1 to 127 bytes");
     }
+    if (st == WK_OK && opts->username != NULL) {
+        size_t n = strlen(opts->username);
+        if (n >= sizeof s->user) {
+            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: user name longer than 127 bytes");
+        } else {
+            memcpy(s->user, opts->username, n + 1);
+        }
+    }
+    if (st == WK_OK && opts->password != NULL) {
+        size_t n = strlen(opts->password);
+        if (n >= sizeof s->pass) {
+            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: password longer than 255 bytes");
+        } else {
+            memcpy(s->pass, opts->password, n + 1);
+            s->has_pass = true;
+        }
+    }
+    if (st == WK_OK && opts->client_name != NULL) {
+        size_t n = strlen(opts->client_name);
+        if (n >= sizeof s->name || strpbrk(opts->client_name, " \n\r\t") != NULL) {
+            st = wk_error_set(err, WK_ERR_ARG, 0,
+                              "redis: client name must be under 128 bytes, without spaces");
+        } else {
+            memcpy(s->name, opts->client_name, n + 1);
+        }
+    }
     if (st != WK_OK) {
-        wk_free(s->alloc, s, sizeof *s);
+        wk_redis_store_free(s);
         return st;
     }
     memcpy(s->channel, channel, s->channel_len + 1);
@@ -447,20 +1092,29 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts->max_reply_bytes != 0 ? opts->max_reply_bytes : WK_REDIS_MAX_REPLY_DEFAULT;
     s->lim.max_elems =
         opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
-    s->max = opts->pool != 0 ? opts->pool : 4;
-    s->idle = wk_alloc(s->alloc, s->max * sizeof *s->idle);
-    if (s->idle == NULL) {
-        wk_free(s->alloc, s, sizeof *s);
+    s->pool_max = opts->pool != 0 ? opts->pool : 4;
+    s->wait_replicas = opts->wait_replicas;
+    /* server 0: the single server, the first seed node, or (sentinel) a placeholder until
+     * the sentinels name the master: the first sentinel, refused as a data node by the
+     * refresh that runs before the first command */
+    s->srv[0] = wk__redis_srv_new(s->alloc, s->mode == WK__MODE_SINGLE ? &s->ep : &s->seeds[0],
+                                  s->pool_max);
+    if (s->srv[0] != NULL) {
+        s->nsrv = 1;
+    }
+    if (s->mode == WK__MODE_CLUSTER) {
+        s->slots = wk_alloc(s->alloc, WK__SLOTS * sizeof *s->slots);
+        if (s->slots != NULL) {
+            memset(s->slots, 0, WK__SLOTS * sizeof *s->slots); /* server 0 until mapped */
+        }
+    }
+    if (s->srv[0] == NULL || (s->mode == WK__MODE_CLUSTER && s->slots == NULL)) {
+        wk_redis_store_free(s);
         return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
     }
-    memset(s->idle, 0, s->max * sizeof *s->idle);
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&s->wmu, NULL);
+    if (s->mode != WK__MODE_SINGLE) {
+        s->refresh_after_ms = 0; /* the first command finds the topology */
+    }
     s->subscribe = !opts->no_subscribe;
     s->iface.fetch = r_fetch;
     s->iface.store = r_store;
@@ -468,7 +1122,6 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     s->iface.remove = r_remove;
     s->iface.watch = s->subscribe ? wk__redis_watch : NULL;
     s->iface.self = s;
-    s->stop_pipe[0] = s->stop_pipe[1] = -1;
     if (s->subscribe) {
         if (pipe(s->stop_pipe) != 0 ||
             pthread_create(&s->thread, NULL, wk__redis_feed_main, s) != 0) {
@@ -508,13 +1161,19 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
         close(s->stop_pipe[0]);
         close(s->stop_pipe[1]);
     }
-    for (size_t i = 0; i < s->nidle; i++) {
-        wk__rconn_free(s->idle[i]);
+    for (uint32_t i = 0; i < s->nsrv; i++) {
+        wk__redis_srv_free(s->alloc, s->srv[i]);
     }
-    wk_free(s->alloc, s->idle, s->max * sizeof *s->idle);
+    if (s->slots != NULL) {
+        wk_free(s->alloc, s->slots, WK__SLOTS * sizeof *s->slots);
+    }
+    if (s->seeds != NULL) {
+        wk_free(s->alloc, s->seeds, s->seeds_cap * sizeof *s->seeds);
+    }
     free(s->watchers);
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->topo_mu);
+    pthread_mutex_destroy(&s->refresh_mu);
     pthread_mutex_destroy(&s->wmu);
+    explicit_bzero(s->pass, sizeof s->pass);
     wk_free(s->alloc, s, sizeof *s);
 }

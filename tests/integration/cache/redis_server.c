@@ -43,8 +43,9 @@ static bool answers(int port)
     bool ok = false;
     if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
         char buf[16];
+        /* a server with a password answers -NOAUTH: up all the same */
         ok = write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof buf) >= 5 &&
-             memcmp(buf, "+PONG", 5) == 0;
+             (memcmp(buf, "+PONG", 5) == 0 || memcmp(buf, "-NOAU", 5) == 0);
     }
     if (fd >= 0) {
         close(fd);
@@ -66,9 +67,21 @@ static bool launch(redis_server *r)
             dup2(null, 1);
             dup2(null, 2);
         }
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", r->dir, "--daemonize", "no",
-               (char *)NULL);
+        const char *argv[64] = {"redis-server", "--port", port, "--bind", "127.0.0.1",
+                                "--save", "", "--appendonly", "no", "--dir", r->dir,
+                                "--daemonize", "no"};
+        int n = 13;
+        if (r->sock[0] != '\0') {
+            argv[n++] = "--unixsocket";
+            argv[n++] = r->sock;
+            argv[n++] = "--unixsocketperm";
+            argv[n++] = "700";
+        }
+        for (int i = 0; r->extra != NULL && r->extra[i] != NULL && n < 63; i++) {
+            argv[n++] = r->extra[i];
+        }
+        argv[n] = NULL;
+        execvp("redis-server", (char *const *)argv);
         _exit(127);
     }
     r->pid = pid;
@@ -84,7 +97,13 @@ static bool launch(redis_server *r)
 
 bool redis_server_start(redis_server *r)
 {
+    return redis_server_start_with(r, NULL, false);
+}
+
+bool redis_server_start_with(redis_server *r, const char *const *extra, bool unix_socket)
+{
     memset(r, 0, sizeof *r);
+    r->extra = extra;
     snprintf(r->dir, sizeof r->dir, "/tmp/wk-redis-test-XXXXXX");
     if (mkdtemp(r->dir) == NULL) {
         return false;
@@ -93,6 +112,22 @@ bool redis_server_start(redis_server *r)
     if (r->port <= 0) {
         return false;
     }
+    snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+    if (unix_socket) {
+        snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
+    }
+    return launch(r);
+}
+
+bool redis_server_start_at(redis_server *r, int port, const char *const *extra)
+{
+    memset(r, 0, sizeof *r);
+    r->extra = extra;
+    snprintf(r->dir, sizeof r->dir, "/tmp/wk-redis-test-XXXXXX");
+    if (mkdtemp(r->dir) == NULL) {
+        return false;
+    }
+    r->port = port;
     snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
     return launch(r);
 }
@@ -114,5 +149,13 @@ void redis_server_kill(redis_server *r)
 void redis_server_stop(redis_server *r)
 {
     redis_server_kill(r);
-    rmdir(r->dir); /* no persistence: the directory stays empty */
+    if (r->sock[0] != '\0') {
+        unlink(r->sock);
+    }
+    char nodes[300];
+    snprintf(nodes, sizeof nodes, "%s/nodes.conf", r->dir);
+    unlink(nodes); /* a cluster node's state */
+    snprintf(nodes, sizeof nodes, "%s/dump.rdb", r->dir);
+    unlink(nodes); /* written for a replica's full synchronisation */
+    rmdir(r->dir);
 }

@@ -13,10 +13,17 @@ typedef struct redis_server {
     int port;
     pid_t pid;
     char url[64];
+    char sock[300];            /* unix socket path (in dir) when started with one */
+    const char *const *extra;  /* more redis-server arguments, NULL-terminated (or NULL) */
 } redis_server;
 
 /** Picks a free port and a temp dir, starts redis-server, waits until it answers. */
 bool redis_server_start(redis_server *r);
+/** Like redis_server_start() with more arguments (NULL-terminated); with `unix_socket` the
+ *  server also listens on dir/redis.sock (path in r->sock). `extra` must outlive the server. */
+bool redis_server_start_with(redis_server *r, const char *const *extra, bool unix_socket);
+/** Like redis_server_start_with() on a given port (cluster tests need fixed port pairs). */
+bool redis_server_start_at(redis_server *r, int port, const char *const *extra);
 /** Starts it again on the same port (after a kill). */
 bool redis_server_restart(redis_server *r);
 /** SIGKILLs it and reaps it. */

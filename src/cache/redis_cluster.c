@@ -1,0 +1,383 @@
+/*
+ * The Redis store's topology: which server a key goes to. In a Redis Cluster, keys map to one
+ * of 16384 slots (CRC16 of the key, or of its {hash tag}); the slot map comes from CLUSTER
+ * SLOTS asked of any known node (seeds first, then every node learned), and is patched by
+ * MOVED redirects, which also ask for a full refresh. With Sentinel, the master's address
+ * comes from SENTINEL GET-MASTER-ADDR-BY-NAME asked of each sentinel in turn. In single-server
+ * mode there is one server and nothing to refresh.
+ *
+ * Lookups take no lock: servers are added, never removed (their table entries are written
+ * once), and each slot's server index is an atomic 16-bit word. A refresh runs in the thread
+ * of a command that found it wanted, under a try-lock so that other threads go on with the
+ * map they have, and at most every 100 ms: commands that fail on a dead master ask for one,
+ * and once the cluster has promoted a replica the refresh finds it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/redis_internal.h"
+
+#define REFRESH_MIN_MS 100
+
+/* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, as Redis Cluster uses. */
+static uint16_t crc16(const char *p, size_t n)
+{
+    uint32_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (uint32_t)(unsigned char)p[i] << 8;
+        for (int b = 0; b < 8; b++) {
+            crc = (crc & 0x8000u) != 0 ? (crc << 1) ^ 0x1021u : crc << 1;
+        }
+        crc &= 0xffffu;
+    }
+    return (uint16_t)crc;
+}
+
+uint16_t wk__redis_slot(const char *key, size_t len)
+{
+    const char *open = memchr(key, '{', len);
+    if (open != NULL) {
+        size_t at = (size_t)(open - key) + 1;
+        const char *close = memchr(open + 1, '}', len - at);
+        if (close != NULL && close > open + 1) {
+            return (uint16_t)(crc16(open + 1, (size_t)(close - open - 1)) % WK__SLOTS);
+        }
+    }
+    return (uint16_t)(crc16(key, len) % WK__SLOTS);
+}
+
+wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max)
+{
+    wk__rsrv *v = wk_alloc(alloc, sizeof *v);
+    if (v == NULL) {
+        return NULL;
+    }
+    memset(v, 0, sizeof *v);
+    v->idle = wk_alloc(alloc, max * sizeof *v->idle);
+    if (v->idle == NULL) {
+        wk_free(alloc, v, sizeof *v);
+        return NULL;
+    }
+    memset(v->idle, 0, max * sizeof *v->idle);
+    v->ep = *ep;
+    v->max = max;
+    pthread_mutex_init(&v->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&v->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return v;
+}
+
+void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v)
+{
+    if (v == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < v->nidle; i++) {
+        wk__rconn_free(v->idle[i]);
+    }
+    wk_free(alloc, v->idle, v->max * sizeof *v->idle);
+    pthread_mutex_destroy(&v->mu);
+    pthread_cond_destroy(&v->cv);
+    wk_free(alloc, v, sizeof *v);
+}
+
+/* Under topo_mu. */
+static wk__rsrv *srv_locked(wk_redis_store *s, const wk__rendpoint *ep)
+{
+    uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        const wk__rendpoint *e = &s->srv[i]->ep;
+        if (e->port == ep->port && e->is_unix == ep->is_unix && strcmp(e->host, ep->host) == 0) {
+            return s->srv[i];
+        }
+    }
+    if (n == WK__MAX_SRV) {
+        return NULL;
+    }
+    wk__rsrv *v = wk__redis_srv_new(s->alloc, ep, s->pool_max);
+    if (v == NULL) {
+        return NULL;
+    }
+    s->srv[n] = v;
+    __atomic_store_n(&s->nsrv, n + 1, __ATOMIC_RELEASE);
+    return v;
+}
+
+static uint32_t srv_index(wk_redis_store *s, const wk__rsrv *v)
+{
+    uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (s->srv[i] == v) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
+                        bool is_unix)
+{
+    wk__rendpoint ep;
+    memset(&ep, 0, sizeof ep);
+    if (host_len >= sizeof ep.host || port < 0 || port > 65535) {
+        return NULL;
+    }
+    memcpy(ep.host, host, host_len);
+    ep.port = port;
+    ep.is_unix = is_unix;
+    pthread_mutex_lock(&s->topo_mu);
+    wk__rsrv *v = srv_locked(s, &ep);
+    pthread_mutex_unlock(&s->topo_mu);
+    return v;
+}
+
+wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len)
+{
+    if (s->mode == WK__MODE_CLUSTER) {
+        uint16_t i = __atomic_load_n(&s->slots[wk__redis_slot(key, len)], __ATOMIC_ACQUIRE);
+        return s->srv[i];
+    }
+    return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
+}
+
+void wk__redis_want_refresh(wk_redis_store *s)
+{
+    if (s->mode == WK__MODE_SINGLE) {
+        return;
+    }
+    int64_t want = wk__redis_now_ms();
+    int64_t cur = __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED);
+    while (cur > want &&
+           !__atomic_compare_exchange_n(&s->refresh_after_ms, &cur, want, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Index after the subtree of node i (preorder, arrays counted by elements). */
+static size_t skip(const wk__rconn *c, size_t i)
+{
+    size_t left = 1;
+    while (left > 0 && i < c->nnodes) {
+        left--;
+        if (c->nodes[i].type == '*' && c->nodes[i].n > 0) {
+            left += (size_t)c->nodes[i].n;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Applies a CLUSTER SLOTS reply got from `from`; false when it is malformed or covers no
+ * slot. */
+static bool apply_slots(wk_redis_store *s, const wk__rconn *c, const wk__rendpoint *from)
+{
+    const wk__rnode *r = c->nodes;
+    if (c->nnodes < 1 || r[0].type != '*' || r[0].n <= 0) {
+        return false;
+    }
+    size_t i = 1;
+    size_t covered = 0;
+    for (int64_t k = 0; k < r[0].n && i < c->nnodes; k++) {
+        size_t end = skip(c, i);
+        /* [start, end, [host, port, id, ...], replicas...] */
+        if (r[i].type != '*' || r[i].n < 3 || i + 3 >= c->nnodes || r[i + 1].type != ':' ||
+            r[i + 2].type != ':' || r[i + 3].type != '*' || r[i + 3].n < 2 ||
+            i + 5 >= c->nnodes || r[i + 4].type != '$' || r[i + 5].type != ':') {
+            return false;
+        }
+        int64_t lo = r[i + 1].n, hi = r[i + 2].n;
+        const char *host = wk__rnode_str(c, &r[i + 4]);
+        size_t hl = r[i + 4].n > 0 ? (size_t)r[i + 4].n : 0;
+        if (hl == 0 || (hl == 1 && host[0] == '?')) {
+            host = from->host; /* unknown endpoint: the node we asked */
+            hl = strlen(from->host);
+        }
+        if (lo < 0 || hi < lo || hi >= (int64_t)WK__SLOTS) {
+            return false;
+        }
+        wk__rendpoint ep;
+        memset(&ep, 0, sizeof ep);
+        if (hl >= sizeof ep.host || r[i + 5].n <= 0 || r[i + 5].n > 65535) {
+            return false;
+        }
+        memcpy(ep.host, host, hl);
+        ep.port = (int)r[i + 5].n;
+        wk__rsrv *v = srv_locked(s, &ep);
+        if (v == NULL) {
+            return false;
+        }
+        uint16_t idx = (uint16_t)srv_index(s, v);
+        for (int64_t sl = lo; sl <= hi; sl++) {
+            __atomic_store_n(&s->slots[sl], idx, __ATOMIC_RELEASE);
+        }
+        covered += (size_t)(hi - lo + 1);
+        i = end;
+    }
+    return covered > 0;
+}
+
+/* One question to one endpoint: CLUSTER SLOTS, or the sentinel's master address. */
+static wk_status ask(wk_redis_store *s, const wk__rendpoint *ep, wk_error *err)
+{
+    bool sentinel = s->mode == WK__MODE_SENTINEL;
+    wk__rconn *c = wk__redis_connect(s, ep, sentinel, err);
+    if (c == NULL) {
+        return WK_ERR_IO;
+    }
+    const char *slots_argv[2] = {"CLUSTER", "SLOTS"};
+    size_t slots_lens[2] = {7, 5};
+    const char *sent_argv[3] = {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", s->master_name};
+    size_t sent_lens[3] = {8, 23, strlen(s->master_name)};
+    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    wk_status st = sentinel ? wk__rconn_append(c, 3, sent_argv, sent_lens, err)
+                            : wk__rconn_append(c, 2, slots_argv, slots_lens, err);
+    if (st == WK_OK) {
+        st = wk__rconn_flush(c, deadline, err);
+    }
+    if (st == WK_OK) {
+        st = wk__rconn_read(c, &s->lim, deadline, err);
+    }
+    if (st == WK_OK && c->nodes[0].type == '-') {
+        st = wk_error_set(err, WK_ERR_IO, 0,
+                          wk__redis_refusal(c, c->nodes,
+                                            sentinel ? "redis: SENTINEL refused the question"
+                                                     : "redis: CLUSTER SLOTS refused (not a "
+                                                       "cluster node?)"));
+    }
+    if (st == WK_OK && !sentinel) {
+        pthread_mutex_lock(&s->topo_mu);
+        bool ok = apply_slots(s, c, ep);
+        pthread_mutex_unlock(&s->topo_mu);
+        if (!ok) {
+            st = wk_error_set(err, WK_ERR_IO, 0, "redis: unusable CLUSTER SLOTS reply");
+        }
+    } else if (st == WK_OK) {
+        const wk__rnode *r = c->nodes;
+        char port[8];
+        if (c->nnodes != 3 || r[0].type != '*' || r[1].type != '$' || r[2].type != '$' ||
+            r[2].n <= 0 || r[2].n >= (int64_t)sizeof port) {
+            st = wk_error_set(err, WK_ERR_IO, 0,
+                              r[0].type == '*' && r[0].n < 0
+                                  ? "redis: the sentinel does not know this master name"
+                                  : "redis: unusable SENTINEL reply");
+        } else {
+            memcpy(port, wk__rnode_str(c, &r[2]), (size_t)r[2].n);
+            port[r[2].n] = '\0';
+            wk__rsrv *v = wk__redis_srv(s, wk__rnode_str(c, &r[1]), (size_t)r[1].n,
+                                        (int)strtol(port, NULL, 10), false);
+            if (v == NULL) {
+                st = wk_error_set(err, WK_ERR_IO, 0, "redis: bad master address from sentinel");
+            } else {
+                __atomic_store_n(&s->master, srv_index(s, v), __ATOMIC_RELEASE);
+            }
+        }
+    }
+    wk__rconn_free(c);
+    return st;
+}
+
+wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
+{
+    if (s->mode == WK__MODE_SINGLE) {
+        return WK_OK;
+    }
+    int64_t now = wk__redis_now_ms();
+    if (!force && now < __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED)) {
+        return WK_OK;
+    }
+    if (force) {
+        pthread_mutex_lock(&s->refresh_mu);
+    } else if (pthread_mutex_trylock(&s->refresh_mu) != 0) {
+        return WK_OK; /* another thread is at it; go on with the map we have */
+    }
+    __atomic_store_n(&s->refresh_after_ms, INT64_MAX, __ATOMIC_RELAXED);
+    wk_status st = wk_error_set(err, WK_ERR_IO, 0, "redis: no seed node or sentinel answered");
+    /* Known live servers first (a cluster's current masters), then the seeds. */
+    uint32_t n = s->mode == WK__MODE_CLUSTER ? __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE) : 0;
+    for (uint32_t i = 0; i < n && st != WK_OK; i++) {
+        if (now >= __atomic_load_n(&s->srv[i]->down_until_ms, __ATOMIC_ACQUIRE)) {
+            st = ask(s, &s->srv[i]->ep, err);
+        }
+    }
+    for (size_t i = 0; i < s->nseeds && st != WK_OK; i++) {
+        st = ask(s, &s->seeds[i], err);
+    }
+    if (st == WK_OK) {
+        __atomic_store_n(&s->map_known, true, __ATOMIC_RELEASE);
+    } else {
+        /* try again soon: the cluster may be electing a new master */
+        int64_t again = wk__redis_now_ms() + REFRESH_MIN_MS;
+        __atomic_store_n(&s->refresh_after_ms, again, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&s->refresh_mu);
+    return st;
+}
+
+int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r,
+                       const wk__rsrv *from, wk__rsrv **to)
+{
+    if (r->type != '-' || r->n < 8) {
+        return 0;
+    }
+    const char *m = wk__rnode_str(c, r);
+    size_t n = (size_t)r->n;
+    int kind;
+    size_t at;
+    if (memcmp(m, "MOVED ", 6) == 0) {
+        kind = 1;
+        at = 6;
+    } else if (memcmp(m, "ASK ", 4) == 0) {
+        kind = 2;
+        at = 4;
+    } else {
+        return 0;
+    }
+    long slot = 0;
+    size_t digits = 0;
+    while (at < n && m[at] >= '0' && m[at] <= '9' && digits < 6) {
+        slot = slot * 10 + (m[at++] - '0');
+        digits++;
+    }
+    if (digits == 0 || at >= n || m[at] != ' ' || slot >= (long)WK__SLOTS) {
+        return 0;
+    }
+    at++;
+    const char *addr = m + at;
+    size_t al = n - at;
+    const char *colon = NULL;
+    for (size_t i = 0; i < al; i++) {
+        if (addr[i] == ':') {
+            colon = addr + i; /* the last one: IPv6 hosts have colons */
+        }
+    }
+    if (colon == NULL) {
+        return 0;
+    }
+    long port = 0;
+    for (const char *p = colon + 1; p < addr + al; p++) {
+        if (*p < '0' || *p > '9' || port > 65535) {
+            return 0;
+        }
+        port = port * 10 + (*p - '0');
+    }
+    const char *host = addr;
+    size_t hl = (size_t)(colon - addr);
+    if (hl == 0) {
+        host = from->ep.host; /* ":port": the same host */
+        hl = strlen(host);
+    }
+    wk__rsrv *v = wk__redis_srv(s, host, hl, (int)port, false);
+    if (v == NULL) {
+        return 0;
+    }
+    if (kind == 1 && s->mode == WK__MODE_CLUSTER) {
+        __atomic_store_n(&s->slots[slot], (uint16_t)srv_index(s, v), __ATOMIC_RELEASE);
+        wk__redis_want_refresh(s);
+    }
+    *to = v;
+    return kind;
+}

@@ -1,0 +1,644 @@
+/*
+ * The Redis store against a real Redis Cluster started here: six redis-servers (three
+ * masters, three replicas) on loopback ports WK_CLUSTER_PORT_BASE.. (default 58100, else
+ * 58106 or 58112 when a port is taken; cluster bus ports +50) in temp dirs, joined with `redis-cli --cluster create`. Checked: keys spread
+ * over every master; gets through any single seed node; a multi-get across slots in order; a
+ * slot resharded (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) while a thread writes and
+ * reads its keys, with no wrong value; invalidations published on whichever node holds the
+ * key reach a subscriber in a second process; a master killed: gets fall back to the loader,
+ * the promoted replica is found, and a value invalidated (acknowledged with WAIT) before the
+ * kill never comes back. Skipped (77) without redis-server / redis-cli.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../unit/schema/seed_user.h"
+#include "redis_server.h"
+#include "wirekit/redis.h"
+#include "wk_test.h"
+
+#define NODES 6
+
+static redis_server nodes[NODES];
+static char bus[NODES][16];
+static const char *node_args[NODES][12];
+static bool cluster_up;
+static int base_port;
+static char seed_strs[NODES][32];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs a shell command; its first output line (trimmed) in `out`. */
+static bool sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool sh(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        return false;
+    }
+    char line[512] = "";
+    if (fgets(line, sizeof line, p) == NULL) {
+        line[0] = '\0';
+    }
+    char rest[512];
+    while (fgets(rest, sizeof rest, p) != NULL) {
+    }
+    int rc = pclose(p);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (out != NULL) {
+        snprintf(out, cap, "%s", line);
+    }
+    return rc == 0;
+}
+
+static void stop_cluster(void);
+
+/* Starts the six nodes at base_port; false (all stopped) when one cannot start. */
+static bool start_nodes(void)
+{
+    for (int i = 0; i < NODES; i++) {
+        snprintf(bus[i], sizeof bus[i], "%d", base_port + 50 + i);
+        const char *a[] = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                           "--cluster-node-timeout", "1000", "--cluster-port", bus[i],
+                           "--cluster-replica-validity-factor", "0", NULL};
+        memcpy(node_args[i], a, sizeof a);
+        if (!redis_server_start_at(&nodes[i], base_port + i, node_args[i])) {
+            fprintf(stderr, "cannot start cluster node on port %d\n", base_port + i);
+            for (int j = 0; j <= i; j++) {
+                redis_server_stop(&nodes[j]);
+            }
+            return false;
+        }
+        snprintf(seed_strs[i], sizeof seed_strs[i], "127.0.0.1:%d", base_port + i);
+    }
+    return true;
+}
+
+static bool start_cluster(void)
+{
+    if (cluster_up) {
+        return true;
+    }
+    if (system("command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null "
+               "2>&1") != 0) {
+        return false;
+    }
+    const char *b = getenv("WK_CLUSTER_PORT_BASE");
+    /* fixed ports sit in the ephemeral range, so one may be held (TIME-WAIT of some client's
+     * connection): another base is tried then */
+    static const int bases[3] = {58100, 58106, 58112};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        base_port = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 6 : bases[attempt];
+        if (start_nodes()) {
+            break;
+        }
+        if (attempt == 2) {
+            return false;
+        }
+    }
+    char out[512];
+    if (!sh(out, sizeof out,
+            "redis-cli --cluster create 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d "
+            "127.0.0.1:%d 127.0.0.1:%d --cluster-replicas 1 --cluster-yes >/dev/null 2>&1",
+            base_port, base_port + 1, base_port + 2, base_port + 3, base_port + 4,
+            base_port + 5)) {
+        fprintf(stderr, "redis-cli --cluster create failed\n");
+        stop_cluster();
+        return false;
+    }
+    for (int t = 0; t < 200; t++) {
+        bool ok = true;
+        int online = 0;
+        for (int i = 0; i < NODES && ok; i++) {
+            ok = sh(out, sizeof out, "redis-cli -p %d cluster info | grep cluster_state",
+                    base_port + i) &&
+                 strncmp(out, "cluster_state:ok", 16) == 0;
+            /* and every replica synchronised (WAIT counts on it) */
+            if (ok && sh(out, sizeof out,
+                         "redis-cli -p %d info replication | grep -c 'state=online'",
+                         base_port + i)) {
+                online += (int)strtol(out, NULL, 10);
+            }
+        }
+        ok = ok && online == NODES / 2;
+        if (ok) {
+            cluster_up = true;
+            atexit(stop_cluster); /* also when a check fails half-way */
+            return true;
+        }
+        sleep_ms(50);
+    }
+    fprintf(stderr, "cluster never reached cluster_state:ok\n");
+    stop_cluster();
+    return false;
+}
+
+static void stop_cluster(void)
+{
+    for (int i = 0; i < NODES; i++) {
+        redis_server_stop(&nodes[i]);
+    }
+    cluster_up = false;
+}
+
+/* The port of the master that serves `key` (asked of each node without -c), or -1. */
+static int owner_port(const char *key)
+{
+    char out[512];
+    for (int i = 0; i < NODES; i++) {
+        if (nodes[i].pid == 0) {
+            continue;
+        }
+        if (sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+            strcmp(out, "master") == 0 &&
+            sh(out, sizeof out, "redis-cli -p %d exists '%s'", base_port + i, key) &&
+            strncmp(out, "MOVED", 5) != 0 && strncmp(out, "ASK", 3) != 0) {
+            return base_port + i;
+        }
+    }
+    return -1;
+}
+
+static wk_redis_store *open_store(const char *const *seeds, size_t n, bool subscribe,
+                                  unsigned wait, wk_error *e)
+{
+    wk_redis_opts o = {0};
+    o.cluster_nodes = seeds;
+    o.ncluster_nodes = n;
+    o.no_subscribe = !subscribe;
+    o.wait_replicas = wait;
+    o.retry_ms = 100;
+    o.command_timeout_ms = 500;
+    wk_redis_store *s = NULL;
+    return wk_redis_store_new(&o, &s, e) == WK_OK ? s : NULL;
+}
+
+static wk_status put(wk_redis_store *s, const char *key, const char *val, wk_error *e)
+{
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    return st->store(st->self, key, strlen(key), val, strlen(val), 600000, WK_CACHE_STORE_REPLACE, e);
+}
+
+static wk_status get(wk_redis_store *s, const char *key, char *val, size_t cap, bool *found,
+                     wk_error *e)
+{
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    wk_buf b;
+    wk_buf_init(&b, NULL, 1 << 20);
+    wk_slice k = {key, strlen(key)};
+    wk_status r = st->fetch(st->self, 1, &k, &b, found, e);
+    snprintf(val, cap, "%.*s", (int)b.len, b.data != NULL ? (const char *)b.data : "");
+    wk_buf_free(&b);
+    return r;
+}
+
+WK_TEST(cluster_keys_spread_any_seed_and_multiget_in_order)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster (redis-server/redis-cli missing or ports busy)");
+    }
+    const char *one[1] = {seed_strs[4]}; /* a single seed, maybe a replica */
+    wk_error e = {0};
+    wk_redis_store *s = open_store(one, 1, false, 0, &e);
+    CHECK(s != NULL);
+    CHECK_OK(wk_redis_store_ping(s, &e));
+    char key[64], val[64], got[64];
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof key, "wkc:spread:%d", i);
+        snprintf(val, sizeof val, "v%d", i);
+        CHECK_MSG(put(s, key, val, &e) == WK_OK, "put %s: %s", key, e.msg);
+    }
+    /* every master holds some */
+    int masters = 0;
+    for (int i = 0; i < NODES; i++) {
+        char out[64];
+        if (sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+            strcmp(out, "master") == 0) {
+            masters++;
+            CHECK(sh(out, sizeof out, "redis-cli -p %d dbsize", base_port + i));
+            CHECK_MSG((int)strtol(out, NULL, 10) > 0, "master %d holds no key", base_port + i);
+        }
+    }
+    CHECK_EQ(masters, 3);
+    uint64_t count = 0;
+    CHECK_OK(wk_redis_store_count(s, "wkc:spread:", &count, &e));
+    CHECK_EQ(count, 300);
+    wk_redis_store_free(s);
+    /* gets through each node as the only seed */
+    for (int n = 0; n < NODES; n++) {
+        const char *seed[1] = {seed_strs[n]};
+        s = open_store(seed, 1, false, 0, &e);
+        CHECK(s != NULL);
+        for (int i = n; i < 300; i += 37) {
+            snprintf(key, sizeof key, "wkc:spread:%d", i);
+            snprintf(val, sizeof val, "v%d", i);
+            bool found = false;
+            CHECK_MSG(get(s, key, got, sizeof got, &found, &e) == WK_OK, "get: %s", e.msg);
+            CHECK(found);
+            CHECK_STR(got, val);
+        }
+        wk_redis_store_free(s);
+    }
+    /* one multi-get across slots (and a missing key), answers in order */
+    s = open_store(one, 1, false, 0, &e);
+    CHECK(s != NULL);
+    enum { N = 64 };
+    char keys[N][32];
+    wk_slice refs[N];
+    wk_buf vals[N];
+    bool found[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], i == 17 ? "wkc:absent:%d" : "wkc:spread:%d", i * 4);
+        refs[i].ptr = keys[i];
+        refs[i].len = strlen(keys[i]);
+        wk_buf_init(&vals[i], NULL, 1 << 16);
+    }
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    CHECK_OK(st->fetch(st->self, N, refs, vals, found, &e));
+    for (int i = 0; i < N; i++) {
+        if (i == 17) {
+            CHECK(!found[i]);
+        } else {
+            snprintf(val, sizeof val, "v%d", i * 4);
+            CHECK(found[i]);
+            CHECK_MEM(vals[i].data, vals[i].len, val, strlen(val));
+        }
+        wk_buf_free(&vals[i]);
+    }
+    int64_t ttl = 0;
+    CHECK_OK(wk_redis_store_pttl(s, "wkc:spread:5", &ttl, &e));
+    CHECK(ttl > 0 && ttl <= 600000);
+    CHECK_OK(wk_redis_store_pttl(s, "wkc:absent:1", &ttl, &e));
+    CHECK_EQ(ttl, -2);
+    wk_redis_store_free(s);
+}
+
+typedef struct load {
+    wk_redis_store *s;
+    atomic_bool stop;
+    atomic_long rounds;
+    atomic_long wrong;
+    atomic_long errors;
+    char last_err[160];
+} load;
+
+/* Writes then reads back ten keys of one slot ({wkslot}), over and over. */
+static void *reshard_load(void *arg)
+{
+    load *l = arg;
+    char key[64], val[64], got[64];
+    for (long r = 0; !atomic_load(&l->stop); r++) {
+        for (int i = 0; i < 10; i++) {
+            snprintf(key, sizeof key, "{wkslot}:%d", i);
+            snprintf(val, sizeof val, "r%ld-%d", r, i);
+            wk_error e = {0};
+            bool found = false;
+            if (put(l->s, key, val, &e) != WK_OK ||
+                get(l->s, key, got, sizeof got, &found, &e) != WK_OK) {
+                atomic_fetch_add(&l->errors, 1);
+                snprintf(l->last_err, sizeof l->last_err, "%s", e.msg != NULL ? e.msg : "?");
+                continue;
+            }
+            if (!found || strcmp(got, val) != 0) {
+                if (atomic_fetch_add(&l->wrong, 1) == 0) {
+                    fprintf(stderr, "first wrong value: %s = '%s' (found %d), want '%s'\n", key,
+                            got, found, val);
+                    for (int n = 0; n < NODES; n++) {
+                        char o[128];
+                        sh(o, sizeof o, "redis-cli -p %d get '%s'", base_port + n, key);
+                        fprintf(stderr, "  node %d: %s\n", base_port + n, o);
+                    }
+                }
+            }
+        }
+        atomic_fetch_add(&l->rounds, 1);
+    }
+    return NULL;
+}
+
+WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    char out[512];
+    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster keyslot '{wkslot}'", base_port));
+    int slot = (int)strtol(out, NULL, 10);
+    const char *seeds[NODES];
+    for (int i = 0; i < NODES; i++) {
+        seeds[i] = seed_strs[i];
+    }
+    wk_error e = {0};
+    wk_redis_store *s = open_store(seeds, NODES, false, 0, &e);
+    CHECK(s != NULL);
+    CHECK_OK(wk_redis_store_ping(s, &e));
+    CHECK_OK(put(s, "{wkslot}:0", "seed", &e));
+    int src = owner_port("{wkslot}:0");
+    CHECK(src > 0);
+    int dst = -1;
+    for (int i = 0; i < NODES && dst < 0; i++) {
+        if (base_port + i != src && sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+            strcmp(out, "master") == 0) {
+            dst = base_port + i;
+        }
+    }
+    CHECK(dst > 0);
+    char src_id[64], dst_id[64];
+    CHECK(sh(src_id, sizeof src_id, "redis-cli -p %d cluster myid", src));
+    CHECK(sh(dst_id, sizeof dst_id, "redis-cli -p %d cluster myid", dst));
+
+    load l;
+    memset(&l, 0, sizeof l);
+    l.s = s;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, reshard_load, &l) == 0);
+    while (atomic_load(&l.rounds) < 20) {
+        sleep_ms(5);
+    }
+    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster setslot %d importing %s", dst, slot,
+             src_id));
+    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster setslot %d migrating %s", src, slot,
+             dst_id));
+    long mid = atomic_load(&l.rounds);
+    while (atomic_load(&l.rounds) < mid + 20) {
+        sleep_ms(5); /* new keys go to dst by ASK while the old ones stay on src */
+    }
+    /* move the keys still on src, a few at a time, while the load runs */
+    for (int pass = 0; pass < 50; pass++) {
+        char keys[512];
+        if (!sh(keys, sizeof keys,
+                "redis-cli -p %d cluster getkeysinslot %d 3 | tr '\\n' ' '", src, slot) ||
+            keys[0] == '\0' || keys[0] == ' ') {
+            break;
+        }
+        sh(out, sizeof out, "redis-cli -p %d migrate 127.0.0.1 %d '' 0 5000 keys %s", src, dst,
+           keys);
+        sleep_ms(10);
+    }
+    for (int i = 0; i < NODES; i++) {
+        if (nodes[i].pid != 0) {
+            sh(out, sizeof out, "redis-cli -p %d cluster setslot %d node %s", base_port + i,
+               slot, dst_id);
+        }
+    }
+    mid = atomic_load(&l.rounds);
+    int64_t t0 = now_ms();
+    while (atomic_load(&l.rounds) < mid + 20 && now_ms() - t0 < 10000) {
+        sleep_ms(5); /* now MOVED for whoever still has the old map */
+    }
+    atomic_store(&l.stop, true);
+    pthread_join(t, NULL);
+    CHECK_EQ(atomic_load(&l.wrong), 0);
+    CHECK_MSG(atomic_load(&l.errors) == 0, "%ld errors, last: %s", atomic_load(&l.errors),
+              l.last_err);
+    CHECK_EQ(owner_port("{wkslot}:3"), dst);
+    wk_redis_store_free(s);
+}
+
+/* The second process: subscribes, caches `n` keys, reports on `fd` each time its cache sees
+ * a new value after the parent's put. */
+typedef struct tdb {
+    const char *suffix;
+} tdb;
+
+static wk_status never_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                            void *obj, wk_arena *arena, wk_error *err)
+{
+    (void)ctx;
+    (void)s;
+    (void)obj;
+    (void)arena;
+    (void)id;
+    (void)id_len;
+    return wk_error_set(err, WK_ERR_NOT_FOUND, 0, "not in the test database");
+}
+
+static int child_watch(const char *const *seeds, size_t n, int fd, int nkeys)
+{
+    wk_error e = {0};
+    wk_redis_store *s = open_store(seeds, n, true, 0, &e);
+    if (s == NULL) {
+        return 2;
+    }
+    wk_cache_config cfg = {0};
+    cfg.store = wk_redis_store_iface(s);
+    cfg.local_ttl_ms = 600000;
+    wk_cache *c = NULL;
+    if (wk_cache_new(&cfg, &c, &e) != WK_OK) {
+        return 3;
+    }
+    for (int i = 0; i < 500 && !wk_redis_store_feed_up(s); i++) {
+        sleep_ms(10);
+    }
+    char id[16];
+    /* cache every key locally (age 1), then say so */
+    for (int k = 0; k < nkeys; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        wk_cache_entry *r = NULL;
+        if (wk_cache_get(c, &seed_user_schema, id, strlen(id), never_load, NULL, &r, &e) !=
+            WK_OK) {
+            return 4;
+        }
+        wk_cache_entry_unref(r);
+    }
+    if (write(fd, "R", 1) != 1) {
+        return 5;
+    }
+    /* then wait for each key to show age 2 (the parent's put, told by the feed) */
+    int64_t t0 = now_ms();
+    for (int k = 0; k < nkeys; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        for (;;) {
+            wk_cache_entry *r = NULL;
+            if (wk_cache_get(c, &seed_user_schema, id, strlen(id), never_load, NULL, &r,
+                             &e) == WK_OK) {
+                int64_t age = ((const seed_user *)wk_cache_entry_object(r))->age;
+                wk_cache_entry_unref(r);
+                if (age == 2) {
+                    break;
+                }
+            }
+            if (now_ms() - t0 > 10000) {
+                return 6;
+            }
+            sleep_ms(5);
+        }
+    }
+    wk_cache_stats st;
+    wk_cache_get_stats(c, &st);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
+    return st.invalidations >= (uint64_t)nkeys ? 0 : 7;
+}
+
+WK_TEST(cluster_invalidations_reach_a_second_process_whichever_node_holds_the_key)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    const char *seeds[2] = {seed_strs[0], seed_strs[1]};
+    enum { K = 24 }; /* over every master */
+    wk_error e = {0};
+    wk_redis_store *s = open_store(seeds, 2, false, 0, &e);
+    CHECK(s != NULL);
+    wk_cache_config cfg = {0};
+    cfg.store = wk_redis_store_iface(s);
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, &e));
+    seed_user u;
+    memset(&u, 0, sizeof u);
+    u.password = (char *)"x";
+    u.enabled = true;
+    char id[16];
+    for (int k = 0; k < K; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        u.username = id;
+        u.age = 1;
+        CHECK_OK(wk_cache_put(c, &seed_user_schema, id, strlen(id), &u, 0, &e));
+    }
+    int p[2];
+    CHECK(pipe(p) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        const char *cs[1] = {seed_strs[3]}; /* the child knows another node */
+        _exit(child_watch(cs, 1, p[1], K));
+    }
+    close(p[1]);
+    char ready = 0;
+    CHECK(read(p[0], &ready, 1) == 1 && ready == 'R');
+    close(p[0]);
+    for (int k = 0; k < K; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        u.username = id;
+        u.age = 2;
+        CHECK_OK(wk_cache_put(c, &seed_user_schema, id, strlen(id), &u, 0, &e));
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d",
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
+}
+
+/* The loader's truth for the failover test. */
+static atomic_int truth_age;
+static atomic_int loads;
+
+static wk_status truth_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                            void *obj, wk_arena *arena, wk_error *err)
+{
+    (void)ctx;
+    (void)s;
+    (void)err;
+    atomic_fetch_add(&loads, 1);
+    seed_user *u = obj;
+    u->username = wk_arena_strndup(arena, id, id_len);
+    u->password = (char *)"x";
+    u->age = atomic_load(&truth_age);
+    u->enabled = true;
+    wk_value_set_nil(&u->metadata);
+    return WK_OK;
+}
+
+WK_TEST(cluster_master_killed_fallback_then_promoted_replica_no_stale_value)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    const char *seeds[NODES];
+    for (int i = 0; i < NODES; i++) {
+        seeds[i] = seed_strs[i];
+    }
+    wk_error e = {0};
+    wk_redis_store *s = open_store(seeds, NODES, false, 1, &e);
+    CHECK(s != NULL);
+    wk_cache_config cfg = {0};
+    cfg.store = wk_redis_store_iface(s);
+    cfg.flags = WK_CACHE_NO_LOCAL; /* every get asks Redis (or the loader) */
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, &e));
+    atomic_store(&truth_age, 10);
+    const char *id = "77";
+    wk_cache_entry *r = NULL;
+    CHECK_OK(wk_cache_get(c, &seed_user_schema, id, 2, truth_load, NULL, &r, &e));
+    wk_cache_entry_unref(r);
+    /* the value in Redis is 10; the database changes to 11 and the invalidation is
+     * acknowledged by a replica (WAIT 1) */
+    atomic_store(&truth_age, 11);
+    CHECK_MSG(wk_cache_invalidate(c, &seed_user_schema, id, 2, &e) == WK_OK, "%s", e.msg);
+    char key[128];
+    size_t kl = wk_cache_key("wk", &seed_user_schema, id, 2, key, sizeof key);
+    CHECK(kl > 0 && kl < sizeof key);
+    int victim = owner_port(key);
+    CHECK(victim > 0);
+    /* a probe key on the same master, to see when its slots are served again */
+    char probe[64] = "";
+    for (int i = 0; i < 2000 && probe[0] == '\0'; i++) {
+        char k[64];
+        snprintf(k, sizeof k, "wkprobe:%d", i);
+        CHECK_OK(put(s, k, "p", &e));
+        if (owner_port(k) == victim) {
+            snprintf(probe, sizeof probe, "%s", k);
+        }
+    }
+    CHECK(probe[0] != '\0');
+    redis_server_kill(&nodes[victim - base_port]);
+    int64_t t0 = now_ms();
+    bool recovered = false;
+    while (now_ms() - t0 < 20000) {
+        r = NULL;
+        wk_status st = wk_cache_get(c, &seed_user_schema, id, 2, truth_load, NULL, &r, &e);
+        CHECK_MSG(st == WK_OK, "get failed: %s", e.msg);
+        int64_t age = ((const seed_user *)wk_cache_entry_object(r))->age;
+        wk_cache_entry_unref(r);
+        CHECK_MSG(age == 11, "stale value %" PRId64 " after an acknowledged invalidation", age);
+        char got[16];
+        bool found = false;
+        if (get(s, probe, got, sizeof got, &found, &e) == WK_OK && found &&
+            strcmp(got, "p") == 0) {
+            recovered = true; /* served by the promoted replica, with the data it had */
+            break;
+        }
+        sleep_ms(20);
+    }
+    CHECK_MSG(recovered, "the promoted replica was not found in 20 s");
+    wk_cache_stats cs;
+    wk_cache_get_stats(c, &cs);
+    CHECK(cs.fallbacks > 0); /* gets were answered by the loader meanwhile */
+    r = NULL;
+    CHECK_OK(wk_cache_get(c, &seed_user_schema, id, 2, truth_load, NULL, &r, &e));
+    CHECK_EQ(((const seed_user *)wk_cache_entry_object(r))->age, 11);
+    wk_cache_entry_unref(r);
+    /* writes reach the new master, but it has no replica left: WAIT 1 cannot be met, and the
+     * invalidation says it is not acknowledged */
+    CHECK_STATUS(wk_cache_invalidate(c, &seed_user_schema, id, 2, &e), WK_ERR_IO);
+    CHECK_MSG(strstr(e.msg, "WAIT") != NULL, "message: %s", e.msg);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
+    stop_cluster(); /* the last test: the cluster is short of a master now */
+}

@@ -173,6 +173,35 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
 
+/* ---- binary COPY ---------------------------------------------------------------------- */
+
+/**
+ * Called by wk_pq_copy_out for every row: vals[i][0..lens[i]) is column i in the binary wire
+ * format (lens[i] -1 for NULL), valid only during the call; decode it with `plan`
+ * (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other than
+ * WK_OK stops the copy, which then returns it (with `err` as the function left it).
+ */
+typedef wk_status (*wk_pq_copy_row_fn)(void *ctx, const wk_pg_plan *plan,
+                                        const uint8_t *const *vals, const int *lens,
+                                        wk_error *err);
+
+/**
+ * Streams the rows of `query` (one SELECT-like statement, no parameters) with
+ * `COPY (query) TO STDOUT (FORMAT binary)`: the query is described first (one round trip)
+ * and a binary plan built from its columns (kinds NULL = WK_PG_KIND_EVENTS for all, offsets
+ * NULL = 0), then each tuple goes to `fn` as it arrives. Memory stays bounded by the largest
+ * tuple. The connection's deadline (wk_pq_set_timeout) applies to every wait for data: a
+ * server silent that long has the copy cancelled. `*rows` (may be NULL) receives the number of
+ * rows handed to `fn`. Returns WK_OK, WK_ERR_SERVER / WK_ERR_CONNECT (wk_pq_last_error; the
+ * rows already handed over stay handed over), WK_ERR_IO (timed out), WK_ERR_NOT_FOUND (a
+ * column type without a binary decoder: err->offset is its index, wk_pq_conn_message names
+ * it), WK_ERR_TRUNCATED / WK_ERR_SYNTAX (malformed COPY data: err->offset is the stream
+ * offset), WK_ERR_ARG (a query without columns), or `fn`'s status.
+ */
+WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg_kind *kinds,
+                                const size_t *offsets, wk_pq_copy_row_fn fn, void *ctx,
+                                uint64_t *rows, wk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

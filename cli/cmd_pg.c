@@ -11,6 +11,9 @@
  * MessagePack so that stdout stays one value per row. A server error is printed as psql
  * prints it (`ERROR:  ...`, LINE and caret, DETAIL, HINT) and ends the run with status 1; a
  * connection failure ends it with status 2, as psql.
+ *
+ * `wirekit pg copy out` streams a query's rows through binary COPY (wk_pq_copy_out), one
+ * JSON object per line or one MessagePack map per row, in bounded memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: wirekit pg query [--dsn DSN] [--format json|msgpack|csv]\n"
             "                        [--rows-as objects|arrays] [--null TOKEN] [--timeout SECONDS]\n"
-            "                        [--max-value-bytes N] SQL [PARAM...]\n\n"
+            "                        [--max-value-bytes N] SQL [PARAM...]\n"
+            "       wirekit pg copy out [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
+            "                        QUERY [FILE]\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
             "hold several statements separated by ';'. PARAMs are bound to $1, $2, ... as text\n"
             "(the server infers their types).\n\n"
@@ -53,7 +58,11 @@ static void usage(FILE *out)
             "object leaves the key out, so null there is always the JSON value null; with\n"
             "--rows-as arrays, json/jsonb values are strings holding their JSON text instead.\n"
             "(Inside a json[] array, SQL NULL and JSON null elements both print as null.)\n"
-            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n"
+            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n\n"
+            "copy out streams QUERY's rows with COPY (QUERY) TO STDOUT (FORMAT binary), each\n"
+            "decoded by wirekit as it arrives and written to FILE (default: standard output) as\n"
+            "one JSON object per line (jsonl, the default) or one MessagePack map per row\n"
+            "(msgpack), with the mapping above; the row count goes to stderr (COPY n).\n"
             "Exit status: 0 success, 1 a query failed, 2 no connection or a usage error.\n");
 }
 
@@ -426,6 +435,105 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
     return rc;
 }
 
+
+/* ---- pg copy out ---- */
+
+typedef struct copy_out {
+    FILE *f;
+    bool msgpack;
+    wk_buf buf;
+    wk_json_writer jw;
+    wk_mp_writer mw;
+    wk_sink sink;
+    wk_buf scratch;
+    bool write_failed;
+} copy_out;
+
+static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
+                              const int *lens, wk_error *err)
+{
+    copy_out *o = ctx;
+    if (o->msgpack) {
+        wk_mp_writer_init(&o->mw, &o->buf);
+        wk_mp_writer_sink(&o->mw, &o->sink);
+    }
+    wk_pg_events ev = {&o->sink, o->msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &o->scratch, 0};
+    wk_status st = wk_pg_plan_emit_row(plan, vals, lens, &ev, err);
+    if (st == WK_OK && o->msgpack) {
+        st = wk_mp_writer_finish(&o->mw, err);
+    }
+    if (st == WK_OK && o->buf.len >= (1u << 16)) {
+        if (fwrite(o->buf.data, 1, o->buf.len, o->f) != o->buf.len) {
+            o->write_failed = true;
+            err->msg = "cannot write the output";
+            return WK_ERR_IO;
+        }
+        wk_buf_clear(&o->buf);
+    }
+    return st;
+}
+
+static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const char *sql,
+                        const char *path)
+{
+    wk_pq_conn *conn = NULL;
+    wk_error err = {0};
+    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err);
+    if (cst != WK_OK) {
+        int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
+        wk_pq_conn_free(conn);
+        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    }
+    copy_out o;
+    memset(&o, 0, sizeof o);
+    o.msgpack = msgpack;
+    o.f = path == NULL || strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+    if (o.f == NULL) {
+        wk_pq_conn_free(conn);
+        return wk_cli_fail("cannot open %s for writing", path);
+    }
+    wk_buf_init(&o.buf, NULL, 0);
+    wk_buf_init(&o.scratch, NULL, 0);
+    wk_json_write_opts jopts = {WK_JSON_WRITE_NEWLINE, 0};
+    if (!msgpack) {
+        wk_json_writer_init(&o.jw, &o.buf, &jopts);
+        wk_json_writer_sink(&o.jw, &o.sink);
+    }
+    uint64_t rows = 0;
+    int rc = WK_EXIT_OK;
+    wk_status st = wk_pq_copy_out(conn, sql, NULL, NULL, copy_out_row, &o, &rows, &err);
+    if (st == WK_OK && !msgpack) {
+        st = wk_json_writer_finish(&o.jw, &err);
+    }
+    if (st == WK_OK && o.buf.len > 0 && fwrite(o.buf.data, 1, o.buf.len, o.f) != o.buf.len) {
+        st = WK_ERR_IO;
+        o.write_failed = true;
+    }
+    if (o.f != stdout ? fclose(o.f) != 0 : fflush(o.f) != 0) {
+        o.write_failed = true;
+        st = st == WK_OK ? WK_ERR_IO : st;
+    }
+    if (o.write_failed) {
+        rc = wk_cli_fail("cannot write the output");
+    } else if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
+        print_error(conn, NULL);
+        rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
+    } else if (st == WK_ERR_NOT_FOUND) {
+        rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
+    } else if (st != WK_OK) {
+        rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)", err.msg != NULL ? err.msg : "copy",
+                         wk_pq_conn_message(conn)[0] ? wk_pq_conn_message(conn)
+                                                     : wk_status_str(st),
+                         (unsigned long long)rows + 1, err.offset);
+    } else {
+        fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
+    }
+    wk_buf_free(&o.buf);
+    wk_buf_free(&o.scratch);
+    wk_pq_conn_free(conn);
+    return rc;
+}
+
 #endif
 
 static int run(int argc, char **argv)
@@ -434,8 +542,12 @@ static int run(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? WK_EXIT_USAGE : WK_EXIT_OK;
     }
-    if (strcmp(argv[1], "query") != 0) {
+    bool copy = strcmp(argv[1], "copy") == 0;
+    if (strcmp(argv[1], "query") != 0 && !copy) {
         return wk_cli_usage_error("pg", "unknown subcommand '%s'", argv[1]);
+    }
+    if (copy && (argc < 3 || strcmp(argv[2], "out") != 0)) {
+        return wk_cli_usage_error("pg", "copy needs a direction: out");
     }
     const char *dsn = getenv("WK_PG_DSN");
     int fmt = 0; /* json, msgpack, csv */
@@ -443,7 +555,7 @@ static int run(int argc, char **argv)
     const char *null_token = NULL;
     uint32_t timeout_ms = 0;
     size_t max_text = 0;
-    int i = 2;
+    int i = copy ? 3 : 2;
     for (; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
             usage(stdout);
@@ -454,6 +566,11 @@ static int run(int argc, char **argv)
             const char *f = argv[++i];
             if (strcmp(f, "msgpack") == 0) {
                 fmt = 1;
+            } else if (copy && strcmp(f, "jsonl") == 0) {
+                fmt = 0;
+            } else if (copy && strcmp(f, "json") != 0) {
+                return wk_cli_usage_error("pg", "unknown copy format '%s' (jsonl or msgpack)",
+                                          f);
             } else if (strcmp(f, "csv") == 0) {
                 fmt = 2;
             } else if (strcmp(f, "json") != 0) {
@@ -503,6 +620,12 @@ static int run(int argc, char **argv)
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }
 #ifdef WK_CLI_HAVE_PQ
+    if (copy) {
+        if (argc - i > 2) {
+            return wk_cli_usage_error("pg", "copy out takes QUERY and at most one FILE");
+        }
+        return copy_out_run(dsn, fmt == 1, timeout_ms, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+    }
     return query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text, argv[i],
                  argv + i + 1, argc - i - 1);
 #else

@@ -4,7 +4,9 @@
  * with `pg_ctl stop -m immediate` while wk_pq_copy_out streams a slow query. The copy must
  * end with an honest error (the server's shutdown report or a lost connection), report only
  * rows that were handed to the row function, stay within the connection's deadline, and
- * leak nothing (run under ASan). The shared test server is never touched.
+ * leak nothing (run under ASan). Then, restarted, it is stopped again while wk_pq_copy_in
+ * streams rows: the copy fails, reports 0 rows written, and the table, once the server is
+ * back, holds none of them. The shared test server is never touched.
  */
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -23,6 +25,30 @@ static int sh(const char *cmd)
     /* PostgreSQL refuses to run as root: the postgres account then */
     snprintf(full, sizeof full, "%s%s", geteuid() == 0 ? "runuser -u postgres -- " : "", cmd);
     return system(full);
+}
+
+static bool restart_private(int port)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s/pg_ctl -D %s/data -l %s/server.log -w -t 60 -o \"-p %d -k %s -c "
+             "listen_addresses='' -c fsync=off\" start >/dev/null",
+             pgbin, dir, dir, port, dir);
+    return sh(cmd) == 0;
+}
+
+/* Forks a child that stops the private server after `us` microseconds. */
+static pid_t stop_later(useconds_t us)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        usleep(us);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s/pg_ctl -D %s/data -m immediate -w stop >/dev/null 2>&1",
+                 pgbin, dir);
+        _exit(sh(cmd) == 0 ? 0 : 1);
+    }
+    return child;
 }
 
 static bool start_private(int port)
@@ -46,11 +72,7 @@ static bool start_private(int port)
     if (sh(cmd) != 0) {
         return false;
     }
-    snprintf(cmd, sizeof cmd,
-             "%s/pg_ctl -D %s/data -l %s/server.log -w -t 60 -o \"-p %d -k %s -c "
-             "listen_addresses='' -c fsync=off\" start >/dev/null",
-             pgbin, dir, dir, port, dir);
-    return sh(cmd) == 0;
+    return restart_private(port);
 }
 
 static void remove_private(void)
@@ -88,7 +110,7 @@ static wk_status count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *con
     return st;
 }
 
-WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out)
+WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
 {
     char path[300];
     snprintf(path, sizeof path, "%s/initdb", pgbin);
@@ -111,14 +133,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out)
         CHECK_MSG(false, "connect to the private server: %s", err.msg);
     }
     /* a stop from another process once rows are flowing */
-    pid_t child = fork();
-    if (child == 0) {
-        usleep(400000);
-        char cmd[2048];
-        snprintf(cmd, sizeof cmd, "%s/pg_ctl -D %s/data -m immediate -w stop >/dev/null 2>&1",
-                 pgbin, dir);
-        _exit(sh(cmd) == 0 ? 0 : 1);
-    }
+    pid_t child = stop_later(400000);
     counter c = {0, 0};
     uint64_t rows = 0;
     wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
@@ -149,8 +164,60 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out)
     wk_status next = wk_pq_exec(conn, "SELECT 1", NULL, 0, &res, &err);
     PQclear(res);
     wk_pq_conn_free(conn);
+    conn = NULL;
+    /* COPY in: the server is stopped while rows stream in; nothing may be reported written */
+    bool restarted = restart_private(port);
+    wk_status in_st = WK_OK, end_st = WK_OK;
+    uint64_t in_rows = 99, sent = 0;
+    long after = -1;
+    double in_took = 0;
+    int wst2 = 0;
+    if (restarted && wk_pq_connect_timeout(dsn, NULL, 5000, &conn, &err) == WK_OK) {
+        PGresult *cr = PQexec(wk_pq_pgconn(conn), "CREATE TABLE t (id int8, s text)");
+        PQclear(cr);
+        static const char *const cols[2] = {"id", "s"};
+        static const wk_pg_kind ik[2] = {WK_PG_KIND_I64, WK_PG_KIND_TEXT};
+        wk_pq_copy_in *in = NULL;
+        in_st = wk_pq_copy_in_start(conn, "t", cols, ik, 2, &in, &err);
+        if (in_st == WK_OK) {
+            pid_t child2 = stop_later(300000);
+            t0 = now_s();
+            wk_slice txt = {"some text to make the rows longer than a few bytes", 50};
+            for (int64_t id = 1; in_st == WK_OK && now_s() - t0 < 20.0; id++) {
+                const void *vals[2] = {&id, &txt};
+                in_st = wk_pq_copy_in_row(in, vals, &err);
+                sent += in_st == WK_OK;
+                if (id % 4096 == 0) {
+                    usleep(1000); /* about 4 MB/s: the stop lands mid-stream */
+                }
+            }
+            end_st = wk_pq_copy_in_end(in, NULL, &in_rows, &err);
+            in_took = now_s() - t0;
+            waitpid(child2, &wst2, 0);
+        }
+        wk_pq_conn_free(conn);
+        conn = NULL;
+        /* back up: the table holds no row of the broken COPY */
+        if (restart_private(port) && wk_pq_connect(dsn, NULL, &conn, &err) == WK_OK) {
+            PGresult *n = PQexec(wk_pq_pgconn(conn), "SELECT count(*) FROM t");
+            if (PQresultStatus(n) == PGRES_TUPLES_OK) {
+                after = strtol(PQgetvalue(n, 0, 0), NULL, 10);
+            }
+            PQclear(n);
+        }
+        wk_pq_conn_free(conn);
+    }
+    printf("    copy in: %llu rows sent, stopped in %.2f s: row %s, end %s, reported %llu\n",
+           (unsigned long long)sent, in_took, wk_status_str(in_st), wk_status_str(end_st),
+           (unsigned long long)in_rows);
     remove_private();
     CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
+    CHECK(restarted);
+    CHECK(sent > 0);
+    CHECK_MSG(in_st != WK_OK || end_st != WK_OK, "the broken COPY in reported success");
+    CHECK_EQ(in_rows, 0u);
+    CHECK_EQ(after, 0);
+    CHECK_MSG(in_took < 20.0 + 7.0, "copy in took %.2f s", in_took);
     CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), sqlstate,
               msg);
     CHECK_MSG(msg[0] != '\0', "no message");

@@ -5,6 +5,9 @@
  * - wirekit: wk_pq_copy_out (binary COPY) with every row written as a JSON object;
  * - psql \copy (select row_to_json(t) from t): the server renders the JSON, psql writes it;
  * - psql --csv: not JSON at all, the floor of what a text export costs.
+ * Then the wirekit JSON Lines are imported into an empty copy of the table with
+ * `wirekit pg copy in` (the command built next to wirekit-bench) and must equal the table by
+ * EXCEPT ALL, against psql \copy from the CSV (both timed as whole processes).
  * The two JSON outputs must hold the same number of lines as the table has rows. Figures are
  * ns per row (recorded, not calibrated: one run each, the table being large).
  */
@@ -176,8 +179,65 @@ int wk_bench_suite_pg_copy(wk_bench *b)
         wk_bench_record(b, case_name, "psql --csv", (double)t_csv / (double)rows, 0, 0,
                         "CSV, not JSON: the floor of a text export");
     }
-    wk_bench_say(b, "pg-copy: %ld rows; COPY in and pipelined statements are not benchmarked "
-                    "yet (not implemented)",
+    /* import: the wirekit JSON Lines through `wirekit pg copy in` (the command next to this
+     * program) against psql \copy from the CSV; both are whole processes */
+    char self[512], wk_cmd[600];
+    ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[sn > 0 ? sn : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    snprintf(wk_cmd, sizeof wk_cmd, "%s/wirekit", self);
+    const char *case_in = "import JSON Lines / CSV, 7 cols";
+    if (access(wk_cmd, X_OK) != 0) {
+        wk_bench_say(b, "pg-copy import: skipped (no wirekit command next to wirekit-bench)");
+    } else if (rc == 0) {
+        r = PQexec(wk_pq_pgconn(conn), "DROP TABLE IF EXISTS wk_bench_copy_in; CREATE UNLOGGED "
+                                       "TABLE wk_bench_copy_in (LIKE wk_bench_copy)");
+        PQclear(r);
+        q = PQescapeLiteral(wk_pq_pgconn(conn), dsn, strlen(dsn));
+        snprintf(cmd, sizeof cmd, "'%s' pg copy in --dsn %s wk_bench_copy_in '%s' 2>/dev/null",
+                 wk_cmd, q, path_wk);
+        uint64_t t_in = timed_system(cmd);
+        long n_in = -1;
+        r = PQexec(wk_pq_pgconn(conn), "SELECT count(*) FROM (SELECT * FROM wk_bench_copy "
+                                       "EXCEPT ALL SELECT * FROM wk_bench_copy_in) x");
+        long diff = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+        PQclear(r);
+        r = PQexec(wk_pq_pgconn(conn), "SELECT count(*) FROM wk_bench_copy_in");
+        n_in = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+        PQclear(r);
+        if (t_in == 0 || n_in != rows || diff != 0) {
+            wk_bench_fail(b, "pg-copy: wirekit pg copy in failed (%ld rows, %ld differ)", n_in,
+                          diff);
+            rc = 1;
+        } else {
+            wk_bench_record(b, case_in, "wirekit", (double)t_in / (double)rows, 0, 0,
+                            "wirekit pg copy in: JSON Lines, binary COPY (whole process)");
+        }
+        r = PQexec(wk_pq_pgconn(conn), "TRUNCATE wk_bench_copy_in");
+        PQclear(r);
+        snprintf(cmd, sizeof cmd,
+                 "psql -X -q -d %s -c \"\\copy wk_bench_copy_in from '%s' csv header\"", q,
+                 path_csv);
+        PQfreemem(q);
+        uint64_t t_pin = timed_system(cmd);
+        r = PQexec(wk_pq_pgconn(conn), "SELECT count(*) FROM wk_bench_copy_in");
+        n_in = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+        PQclear(r);
+        if (t_pin == 0 || n_in != rows) {
+            wk_bench_fail(b, "pg-copy: psql \\copy from csv failed");
+            rc = 1;
+        } else {
+            wk_bench_record(b, case_in, "psql \\copy from csv", (double)t_pin / (double)rows, 0,
+                            0, "CSV parsed by the server");
+        }
+        r = PQexec(wk_pq_pgconn(conn), "DROP TABLE IF EXISTS wk_bench_copy_in");
+        PQclear(r);
+    }
+    wk_bench_say(b, "pg-copy: %ld rows; pipelined statements are not benchmarked (pipeline "
+                    "mode is not implemented yet)",
                  rows);
     r = PQexec(wk_pq_pgconn(conn), "DROP TABLE IF EXISTS wk_bench_copy");
     PQclear(r);

@@ -11,6 +11,11 @@
  * MessagePack so that stdout stays one value per row. A server error is printed as psql
  * prints it (`ERROR:  ...`, LINE and caret, DETAIL, HINT) and ends the run with status 1; a
  * connection failure ends it with status 2, as psql.
+ *
+ * `wirekit pg copy out` streams a query's rows through binary COPY (wk_pq_copy_out), one
+ * JSON object per line or one MessagePack map per row, in bounded memory; `wirekit pg copy
+ * in` reads such records back into a table (wk_pq_copy_in), each value turned into
+ * PostgreSQL text input and encoded in binary for its column's type.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +31,11 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: wirekit pg query [--dsn DSN] [--format json|msgpack|csv]\n"
             "                        [--rows-as objects|arrays] [--null TOKEN] [--timeout SECONDS]\n"
-            "                        [--max-value-bytes N] SQL [PARAM...]\n\n"
+            "                        [--max-value-bytes N] SQL [PARAM...]\n"
+            "       wirekit pg copy out [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
+            "                        QUERY [FILE]\n"
+            "       wirekit pg copy in [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
+            "                        TABLE [FILE]\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
             "hold several statements separated by ';'. PARAMs are bound to $1, $2, ... as text\n"
             "(the server infers their types).\n\n"
@@ -53,7 +62,16 @@ static void usage(FILE *out)
             "object leaves the key out, so null there is always the JSON value null; with\n"
             "--rows-as arrays, json/jsonb values are strings holding their JSON text instead.\n"
             "(Inside a json[] array, SQL NULL and JSON null elements both print as null.)\n"
-            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n"
+            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n\n"
+            "copy out streams QUERY's rows with COPY (QUERY) TO STDOUT (FORMAT binary), each\n"
+            "decoded by wirekit as it arrives and written to FILE (default: standard output) as\n"
+            "one JSON object per line (jsonl, the default) or one MessagePack map per row\n"
+            "(msgpack), with the mapping above; the row count goes to stderr (COPY n).\n"
+            "copy in reads records (JSON objects, one per line, or MessagePack maps) from FILE\n"
+            "(default: standard input) into TABLE with binary COPY: the first record's keys\n"
+            "are the columns (matched by name), each value is encoded for its column's type;\n"
+            "a record that does not fit is named (FILE:N: column \"c\": why) and nothing is\n"
+            "written. A progress line is shown for large files on a terminal.\n"
             "Exit status: 0 success, 1 a query failed, 2 no connection or a usage error.\n");
 }
 
@@ -426,6 +444,440 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
     return rc;
 }
 
+
+/* ---- pg copy out ---- */
+
+typedef struct copy_out {
+    FILE *f;
+    bool msgpack;
+    wk_buf buf;
+    wk_json_writer jw;
+    wk_mp_writer mw;
+    wk_sink sink;
+    wk_buf scratch;
+    bool write_failed;
+} copy_out;
+
+static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
+                              const int *lens, wk_error *err)
+{
+    copy_out *o = ctx;
+    if (o->msgpack) {
+        wk_mp_writer_init(&o->mw, &o->buf);
+        wk_mp_writer_sink(&o->mw, &o->sink);
+    }
+    wk_pg_events ev = {&o->sink, o->msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &o->scratch, 0};
+    wk_status st = wk_pg_plan_emit_row(plan, vals, lens, &ev, err);
+    if (st == WK_OK && o->msgpack) {
+        st = wk_mp_writer_finish(&o->mw, err);
+    }
+    if (st == WK_OK && o->buf.len >= (1u << 16)) {
+        if (fwrite(o->buf.data, 1, o->buf.len, o->f) != o->buf.len) {
+            o->write_failed = true;
+            err->msg = "cannot write the output";
+            return WK_ERR_IO;
+        }
+        wk_buf_clear(&o->buf);
+    }
+    return st;
+}
+
+static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const char *sql,
+                        const char *path)
+{
+    wk_pq_conn *conn = NULL;
+    wk_error err = {0};
+    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err);
+    if (cst != WK_OK) {
+        int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
+        wk_pq_conn_free(conn);
+        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    }
+    copy_out o;
+    memset(&o, 0, sizeof o);
+    o.msgpack = msgpack;
+    o.f = path == NULL || strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+    if (o.f == NULL) {
+        wk_pq_conn_free(conn);
+        return wk_cli_fail("cannot open %s for writing", path);
+    }
+    wk_buf_init(&o.buf, NULL, 0);
+    wk_buf_init(&o.scratch, NULL, 0);
+    wk_json_write_opts jopts = {WK_JSON_WRITE_NEWLINE, 0};
+    if (!msgpack) {
+        wk_json_writer_init(&o.jw, &o.buf, &jopts);
+        wk_json_writer_sink(&o.jw, &o.sink);
+    }
+    uint64_t rows = 0;
+    int rc = WK_EXIT_OK;
+    wk_status st = wk_pq_copy_out(conn, sql, NULL, NULL, copy_out_row, &o, &rows, &err);
+    if (st == WK_OK && !msgpack) {
+        st = wk_json_writer_finish(&o.jw, &err);
+    }
+    if (st == WK_OK && o.buf.len > 0 && fwrite(o.buf.data, 1, o.buf.len, o.f) != o.buf.len) {
+        st = WK_ERR_IO;
+        o.write_failed = true;
+    }
+    if (o.f != stdout ? fclose(o.f) != 0 : fflush(o.f) != 0) {
+        o.write_failed = true;
+        st = st == WK_OK ? WK_ERR_IO : st;
+    }
+    if (o.write_failed) {
+        rc = wk_cli_fail("cannot write the output");
+    } else if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
+        print_error(conn, NULL);
+        rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
+    } else if (st == WK_ERR_NOT_FOUND) {
+        rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
+    } else if (st != WK_OK) {
+        rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)", err.msg != NULL ? err.msg : "copy",
+                         wk_pq_conn_message(conn)[0] ? wk_pq_conn_message(conn)
+                                                     : wk_status_str(st),
+                         (unsigned long long)rows + 1, err.offset);
+    } else {
+        fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
+    }
+    wk_buf_free(&o.buf);
+    wk_buf_free(&o.scratch);
+    wk_pq_conn_free(conn);
+    return rc;
+}
+
+
+/* ---- pg copy in ---- */
+
+typedef struct copy_in_cli {
+    wk_pq_conn *conn;
+    wk_pq_copy_in *in;
+    size_t ncols;
+    char **names;
+    wk_pg_oid *oids;
+    wk_buf *text;   /* per column: the value as PostgreSQL text input */
+    wk_slice *sl;
+    const void **vals;
+    wk_buf json;    /* scratch for json/jsonb values */
+    const char *src; /* input name for messages */
+} copy_in_cli;
+
+static bool is_json_oid(wk_pg_oid oid)
+{
+    return oid == WK_PG_OID_JSON || oid == WK_PG_OID_JSONB;
+}
+
+static wk_status put_json(const wk_value *v, wk_buf *out, wk_error *err)
+{
+    wk_json_writer jw;
+    wk_sink sink;
+    wk_json_writer_init(&jw, out, NULL);
+    wk_json_writer_sink(&jw, &sink);
+    wk_status st = wk_value_encode(v, &sink, err);
+    return st == WK_OK ? wk_json_writer_finish(&jw, err) : st;
+}
+
+/* A scalar as PostgreSQL text input (false: not a scalar). */
+static wk_status put_scalar(const wk_value *v, wk_buf *out, bool *done)
+{
+    char num[64];
+    int n = 0;
+    *done = true;
+    switch (v->type) {
+    case WK_VAL_BOOL: return wk_buf_append(out, v->u.b ? "t" : "f", 1);
+    case WK_VAL_INT: n = snprintf(num, sizeof num, "%lld", (long long)v->u.i); break;
+    case WK_VAL_UINT: n = snprintf(num, sizeof num, "%llu", (unsigned long long)v->u.u); break;
+    case WK_VAL_FLOAT: n = snprintf(num, sizeof num, "%.17g", v->u.f); break;
+    case WK_VAL_STR:
+    case WK_VAL_RAWNUM: return wk_buf_append(out, v->u.str, v->len);
+    case WK_VAL_BIN: {
+        static const char hex[] = "0123456789abcdef";
+        wk_status st = wk_buf_append(out, "\\x", 2);
+        for (uint32_t i = 0; i < v->len && st == WK_OK; i++) {
+            char h[2] = {hex[v->u.bin[i] >> 4], hex[v->u.bin[i] & 15]};
+            st = wk_buf_append(out, h, 2);
+        }
+        return st;
+    }
+    default: *done = false; return WK_OK;
+    }
+    return wk_buf_append(out, num, (size_t)n);
+}
+
+/* A JSON/MessagePack array as a PostgreSQL array literal: {a,"b c",NULL,{1,2}}. */
+static wk_status put_array(const wk_value *v, wk_buf *out, wk_buf *scratch, wk_error *err)
+{
+    wk_status st = wk_buf_push(out, '{');
+    for (uint32_t i = 0; i < v->len && st == WK_OK; i++) {
+        const wk_value *e = &v->u.items[i];
+        st = i > 0 ? wk_buf_push(out, ',') : WK_OK;
+        if (st != WK_OK) {
+            break;
+        }
+        if (e->type == WK_VAL_NIL) {
+            st = wk_buf_append(out, "NULL", 4);
+            continue;
+        }
+        if (e->type == WK_VAL_ARRAY) {
+            st = put_array(e, out, scratch, err);
+            continue;
+        }
+        wk_buf_clear(scratch);
+        bool done = false;
+        st = put_scalar(e, scratch, &done);
+        if (st == WK_OK && !done) {
+            st = put_json(e, scratch, err); /* an object: its JSON text (json[], jsonb[]) */
+        }
+        st = st == WK_OK ? wk_buf_push(out, '"') : st;
+        for (size_t k = 0; k < scratch->len && st == WK_OK; k++) {
+            uint8_t ch = scratch->data[k];
+            if (ch == '"' || ch == '\\') {
+                st = wk_buf_push(out, '\\');
+            }
+            st = st == WK_OK ? wk_buf_push(out, ch) : st;
+        }
+        st = st == WK_OK ? wk_buf_push(out, '"') : st;
+    }
+    return st == WK_OK ? wk_buf_push(out, '}') : st;
+}
+
+static int copy_in_fail(copy_in_cli *c, uint64_t rec, const char *col, const char *msg)
+{
+    if (col != NULL) {
+        return wk_cli_fail("%s:%llu: column \"%s\": %s (nothing written)", c->src,
+                           (unsigned long long)rec, col, msg);
+    }
+    return wk_cli_fail("%s:%llu: %s (nothing written)", c->src, (unsigned long long)rec, msg);
+}
+
+/* One record: a map of column name -> value. The first fixes the columns. */
+static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, uint64_t rec)
+{
+    wk_error err = {0};
+    if (v->type != WK_VAL_MAP) {
+        return copy_in_fail(c, rec, NULL, "a record must be an object (a map)");
+    }
+    if (c->in == NULL) {
+        c->ncols = v->len;
+        c->names = calloc(c->ncols + 1, sizeof *c->names);
+        c->oids = calloc(c->ncols + 1, sizeof *c->oids);
+        c->text = calloc(c->ncols + 1, sizeof *c->text);
+        c->sl = calloc(c->ncols + 1, sizeof *c->sl);
+        c->vals = calloc(c->ncols + 1, sizeof *c->vals);
+        wk_pg_kind *kinds = calloc(c->ncols + 1, sizeof *kinds);
+        if (c->names == NULL || c->oids == NULL || c->text == NULL || c->sl == NULL ||
+            c->vals == NULL || kinds == NULL) {
+            free(kinds);
+            return wk_cli_fail("out of memory");
+        }
+        for (size_t i = 0; i < c->ncols; i++) {
+            const wk_value *k = &v->u.pairs[i].key;
+            if (k->type != WK_VAL_STR) {
+                free(kinds);
+                return copy_in_fail(c, rec, NULL, "a key that is not a string");
+            }
+            c->names[i] = malloc(k->len + 1u);
+            if (c->names[i] == NULL) {
+                free(kinds);
+                return wk_cli_fail("out of memory");
+            }
+            memcpy(c->names[i], k->u.str, k->len);
+            c->names[i][k->len] = '\0';
+            kinds[i] = WK_PG_KIND_TEXT;
+            wk_buf_init(&c->text[i], NULL, 0);
+        }
+        wk_status st = wk_pq_copy_in_start(c->conn, table, (const char *const *)c->names, kinds,
+                                           c->ncols, &c->in, &err);
+        free(kinds);
+        if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
+            print_error(c->conn, NULL);
+            return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
+        }
+        if (st != WK_OK) {
+            return copy_in_fail(c, rec, NULL, wk_pq_conn_message(c->conn)[0]
+                                                  ? wk_pq_conn_message(c->conn)
+                                                  : wk_status_str(st));
+        }
+        for (size_t i = 0; i < c->ncols; i++) {
+            c->oids[i] = wk_pq_copy_in_oid(c->in, i);
+        }
+    }
+    for (size_t i = 0; i < c->ncols; i++) {
+        c->vals[i] = NULL;
+    }
+    for (uint32_t p = 0; p < v->len; p++) {
+        const wk_value *k = &v->u.pairs[p].key;
+        const wk_value *x = &v->u.pairs[p].val;
+        size_t i = 0;
+        while (i < c->ncols && !(k->type == WK_VAL_STR && strlen(c->names[i]) == k->len &&
+                                 memcmp(c->names[i], k->u.str, k->len) == 0)) {
+            i++;
+        }
+        if (i == c->ncols) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", k->type == WK_VAL_STR ? (int)(k->len > 100 ? 100 : k->len) : 1,
+                     k->type == WK_VAL_STR ? k->u.str : "?");
+            return copy_in_fail(c, rec, key, "not a column of the first record");
+        }
+        if (x->type == WK_VAL_NIL) {
+            continue;
+        }
+        wk_buf_clear(&c->text[i]);
+        wk_status st = WK_OK;
+        if (is_json_oid(c->oids[i])) {
+            st = put_json(x, &c->text[i], &err);
+        } else if (x->type == WK_VAL_ARRAY) {
+            st = put_array(x, &c->text[i], &c->json, &err);
+        } else {
+            bool done = false;
+            st = put_scalar(x, &c->text[i], &done);
+            if (st == WK_OK && !done) {
+                return copy_in_fail(c, rec, c->names[i],
+                                    "an object for a column that is not json or jsonb");
+            }
+        }
+        if (st != WK_OK) {
+            return copy_in_fail(c, rec, c->names[i], err.msg ? err.msg : wk_status_str(st));
+        }
+        c->sl[i].ptr = c->text[i].data != NULL ? (const char *)c->text[i].data : "";
+        c->sl[i].len = c->text[i].len;
+        c->vals[i] = &c->sl[i];
+    }
+    wk_status st = wk_pq_copy_in_row(c->in, c->vals, &err);
+    if (st == WK_ERR_CONNECT) {
+        print_error(c->conn, NULL);
+        return WK_EXIT_CONNECT;
+    }
+    if (st != WK_OK) {
+        const char *m = wk_pq_conn_message(c->conn);
+        const char *colon = strstr(m, ": "); /* "row N, column "x": why" -> why */
+        return copy_in_fail(c, rec, err.offset < c->ncols ? c->names[err.offset] : NULL,
+                            colon != NULL ? colon + 2 : m);
+    }
+    return WK_EXIT_OK;
+}
+
+static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const char *table,
+                       const char *path)
+{
+    copy_in_cli c;
+    memset(&c, 0, sizeof c);
+    wk_error err = {0};
+    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &c.conn, &err);
+    if (cst != WK_OK) {
+        int rc = wk_cli_fail("%s: %s", err.msg, c.conn != NULL ? wk_pq_conn_message(c.conn) : "");
+        wk_pq_conn_free(c.conn);
+        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    }
+    wk_cli_input in;
+    if (wk_cli_input_open(&in, path, WK_CLI_PROGRESS_AUTO) != 0) {
+        wk_pq_conn_free(c.conn);
+        return WK_EXIT_FAIL;
+    }
+    c.src = in.name;
+    wk_buf_init(&c.json, NULL, 0);
+    wk_buf pend;
+    wk_buf_init(&pend, NULL, 0);
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    wk_read_opts ro = {msgpack ? 0u : WK_JSON_READ_RAW_NUMBERS, 0, NULL, {NULL, NULL}};
+    int rc = WK_EXIT_OK;
+    uint64_t rec = 0;
+    size_t pos = 0;
+    bool eof = false;
+    while (rc == WK_EXIT_OK) {
+        /* the next record in pend[pos..) */
+        const uint8_t *p = pend.data != NULL ? pend.data + pos : NULL;
+        size_t left = pend.len - pos;
+        size_t used = 0;
+        wk_value *v = NULL;
+        wk_status st = WK_ERR_AGAIN;
+        wk_arena_reset(&arena);
+        if (!msgpack) {
+            const uint8_t *nl = left > 0 ? memchr(p, '\n', left) : NULL;
+            if (nl != NULL || (eof && left > 0)) {
+                size_t n = nl != NULL ? (size_t)(nl - p) : left;
+                used = nl != NULL ? n + 1 : n;
+                size_t k = 0;
+                while (k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r')) {
+                    k++;
+                }
+                if (k == n) {
+                    rec++;
+                    pos += used;
+                    continue; /* a blank line */
+                }
+                st = wk_json_decode_value(p, n, &ro, &arena, &v, NULL, &err);
+            }
+        } else if (left > 0) {
+            st = wk_mp_decode_value(p, left, &ro, &arena, &v, &used, &err);
+            if (st == WK_ERR_TRAILING) {
+                st = WK_OK; /* more records follow: used is this one's size */
+            }
+            if (st == WK_ERR_TRUNCATED && !eof) {
+                st = WK_ERR_AGAIN;
+            }
+        }
+        if (st == WK_ERR_AGAIN) {
+            if (eof) {
+                break;
+            }
+            if (pos > 0) { /* keep only the incomplete tail */
+                memmove(pend.data, pend.data + pos, pend.len - pos);
+                pend.len -= pos;
+                pos = 0;
+            }
+            const uint8_t *chunk = NULL;
+            long got = wk_cli_input_read(&in, &chunk);
+            if (got < 0) {
+                rc = WK_EXIT_FAIL;
+            } else if (got == 0) {
+                eof = true;
+            } else if (wk_buf_append(&pend, chunk, (size_t)got) != WK_OK) {
+                rc = wk_cli_fail("out of memory");
+            }
+            continue;
+        }
+        rec++;
+        if (st != WK_OK) {
+            rc = wk_cli_fail("%s:%llu: %s (at byte %zu of the record; nothing written)", c.src,
+                             (unsigned long long)rec, err.msg ? err.msg : wk_status_str(st),
+                             err.offset);
+            break;
+        }
+        rc = copy_in_record(&c, table, v, rec);
+        pos += used;
+    }
+    wk_cli_input_close(&in);
+    uint64_t rows = 0;
+    if (c.in != NULL) {
+        wk_status st = wk_pq_copy_in_end(c.in, rc == WK_EXIT_OK ? NULL : "wirekit: input refused",
+                                         &rows, &err);
+        if (rc == WK_EXIT_OK && st != WK_OK) {
+            print_error(c.conn, NULL);
+            rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
+        }
+    }
+    if (rc == WK_EXIT_OK) {
+        fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
+    }
+    for (size_t i = 0; i < c.ncols; i++) {
+        if (c.names != NULL) {
+            free(c.names[i]);
+        }
+        if (c.text != NULL) {
+            wk_buf_free(&c.text[i]);
+        }
+    }
+    free(c.names);
+    free(c.oids);
+    free(c.text);
+    free(c.sl);
+    free(c.vals);
+    wk_buf_free(&c.json);
+    wk_buf_free(&pend);
+    wk_arena_free(&arena);
+    wk_pq_conn_free(c.conn);
+    return rc;
+}
+
 #endif
 
 static int run(int argc, char **argv)
@@ -434,8 +886,13 @@ static int run(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? WK_EXIT_USAGE : WK_EXIT_OK;
     }
-    if (strcmp(argv[1], "query") != 0) {
+    bool copy = strcmp(argv[1], "copy") == 0;
+    if (strcmp(argv[1], "query") != 0 && !copy) {
         return wk_cli_usage_error("pg", "unknown subcommand '%s'", argv[1]);
+    }
+    bool copy_in = copy && argc >= 3 && strcmp(argv[2], "in") == 0;
+    if (copy && (argc < 3 || (strcmp(argv[2], "out") != 0 && !copy_in))) {
+        return wk_cli_usage_error("pg", "copy needs a direction: out or in");
     }
     const char *dsn = getenv("WK_PG_DSN");
     int fmt = 0; /* json, msgpack, csv */
@@ -443,7 +900,7 @@ static int run(int argc, char **argv)
     const char *null_token = NULL;
     uint32_t timeout_ms = 0;
     size_t max_text = 0;
-    int i = 2;
+    int i = copy ? 3 : 2;
     for (; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
             usage(stdout);
@@ -454,6 +911,11 @@ static int run(int argc, char **argv)
             const char *f = argv[++i];
             if (strcmp(f, "msgpack") == 0) {
                 fmt = 1;
+            } else if (copy && strcmp(f, "jsonl") == 0) {
+                fmt = 0;
+            } else if (copy && strcmp(f, "json") != 0) {
+                return wk_cli_usage_error("pg", "unknown copy format '%s' (jsonl or msgpack)",
+                                          f);
             } else if (strcmp(f, "csv") == 0) {
                 fmt = 2;
             } else if (strcmp(f, "json") != 0) {
@@ -503,6 +965,18 @@ static int run(int argc, char **argv)
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }
 #ifdef WK_CLI_HAVE_PQ
+    if (copy_in) {
+        if (argc - i > 2) {
+            return wk_cli_usage_error("pg", "copy in takes TABLE and at most one FILE");
+        }
+        return copy_in_run(dsn, fmt == 1, timeout_ms, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+    }
+    if (copy) {
+        if (argc - i > 2) {
+            return wk_cli_usage_error("pg", "copy out takes QUERY and at most one FILE");
+        }
+        return copy_out_run(dsn, fmt == 1, timeout_ms, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+    }
     return query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text, argv[i],
                  argv + i + 1, argc - i - 1);
 #else

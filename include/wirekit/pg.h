@@ -578,6 +578,29 @@ WK_API wk_status wk_pg_plan_value_row(const wk_pg_plan *plan, const uint8_t *con
                                       const int *lens, wk_arena *arena, wk_value *out,
                                       wk_error *err);
 
+/* ---- binary COPY streams ----------------------------------------------------------------- */
+
+/**
+ * Reads the header of a binary COPY stream (`COPY ... (FORMAT binary)`) from `p[0..n)`:
+ * signature, flags and the header extension, which is skipped. `*used` receives the header's
+ * length. Returns WK_OK, WK_ERR_AGAIN (more bytes are needed; `*used` 0), WK_ERR_SYNTAX (not
+ * the signature, a negative extension length), WK_ERR_UNSUPPORTED (a stream with OIDs or an
+ * unknown critical flag); err->offset is the byte offset.
+ */
+WK_API wk_status wk_pg_copy_header(const uint8_t *p, size_t n, size_t *used, wk_error *err);
+
+/**
+ * Splits one tuple of a binary COPY stream at `p[0..n)` into its `ncols` fields: vals[i] and
+ * lens[i] (-1 for NULL) point into `p`, ready for wk_pg_plan_decode_row, wk_pg_plan_emit_row
+ * or wk_pg_plan_value_row with a plan whose columns are in the binary format. `*used`
+ * receives the tuple's length. Returns WK_OK, WK_ERR_EOF at the trailer (`*used` 2),
+ * WK_ERR_AGAIN (the tuple is not complete in `p`; at the end of the input that means a
+ * truncated stream), WK_ERR_SYNTAX (a field count other than `ncols`, a length below -1);
+ * err->offset is the byte offset inside the tuple.
+ */
+WK_API wk_status wk_pg_copy_row(const uint8_t *p, size_t n, size_t ncols, const uint8_t **vals,
+                                int *lens, size_t *used, wk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

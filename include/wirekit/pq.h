@@ -173,6 +173,76 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
 
+/* ---- binary COPY ---------------------------------------------------------------------- */
+
+/**
+ * Called by wk_pq_copy_out for every row: vals[i][0..lens[i]) is column i in the binary wire
+ * format (lens[i] -1 for NULL), valid only during the call; decode it with `plan`
+ * (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other than
+ * WK_OK stops the copy, which then returns it (with `err` as the function left it).
+ */
+typedef wk_status (*wk_pq_copy_row_fn)(void *ctx, const wk_pg_plan *plan,
+                                        const uint8_t *const *vals, const int *lens,
+                                        wk_error *err);
+
+/**
+ * Streams the rows of `query` (one SELECT-like statement, no parameters) with
+ * `COPY (query) TO STDOUT (FORMAT binary)`: the query is described first (one round trip)
+ * and a binary plan built from its columns (kinds NULL = WK_PG_KIND_EVENTS for all, offsets
+ * NULL = 0), then each tuple goes to `fn` as it arrives. Memory stays bounded by the largest
+ * tuple. The connection's deadline (wk_pq_set_timeout) applies to every wait for data: a
+ * server silent that long has the copy cancelled. `*rows` (may be NULL) receives the number of
+ * rows handed to `fn`. Returns WK_OK, WK_ERR_SERVER / WK_ERR_CONNECT (wk_pq_last_error; the
+ * rows already handed over stay handed over), WK_ERR_IO (timed out), WK_ERR_NOT_FOUND (a
+ * column type without a binary decoder: err->offset is its index, wk_pq_conn_message names
+ * it), WK_ERR_TRUNCATED / WK_ERR_SYNTAX (malformed COPY data: err->offset is the stream
+ * offset), WK_ERR_ARG (a query without columns), or `fn`'s status.
+ */
+WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg_kind *kinds,
+                                const size_t *offsets, wk_pq_copy_row_fn fn, void *ctx,
+                                uint64_t *rows, wk_error *err);
+
+/** A binary COPY into a table in progress (opaque; wk_pq_copy_in_start, wk_pq_copy_in_end). */
+typedef struct wk_pq_copy_in wk_pq_copy_in;
+
+/**
+ * Starts `COPY table (columns) FROM STDIN (FORMAT binary)`: the table's columns are read once
+ * from the catalog (`table` as SQL names it: schema-qualified, quoted if need be), columns[i]
+ * is matched by name and given the binary encoder of its type for the C kind kinds[i]
+ * (WK_PG_KIND_TEXT: a wk_slice of PostgreSQL text input). Returns WK_OK, WK_ERR_NOT_FOUND (no
+ * such column, or no encoder for its type from that kind: err->offset is the index and
+ * wk_pq_conn_message names the column), WK_ERR_SERVER / WK_ERR_CONNECT (wk_pq_last_error),
+ * WK_ERR_ARG, WK_ERR_NOMEM. While it runs the connection serves nothing else.
+ */
+WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
+                                     const char *const *columns, const wk_pg_kind *kinds,
+                                     size_t n, wk_pq_copy_in **out, wk_error *err);
+
+/** The number of columns of the copy. */
+WK_API size_t wk_pq_copy_in_ncols(const wk_pq_copy_in *c);
+
+/** The type OID of column `col` (0 past the last). */
+WK_API wk_pg_oid wk_pq_copy_in_oid(const wk_pq_copy_in *c, size_t col);
+
+/**
+ * Encodes one row: values[i] points to column i's value in its C kind (NULL for SQL NULL).
+ * Tuples are buffered and sent in 64 KiB chunks. A value its encoder refuses drops the whole
+ * row and returns the encoder's status, err->offset the column index, wk_pq_conn_message
+ * "row N, column \"name\": why"; the copy can go on with the next row or be aborted.
+ * WK_ERR_CONNECT when the connection broke.
+ */
+WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, wk_error *err);
+
+/**
+ * Ends the copy and frees `c`: sends the trailer and waits for the server's result (nothing is
+ * committed before), or with `abort_reason` non-NULL makes the server fail the COPY with that
+ * message (nothing is written). `*rows` (may be NULL) receives the count the server reports
+ * written, 0 unless the COPY completed. Returns WK_OK, WK_ERR_SERVER (a constraint, a value
+ * the server refused, or the abort: wk_pq_last_error), WK_ERR_CONNECT, WK_ERR_IO (timeout).
+ */
+WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
+                                   wk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

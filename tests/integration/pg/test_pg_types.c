@@ -392,10 +392,10 @@ static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const c
     free(nulls);
 }
 
-WK_TEST(test_pg_types_a_table_with_a_column_of_every_type_reads_with_select_star)
+/* (Re)creates the temp table every_type: a column c_T and a_T (T[] with a NULL) per type
+ * with a sample literal, one row. Returns the number of types. */
+static int make_every_type(PGconn *pg)
 {
-    NEED_CONN();
-    PGconn *pg = wk_pq_pgconn(conn);
     wk_buf create, insert;
     wk_buf_init(&create, NULL, 0);
     wk_buf_init(&insert, NULL, 0);
@@ -422,11 +422,19 @@ WK_TEST(test_pg_types_a_table_with_a_column_of_every_type_reads_with_select_star
     }
     wk_buf_append(&create, ")", 2);
     wk_buf_append(&insert, ")", 2);
-    CHECK(run(pg, "DROP TABLE IF EXISTS every_type"));
-    CHECK(run(pg, (const char *)create.data));
-    CHECK(run(pg, (const char *)insert.data));
+    bool ok = run(pg, "DROP TABLE IF EXISTS every_type") &&
+              run(pg, (const char *)create.data) && run(pg, (const char *)insert.data);
     wk_buf_free(&create);
     wk_buf_free(&insert);
+    return ok ? cols : -1;
+}
+
+WK_TEST(test_pg_types_a_table_with_a_column_of_every_type_reads_with_select_star)
+{
+    NEED_CONN();
+    PGconn *pg = wk_pq_pgconn(conn);
+    int cols = make_every_type(pg);
+    CHECK(cols > 0);
     /* the oracle: the server's text of every column */
     PGresult *want = PQexec(pg, "SELECT * FROM every_type");
     CHECK(PQresultStatus(want) == PGRES_TUPLES_OK);
@@ -451,6 +459,118 @@ WK_TEST(test_pg_types_a_table_with_a_column_of_every_type_reads_with_select_star
     check_row_text(conn, res, want, "select (binary)");
     printf("    %d types in one table\n", cols);
     PQclear(res);
+    PQclear(want);
+}
+
+/* wk_pq_copy_out's row function for the every-type test: TEXT kinds into wk_bufs. */
+typedef struct text_rows {
+    wk_buf *bufs;
+    bool *nulls;
+    wk_arena arena;
+    wk_value tree;
+    int rows;
+} text_rows;
+
+static wk_status copy_text_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
+                               const int *lens, wk_error *err)
+{
+    text_rows *t = ctx;
+    size_t n = wk_pg_plan_ncols(plan);
+    for (size_t i = 0; i < n; i++) {
+        wk_buf_clear(&t->bufs[i]);
+    }
+    t->rows++;
+    wk_status st = wk_pg_plan_decode_row(plan, vals, lens, t->bufs, t->nulls, &t->arena, err);
+    /* the same tuple as a value tree (a map of every column) */
+    return st == WK_OK ? wk_pg_plan_value_row(plan, vals, lens, &t->arena, &t->tree, err) : st;
+}
+
+WK_TEST(test_pg_types_binary_copy_out_of_every_type_equals_the_servers_text)
+{
+    NEED_CONN();
+    PGconn *pg = wk_pq_pgconn(conn);
+    CHECK(make_every_type(pg) > 0);
+    /* every column whose type has a binary decoder (the reg* types as their OID, which the
+     * binary format carries) */
+    PGresult *attrs = PQexec(pg, "SELECT attname, atttypid, format_type(atttypid, NULL) FROM "
+                                 "pg_attribute WHERE attrelid = 'every_type'::regclass AND "
+                                 "attnum > 0 ORDER BY attnum");
+    CHECK(PQresultStatus(attrs) == PGRES_TUPLES_OK);
+    wk_buf list;
+    wk_buf_init(&list, NULL, 0);
+    int ncols = 0, skipped = 0;
+    for (int i = 0; i < PQntuples(attrs); i++) {
+        wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(attrs, i, 1), NULL, 10);
+        if (wk_pg_registry_find_decoder(wk_pq_registry(conn), oid, WK_PG_BINARY,
+                                        WK_PG_KIND_TEXT) == NULL) {
+            skipped++;
+            continue;
+        }
+        const char *name = PQgetvalue(attrs, i, 0);
+        const char *type = PQgetvalue(attrs, i, 2);
+        bool reg = strncmp(type, "reg", 3) == 0;
+        bool arr = strstr(type, "[]") != NULL;
+        char col[256];
+        int n = snprintf(col, sizeof col, "%s\"%s\"%s", ncols ? ", " : "", name,
+                         reg ? (arr ? "::oid[]" : "::oid") : "");
+        wk_buf_append(&list, col, (size_t)n);
+        ncols++;
+    }
+    PQclear(attrs);
+    CHECK(ncols > 0);
+    char *sql = malloc(list.len + 64);
+    snprintf(sql, list.len + 64, "SELECT %.*s FROM every_type", (int)list.len,
+             (const char *)list.data);
+    wk_buf_free(&list);
+    PGresult *want = PQexec(pg, sql);
+    CHECK(PQresultStatus(want) == PGRES_TUPLES_OK);
+    CHECK_EQ(PQnfields(want), ncols);
+
+    text_rows t;
+    memset(&t, 0, sizeof t);
+    t.bufs = calloc((size_t)ncols, sizeof *t.bufs);
+    t.nulls = calloc((size_t)ncols, sizeof *t.nulls);
+    wk_pg_kind *kinds = malloc((size_t)ncols * sizeof *kinds);
+    size_t *offs = malloc((size_t)ncols * sizeof *offs);
+    for (int i = 0; i < ncols; i++) {
+        kinds[i] = WK_PG_KIND_TEXT;
+        offs[i] = (size_t)i * sizeof(wk_buf);
+        wk_buf_init(&t.bufs[i], NULL, 0);
+    }
+    wk_arena_init(&t.arena, NULL, 0);
+    wk_error err = {0};
+    uint64_t rows = 0;
+    wk_status st = wk_pq_copy_out(conn, sql, kinds, offs, copy_text_row, &t, &rows, &err);
+    CHECK_MSG(st == WK_OK, "copy out: %s (%zu): %s", err.msg, err.offset,
+              wk_pq_conn_message(conn));
+    CHECK_EQ(rows, 1u);
+    CHECK_EQ(t.rows, 1);
+    CHECK_EQ(t.tree.type, WK_VAL_MAP);
+    CHECK_EQ(t.tree.len, (uint32_t)ncols);
+    for (int i = 0; i < ncols; i++) {
+        bool null = PQgetisnull(want, 0, i) != 0;
+        CHECK_MSG(t.nulls[i] == null, "column %s: NULL flag", PQfname(want, i));
+        if (!null) {
+            char *got = dup_n((const char *)t.bufs[i].data, t.bufs[i].len);
+            bool eq = same(&t.bufs[i], PQgetvalue(want, 0, i), PQgetlength(want, 0, i));
+            if (!eq) {
+                wk__test_fail(__FILE__, __LINE__, "copy out column %s: got '%s', server says '%s'",
+                              PQfname(want, i), got, PQgetvalue(want, 0, i));
+            }
+            free(got);
+        }
+    }
+    printf("    %d columns through binary COPY (%d without a binary decoder left out)\n", ncols,
+           skipped);
+    for (int i = 0; i < ncols; i++) {
+        wk_buf_free(&t.bufs[i]);
+    }
+    wk_arena_free(&t.arena);
+    free(t.bufs);
+    free(t.nulls);
+    free(kinds);
+    free(offs);
+    free(sql);
     PQclear(want);
 }
 

@@ -188,8 +188,8 @@ static void gm_check(wk_bench *b)
             wk_bench_fail(b, "mix value %zu did not parse", k);
         } else if (g_ascii_strncasecmp(g_mime_content_type_get_media_type(ct), wk_mt_type(&mt).ptr,
                                        wk_mt_type(&mt).len) != 0 ||
-                   g_ascii_strncasecmp(g_mime_content_type_get_media_subtype(ct), wk_mt_subtype(&mt).ptr,
-                                       wk_mt_subtype(&mt).len) != 0 ||
+                   g_ascii_strncasecmp(g_mime_content_type_get_media_subtype(ct),
+                                       wk_mt_subtype(&mt).ptr, wk_mt_subtype(&mt).len) != 0 ||
                    !param_is(&mt, "charset", g_mime_content_type_get_parameter(ct, "charset")) ||
                    !param_is(&mt, "boundary", g_mime_content_type_get_parameter(ct, "boundary"))) {
             wk_bench_fail(b, "GMime and wirekit disagree on '%s'", mix[k]);

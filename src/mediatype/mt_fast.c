@@ -7,11 +7,11 @@
  * parameter name repeated. SSE2 classifies 16 bytes at a time into a bit mask of the bytes
  * outside that alphabet; the parser then walks the mask's set bits (the delimiters) instead of
  * the bytes, hashes the essence for the well-known lookup, and writes only the fields a parse
- * defines (not the parameter array beyond nparams, nor the lowercase essence buffer unless it is needed). Any surprise
- * (another byte, whitespace elsewhere, an empty part, a trailing ';', a duplicate name) hands
- * the whole input to the general scanner, so the fast path only ever answers for inputs whose
- * result is simple to state; tests hold the two equal field for field. Without SSE2 every input
- * goes to the general scanner.
+ * defines (not the parameter array beyond nparams, nor the lowercase essence buffer unless it
+ * is needed). Any surprise (another byte, whitespace elsewhere, an empty part, a trailing
+ * ';', a duplicate name) hands the whole input to the general scanner, so the fast path only
+ * ever answers for inputs whose result is simple to state; tests hold the two equal field for
+ * field. Without SSE2 every input goes to the general scanner.
  */
 #include "mediatype/mt_internal.h"
 

@@ -192,7 +192,7 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
     if (s == NULL || obj == NULL || sink == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
     }
-    const wk__schema_index *ix = wk__schema_index_get(s, err);
+    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
     if (ix == NULL) {
         return err != NULL ? err->code : WK_ERR_ARG;
     }

@@ -59,9 +59,13 @@ typedef struct wk__schema_index {
     bool mp_omit;
 } wk__schema_index;
 
-/** The index of `s`, building it on first use. NULL (with `err` set) for a bad descriptor. */
-const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err);
-static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err)
+/** The index of `s`, building it on first use from `alloc` (the call's allocator; NULL =
+ *  libc), as wk_schema_prepare(s, alloc) would. NULL (with `err` set) for a bad descriptor. */
+const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
+                                               wk_error *err);
+static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s,
+                                                           const wk_allocator *alloc,
+                                                           wk_error *err)
 {
     if (s->rt != NULL) {
         void *ix = __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
@@ -69,7 +73,7 @@ static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s, w
             return ix;
         }
     }
-    return wk__schema_index_build(s, err);
+    return wk__schema_index_build(s, alloc, err);
 }
 
 /** Field number whose name is `key[0..len)`, or -1. */

@@ -472,7 +472,7 @@ WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf
     if (s == NULL || obj == NULL || out == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
     }
-    const wk__schema_index *ix = wk__schema_index_get(s, err);
+    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
     if (ix == NULL) {
         return err != NULL ? err->code : WK_ERR_ARG;
     }
@@ -1151,7 +1151,8 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
         return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
                             "schema: NULL argument");
     }
-    const wk__schema_index *ix = wk__schema_index_get(s, err != NULL ? &err->base : NULL);
+    const wk__schema_index *ix = wk__schema_index_get(s, opts != NULL ? opts->alloc : NULL,
+                                                      err != NULL ? &err->base : NULL);
     if (ix == NULL) {
         return err != NULL ? err->base.code : WK_ERR_ARG;
     }

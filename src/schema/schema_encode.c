@@ -208,14 +208,7 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
     while (st == WK_OK && e.depth > 0) {
         enc_frame *f = &e.stack[e.depth - 1];
         if (f->s != NULL) {
-            const wk_schema_field *fd = NULL;
-            while (f->i < f->s->nfields) {
-                const wk_schema_field *c = &f->s->fields[f->i++];
-                if ((c->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(c, f->base)) {
-                    fd = c;
-                    break;
-                }
-            }
+            const wk_schema_field *fd = wk__schema_next_field(f->s, f->base, &f->i);
             if (fd == NULL) {
                 e.depth--;
                 st = emit_simple(&e, WK_EV_END);

@@ -16,15 +16,6 @@
 
 #define FP_MAX_NEST 32
 
-uint32_t wk__schema_name_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    }
-    return h;
-}
-
 static bool kind_is_known(uint8_t k)
 {
     return k >= WK_SK_BOOL && k <= WK_SK_ARRAY;
@@ -434,11 +425,8 @@ bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < s->nfields; i++) {
-        const wk_schema_field *f = &s->fields[i];
-        if ((f->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(f, base)) {
-            n++;
-        }
+    for (size_t i = 0; wk__schema_next_field(s, base, &i) != NULL;) {
+        n++;
     }
     return n;
 }

@@ -5,6 +5,11 @@
  * strtol/strtod -- and compare a checksum of every decoded value. Only decoding is timed; the
  * results are fetched once beforehand.
  *
+ * A second case decodes a result of the types read as PostgreSQL text (geometry, ranges,
+ * multiranges, macaddr, pg_lsn, bit strings, xid8) from the binary result into their text
+ * output, against copying the same text out of libpq's text result; the two outputs must be
+ * byte-identical (their checksums are compared).
+ *
  * The numeric column starts at 1.01: libpqtypes 1.5.1 fails on binary numerics below 1
  * ("out buffer is too small" for 0.01), so smaller values would leave it nothing to decode.
  */
@@ -148,6 +153,125 @@ static uint64_t run_text(void *arg, uint64_t iters)
     return sum;
 }
 
+/* ---- the rendered types ---- */
+
+#define NEW_COLS 8
+static const char query_new[] =
+    "SELECT point(i, i * 0.5) AS p, int4range(i, i + 10) AS r, "
+    "int4multirange(int4range(i, i + 2), int4range(i + 5, i + 9)) AS mr, "
+    "('08:00:2b:01:02:' || lpad(to_hex(i %% 256), 2, '0'))::macaddr AS mac, "
+    "(to_hex(i) || '/' || to_hex(i * 7))::pg_lsn AS lsn, i::bit(20)::varbit AS bits, "
+    "i::text::xid8 AS x, circle(point(i, 0), i) AS c FROM generate_series(1, %d) AS i";
+
+typedef struct ctx_new {
+    const wk_pg_plan *plan;
+    PGresult *bin;
+    PGresult *text;
+    int rows;
+    wk_buf cols[NEW_COLS];
+} ctx_new;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 1099511628211u;
+    }
+    return h;
+}
+
+static uint64_t run_new_wirekit(void *arg, uint64_t iters)
+{
+    ctx_new *c = arg;
+    uint64_t sum = 0;
+    for (uint64_t it = 0; it < iters; it++) {
+        for (int i = 0; i < c->rows; i++) {
+            bool nulls[NEW_COLS];
+            for (int k = 0; k < NEW_COLS; k++) {
+                wk_buf_clear(&c->cols[k]);
+            }
+            if (wk_pq_decode_row(c->plan, c->bin, i, c->cols, nulls, NULL, NULL) != WK_OK) {
+                return 0;
+            }
+            for (int k = 0; k < NEW_COLS; k++) {
+                sum += fnv(1469598103934665603u, c->cols[k].data, c->cols[k].len);
+            }
+        }
+    }
+    return sum;
+}
+
+static uint64_t run_new_text(void *arg, uint64_t iters)
+{
+    ctx_new *c = arg;
+    uint64_t sum = 0;
+    for (uint64_t it = 0; it < iters; it++) {
+        for (int i = 0; i < c->rows; i++) {
+            for (int k = 0; k < NEW_COLS; k++) {
+                wk_buf_clear(&c->cols[k]);
+                if (wk_buf_append(&c->cols[k], PQgetvalue(c->text, i, k),
+                                  (size_t)PQgetlength(c->text, i, k)) != WK_OK) {
+                    return 0;
+                }
+                sum += fnv(1469598103934665603u, c->cols[k].data, c->cols[k].len);
+            }
+        }
+    }
+    return sum;
+}
+
+static int bench_new_types(wk_bench *b, wk_pq_conn *conn, int rows)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, query_new, rows);
+    PGconn *pg = wk_pq_pgconn(conn);
+    ctx_new c;
+    memset(&c, 0, sizeof c);
+    c.rows = rows;
+    c.bin = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 1);
+    c.text = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+    wk_pg_kind kinds[NEW_COLS];
+    size_t offs[NEW_COLS];
+    for (int k = 0; k < NEW_COLS; k++) {
+        kinds[k] = WK_PG_KIND_TEXT;
+        offs[k] = (size_t)k * sizeof(wk_buf);
+        wk_buf_init(&c.cols[k], NULL, 0);
+    }
+    wk_pg_plan *plan = NULL;
+    wk_error err = {0};
+    int rc = 0;
+    if (PQresultStatus(c.bin) != PGRES_TUPLES_OK || PQresultStatus(c.text) != PGRES_TUPLES_OK ||
+        PQntuples(c.bin) != rows || wk_pq_plan(conn, c.bin, kinds, offs, &plan, &err) != WK_OK) {
+        wk_bench_fail(b, "pg result decode (new types): setup failed: %s %s",
+                      PQerrorMessage(pg), err.msg != NULL ? err.msg : "");
+        rc = 1;
+    } else {
+        c.plan = plan;
+        uint64_t a = run_new_wirekit(&c, 1), t = run_new_text(&c, 1);
+        if (a == 0 || a != t) {
+            wk_bench_fail(b, "pg result decode (new types): outputs differ (wirekit %llu, "
+                             "libpq text %llu)",
+                          (unsigned long long)a, (unsigned long long)t);
+            rc = 1;
+        }
+        uint64_t it = wk_bench_quick(b) ? 1 : 0;
+        const char *cn = "result 100k rows x 8 text-rendered types";
+        wk_bench_spec s1 = {cn, "wirekit", run_new_wirekit, &c, it, 0,
+                            "binary result rendered to PostgreSQL text"};
+        wk_bench_spec s2 = {cn, "libpq text", run_new_text, &c, it, 0,
+                            "text result, copied out"};
+        wk_bench_run(b, &s1);
+        wk_bench_run(b, &s2);
+    }
+    wk_pg_plan_free(plan);
+    for (int k = 0; k < NEW_COLS; k++) {
+        wk_buf_free(&c.cols[k]);
+    }
+    PQclear(c.bin);
+    PQclear(c.text);
+    return rc;
+}
+
 int wk_bench_pg_result(wk_bench *b)
 {
     const char *dsn = getenv("WK_PG_DSN");
@@ -218,6 +342,9 @@ int wk_bench_pg_result(wk_bench *b)
     wk_pg_plan_free(plan);
     PQclear(c.bin);
     PQclear(c.text);
+    if (rc == 0) {
+        rc = bench_new_types(b, conn, rows);
+    }
     wk_pq_conn_free(conn);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * Shared body of the PostgreSQL codec fuzz harnesses: the first input byte picks a type OID
- * (every built-in scalar and array type), the rest is the value in the harness's wire format.
+ * (from the harness's list: the first built-in types, or the rendered ones of types_misc.c
+ * and range.c, scalars and arrays), the rest is the value in the harness's wire format.
  * The value goes through every decoder kind the registry has for that type (C kinds, text
  * output, events, value tree, array header plus iteration and element decodes). Anything
  * decoded to text is parsed back (text encode) to exercise the encoders too. Crashes and
@@ -53,7 +54,9 @@ static wk_status fuzz_ev_err(const void *self, wk_error *err)
 
 static wk_pg_registry *fuzz_reg;
 
-static void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
+/* `oids[0..noids)`: the types the first byte picks from. */
+static void fuzz_one_of(const wk_pg_oid *oids, size_t noids, wk_pg_format format,
+                        const uint8_t *data, size_t size)
 {
     if (size < 1) {
         return;
@@ -61,7 +64,7 @@ static void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
     if (fuzz_reg == NULL && wk_pg_registry_new_default(NULL, &fuzz_reg, NULL) != WK_OK) {
         abort();
     }
-    wk_pg_oid oid = fuzz_oids[data[0] % (sizeof fuzz_oids / sizeof fuzz_oids[0])];
+    wk_pg_oid oid = oids[data[0] % noids];
     size_t n = size - 1;
     /* An exact-size copy: reads past the value's end hit the sanitizer. */
     uint8_t *p = malloc(n ? n : 1);
@@ -122,6 +125,11 @@ static void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
     wk_buf_free(&text);
     wk_arena_free(&arena);
     free(p);
+}
+
+static inline void fuzz_one(wk_pg_format format, const uint8_t *data, size_t size)
+{
+    fuzz_one_of(fuzz_oids, sizeof fuzz_oids / sizeof fuzz_oids[0], format, data, size);
 }
 
 #endif

@@ -68,7 +68,9 @@ typedef enum wk_status {
     WK_ERR_IO,          /**< an operating-system or network failure */
     WK_ERR_UNSUPPORTED, /**< a valid input that this build or option set does not handle */
     WK_ERR_EOF,         /**< a stream ended cleanly: no more values */
-    WK_ERR_AGAIN        /**< an incremental reader needs more input before the next value */
+    WK_ERR_AGAIN,       /**< an incremental reader needs more input before the next value */
+    WK_ERR_SERVER,      /**< a database server reported an error (e.g. a SQLSTATE) */
+    WK_ERR_CONNECT      /**< a connection to a server could not be made or was lost */
 } wk_status;
 
 /** Details of a failure. `msg` is a static string, never freed; `offset` is a byte offset

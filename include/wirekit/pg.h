@@ -326,7 +326,9 @@ WK_API const char *wk_pg_kind_name(wk_pg_kind kind);
 
 /* ---- the built-in codecs ------------------------------------------------------------- */
 
-/** The built-in codecs (every type listed in the OID enum), in registration order. */
+/** The built-in codecs (every base, range and multirange type of PostgreSQL 15's pg_catalog
+ *  and their arrays; those outside the OID enum decode to PostgreSQL text, events and trees
+ *  and encode from text), in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n);
 
 /* ---- codec templates for catalog types ------------------------------------------------ */
@@ -361,11 +363,30 @@ WK_API wk_status wk_pg_composite_new(const char *names, size_t nlen, const char 
  *  codec points at it is gone. */
 WK_API void wk_pg_composite_free(wk_pg_composite *c);
 
-/** The composite template, decode only (text and binary record format, to the row's text
- *  output, events and trees). Its `oids` hold the anonymous `record` OID (2249): copy it,
- *  set the composite type's OIDs and set `data` to a wk_pg_composite describing its fields;
- *  the template itself (data NULL) decodes anonymous records. */
+/** The composite template: decodes the text and binary record formats to the row's text
+ *  output, events and trees; encodes from text (binary: the literal is split as record_in
+ *  does and each field encoded by its type's text encoder; WK_ERR_UNSUPPORTED when a field's
+ *  type has none, or for anonymous records). Its `oids` hold the anonymous `record` OID
+ *  (2249): copy it, set the composite type's OIDs and set `data` to a wk_pg_composite
+ *  describing its fields; the template itself (data NULL) decodes anonymous records. */
 WK_API const wk_pg_codec *wk_pg_composite_codec(void);
+
+/** What a range or multirange codec needs to know about its type: the subtype (element) OID.
+ *  The element is decoded and encoded by the subtype's codec found in the registry at call
+ *  time. Must outlive the codec that points at it. */
+typedef struct wk_pg_range_type {
+    wk_pg_oid subtype; /**< the element type's OID */
+} wk_pg_range_type;
+
+/**
+ * The range (multirange = false) or multirange template: decodes both formats to PostgreSQL's
+ * text output (range_out / multirange_out), events (a string) and trees; encodes from text
+ * (binary: the literal is parsed as range_in does and each bound encoded by the subtype's
+ * codec). Copy it, set `oids` / `array_oids` / `n_oids` to the type's OIDs and `data` to a
+ * wk_pg_range_type, then add the copy with wk_pg_registry_add. The built-in ranges and
+ * multiranges are such copies.
+ */
+WK_API const wk_pg_codec *wk_pg_range_codec(bool multirange);
 
 /* ---- the registry -------------------------------------------------------------------- */
 

@@ -23,6 +23,8 @@ WK_API const char *wk_status_str(wk_status status)
     case WK_ERR_IO: return "I/O error";
     case WK_ERR_UNSUPPORTED: return "unsupported";
     case WK_ERR_EOF: return "end of input";
+    case WK_ERR_SERVER: return "the server reported an error";
+    case WK_ERR_CONNECT: return "connection failed";
     case WK_ERR_AGAIN: return "more input needed";
     }
     return "unknown status";

@@ -472,7 +472,13 @@ static const wk_pg_codec *const builtins[] = {
     &c_bool, &c_int2,  &c_int4,  &c_int8,   &c_oid,    &c_float4, &c_float8,
     &c_numeric, &c_text, &c_char, &c_bytea, &c_uuid,  &c_json,   &c_jsonb,
     &c_date,  &c_time,  &c_timetz, &c_ts,    &c_tstz,   &c_interval, &c_inet, &c_cidr,
-    &wk__pg_composite_codec};
+    &wk__pg_composite_codec,
+#define M(i) &wk__pg_misc[i]
+    M(0),  M(1),  M(2),  M(3),  M(4),  M(5),  M(6),  M(7),  M(8),  M(9),  M(10), M(11),
+    M(12), M(13), M(14), M(15), M(16), M(17), M(18), M(19), M(20), M(21), M(22), M(23),
+#define R(i) &wk__pg_ranges[i]
+    R(0),  R(1),  R(2),  R(3),  R(4),  R(5),  R(6),  R(7),  R(8),  R(9),  R(10), R(11)};
+_Static_assert(WK__PG_N_MISC == 24 && WK__PG_N_RANGES == 12, "list every rendered codec");
 
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n)
 {

@@ -212,4 +212,31 @@ extern const wk_pg_codec wk__pg_composite_codec;
 /* Registry rows (registry.c) used by array encoders to reach element encoders. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);
 
+/* ---- rendered types (types_misc.c, range.c) ---- */
+/* Types read as PostgreSQL text: the binary form is rendered into the server's text output,
+ * the text form passes through (it is the server's output already); encoding parses text
+ * into the binary form where `parse` is given. */
+typedef struct wk__pg_rtype {
+    /* Appends the text output of binary value p[0..n). `d` is the decoder (ranges reach
+     * their element decoder through d->reg). */
+    wk_status (*render)(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
+                        wk_error *err);
+    /* Appends the binary form of text input s[0..n); NULL: binary encoding unsupported. */
+    wk_status (*parse)(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
+                       wk_error *err);
+} wk__pg_rtype;
+/* The codec functions of a rendered type `t`: decode to TEXT (a wk_buf) or EVENTS, encode
+ * from TEXT (a wk_slice). */
+wk_status wk__pg_r_text(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                        size_t n, void *out, wk_arena *arena, wk_error *err);
+wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const uint8_t *p,
+                          size_t n, void *out, wk_arena *arena, wk_error *err);
+wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
+                          wk_buf *out, wk_error *err);
+/* The rendered built-in codecs (types_misc.c) and ranges (range.c), listed in builtins. */
+#define WK__PG_N_MISC 24
+#define WK__PG_N_RANGES 12
+extern const wk_pg_codec wk__pg_misc[WK__PG_N_MISC];
+extern const wk_pg_codec wk__pg_ranges[WK__PG_N_RANGES];
+
 #endif

@@ -6,7 +6,9 @@
  * - domains over a type the registry knows: the base type's codec under the domain's OIDs;
  * - arrays of any of these: through the codec's array OID (typarray);
  * - extension types found by name: citext (text-like) and hstore (its own codec, hstore.c);
- * - composite types: the record codec (composite.c) with the attribute names and types.
+ * - composite types: the record codec (composite.c) with the attribute names and types;
+ * - range and multirange types: the generic range codecs (range.c) over their subtype, whose
+ *   codec is found in the snapshot when a value is decoded (an unknown subtype fails there).
  * Codec structs and their OID arrays are allocated in one block per type and owned by the
  * new snapshot (wk_pg_registry_adopt), so they live exactly as long as it.
  */
@@ -22,9 +24,11 @@ static const char catalog_sql[] =
     "    AND NOT a.attisdropped) END, "
     "  CASE WHEN t.typtype = 'c' THEN (SELECT array_agg(a.atttypid ORDER BY a.attnum) "
     "    FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 "
-    "    AND NOT a.attisdropped) END "
+    "    AND NOT a.attisdropped) END, "
+    "  (SELECT r.rngsubtype FROM pg_range r WHERE r.rngtypid = t.oid "
+    "    OR r.rngmultitypid = t.oid) "
     "FROM pg_type t "
-    "WHERE t.oid >= 16384 AND (t.typtype IN ('e', 'd', 'c') "
+    "WHERE t.oid >= 16384 AND (t.typtype IN ('e', 'd', 'c', 'r', 'm') "
     "  OR (t.typtype = 'b' AND t.typname IN ('citext', 'hstore'))) "
     "ORDER BY t.typtype = 'd', t.oid";
 
@@ -33,6 +37,7 @@ typedef struct owned {
     wk_pg_oid oids[1];
     wk_pg_oid array_oids[1];
     wk_pg_composite *comp; /* composite types: attribute names and types */
+    wk_pg_range_type rng;   /* ranges and multiranges: the subtype */
 } owned;
 
 static void owned_free(void *p)
@@ -83,14 +88,9 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         return WK_ERR_IO;
     }
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        size_t n = strlen(PQerrorMessage(c->pg));
-        if (n >= sizeof c->message) {
-            n = sizeof c->message - 1;
-        }
-        memcpy(c->message, PQerrorMessage(c->pg), n);
-        c->message[n] = '\0';
+        wk_status st = wk__pq_take_error(c, r, "the catalog query failed", err);
         PQclear(r);
-        return wk__pg_fail(err, WK_ERR_IO, 0, "the catalog query failed");
+        return st;
     }
     int rows = PQntuples(r);
     owned **made = calloc((size_t)rows + 1, sizeof *made);
@@ -137,6 +137,8 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
                 break;
             }
             model = wk_pg_composite_codec();
+        } else if (kind == 'r' || kind == 'm') {
+            model = wk_pg_range_codec(kind == 'm');
         }
         if (model == NULL) {
             continue;
@@ -158,6 +160,10 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         o->comp = comp;
         if (comp != NULL) {
             o->codec.data = comp;
+        }
+        if (kind == 'r' || kind == 'm') {
+            o->rng.subtype = get_oid(r, i, 7);
+            o->codec.data = &o->rng;
         }
         made[n] = o;
         list[n] = &o->codec;

@@ -136,8 +136,7 @@ static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
     ExecStatusType s = PQresultStatus(r);
     wk_status st = WK_OK;
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-        set_message(c, PQerrorMessage(c->pg));
-        st = wk__pg_fail(err, WK_ERR_IO, 0, "setting up the session failed");
+        st = wk__pq_take_error(c, r, "setting up the session failed", err);
     }
     PQclear(r);
     return st;
@@ -172,14 +171,13 @@ WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *ba
         c->pg = PQconnectdbParams(keys, vals, 1);
     }
     if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
-        set_message(c, c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory");
-        return wk__pg_fail(err, WK_ERR_IO, 0, "cannot connect to the PostgreSQL server");
+        return wk__pq_connect_error(c, err);
     }
     PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
     wk_status st = run_simple(c,
                               "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
                               "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
-                              "SET extra_float_digits = 1",
+                              "SET extra_float_digits = 1; SET lc_monetary = 'C'",
                               err);
     if (st != WK_OK) {
         return st;
@@ -207,6 +205,7 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
         PQfinish(conn->pg);
     }
     wk_pg_registry_unref(conn->reg);
+    wk__pq_clear_error(conn);
     free(conn);
 }
 
@@ -233,8 +232,82 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
     return conn->message;
 }
 
-WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
-                            size_t n, PGresult **res, wk_error *err)
+/* FNV-1a over the statement text and its parameter types. Never 0 (0 marks empty slots). */
+static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++) {
+        h = (h ^ *p) * 1099511628211u;
+    }
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ types[i]) * 1099511628211u;
+    }
+    return h != 0 ? h : 1;
+}
+
+/* The result format for `sql`: binary when every result column has a binary decoder in the
+ * snapshot, else text. Describes the statement (prepared unnamed) the first time; then
+ * *prepared is set and the caller runs the prepared statement. On a server error the failed
+ * result is left in *res. */
+static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                               int *fmt, bool *prepared, PGresult **res, wk_error *err)
+{
+    uint64_t h = stmt_hash(sql, types, n);
+    wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
+    *prepared = false;
+    if (e->hash == h) {
+        *fmt = e->format;
+        return WK_OK;
+    }
+    PGresult *r = NULL;
+    if (c->broken) {
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    wk_status st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st; /* timed out or lost: the message is set */
+    }
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        *res = r;
+        return wk__pq_take_error(c, r, "the query failed", err);
+    }
+    PQclear(r);
+    r = NULL;
+    if (!PQsendDescribePrepared(c->pg, "")) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        *res = r;
+        return wk__pq_take_error(c, r, "describing the query failed", err);
+    }
+    *fmt = 1;
+    for (int i = 0; i < PQnfields(r); i++) {
+        if (wk_pg_registry_find_decoder(c->reg, PQftype(r, i), WK_PG_BINARY,
+                                        WK_PG_KIND_EVENTS) == NULL) {
+            *fmt = 0; /* a type without a binary decoder: the whole result in text */
+            break;
+        }
+    }
+    PQclear(r);
+    e->hash = h;
+    e->format = *fmt;
+    *prepared = true;
+    return WK_OK;
+}
+
+#define SEND_ASYNC 0x100u /* run_query: send only (wk_pq_send), results via wk_pq_next */
+
+/* wk_pq_exec and wk_pq_send: encodes the parameters, picks the result format, then runs the
+ * statement and waits (flags 0) or sends it (SEND_ASYNC, plus the WK_PQ_SEND_* flags). */
+static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                           size_t n, PGresult **res, unsigned flags, wk_error *err)
 {
     *res = NULL;
     if (n > 65535) {
@@ -276,6 +349,11 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
         } else {
             e = wk_pg_registry_find_encoder(conn->reg, f, p->kind);
         }
+        if (!text_unknown && e == NULL && p->kind == WK_PG_KIND_TEXT && p->oid != 0 &&
+            wk_pg_registry_find_encoder_for(conn->reg, p->oid, WK_PG_TEXT, p->kind) != NULL) {
+            text_unknown = true; /* a text-only type (aclitem, tsquery, ...) */
+            f = WK_PG_TEXT;
+        }
         if (!text_unknown && e == NULL && !(p->value == NULL && p->oid != 0)) {
             st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no encoder for a parameter's kind");
             break;
@@ -288,6 +366,25 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
             continue;
         }
         offs[i] = buf.len;
+        if (!text_unknown && p->kind == WK_PG_KIND_TEXT && e != NULL) {
+            /* a type whose text input wirekit does not parse goes as text */
+            size_t at = buf.len;
+            st = wk_pg_encode(e, p->value, &buf, err);
+            buf.len = st == WK_OK ? buf.len : at;
+            if (st == WK_ERR_UNSUPPORTED) {
+                text_unknown = true;
+                fmts[i] = (int)WK_PG_TEXT;
+                st = WK_OK;
+            } else if (st == WK_OK) {
+                lens[i] = (int)(buf.len - at);
+                if (buf.len - at > INT32_MAX) {
+                    st = wk__pg_fail(err, WK_ERR_LIMIT, i, "parameter longer than 2 GiB");
+                }
+                continue;
+            } else {
+                break;
+            }
+        }
         if (text_unknown) {
             const wk_slice *s = p->value;
             st = wk_buf_append(&buf, s->ptr, s->len);
@@ -315,23 +412,38 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
                       : buf.data == NULL  ? ""
                                           : (const char *)buf.data + offs[i];
         }
-        if (conn->broken) {
-            set_message(conn, "the connection was given up after a timeout");
-            st = wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
-        } else if (PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts, 1) == 0) {
-            set_message(conn, PQerrorMessage(conn->pg));
-            st = wk__pg_fail(err, WK_ERR_IO, 0, "cannot send the query");
-        } else {
-            st = wk__pq_wait(conn, res, err);
-        }
-        ExecStatusType s = *res != NULL ? PQresultStatus(*res) : PGRES_FATAL_ERROR;
-        if (st != WK_OK) {
-            /* timed out or lost: the message is set */
-        } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
-            set_message(conn, PQerrorMessage(conn->pg));
-            st = wk__pg_fail(err, WK_ERR_IO, 0, "the query failed");
-        } else {
-            set_message(conn, "");
+        int rfmt = 1;
+        bool prepared = false;
+        wk__pq_clear_error(conn);
+        st = result_format(conn, sql, types, n, &rfmt, &prepared, res, err);
+        if (st == WK_OK && (flags & SEND_ASYNC)) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "sending the query failed", err);
+            } else if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
+                st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
+            }
+        } else if (st == WK_OK) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "cannot send the query", err);
+            } else {
+                st = wk__pq_wait(conn, res, err); /* within the connection's deadline */
+            }
+            ExecStatusType s = *res != NULL ? PQresultStatus(*res) : PGRES_FATAL_ERROR;
+            if (st != WK_OK) {
+                /* timed out or lost: the message is set */
+            } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+                st = wk__pq_take_error(conn, *res, "the query failed", err);
+            } else {
+                set_message(conn, "");
+            }
         }
     }
     wk_buf_free(&buf);
@@ -343,4 +455,50 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
         free(vals);
     }
     return st;
+}
+
+WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, PGresult **res, wk_error *err)
+{
+    return run_query(conn, sql, params, n, res, 0, err);
+}
+
+WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                            size_t n, unsigned flags, wk_error *err)
+{
+    wk__pq_clear_error(conn);
+    if (flags & WK_PQ_SEND_SIMPLE) {
+        if (n != 0) {
+            return wk__pg_fail(err, WK_ERR_ARG, 0, "the simple protocol takes no parameters");
+        }
+        if (!PQsendQuery(conn->pg, sql)) {
+            return wk__pq_take_error(conn, NULL, "sending the query failed", err);
+        }
+        if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
+            return wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
+        }
+        return WK_OK;
+    }
+    PGresult *failed = NULL;
+    wk_status st = run_query(conn, sql, params, n, &failed, flags | SEND_ASYNC, err);
+    PQclear(failed); /* a describe failure: wk_pq_last_error has its fields */
+    return st;
+}
+
+WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err)
+{
+    *res = PQgetResult(conn->pg);
+    if (*res == NULL) {
+        if (PQstatus(conn->pg) == CONNECTION_BAD && wk_pq_last_error(conn) == NULL) {
+            return wk__pq_take_error(conn, NULL, "the connection was lost", err);
+        }
+        return WK_ERR_EOF;
+    }
+    switch (PQresultStatus(*res)) {
+    case PGRES_SINGLE_TUPLE:
+    case PGRES_TUPLES_OK:
+    case PGRES_COMMAND_OK:
+    case PGRES_EMPTY_QUERY: return WK_OK;
+    default: return wk__pq_take_error(conn, *res, "the query failed", err);
+    }
 }

@@ -6,13 +6,32 @@
 
 #include "wirekit/pq.h"
 
+/* Result formats decided by describing a statement, by a hash of its text and types. */
+#define WK__PQ_FMT_CACHE 32
+typedef struct wk__pq_fmt_entry {
+    uint64_t hash; /* 0 = empty */
+    int format;    /* 1 binary, 0 text */
+} wk__pq_fmt_entry;
+
 struct wk_pq_conn {
     PGconn *pg;
     wk_pg_registry *reg; /* the snapshot this connection started with */
     char message[512];   /* last libpq / server error */
+    wk_pq_error last;    /* the last error, fields pointing into err_text */
+    char *err_text;      /* malloc'd copies of the last error's fields */
+    wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
 };
+
+/* Records the error of `r` (NULL: the connection's own message) as the connection's last
+ * error and returns WK_ERR_CONNECT when the connection is gone, else WK_ERR_SERVER, with
+ * `err` filled with `what`. */
+wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, wk_error *err);
+/* Records a connection failure (PQconnectdb) and returns WK_ERR_CONNECT. */
+wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err);
+/* Forgets the last error. */
+void wk__pq_clear_error(wk_pq_conn *c);
 
 /* Sends `sql` (simple protocol; params when nparams > 0 is handled by the caller through
  * PQsendQueryParams) and waits for its last result within the connection's deadline. On a

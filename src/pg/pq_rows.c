@@ -24,6 +24,13 @@ WK_API wk_status wk_pq_plan(const wk_pq_conn *conn, const PGresult *res, const w
         cols[i].format = PQfformat(res, i) == 1 ? WK_PG_BINARY : WK_PG_TEXT;
         cols[i].kind = kinds != NULL ? kinds[i] : WK_PG_KIND_EVENTS;
         cols[i].offset = offsets != NULL ? offsets[i] : 0;
+        wk_pg_kind k = cols[i].kind;
+        if (cols[i].format == WK_PG_TEXT &&
+            (k == WK_PG_KIND_TEXT || k == WK_PG_KIND_STR || k == WK_PG_KIND_VALUE ||
+             k == WK_PG_KIND_EVENTS) &&
+            wk_pg_registry_find_decoder(conn->reg, cols[i].oid, WK_PG_TEXT, k) == NULL) {
+            cols[i].oid = WK_PG_OID_TEXT; /* a type no codec knows: its text as it is */
+        }
     }
     wk_status st = wk_pg_plan_build(conn->reg, cols, (size_t)n, NULL, out, err);
     if (cols != stack) {

@@ -1,10 +1,13 @@
 /*
- * Composite types (records), decode only: binary (record_send: field count, then per field
+ * Composite types (records). Decode: binary (record_send: field count, then per field
  * its type OID, length or -1, bytes) and text (record_out: `(a,"b c",)`, empty for NULL,
  * quotes doubled inside quoted fields). Values decode to PostgreSQL's text output (and so to
  * a string in events and trees), each field rendered by its own type's decoder, found in the
  * decoder's registry -- one O(1) lookup per field, since a composite's field types are only
- * known once the catalog has been read.
+ * known once the catalog has been read. Encode (catalog composites, from PostgreSQL text
+ * input): the literal is split as record_in does (quotes with "" and backslash escapes, an
+ * empty unquoted field is NULL) and each field encoded in binary by its type's text encoder;
+ * a field type without one makes the whole value WK_ERR_UNSUPPORTED (sent as text).
  */
 #include <stdlib.h>
 
@@ -308,6 +311,138 @@ static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
     return st;
 }
 
+/* ---- encoding from text ---- */
+
+static bool rspace(uint8_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
+                         wk_error *err)
+{
+    const wk_pg_composite *c = e->codec->data;
+    if (c == NULL || e->reg == NULL) {
+        return wk__pg_fail(err, WK_ERR_UNSUPPORTED, 0,
+                           "an anonymous record is sent in the text format only");
+    }
+    size_t i = 0;
+    while (i < n && rspace(s[i])) {
+        i++;
+    }
+    while (n > i && rspace(s[n - 1])) {
+        n--;
+    }
+    if (i >= n || s[i] != '(' || s[n - 1] != ')') {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, i, "malformed record literal");
+    }
+    i++;
+    uint8_t w[8];
+    wk__pg_put32(w, (uint32_t)c->natts);
+    if (wk_buf_append(out, w, 4) != WK_OK) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a record");
+    }
+    wk_buf tok;
+    wk_buf_init(&tok, NULL, 0);
+    wk_status st = WK_OK;
+    for (size_t f = 0; f < c->natts && st == WK_OK; f++) {
+        if (f > 0) {
+            if (i >= n - 1 || s[i] != ',') {
+                st = wk__pg_fail(err, WK_ERR_SYNTAX, i, "too few fields in a record literal");
+                break;
+            }
+            i++;
+        }
+        wk_buf_clear(&tok);
+        bool any = false, bad = false;
+        while (i < n - 1 && s[i] != ',' && !bad) {
+            any = true;
+            if (s[i] == '"') {
+                i++;
+                for (;;) {
+                    if (i >= n - 1) {
+                        bad = true;
+                        break;
+                    }
+                    if (s[i] == '"') {
+                        if (s[i + 1] != '"') {
+                            i++;
+                            break;
+                        }
+                        i++;
+                    } else if (s[i] == '\\') {
+                        i++;
+                    }
+                    if (wk_buf_push(&tok, s[i]) != WK_OK) {
+                        bad = true;
+                        break;
+                    }
+                    i++;
+                }
+                continue;
+            }
+            if (s[i] == '\\' && i + 1 < n - 1) {
+                i++;
+            }
+            if (wk_buf_push(&tok, s[i]) != WK_OK) {
+                bad = true;
+            }
+            i++;
+        }
+        if (bad) {
+            st = wk__pg_fail(err, WK_ERR_SYNTAX, i, "malformed record field");
+            break;
+        }
+        wk__pg_put32(w, c->types[f]);
+        if (!any) {
+            wk__pg_put32(w + 4, UINT32_MAX); /* NULL */
+            st = wk_buf_append(out, w, 8) == WK_OK
+                     ? WK_OK
+                     : wk__pg_fail(err, WK_ERR_NOMEM, i, "out of memory for a record");
+            continue;
+        }
+        const wk_pg_encoder *fe =
+            wk_pg_registry_find_encoder_for(e->reg, c->types[f], WK_PG_BINARY, WK_PG_KIND_TEXT);
+        if (fe == NULL) {
+            st = wk__pg_fail(err, WK_ERR_UNSUPPORTED, i,
+                             "a field type has no binary encoder: sent as text");
+            break;
+        }
+        size_t at = out->len;
+        if (wk_buf_append(out, w, 8) != WK_OK) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, i, "out of memory for a record");
+            break;
+        }
+        wk_slice v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
+        st = wk_pg_encode(fe, &v, out, err);
+        if (st == WK_OK) {
+            wk__pg_put32(out->data + at + 4, (uint32_t)(out->len - at - 8));
+        }
+    }
+    if (st == WK_OK && i != n - 1) {
+        st = wk__pg_fail(err, WK_ERR_SYNTAX, i, "too many fields in a record literal");
+    }
+    wk_buf_free(&tok);
+    return st;
+}
+
+static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
+{
+    const wk_slice *v = in;
+    const uint8_t *s = (const uint8_t *)v->ptr;
+    if (e->format == WK_PG_TEXT) {
+        return wk_buf_append(out, s, v->len) == WK_OK
+                   ? WK_OK
+                   : wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a record");
+    }
+    size_t start = out->len;
+    wk_status st = enc_bin(e, s, v->len, out, err);
+    if (st != WK_OK) {
+        out->len = start;
+    }
+    return st;
+}
+
 static const wk_pg_oid record_oid[1] = {2249}; /* "record": anonymous row values */
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)
@@ -318,7 +453,7 @@ const wk_pg_codec wk__pg_composite_codec = {
     1,
     WK_PG_BOTH_FORMATS,
     K(TEXT) | K(VALUE) | K(EVENTS),
-    0,
+    K(TEXT),
     0,
     0,
     {{[WK_PG_KIND_TEXT] = dec_text,
@@ -327,7 +462,7 @@ const wk_pg_codec wk__pg_composite_codec = {
      {[WK_PG_KIND_TEXT] = dec_text,
       [WK_PG_KIND_VALUE] = wk__pg_dec_value,
       [WK_PG_KIND_EVENTS] = dec_events}},
-    {{NULL}, {NULL}},
+    {{[WK_PG_KIND_TEXT] = enc_text}, {[WK_PG_KIND_TEXT] = enc_text}},
     NULL};
 
 const wk_pg_codec *wk_pg_composite_codec(void)

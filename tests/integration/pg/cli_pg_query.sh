@@ -22,7 +22,58 @@ mp=$("$wirekit" pg query --dsn "$WK_PG_DSN" --format msgpack "SELECT 1 AS a, 0.5
 if [ "$mp" != "82a16101a166cb3fe0000000000000" ]; then
   echo "msgpack output differs: $mp"; exit 1
 fi
-if "$wirekit" pg query --dsn "$WK_PG_DSN" "SELECT 1/0" 2>/dev/null; then
-  echo "a failing query must exit non-zero"; exit 1
+tmp=${TMPDIR:-/tmp}/wk-cli-pg.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+
+# A server error prints as psql prints it and exits 1.
+set +e
+"$wirekit" pg query --dsn "$WK_PG_DSN" "SELECT 1/0" >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" = 1 ] || { echo "a failing query must exit 1, got $rc"; exit 1; }
+[ "$(cat "$tmp/err")" = "ERROR:  division by zero" ] || { echo "error text:"; cat "$tmp/err"; exit 1; }
+set +e
+"$wirekit" pg query --dsn "$WK_PG_DSN" "SELECT 1,
+  2 FROM FROM" >/dev/null 2>"$tmp/err"
+set -e
+printf 'ERROR:  syntax error at or near "FROM"\nLINE 2:   2 FROM FROM\n                 ^\n' > "$tmp/want"
+cmp -s "$tmp/err" "$tmp/want" || { echo "syntax error text:"; cat "$tmp/err"; exit 1; }
+
+# A connection failure exits 2, as psql.
+set +e
+"$wirekit" pg query --dsn "host=127.0.0.1 port=1 connect_timeout=5" "SELECT 1" >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" = 2 ] || { echo "a connection failure must exit 2, got $rc"; exit 1; }
+
+# Several statements, command tags (stderr for JSON), NULL parameters, duplicate names,
+# SQL NULL vs JSON null, rows as arrays.
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" "CREATE TEMP TABLE t (a int); INSERT INTO t VALUES (1), (2);
+  SELECT a, a AS a, NULL::jsonb AS j, 'null'::jsonb AS k FROM t ORDER BY a" 2>"$tmp/tags")
+want='{"a":1,"a_2":1,"k":null}
+{"a":2,"a_2":2,"k":null}'
+[ "$out" = "$want" ] || { echo "multi-statement output: $out"; exit 1; }
+[ "$(cat "$tmp/tags")" = "CREATE TABLE
+INSERT 0 2" ] || { echo "command tags:"; cat "$tmp/tags"; exit 1; }
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" --null '\N' --rows-as arrays \
+  'SELECT $1::int IS NULL, $2::text, NULL::json, $3::json' '\N' 'x' 'null')
+[ "$out" = '[true,"x",null,"null"]' ] || { echo "arrays/--null output: $out"; exit 1; }
+
+# No --dsn: the libpq environment, here a service file naming the test server.
+{ echo "[wk_test]"; for kv in $WK_PG_DSN; do echo "$kv"; done; } > "$tmp/pg_service.conf"
+out=$(env -u WK_PG_DSN PGSERVICEFILE="$tmp/pg_service.conf" PGSERVICE=wk_test \
+  "$wirekit" pg query 'SELECT current_database() AS db')
+[ "$out" = '{"db":"postgres"}' ] || { echo "service-file connection: $out"; exit 1; }
+
+# CSV byte-identical to psql --csv (when psql is installed).
+if command -v psql >/dev/null 2>&1; then
+  q="CREATE TEMP TABLE c (a int, b text); INSERT INTO c VALUES (1, 'x,y'), (2, NULL), (3, ''),
+     (4, E'a\"b\nc'), (5, '\\.'); SELECT a, b, b AS a, a > 2 AS big, 0.1::float8 AS f,
+     '(1,2)'::point AS p, int4range(a, 9) AS r, 'wirekit=r/wirekit'::aclitem AS acl,
+     array[b, NULL] AS arr, '{\"k\": [1, null]}'::jsonb AS j FROM c ORDER BY 1;
+     UPDATE c SET a = a; SELECT 1 WHERE false"
+  "$wirekit" pg query --dsn "$WK_PG_DSN" --format csv "$q" > "$tmp/wk.csv"
+  psql "$WK_PG_DSN" -X --csv -c "$q" > "$tmp/psql.csv"
+  cmp "$tmp/wk.csv" "$tmp/psql.csv" || { diff "$tmp/wk.csv" "$tmp/psql.csv"; exit 1; }
 fi
-echo "wirekit pg query: json and msgpack outputs match"
+echo "wirekit pg query: json, msgpack and csv outputs, errors and exit statuses match"

@@ -532,8 +532,8 @@ WK_TEST(test_pg_server_rows_as_events_and_trees)
     wk_pg_plan_free(plan);
     wk_arena_free(&arena);
     PQclear(r);
-    /* A server error surfaces as WK_ERR_IO with the server's message. */
-    CHECK_STATUS(wk_pq_exec(conn, "SELECT 1/0", NULL, 0, &r, &err), WK_ERR_IO);
+    /* A server error is WK_ERR_SERVER with the server's message. */
+    CHECK_STATUS(wk_pq_exec(conn, "SELECT 1/0", NULL, 0, &r, &err), WK_ERR_SERVER);
     CHECK(strstr(wk_pq_conn_message(conn), "division by zero") != NULL);
     PQclear(r);
 }

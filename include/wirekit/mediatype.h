@@ -6,7 +6,8 @@
  * Default mode is the WHATWG MIME Sniffing Standard ("parse a MIME type" over bytes, each
  * byte one code point, as in "parse a MIME type from bytes"); WK_MT_STRICT is RFC 9110's
  * grammar, where any error rejects. Parsing allocates nothing: the result is a struct of views
- * into the input, in the input's case; the canonical (lowercase) form appears on output.
+ * into the input (parameters in the input's case) and a lowercase essence; the canonical
+ * form, names lowercased too, appears on output.
  *
  * A wk_media_type is a plain value: zero-initialised it is empty, a struct assignment copies
  * it, and nothing in it is owned (there is nothing to free). The essence, type and subtype

@@ -140,8 +140,9 @@ WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_me
 /**
  * Makes *mt from an essence ("type/subtype", any case) and `n` parameters whose `value` is
  * the plain value (no quotes or escapes; `quoted`/`escaped` are ignored and cleared). Views
- * only (the essence is copied in lower case when not well-known and not lowercase): names
- * and values must outlive *mt. *mt needs no initialisation. Returns WK_ERR_SYNTAX
+ * only: names, values and a lowercase essence must outlive *mt (an essence written with
+ * capitals is copied, lowercased, into *mt; a well-known one views the table). *mt needs no
+ * initialisation. Returns WK_ERR_SYNTAX
  * (err->offset is the index of the bad parameter + 1, or 0 for the essence) when the essence
  * is not token "/" token, a name is not a token, or a value has a byte outside TAB,
  * 0x20-0x7E, 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS or

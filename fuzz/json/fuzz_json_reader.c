@@ -2,7 +2,8 @@
  * Fuzz harness for the JSON readers. Any input: the fused tree parser and the event reader
  * (through wk_value_decode) must agree on the status and, when both accept, on the tree;
  * an accepted tree written compactly (tree walker and event writer alike) must read back as
- * the same tree. The first byte picks reader options so all modes get exercised. Any
+ * the same tree, and written into fixed buffers too short for it, must give a prefix of that
+ * text and WK_ERR_LIMIT. The first byte picks reader options so all modes get exercised. Any
  * disagreement traps.
  */
 #include <stdint.h>
@@ -69,6 +70,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         }
         if (w1 == WK_OK) {
+            /* The compact walker into fixed buffers of exactly the size given (heap blocks,
+             * so a store past the room traps under ASan): short of the full size it fails
+             * with WK_ERR_LIMIT after writing a prefix of the text, at full size it writes
+             * the text. */
+            size_t caps[4] = {out.len, out.len - (out.len != 0), out.len / 2, out.len / 3};
+            for (int k = 0; k < 4; k++) {
+                uint8_t *mem = malloc(caps[k] != 0 ? caps[k] : 1);
+                if (mem == NULL) {
+                    break;
+                }
+                wk_buf fixed;
+                wk_buf_init_fixed(&fixed, mem, caps[k]);
+                wk_status wf = wk_json_encode_value(fused, &wo, &fixed, NULL);
+                if (wf != (caps[k] == out.len ? WK_OK : WK_ERR_LIMIT) || fixed.len > caps[k] ||
+                    (fixed.len != 0 && memcmp(mem, out.data, fixed.len) != 0) ||
+                    (wf == WK_OK && fixed.len != out.len)) {
+                    __builtin_trap();
+                }
+                free(mem);
+            }
             wk_read_opts back = {.flags = (flags & WK_JSON_READ_RAW_NUMBERS) | WK_JSON_READ_NAN_INF, .max_depth = 0};
             wk_value *again = NULL;
             wk_arena_reset(&a2);

@@ -28,6 +28,15 @@
 extern "C" {
 #endif
 
+/* The hot inline writers and encoders are always inlined: at -O2 GCC otherwise leaves the
+ * larger ones (wk_mp_writer_str, wk_mp_writer_int) out of line in a caller writing many fields,
+ * which doubles the instructions of a small record. */
+#if defined(__GNUC__)
+#define WK__MP_HOT static inline __attribute__((always_inline))
+#else
+#define WK__MP_HOT static inline
+#endif
+
 /** Default nesting limit of readers, scans and tree decoders. */
 #define WK_MP_DEFAULT_MAX_DEPTH 512u
 /** The MessagePack extension type of timestamps. */
@@ -95,7 +104,7 @@ WK_API void wk_mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t 
 /* Internal: the cursor bound of the one-compare check for writes of up to WK__MP_SLACK
  * bytes: `pos < lim` exactly when end - pos >= 32 (a real buffer never ends below address
  * 32). 0, which no cursor passes, when there is no buffer. */
-static inline uintptr_t wk__mp_lim(const uint8_t *end)
+WK__MP_HOT uintptr_t wk__mp_lim(const uint8_t *end)
 {
     return end != NULL ? (uintptr_t)end - (WK__MP_SLACK - 1u) : 0u;
 }
@@ -105,7 +114,7 @@ static inline uintptr_t wk__mp_lim(const uint8_t *end)
  * Allocates nothing. `out` must stay valid until wk_mp_writer_finish(); the caller must not
  * touch `out` in between except through the writer. (Inline: it only sets fields.)
  */
-static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
+WK__MP_HOT void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
 {
     w->out = out;
     if (out->data != NULL) {
@@ -136,7 +145,7 @@ static inline void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
 WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);
 
 /** Bytes in `out` as the writer sees them (including what flush has not synced yet). */
-static inline size_t wk_mp_writer_size(const wk_mp_writer *w)
+WK__MP_HOT size_t wk_mp_writer_size(const wk_mp_writer *w)
 {
     return w->pos == NULL ? w->out->len : (size_t)(w->pos - w->out->data);
 }
@@ -194,19 +203,19 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w);
 /** Latches `code` with static message `msg` unless an error is already latched. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);
 
-static inline uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
+WK__MP_HOT uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
 {
     v = __builtin_bswap16(v);
     memcpy(p, &v, 2);
     return p + 2;
 }
-static inline uint8_t *wk__mp_store32(uint8_t *p, uint32_t v)
+WK__MP_HOT uint8_t *wk__mp_store32(uint8_t *p, uint32_t v)
 {
     v = __builtin_bswap32(v);
     memcpy(p, &v, 4);
     return p + 4;
 }
-static inline uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
+WK__MP_HOT uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
 {
     v = __builtin_bswap64(v);
     memcpy(p, &v, 8);
@@ -230,7 +239,7 @@ static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)
 }
 
 /** True when `n` more bytes fit, growing the buffer if needed. */
-static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
+WK__MP_HOT bool wk__mp_room(wk_mp_writer *w, size_t n)
 {
     /* While pos < lim the capacity ends at lim + 31. */
     uintptr_t p = (uintptr_t)w->pos;
@@ -245,7 +254,7 @@ static inline bool wk__mp_room(wk_mp_writer *w, size_t n)
 
 /* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
 /** Encodes an unsigned integer in its shortest form into `p`; returns the new end. */
-static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
+WK__MP_HOT uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
 {
     if (u <= 0x7f) {
         *p = (uint8_t)u;
@@ -269,7 +278,7 @@ static inline uint8_t *wk_mp_encode_uint(uint8_t *p, uint64_t u)
 }
 
 /** Encodes a signed integer in its shortest form (non-negative ones as unsigned). */
-static inline uint8_t *wk_mp_encode_int(uint8_t *p, int64_t i)
+WK__MP_HOT uint8_t *wk_mp_encode_int(uint8_t *p, int64_t i)
 {
     if (i >= 0) {
         return wk_mp_encode_uint(p, (uint64_t)i);
@@ -296,7 +305,7 @@ static inline uint8_t *wk_mp_encode_int(uint8_t *p, int64_t i)
 }
 
 /* Header of a str/bin/array/map of `n` (tag bytes: fix base or 0 when none, 8/16/32). */
-static inline uint8_t *wk__mp_encode_header(uint8_t *p, uint32_t n, uint32_t fixmax,
+WK__MP_HOT uint8_t *wk__mp_encode_header(uint8_t *p, uint32_t n, uint32_t fixmax,
                                             uint8_t fixbase, uint8_t t8, uint8_t t16,
                                             uint8_t t32)
 {
@@ -318,12 +327,12 @@ static inline uint8_t *wk__mp_encode_header(uint8_t *p, uint32_t n, uint32_t fix
 }
 
 /** Encodes the header of a str of `len` bytes (fixstr, str8, str16 or str32). */
-static inline uint8_t *wk_mp_encode_str_header(uint8_t *p, uint32_t len)
+WK__MP_HOT uint8_t *wk_mp_encode_str_header(uint8_t *p, uint32_t len)
 {
     return wk__mp_encode_header(p, len, 31, 0xa0, 0xd9, 0xda, 0xdb);
 }
 /** Encodes the header of a bin of `len` bytes (bin8, bin16 or bin32). */
-static inline uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
+WK__MP_HOT uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
 {
     if (len <= 0xff) {
         p[0] = 0xc4;
@@ -338,12 +347,12 @@ static inline uint8_t *wk_mp_encode_bin_header(uint8_t *p, uint32_t len)
     return wk__mp_store32(p + 1, len);
 }
 /** Encodes the header of an array of `n` elements. */
-static inline uint8_t *wk_mp_encode_array_header(uint8_t *p, uint32_t n)
+WK__MP_HOT uint8_t *wk_mp_encode_array_header(uint8_t *p, uint32_t n)
 {
     return wk__mp_encode_header(p, n, 15, 0x90, 0, 0xdc, 0xdd);
 }
 /** Encodes the header of a map of `n` key/value pairs. */
-static inline uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
+WK__MP_HOT uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
 {
     return wk__mp_encode_header(p, n, 15, 0x80, 0, 0xde, 0xdf);
 }
@@ -351,12 +360,12 @@ static inline uint8_t *wk_mp_encode_map_header(uint8_t *p, uint32_t n)
 /* ---- sizes (msgpuck-style twins of the writers) ---- */
 
 /** Bytes wk_mp_writer_uint(u) writes. */
-static inline size_t wk_mp_sizeof_uint(uint64_t u)
+WK__MP_HOT size_t wk_mp_sizeof_uint(uint64_t u)
 {
     return u <= 0x7f ? 1 : u <= 0xff ? 2 : u <= 0xffff ? 3 : u <= 0xffffffffu ? 5 : 9;
 }
 /** Bytes wk_mp_writer_int(i) writes. */
-static inline size_t wk_mp_sizeof_int(int64_t i)
+WK__MP_HOT size_t wk_mp_sizeof_int(int64_t i)
 {
     if (i >= 0) {
         return wk_mp_sizeof_uint((uint64_t)i);
@@ -364,57 +373,57 @@ static inline size_t wk_mp_sizeof_int(int64_t i)
     return i >= -32 ? 1 : i >= INT8_MIN ? 2 : i >= INT16_MIN ? 3 : i >= INT32_MIN ? 5 : 9;
 }
 /** Bytes of a nil (1). */
-static inline size_t wk_mp_sizeof_nil(void)
+WK__MP_HOT size_t wk_mp_sizeof_nil(void)
 {
     return 1;
 }
 /** Bytes of a bool (1). */
-static inline size_t wk_mp_sizeof_bool(void)
+WK__MP_HOT size_t wk_mp_sizeof_bool(void)
 {
     return 1;
 }
 /** Bytes of a float32 (5). */
-static inline size_t wk_mp_sizeof_float(void)
+WK__MP_HOT size_t wk_mp_sizeof_float(void)
 {
     return 5;
 }
 /** Bytes of a float64 (9). */
-static inline size_t wk_mp_sizeof_double(void)
+WK__MP_HOT size_t wk_mp_sizeof_double(void)
 {
     return 9;
 }
 /** Header bytes of a str of `len` bytes (add `len` for the whole value). */
-static inline size_t wk_mp_sizeof_str_header(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_str_header(uint32_t len)
 {
     return len <= 31 ? 1 : len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
 }
 /** Bytes wk_mp_writer_str(s, len) writes (header + data). */
-static inline size_t wk_mp_sizeof_str(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_str(uint32_t len)
 {
     return wk_mp_sizeof_str_header(len) + len;
 }
 /** Bytes of the header of a bin of `len` bytes. */
-static inline size_t wk_mp_sizeof_bin_header(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_bin_header(uint32_t len)
 {
     return len <= 0xff ? 2 : len <= 0xffff ? 3 : 5;
 }
 /** Bytes of a whole bin of `len` bytes. */
-static inline size_t wk_mp_sizeof_bin(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_bin(uint32_t len)
 {
     return wk_mp_sizeof_bin_header(len) + len;
 }
 /** Header bytes of an array of `n` elements. */
-static inline size_t wk_mp_sizeof_array(uint32_t n)
+WK__MP_HOT size_t wk_mp_sizeof_array(uint32_t n)
 {
     return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
 }
 /** Header bytes of a map of `n` pairs. */
-static inline size_t wk_mp_sizeof_map(uint32_t n)
+WK__MP_HOT size_t wk_mp_sizeof_map(uint32_t n)
 {
     return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
 }
 /** Header bytes of an extension of `len` data bytes (add `len` for the whole value). */
-static inline size_t wk_mp_sizeof_ext_header(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_ext_header(uint32_t len)
 {
     if (len == 1 || len == 2 || len == 4 || len == 8 || len == 16) {
         return 2;
@@ -422,12 +431,12 @@ static inline size_t wk_mp_sizeof_ext_header(uint32_t len)
     return len <= 0xff ? 3 : len <= 0xffff ? 4 : 6;
 }
 /** Bytes of a whole ext of `len` data bytes. */
-static inline size_t wk_mp_sizeof_ext(uint32_t len)
+WK__MP_HOT size_t wk_mp_sizeof_ext(uint32_t len)
 {
     return wk_mp_sizeof_ext_header(len) + len;
 }
 /** Bytes wk_mp_writer_timestamp(sec, nsec) writes: 6, 10 or 15. */
-static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
+WK__MP_HOT size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
 {
     if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
         return (nsec == 0 && (uint64_t)sec >> 32 == 0) ? 6 : 10;
@@ -436,26 +445,26 @@ static inline size_t wk_mp_sizeof_timestamp(int64_t sec, uint32_t nsec)
 }
 
 /** Encodes nil into `p`; returns the new end. */
-static inline uint8_t *wk_mp_encode_nil(uint8_t *p)
+WK__MP_HOT uint8_t *wk_mp_encode_nil(uint8_t *p)
 {
     *p = 0xc0;
     return p + 1;
 }
 /** Encodes a bool into `p`; returns the new end. */
-static inline uint8_t *wk_mp_encode_bool(uint8_t *p, bool b)
+WK__MP_HOT uint8_t *wk_mp_encode_bool(uint8_t *p, bool b)
 {
     *p = b ? 0xc3 : 0xc2;
     return p + 1;
 }
 /** Header and bytes of a str; needs wk_mp_sizeof_str(len) bytes of room. */
-static inline uint8_t *wk_mp_encode_str(uint8_t *p, const char *s, uint32_t len)
+WK__MP_HOT uint8_t *wk_mp_encode_str(uint8_t *p, const char *s, uint32_t len)
 {
     p = wk_mp_encode_str_header(p, len);
     memcpy(p, s, len);
     return p + len;
 }
 /** Encodes a float64 into `p`; returns the new end. */
-static inline uint8_t *wk_mp_encode_double(uint8_t *p, double d)
+WK__MP_HOT uint8_t *wk_mp_encode_double(uint8_t *p, double d)
 {
     uint64_t bits;
     memcpy(&bits, &d, 8);
@@ -470,12 +479,12 @@ static inline uint8_t *wk_mp_encode_double(uint8_t *p, double d)
  * functions (size them with the wk_mp_sizeof_* twins), or NULL once the writer has failed.
  * Hand the advanced cursor back with wk_mp_writer_commit(); it must not pass cursor + n.
  */
-static inline uint8_t *wk_mp_writer_ensure(wk_mp_writer *w, size_t n)
+WK__MP_HOT uint8_t *wk_mp_writer_ensure(wk_mp_writer *w, size_t n)
 {
     return wk__mp_room(w, n) ? w->pos : NULL;
 }
 /** Ends a pre-sized write started by wk_mp_writer_ensure(). */
-static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
+WK__MP_HOT void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
 {
     w->pos = p;
 }
@@ -483,7 +492,7 @@ static inline void wk_mp_writer_commit(wk_mp_writer *w, uint8_t *p)
 /* ---- writers (sticky error: a no-op once the writer has failed) ---- */
 
 /** Writes nil. */
-static inline void wk_mp_writer_nil(wk_mp_writer *w)
+WK__MP_HOT void wk_mp_writer_nil(wk_mp_writer *w)
 {
     if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
@@ -492,7 +501,7 @@ static inline void wk_mp_writer_nil(wk_mp_writer *w)
     }
 }
 /** Writes a bool. */
-static inline void wk_mp_writer_bool(wk_mp_writer *w, bool b)
+WK__MP_HOT void wk_mp_writer_bool(wk_mp_writer *w, bool b)
 {
     if (WK__MP_SMALL(w, 1)) {
         uint8_t *p = w->pos;
@@ -501,7 +510,7 @@ static inline void wk_mp_writer_bool(wk_mp_writer *w, bool b)
     }
 }
 /** Writes `u` in the shortest form (positive fixint, uint8/16/32/64). */
-static inline void wk_mp_writer_uint(wk_mp_writer *w, uint64_t u)
+WK__MP_HOT void wk_mp_writer_uint(wk_mp_writer *w, uint64_t u)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_uint(u))) {
         w->pos = wk_mp_encode_uint(w->pos, u);
@@ -509,14 +518,14 @@ static inline void wk_mp_writer_uint(wk_mp_writer *w, uint64_t u)
 }
 /** Writes `i` in the shortest form; non-negative values use the unsigned forms (as every
  *  MessagePack implementation does), negative ones negative fixint or int8/16/32/64. */
-static inline void wk_mp_writer_int(wk_mp_writer *w, int64_t i)
+WK__MP_HOT void wk_mp_writer_int(wk_mp_writer *w, int64_t i)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_int(i))) {
         w->pos = wk_mp_encode_int(w->pos, i);
     }
 }
 /** Writes a float32. */
-static inline void wk_mp_writer_float(wk_mp_writer *w, float f)
+WK__MP_HOT void wk_mp_writer_float(wk_mp_writer *w, float f)
 {
     if (WK__MP_SMALL(w, 5)) {
         uint32_t bits;
@@ -527,7 +536,7 @@ static inline void wk_mp_writer_float(wk_mp_writer *w, float f)
     }
 }
 /** Writes a float64. */
-static inline void wk_mp_writer_double(wk_mp_writer *w, double d)
+WK__MP_HOT void wk_mp_writer_double(wk_mp_writer *w, double d)
 {
     if (WK__MP_SMALL(w, 9)) {
         uint64_t bits;
@@ -539,7 +548,7 @@ static inline void wk_mp_writer_double(wk_mp_writer *w, double d)
 }
 /** Writes a str header for `len` bytes; the caller writes the bytes next (wk_mp_writer_raw).
  *  `len` above 2^32-1 latches WK_ERR_RANGE. */
-static inline void wk_mp_writer_str_header(wk_mp_writer *w, size_t len)
+WK__MP_HOT void wk_mp_writer_str_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
         wk__mp_latch(w, WK_ERR_RANGE, "string longer than 2^32-1 bytes");
@@ -548,7 +557,7 @@ static inline void wk_mp_writer_str_header(wk_mp_writer *w, size_t len)
     }
 }
 /** Writes `len` bytes verbatim (pre-encoded MessagePack, or the data after a header). */
-static inline void wk_mp_writer_raw(wk_mp_writer *w, const void *p, size_t len)
+WK__MP_HOT void wk_mp_writer_raw(wk_mp_writer *w, const void *p, size_t len)
 {
     if (len != 0 && wk__mp_room(w, len)) {
         uint8_t *d = w->pos;
@@ -559,7 +568,7 @@ static inline void wk_mp_writer_raw(wk_mp_writer *w, const void *p, size_t len)
 /** Writes the string `s[0..len)` (fixstr/str8/16/32), header and bytes in one go: when they
  *  do not fit, nothing of the value is written. The bytes are not checked for UTF-8. `len`
  *  above 2^32-1 latches WK_ERR_RANGE. */
-static inline void wk_mp_writer_str(wk_mp_writer *w, const char *s, size_t len)
+WK__MP_HOT void wk_mp_writer_str(wk_mp_writer *w, const char *s, size_t len)
 {
     /* A fixstr is at most 32 bytes: one compare for header and bytes. */
     uint8_t *p = w->pos;
@@ -580,7 +589,7 @@ static inline void wk_mp_writer_str(wk_mp_writer *w, const char *s, size_t len)
     }
 }
 /** Writes a bin header for `len` bytes (bin8/16/32); the data follows with wk_mp_writer_raw. */
-static inline void wk_mp_writer_bin_header(wk_mp_writer *w, size_t len)
+WK__MP_HOT void wk_mp_writer_bin_header(wk_mp_writer *w, size_t len)
 {
     if (len > UINT32_MAX) {
         wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
@@ -589,7 +598,7 @@ static inline void wk_mp_writer_bin_header(wk_mp_writer *w, size_t len)
     }
 }
 /** Writes binary data `p[0..len)` (bin8/16/32), header and bytes in one go. */
-static inline void wk_mp_writer_bin(wk_mp_writer *w, const void *p, size_t len)
+WK__MP_HOT void wk_mp_writer_bin(wk_mp_writer *w, const void *p, size_t len)
 {
     if (len > UINT32_MAX || len > SIZE_MAX - 5) {
         wk__mp_latch(w, WK_ERR_RANGE, "binary longer than 2^32-1 bytes");
@@ -602,14 +611,14 @@ static inline void wk_mp_writer_bin(wk_mp_writer *w, const void *p, size_t len)
     }
 }
 /** Writes an array header of `n` elements; the elements follow. */
-static inline void wk_mp_writer_begin_array(wk_mp_writer *w, uint32_t n)
+WK__MP_HOT void wk_mp_writer_begin_array(wk_mp_writer *w, uint32_t n)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_array(n))) {
         w->pos = wk_mp_encode_array_header(w->pos, n);
     }
 }
 /** Writes a map header of `n` key/value pairs; 2n values follow. */
-static inline void wk_mp_writer_begin_map(wk_mp_writer *w, uint32_t n)
+WK__MP_HOT void wk_mp_writer_begin_map(wk_mp_writer *w, uint32_t n)
 {
     if (WK__MP_SMALL(w, wk_mp_sizeof_map(n))) {
         w->pos = wk_mp_encode_map_header(w->pos, n);
@@ -706,7 +715,7 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r);
 WK_API wk_status wk_mp_reader_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want);
 
 /** Reads a str (any width) as a view into the input. */
-static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t *len)
+WK__MP_HOT wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t *len)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end && !r->strict_utf8, 1)) {
@@ -730,7 +739,7 @@ static inline wk_status wk_mp_reader_str(wk_mp_reader *r, const char **s, size_t
 }
 
 /** Reads a bin (any width) as a view into the input. */
-static inline wk_status wk_mp_reader_bin(wk_mp_reader *r, const void **data, size_t *len)
+WK__MP_HOT wk_status wk_mp_reader_bin(wk_mp_reader *r, const void **data, size_t *len)
 {
     wk_event ev;
     wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_BIN);
@@ -743,7 +752,7 @@ static inline wk_status wk_mp_reader_bin(wk_mp_reader *r, const void **data, siz
 
 /** Reads an integer of any width that fits int64 (WK_ERR_RANGE for larger uint64 values,
  *  nothing consumed). */
-static inline wk_status wk_mp_reader_int(wk_mp_reader *r, int64_t *out)
+WK__MP_HOT wk_status wk_mp_reader_int(wk_mp_reader *r, int64_t *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -765,7 +774,7 @@ static inline wk_status wk_mp_reader_int(wk_mp_reader *r, int64_t *out)
 
 /** Reads a non-negative integer of any width (WK_ERR_RANGE for negative ones, nothing
  *  consumed). */
-static inline wk_status wk_mp_reader_uint(wk_mp_reader *r, uint64_t *out)
+WK__MP_HOT wk_status wk_mp_reader_uint(wk_mp_reader *r, uint64_t *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -786,7 +795,7 @@ static inline wk_status wk_mp_reader_uint(wk_mp_reader *r, uint64_t *out)
 }
 
 /** Reads a bool. */
-static inline wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
+WK__MP_HOT wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
 {
     const uint8_t *p = r->pos;
     if (__builtin_expect(r->left != 0 && p != r->end, 1)) {
@@ -807,14 +816,14 @@ static inline wk_status wk_mp_reader_bool(wk_mp_reader *r, bool *out)
 }
 
 /** Reads nil. */
-static inline wk_status wk_mp_reader_nil(wk_mp_reader *r)
+WK__MP_HOT wk_status wk_mp_reader_nil(wk_mp_reader *r)
 {
     wk_event ev;
     return wk_mp_reader_read_slow(r, &ev, WK_EV_NIL);
 }
 
 /** Reads a float32 or float64 (integers are WK_ERR_TYPE). */
-static inline wk_status wk_mp_reader_double(wk_mp_reader *r, double *out)
+WK__MP_HOT wk_status wk_mp_reader_double(wk_mp_reader *r, double *out)
 {
     wk_event ev;
     wk_status st = wk_mp_reader_read_slow(r, &ev, WK_EV_FLOAT);
@@ -825,7 +834,7 @@ static inline wk_status wk_mp_reader_double(wk_mp_reader *r, double *out)
 }
 
 /** Opens a map (any width): `*n` pairs follow, 2n values; close it with wk_mp_reader_end. */
-static inline wk_status wk_mp_reader_begin_map(wk_mp_reader *r, uint32_t *n)
+WK__MP_HOT wk_status wk_mp_reader_begin_map(wk_mp_reader *r, uint32_t *n)
 {
     const uint8_t *p = r->pos;
     uint32_t d = r->depth;
@@ -851,7 +860,7 @@ static inline wk_status wk_mp_reader_begin_map(wk_mp_reader *r, uint32_t *n)
 }
 
 /** Opens an array (any width): `*n` elements follow; close it with wk_mp_reader_end. */
-static inline wk_status wk_mp_reader_begin_array(wk_mp_reader *r, uint32_t *n)
+WK__MP_HOT wk_status wk_mp_reader_begin_array(wk_mp_reader *r, uint32_t *n)
 {
     const uint8_t *p = r->pos;
     uint32_t d = r->depth;
@@ -879,7 +888,7 @@ static inline wk_status wk_mp_reader_begin_array(wk_mp_reader *r, uint32_t *n)
 WK_API wk_status wk_mp_reader_end_slow(wk_mp_reader *r);
 /** Closes the innermost open container. WK_ERR_STATE (not latched, nothing changes) when
  *  elements remain or no container is open. */
-static inline wk_status wk_mp_reader_end(wk_mp_reader *r)
+WK__MP_HOT wk_status wk_mp_reader_end(wk_mp_reader *r)
 {
     uint32_t d = r->depth - 1u; /* wraps when nothing is open, and fails the check */
     if (__builtin_expect(r->left == 0 && d < r->fast_depth, 1)) {
@@ -895,7 +904,7 @@ static inline wk_status wk_mp_reader_end(wk_mp_reader *r)
 WK_API wk_status wk_mp_reader_error(const wk_mp_reader *r, wk_error *err);
 
 /** Byte offset of the next unread byte. */
-static inline size_t wk_mp_reader_offset(const wk_mp_reader *r)
+WK__MP_HOT size_t wk_mp_reader_offset(const wk_mp_reader *r)
 {
     return (size_t)(r->pos - r->start);
 }

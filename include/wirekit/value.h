@@ -41,6 +41,11 @@ typedef enum wk_value_type {
 /* Flags. */
 #define WK_VALF_F32 0x01u    /**< WK_VAL_FLOAT: came from / meant for float32 */
 #define WK_VALF_COPIED 0x02u /**< WK_VAL_STR/BIN/EXT: bytes live in the arena (NUL-terminated) */
+/** WK_VAL_STR: the bytes are valid UTF-8 and hold no byte JSON must escape (`"`, `\`, below
+ *  0x20). Set by wk_json_decode_value on strings without escapes; the JSON writers then copy
+ *  the bytes without scanning them. Whoever sets it vouches for it (a wrong flag gives
+ *  invalid JSON); clear it when changing the bytes. */
+#define WK_VALF_PLAIN 0x04u
 
 typedef struct wk_value wk_value;
 typedef struct wk_pair wk_pair;

@@ -18,27 +18,31 @@
 
 /** "00" "01" ... "99": two decimal digits per entry (shared by every integer printer). */
 extern const char wk__digits2[201];
+/** 10^1 .. 10^19 at [1..19], 0 at [0] (so that 0 has one digit): wk__fmt_u64's digit count. */
+extern const uint64_t wk__pow10_u64[20];
 
 /** Writes u in decimal at d (up to 20 bytes, no NUL) and returns the length: the one integer
  *  printer of the library (JSON numbers, the shortest digits of a double). */
 static inline size_t wk__fmt_u64(uint64_t u, char *d)
 {
-    char tmp[20];
-    int pos = 20;
+    /* the digit count first (from the bit length, corrected by one compare), then the
+     * digits stored backwards straight into d, two at a time: no scratch copy */
+    unsigned bits = 64u - (unsigned)__builtin_clzll(u | 1u);
+    size_t n = ((bits * 1233u) >> 12) + 1u;
+    n -= u < wk__pow10_u64[n - 1];
+    char *p = d + n;
     while (u >= 100) {
         uint64_t r = u % 100;
         u /= 100;
-        pos -= 2;
-        memcpy(tmp + pos, wk__digits2 + 2 * r, 2);
+        p -= 2;
+        memcpy(p, wk__digits2 + 2 * r, 2);
     }
     if (u >= 10) {
-        pos -= 2;
-        memcpy(tmp + pos, wk__digits2 + 2 * u, 2);
+        memcpy(p - 2, wk__digits2 + 2 * u, 2);
     } else {
-        tmp[--pos] = (char)('0' + u);
+        p[-1] = (char)('0' + u);
     }
-    memcpy(d, tmp + pos, (size_t)(20 - pos));
-    return (size_t)(20 - pos);
+    return n;
 }
 
 /**

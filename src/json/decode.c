@@ -44,6 +44,18 @@ static bool grow_values(parser *ps, size_t n, wk_value **vs)
     return true;
 }
 
+/* wk_arena_alloc(a, size, 16) with its bump inline (one allocation per container). */
+static inline void *arena_take16(wk_arena *a, size_t size)
+{
+    uintptr_t p = ((uintptr_t)a->cur + 15u) & ~(uintptr_t)15u;
+    if (WK__LIKELY(a->cur != NULL && p <= (uintptr_t)a->end &&
+                   size <= (size_t)((uintptr_t)a->end - p))) {
+        a->cur = (uint8_t *)p + size;
+        return (void *)p;
+    }
+    return wk_arena_alloc(a, size, 16);
+}
+
 /* Makes a string node for body s[0..close) (first escape at esc, or NULL). */
 static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc,
                                const uint8_t *close, bool copy, wk_arena *arena,
@@ -58,7 +70,8 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
     v->ext_type = 0;
     v->reserved = 0;
     if (WK__LIKELY(esc == NULL && !copy)) {
-        v->flags = 0;
+        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8 */
+        v->flags = WK_VALF_PLAIN;
         v->len = (uint32_t)len;
         v->u.str = (const char *)s;
         return true;
@@ -68,8 +81,10 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         wk__json_failed(f, WK_ERR_NOMEM, "out of memory (arena) for a string", s);
         return false;
     }
+    v->flags = WK_VALF_COPIED;
     if (esc == NULL) {
         memcpy(dst, s, len);
+        v->flags = WK_VALF_COPIED | WK_VALF_PLAIN;
     } else {
         len = wk__json_unescape(s, esc, close, dst, f);
         if (len == (size_t)-1) {
@@ -77,7 +92,6 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         }
     }
     dst[len] = 0;
-    v->flags = WK_VALF_COPIED;
     v->len = (uint32_t)len;
     v->u.str = (const char *)dst;
     return true;
@@ -183,7 +197,18 @@ value:
         const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
         size_t wl = c == 'f' ? 5 : 4;
         size_t left = (size_t)(end - p);
-        if (memcmp(p, word, left < wl ? left : wl) != 0) {
+        if (WK__LIKELY(left >= 5)) {
+            /* one word compare, no libc call: "true", "null", "fals" + 'e' */
+            uint32_t w4 = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                          (uint32_t)p[3] << 24;
+            bool ok = c == 't'   ? w4 == 0x65757274u
+                      : c == 'n' ? w4 == 0x6c6c756eu
+                                 : w4 == 0x736c6166u && p[4] == 'e';
+            if (WK__UNLIKELY(!ok)) {
+                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
+                goto fail;
+            }
+        } else if (memcmp(p, word, left < wl ? left : wl) != 0) {
             wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
             goto fail;
         }
@@ -245,6 +270,7 @@ value:
                     goto fail;
                 }
                 v->type = WK_VAL_RAWNUM;
+                v->flags &= (uint8_t)~WK_VALF_PLAIN;
                 break;
             }
             p = e;
@@ -324,7 +350,7 @@ after_value:
             wk__json_failed(&f, WK_ERR_RANGE, "container with more than 2^32 elements", p);
             goto fail;
         }
-        wk_value *kids = wk_arena_alloc(arena, count * sizeof(wk_value), 16);
+        wk_value *kids = arena_take16(arena, count * sizeof(wk_value));
         if (kids == NULL) {
             wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for a container", p);
             goto fail;

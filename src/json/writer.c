@@ -261,6 +261,70 @@ static inline wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail 
     return put_string_fix(b, s, n, 0, 0, f);
 }
 
+/* Copies n bytes from s to d in a few whole-word moves, some overlapping; reads only
+ * s[0..n) and writes only d[0..n). */
+static inline void copy_words(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n >= 16) {
+#if defined(__SSE2__)
+        const uint8_t *last = s + n - 16;
+        uint8_t *dlast = d + n - 16;
+        while (s < last) {
+            _mm_storeu_si128((__m128i *)(void *)d,
+                             _mm_loadu_si128((const __m128i *)(const void *)s));
+            s += 16;
+            d += 16;
+        }
+        _mm_storeu_si128((__m128i *)(void *)dlast,
+                         _mm_loadu_si128((const __m128i *)(const void *)last));
+#else
+        memcpy(d, s, n);
+#endif
+        return;
+    }
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4) {
+        uint32_t a, z;
+        memcpy(&a, s, 4);
+        memcpy(&z, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+    } else if (n != 0) {
+        d[0] = s[0];
+        d[n >> 1] = s[n >> 1];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+/* Writes a string node: a WK_VALF_PLAIN one (valid UTF-8, nothing to escape, as the parser
+ * found it) is copied without a scan when the room is there; others go through put_string.
+ * `pre` (0 for none) is written before the opening quote and `post` (0 for none) after the
+ * closing one. */
+static inline wk_status put_str_node(wk_buf *b, const wk_value *v, uint8_t pre, uint8_t post,
+                                     wfail *f)
+{
+    size_t n = v->len;
+    if ((v->flags & WK_VALF_PLAIN) && b->cap - b->len >= 4 && n <= b->cap - b->len - 4) {
+        uint8_t *d = b->data + b->len;
+        *d = pre;
+        d += pre != 0;
+        *d++ = '"';
+        copy_words(d, (const uint8_t *)v->u.str, n);
+        d += n;
+        *d++ = '"';
+        *d = post;
+        d += post != 0;
+        b->len = (size_t)(d - b->data);
+        return WK_OK;
+    }
+    return put_string_fix(b, (const uint8_t *)v->u.str, n, pre, post, f);
+}
+
 /* Writes u in decimal at d; returns the length. */
 static inline size_t fmt_u64(uint64_t u, char *d)
 {
@@ -270,6 +334,63 @@ static inline size_t fmt_u64(uint64_t u, char *d)
 WK_API size_t wk_json_fmt_u64(uint64_t u, char *d)
 {
     return fmt_u64(u, d);
+}
+
+/* The eight decimal digits of v < 10^8 as ASCII in a word, the first digit in the lowest
+ * byte: the two halves of four digits side by side, then pairs, then digits, each split by a
+ * multiply-shift reciprocal (exact for these ranges). */
+static inline uint64_t digits8(uint32_t v)
+{
+    uint64_t merged = v / 10000u | (uint64_t)(v % 10000u) << 32;
+    uint64_t hundreds = ((merged * 10486u) >> 20) & (0x7Full << 32 | 0x7Full);
+    uint64_t pairs = hundreds | (merged - hundreds * 100u) << 16;
+    uint64_t tens = ((pairs * 103u) >> 10) & (0xFull << 48 | 0xFull << 32 | 0xFull << 16 | 0xFull);
+    uint64_t digits = tens | (pairs - tens * 10u) << 8;
+    return digits + 0x3030303030303030ull;
+}
+
+/* Stores the word x at d, its lowest byte first. */
+static inline void store_le64(uint8_t *d, uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    memcpy(d, &x, 8);
+}
+
+/* v < 10^8 in decimal at d (whole-word store: 8 bytes of room); returns the length. */
+static inline size_t fmt_u27_room(uint32_t v, uint8_t *d)
+{
+    if (v < 100) {
+        if (v < 10) {
+            *d = (uint8_t)('0' + v);
+            return 1;
+        }
+        memcpy(d, wk__digits2 + 2 * v, 2);
+        return 2;
+    }
+    unsigned bits = 32u - (unsigned)__builtin_clz(v);
+    size_t n = ((bits * 1233u) >> 12) + 1u;
+    n -= v < wk__pow10_u64[n - 1];
+    store_le64(d, digits8(v) >> (8 * (8 - n)));
+    return n;
+}
+
+/* Writes u in decimal at d, which has 24 bytes of room: whole-word stores may write past the
+ * digits. Returns the number of digits. Below 10^16 in at most two words (digits8), above
+ * with wk__fmt_u64. */
+static inline size_t fmt_u64_room(uint64_t u, uint8_t *d)
+{
+    if (u < 100000000u) {
+        return fmt_u27_room((uint32_t)u, d);
+    }
+    if (u < 10000000000000000u) {
+        uint64_t hi = u / 100000000u;
+        size_t n = fmt_u27_room((uint32_t)hi, d);
+        store_le64(d + n, digits8((uint32_t)(u - hi * 100000000u)));
+        return n + 8;
+    }
+    return wk__fmt_u64(u, (char *)d);
 }
 
 static size_t fmt_i64(int64_t i, char *d)
@@ -841,7 +962,7 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     char t[24];
     switch ((wk_value_type)v->type) {
     case WK_VAL_STR:
-        return put_string(b, (const uint8_t *)v->u.str, v->len, f);
+        return put_str_node(b, v, 0, 0, f);
     case WK_VAL_UINT:
         if (b->cap - b->len >= 20) {
             b->len += fmt_u64(v->u.u, (char *)b->data + b->len);
@@ -868,6 +989,223 @@ typedef struct wframe {
     uint32_t i;
 } wframe;
 
+/* A container being written by the compact walker: the next child and the end. */
+typedef struct cframe {
+    const wk_value *it;
+    const wk_value *end;
+    uint8_t close; /* '}' (a map: it walks key, value, key, value) or ']' */
+} cframe;
+
+/*
+ * The compact (not pretty) tree walker. It writes through a raw cursor `d` into the room the
+ * buffer already has: each node asks for its worst case (a plain string: its length plus the
+ * quotes and separator; a number: 24 bytes; a bracket or comma: 1) and is written with plain
+ * stores when that much is there. Otherwise the cursor is handed back to `out` and the node
+ * goes through the checked helpers (put_byte, put_str_node, put_node), which grow the buffer or
+ * fill a fixed one to its last byte, so the output is the same as theirs byte for byte.
+ */
+static wk_status encode_compact(const wk_value *v, unsigned flags, wk_buf *out, wk_error *err)
+{
+    cframe stack[WK_JSON_WRITER_MAX_DEPTH]; /* the ancestors of the open container */
+    size_t depth = 0;                        /* open containers */
+    const wk_value *it = NULL;               /* the open container's next child */
+    const wk_value *fend = NULL;             /* and its end */
+    uint8_t close = 0;                       /* and its closing bracket */
+    wfail f = {WK_OK, NULL};
+    const wk_value *cur = v;
+    const wk_value *key = NULL; /* the key of cur when cur is a map value */
+    uint8_t *d;
+    uint8_t *lim;
+    uint8_t sep = 0; /* ',' before cur unless it is the first child (0) */
+
+#define ROOM(n) ((size_t)(lim - d) >= (n))
+#define SYNC() (out->len = d != NULL ? (size_t)(d - out->data) : out->len)
+#define RELOAD()                                                                            \
+    (d = out->data != NULL ? out->data + out->len : NULL,                                    \
+     lim = out->data != NULL ? out->data + out->cap : NULL)
+    RELOAD();
+
+enter:
+    /* cur: a value to write in full, after `sep` and (in a map) `key` and ':'. */
+    if (key != NULL) {
+        size_t kn = key->len;
+        if (WK__LIKELY(key->type == WK_VAL_STR && (key->flags & WK_VALF_PLAIN) && ROOM(4) &&
+                       kn <= (size_t)(lim - d) - 4)) {
+            *d = sep;
+            d += sep != 0;
+            *d++ = '"';
+            copy_words(d, (const uint8_t *)key->u.str, kn);
+            d += kn;
+            *d++ = '"';
+            *d++ = ':';
+        } else {
+            SYNC();
+            wk_status st;
+            if (key->type == WK_VAL_STR) {
+                st = put_str_node(out, key, sep, ':', &f);
+            } else {
+                wk_event kev;
+                st = sep != 0 ? put_byte(out, sep, &f) : WK_OK;
+                if (st == WK_OK) {
+                    st = wk_value_event(key, &kev)
+                             ? put_key(out, &kev, flags, &f)
+                             : wfailed(&f, WK_ERR_ARG, "value of unknown type in the tree");
+                }
+                if (st == WK_OK) {
+                    st = put_byte(out, ':', &f);
+                }
+            }
+            if (st != WK_OK) {
+                goto fail;
+            }
+            RELOAD();
+        }
+        sep = 0;
+        key = NULL;
+    }
+    switch ((wk_value_type)cur->type) {
+    case WK_VAL_ARRAY:
+    case WK_VAL_MAP: {
+        uint8_t open = cur->type == WK_VAL_MAP ? '{' : '[';
+        if (depth >= WK_JSON_WRITER_MAX_DEPTH) {
+            wfailed(&f, WK_ERR_DEPTH, "nesting deeper than the writer's limit");
+            goto fail;
+        }
+        if (WK__LIKELY(ROOM(2))) {
+            *d = sep;
+            d += sep != 0;
+            *d++ = open;
+        } else {
+            SYNC();
+            if ((sep != 0 && put_byte(out, sep, &f) != WK_OK) ||
+                put_byte(out, open, &f) != WK_OK) {
+                goto fail;
+            }
+            RELOAD();
+        }
+        /* the open container lives in it/fend/close; the stack keeps its ancestors */
+        if (depth != 0) {
+            stack[depth - 1].it = it;
+            stack[depth - 1].end = fend;
+            stack[depth - 1].close = close;
+        }
+        depth++;
+        /* the same pointer for u.pairs: a wk_pair is two wk_value */
+        it = cur->u.items;
+        fend = cur->u.items + (cur->type == WK_VAL_MAP ? 2 * (size_t)cur->len : cur->len);
+        close = (uint8_t)(open + 2); /* '{' + 2 == '}', '[' + 2 == ']' */
+        sep = 0;
+        goto next;
+    }
+    case WK_VAL_STR: {
+        size_t n = cur->len;
+        if (WK__LIKELY((cur->flags & WK_VALF_PLAIN) && ROOM(3) && n <= (size_t)(lim - d) - 3)) {
+            *d = sep;
+            d += sep != 0;
+            *d++ = '"';
+            copy_words(d, (const uint8_t *)cur->u.str, n);
+            d += n;
+            *d++ = '"';
+            break;
+        }
+        SYNC();
+        if (put_str_node(out, cur, sep, 0, &f) != WK_OK) {
+            goto fail;
+        }
+        RELOAD();
+        break;
+    }
+    case WK_VAL_UINT:
+        if (WK__LIKELY(ROOM(24))) {
+            *d = sep;
+            d += sep != 0;
+            d += fmt_u64_room(cur->u.u, d);
+            break;
+        }
+        goto slow;
+    case WK_VAL_INT:
+        if (WK__LIKELY(ROOM(24))) {
+            *d = sep;
+            d += sep != 0;
+            if (cur->u.i < 0) {
+                *d++ = '-';
+                d += fmt_u64_room(0 - (uint64_t)cur->u.i, d);
+            } else {
+                d += fmt_u64_room((uint64_t)cur->u.i, d);
+            }
+            break;
+        }
+        goto slow;
+    case WK_VAL_BOOL:
+    case WK_VAL_NIL:
+        if (WK__LIKELY(ROOM(8))) {
+            *d = sep;
+            d += sep != 0;
+            if (cur->type == WK_VAL_NIL) {
+                memcpy(d, "null", 4);
+                d += 4;
+            } else if (cur->u.b) {
+                memcpy(d, "true", 4);
+                d += 4;
+            } else {
+                memcpy(d, "false", 5);
+                d += 5;
+            }
+            break;
+        }
+        goto slow;
+    default:
+    slow:
+        SYNC();
+        if ((sep != 0 && put_byte(out, sep, &f) != WK_OK) || put_node(out, cur, flags, &f) != WK_OK) {
+            goto fail;
+        }
+        RELOAD();
+        break;
+    }
+    sep = ',';
+    key = NULL;
+
+next:
+    while (depth > 0) {
+        if (it != fend) {
+            if (close == '}') {
+                key = it;
+                cur = it + 1;
+                it += 2;
+            } else {
+                cur = it++;
+            }
+            goto enter;
+        }
+        if (WK__LIKELY(ROOM(1))) {
+            *d++ = close;
+        } else {
+            SYNC();
+            if (put_byte(out, close, &f) != WK_OK) {
+                goto fail;
+            }
+            RELOAD();
+        }
+        depth--;
+        if (depth != 0) {
+            it = stack[depth - 1].it;
+            fend = stack[depth - 1].end;
+            close = stack[depth - 1].close;
+        }
+        sep = ',';
+    }
+    SYNC();
+    return WK_OK;
+
+fail:
+    SYNC();
+    return wk_error_set(err, f.st, out->len, f.msg);
+#undef ROOM
+#undef SYNC
+#undef RELOAD
+}
+
 WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opts *opts,
                                       wk_buf *out, wk_error *err)
 {
@@ -875,6 +1213,9 @@ WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opt
     uint32_t indent = opts != NULL && opts->indent != 0 ? opts->indent : 2;
     indent = indent > 16 ? 16 : indent;
     const bool pretty = (flags & WK_JSON_WRITE_PRETTY) != 0;
+    if (!pretty) {
+        return encode_compact(v, flags, out, err);
+    }
     wframe stack[WK_JSON_WRITER_MAX_DEPTH];
     size_t depth = 0;
     wfail f = {WK_OK, NULL};
@@ -925,18 +1266,21 @@ next:
             cur = &node->u.items[i];
         } else {
             const wk_pair *pr = &node->u.pairs[i];
-            if (pr->key.type == WK_VAL_STR) {
-                st = put_string(out, (const uint8_t *)pr->key.u.str, pr->key.len, &f);
+            if (pr->key.type == WK_VAL_STR && !pretty) {
+                st = put_str_node(out, &pr->key, 0, ':', &f);
             } else {
-                wk_event kev;
-                st = wk_value_event(&pr->key, &kev)
-                         ? put_key(out, &kev, flags, &f)
-                         : wfailed(&f, WK_ERR_ARG, "value of unknown type in the tree");
+                if (pr->key.type == WK_VAL_STR) {
+                    st = put_str_node(out, &pr->key, 0, 0, &f);
+                } else {
+                    wk_event kev;
+                    st = wk_value_event(&pr->key, &kev)
+                             ? put_key(out, &kev, flags, &f)
+                             : wfailed(&f, WK_ERR_ARG, "value of unknown type in the tree");
+                }
+                if (st == WK_OK) {
+                    st = pretty ? put(out, ": ", 2, &f) : put_byte(out, ':', &f);
+                }
             }
-            if (st != WK_OK) {
-                goto fail;
-            }
-            st = pretty ? put(out, ": ", 2, &f) : put_byte(out, ':', &f);
             if (st != WK_OK) {
                 goto fail;
             }

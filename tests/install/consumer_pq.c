@@ -2,7 +2,7 @@
  * A downstream program of wirekit-pq: includes <wirekit/pq.h> (which includes libpq-fe.h, so
  * the build must carry libpq's include directory), calls the add-on, the core and libpq.
  * With WK_PG_DSN set it runs a binary-parameter query; without, it checks that a refused
- * connection comes back as WK_ERR_IO with libpq's message.
+ * connection comes back as WK_ERR_CONNECT with libpq's message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ int main(void)
         /* port 1 on loopback: nothing listens there */
         wk_status st =
             wk_pq_connect("host=127.0.0.1 port=1 connect_timeout=2", NULL, &conn, &err);
-        int ok = st == WK_ERR_IO && conn != NULL && strlen(wk_pq_conn_message(conn)) > 0;
+        int ok = st == WK_ERR_CONNECT && conn != NULL && strlen(wk_pq_conn_message(conn)) > 0;
         wk_pq_conn_free(conn);
         if (!ok) {
             return 1;

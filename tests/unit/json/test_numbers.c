@@ -3,7 +3,8 @@
  * strtod's double in the "C" locale for every number text. Random mantissas of 1 to 40
  * digits over the whole exponent range, exact halfway points between neighbouring doubles
  * (and a hair above and below them, also beyond 800 digits), subnormals, overflow and
- * underflow, and each tier of the converter on its own.
+ * underflow, and each tier of the converter on its own. Also the lexer's word-at-a-time fast
+ * paths against its byte-at-a-time ones on every truncation: integer digits, UTF-8 runs.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -222,4 +223,96 @@ WK_TEST(test_json_numbers_do_not_depend_on_the_locale)
     CHECK(d == 1.5);
     CHECK(lex_double("-2.25e1", 7, &d));
     CHECK(d == -22.5);
+}
+
+/* The integer part is read eight digits a word at a time when eight bytes of input are left,
+ * byte by byte otherwise: every prefix of these numbers, alone (short input: the byte loop)
+ * and inside an array followed by more digits (the word path, with the non-digit anywhere in
+ * the word), gives the same node, whose value is strtoull's / strtod's. */
+WK_TEST(test_json_integer_word_path_agrees_with_the_byte_path_on_every_prefix)
+{
+    static const char *nums[] = {"1234567890123456789012", "-98765432109876543210",
+                                 "10000000", "90000000000000000009", "7", "-0",
+                                 "123456789.125e3", "18446744073709551615",
+                                 "18446744073709551616", "-9223372036854775808"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0] && !wk__test_failed(); i++) {
+        size_t n = strlen(nums[i]);
+        for (size_t l = 1; l <= n; l++) {
+            char alone[64], inside[96];
+            memcpy(alone, nums[i], l);
+            alone[l] = '\0';
+            snprintf(inside, sizeof inside, "[%s,12345678]", alone);
+            wk_arena a;
+            wk_arena_init(&a, NULL, 0);
+            wk_value *v1 = NULL, *v2 = NULL;
+            wk_status s1 = wk_json_decode_value(alone, l, NULL, &a, &v1, NULL, NULL);
+            wk_status s2 = wk_json_decode_value(inside, strlen(inside), NULL, &a, &v2, NULL, NULL);
+            char last = alone[l - 1];
+            bool valid = last >= '0' && last <= '9';
+            CHECK_MSG((s1 == WK_OK) == valid && (s2 == WK_OK) == valid, "'%s': %s / %s", alone,
+                      wk_status_str(s1), wk_status_str(s2));
+            if (valid && s1 == WK_OK && s2 == WK_OK) {
+                const wk_value *x = &v2->u.items[0];
+                CHECK_MSG(wk_value_equal(v1, x, NULL), "'%s': the two paths differ", alone);
+                if (v1->type == WK_VAL_UINT) {
+                    CHECK(v1->u.u == strtoull(alone, NULL, 10));
+                } else if (v1->type == WK_VAL_INT) {
+                    CHECK(v1->u.i == strtoll(alone, NULL, 10));
+                } else {
+                    CHECK(v1->type == WK_VAL_FLOAT && v1->u.f == strtod(alone, NULL));
+                }
+            }
+            wk_arena_free(&a);
+        }
+    }
+}
+
+/* The reference for wk__json_utf8_run: one sequence at a time with wk__json_utf8_one. */
+static const uint8_t *utf8_run_slow(const uint8_t *p, const uint8_t *end)
+{
+    do {
+        p = wk__json_utf8_one(p, end);
+        if (p == NULL) {
+            return NULL;
+        }
+    } while (p < end && *p >= 0x80);
+    return p;
+}
+
+/* The word and SSE2 paths of the UTF-8 run check (three-byte groups of four, two- and
+ * three-byte words) against the one-at-a-time check, on random mixes of valid sequences of
+ * every length, overlongs, surrogates, stray bytes and ASCII, cut at every length into a
+ * buffer of exactly that size (so ASan sees any read past the end). */
+WK_TEST(test_json_utf8_run_matches_the_one_at_a_time_check_on_every_truncation)
+{
+    static const char *pieces[] = {
+        "\xe6\x97\xa5", "\xe6\x9c\xac", "\xe3\x81\x82", "\xc3\xa9", "\xf0\x9f\x98\x80",
+        "\xe0\xa0\x80", "\xed\x9f\xbf", "\xef\xbf\xbf", /* valid edges */
+        "\xe0\x9f\xbf", "\xed\xa0\x80", "\xc0\xaf", "\xc1\xbf", "\xf5\x80\x80\x80",
+        "\x80", "\xe6\x97", "\xe6\x97\x41", "\xc3", "A", "\xee\x80\x80", "\xdf\xbf"};
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    for (int round = 0; round < 3000 && !wk__test_failed(); round++) {
+        uint8_t text[96];
+        size_t n = 0;
+        text[n++] = 0xe6; /* starts a run: three-byte sequences mostly valid */
+        text[n++] = 0x97;
+        text[n++] = 0xa5;
+        while (n < 80) {
+            /* mostly valid CJK, so that the four-at-a-time path runs */
+            size_t k = rng() % 4 != 0 ? rng() % 3 : rng() % np;
+            size_t l = strlen(pieces[k]);
+            memcpy(text + n, pieces[k], l);
+            n += l;
+        }
+        for (size_t len = 1; len <= n; len++) {
+            uint8_t *buf = malloc(len);
+            CHECK(buf != NULL);
+            memcpy(buf, text, len);
+            const uint8_t *fast = wk__json_utf8_run(buf, buf + len);
+            const uint8_t *slow = utf8_run_slow(buf, buf + len);
+            CHECK_MSG(fast == slow, "round %d, length %zu: %td vs %td", round, len,
+                      fast != NULL ? fast - buf : -1, slow != NULL ? slow - buf : -1);
+            free(buf);
+        }
+    }
 }

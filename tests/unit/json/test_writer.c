@@ -311,6 +311,10 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
     static const char *docs[] = {
         SEED, "[]", "{}", "[[],{},[{}]]", "\"\\u0001\\\"x\"", "-1.5e-300",
         "{\"a\":{\"b\":{\"c\":[1,2,{\"d\":null}]}},\"e\":[true,false]}",
+        /* the integer printer's word paths: each digit count, both sides of 10^8 and 10^16 */
+        "[0,9,10,99,100,12345678,99999999,100000000,100000001,123456789,1000000000000000,"
+        "9999999999999999,10000000000000000,12345678901234567,18446744073709551615,-1,-10,"
+        "-99999999,-100000000,-9999999999999999,-10000000000000000,-9223372036854775808]",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         check_tree_writer_matches(docs[i], strlen(docs[i]));
@@ -547,5 +551,63 @@ WK_TEST(test_json_writer_typed_calls_fail_cleanly_in_every_buffer_size)
             }
             CHECK_EQ(e.offset, o.len);
         }
+    }
+}
+
+/* The compact tree walker writes through a raw cursor while the buffer has room and through
+ * the checked helpers when it has not: into a fixed buffer of every size, the output is a
+ * prefix of the full text and fails with WK_ERR_LIMIT exactly while the buffer is too short. */
+WK_TEST(test_json_tree_writer_fast_and_slow_paths_agree_on_every_truncation)
+{
+    static const char doc[] =
+        "{\"plain\":\"a string long enough for two sixteen-byte moves\",\"k\\\"ey\":[1,-2,"
+        "18446744073709551615,-9223372036854775808,0,true,false,null,1.5,\"\",\"x\","
+        "\"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac\",\"tab\\tquote\\\"\",[],{},[[{\"a\":[]}]]],"
+        "\"n\":{\"1234567\":\"12345678\",\"x\":\"123456789012345\"}}";
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    wk_value *v;
+    CHECK_OK(wk_json_decode_value(doc, strlen(doc), NULL, &a, &v, NULL, NULL));
+    wk_buf full;
+    wk_buf_init(&full, NULL, 0);
+    CHECK_OK(wk_json_encode_value(v, NULL, &full, NULL));
+    check_tree_writer_matches(doc, strlen(doc));
+    uint8_t mem[512];
+    CHECK(full.len < sizeof mem);
+    for (size_t cap = 0; cap <= full.len && !wk__test_failed(); cap++) {
+        wk_buf o;
+        wk_buf_init_fixed(&o, mem, cap);
+        wk_status st = wk_json_encode_value(v, NULL, &o, NULL);
+        CHECK_MSG(st == (cap < full.len ? WK_ERR_LIMIT : WK_OK), "cap %zu: %s", cap,
+                  wk_status_str(st));
+        CHECK(o.len <= cap);
+        CHECK(memcmp(o.data != NULL ? o.data : mem, full.data, o.len) == 0);
+        if (cap == full.len) {
+            CHECK_MEM(o.data, o.len, full.data, full.len);
+        }
+    }
+    wk_buf_free(&full);
+    wk_arena_free(&a);
+}
+
+/* The parser marks strings it took without escapes as plain (the writer's bulk copy) and no
+ * other: not an unescaped one, not a raw number. */
+WK_TEST(test_json_parser_marks_plain_strings)
+{
+    static const char doc[] = "[\"abc\",\"a\\nb\",\"\xc3\xa9\",12345678901234567890123]";
+    for (int copy = 0; copy < 2; copy++) {
+        wk_read_opts ro = {.flags = WK_JSON_READ_RAW_NUMBERS | (copy ? WK_READ_COPY_STRINGS : 0u),
+                           .max_depth = 0};
+        wk_arena a;
+        wk_arena_init(&a, NULL, 0);
+        wk_value *v;
+        CHECK_OK(wk_json_decode_value(doc, strlen(doc), &ro, &a, &v, NULL, NULL));
+        CHECK(v->type == WK_VAL_ARRAY && v->len == 4);
+        CHECK((v->u.items[0].flags & WK_VALF_PLAIN) != 0);
+        CHECK((v->u.items[1].flags & WK_VALF_PLAIN) == 0);
+        CHECK((v->u.items[2].flags & WK_VALF_PLAIN) != 0);
+        CHECK(v->u.items[3].type == WK_VAL_RAWNUM);
+        CHECK((v->u.items[3].flags & WK_VALF_PLAIN) == 0);
+        wk_arena_free(&a);
     }
 }

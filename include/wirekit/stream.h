@@ -45,6 +45,7 @@ typedef struct wk__feed {
     const wk_allocator *alloc;
     size_t scan;          /* framing resumes at this offset from the value's start */
     uint64_t need;        /* framing cannot progress before this many bytes of the value */
+    size_t attempt;       /* decode buf directly once it holds this many bytes (0 = no) */
     bool finished;        /* no more input after the current chunk */
     bool release;         /* the value handed out last lives in buf: drop it on the next call */
     wk_error err;         /* sticky */
@@ -142,6 +143,7 @@ typedef struct wk_json_unpacker {
     uint64_t err_line;   /**< line of the latched error (0 = none) */
     uint64_t err_col;    /**< byte column of the latched error */
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
+    wk_status try_status; /**< status of the last tree parse attempt (internal) */
 } wk_json_unpacker;
 
 /**

@@ -53,6 +53,7 @@ static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
 {
     f->scan = 0;
     f->need = 0;
+    f->attempt = 0;
     if (f->buf_len == 0) {
         f->chunk_pos += used;
         return WK_OK;

@@ -16,7 +16,12 @@
  * offsets from the start of the stream and a line:column position.
  *
  * A value whose bytes lie inside the chunk goes straight to the tree parser on the rest of
- * the chunk (one pass); framing is only needed for the value that the chunk cuts.
+ * the chunk (one pass); framing is only needed for the value that the chunk cuts. For trees
+ * not even then, most of the time: when the parser's try on the chunk ends with
+ * WK_ERR_TRUNCATED (the input ran out inside the value), the value is gathered unframed and
+ * parsed again from the gathered bytes once the next chunk's bytes are appended; framing
+ * starts from the value's start only if that try fails too (as in mp_unpacker.c). Events
+ * always frame first: one call hands out one whole value's events.
  */
 #include <emmintrin.h>
 #include <string.h>
@@ -362,6 +367,9 @@ static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const 
  */
 static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, size_t *vlen)
 {
+    if (avail < u->f.need) {
+        return WK_ERR_AGAIN; /* gathered after a parse attempt: framing waits for more bytes */
+    }
     const uint8_t *p = base + u->f.scan;
     const uint8_t *end = base + avail;
     uint32_t depth = u->depth;
@@ -540,6 +548,43 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
     return wk__feed_consume(&u->f, vlen);
 }
 
+/* Chunks smaller than this get no parse attempt on the gathered bytes (framing has then
+ * read almost every byte already). As in mp_unpacker.c, a build may lower it. */
+#ifndef WK_STREAM_ATTEMPT_MIN_CHUNK
+#define WK_STREAM_ATTEMPT_MIN_CHUNK 256u
+#endif
+#define ATTEMPT_MIN_CHUNK WK_STREAM_ATTEMPT_MIN_CHUNK
+
+/*
+ * The tree parser on base[0..n) (the rest of the chunk, or the gathered bytes): when the value
+ * is whole there (and, for a top-level number or literal, cannot go on past n), hands it out
+ * and returns what consuming it returns. Otherwise WK_ERR_AGAIN, with the parser's status in
+ * u->try_status (*out is then NULL); the caller frames.
+ */
+static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk_arena *arena,
+                          wk_value **out, const uint8_t **data, size_t *len)
+{
+    wk_read_opts o = u->opts;
+    o.flags |= WK_JSON_READ_ALLOW_TRAILING;
+    size_t used = 0;
+    u->try_status = wk_json_decode_value(base, n, &o, arena, out, &used, NULL);
+    if (u->try_status == WK_OK) {
+        size_t vlen = trim_ws(base, used);
+        uint8_t last = base[vlen - 1];
+        if (last == '"' || last == ']' || last == '}' || vlen < n || u->f.finished) {
+            *data = base;
+            *len = vlen;
+            u->typical = u->typical / 2 + vlen / 2;
+            count_lines(u, base, vlen);
+            u->values++;
+            u->sep = false;
+            return wk__feed_consume(&u->f, vlen);
+        }
+    }
+    *out = NULL;
+    return WK_ERR_AGAIN;
+}
+
 static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *sink,
                       wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
 {
@@ -583,39 +628,58 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         u->value_off = off;
         /* fast path: the tree parser on the rest of the chunk, unless values have been larger
          * than what is left (the value is then probably cut: framing goes first) */
-        if (mode == TAKE_TREE && n >= u->typical) {
-            wk_read_opts o = u->opts;
-            o.flags |= WK_JSON_READ_ALLOW_TRAILING;
-            size_t used = 0;
-            if (wk_json_decode_value(p, n, &o, arena, out, &used, NULL) == WK_OK) {
-                vlen = trim_ws(p, used);
-                uint8_t last = p[vlen - 1];
-                if (last == '"' || last == ']' || last == '}' || vlen < n || f->finished) {
-                    *data = p;
-                    *len = vlen;
-                    u->typical = u->typical / 2 + vlen / 2;
-                    count_lines(u, p, vlen);
-                    u->values++;
-                    u->sep = false;
-                    return wk__feed_consume(f, vlen);
-                }
-            }
-        }
         u->mode = M_TOP;
         u->depth = 0;
         f->scan = 0;
+        f->need = 0;
+        f->attempt = 0;
+        if (mode == TAKE_TREE && n >= u->typical) {
+            st = try_tree(u, p, n, arena, out, data, len);
+            if (st != WK_ERR_AGAIN) {
+                return st;
+            }
+            if (u->try_status == WK_ERR_TRUNCATED && !f->finished) {
+                /* the input ends inside the value: it is cut, and nothing is framed yet.
+                 * Gather it and parse it again once more bytes are there; framing (from
+                 * the value's start) only if that fails too. */
+                st = wk__feed_gather(f);
+                if (st != WK_OK) {
+                    return st;
+                }
+                f->need = f->buf_len + 1;
+                f->attempt = f->buf_len + 1;
+                return WK_ERR_AGAIN;
+            }
+        }
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             return emit(u, p, n, vlen, mode, sink, arena, out, data, len);
         }
         if (st == WK_ERR_AGAIN && !f->finished) {
             st = wk__feed_gather(f);
-            return st != WK_OK ? st : WK_ERR_AGAIN;
+            if (st != WK_OK) {
+                return st;
+            }
+            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+                size_t at = f->buf_len + 1;
+                f->attempt = u->typical > at ? u->typical : at;
+            }
+            return WK_ERR_AGAIN;
         }
         size_t ignored;
         return read_value(u, p, n, NULL, &ignored); /* depth, or input ends inside the value */
     }
     for (;;) {
+        if (f->attempt != 0 && f->buf_len >= f->attempt) {
+            f->attempt = 0;
+            st = try_tree(u, f->buf, f->buf_len, arena, out, data, len);
+            if (st != WK_ERR_AGAIN) {
+                return st; /* one pass, no framing */
+            }
+            if (f->scan == 0 && u->mode == M_TOP) {
+                f->need = 0; /* nothing framed yet: framing starts at the value's start */
+            }
+        }
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
             return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);

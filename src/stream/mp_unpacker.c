@@ -9,7 +9,15 @@
  * A value that lies inside the chunk takes the fast path first: the buffer decoder itself
  * (wk_mp_check, or wk_mp_decode_value for a tree) runs on the rest of the chunk; it succeeds
  * exactly when the value is whole there, and the value is handed out in place in one pass.
- * Only the value that the chunk cuts (one per chunk) is framed and gathered.
+ * Only the value that the chunk cuts (one per chunk) is gathered. For trees it is not framed
+ * either when the decoder's own try on the chunk ended with WK_ERR_TRUNCATED (exact: the bytes
+ * ran out, or a count exceeds the bytes present): the decoder simply runs again on the
+ * gathered bytes once the next chunk's bytes are appended, and framing (from the value's
+ * start) is needed only when that try fails too, a value longer than what was appended. A
+ * value reached with too few bytes left for a try (fewer than the running typical size) is
+ * framed to the chunk's end as before, and then tried once when the gathered bytes reach a
+ * typical size. Each value gets at most one such try on gathered bytes, on bytes it owns,
+ * so the work stays linear.
  *
  * Errors are never worded here: when framing meets a bad byte, or input ends inside a value,
  * the buffer scan (wk__mp_scan, the scan behind wk_mp_check) runs over the value's bytes, so
@@ -205,6 +213,26 @@ out:
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
+/* Chunks smaller than this get no decode attempt on the gathered bytes (see take); a build
+ * may lower it (the fuzz runs of the stream work did, to reach the attempt with small
+ * chunks). */
+#ifndef WK_STREAM_ATTEMPT_MIN_CHUNK
+#define WK_STREAM_ATTEMPT_MIN_CHUNK 256u
+#endif
+#define ATTEMPT_MIN_CHUNK WK_STREAM_ATTEMPT_MIN_CHUNK
+
+/* The buffer decoder on base[0..n): a tree into *out, or only a check. WK_OK with *vlen = the
+ * value's length when it is whole there. */
+static inline wk_status decode_or_check(wk_mp_unpacker *u, enum take_mode mode,
+                                        const uint8_t *base, size_t n, wk_arena *arena,
+                                        wk_value **out, size_t *vlen)
+{
+    if (mode == TAKE_TREE) {
+        return wk_mp_decode_value(base, n, &u->opts, arena, out, vlen, NULL);
+    }
+    return wk_mp_check(base, n, &u->opts, vlen, NULL);
+}
+
 /* A small chunk that cannot complete the token framing waits for is appended whole, with no
  * framing and no growth, before anything else runs: 1-byte feeds cost a compare and a copy. */
 static inline bool absorb_small_chunk(wk__feed *f)
@@ -251,30 +279,66 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
         /* Fast path: the buffer decoder on the rest of the chunk, unless values have been
          * larger than what is left (then the value is probably cut, and a failed try would
          * be a wasted pass: framing goes first). */
-        if (n >= u->typical) {
-            if (mode == TAKE_TREE) {
-                if (wk_mp_decode_value(p, n, &u->opts, arena, out, &vlen, NULL) == WK_OK) {
-                    goto found_in_chunk;
-                }
-            } else if (wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
-                goto found_in_chunk;
-            }
-        }
         u->depth = 0;
         u->left = 0;
         f->scan = 0;
         f->need = 0;
+        f->attempt = 0;
+        if (n >= u->typical) {
+            st = decode_or_check(u, mode, p, n, arena, out, &vlen);
+            if (st == WK_OK) {
+                goto found_in_chunk;
+            }
+            if (st == WK_ERR_TRUNCATED && !f->finished && mode == TAKE_TREE) {
+                /* The decoder's TRUNCATED is exact (bytes ran out, or a count larger than
+                 * the bytes present): the value is cut, and nothing is framed yet. Gather
+                 * it and decode it again once more bytes are there; framing (from the
+                 * value's start) only if that fails too. */
+                st = wk__feed_gather(f);
+                if (st != WK_OK) {
+                    return st;
+                }
+                f->need = f->buf_len + 1;
+                f->attempt = f->buf_len + 1;
+                return WK_ERR_AGAIN;
+            }
+            if (mode == TAKE_TREE) {
+                *out = NULL;
+            }
+        }
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             goto found_in_chunk; /* only when the fast path failed on its own (arena) */
         }
         if (st == WK_ERR_AGAIN && !f->finished) {
             st = wk__feed_gather(f);
-            return st != WK_OK ? st : WK_ERR_AGAIN;
+            if (st != WK_OK) {
+                return st;
+            }
+            /* framed as far as the chunk goes: decode once the value may be whole (if
+             * chunks are not tiny: then framing has already read almost every byte) */
+            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+                size_t at = f->buf_len + 1;
+                at = f->need > at ? (size_t)f->need : at;
+                f->attempt = u->typical > at ? u->typical : at;
+            }
+            return WK_ERR_AGAIN;
         }
         return fail_as_buffer_reader(u, p, n, st, WK_MP_MSG_NOMEM);
     }
     for (;;) {
+        if (f->attempt != 0 && f->buf_len >= f->attempt) {
+            f->attempt = 0;
+            if (decode_or_check(u, mode, f->buf, f->buf_len, arena, out, &vlen) == WK_OK) {
+                break; /* one pass, no framing */
+            }
+            if (mode == TAKE_TREE) {
+                *out = NULL;
+            }
+            if (f->scan == 0 && u->depth == 0) {
+                f->need = 0; /* nothing framed yet: framing starts at the value's start */
+            }
+        }
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
             break;
@@ -301,7 +365,7 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
     if (st != WK_OK) {
         return st;
     }
-    if (mode == TAKE_TREE) {
+    if (mode == TAKE_TREE && *out == NULL) {
         wk_error e;
         st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
         if (st != WK_OK) {

@@ -89,11 +89,11 @@ static void print_json(FILE *out, const char *in, const wk_media_type *mt, const
     }
     json_string(out, output, output_len, utf8);
     fputs(",\"essence\":\"", out);
-    json_lower(out, mt->essence.ptr, mt->essence.len);
+    json_lower(out, wk_mt_essence(mt).ptr, wk_mt_essence(mt).len);
     fputs("\",\"type\":\"", out);
-    json_lower(out, mt->type.ptr, mt->type.len);
+    json_lower(out, wk_mt_type(mt).ptr, wk_mt_type(mt).len);
     fputs("\",\"subtype\":\"", out);
-    json_lower(out, mt->subtype.ptr, mt->subtype.len);
+    json_lower(out, wk_mt_subtype(mt).ptr, wk_mt_subtype(mt).len);
     fputs("\",\"parameters\":[", out);
     for (unsigned k = 0; k < mt->nparams; k++) {
         const wk_mt_param *p = &mt->params[k];
@@ -150,9 +150,11 @@ static int run(int argc, char **argv)
         wk_media_type mt = WK_MT_INIT;
         wk_error err = {0};
         wk_slice r = {NULL, 0};
+        wk_buf scratch;
+        wk_buf_init(&scratch, NULL, 0);
         wk_status st = wk_mt_parse(in, strlen(in), flags, &mt, &err);
         if (st == WK_OK) {
-            st = wk_mt_render(&mt, style, NULL, &r, &err);
+            st = wk_mt_render(&mt, style, &scratch, &r, &err);
         }
         if (st != WK_OK) {
             status = WK_EXIT_FAIL;
@@ -162,6 +164,7 @@ static int run(int argc, char **argv)
             if (json) {
                 print_json(stdout, in, NULL, NULL, 0, (flags & WK_MT_UTF8) != 0);
             }
+            wk_buf_free(&scratch);
             continue;
         }
         if (json) {
@@ -170,7 +173,7 @@ static int run(int argc, char **argv)
             fwrite(r.ptr, 1, r.len, stdout);
             fputc('\n', stdout);
         }
-        wk_mt_free(&mt);
+        wk_buf_free(&scratch);
     }
     return status;
 }

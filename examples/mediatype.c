@@ -27,7 +27,7 @@ static int show(const char *text)
         return 1;
     }
     printf("%-40s -> %.*s\n", text, (int)out.len, (const char *)out.data);
-    printf("    essence %.*s", (int)mt.essence.len, mt.essence.ptr);
+    printf("    essence %.*s", (int)wk_mt_essence(&mt).len, wk_mt_essence(&mt).ptr);
     const wk_mt_known *k = wk_mt_known_get(mt.id);
     if (k != NULL) {
         printf(" (well-known #%u, default charset %s, compressible %s)", (unsigned)mt.id,
@@ -43,7 +43,6 @@ static int show(const char *text)
         printf("    charset %.*s\n", n <= sizeof v ? (int)n : 0, v);
     }
     wk_buf_free(&out);
-    wk_mt_free(&mt);
     return 0;
 }
 
@@ -84,7 +83,9 @@ int main(int argc, char **argv)
     }
     printf("built: %.*s\n", (int)out.len, (const char *)out.data);
     wk_buf_free(&out);
-    wk_mt_free(&built);
+    /* A media type is a plain value: copy it by assignment, nothing to free. */
+    wk_media_type copy = built;
+    printf("copy: %.*s\n", (int)wk_mt_essence(&copy).len, wk_mt_essence(&copy).ptr);
 
     /* File extension -> media type, through the built-in table's perfect hash. */
     static const char *const exts[] = {"json", ".PNG", "gz", "mp4", "nope"};

@@ -167,7 +167,8 @@ int wk_bench_msgpack_corpus(wk_bench *b, const char *name)
     const char *q = (const char *)c.mp;
     if (wk_mp_decode_value(c.mp, c.len, NULL, &check_arena, &c.tree, NULL, NULL) != WK_OK ||
         wk_value_decode(&src, NULL, &check_arena, &generic, NULL) != WK_OK ||
-        !wk_value_equal(c.tree, generic) || wk_mp_check(c.mp, c.len, NULL, NULL, NULL) != WK_OK ||
+        !wk_value_equal(c.tree, generic, NULL) ||
+        wk_mp_check(c.mp, c.len, NULL, NULL, NULL) != WK_OK ||
         mp_check(&q, q + c.len) != 0 ||
         msgpack_unpack_next(&c.up, (const char *)c.mp, c.len, &off) != MSGPACK_UNPACK_SUCCESS ||
         off != c.len) {

@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         if (fst == WK_OK) {
-            if (used != csize || !wk_value_equal(fused, generic)) {
+            if (used != csize || !wk_value_equal(fused, generic, NULL)) {
                 abort();
             }
         } else if (ferr.offset != gerr.offset || ferr.offset != cerr.offset) {
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_mp_writer_init(&w, &b2);
         wk_sink sink;
         wk_mp_writer_sink(&w, &sink);
-        if (wk_value_encode(fused, &sink, NULL) != WK_OK || wk_mp_writer_finish(&w, NULL) ||
+        if (wk_value_encode(fused, NULL, &sink, NULL) != WK_OK || wk_mp_writer_finish(&w, NULL) ||
             b1.len != b2.len || memcmp(b1.data, b2.data, b1.len) != 0 || b1.len > used) {
             abort();
         }
@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wk_arena_init(&a3, NULL, 0);
         wk_value *back = NULL;
         if (wk_mp_decode_value(b1.data, b1.len, &ropts, &a3, &back, NULL, NULL) != WK_OK ||
-            !wk_value_equal(fused, back)) {
+            !wk_value_equal(fused, back, NULL)) {
             abort();
         }
         wk_arena_free(&a3);

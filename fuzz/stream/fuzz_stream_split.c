@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                            &ref_arena, &want, NULL, NULL)
                                     : wk_mp_decode_value(in + r.off[got], r.len[got], &o1,
                                                          &ref_arena, &want, NULL, NULL);
-                if (rs != WK_OK || !wk_value_equal(v, want)) {
+                if (rs != WK_OK || !wk_value_equal(v, want, NULL)) {
                     fprintf(stderr, "tree %zu differs\n", got);
                     abort();
                 }

@@ -6,11 +6,21 @@
  * Default mode is the WHATWG MIME Sniffing Standard ("parse a MIME type" over bytes, each
  * byte one code point, as in "parse a MIME type from bytes"); WK_MT_STRICT is RFC 9110's
  * grammar, where any error rejects. Parsing allocates nothing: the result is a struct of views
- * into the input, in the input's case; the canonical (lowercase) form appears on output.
+ * into the input (parameters in the input's case) and a lowercase essence; the canonical
+ * form, names lowercased too, appears on output.
  *
- * Rendering is cached in the object: a well-known type with no parameters, or with only
- * `charset=utf-8`, renders as a pointer to a precomputed string, and an input already in
- * canonical form renders as a view of itself. Neither copies or allocates.
+ * A wk_media_type is a plain value: zero-initialised it is empty, a struct assignment copies
+ * it, and nothing in it is owned (there is nothing to free). The essence, type and subtype
+ * are always lowercase: a view of the well-known table, of the input when it was written in
+ * lower case, or else a lowercase copy inside the struct (read them with wk_mt_essence(),
+ * wk_mt_type() and wk_mt_subtype(), which stay right in a copy). Parameters are views of the
+ * input, in the input's case.
+ *
+ * Rendering never copies or allocates when the text already exists: a well-known type with
+ * no parameters, or with only `charset=utf-8`, renders as a pointer to a precomputed string,
+ * and an input already in canonical form renders as a view of itself; such a view is kept
+ * in the struct, so the next render is a few instructions. Any other form is built into a
+ * buffer the caller passes.
  *
  * Thread-safety: a wk_media_type belongs to one thread at a time; the well-known table and
  * the compiled grammars are immutable and shared.
@@ -42,8 +52,10 @@ extern "C" {
 
 /** Most parameters a media type holds (distinct names that survived parsing). */
 #define WK_MT_MAX_PARAMS 16
-/** Serialized forms up to this size are cached inside the object; longer ones on the heap. */
-#define WK_MT_RENDER_INLINE 128
+/** Longest essence ("type/subtype") a media type holds as a lowercase copy of its own (a type
+ *  not in the table, written with capitals); RFC 6838 allows 127 bytes for each name. Such an
+ *  essence that is longer is WK_ERR_LIMIT; one in lower case is a view and has no limit. */
+#define WK_MT_ESSENCE_MAX 255
 
 /** One parameter of a media type. */
 typedef struct wk_mt_param {
@@ -53,52 +65,74 @@ typedef struct wk_mt_param {
     uint8_t escaped;     /**< the quoted value holds backslash escapes: see wk_mt_param_value */
 } wk_mt_param;
 
-/** A parsed or built media type: views of the type, subtype and parameters, and an internal
- * render cache. Initialise with WK_MT_INIT or wk_mt_init(); release with wk_mt_free(). */
+/** A parsed or built media type: a plain value, safe to zero-initialise (empty) and to copy
+ * by assignment; it owns nothing. The fields are the contract of the inline accessors and of
+ * wk_mt_render(); only the library writes them. */
 typedef struct wk_media_type {
-    /** Views of the input as written (compare case-insensitively); for a well-known type,
-     * views of the table's lowercase essence instead. */
-    wk_slice type;
-    wk_slice subtype; /**< the subtype, as written */
-    wk_slice essence; /**< "type/subtype" */
-    uint16_t id;           /**< well-known id (wk_mt_known_get), 0 when not in the table */
-    uint8_t nparams; /**< parameters in `params` */
-    uint8_t canonical; /**< which styles the input is already the serialization of (render) */
+    /** The lowercase essence when it lies outside the struct (the well-known table, or the
+     *  input when written in lower case); NULL when it is the copy in `lower`. Read the
+     *  essence with wk_mt_essence(). */
+    const char *essence_ptr;
+    size_t essence_len; /**< length of the essence; 0 when there is no type */
+    size_t type_len;    /**< length of the type, the bytes of the essence before '/' */
+    uint8_t nparams;    /**< parameters in `params` */
+    uint16_t id;          /**< well-known id (wk_mt_known_get), 0 when not in the table */
+    uint8_t canonical;    /**< which styles the input is already the serialization of */
+    uint8_t render_styles; /**< bit (1 << style): `render_view` is that style's form */
+    /** The rendered form wk_mt_render() found without building it: a view of the table or of
+     *  the input, never of the struct itself, so a copy keeps it valid. */
+    wk_slice render_view;
+    wk_slice input; /**< the parsed text, whitespace-trimmed (empty for wk_mt_build) */
     wk_mt_param params[WK_MT_MAX_PARAMS]; /**< the parameters, in input order, duplicates removed */
-    /* ---- the render cache: the inline wk_mt_render reads cache_styles, cache_kind,
-     * cache_view and cache_inline (ABI of this major version); only the library writes
-     * them. The rest of the struct is plain views. ---- */
-    wk_slice input;      /**< the parsed text, whitespace-trimmed */
-    uint8_t cache_kind;       /**< 0 none, 1 external view, 2 inline, 3 heap */
-    uint8_t cache_styles;     /**< bit (1 << style) set: the cache holds that style's form */
-    wk_slice cache_view; /**< the cached form (for kind 2, only its length is used) */
-    size_t cache_heap_cap; /**< internal: heap render buffer size */
-    const wk_allocator *cache_alloc; /**< internal: allocator of the heap render buffer */
-    char cache_inline[WK_MT_RENDER_INLINE]; /**< internal: inline render buffer */
+    /** The lowercase essence, NUL-terminated, when `essence_ptr` is NULL (a type not in the
+     *  table written with capitals). */
+    char lower[WK_MT_ESSENCE_MAX + 1];
 } wk_media_type;
 
-/** Initialiser for a wk_media_type that has not been parsed into yet: no type, empty render
- *  cache. `wk_media_type mt = WK_MT_INIT;` */
+/** Initialiser of an empty wk_media_type; all-zero bytes are the same (`= {0}`, calloc or
+ *  memset). A media type needs no initialisation before wk_mt_parse() or wk_mt_build(). */
 #ifdef __cplusplus
 #define WK_MT_INIT {} /**< C++: value-initialised, no missing-initializer warning */
 #else
 #define WK_MT_INIT {0}
 #endif
 
-/** Makes *mt empty, as WK_MT_INIT does (a few stores; the parameter array and the render
- *  buffer are left as they are, since nparams and the cache kind define them). */
-WK_API void wk_mt_init(wk_media_type *mt);
+/** The lowercase essence "type/subtype" of *mt (empty when *mt holds no type). */
+static inline wk_slice wk_mt_essence(const wk_media_type *mt)
+{
+    wk_slice s;
+    s.ptr = mt->essence_ptr != NULL ? mt->essence_ptr : mt->lower;
+    s.len = mt->essence_len;
+    return s;
+}
+
+/** The lowercase type of *mt (empty when *mt holds no type). */
+static inline wk_slice wk_mt_type(const wk_media_type *mt)
+{
+    wk_slice s = wk_mt_essence(mt);
+    s.len = mt->type_len;
+    return s;
+}
+
+/** The lowercase subtype of *mt (empty when *mt holds no type). */
+static inline wk_slice wk_mt_subtype(const wk_media_type *mt)
+{
+    wk_slice s = wk_mt_essence(mt);
+    if (s.len != 0) {
+        s.ptr += mt->type_len + 1u;
+        s.len -= mt->type_len + 1u;
+    }
+    return s;
+}
 
 /**
  * Parses `data[0..len)` into *mt (views of `data`, which must outlive *mt). `flags`: 0
  * (WHATWG), WK_MT_STRICT, WK_MT_UTF8, or both. Allocates nothing. Returns WK_OK;
  * WK_ERR_SYNTAX for a value that is not a media type (err->offset is the first byte that
  * made it so, err->msg says what was expected); WK_ERR_LIMIT when more than
- * WK_MT_MAX_PARAMS distinct parameters survive; WK_ERR_ARG for NULL arguments. On error *mt
- * is left empty (no type). *mt must be initialised (WK_MT_INIT, wk_mt_init(), or an earlier
- * parse or build): a heap-rendered form it holds (see wk_mt_render) is freed first, so parsing
- * again into the same object never leaks. Do not parse into a byte copy of an object whose
- * heap form the original still uses. Thread-safe.
+ * WK_MT_MAX_PARAMS distinct parameters survive or an essence to copy in lower case is longer
+ * than WK_MT_ESSENCE_MAX; WK_ERR_ARG for NULL arguments. On error *mt is left empty (no type).
+ * *mt needs no initialisation; whatever it held is overwritten. Thread-safe.
  */
 WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                              wk_error *err);
@@ -106,11 +140,13 @@ WK_API wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_me
 /**
  * Makes *mt from an essence ("type/subtype", any case) and `n` parameters whose `value` is
  * the plain value (no quotes or escapes; `quoted`/`escaped` are ignored and cleared). Views
- * only: essence, names and values must outlive *mt. *mt must be initialised as for
- * wk_mt_parse(); a heap-rendered form it holds is freed first. Returns WK_ERR_SYNTAX
+ * only: names, values and a lowercase essence must outlive *mt (an essence written with
+ * capitals is copied, lowercased, into *mt; a well-known one views the table). *mt needs no
+ * initialisation. Returns WK_ERR_SYNTAX
  * (err->offset is the index of the bad parameter + 1, or 0 for the essence) when the essence
  * is not token "/" token, a name is not a token, or a value has a byte outside TAB,
- * 0x20-0x7E, 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS.
+ * 0x20-0x7E, 0x80-0xFF; WK_ERR_ARG for a duplicate name; WK_ERR_LIMIT beyond WK_MT_MAX_PARAMS or
+ * WK_MT_ESSENCE_MAX (as for wk_mt_parse). On error *mt is left empty.
  */
 WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len,
                              const wk_mt_param *params, size_t n, wk_error *err);
@@ -124,36 +160,33 @@ WK_API wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t esse
 WK_API wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out,
                                  wk_error *err);
 
-/** The slow path of wk_mt_render(): finds or builds the serialization and caches it. Call
- *  wk_mt_render(), which tries the cache inline first. */
-WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+/** The slow path of wk_mt_render(): finds the serialization without building it (and keeps
+ *  that view in *mt) or builds it into `scratch`. Call wk_mt_render(), which tries the kept
+ *  view inline first. */
+WK_API wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, wk_buf *scratch,
                                     wk_slice *out, wk_error *err);
 
 /**
- * Returns in *out the serialization of *mt in `style`, cached in *mt: the first call finds or
- * builds it, later calls with the same style return it at once (inline, a few instructions).
- * No copy and no allocation when *mt is well-known with no parameters or only charset=utf-8
- * (a precomputed string), or when the parsed input already is the serialization (a view of
- * it). Otherwise the text is built inside *mt (up to WK_MT_RENDER_INLINE bytes) or allocated
- * with `alloc` (NULL = libc; release with wk_mt_free()). *out stays valid until *mt
- * changes, is released, or (for the inline case) is moved. Returns WK_OK, WK_ERR_NOMEM,
- * WK_ERR_ARG (no parsed type, or an unknown style).
+ * Returns in *out the serialization of *mt in `style` with as little work as possible. No
+ * copy when *mt is well-known with no parameters or only charset=utf-8 (a precomputed
+ * string) or when the parsed input already is the serialization (a view of it): that view
+ * is kept in *mt (a copy of *mt keeps it too), so later calls return it at once (inline, a
+ * few instructions). Otherwise the text is appended to `scratch` and *out views those bytes
+ * (valid until `scratch` changes); `scratch` may be NULL when the caller knows no building
+ * is needed, and then such a form is WK_ERR_ARG. Returns WK_OK, the buffer's WK_ERR_LIMIT or
+ * WK_ERR_NOMEM, WK_ERR_ARG (no parsed type, an unknown style, or a form to build without a
+ * buffer).
  */
-static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
+static inline wk_status wk_mt_render(wk_media_type *mt, unsigned style, wk_buf *scratch,
                                      wk_slice *out, wk_error *err)
 {
     if (style <= WK_MT_STYLE_SPACE && mt != NULL && out != NULL &&
-        (mt->cache_styles & (1u << style)) != 0) {
-        out->ptr = mt->cache_kind == 2 ? mt->cache_inline : mt->cache_view.ptr;
-        out->len = mt->cache_view.len;
+        (mt->render_styles & (1u << style)) != 0) {
+        *out = mt->render_view;
         return WK_OK;
     }
-    return wk_mt_render_build(mt, style, alloc, out, err);
+    return wk_mt_render_build(mt, style, scratch, out, err);
 }
-
-/** Frees a heap-rendered form of *mt, if any, and forgets the render cache. Safe to call on
- *  any parsed or built media type, any number of times. */
-WK_API void wk_mt_free(wk_media_type *mt);
 
 /** Finds parameter `name` (case-insensitive); NULL when absent. */
 WK_API const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name, size_t len);

@@ -203,12 +203,6 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w);
 /** Latches `code` with static message `msg` unless an error is already latched. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg);
 
-#if defined(__GNUC__)
-#define WK__MP_FAST(x) __builtin_expect(!!(x), 1)
-#else
-#define WK__MP_FAST(x) (x)
-#endif
-
 WK__MP_HOT uint8_t *wk__mp_store16(uint8_t *p, uint16_t v)
 {
     v = __builtin_bswap16(v);
@@ -227,43 +221,6 @@ WK__MP_HOT uint8_t *wk__mp_store64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
     return p + 8;
 }
-
-/** Internal: copies `n` <= 31 bytes with at most two overlapping moves of 16, 8 or 4 bytes
- *  (folds to plain stores when `n` is a constant; cheaper than a memcpy call for short
- *  strings). */
-/* GCC's -Warray-bounds cannot see that `n` fits a short literal source once this is inlined
- * into an always-inlined writer with a variable length (e.g. wk_mp_writer_str(w, "key", k),
- * k <= 3): the moves of 8 or 16 are taken only when n is that large. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#if __GNUC__ >= 11
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-#endif
-static inline void wk__mp_copy31(uint8_t *d, const void *src, size_t n)
-{
-    const uint8_t *q = (const uint8_t *)src;
-    if (n >= 8) {
-        if (n >= 16) {
-            memcpy(d, q, 16);
-            memcpy(d + n - 16, q + n - 16, 16);
-        } else {
-            memcpy(d, q, 8);
-            memcpy(d + n - 8, q + n - 8, 8);
-        }
-    } else if (n >= 4) {
-        memcpy(d, q, 4);
-        memcpy(d + n - 4, q + n - 4, 4);
-    } else if (n != 0) {
-        d[0] = q[0];
-        d[n >> 1] = q[n >> 1];
-        d[n - 1] = q[n - 1];
-    }
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 /** Internal: the inline writers' slow path: grows the buffer (no writer address escapes). */
 static inline bool wk__mp_room_slow(wk_mp_writer *w, size_t n)
@@ -286,14 +243,14 @@ WK__MP_HOT bool wk__mp_room(wk_mp_writer *w, size_t n)
 {
     /* While pos < lim the capacity ends at lim + 31. */
     uintptr_t p = (uintptr_t)w->pos;
-    return WK__MP_FAST(p < w->lim && n <= w->lim + (WK__MP_SLACK - 1u) - p) ||
+    return WK_LIKELY(p < w->lim && n <= w->lim + (WK__MP_SLACK - 1u) - p) ||
            wk__mp_room_slow(w, n);
 }
 /** Room for a write of at most WK__MP_SLACK bytes whose real size is `exact`: the fast path
  *  is one compare; only when that fails does the slow path ask for the `exact` size, so a
  *  fixed buffer is still filled to the last byte. */
 #define WK__MP_SMALL(w, exact)                                                            \
-    (WK__MP_FAST((uintptr_t)(w)->pos < (w)->lim) || wk__mp_room_slow((w), (exact)))
+    (WK_LIKELY((uintptr_t)(w)->pos < (w)->lim) || wk__mp_room_slow((w), (exact)))
 
 /* Encoders of one value into `p`, which has room; return the new end. Shortest forms. */
 /** Encodes an unsigned integer in its shortest form into `p`; returns the new end. */
@@ -615,9 +572,9 @@ WK__MP_HOT void wk_mp_writer_str(wk_mp_writer *w, const char *s, size_t len)
 {
     /* A fixstr is at most 32 bytes: one compare for header and bytes. */
     uint8_t *p = w->pos;
-    if (WK__MP_FAST(len <= 31 && (uintptr_t)p < w->lim)) {
+    if (WK_LIKELY(len <= 31 && (uintptr_t)p < w->lim)) {
         *p = (uint8_t)(0xa0 | len);
-        wk__mp_copy31(p + 1, s, len);
+        wk_copy_short(p + 1, s, len);
         w->pos = p + 1 + len;
         return;
     }

@@ -35,7 +35,8 @@
  * wk_schema_guard() lets a test fail when the shape changes but the version does not.
  *
  * Thread-safety: descriptors are immutable and may be shared by any number of threads. The
- * lookup index is built on first use (or by wk_schema_prepare) and published atomically.
+ * lookup index is built by wk_schema_prepare (on the caller's allocator) or on first use (on
+ * the decode options' allocator, else libc) and published atomically.
  */
 #ifndef WIREKIT_SCHEMA_H
 #define WIREKIT_SCHEMA_H
@@ -237,8 +238,9 @@ struct wk_schema {
  * names, at most 64 required fields per struct, at most 4096 fields, nested descriptors
  * present. Returns WK_OK, WK_ERR_ARG (the message says what is wrong with which field) or
  * WK_ERR_NOMEM. Thread-safe; idempotent. The indexes come from `alloc` (NULL = libc; it must
- * outlive them; an index built on first use, without this call, comes from libc) and are
- * freed only by wk_schema_unprepare().
+ * outlive them) and are freed only by wk_schema_unprepare(). Without this call, the first
+ * encode or decode builds them: a decode on its options' `alloc`, an encode (which takes no
+ * allocator) on libc; a program that must make no libc call prepares its descriptors first.
  */
 WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc, wk_error *err);
 
@@ -285,6 +287,9 @@ typedef struct wk_schema_error {
 typedef struct wk_schema_opts {
     unsigned flags;     /**< WK_SCHEMA_* */
     uint32_t max_depth; /**< nesting limit for structs, arrays and wk_values; 0 = 64; at most 256 */
+    /** Allocator of the descriptor indexes when this call is the first use of a descriptor
+     *  nobody prepared (see wk_schema_prepare: it must outlive the indexes); NULL = libc. */
+    const wk_allocator *alloc;
 } wk_schema_opts;
 
 /**

@@ -90,9 +90,11 @@ struct wk_pair {
 WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
                                  wk_arena *arena, wk_value **out, wk_error *err);
 
-/** Writes `v` to `sink` as events (depth-first, explicit stack). Returns WK_OK or the sink's
- *  latched error. */
-WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_error *err);
+/** Writes `v` to `sink` as events (depth-first, explicit stack: 64 levels on the C stack, the
+ *  frames of deeper trees from `alloc`, NULL = libc). Returns WK_OK, WK_ERR_NOMEM (frames for
+ *  a deeper tree), WK_ERR_ARG (a node of unknown type) or the sink's latched error. */
+WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
+                                 const wk_sink *sink, wk_error *err);
 
 /** Fills `ev` with the event node `v` stands for: its scalar event, or for an array or map the
  *  opening event with its count (children and WK_EV_END are the caller's to walk). Returns
@@ -101,8 +103,9 @@ WK_API bool wk_value_event(const wk_value *v, wk_event *ev);
 
 /** Deep equality: same types, same numbers (floats compared bitwise, so NaN equals itself and
  *  0.0 differs from -0.0), same bytes, same order. An INT and a UINT holding the same
- *  non-negative number are equal. */
-WK_API bool wk_value_equal(const wk_value *a, const wk_value *b);
+ *  non-negative number are equal. The walk keeps 64 levels on the C stack and takes the
+ *  frames of deeper trees from `alloc` (NULL = libc); when that fails it returns false. */
+WK_API bool wk_value_equal(const wk_value *a, const wk_value *b, const wk_allocator *alloc);
 
 /* ---- building trees by hand (all nodes live in the arena) ---- */
 

@@ -1,6 +1,7 @@
 /*
- * The kernel's small shared pieces (internal): branch hints, the short overlapping copy, and
- * the inline-then-heap stack every explicit-stack walker uses (tree builders, tree encoders,
+ * The kernel's small shared pieces (internal): the internal names of the branch hints and the
+ * short overlapping copy (defined once, public, in core.h), the cursor copy, and the
+ * inline-then-heap stack every explicit-stack walker uses (tree builders, tree encoders,
  * deep equality). Written once here so that each module instantiates them instead of keeping
  * its own copy. The stack starts in caller-provided storage (normally on the C stack) and
  * moves to the heap only for deep or wide input, always through the allocator the caller
@@ -16,34 +17,12 @@
 
 #include "wirekit/core.h"
 
-/* Branch hints: the one set every module uses. */
-#define WK__LIKELY(x) __builtin_expect(!!(x), 1)
-#define WK__UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/** Copies `n` <= 31 bytes with at most two overlapping moves of 16, 8 or 4 bytes, or three
- *  single bytes below 4 (cheaper than a memcpy call for the short keys and strings wire formats
- *  are made of; folds to plain stores when `n` is a constant). Larger `n`: use memcpy. */
-static inline void wk__copy_short(void *dst, const void *src, size_t n)
-{
-    uint8_t *d = (uint8_t *)dst;
-    const uint8_t *q = (const uint8_t *)src;
-    if (n >= 8) {
-        if (n >= 16) {
-            memcpy(d, q, 16);
-            memcpy(d + n - 16, q + n - 16, 16);
-        } else {
-            memcpy(d, q, 8);
-            memcpy(d + n - 8, q + n - 8, 8);
-        }
-    } else if (n >= 4) {
-        memcpy(d, q, 4);
-        memcpy(d + n - 4, q + n - 4, 4);
-    } else if (n != 0) {
-        d[0] = q[0];
-        d[n >> 1] = q[n >> 1];
-        d[n - 1] = q[n - 1];
-    }
-}
+/* Branch hints and the short overlapping copy are public (core.h: WK_LIKELY, WK_UNLIKELY,
+ * wk_copy_short), since the inline fast paths of msgpack.h use them too; these are their
+ * internal spellings, one definition for both. */
+#define WK__LIKELY(x) WK_LIKELY(x)
+#define WK__UNLIKELY(x) WK_UNLIKELY(x)
+#define wk__copy_short(dst, src, n) wk_copy_short((dst), (src), (n))
 
 /** Copies `n` bytes to `dst` (short runs without a library call) and returns dst + n: the
  *  cursor-advancing form the writers use for keys and strings. */

@@ -7,11 +7,11 @@
  * parameter name repeated. SSE2 classifies 16 bytes at a time into a bit mask of the bytes
  * outside that alphabet; the parser then walks the mask's set bits (the delimiters) instead of
  * the bytes, hashes the essence for the well-known lookup, and writes only the fields a parse
- * defines (not the parameter array beyond nparams, nor the render cache's buffer). Any surprise
- * (another byte, whitespace elsewhere, an empty part, a trailing ';', a duplicate name) hands
- * the whole input to the general scanner, so the fast path only ever answers for inputs whose
- * result is simple to state; tests hold the two equal field for field. Without SSE2 every input
- * goes to the general scanner.
+ * defines (not the parameter array beyond nparams, nor the lowercase essence buffer unless it
+ * is needed). Any surprise (another byte, whitespace elsewhere, an empty part, a trailing
+ * ';', a duplicate name) hands the whole input to the general scanner, so the fast path only
+ * ever answers for inputs whose result is simple to state; tests hold the two equal field for
+ * field. Without SSE2 every input goes to the general scanner.
  */
 #include "mediatype/mt_internal.h"
 
@@ -96,8 +96,6 @@ static inline bool parse_fast(const uint8_t *s, size_t len, wk_media_type *mt)
     if (sub_end == slash + 1) {
         return false;
     }
-    mt->type.len = slash;
-    mt->subtype.len = sub_end - slash - 1;
     unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
     wk_mt_param *p = mt->params;
     size_t i = sub_end;
@@ -153,18 +151,21 @@ static inline bool parse_fast(const uint8_t *s, size_t len, wk_media_type *mt)
     }
     bool exact = false;
     uint16_t id = wk__mt_known_lookup_in((const char *)s, sub_end, len, &exact);
-    const char *base = id != 0 ? wk__mt_known[id].essence : (const char *)s;
-    mt->type.ptr = base;
-    mt->subtype.ptr = base + slash + 1;
-    mt->essence.ptr = base;
-    mt->essence.len = sub_end;
+    mt->essence_len = sub_end;
+    mt->type_len = slash;
+    if (id != 0) {
+        mt->essence_ptr = wk__mt_known[id].essence;
+    } else if (up & span(0, sub_end)) {
+        wk__mt_lower_copy(mt, (const char *)s, sub_end);
+    } else {
+        mt->essence_ptr = (const char *)s;
+    }
     mt->id = id;
     mt->nparams = (uint8_t)n;
     mt->canonical = (uint8_t)canon;
     mt->input.ptr = (const char *)s;
     mt->input.len = len;
-    mt->cache_kind = 0;
-    mt->cache_styles = 0;
+    mt->render_styles = 0;
     return true;
 }
 #endif
@@ -174,9 +175,6 @@ wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_typ
 {
     if (mt == NULL || (data == NULL && len != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no input or output given");
-    }
-    if (mt->cache_kind == 3) {
-        wk_mt_free(mt); /* a heap-rendered form of the previous parse */
     }
 #ifdef WK_MT_FAST
     if (len - 8 <= 63 - 8 && parse_fast(data, len, mt)) {

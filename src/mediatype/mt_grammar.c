@@ -195,9 +195,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
         return wk_error_set(err, p == NULL ? WK_ERR_NOMEM : WK_ERR_ARG, 0, "no grammar");
     }
     const uint8_t *s = data != NULL ? data : (const uint8_t *)"";
-    memset(mt, 0, offsetof(wk_media_type, params));
-    mt->cache_kind = 0;
-    mt->cache_styles = 0;
+    wk__mt_clear(mt);
     size_t b = 0, e = len;
     if (!(flags & WK_MT_STRICT)) {
         while (b < e && wk__mt_is(s[b], WK__MT_WS)) {
@@ -223,12 +221,8 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
         }
         return st;
     }
-    mt->type.ptr = caps[0].ptr;
-    mt->type.len = caps[0].len;
-    mt->subtype.ptr = caps[1].ptr;
-    mt->subtype.len = caps[1].len;
-    mt->essence.ptr = caps[0].ptr;
-    mt->essence.len = caps[0].len + 1 + caps[1].len;
+    const char *ess = caps[0].ptr;
+    size_t type_len = caps[0].len, ess_len = caps[0].len + 1 + caps[1].len;
     mt->input.ptr = (const char *)s + b;
     mt->input.len = e - b;
     for (size_t k = 2; k < n;) {
@@ -248,7 +242,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
             if (flags & WK_MT_STRICT) {
                 size_t at = (size_t)(name->ptr - (const char *)s);
                 free(caps);
-                memset(mt, 0, offsetof(wk_media_type, params));
+                wk__mt_clear(mt);
                 return wk_error_set(err, WK_ERR_SYNTAX, at, "duplicate parameter name");
             }
             continue;
@@ -256,7 +250,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             size_t at = (size_t)(name->ptr - (const char *)s);
             free(caps);
-            memset(mt, 0, offsetof(wk_media_type, params));
+            wk__mt_clear(mt);
             return wk_error_set(err, WK_ERR_LIMIT, at, "more parameters than WK_MT_MAX_PARAMS");
         }
         wk_mt_param *pp = &mt->params[mt->nparams++];
@@ -268,7 +262,10 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
         pp->escaped = quoted && memchr(val->ptr, '\\', vlen) != NULL;
     }
     free(caps);
-    wk__mt_set_known(mt);
+    if (!wk__mt_set_essence(mt, ess, type_len, ess_len, NULL)) {
+        return wk_error_set(err, WK_ERR_LIMIT, b + WK_MT_ESSENCE_MAX,
+                            "an essence with capitals longer than WK_MT_ESSENCE_MAX");
+    }
     return WK_OK;
 }
 
@@ -291,8 +288,9 @@ wk_status wk__mt_serialize_grammar(const wk_media_type *mt, unsigned flags, wk_b
     }
     wk_text_cap caps[2 + 2 * WK_MT_MAX_PARAMS];
     size_t n = 0, used = 0;
-    caps[n++] = (wk_text_cap){WK_MT_SLOT_TYPE, mt->type.ptr, mt->type.len};
-    caps[n++] = (wk_text_cap){WK_MT_SLOT_SUBTYPE, mt->subtype.ptr, mt->subtype.len};
+    wk_slice type = wk_mt_type(mt), subtype = wk_mt_subtype(mt);
+    caps[n++] = (wk_text_cap){WK_MT_SLOT_TYPE, type.ptr, type.len};
+    caps[n++] = (wk_text_cap){WK_MT_SLOT_SUBTYPE, subtype.ptr, subtype.len};
     for (unsigned k = 0; k < mt->nparams; k++) {
         const wk_mt_param *pp = &mt->params[k];
         char *plain = scratch + used;

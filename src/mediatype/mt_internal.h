@@ -158,7 +158,17 @@ static inline uint16_t wk__mt_known_lookup(const char *s, size_t len, bool *exac
 }
 
 /* Sets id (and the canonical table views) from mt->type / mt->subtype / mt->essence. */
-void wk__mt_set_known(wk_media_type *mt);
+/* Sets the essence of *mt from p[0..n), whose first type_len bytes are the type: the id and
+ * the lowercase text (the table's, p itself when lowercase, or a copy in mt->lower). Returns
+ * false, leaving *mt empty, when a copy is needed and n > WK_MT_ESSENCE_MAX; *lowercase (may
+ * be NULL) says whether p was written in lower case. */
+bool wk__mt_set_essence(wk_media_type *mt, const char *p, size_t type_len, size_t n,
+                        bool *lowercase);
+/* Copies p[0..n) (n <= WK_MT_ESSENCE_MAX) lowercased into mt->lower and points the essence
+ * there. */
+void wk__mt_lower_copy(wk_media_type *mt, const char *p, size_t n);
+/* Makes *mt empty (no type, no parameters, nothing rendered). */
+void wk__mt_clear(wk_media_type *mt);
 
 /* The general scanner (mt_parse.c): wk_mt_parse() without the fast path, for every input.
  * The tests hold the fast path equal to it field for field. */

@@ -12,50 +12,61 @@
 
 #include "mediatype/mt_internal.h"
 
+#define LONG_ESSENCE "an essence with capitals longer than WK_MT_ESSENCE_MAX"
+
 static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char *msg)
 {
-    mt->type.ptr = NULL;
-    mt->type.len = 0;
-    mt->nparams = 0;
-    mt->id = 0;
+    wk__mt_clear(mt);
     return wk_error_set(err, WK_ERR_SYNTAX, off, msg);
 }
 
-/* Sets id and, for a well-known type, the table views; returns whether the essence was
- * written exactly as the table's (lowercase) one. */
-static inline bool set_known(wk_media_type *mt)
+void wk__mt_clear(wk_media_type *mt)
 {
-    bool exact = false;
-    mt->id = mt->essence.len - 1 < 255 ? wk__mt_known_lookup(mt->essence.ptr, mt->essence.len,
-                                                              &exact)
-                                       : 0;
-    if (mt->id != 0) {
-        const wk_mt_known *k = &wk__mt_known[mt->id];
-        mt->essence.ptr = k->essence;
-        mt->type.ptr = k->essence;
-        mt->subtype.ptr = k->essence + mt->type.len + 1;
-    }
-    return exact;
+    mt->essence_ptr = NULL;
+    mt->essence_len = 0;
+    mt->type_len = 0;
+    mt->nparams = 0;
+    mt->id = 0;
+    mt->canonical = 0;
+    mt->render_styles = 0;
+    mt->input.ptr = NULL;
+    mt->input.len = 0;
 }
 
-void wk__mt_set_known(wk_media_type *mt)
+void wk__mt_lower_copy(wk_media_type *mt, const char *p, size_t n)
 {
-    set_known(mt);
-}
-
-/* Looks the essence up in the well-known table and says whether it was written in lower
- * case. The lookup tries an exact match first, so a hit there answers without a scan. */
-static bool essence_lowercase(wk_media_type *mt)
-{
-    const char *p = mt->essence.ptr;
-    size_t n = mt->essence.len;
-    if (set_known(mt)) {
-        return true;
-    }
     for (size_t i = 0; i < n; i++) {
-        if (wk__mt_is((uint8_t)p[i], WK__MT_UPPER)) {
+        mt->lower[i] = (char)(wk__mt_is((uint8_t)p[i], WK__MT_UPPER) ? p[i] + 32 : p[i]);
+    }
+    mt->lower[n] = '\0';
+    mt->essence_ptr = NULL;
+}
+
+bool wk__mt_set_essence(wk_media_type *mt, const char *p, size_t type_len, size_t n,
+                        bool *lowercase)
+{
+    mt->essence_len = n;
+    mt->type_len = type_len;
+    bool exact = false;
+    mt->id = wk__mt_known_lookup(p, n, &exact);
+    if (mt->id != 0) {
+        mt->essence_ptr = wk__mt_known[mt->id].essence;
+    } else {
+        exact = true;
+        for (size_t i = 0; i < n && exact; i++) {
+            exact = !wk__mt_is((uint8_t)p[i], WK__MT_UPPER);
+        }
+        if (exact) {
+            mt->essence_ptr = p;
+        } else if (n <= WK_MT_ESSENCE_MAX) {
+            wk__mt_lower_copy(mt, p, n);
+        } else {
+            wk__mt_clear(mt);
             return false;
         }
+    }
+    if (lowercase != NULL) {
+        *lowercase = exact;
     }
     return true;
 }
@@ -120,18 +131,11 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     if (i != sub_end) {
         canon = 0;
     }
-    mt->type.ptr = (const char *)s + b;
-    mt->type.len = slash - b;
-    mt->subtype.ptr = (const char *)s + sub;
-    mt->subtype.len = sub_end - sub;
-    mt->essence.ptr = mt->type.ptr;
-    mt->essence.len = sub_end - b;
+    const char *ess = (const char *)s + b;
     mt->nparams = 0;
+    mt->render_styles = 0;
     mt->input.ptr = (const char *)s + b;
     mt->input.len = e - b;
-    mt->cache_kind = 0;
-    mt->cache_styles = 0;
-    mt->cache_alloc = NULL;
 
     while (i < e) {
         i++; /* the ';' */
@@ -265,9 +269,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                     goto duplicate;
                 }
             }
-            mt->type.ptr = NULL;
-            mt->type.len = 0;
-            mt->nparams = 0;
+            wk__mt_clear(mt);
             return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
         }
         if (!add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped)) {
@@ -275,10 +277,11 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             canon = 0;
         }
     }
-    mt->canonical = (uint8_t)canon;
-    if (!essence_lowercase(mt) && canon != 0) {
-        mt->canonical = 0;
+    bool lowercase = true;
+    if (!wk__mt_set_essence(mt, ess, slash - b, sub_end - b, &lowercase)) {
+        return wk_error_set(err, WK_ERR_LIMIT, b + WK_MT_ESSENCE_MAX, LONG_ESSENCE);
     }
+    mt->canonical = (uint8_t)(lowercase ? canon : 0);
     return WK_OK;
 }
 
@@ -312,18 +315,11 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
     if (seen & WK__MT_UPPER) {
         canon = 0;
     }
-    mt->type.ptr = (const char *)s;
-    mt->type.len = slash;
-    mt->subtype.ptr = (const char *)s + sub;
-    mt->subtype.len = i - sub;
-    mt->essence.ptr = (const char *)s;
-    mt->essence.len = i;
+    size_t ess_len = i;
     mt->nparams = 0;
+    mt->render_styles = 0;
     mt->input.ptr = (const char *)s;
     mt->input.len = e;
-    mt->cache_kind = 0;
-    mt->cache_styles = 0;
-    mt->cache_alloc = NULL;
     while (i < e) {
         size_t ows = i;
         while (i < e && wk__mt_is(s[i], WK__MT_OWS)) {
@@ -420,15 +416,15 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
             }
         }
         if (mt->nparams == WK_MT_MAX_PARAMS) {
-            mt->type.ptr = NULL;
-            mt->type.len = 0;
-            mt->nparams = 0;
+            wk__mt_clear(mt);
             return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
         }
         add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }
     mt->canonical = (uint8_t)canon;
-    set_known(mt);
+    if (!wk__mt_set_essence(mt, (const char *)s, slash, ess_len, NULL)) {
+        return wk_error_set(err, WK_ERR_LIMIT, WK_MT_ESSENCE_MAX, LONG_ESSENCE);
+    }
     return WK_OK;
 }
 
@@ -441,8 +437,7 @@ wk_status wk__mt_parse_scan(const void *data, size_t len, unsigned flags, wk_med
     const uint8_t *s = data != NULL ? data : (const uint8_t *)"";
     mt->id = 0;
     mt->canonical = 0;
-    mt->cache_kind = 0;
-    mt->cache_styles = 0;
+    mt->render_styles = 0;
     if (flags & WK_MT_STRICT) {
         return parse_strict(s, len, flags, mt, err);
     }

@@ -5,13 +5,12 @@
  * token bytes, `"` and `\` escaped), with ";" or "; " between parameters. Rendering returns the
  * same text but tries, in order, never to build it: a precomputed table string for well-known
  * types with no parameters or only charset=utf-8, then the input itself when the parser found
- * it already canonical; only then is it built, inside the object or on the heap, and kept.
+ * it already canonical (either view is kept in the object, which stays a plain value); only
+ * then is it built, into the caller's scratch buffer.
  */
 #include <string.h>
 
 #include "mediatype/mt_internal.h"
-
-enum { CACHE_NONE = 0, CACHE_VIEW = 1, CACHE_INLINE = 2, CACHE_HEAP = 3 };
 
 size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap)
 {
@@ -49,13 +48,11 @@ static size_t write_form(const wk_media_type *mt, unsigned style, char *dst)
         }                                                                                          \
         n++;                                                                                       \
     } while (0)
-    for (size_t i = 0; i < mt->type.len; i++) {
-        PUT(lower(mt->type.ptr[i]));
+    wk_slice ess = wk_mt_essence(mt);
+    if (dst != NULL) {
+        memcpy(dst, ess.ptr, ess.len);
     }
-    PUT('/');
-    for (size_t i = 0; i < mt->subtype.len; i++) {
-        PUT(lower(mt->subtype.ptr[i]));
-    }
+    n = ess.len;
     for (unsigned k = 0; k < mt->nparams; k++) {
         const wk_mt_param *p = &mt->params[k];
         PUT(';');
@@ -119,7 +116,7 @@ static size_t write_form(const wk_media_type *mt, unsigned style, char *dst)
 
 wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out, wk_error *err)
 {
-    if (mt == NULL || out == NULL || mt->type.ptr == NULL || style > WK_MT_STYLE_SPACE) {
+    if (mt == NULL || out == NULL || mt->essence_len == 0 || style > WK_MT_STYLE_SPACE) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, buffer or style");
     }
     size_t n = write_form(mt, style, NULL);
@@ -132,34 +129,6 @@ wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out, 
     return WK_OK;
 }
 
-void wk_mt_init(wk_media_type *mt)
-{
-    if (mt == NULL) {
-        return;
-    }
-    memset(mt, 0, offsetof(wk_media_type, params));
-    mt->input.ptr = NULL;
-    mt->input.len = 0;
-    mt->cache_kind = CACHE_NONE;
-    mt->cache_styles = 0;
-    mt->cache_view.ptr = NULL;
-    mt->cache_view.len = 0;
-    mt->cache_heap_cap = 0;
-    mt->cache_alloc = NULL;
-}
-
-void wk_mt_free(wk_media_type *mt)
-{
-    if (mt == NULL) {
-        return;
-    }
-    if (mt->cache_kind == CACHE_HEAP) {
-        wk_free(mt->cache_alloc, (void *)mt->cache_view.ptr, mt->cache_heap_cap);
-    }
-    mt->cache_kind = CACHE_NONE;
-    mt->cache_styles = 0;
-}
-
 /* Without parameters both styles serialize the same, so one cached form serves both. */
 static uint8_t styles_of(const wk_media_type *mt, unsigned style)
 {
@@ -169,27 +138,20 @@ static uint8_t styles_of(const wk_media_type *mt, unsigned style)
 static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t n,
                         wk_slice *out)
 {
-    mt->cache_kind = CACHE_VIEW;
-    mt->cache_styles = styles_of(mt, style);
-    mt->cache_view.ptr = p;
-    mt->cache_view.len = n;
+    mt->render_styles = styles_of(mt, style);
+    mt->render_view.ptr = p;
+    mt->render_view.len = n;
     out->ptr = p;
     out->len = n;
     return WK_OK;
 }
 
-wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocator *alloc,
-                             wk_slice *out, wk_error *err)
+wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, wk_buf *scratch, wk_slice *out,
+                             wk_error *err)
 {
-    if (mt == NULL || out == NULL || mt->type.ptr == NULL || style > WK_MT_STYLE_SPACE) {
+    if (mt == NULL || out == NULL || mt->essence_len == 0 || style > WK_MT_STYLE_SPACE) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, output or style");
     }
-    if (mt->cache_kind != CACHE_NONE && (mt->cache_styles & (1u << style))) {
-        out->ptr = mt->cache_kind == CACHE_INLINE ? mt->cache_inline : mt->cache_view.ptr;
-        out->len = mt->cache_view.len;
-        return WK_OK;
-    }
-    wk_mt_free(mt);
     if (mt->id != 0) {
         const wk_mt_known *k = &wk__mt_known[mt->id];
         if (mt->nparams == 0) {
@@ -208,29 +170,16 @@ wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, const wk_allocat
     if ((mt->canonical & bit) && mt->input.ptr != NULL) {
         return cached(mt, style, mt->input.ptr, mt->input.len, out);
     }
-    size_t n = write_form(mt, style, NULL);
-    if (n <= WK_MT_RENDER_INLINE) {
-        write_form(mt, style, mt->cache_inline);
-        mt->cache_kind = CACHE_INLINE;
-        mt->cache_styles = styles_of(mt, style);
-        mt->cache_view.ptr = NULL;
-        mt->cache_view.len = n;
-        out->ptr = mt->cache_inline;
-        out->len = n;
-        return WK_OK;
+    if (scratch == NULL) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "the form must be built and no buffer was given");
     }
-    char *heap = wk_alloc(alloc, n);
-    if (heap == NULL) {
-        return wk_error_set(err, WK_ERR_NOMEM, 0, "out of memory");
+    size_t at = scratch->len;
+    wk_status st = wk_mt_serialize(mt, style, scratch, err);
+    if (st != WK_OK) {
+        return st;
     }
-    write_form(mt, style, heap);
-    mt->cache_kind = CACHE_HEAP;
-    mt->cache_styles = styles_of(mt, style);
-    mt->cache_view.ptr = heap;
-    mt->cache_view.len = n;
-    mt->cache_heap_cap = n;
-    mt->cache_alloc = alloc;
-    *out = mt->cache_view;
+    out->ptr = (const char *)scratch->data + at;
+    out->len = scratch->len - at;
     return WK_OK;
 }
 
@@ -240,12 +189,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     if (mt == NULL || essence == NULL || (params == NULL && n != 0)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "no media type, essence or parameters");
     }
-    wk_mt_free(mt);
-    memset(mt, 0, offsetof(wk_media_type, params));
-    mt->cache_kind = CACHE_NONE;
-    mt->cache_styles = 0;
-    mt->input.ptr = NULL;
-    mt->input.len = 0;
+    wk__mt_clear(mt);
     const char *slash = memchr(essence, '/', essence_len);
     if (slash == NULL || !wk__mt_token(essence, (size_t)(slash - essence)) ||
         !wk__mt_token(slash + 1, essence_len - (size_t)(slash - essence) - 1)) {
@@ -268,19 +212,16 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
             }
         }
     }
-    mt->type.ptr = essence;
-    mt->type.len = (size_t)(slash - essence);
-    mt->subtype.ptr = slash + 1;
-    mt->subtype.len = essence_len - mt->type.len - 1;
-    mt->essence.ptr = essence;
-    mt->essence.len = essence_len;
+    if (!wk__mt_set_essence(mt, essence, (size_t)(slash - essence), essence_len, NULL)) {
+        return wk_error_set(err, WK_ERR_LIMIT, 0,
+                            "an essence with capitals longer than WK_MT_ESSENCE_MAX");
+    }
     for (size_t k = 0; k < n; k++) {
         mt->params[k] = params[k];
         mt->params[k].quoted = 0;
         mt->params[k].escaped = 0;
     }
     mt->nparams = (uint8_t)n;
-    wk__mt_set_known(mt);
     return WK_OK;
 }
 
@@ -331,7 +272,8 @@ static bool value_eq(const wk_mt_param *a, const wk_mt_param *b)
 bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b)
 {
     if (a == NULL || b == NULL || a->nparams != b->nparams ||
-        !wk__mt_ieq(a->essence.ptr, a->essence.len, b->essence.ptr, b->essence.len)) {
+        a->essence_len != b->essence_len ||
+        memcmp(wk_mt_essence(a).ptr, wk_mt_essence(b).ptr, a->essence_len) != 0) {
         return false;
     }
     for (unsigned k = 0; k < a->nparams; k++) {

@@ -31,12 +31,7 @@ WK_API wk_status wk_schema_decode(const wk_schema *s, const wk_source *src, void
                                   wk_arena *arena, const wk_schema_opts *opts,
                                   wk_schema_error *err)
 {
-    if (err != NULL) {
-        err->base.code = WK_OK;
-        err->base.offset = 0;
-        err->base.msg = NULL;
-        err->path[0] = '\0';
-    }
+    wk__schema_error_reset(err);
     if (s == NULL || src == NULL || obj == NULL || arena == NULL) {
         return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
                             "schema: NULL argument");

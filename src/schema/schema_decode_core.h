@@ -35,7 +35,8 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
     if (err != NULL) {
         err->path[0] = '\0';
     }
-    if (wk__schema_index_get(s, err != NULL ? &err->base : NULL) == NULL) {
+    if (wk__schema_index_get(s, opts != NULL ? opts->alloc : NULL,
+                             err != NULL ? &err->base : NULL) == NULL) {
         return err != NULL ? err->base.code : WK_ERR_ARG;
     }
 

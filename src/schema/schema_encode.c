@@ -23,6 +23,7 @@ typedef struct enc {
     enc_frame stack[WK__SCHEMA_MAX_DEPTH];
     uint32_t depth;
     wk_error *err;
+    const wk_allocator *alloc; /* the root index's allocator: deep wk_value frames */
 } enc;
 
 static wk_status emit(enc *e, const wk_event *ev)
@@ -167,7 +168,7 @@ static wk_status emit_value(enc *e, const wk_schema_type *t, const uint8_t *p, u
         return emit(e, &ev);
     }
     case WK_SK_VALUE: {
-        wk_status st = wk_value_encode((const wk_value *)p, e->sink, e->err);
+        wk_status st = wk_value_encode((const wk_value *)p, e->alloc, e->sink, e->err);
         return st;
     }
     case WK_SK_STRUCT: return push(e, t->schema, p, NULL, 0);
@@ -191,28 +192,23 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
     if (s == NULL || obj == NULL || sink == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
     }
-    if (wk__schema_index_get(s, err) == NULL) {
+    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
+    if (ix == NULL) {
         return err != NULL ? err->code : WK_ERR_ARG;
     }
     enc e;
     e.sink = sink;
     e.depth = 0;
     e.err = err;
+    e.alloc = ix->alloc;
     if (s->root == WK_SCHEMA_ROOT_VALUE) {
-        return wk_value_encode(obj, sink, err);
+        return wk_value_encode(obj, ix->alloc, sink, err);
     }
     wk_status st = push(&e, s, obj, NULL, 0);
     while (st == WK_OK && e.depth > 0) {
         enc_frame *f = &e.stack[e.depth - 1];
         if (f->s != NULL) {
-            const wk_schema_field *fd = NULL;
-            while (f->i < f->s->nfields) {
-                const wk_schema_field *c = &f->s->fields[f->i++];
-                if ((c->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(c, f->base)) {
-                    fd = c;
-                    break;
-                }
-            }
+            const wk_schema_field *fd = wk__schema_next_field(f->s, f->base, &f->i);
             if (fd == NULL) {
                 e.depth--;
                 st = emit_simple(&e, WK_EV_END);

@@ -2,7 +2,7 @@
  * Descriptor checking, the field-name index and fingerprints.
  *
  * Descriptors are static data written by people, so they are checked once (wk_schema_prepare,
- * or lazily on first use) and the result is an immutable index: an open-addressing table of
+ * or lazily on first use, on the decode options' allocator or libc) and the result is an immutable index: an open-addressing table of
  * field numbers keyed by an FNV-1a hash of the name, at most half full. The index is
  * published with a compare-and-swap on the descriptor's runtime slot; a thread that loses the
  * race frees its own copy, so no lock is ever taken and readers never wait. Lookups compare
@@ -15,15 +15,6 @@
 #include "wirekit/msgpack.h"
 
 #define FP_MAX_NEST 32
-
-uint32_t wk__schema_name_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    }
-    return h;
-}
 
 static bool kind_is_known(uint8_t k)
 {
@@ -306,9 +297,10 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc
     return WK_OK;
 }
 
-const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err)
+const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
+                                               wk_error *err)
 {
-    if (wk_schema_prepare(s, NULL, err) != WK_OK) {
+    if (wk_schema_prepare(s, alloc, err) != WK_OK) {
         return NULL;
     }
     return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
@@ -433,11 +425,8 @@ bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < s->nfields; i++) {
-        const wk_schema_field *f = &s->fields[i];
-        if ((f->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(f, base)) {
-            n++;
-        }
+    for (size_t i = 0; wk__schema_next_field(s, base, &i) != NULL;) {
+        n++;
     }
     return n;
 }

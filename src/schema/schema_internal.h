@@ -59,9 +59,13 @@ typedef struct wk__schema_index {
     bool mp_omit;
 } wk__schema_index;
 
-/** The index of `s`, building it on first use. NULL (with `err` set) for a bad descriptor. */
-const wk__schema_index *wk__schema_index_build(const wk_schema *s, wk_error *err);
-static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s, wk_error *err)
+/** The index of `s`, building it on first use from `alloc` (the call's allocator; NULL =
+ *  libc), as wk_schema_prepare(s, alloc) would. NULL (with `err` set) for a bad descriptor. */
+const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
+                                               wk_error *err);
+static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s,
+                                                           const wk_allocator *alloc,
+                                                           wk_error *err)
 {
     if (s->rt != NULL) {
         void *ix = __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
@@ -69,18 +73,25 @@ static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s, w
             return ix;
         }
     }
-    return wk__schema_index_build(s, err);
+    return wk__schema_index_build(s, alloc, err);
+}
+
+/** FNV-1a 32 of a name (the index hash). */
+static inline uint32_t wk__schema_name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    return h;
 }
 
 /** Field number whose name is `key[0..len)`, or -1. */
 static inline int32_t wk__schema_lookup(const wk_schema *s, const wk__schema_index *ix,
                                         const char *key, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)key[i]) * 16777619u;
-    }
-    for (uint32_t slot = h & ix->mask;; slot = (slot + 1) & ix->mask) {
+    for (uint32_t slot = wk__schema_name_hash(key, len) & ix->mask;;
+         slot = (slot + 1) & ix->mask) {
         uint32_t f = ix->slots[slot];
         if (f == 0) {
             return -1;
@@ -96,11 +107,8 @@ static inline int32_t wk__schema_lookup(const wk_schema *s, const wk__schema_ind
 static inline int32_t wk__schema_lookup_index(const wk__schema_index *ix, const char *key,
                                               size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)key[i]) * 16777619u;
-    }
-    for (uint32_t slot = h & ix->mask;; slot = (slot + 1) & ix->mask) {
+    for (uint32_t slot = wk__schema_name_hash(key, len) & ix->mask;;
+         slot = (slot + 1) & ix->mask) {
         uint32_t f = ix->slots[slot];
         if (f == 0) {
             return -1;
@@ -113,11 +121,34 @@ static inline int32_t wk__schema_lookup_index(const wk__schema_index *ix, const 
     }
 }
 
-/** FNV-1a 32 of a name (the index hash). */
-uint32_t wk__schema_name_hash(const char *s, size_t len);
-
 /** True when the field holds its empty value (WK_OMITEMPTY leaves it out). */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base);
+
+/** The next field of `s` from `*i` on that is written (not a WK_OMITEMPTY field holding its
+ *  empty value), advancing `*i` past it; NULL when no field is left. The one walk of both
+ *  encoders (events and fused MessagePack). */
+static inline const wk_schema_field *wk__schema_next_field(const wk_schema *s,
+                                                           const uint8_t *base, size_t *i)
+{
+    while (*i < s->nfields) {
+        const wk_schema_field *c = &s->fields[(*i)++];
+        if ((c->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(c, base)) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/** Resets a decode error before a decode: no error, root path. */
+static inline void wk__schema_error_reset(wk_schema_error *err)
+{
+    if (err != NULL) {
+        err->base.code = WK_OK;
+        err->base.offset = 0;
+        err->base.msg = NULL;
+        err->path[0] = '\0';
+    }
+}
 
 /** The omitempty rule, written once: whether the member of kind `kind` (a wk_schema_kind other
  *  than WK_SK_STRUCT, never empty, and WK_SK_ARRAY, empty by its count member, which the caller

@@ -427,14 +427,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     while (e.depth > 0 && e.w.status == WK_OK) {
         mp_frame *f = &e.stack[e.depth - 1];
         if (f->s != NULL) {
-            const wk_schema_field *fd = NULL;
-            while (f->i < f->s->nfields) {
-                const wk_schema_field *c = &f->s->fields[f->i++];
-                if ((c->flags & WK_OMITEMPTY) == 0 || !wk__schema_field_empty(c, f->base)) {
-                    fd = c;
-                    break;
-                }
-            }
+            const wk_schema_field *fd = wk__schema_next_field(f->s, f->base, &f->i);
             if (fd == NULL) {
                 e.depth--;
                 continue;
@@ -472,7 +465,7 @@ WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf
     if (s == NULL || obj == NULL || out == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
     }
-    const wk__schema_index *ix = wk__schema_index_get(s, err);
+    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
     if (ix == NULL) {
         return err != NULL ? err->code : WK_ERR_ARG;
     }
@@ -1141,17 +1134,13 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
                                      void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                      wk_schema_error *err)
 {
-    if (err != NULL) {
-        err->base.code = WK_OK;
-        err->base.offset = 0;
-        err->base.msg = NULL;
-        err->path[0] = '\0';
-    }
+    wk__schema_error_reset(err);
     if (s == NULL || (data == NULL && len != 0) || obj == NULL || arena == NULL) {
         return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
                             "schema: NULL argument");
     }
-    const wk__schema_index *ix = wk__schema_index_get(s, err != NULL ? &err->base : NULL);
+    const wk__schema_index *ix = wk__schema_index_get(s, opts != NULL ? opts->alloc : NULL,
+                                                      err != NULL ? &err->base : NULL);
     if (ix == NULL) {
         return err != NULL ? err->base.code : WK_ERR_ARG;
     }

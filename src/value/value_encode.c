@@ -1,7 +1,8 @@
 /*
  * Tree to events: a depth-first walk with an explicit stack (64 levels on the C stack, the
- * heap beyond), emitting WK_EV_END after each container's children. Any sink works (the
- * MessagePack writer, the JSON writer); MessagePack also has a fused walk, wk_mp_writer_value.
+ * caller's allocator beyond), emitting WK_EV_END after each container's children. Any sink
+ * works (the MessagePack writer, the JSON writer); MessagePack also has a fused walk,
+ * wk_mp_writer_value.
  */
 #include <string.h>
 
@@ -67,11 +68,12 @@ WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
     return true;
 }
 
-WK_API wk_status wk_value_encode(const wk_value *v, const wk_sink *sink, wk_error *err)
+WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
+                                 const wk_sink *sink, wk_error *err)
 {
     eframe inline_frames[INLINE_FRAMES];
     wk__stack fs;
-    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(eframe), NULL);
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(eframe), alloc);
     eframe *frames = inline_frames;
     size_t depth = 0;
     wk_status st = WK_OK;

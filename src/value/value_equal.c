@@ -1,7 +1,7 @@
 /*
  * Deep equality of two trees, walked side by side with an explicit stack (core/kernel.h: 64
- * levels on the C stack, then the default allocator, since the call takes none; if that
- * allocation fails the trees are reported unequal). Numbers compare exactly: floats bitwise,
+ * levels on the C stack, then the caller's allocator; if that allocation fails the trees are
+ * reported unequal). Numbers compare exactly: floats bitwise,
  * and an INT equals a UINT holding the same non-negative number, since builders and decoders
  * may disagree on which of the two a 5 is.
  */
@@ -66,11 +66,11 @@ static bool node_equal(const wk_value *a, const wk_value *b)
     }
 }
 
-WK_API bool wk_value_equal(const wk_value *a, const wk_value *b)
+WK_API bool wk_value_equal(const wk_value *a, const wk_value *b, const wk_allocator *alloc)
 {
     qframe inline_frames[INLINE_FRAMES];
     wk__stack fs;
-    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(qframe), NULL);
+    wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(qframe), alloc);
     qframe *frames = inline_frames;
     size_t depth = 0;
     bool eq = true;

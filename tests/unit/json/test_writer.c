@@ -297,7 +297,7 @@ static void check_tree_writer_matches(const char *json, size_t len)
         wk_json_writer_init(&w, &events, &wo);
         wk_sink sink;
         wk_json_writer_sink(&w, &sink);
-        CHECK_OK(wk_value_encode(v, &sink, NULL));
+        CHECK_OK(wk_value_encode(v, NULL, &sink, NULL));
         CHECK_OK(wk_json_writer_finish(&w, NULL));
         CHECK_MEM(direct.data, direct.len, events.data, events.len);
         wk_buf_free(&direct);

@@ -32,9 +32,9 @@ WK_TEST(test_mediatype_parses_the_seed_value_into_views)
     const char *in = "application/json; charset=utf-8";
     wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse(in, 0, &mt, NULL));
-    CHECK_MEM(mt.type.ptr, mt.type.len, "application", 11);
-    CHECK_MEM(mt.subtype.ptr, mt.subtype.len, "json", 4);
-    CHECK_MEM(mt.essence.ptr, mt.essence.len, "application/json", 16);
+    CHECK_MEM(wk_mt_type(&mt).ptr, wk_mt_type(&mt).len, "application", 11);
+    CHECK_MEM(wk_mt_subtype(&mt).ptr, wk_mt_subtype(&mt).len, "json", 4);
+    CHECK_MEM(wk_mt_essence(&mt).ptr, wk_mt_essence(&mt).len, "application/json", 16);
     CHECK(mt.id != 0);
     CHECK(mt.id == wk_mt_known_find("application/json", 16));
     CHECK_EQ(mt.nparams, 1);
@@ -47,12 +47,15 @@ WK_TEST(test_mediatype_parses_the_seed_value_into_views)
     CHECK(wk_mt_boundary(&mt) == NULL);
 }
 
-WK_TEST(test_mediatype_keeps_case_in_views_and_lowercases_on_output)
+WK_TEST(test_mediatype_lowercases_the_essence_and_keeps_parameters_as_written)
 {
     wk_media_type mt = WK_MT_INIT;
     CHECK_OK(parse("Text/X-Custom;Foo=Bar", 0, &mt, NULL));
     CHECK_EQ(mt.id, 0);
-    CHECK_MEM(mt.type.ptr, mt.type.len, "Text", 4);
+    CHECK_MEM(wk_mt_type(&mt).ptr, wk_mt_type(&mt).len, "text", 4);
+    CHECK_MEM(wk_mt_subtype(&mt).ptr, wk_mt_subtype(&mt).len, "x-custom", 8);
+    CHECK_MEM(wk_mt_essence(&mt).ptr, wk_mt_essence(&mt).len, "text/x-custom", 13);
+    CHECK_MEM(mt.params[0].name.ptr, mt.params[0].name.len, "Foo", 3);
     CHECK(wk_mt_param_find(&mt, "FOO", 3) != NULL);
     CHECK(wk_mt_param_find(&mt, "foo", 3) != NULL);
     CHECK(wk_mt_param_find(&mt, "fo", 2) == NULL);
@@ -60,8 +63,22 @@ WK_TEST(test_mediatype_keeps_case_in_views_and_lowercases_on_output)
     /* a well-known type's views are the table's lowercase string */
     CHECK_OK(parse("TEXT/HTML", 0, &mt, NULL));
     CHECK(mt.id != 0);
-    CHECK_MEM(mt.essence.ptr, mt.essence.len, "text/html", 9);
-    CHECK_MEM(mt.subtype.ptr, mt.subtype.len, "html", 4);
+    CHECK_MEM(wk_mt_essence(&mt).ptr, wk_mt_essence(&mt).len, "text/html", 9);
+    CHECK_MEM(wk_mt_subtype(&mt).ptr, wk_mt_subtype(&mt).len, "html", 4);
+    /* not in mime-db, in both grammars and through wk_mt_build */
+    static const char *const in[] = {"Application/X-Foo-Bar", "application/X-FOO-bar ; a=b"};
+    for (unsigned flags = 0; flags < 2; flags++) {
+        CHECK_OK(parse(in[flags], flags, &mt, NULL));
+        CHECK_MEM(wk_mt_essence(&mt).ptr, wk_mt_essence(&mt).len, "application/x-foo-bar", 21);
+        CHECK_MEM(wk_mt_type(&mt).ptr, wk_mt_type(&mt).len, "application", 11);
+        CHECK_MEM(wk_mt_subtype(&mt).ptr, wk_mt_subtype(&mt).len, "x-foo-bar", 9);
+    }
+    CHECK_OK(wk_mt_build(&mt, "Application/X-Foo-Bar", 21, NULL, 0, NULL));
+    CHECK_MEM(wk_mt_essence(&mt).ptr, wk_mt_essence(&mt).len, "application/x-foo-bar", 21);
+    /* an input already in lower case is viewed, not copied */
+    const char *low = "x-a/x-b;Q=1";
+    CHECK_OK(parse(low, 0, &mt, NULL));
+    CHECK(wk_mt_essence(&mt).ptr == low);
 }
 
 WK_TEST(test_mediatype_whatwg_drops_invalid_and_duplicate_parameters)
@@ -91,7 +108,7 @@ WK_TEST(test_mediatype_rejects_values_without_a_type_or_subtype_with_offsets)
     CHECK_STATUS(parse("text/html x", 0, &mt, &err), WK_ERR_SYNTAX);
     CHECK_EQ(err.offset, 10);
     CHECK(err.msg != NULL);
-    CHECK(mt.type.ptr == NULL);
+    CHECK_EQ(wk_mt_essence(&mt).len, 0);
     CHECK_STATUS(wk_mt_parse(NULL, 3, 0, &mt, &err), WK_ERR_ARG);
     CHECK_STATUS(wk_mt_parse("a/b", 3, 0, NULL, &err), WK_ERR_ARG);
 }
@@ -204,7 +221,6 @@ WK_TEST(test_mediatype_render_points_at_precomputed_strings_without_copying)
     CHECK_MEM(r.ptr, r.len, "application/json; charset=utf-8", 31);
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
     CHECK_MEM(r.ptr, r.len, "application/json;charset=utf-8", 30);
-    wk_mt_free(&mt);
 }
 
 WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
@@ -216,12 +232,19 @@ WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
     CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, NULL, &r, NULL));
     CHECK(r.ptr == in + 2);
     CHECK_MEM(r.ptr, r.len, "x-app/x-thing; a=1; b=\"two words\"", 33);
-    /* the other style is not the input: built inside the object */
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
-    CHECK(r.ptr == mt.cache_inline);
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL)); /* cache hit */
-    CHECK(r.ptr == mt.cache_inline);
+    wk_slice again;
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, NULL, &again, NULL)); /* the kept view */
+    CHECK(again.ptr == r.ptr && again.len == r.len);
+    /* the other style is not the input: built into the caller's buffer, never kept */
+    wk_buf scratch;
+    wk_buf_init(&scratch, NULL, 0);
+    CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL), WK_ERR_ARG);
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &scratch, &r, NULL));
+    CHECK(r.ptr == (const char *)scratch.data);
     CHECK_MEM(r.ptr, r.len, "x-app/x-thing;a=1;b=\"two words\"", 31);
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &scratch, &r, NULL)); /* appended again */
+    CHECK(r.ptr == (const char *)scratch.data + 31 && scratch.len == 62);
+    wk_buf_free(&scratch);
     /* non-canonical inputs are never mistaken for canonical */
     static const char *const not_canon[] = {
         "a/b;x=\"y\"", "A/b",      "a/b;x=1;x=2", "a/b ;x=1", "a/b;x=\"a\\b\"", "a/b;x=\"y",
@@ -229,18 +252,21 @@ WK_TEST(test_mediatype_render_of_canonical_input_is_a_view_of_the_input)
     for (size_t i = 0; i < sizeof not_canon / sizeof not_canon[0]; i++) {
         for (unsigned style = 0; style < 2; style++) {
             CHECK_OK(parse(not_canon[i], 0, &mt, NULL));
-            CHECK_OK(wk_mt_render(&mt, style, NULL, &r, NULL));
+            wk_buf scratch2;
+            wk_buf_init(&scratch2, NULL, 0);
+            CHECK_OK(wk_mt_render(&mt, style, &scratch2, &r, NULL));
             wk_buf out;
             wk_buf_init(&out, NULL, 0);
             CHECK_OK(wk_mt_serialize(&mt, style, &out, NULL));
             CHECK_MSG(out.len == r.len && memcmp(out.data, r.ptr, r.len) == 0,
                       "%s style %u: render %.*s", not_canon[i], style, (int)r.len, r.ptr);
             wk_buf_free(&out);
+            wk_buf_free(&scratch2);
         }
     }
 }
 
-WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
+WK_TEST(test_mediatype_render_builds_into_the_callers_buffer_with_its_allocator_and_limit)
 {
     char in[400] = "A/b;x=\""; /* upper case: not canonical, so render must build it */
     memset(in + 7, 'v', 300);
@@ -249,49 +275,83 @@ WK_TEST(test_mediatype_render_of_long_values_allocates_once_and_releases)
     CHECK_OK(parse(in, 0, &mt, NULL));
     wk_test_alloc ta;
     wk_test_alloc_init(&ta);
+    wk_buf scratch;
+    wk_buf_init(&scratch, &ta.a, 0);
     wk_slice r;
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &scratch, &r, NULL));
     CHECK_EQ(r.len, 309);
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
-    CHECK_EQ(ta.allocs, 1);
-    wk_mt_free(&mt);
-    wk_mt_free(&mt);
+    CHECK(ta.allocs >= 1 && ta.live_bytes != 0);
+    wk_buf_free(&scratch);
     CHECK_EQ(ta.live_bytes, 0);
+    /* a buffer that cannot hold the form: its status, nothing appended */
+    uint8_t small[64];
+    wk_buf fixed;
+    wk_buf_init_fixed(&fixed, small, sizeof small);
+    CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &fixed, &r, NULL), WK_ERR_LIMIT);
+    CHECK_EQ(fixed.len, 0);
     ta.fail_at = ta.attempts + 1;
-    CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL), WK_ERR_NOMEM);
+    wk_buf_init(&scratch, &ta.a, 0);
+    CHECK_STATUS(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &scratch, &r, NULL), WK_ERR_NOMEM);
+    wk_buf_free(&scratch);
+    CHECK_EQ(ta.live_bytes, 0);
 }
 
-WK_TEST(test_mediatype_parse_and_build_free_a_previous_heap_render)
+WK_TEST(test_mediatype_is_a_plain_value_safe_to_zero_and_to_copy)
 {
-    char in[400] = "A/b;x=\"";
-    memset(in + 7, 'v', 300);
-    memcpy(in + 307, " \"", 3);
-    wk_test_alloc ta;
-    wk_test_alloc_init(&ta);
-    wk_slice r;
+    /* any bytes before a parse: nothing is read or freed from them */
     wk_media_type mt;
-    wk_mt_init(&mt);
-    CHECK(mt.type.ptr == NULL && mt.nparams == 0);
-    CHECK_OK(parse(in, 0, &mt, NULL));
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
-    CHECK_EQ(ta.live_bytes, 309);
-    /* parsing again into the same object frees the heap form; no release needed */
-    CHECK_OK(parse("text/plain", 0, &mt, NULL));
-    CHECK_EQ(ta.live_bytes, 0);
-    CHECK_OK(parse(in, 0, &mt, NULL));
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_SPACE, &ta.a, &r, NULL));
-    CHECK(ta.live_bytes != 0);
-    /* a failed parse frees it too, and leaves the object empty */
-    CHECK_STATUS(parse("nope", 0, &mt, NULL), WK_ERR_SYNTAX);
-    CHECK_EQ(ta.live_bytes, 0);
-    CHECK(mt.type.ptr == NULL);
-    CHECK_OK(parse(in, 0, &mt, NULL));
-    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, &ta.a, &r, NULL));
-    CHECK(ta.live_bytes != 0);
-    wk_mt_param p = {{"charset", 7}, {"utf-8", 5}, 0, 0};
-    CHECK_OK(wk_mt_build(&mt, "text/html", 9, &p, 1, NULL));
-    CHECK_EQ(ta.live_bytes, 0);
-    wk_mt_free(&mt);
+    memset(&mt, 0xa5, sizeof mt);
+    CHECK_OK(parse("Application/X-Foo-Bar;Q=\"v\"", 0, &mt, NULL));
+    wk_media_type zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK_EQ(wk_mt_essence(&zero).len, 0);
+    CHECK_EQ(zero.nparams, 0);
+    wk_slice r;
+    CHECK_STATUS(wk_mt_render(&zero, WK_MT_STYLE_WHATWG, NULL, &r, NULL), WK_ERR_ARG);
+    CHECK_STATUS(parse("nope", 0, &zero, NULL), WK_ERR_SYNTAX);
+    CHECK_EQ(wk_mt_essence(&zero).len, 0);
+    /* a copy holds its own lowercase essence: it outlives changes to the original */
+    wk_media_type copy = mt;
+    CHECK(wk_mt_essence(&copy).ptr != wk_mt_essence(&mt).ptr);
+    CHECK_OK(parse("Other/Thing", 0, &mt, NULL));
+    CHECK_MEM(wk_mt_essence(&copy).ptr, wk_mt_essence(&copy).len, "application/x-foo-bar", 21);
+    CHECK_MEM(wk_mt_subtype(&copy).ptr, wk_mt_subtype(&copy).len, "x-foo-bar", 9);
+    wk_buf out;
+    wk_buf_init(&out, NULL, 0);
+    CHECK_OK(wk_mt_render(&copy, WK_MT_STYLE_WHATWG, &out, &r, NULL));
+    CHECK_MEM(r.ptr, r.len, "application/x-foo-bar;q=v", 25);
+    wk_buf_free(&out);
+    /* a kept render view is of the input or the table, so a copy keeps it valid */
+    CHECK_OK(parse("text/html", 0, &mt, NULL));
+    CHECK_OK(wk_mt_render(&mt, WK_MT_STYLE_WHATWG, NULL, &r, NULL));
+    wk_media_type copy2 = mt;
+    memset(&mt, 0, sizeof mt);
+    wk_slice r2;
+    CHECK_OK(wk_mt_render(&copy2, WK_MT_STYLE_WHATWG, NULL, &r2, NULL));
+    CHECK(r2.ptr == r.ptr && r2.len == 9);
+}
+
+WK_TEST(test_mediatype_limits_only_an_essence_it_must_copy_to_lower_case)
+{
+    char in[WK_MT_ESSENCE_MAX + 300];
+    memset(in, 'a', sizeof in);
+    in[100] = '/';
+    wk_media_type mt = WK_MT_INIT;
+    wk_error err = {0};
+    /* in lower case the essence is a view: any length */
+    CHECK_OK(wk_mt_parse(in, sizeof in, 0, &mt, &err));
+    CHECK_EQ(wk_mt_essence(&mt).len, sizeof in);
+    CHECK(wk_mt_essence(&mt).ptr == in);
+    in[0] = 'A'; /* the copy in the struct holds up to WK_MT_ESSENCE_MAX bytes */
+    CHECK_OK(wk_mt_parse(in, WK_MT_ESSENCE_MAX, 0, &mt, &err));
+    CHECK(wk_mt_essence(&mt).ptr[0] == 'a' && wk_mt_essence(&mt).len == WK_MT_ESSENCE_MAX);
+    for (unsigned flags = 0; flags < 2; flags++) {
+        CHECK_STATUS(wk_mt_parse(in, WK_MT_ESSENCE_MAX + 1, flags, &mt, &err), WK_ERR_LIMIT);
+        CHECK_EQ(err.offset, WK_MT_ESSENCE_MAX);
+        CHECK_EQ(wk_mt_essence(&mt).len, 0);
+    }
+    CHECK_STATUS(wk_mt_build(&mt, in, WK_MT_ESSENCE_MAX + 1, NULL, 0, &err), WK_ERR_LIMIT);
+    CHECK_EQ(wk_mt_essence(&mt).len, 0);
 }
 
 WK_TEST(test_mediatype_serialize_fails_cleanly_on_a_full_buffer)

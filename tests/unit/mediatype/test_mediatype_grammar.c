@@ -80,11 +80,17 @@ static size_t random_value(char *out, size_t cap)
     return n;
 }
 
+/* The same lowercase essence, held the same way (the same view, or each a copy in its struct). */
+static bool same_essence(const wk_media_type *a, const wk_media_type *b)
+{
+    wk_slice x = wk_mt_essence(a), y = wk_mt_essence(b);
+    return a->type_len == b->type_len && x.len == y.len && memcmp(x.ptr, y.ptr, x.len) == 0 &&
+           a->essence_ptr == b->essence_ptr;
+}
+
 static bool same(const wk_media_type *a, const wk_media_type *b)
 {
-    if (a->id != b->id || a->nparams != b->nparams || a->type.ptr != b->type.ptr ||
-        a->type.len != b->type.len || a->subtype.ptr != b->subtype.ptr ||
-        a->subtype.len != b->subtype.len || a->essence.len != b->essence.len) {
+    if (a->id != b->id || a->nparams != b->nparams || !same_essence(a, b)) {
         return false;
     }
     for (unsigned k = 0; k < a->nparams; k++) {
@@ -156,9 +162,11 @@ WK_TEST(test_mediatype_serialization_is_a_fixed_point_in_both_styles)
             CHECK_OK(wk_mt_serialize(&b, style, &s2, NULL));
             CHECK_MEM(s1.data, s1.len, s2.data, s2.len);
             wk_slice r;
-            CHECK_OK(wk_mt_render(&b, style, NULL, &r, NULL));
+            wk_buf scratch;
+            wk_buf_init(&scratch, NULL, 0);
+            CHECK_OK(wk_mt_render(&b, style, &scratch, &r, NULL));
             CHECK_MEM(r.ptr, r.len, s1.data, s1.len);
-            wk_mt_free(&b);
+            wk_buf_free(&scratch);
             wk_buf_free(&s1);
             wk_buf_free(&s2);
         }

@@ -181,7 +181,7 @@ WK_TEST(test_msgpack_reads_100000_nested_arrays_when_allowed_without_recursion)
     CHECK_OK(wk_mp_decode_value(doc, n + 1, &opts, &arena, &root, NULL, NULL));
     CHECK_OK(wk_mp_encode_value(root, &out, NULL));
     CHECK_MEM(out.data, out.len, doc, n + 1);
-    CHECK(wk_value_equal(root, root));
+    CHECK(wk_value_equal(root, root, NULL));
     wk_buf_free(&out);
     wk_arena_free(&arena);
     free(doc);

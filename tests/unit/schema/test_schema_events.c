@@ -64,7 +64,7 @@ WK_TEST(test_schema_decodes_seed_record_from_events)
     wk_pair pairs[2];
     seed_user want;
     seed_user_fill(&want, pairs);
-    CHECK(wk_value_equal(&u.metadata, &want.metadata));
+    CHECK(wk_value_equal(&u.metadata, &want.metadata, NULL));
     wk_arena_free(&a);
 }
 
@@ -256,7 +256,7 @@ WK_TEST(test_schema_rejects_unknown_keys_when_asked)
     wk_arena_init(&a, NULL, 0);
     seed_user u;
     memset(&u, 0, sizeof u);
-    wk_schema_opts opts = {WK_SCHEMA_REJECT_UNKNOWN, 0};
+    wk_schema_opts opts = {.flags = WK_SCHEMA_REJECT_UNKNOWN};
     wk_schema_error err;
     CHECK_STATUS(decode_text(&seed_user_schema, "{2 \"username\" \"r\" \"nope\" u1 }", &u, &a,
                              &opts, &err),

@@ -1,11 +1,13 @@
 /*
  * Fingerprints, the version guard and descriptor validation: a shape change (name, kind,
  * order, flags, nested shape) changes the fingerprint; layout-only changes do not; the guard
- * fails when the shape changed and the version did not.
+ * fails when the shape changed and the version did not; descriptor validation and where the
+ * lookup index is allocated.
  */
 #include <stdio.h>
 
 #include "seed_user.h"
+#include "wirekit/msgpack.h"
 #include "wk_test.h"
 
 typedef struct pt {
@@ -140,4 +142,47 @@ WK_TEST(test_schema_prepare_rejects_broken_descriptors)
     s.rt = &rt;
     CHECK_OK(wk_schema_prepare(&s, NULL, &err));
     wk_schema_unprepare(&s);
+}
+
+/* A descriptor nobody prepared gets its index on first use from the decode options'
+ * allocator (the same lifetime rule as wk_schema_prepare's), never from libc behind the
+ * caller's back; running out there is WK_ERR_NOMEM and publishes nothing. */
+WK_TEST(test_schema_first_use_builds_the_index_on_the_decode_options_allocator)
+{
+    static wk_schema_rt rt;
+    wk_schema_field f[2] = {{"a", 1, offsetof(two, a), 0, 0, {WK_SK_I32, 4, NULL, NULL}},
+                            {"b", 1, offsetof(two, b), 0, 0, {WK_SK_I32, 4, NULL, NULL}}};
+    wk_schema s = {"two", 1, WK_SCHEMA_ROOT_STRUCT, sizeof(two), f, 2, &rt};
+    static const uint8_t mp[] = {0x82, 0xa1, 'a', 0x05, 0xa1, 'b', 0x06};
+    wk_test_alloc t;
+    wk_test_alloc_init(&t);
+    wk_schema_opts o = {0, 0, &t.a};
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    two x = {0, 0};
+    t.fail_at = 1;
+    wk_schema_error err;
+    CHECK_STATUS(wk_schema_decode_mp(&s, mp, sizeof mp, &x, &arena, &o, &err), WK_ERR_NOMEM);
+    CHECK_EQ(t.live_bytes, 0);
+    CHECK(rt.index == NULL);
+    t.fail_at = 0;
+    CHECK_OK(wk_schema_decode_mp(&s, mp, sizeof mp, &x, &arena, &o, &err));
+    CHECK(x.a == 5 && x.b == 6);
+    CHECK_EQ(t.allocs, 1);
+    CHECK(t.live_bytes > 0);
+    CHECK_OK(wk_schema_decode_mp(&s, mp, sizeof mp, &x, &arena, &o, &err)); /* built once */
+    CHECK_EQ(t.allocs, 1);
+    wk_schema_unprepare(&s);
+    CHECK_EQ(t.live_bytes, 0);
+    /* the generic decoder over a source does the same */
+    wk_mp_reader r;
+    wk_mp_reader_init(&r, mp, sizeof mp, NULL);
+    wk_source src;
+    wk_mp_reader_source(&r, &src);
+    CHECK_OK(wk_schema_decode(&s, &src, &x, &arena, &o, &err));
+    wk_mp_reader_free(&r);
+    CHECK_EQ(t.allocs, 2);
+    wk_schema_unprepare(&s);
+    CHECK_EQ(t.live_bytes, 0);
+    wk_arena_free(&arena);
 }

@@ -83,8 +83,8 @@ WK_TEST(test_schema_msgpack_decodes_the_seed_record_both_ways)
     wk_pair pairs[2];
     seed_user want;
     seed_user_fill(&want, pairs);
-    CHECK(wk_value_equal(&x.metadata, &want.metadata));
-    CHECK(wk_value_equal(&y.metadata, &want.metadata));
+    CHECK(wk_value_equal(&x.metadata, &want.metadata, NULL));
+    CHECK(wk_value_equal(&y.metadata, &want.metadata, NULL));
     CHECK_STR(y.username, "root");
     CHECK((x.metadata.u.pairs[0].key.flags & WK_VALF_COPIED) != 0); /* not in the input */
     wk_arena_free(&a);

@@ -237,7 +237,7 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
                 wk_value *want = NULL;
                 wk_arena_reset(&ref_arena);
                 wk_mp_decode_value(d + rv->off, rv->len, o, &ref_arena, &want, NULL, NULL);
-                if (tree == NULL || want == NULL || !wk_value_equal(tree, want)) {
+                if (tree == NULL || want == NULL || !wk_value_equal(tree, want, NULL)) {
                     wk__test_fail(__FILE__, __LINE__, "%s: tree %zu differs", what, k);
                     goto out;
                 }

@@ -3,7 +3,8 @@
  * C stack and, past it, take memory from the allocator the caller passed down (the reader
  * options', else the arena's), never from libc behind its back. The arena serves the nodes
  * from a caller buffer here, so every call the counting allocator sees is a stack growth;
- * failing that allocation must give WK_ERR_NOMEM, and nothing may stay live afterwards.
+ * failing that allocation must give WK_ERR_NOMEM, and nothing may stay live afterwards. The
+ * tree walkers (wk_value_encode, wk_value_equal) take the allocator as a parameter.
  */
 #include <string.h>
 
@@ -145,6 +146,59 @@ WK_TEST(test_generic_tree_decode_grows_its_stacks_on_the_arena_allocator)
     wk_mp_reader_free(&r);
     CHECK_EQ(depth_of(v), DEPTH);
     CHECK(t.allocs >= 1);
+    CHECK_EQ(t.live_bytes, 0);
+    wk_arena_free(&a);
+}
+
+/* A sink that counts events and never fails: only wk_value_encode's own stack allocates. */
+static wk_status count_event(void *self, const wk_event *ev)
+{
+    (void)ev;
+    (*(size_t *)self)++;
+    return WK_OK;
+}
+
+static wk_status count_error(const void *self, wk_error *err)
+{
+    (void)self;
+    return wk_error_set(err, WK_OK, 0, NULL);
+}
+
+WK_TEST(test_value_encode_and_equal_grow_their_stacks_on_the_callers_allocator)
+{
+    uint8_t mp[DEPTH];
+    size_t n = deep_mp(mp);
+    wk_arena a;
+    wk_arena_init_buf(&a, arena_mem, sizeof arena_mem, NULL, 0);
+    wk_read_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.max_depth = 1000;
+    wk_value *v = NULL, *w = NULL;
+    CHECK_OK(wk_mp_decode_value(mp, n, &ro, &a, &v, NULL, NULL));
+    CHECK_OK(wk_mp_decode_value(mp, n, &ro, &a, &w, NULL, NULL));
+
+    wk_test_alloc t;
+    wk_test_alloc_init(&t);
+    size_t events = 0;
+    wk_sink sink = {count_event, count_error, &events};
+    CHECK_OK(wk_value_encode(v, &t.a, &sink, NULL));
+    CHECK_EQ(events, 2 * DEPTH); /* each array opens and ends */
+    CHECK(t.allocs >= 1);
+    CHECK_EQ(t.live_bytes, 0);
+    CHECK(wk_value_equal(v, w, &t.a));
+    CHECK_EQ(t.live_bytes, 0);
+    size_t before = t.allocs;
+    CHECK(wk_value_equal(v, w, &t.a));
+    CHECK(t.allocs > before);
+
+    /* the allocator refuses: encode reports it, equal cannot tell the trees equal */
+    wk_test_alloc_init(&t);
+    t.fail_at = 1;
+    wk_error err;
+    CHECK_STATUS(wk_value_encode(v, &t.a, &sink, &err), WK_ERR_NOMEM);
+    CHECK_EQ(t.live_bytes, 0);
+    t.fail_at = t.attempts + 1;
+    CHECK(!wk_value_equal(v, w, &t.a));
     CHECK_EQ(t.live_bytes, 0);
     wk_arena_free(&a);
 }

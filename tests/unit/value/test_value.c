@@ -27,7 +27,7 @@ static wk_status generic_decode(const uint8_t *p, size_t n, wk_arena *a, unsigne
 /* Same tree, and also the same flags and node bytes where they are defined. */
 static bool identical(const wk_value *a, const wk_value *b)
 {
-    if (!wk_value_equal(a, b) || a->type != b->type || a->flags != b->flags ||
+    if (!wk_value_equal(a, b, NULL) || a->type != b->type || a->flags != b->flags ||
         a->len != b->len) {
         return false;
     }
@@ -138,13 +138,13 @@ WK_TEST(test_value_encoders_reproduce_input_bytes)
     wk_mp_writer_init(&w, &generic);
     wk_sink sink;
     wk_mp_writer_sink(&w, &sink);
-    CHECK_OK(wk_value_encode(v, &sink, NULL));
+    CHECK_OK(wk_value_encode(v, NULL, &sink, NULL));
     CHECK_OK(wk_mp_writer_finish(&w, NULL));
     CHECK_MEM(fused.data, fused.len, generic.data, generic.len);
     CHECK_EQ(fused.len, n - 2 - 4); /* dc0002->92, df00000001->81, cd0100 stays */
     wk_value *back = NULL;
     CHECK_OK(wk_mp_decode_value(fused.data, fused.len, NULL, &arena, &back, NULL, NULL));
-    CHECK(wk_value_equal(v, back));
+    CHECK(wk_value_equal(v, back, NULL));
     wk_buf_free(&fused);
     wk_buf_free(&generic);
     wk_arena_free(&arena);
@@ -155,33 +155,33 @@ WK_TEST(test_value_equal_distinguishes_what_differs)
     wk_value a, b;
     wk_value_set_int(&a, 5);
     wk_value_set_uint(&b, 5);
-    CHECK(wk_value_equal(&a, &b));
+    CHECK(wk_value_equal(&a, &b, NULL));
     CHECK_EQ(a.type, WK_VAL_UINT);
     a.type = WK_VAL_INT; /* an INT holding 5 still equals UINT 5 */
-    CHECK(wk_value_equal(&a, &b));
+    CHECK(wk_value_equal(&a, &b, NULL));
     wk_value_set_int(&a, -1);
     wk_value_set_uint(&b, UINT64_MAX);
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     wk_value_set_float(&a, 0.0);
     wk_value_set_float(&b, -0.0);
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     CHECK_OK(wk_value_set_str(&a, "ab", 2));
     CHECK_OK(wk_value_set_bin(&b, "ab", 2));
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     CHECK_OK(wk_value_set_ext(&a, 1, "ab", 2));
     CHECK_OK(wk_value_set_ext(&b, 2, "ab", 2));
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     CHECK_OK(wk_value_set_timestamp(&a, 1, 2));
     CHECK_OK(wk_value_set_timestamp(&b, 1, 3));
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     CHECK_STATUS(wk_value_set_timestamp(&b, 1, 1000000000u), WK_ERR_RANGE);
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     CHECK_OK(wk_value_set_array(&a, &arena, 2));
     CHECK_OK(wk_value_set_array(&b, &arena, 2));
-    CHECK(wk_value_equal(&a, &b));
+    CHECK(wk_value_equal(&a, &b, NULL));
     wk_value_set_bool(&b.u.items[1], false);
-    CHECK(!wk_value_equal(&a, &b));
+    CHECK(!wk_value_equal(&a, &b, NULL));
     CHECK(!wk_value_map_get(&a, "x", 1));
     wk_arena_free(&arena);
 }

@@ -570,7 +570,7 @@ static wk_status put_json(const wk_value *v, wk_buf *out, wk_error *err)
     wk_sink sink;
     wk_json_writer_init(&jw, out, NULL);
     wk_json_writer_sink(&jw, &sink);
-    wk_status st = wk_value_encode(v, &sink, err);
+    wk_status st = wk_value_encode(v, NULL, &sink, err);
     return st == WK_OK ? wk_json_writer_finish(&jw, err) : st;
 }
 

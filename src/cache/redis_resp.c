@@ -258,6 +258,36 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
     }
 }
 
+/* Makes room in the input buffer for `need` bytes and a read chunk (16 KiB) past what it
+ * holds, never beyond `ceiling`; WK_ERR_LIMIT when the buffer is full at the ceiling. */
+static wk_status grow_in(wk__rconn *c, size_t need, size_t ceiling, wk_error *err)
+{
+    size_t want = need > c->in_len + 16384 ? need : c->in_len + 16384;
+    if (want > ceiling) {
+        want = ceiling;
+    }
+    if (want > c->in_cap) {
+        size_t cap = c->in_cap < 16384 ? 16384 : c->in_cap;
+        while (cap < want) {
+            cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+        }
+        if (cap > ceiling) {
+            cap = ceiling;
+        }
+        uint8_t *in = realloc(c->in, cap);
+        if (in == NULL) {
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
+        }
+        c->in = in;
+        c->in_cap = cap;
+    }
+    if (c->in_cap == c->in_len) {
+        return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
+                            "redis: reply larger than max_reply_bytes");
+    }
+    return WK_OK;
+}
+
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
 {
     /* Drop the previous reply's bytes. */
@@ -286,28 +316,9 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
                                 "redis: reply larger than max_reply_bytes");
         }
-        size_t want = need > c->in_len + 16384 ? need : c->in_len + 16384;
-        if (want > ceiling) {
-            want = ceiling;
-        }
-        if (want > c->in_cap) {
-            size_t cap = c->in_cap < 16384 ? 16384 : c->in_cap;
-            while (cap < want) {
-                cap = cap > SIZE_MAX / 2 ? want : cap * 2;
-            }
-            if (cap > ceiling) {
-                cap = ceiling;
-            }
-            uint8_t *in = realloc(c->in, cap);
-            if (in == NULL) {
-                return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
-            }
-            c->in = in;
-            c->in_cap = cap;
-        }
-        if (c->in_cap == c->in_len) {
-            return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
-                                "redis: reply larger than max_reply_bytes");
+        wk_status st = grow_in(c, need, ceiling, err);
+        if (st != WK_OK) {
+            return st;
         }
         ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
         if (r > 0) {
@@ -319,7 +330,7 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
                                 "redis: connection closed by the server");
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            wk_status st = wait_fd(c, POLLIN, deadline, err);
+            st = wait_fd(c, POLLIN, deadline, err);
             if (st != WK_OK) {
                 return st;
             }
@@ -355,21 +366,9 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
     }
     /* Pull what the socket has now (non-blocking), within the cap. */
     size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
-    if (c->in_cap - c->in_len < 16384 && c->in_cap < ceiling) {
-        size_t cap = c->in_cap < 16384 ? 32768 : c->in_cap * 2;
-        if (cap > ceiling) {
-            cap = ceiling;
-        }
-        uint8_t *in = realloc(c->in, cap);
-        if (in == NULL) {
-            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
-        }
-        c->in = in;
-        c->in_cap = cap;
-    }
-    if (c->in_cap == c->in_len) {
-        return wk_error_set(err, WK_ERR_LIMIT, c->in_len,
-                            "redis: reply larger than max_reply_bytes");
+    st = grow_in(c, 0, ceiling, err);
+    if (st != WK_OK) {
+        return st;
     }
     ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
     if (r == 0) {

@@ -22,21 +22,6 @@
 #include "pg/pq_internal.h"
 #include "wirekit/pq.h"
 
-static void set_message(wk_pq_conn *c, const char *msg)
-{
-    size_t n = msg != NULL ? strlen(msg) : 0;
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
-        n--;
-    }
-    if (n >= sizeof c->message) {
-        n = sizeof c->message - 1;
-    }
-    if (n) {
-        memcpy(c->message, msg, n);
-    }
-    c->message[n] = '\0';
-}
-
 /* libpq's default notice processor prints to stderr; a library must not print. */
 static void quiet_notice(void *arg, const char *message)
 {
@@ -88,7 +73,7 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
     int64_t deadline = c->timeout_ms != 0 ? now_ms() + c->timeout_ms : INT64_MAX;
     if (collect(c, deadline, res)) {
         if (*res == NULL) {
-            set_message(c, PQerrorMessage(c->pg));
+            wk__pq_set_message(c, PQerrorMessage(c->pg));
             return wk__pg_fail(err, WK_ERR_IO, 0, "the query returned no result");
         }
         return WK_OK;
@@ -105,10 +90,10 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
     *res = NULL;
     if (!done) {
         c->broken = true;
-        set_message(c, "query timed out and the server did not answer the cancel request; "
-                       "the connection was given up");
+        wk__pq_set_message(c, "query timed out and the server did not answer the cancel "
+                              "request; the connection was given up");
     } else {
-        set_message(c, "query timed out (cancelled)");
+        wk__pq_set_message(c, "query timed out (cancelled)");
     }
     return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
 }
@@ -117,11 +102,11 @@ wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *e
 {
     *res = NULL;
     if (c->broken) {
-        set_message(c, "the connection was given up after a timeout");
+        wk__pq_set_message(c, "the connection was given up after a timeout");
         return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
     }
     if (PQsendQuery(c->pg, sql) == 0) {
-        set_message(c, PQerrorMessage(c->pg));
+        wk__pq_set_message(c, PQerrorMessage(c->pg));
         return wk__pg_fail(err, WK_ERR_IO, 0, "cannot send the query");
     }
     return wk__pq_wait(c, res, err);
@@ -442,7 +427,7 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
             } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
                 st = wk__pq_take_error(conn, *res, "the query failed", err);
             } else {
-                set_message(conn, "");
+                wk__pq_set_message(conn, "");
             }
         }
     }

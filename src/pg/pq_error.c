@@ -17,7 +17,7 @@ void wk__pq_clear_error(wk_pq_conn *c)
     memset(&c->last, 0, sizeof c->last);
 }
 
-static void set_message(wk_pq_conn *c, const char *msg)
+void wk__pq_set_message(wk_pq_conn *c, const char *msg)
 {
     size_t n = msg != NULL ? strlen(msg) : 0;
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
@@ -89,8 +89,9 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
     bool gone = PQstatus(c->pg) == CONNECTION_BAD;
     const char *sev = r != NULL ? PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
     const char *primary = r != NULL ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-    set_message(c, r != NULL && PQresultErrorMessage(r)[0] != '\0' ? PQresultErrorMessage(r)
-                                                                   : PQerrorMessage(c->pg));
+    wk__pq_set_message(c, r != NULL && PQresultErrorMessage(r)[0] != '\0'
+                              ? PQresultErrorMessage(r)
+                              : PQerrorMessage(c->pg));
     if (primary != NULL) {
         const char *pos = PQresultErrorField(r, PG_DIAG_STATEMENT_POSITION);
         const char *f[5] = {sev, primary, PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL),
@@ -112,7 +113,7 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
 wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err)
 {
     char *m = strip_libpq(c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory");
-    set_message(c, m);
+    wk__pq_set_message(c, m);
     const char *f[5] = {"FATAL", m != NULL ? m : "out of memory", NULL, NULL, NULL};
     keep(c, NULL, f, 0);
     free(m);

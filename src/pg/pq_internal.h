@@ -32,6 +32,8 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
 wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err);
 /* Forgets the last error. */
 void wk__pq_clear_error(wk_pq_conn *c);
+/* Sets the connection's one-line message from msg (NULL: empty), without trailing newlines. */
+void wk__pq_set_message(wk_pq_conn *c, const char *msg);
 
 /* Sends `sql` (simple protocol; params when nparams > 0 is handled by the caller through
  * PQsendQueryParams) and waits for its last result within the connection's deadline. On a

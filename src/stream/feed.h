@@ -40,6 +40,18 @@ static inline uint64_t wk__feed_value_off(const wk__feed *f)
                           : f->chunk_off + f->chunk_pos;
 }
 
+/* The stream offset of the next byte not yet handed out. */
+static inline uint64_t wk__feed_offset(const wk__feed *f)
+{
+    return f->chunk_off + f->chunk_pos - (f->release ? 0 : f->buf_len);
+}
+
+/* The bytes held in the gather buffer for a value not yet handed out. */
+static inline size_t wk__feed_buffered(const wk__feed *f)
+{
+    return f->release ? 0 : f->buf_len;
+}
+
 /* Copies the chunk's rest `chunk[pos..len)` (the start of a value) into `buf`. */
 wk_status wk__feed_gather(wk__feed *f);
 

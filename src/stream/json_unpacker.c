@@ -145,12 +145,12 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
 
 WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
 {
-    return u->f.chunk_off + u->f.chunk_pos - (u->f.release ? 0 : u->f.buf_len);
+    return wk__feed_offset(&u->f);
 }
 
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
 {
-    return u->f.release ? 0 : u->f.buf_len;
+    return wk__feed_buffered(&u->f);
 }
 
 /* Counts the lines in `p[0..n)`, the bytes at stream offset u->line_off on. */

@@ -75,12 +75,12 @@ WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
 
 WK_API uint64_t wk_mp_unpacker_offset(const wk_mp_unpacker *u)
 {
-    return u->f.chunk_off + u->f.chunk_pos - (u->f.release ? 0 : u->f.buf_len);
+    return wk__feed_offset(&u->f);
 }
 
 WK_API size_t wk_mp_unpacker_buffered(const wk_mp_unpacker *u)
 {
-    return u->f.release ? 0 : u->f.buf_len;
+    return wk__feed_buffered(&u->f);
 }
 
 /* The buffer reader's verdict on the value at base[0..avail): latches it. `fallback` is used
@@ -256,6 +256,29 @@ static inline bool absorb_small_chunk(wk__feed *f)
     return true;
 }
 
+/* Hands out the value at p[0..vlen) (in the chunk or the gather buffer), consumes it and, for a
+ * tree that was not built while framing, decodes it into `arena`. */
+static wk_status hand_out(wk_mp_unpacker *u, enum take_mode mode, const uint8_t *p, size_t vlen,
+                          wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
+{
+    wk__feed *f = &u->f;
+    *data = p;
+    *len = vlen;
+    u->typical = u->typical / 2 + vlen / 2;
+    wk_status st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (mode == TAKE_TREE && *out == NULL) {
+        wk_error e;
+        st = wk_mp_decode_value(p, vlen, &u->opts, arena, out, NULL, &e);
+        if (st != WK_OK) {
+            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
+        }
+    }
+    return WK_OK;
+}
+
 /*
  * Finds the next value. On WK_OK, (data, len) is the value (consumed already); for
  * TAKE_TREE the tree is in *out too. Every other status is returned as it is.
@@ -358,38 +381,10 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
             return st;
         }
     }
-    *data = f->buf;
-    *len = vlen;
-    u->typical = u->typical / 2 + vlen / 2;
-    st = wk__feed_consume(f, vlen);
-    if (st != WK_OK) {
-        return st;
-    }
-    if (mode == TAKE_TREE && *out == NULL) {
-        wk_error e;
-        st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
-        if (st != WK_OK) {
-            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
-        }
-    }
-    return WK_OK;
+    return hand_out(u, mode, f->buf, vlen, arena, out, data, len);
 
 found_in_chunk:
-    *data = f->chunk + f->chunk_pos;
-    *len = vlen;
-    u->typical = u->typical / 2 + vlen / 2;
-    st = wk__feed_consume(f, vlen);
-    if (st != WK_OK) {
-        return st;
-    }
-    if (mode == TAKE_TREE && *out == NULL) {
-        wk_error e;
-        st = wk_mp_decode_value(*data, vlen, &u->opts, arena, out, NULL, &e);
-        if (st != WK_OK) {
-            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
-        }
-    }
-    return WK_OK;
+    return hand_out(u, mode, f->chunk + f->chunk_pos, vlen, arena, out, data, len);
 }
 
 WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,

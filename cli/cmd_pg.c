@@ -961,6 +961,10 @@ static int run(int argc, char **argv)
     if (i >= argc) {
         return wk_cli_usage_error("pg", "missing SQL");
     }
+    if (copy && (arrays || null_token != NULL || max_text != 0)) {
+        return wk_cli_usage_error("pg", "--rows-as, --null and --max-value-bytes are options of "
+                                        "pg query, not of pg copy");
+    }
     if (dsn == NULL) {
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }

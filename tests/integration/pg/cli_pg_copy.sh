@@ -42,6 +42,13 @@ set +e
 "$wirekit" pg copy sideways "SELECT 1" >/dev/null 2>&1; rc=$?
 set -e
 [ "$rc" = 2 ] || { echo "copy sideways must be a usage error, got $rc"; exit 1; }
+for opt in "--null x" "--rows-as arrays" "--max-value-bytes 10"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$wirekit" pg copy out $opt "SELECT 1" >/dev/null 2>&1; rc=$?
+  set -e
+  [ "$rc" = 2 ] || { echo "pg copy $opt (an option of pg query) must be refused, got $rc"; exit 1; }
+done
 # copy in: a table out to JSON lines and back equals the original (EXCEPT ALL both ways)
 psql_() { psql "$WK_PG_DSN" -X -q -t -A -c "$1"; }
 psql_ "DROP TABLE IF EXISTS wk_ci_src, wk_ci_dst, wk_ci_fit" >/dev/null 2>&1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # wirekit cache --redis-cluster against a 3-master Redis Cluster started here on loopback
-# ports WK_CLI_CLUSTER_PORT_BASE.. (default 58170, else 58070; bus ports +5) in a temp dir: 30 puts spread
+# ports WK_CLI_CLUSTER_PORT_BASE.. (default 28170, else 28070; bus ports +5) in a temp dir: 30 puts spread
 # over the masters, get through another seed, keys lists all 30 (SCAN on every master), ttl,
 # stats counts them, a dead seed list exits 1 naming the cause. Skipped (77) without
 # redis-server / redis-cli.
@@ -12,8 +12,8 @@ dir=$(mktemp -d /tmp/wk-cli-cluster-XXXXXX)
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"; }
 trap cleanup EXIT
-# Three nodes at $1 (bus ports +5); false when one does not answer (a fixed port in the
-# ephemeral range may be held by someone's connection: the caller tries another base).
+# Three nodes at $1 (bus ports +5); false when one does not answer (another program may
+# listen on a fixed port: the caller tries another base).
 start_nodes() {
     for i in 0 1 2; do
         mkdir -p "$dir/$1-$i"
@@ -30,7 +30,7 @@ start_nodes() {
         done
     done
 }
-base=${WK_CLI_CLUSTER_PORT_BASE:-58170}
+base=${WK_CLI_CLUSTER_PORT_BASE:-28170}
 if ! start_nodes "$base"; then
     for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
     pids=""

@@ -1,7 +1,7 @@
 /*
  * The Redis store against a real Redis Cluster started here: six redis-servers (three
- * masters, three replicas) on loopback ports WK_CLUSTER_PORT_BASE.. (default 58100, else
- * 58106 or 58112 when a port is taken; cluster bus ports +50) in temp dirs, joined with `redis-cli --cluster create`. Checked: keys spread
+ * masters, three replicas) on loopback ports WK_CLUSTER_PORT_BASE.. (default 28100, else
+ * 28106 or 28112 when a port is taken; cluster bus ports +50) in temp dirs, joined with `redis-cli --cluster create`. Checked: keys spread
  * over every master; gets through any single seed node; a multi-get across slots in order; a
  * slot resharded (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) while a thread writes and
  * reads its keys, with no wrong value; invalidations published on whichever node holds the
@@ -107,9 +107,9 @@ static bool start_cluster(void)
         return false;
     }
     const char *b = getenv("WK_CLUSTER_PORT_BASE");
-    /* fixed ports sit in the ephemeral range, so one may be held (TIME-WAIT of some client's
-     * connection): another base is tried then */
-    static const int bases[3] = {58100, 58106, 58112};
+    /* fixed ports below Linux's ephemeral range (32768-60999), so no client connection holds
+     * one; another base is tried when another program listens there */
+    static const int bases[3] = {28100, 28106, 28112};
     for (int attempt = 0; attempt < 3; attempt++) {
         base_port = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 6 : bases[attempt];
         if (start_nodes()) {

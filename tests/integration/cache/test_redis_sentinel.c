@@ -1,6 +1,6 @@
 /*
  * The Redis store with Sentinel, against real servers started here on loopback ports
- * WK_SENTINEL_PORT_BASE.. (default 58120, else 58186; sentinels at base + 10..12) in temp dirs: one master, one replica, three
+ * WK_SENTINEL_PORT_BASE.. (default 28120, else 28186; sentinels at base + 10..12) in temp dirs: one master, one replica, three
  * sentinels (quorum 2, down-after 1000 ms). The store finds the master by name, a value
  * written with WAIT 1 survives the master being killed, gets fail while the sentinels elect,
  * then the promoted replica is found (data there, writes accepted) and the subscriber follows
@@ -104,11 +104,12 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     }
     const char *b = getenv("WK_SENTINEL_PORT_BASE");
     atexit(stop_all);
-    /* fixed ports sit in the ephemeral range and may be held: a second base is tried */
+    /* fixed ports below Linux's ephemeral range (32768-60999), so no client connection holds
+     * one; a second base is tried when another program listens there */
     int base = 0;
     bool up = false;
     for (int attempt = 0; attempt < 2 && !up; attempt++) {
-        base = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 66 : (attempt == 0 ? 58120 : 58186);
+        base = b != NULL ? (int)strtol(b, NULL, 10) + attempt * 66 : (attempt == 0 ? 28120 : 28186);
         snprintf(replicaof_port, sizeof replicaof_port, "%d", base);
         replica_args[0] = "--replicaof";
         replica_args[1] = "127.0.0.1";
@@ -173,7 +174,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         if (ok) {
             break;
         }
-        CHECK_MSG(now_ms() - t0 < 15000, "the sentinels never found each other");
+        CHECK_MSG(now_ms() - t0 < 30000, "the sentinels never found each other");
         sleep_ms(100);
     }
 

@@ -188,7 +188,7 @@ bool fake_resp_start(fake_resp *f)
     int one = 1;
     setsockopt(f->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     const char *base_env = getenv("WK_FAULT_PORT_BASE");
-    int base = base_env != NULL ? (int)strtol(base_env, NULL, 10) : 57000;
+    int base = base_env != NULL ? (int)strtol(base_env, NULL, 10) : 27000;
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;

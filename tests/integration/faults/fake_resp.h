@@ -35,7 +35,7 @@ typedef struct fake_resp {
     int gets; /* GET commands received */
 } fake_resp;
 
-/** Listens on a loopback port (from $WK_FAULT_PORT_BASE, 57000 by default, the next 100
+/** Listens on a loopback port (from $WK_FAULT_PORT_BASE, 27000 by default, the next 100
  *  ports, else any free port) and starts accepting. False on failure. */
 bool fake_resp_start(fake_resp *f);
 /** Stops every connection and the listener. */

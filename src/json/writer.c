@@ -1092,7 +1092,8 @@ enter:
         depth++;
         /* the same pointer for u.pairs: a wk_pair is two wk_value */
         it = cur->u.items;
-        fend = cur->u.items + (cur->type == WK_VAL_MAP ? 2 * (size_t)cur->len : cur->len);
+        size_t nitems = cur->type == WK_VAL_MAP ? 2 * (size_t)cur->len : cur->len;
+        fend = nitems != 0 ? cur->u.items + nitems : it; /* an empty container may hold NULL */
         close = (uint8_t)(open + 2); /* '{' + 2 == '}', '[' + 2 == ']' */
         sep = 0;
         goto next;

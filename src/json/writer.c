@@ -116,14 +116,13 @@ static inline uint8_t *put_escape(uint8_t *d, uint8_t c)
     return d;
 }
 
-/* put_string for when the output cannot take the slack (a nearly full fixed buffer): one
- * byte at a time, each checked against the room left. */
-static wk_status put_string_exact(wk_buf *b, const uint8_t *s, size_t n, wfail *f)
+/* The string's bytes p[0..end) and its closing quote for when the output cannot take the
+ * slack (a nearly full fixed buffer): one byte at a time, each checked against the room left. */
+static wk_status put_string_rest_exact(wk_buf *b, const uint8_t *p, const uint8_t *end,
+                                       wfail *f)
 {
-    const uint8_t *p = s;
-    const uint8_t *end = s + n;
     uint8_t esc[8];
-    wk_status st = wk_buf_push(b, '"');
+    wk_status st = WK_OK;
     while (st == WK_OK && p < end) {
         uint8_t c = *p;
         if (c >= 0x80) {
@@ -145,6 +144,14 @@ static wk_status put_string_exact(wk_buf *b, const uint8_t *s, size_t n, wfail *
         st = wk_buf_push(b, '"');
     }
     return st == WK_OK ? WK_OK : wfailed(f, st, "output buffer full");
+}
+
+/* put_string for when the output cannot take the slack: the whole string checked per byte. */
+static wk_status put_string_exact(wk_buf *b, const uint8_t *s, size_t n, wfail *f)
+{
+    wk_status st = wk_buf_push(b, '"');
+    return st == WK_OK ? put_string_rest_exact(b, s, s + n, f)
+                       : wfailed(f, st, "output buffer full");
 }
 
 /*
@@ -242,7 +249,10 @@ __attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8
         b->len = (size_t)(d - b->data);
         st = wk_buf_reserve(b, (size_t)(end - p) + 7 + STR_SLACK);
         if (st != WK_OK) {
-            return wfailed(f, st, "output buffer full");
+            /* no room for the slack: the rest byte by byte, so a buffer of the exact size
+             * still takes the string */
+            st = put_string_rest_exact(b, p, end, f);
+            return st == WK_OK && post != 0 ? put_byte(b, post, f) : st;
         }
         d = put_escape(b->data + b->len, c);
         p++;

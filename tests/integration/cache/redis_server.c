@@ -1,5 +1,6 @@
 /* A private redis-server for tests (see redis_server.h). */
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -158,4 +159,43 @@ void redis_server_stop(redis_server *r)
     snprintf(nodes, sizeof nodes, "%s/dump.rdb", r->dir);
     unlink(nodes); /* written for a replica's full synchronisation */
     rmdir(r->dir);
+}
+
+void rs_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int64_t rs_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool rs_sh(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        return false;
+    }
+    char line[512] = "";
+    if (fgets(line, sizeof line, p) == NULL) {
+        line[0] = '\0';
+    }
+    char rest[512];
+    while (fgets(rest, sizeof rest, p) != NULL) {
+    }
+    int rc = pclose(p);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (out != NULL) {
+        snprintf(out, cap, "%s", line);
+    }
+    return rc == 0;
 }

@@ -6,6 +6,8 @@
 #define REDIS_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct redis_server {
@@ -30,5 +32,13 @@ bool redis_server_restart(redis_server *r);
 void redis_server_kill(redis_server *r);
 /** Kills it and removes the temp dir. */
 void redis_server_stop(redis_server *r);
+
+/* Sleeps ms milliseconds. */
+void rs_sleep_ms(int ms);
+/* Monotonic clock in milliseconds. */
+int64_t rs_now_ms(void);
+/* Runs a shell command (printf format); its first output line (trimmed) in `out` (may be
+ * NULL). True when the command exited 0. */
+bool rs_sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -33,47 +33,6 @@ static bool cluster_up;
 static int base_port;
 static char seed_strs[NODES][32];
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Runs a shell command; its first output line (trimmed) in `out`. */
-static bool sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool sh(char *out, size_t cap, const char *fmt, ...)
-{
-    char cmd[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    if (p == NULL) {
-        return false;
-    }
-    char line[512] = "";
-    if (fgets(line, sizeof line, p) == NULL) {
-        line[0] = '\0';
-    }
-    char rest[512];
-    while (fgets(rest, sizeof rest, p) != NULL) {
-    }
-    int rc = pclose(p);
-    line[strcspn(line, "\r\n")] = '\0';
-    if (out != NULL) {
-        snprintf(out, cap, "%s", line);
-    }
-    return rc == 0;
-}
-
 static void stop_cluster(void);
 
 /* Starts the six nodes at base_port; false (all stopped) when one cannot start. */
@@ -120,7 +79,7 @@ static bool start_cluster(void)
         }
     }
     char out[512];
-    if (!sh(out, sizeof out,
+    if (!rs_sh(out, sizeof out,
             "redis-cli --cluster create 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d "
             "127.0.0.1:%d 127.0.0.1:%d --cluster-replicas 1 --cluster-yes >/dev/null 2>&1",
             base_port, base_port + 1, base_port + 2, base_port + 3, base_port + 4,
@@ -133,11 +92,11 @@ static bool start_cluster(void)
         bool ok = true;
         int online = 0;
         for (int i = 0; i < NODES && ok; i++) {
-            ok = sh(out, sizeof out, "redis-cli -p %d cluster info | grep cluster_state",
+            ok = rs_sh(out, sizeof out, "redis-cli -p %d cluster info | grep cluster_state",
                     base_port + i) &&
                  strncmp(out, "cluster_state:ok", 16) == 0;
             /* and every replica synchronised (WAIT counts on it) */
-            if (ok && sh(out, sizeof out,
+            if (ok && rs_sh(out, sizeof out,
                          "redis-cli -p %d info replication | grep -c 'state=online'",
                          base_port + i)) {
                 online += (int)strtol(out, NULL, 10);
@@ -149,7 +108,7 @@ static bool start_cluster(void)
             atexit(stop_cluster); /* also when a check fails half-way */
             return true;
         }
-        sleep_ms(50);
+        rs_sleep_ms(50);
     }
     fprintf(stderr, "cluster never reached cluster_state:ok\n");
     stop_cluster();
@@ -172,9 +131,9 @@ static int owner_port(const char *key)
         if (nodes[i].pid == 0) {
             continue;
         }
-        if (sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+        if (rs_sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
             strcmp(out, "master") == 0 &&
-            sh(out, sizeof out, "redis-cli -p %d exists '%s'", base_port + i, key) &&
+            rs_sh(out, sizeof out, "redis-cli -p %d exists '%s'", base_port + i, key) &&
             strncmp(out, "MOVED", 5) != 0 && strncmp(out, "ASK", 3) != 0) {
             return base_port + i;
         }
@@ -235,10 +194,10 @@ WK_TEST(cluster_keys_spread_any_seed_and_multiget_in_order)
     int masters = 0;
     for (int i = 0; i < NODES; i++) {
         char out[64];
-        if (sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+        if (rs_sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
             strcmp(out, "master") == 0) {
             masters++;
-            CHECK(sh(out, sizeof out, "redis-cli -p %d dbsize", base_port + i));
+            CHECK(rs_sh(out, sizeof out, "redis-cli -p %d dbsize", base_port + i));
             CHECK_MSG((int)strtol(out, NULL, 10) > 0, "master %d holds no key", base_port + i);
         }
     }
@@ -328,7 +287,7 @@ static void *reshard_load(void *arg)
                             got, found, val);
                     for (int n = 0; n < NODES; n++) {
                         char o[128];
-                        sh(o, sizeof o, "redis-cli -p %d get '%s'", base_port + n, key);
+                        rs_sh(o, sizeof o, "redis-cli -p %d get '%s'", base_port + n, key);
                         fprintf(stderr, "  node %d: %s\n", base_port + n, o);
                     }
                 }
@@ -345,7 +304,7 @@ WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
         SKIP("cannot start a Redis Cluster");
     }
     char out[512];
-    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster keyslot '{wkslot}'", base_port));
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster keyslot '{wkslot}'", base_port));
     int slot = (int)strtol(out, NULL, 10);
     const char *seeds[NODES];
     for (int i = 0; i < NODES; i++) {
@@ -360,15 +319,15 @@ WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
     CHECK(src > 0);
     int dst = -1;
     for (int i = 0; i < NODES && dst < 0; i++) {
-        if (base_port + i != src && sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+        if (base_port + i != src && rs_sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
             strcmp(out, "master") == 0) {
             dst = base_port + i;
         }
     }
     CHECK(dst > 0);
     char src_id[64], dst_id[64];
-    CHECK(sh(src_id, sizeof src_id, "redis-cli -p %d cluster myid", src));
-    CHECK(sh(dst_id, sizeof dst_id, "redis-cli -p %d cluster myid", dst));
+    CHECK(rs_sh(src_id, sizeof src_id, "redis-cli -p %d cluster myid", src));
+    CHECK(rs_sh(dst_id, sizeof dst_id, "redis-cli -p %d cluster myid", dst));
 
     load l;
     memset(&l, 0, sizeof l);
@@ -376,38 +335,38 @@ WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, reshard_load, &l) == 0);
     while (atomic_load(&l.rounds) < 20) {
-        sleep_ms(5);
+        rs_sleep_ms(5);
     }
-    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster setslot %d importing %s", dst, slot,
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d importing %s", dst, slot,
              src_id));
-    CHECK(sh(out, sizeof out, "redis-cli -p %d cluster setslot %d migrating %s", src, slot,
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d migrating %s", src, slot,
              dst_id));
     long mid = atomic_load(&l.rounds);
     while (atomic_load(&l.rounds) < mid + 20) {
-        sleep_ms(5); /* new keys go to dst by ASK while the old ones stay on src */
+        rs_sleep_ms(5); /* new keys go to dst by ASK while the old ones stay on src */
     }
     /* move the keys still on src, a few at a time, while the load runs */
     for (int pass = 0; pass < 50; pass++) {
         char keys[512];
-        if (!sh(keys, sizeof keys,
+        if (!rs_sh(keys, sizeof keys,
                 "redis-cli -p %d cluster getkeysinslot %d 3 | tr '\\n' ' '", src, slot) ||
             keys[0] == '\0' || keys[0] == ' ') {
             break;
         }
-        sh(out, sizeof out, "redis-cli -p %d migrate 127.0.0.1 %d '' 0 5000 keys %s", src, dst,
+        rs_sh(out, sizeof out, "redis-cli -p %d migrate 127.0.0.1 %d '' 0 5000 keys %s", src, dst,
            keys);
-        sleep_ms(10);
+        rs_sleep_ms(10);
     }
     for (int i = 0; i < NODES; i++) {
         if (nodes[i].pid != 0) {
-            sh(out, sizeof out, "redis-cli -p %d cluster setslot %d node %s", base_port + i,
+            rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d node %s", base_port + i,
                slot, dst_id);
         }
     }
     mid = atomic_load(&l.rounds);
-    int64_t t0 = now_ms();
-    while (atomic_load(&l.rounds) < mid + 20 && now_ms() - t0 < 10000) {
-        sleep_ms(5); /* now MOVED for whoever still has the old map */
+    int64_t t0 = rs_now_ms();
+    while (atomic_load(&l.rounds) < mid + 20 && rs_now_ms() - t0 < 10000) {
+        rs_sleep_ms(5); /* now MOVED for whoever still has the old map */
     }
     atomic_store(&l.stop, true);
     pthread_join(t, NULL);
@@ -451,7 +410,7 @@ static int child_watch(const char *const *seeds, size_t n, int fd, int nkeys)
         return 3;
     }
     for (int i = 0; i < 500 && !wk_redis_store_feed_up(s); i++) {
-        sleep_ms(10);
+        rs_sleep_ms(10);
     }
     char id[16];
     /* cache every key locally (age 1), then say so */
@@ -468,7 +427,7 @@ static int child_watch(const char *const *seeds, size_t n, int fd, int nkeys)
         return 5;
     }
     /* then wait for each key to show age 2 (the parent's put, told by the feed) */
-    int64_t t0 = now_ms();
+    int64_t t0 = rs_now_ms();
     for (int k = 0; k < nkeys; k++) {
         snprintf(id, sizeof id, "%d", k);
         for (;;) {
@@ -481,10 +440,10 @@ static int child_watch(const char *const *seeds, size_t n, int fd, int nkeys)
                     break;
                 }
             }
-            if (now_ms() - t0 > 10000) {
+            if (rs_now_ms() - t0 > 10000) {
                 return 6;
             }
-            sleep_ms(5);
+            rs_sleep_ms(5);
         }
     }
     wk_cache_stats st;
@@ -608,9 +567,9 @@ WK_TEST(cluster_master_killed_fallback_then_promoted_replica_no_stale_value)
     }
     CHECK(probe[0] != '\0');
     redis_server_kill(&nodes[victim - base_port]);
-    int64_t t0 = now_ms();
+    int64_t t0 = rs_now_ms();
     bool recovered = false;
-    while (now_ms() - t0 < 20000) {
+    while (rs_now_ms() - t0 < 20000) {
         r = NULL;
         wk_status st = wk_cache_get(c, &seed_user_schema, id, 2, truth_load, NULL, &r, &e);
         CHECK_MSG(st == WK_OK, "get failed: %s", e.msg);
@@ -624,7 +583,7 @@ WK_TEST(cluster_master_killed_fallback_then_promoted_replica_no_stale_value)
             recovered = true; /* served by the promoted replica, with the data it had */
             break;
         }
-        sleep_ms(20);
+        rs_sleep_ms(20);
     }
     CHECK_MSG(recovered, "the promoted replica was not found in 20 s");
     wk_cache_stats cs;

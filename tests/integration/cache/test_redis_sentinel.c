@@ -16,46 +16,6 @@
 #include "wirekit/redis.h"
 #include "wk_test.h"
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool sh(char *out, size_t cap, const char *fmt, ...)
-{
-    char cmd[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    if (p == NULL) {
-        return false;
-    }
-    char line[512] = "";
-    if (fgets(line, sizeof line, p) == NULL) {
-        line[0] = '\0';
-    }
-    char rest[512];
-    while (fgets(rest, sizeof rest, p) != NULL) {
-    }
-    int rc = pclose(p);
-    line[strcspn(line, "\r\n")] = '\0';
-    if (out != NULL) {
-        snprintf(out, cap, "%s", line);
-    }
-    return rc == 0;
-}
-
 static wk_status put(wk_redis_store *s, const char *key, const char *val, wk_error *e)
 {
     const wk_cache_store *st = wk_redis_store_iface(s);
@@ -124,12 +84,12 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     }
     CHECK_MSG(up, "cannot start the master and replica (ports taken?)");
     char out[512];
-    int64_t t0 = now_ms();
-    while (!(sh(out, sizeof out, "redis-cli -p %d info replication | grep -c 'state=online'",
+    int64_t t0 = rs_now_ms();
+    while (!(rs_sh(out, sizeof out, "redis-cli -p %d info replication | grep -c 'state=online'",
                 base) &&
              (int)strtol(out, NULL, 10) == 1)) {
-        CHECK_MSG(now_ms() - t0 < 10000, "the replica never synchronised");
-        sleep_ms(50);
+        CHECK_MSG(rs_now_ms() - t0 < 10000, "the replica never synchronised");
+        rs_sleep_ms(50);
     }
     for (int i = 0; i < 3; i++) {
         /* a sentinel rewrites its config file: one per sentinel, in its own dir */
@@ -157,16 +117,16 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         r->port = base + 10 + i;
     }
     /* the sentinels know each other and the replica */
-    t0 = now_ms();
+    t0 = rs_now_ms();
     for (;;) {
         bool ok = true;
         for (int i = 0; i < 3 && ok; i++) {
-            ok = sh(out, sizeof out,
+            ok = rs_sh(out, sizeof out,
                     "redis-cli -p %d sentinel master wkm 2>/dev/null | grep -A1 -x num-other-sentinels "
                     "| tail -1",
                     base + 10 + i) &&
                  (int)strtol(out, NULL, 10) == 2 &&
-                 sh(out, sizeof out,
+                 rs_sh(out, sizeof out,
                     "redis-cli -p %d sentinel master wkm 2>/dev/null | grep -A1 -x num-slaves | tail -1",
                     base + 10 + i) &&
                  (int)strtol(out, NULL, 10) == 1;
@@ -174,8 +134,8 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         if (ok) {
             break;
         }
-        CHECK_MSG(now_ms() - t0 < 30000, "the sentinels never found each other");
-        sleep_ms(100);
+        CHECK_MSG(rs_now_ms() - t0 < 30000, "the sentinels never found each other");
+        rs_sleep_ms(100);
     }
 
     char s1[32], s2[32], s3[32];
@@ -195,7 +155,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     CHECK_MSG(wk_redis_store_ping(s, &e) == WK_OK, "%s", e.msg);
     CHECK_MSG(put(s, "wks:1", "before", &e) == WK_OK, "%s", e.msg); /* WAIT 1: replicated */
     for (int i = 0; i < 300 && !wk_redis_store_feed_up(s); i++) {
-        sleep_ms(10);
+        rs_sleep_ms(10);
     }
     CHECK(wk_redis_store_feed_up(s));
     char got[64];
@@ -214,16 +174,16 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     wk_redis_store_free(sb);
 
     redis_server_kill(&data[0]);
-    t0 = now_ms();
+    t0 = rs_now_ms();
     int failures = 0;
     bool back = false;
-    while (now_ms() - t0 < 30000) {
+    while (rs_now_ms() - t0 < 30000) {
         found = false;
         wk_status st = get(s, "wks:1", got, sizeof got, &found, &e);
         if (st == WK_OK) {
             CHECK(found);
             CHECK_STR(got, "before"); /* never a wrong value */
-            if (sh(out, sizeof out,
+            if (rs_sh(out, sizeof out,
                    "redis-cli -p %d sentinel get-master-addr-by-name wkm | tail -1", base + 10) &&
                 (int)strtol(out, NULL, 10) == base + 1) {
                 back = true;
@@ -232,7 +192,7 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         } else {
             failures++;
         }
-        sleep_ms(50);
+        rs_sleep_ms(50);
     }
     CHECK_MSG(back, "the promoted replica was not followed in 30 s");
     CHECK(failures > 0);
@@ -243,9 +203,9 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     CHECK_OK(get(s, "wks:2", got, sizeof got, &found, &e));
     CHECK(found);
     CHECK_STR(got, "after");
-    t0 = now_ms();
-    while (!wk_redis_store_feed_up(s) && now_ms() - t0 < 5000) {
-        sleep_ms(20);
+    t0 = rs_now_ms();
+    while (!wk_redis_store_feed_up(s) && rs_now_ms() - t0 < 5000) {
+        rs_sleep_ms(20);
     }
     CHECK(wk_redis_store_feed_up(s));
     wk_redis_store_free(s);

@@ -49,6 +49,9 @@ enum {
     M_N_EXP    /* in the exponent digits */
 };
 
+/* Which takes an unpacker serves (u->use): the first call decides. */
+enum { USE_NONE, USE_VALUES, USE_EVENTS };
+
 static bool digit(uint8_t c)
 {
     return c >= '0' && c <= '9';
@@ -115,12 +118,17 @@ WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
 
 WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
 {
+    if (u->use == USE_EVENTS) { /* the events reader was started */
+        wk_json_reader_free(&u->ev);
+    }
     wk__feed_free(&u->f);
 }
 
 WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
 {
-    return wk__feed_feed(&u->f, data, len);
+    wk_status st = wk__feed_feed(&u->f, data, len);
+    u->ev_live = st == WK_OK;
+    return st;
 }
 
 WK_API void wk_json_unpacker_finish(wk_json_unpacker *u)
@@ -593,6 +601,10 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
     if (st != WK_OK) {
         return st;
     }
+    if (u->use == USE_EVENTS) {
+        return WK_ERR_STATE;
+    }
+    u->use = USE_VALUES;
     size_t vlen = 0;
     if (f->buf_len == 0) {
         const uint8_t *p = f->chunk + f->chunk_pos;
@@ -735,9 +747,279 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
     return st;
 }
 
+
+/* ---- events: one reader carried across chunks ------------------------------------------- */
+
+/*
+ * Events need no framing: one wk_json_reader reads the whole stream, pointed at each chunk in
+ * turn, and sends each event as soon as it is read. A reader call that runs into the end of
+ * the chunk (its token is cut, or, for a number, might go on) is undone: the reader's state
+ * is a cursor, a state, a depth and a count, saved before each call and put back. The bytes
+ * from where that call started are gathered in the buffer, and the reader goes on from there
+ * once more bytes are appended; as soon as its cursor is back in the bytes of the current
+ * chunk, it returns to the chunk itself. So each byte is read once, plus the cut token again.
+ *
+ * A failed call is told from a genuine error by where it stopped: the end of the input is
+ * WK_ERR_TRUNCATED, or (a cut UTF-8 sequence, `\u` escape, number or literal) an error within
+ * EV_LOOKAHEAD bytes of the end. Anything else is the reader's error on the whole input too.
+ * Gathered bytes are read again when a token may have ended in the new bytes (a closing
+ * quote, a bracket, a comma or colon, the first whitespace after a token), when they reach
+ * EV_LOOKAHEAD bytes past a near-end error, or when they have doubled since the last try;
+ * the doubling keeps the work linear whatever that look gets wrong.
+ */
+
+#define EV_LOOKAHEAD 16u
+
+enum { LEX_WS, LEX_TOKEN, LEX_STR, LEX_STR_ESC };
+
+/* Stream offset of the first gathered byte, or of the chunk. */
+static uint64_t ev_base_off(const wk_json_unpacker *u)
+{
+    return u->f.buf_len > 0 ? wk__feed_value_off(&u->f) : u->f.chunk_off;
+}
+
+/* Counts the lines of base[..] (stream offset base_off) up to stream offset `to`. */
+static void ev_lines_to(wk_json_unpacker *u, const uint8_t *base, uint64_t base_off, uint64_t to)
+{
+    if (to > u->line_off) {
+        count_lines(u, base + (u->line_off - base_off), (size_t)(to - u->line_off));
+    }
+}
+
+/* Looks at the gathered bytes from u->ev_scan on for the end of a token; `arm` says whether a
+ * token end there makes the bytes worth reading again (new bytes) or only moves the state
+ * (bytes a failed call has read already). Stops at the first token end when armed. */
+static void ev_look(wk_json_unpacker *u, bool arm)
+{
+    const uint8_t *b = u->f.buf;
+    size_t n = u->f.buf_len;
+    size_t i = u->ev_scan;
+    uint8_t lex = u->ev_lex;
+    bool end = false;
+    while (i < n && !(arm && end)) {
+        uint8_t c = b[i++];
+        end = false;
+        if (lex == LEX_STR) {
+            if (c == '"') {
+                lex = LEX_TOKEN;
+                end = true;
+            } else if (c == '\\') {
+                lex = LEX_STR_ESC;
+            }
+        } else if (lex == LEX_STR_ESC) {
+            lex = LEX_STR;
+        } else if (c == '"') {
+            lex = LEX_STR;
+        } else if (ws_byte(c)) {
+            end = lex == LEX_TOKEN;
+            lex = LEX_WS;
+        } else if (c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}') {
+            end = true;
+            lex = LEX_WS;
+        } else {
+            lex = LEX_TOKEN;
+        }
+    }
+    u->ev_scan = i;
+    u->ev_lex = lex;
+    if (arm && (end || (u->ev_retry != 0 && n >= u->ev_retry))) {
+        u->ev_ready = true;
+    }
+}
+
+/* The reader call that started at base[keep] needs bytes past base[len): keeps base[keep..len)
+ * in the buffer (dropping what was read before it) and returns WK_ERR_AGAIN when the chunk is
+ * used up, WK_OK when the buffer got more bytes to try, or a latched error. `retry` is the
+ * buffer length at which to try again regardless (0 = none). */
+static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t len, size_t keep,
+                              size_t retry)
+{
+    wk__feed *f = &u->f;
+    uint64_t base_off = ev_base_off(u);
+    ev_lines_to(u, base, base_off, base_off + keep);
+    if (f->buf_len == 0) {
+        f->chunk_pos = keep;
+        wk_status st = wk__feed_gather(f);
+        if (st != WK_OK) {
+            return st;
+        }
+    } else if (keep > 0) {
+        memmove(f->buf, f->buf + keep, len - keep);
+        f->buf_len = len - keep;
+    }
+    u->ev_pos = 0;
+    u->ev_scan = 0;
+    u->ev_lex = LEX_WS;
+    ev_look(u, false); /* the state at the end of what the failed call read */
+    u->ev_ready = false;
+    size_t twice = f->buf_len * 2;
+    u->ev_retry = retry != 0 && retry - keep < twice ? retry - keep : twice;
+    for (;;) {
+        if (f->buf_len == 0 && f->chunk_pos == f->chunk_len) {
+            return WK_ERR_AGAIN; /* nothing pending: the next chunk starts afresh */
+        }
+        wk_status st = wk__feed_append(f);
+        if (st != WK_OK) {
+            return st; /* WK_ERR_AGAIN: used up; or latched */
+        }
+        ev_look(u, true);
+        if (u->ev_ready) {
+            return WK_OK;
+        }
+    }
+}
+
+static bool ev_is_number(wk_event_type t)
+{
+    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
+}
+
+static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
+{
+    wk__feed *f = &u->f;
+    wk_json_reader *r = &u->ev;
+    if (f->err.code != WK_OK) {
+        return f->err.code;
+    }
+    if (u->use != USE_EVENTS) {
+        if (u->use != USE_NONE) {
+            return WK_ERR_STATE;
+        }
+        /* the reader starts on the first three bytes, where it looks for a byte order mark */
+        if (!f->finished) {
+            wk_status st = WK_OK;
+            if (f->buf_len == 0 && f->chunk_len - f->chunk_pos < 3) {
+                st = wk__feed_gather(f);
+            }
+            while (st == WK_OK && f->buf_len > 0 && f->buf_len < 3) {
+                st = wk__feed_append(f);
+            }
+            if (st != WK_OK) {
+                return st;
+            }
+            if (f->buf_len == 0 && f->chunk_len - f->chunk_pos < 3) {
+                return WK_ERR_AGAIN;
+            }
+        }
+        const uint8_t *b = f->buf_len > 0 ? f->buf : f->chunk + f->chunk_pos;
+        size_t n = f->buf_len > 0 ? f->buf_len : f->chunk_len - f->chunk_pos;
+        wk_json_reader_init(r, b, n, &u->opts, NULL);
+        u->use = USE_EVENTS;
+        u->ev_pos = 0;
+        u->ev_ready = true;
+        if (r->err.code != WK_OK) {
+            return fail_at(u, b, n, r->err.code, wk__feed_value_off(f) + r->err.offset,
+                           r->err.msg);
+        }
+    }
+    for (;;) {
+        bool in_buf = f->buf_len > 0;
+        if (in_buf && !u->ev_ready && !f->finished) {
+            wk_status st = wk__feed_append(f);
+            if (st != WK_OK) {
+                return st;
+            }
+            ev_look(u, true);
+            continue;
+        }
+        const uint8_t *base = in_buf ? f->buf : f->chunk;
+        size_t len = in_buf ? f->buf_len : f->chunk_len;
+        r->start = base;
+        r->p = base + (in_buf ? u->ev_pos : f->chunk_pos);
+        r->end = base + len;
+        const uint8_t *save_p;
+        uint32_t save_state, save_depth, save_values;
+        wk_event ev;
+        wk_status st;
+        for (;;) {
+            save_p = r->p;
+            save_state = r->state;
+            save_depth = r->depth;
+            save_values = r->values;
+            st = wk_json_reader_next(r, &ev);
+            if (st != WK_OK) {
+                break;
+            }
+            if (r->p == r->end && !f->finished && ev_is_number(ev.type)) {
+                st = WK_ERR_AGAIN; /* the number may go on in the next chunk */
+                break;
+            }
+            st = sink->event(sink->self, &ev);
+            if (st != WK_OK) {
+                wk_error e;
+                sink->error(sink->self, &e);
+                return wk__feed_fail(f, st, e.offset, e.msg);
+            }
+            if (r->depth == 0 || in_buf) {
+                break; /* the value is whole, or the reader may be back in the chunk */
+            }
+        }
+        size_t pos = (size_t)(r->p - base);
+        if (st == WK_OK) {
+            if (!in_buf) {
+                f->chunk_pos = pos;
+                return WK_OK;
+            }
+            u->ev_pos = pos;
+            /* the gathered bytes end with a copy of the chunk's bytes before chunk_pos, which
+             * the reader may go on from while the chunk is still the caller's */
+            size_t from_chunk = !u->ev_live               ? 0
+                                : f->buf_len < f->chunk_pos ? f->buf_len
+                                                            : f->chunk_pos;
+            if (pos >= f->buf_len - from_chunk) { /* back in the chunk's own bytes */
+                uint64_t base_off = ev_base_off(u);
+                ev_lines_to(u, base, base_off, base_off + pos);
+                f->chunk_pos -= f->buf_len - pos;
+                f->buf_len = 0;
+            }
+            if (r->depth == 0) {
+                return WK_OK;
+            }
+            continue;
+        }
+        if (st == WK_ERR_EOF && f->finished) {
+            return WK_ERR_EOF;
+        }
+        size_t retry = 0;
+        if (st != WK_ERR_EOF && st != WK_ERR_AGAIN) {
+            size_t at = r->err.offset;
+            if (f->finished || (st != WK_ERR_TRUNCATED && at + EV_LOOKAHEAD < len)) {
+                uint64_t base_off = ev_base_off(u);
+                size_t from = (size_t)(u->line_off - base_off);
+                return fail_at(u, base + from, len - from, st, base_off + at, r->err.msg);
+            }
+            if (st != WK_ERR_TRUNCATED) {
+                retry = at + EV_LOOKAHEAD + 1;
+            }
+        }
+        /* the call needs bytes past the end: undo it and wait for them */
+        size_t keep = (size_t)(save_p - base);
+        if (st == WK_ERR_EOF && len - keep > 1) {
+            keep = len - 1; /* only whitespace is left: one byte of it separates values */
+        }
+        r->p = save_p;
+        r->state = save_state;
+        r->depth = save_depth;
+        r->values = save_values;
+        r->err.code = WK_OK;
+        if (in_buf) {
+            u->ev_pos = keep;
+        }
+        st = ev_need_more(u, base, len, keep, retry);
+        if (st != WK_OK) {
+            if (st == WK_ERR_AGAIN && f->buf_len == 0) {
+                ev_lines_to(u, f->chunk, f->chunk_off, f->chunk_off + f->chunk_len);
+            }
+            return st;
+        }
+    }
+}
+
 WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink)
 {
-    const uint8_t *d = NULL;
-    size_t n = 0;
-    return take(u, TAKE_RAW, sink, NULL, NULL, &d, &n);
+    wk_status st = ev_next(u, sink);
+    if (st == WK_ERR_AGAIN) {
+        u->ev_live = false; /* the caller may now free or reuse the chunk */
+    }
+    return st;
 }

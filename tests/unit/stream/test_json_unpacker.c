@@ -225,6 +225,9 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
     size_t k = 0;
     bool ok = false;
     wk_status st;
+    wk_mp_writer ev_w;
+    wk_sink ev_sink;
+    bool ev_open = false;
     for (;;) {
         size_t n;
         const uint8_t *c = split_feeder_next(&fd, &n);
@@ -245,13 +248,19 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
             } else if (mode == TREE) {
                 st = wk_json_unpacker_next_value(&u, &arena, &tree);
             } else {
-                wk_mp_writer w;
-                wk_sink sink;
-                got_ev.len = 0;
-                wk_mp_writer_init(&w, &got_ev);
-                wk_mp_writer_sink(&w, &sink);
-                st = wk_json_unpacker_next_events(&u, &sink);
-                wk_mp_writer_finish(&w, NULL);
+                /* a value's events may come over several calls (WK_ERR_AGAIN between them):
+                 * one writer gathers them until the call that ends the value */
+                if (!ev_open) {
+                    got_ev.len = 0;
+                    wk_mp_writer_init(&ev_w, &got_ev);
+                    wk_mp_writer_sink(&ev_w, &ev_sink);
+                    ev_open = true;
+                }
+                st = wk_json_unpacker_next_events(&u, &ev_sink);
+                if (st != WK_ERR_AGAIN) {
+                    wk_mp_writer_finish(&ev_w, NULL);
+                    ev_open = false;
+                }
             }
             if (st == WK_ERR_AGAIN && c != NULL) {
                 break;
@@ -353,6 +362,11 @@ static void property_run(uint64_t seed, int rounds, unsigned flags)
                 if (!run_and_compare(text.data, text.len, sizes, count, &o, (enum mode)mode,
                                      &ref, what)) {
                     fprintf(stderr, "input: %.*s\n", (int)text.len, (const char *)text.data);
+                    fprintf(stderr, "chunks:");
+                    for (size_t q = 0; q < count; q++) {
+                        fprintf(stderr, " %zu", sizes[q]);
+                    }
+                    fprintf(stderr, "\n");
                     free(sizes);
                     free(ref.v);
                     wk_buf_free(&text);

@@ -145,6 +145,7 @@ typedef struct wk_json_unpacker {
     uint64_t err_col;    /**< byte column of the latched error */
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
     wk_status try_status; /**< status of the last tree parse attempt (internal) */
+    bool nl_try;         /**< trees: parse the gathered bytes up to the next newline first */
     wk_json_reader ev;   /**< events: one reader carried across chunks (internal) */
     size_t ev_pos;       /**< events: the reader's position in the gathered bytes */
     size_t ev_scan;      /**< events: gathered bytes looked at for the end of a token */

@@ -638,14 +638,19 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
                            off, "top-level values must be separated by whitespace");
         }
         u->value_off = off;
-        /* fast path: the tree parser on the rest of the chunk, unless values have been larger
-         * than what is left (the value is then probably cut: framing goes first) */
+        /* fast path: the tree parser on the rest of the chunk, unless the value is probably
+         * cut, in which case framing goes first. In JSON Lines (newlines seen) it is cut
+         * when no newline follows in the chunk; otherwise when values have been larger than
+         * what is left. */
         u->mode = M_TOP;
         u->depth = 0;
+        u->nl_try = false;
         f->scan = 0;
         f->need = 0;
         f->attempt = 0;
-        if (mode == TAKE_TREE && n >= u->typical) {
+        bool lines = u->line > 1;
+        if (mode == TAKE_TREE &&
+            (f->finished || (lines ? memchr(p, '\n', n) != NULL : n >= u->typical))) {
             st = try_tree(u, p, n, arena, out, data, len);
             if (st != WK_ERR_AGAIN) {
                 return st;
@@ -672,7 +677,9 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             if (st != WK_OK) {
                 return st;
             }
-            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+            if (mode == TAKE_TREE && lines) {
+                u->nl_try = true; /* framed to the chunk end: the value ends in later bytes */
+            } else if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
                 size_t at = f->buf_len + 1;
                 f->attempt = u->typical > at ? u->typical : at;
             }
@@ -682,6 +689,23 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         return read_value(u, p, n, NULL, &ignored); /* depth, or input ends inside the value */
     }
     for (;;) {
+        if (u->nl_try && f->chunk_pos < f->chunk_len) {
+            /* JSON Lines: the framed bytes hold no end, so the value most likely ends at the
+             * next newline. Parse up to it; if that fails, framing goes on where it was. */
+            u->nl_try = false;
+            const uint8_t *c = f->chunk + f->chunk_pos;
+            const uint8_t *nl = memchr(c, '\n', f->chunk_len - f->chunk_pos);
+            if (nl != NULL) {
+                st = wk__feed_append_n(f, (size_t)(nl + 1 - c));
+                if (st != WK_OK) {
+                    return st;
+                }
+                st = try_tree(u, f->buf, f->buf_len, arena, out, data, len);
+                if (st != WK_ERR_AGAIN) {
+                    return st;
+                }
+            }
+        }
         if (f->attempt != 0 && f->buf_len >= f->attempt) {
             f->attempt = 0;
             st = try_tree(u, f->buf, f->buf_len, arena, out, data, len);

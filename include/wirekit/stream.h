@@ -146,6 +146,8 @@ typedef struct wk_json_unpacker {
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
     wk_status try_status; /**< status of the last tree parse attempt (internal) */
     bool nl_try;         /**< trees: parse the gathered bytes up to the next newline first */
+    size_t leftover;     /**< a value handed out from the buffer ended this far into it, and
+                              the bytes after it came from an earlier chunk (internal) */
     wk_json_reader ev;   /**< events: one reader carried across chunks (internal) */
     size_t ev_pos;       /**< events: the reader's position in the gathered bytes */
     size_t ev_scan;      /**< events: gathered bytes looked at for the end of a token */
@@ -153,7 +155,7 @@ typedef struct wk_json_unpacker {
     uint8_t ev_lex;      /**< events: string state of that look (internal) */
     uint8_t use;         /**< values or events: which takes the stream serves (internal) */
     bool ev_ready;       /**< events: the gathered bytes are worth reading again */
-    bool ev_live;        /**< events: the chunk may be read (fed, no WK_ERR_AGAIN since) */
+    bool live;           /**< the chunk may be read (fed, no WK_ERR_AGAIN since) (internal) */
 } wk_json_unpacker;
 
 /**

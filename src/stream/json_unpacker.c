@@ -127,7 +127,7 @@ WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
 WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
 {
     wk_status st = wk__feed_feed(&u->f, data, len);
-    u->ev_live = st == WK_OK;
+    u->live = st == WK_OK;
     return st;
 }
 
@@ -153,12 +153,12 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
 
 WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
 {
-    return wk__feed_offset(&u->f);
+    return wk__feed_offset(&u->f) + u->leftover;
 }
 
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
 {
-    return wk__feed_buffered(&u->f);
+    return wk__feed_buffered(&u->f) - u->leftover;
 }
 
 /* Counts the lines in `p[0..n)`, the bytes at stream offset u->line_off on. */
@@ -506,6 +506,20 @@ out:
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
+/* The value handed out ends `vlen` bytes after its start. A value parsed from gathered bytes
+ * may end before the bytes appended from the current chunk (it was gathered unframed): the
+ * bytes after it then stay gathered, as the start of the next value (see take). */
+static wk_status consume(wk_json_unpacker *u, size_t vlen)
+{
+    wk__feed *f = &u->f;
+    size_t from_chunk = !u->live ? 0 : f->buf_len < f->chunk_pos ? f->buf_len : f->chunk_pos;
+    if (f->buf_len > 0 && f->buf_len - vlen > from_chunk) {
+        u->leftover = vlen;
+        return WK_OK;
+    }
+    return wk__feed_consume(f, vlen);
+}
+
 /* The length of a value decoded from `p` with `consumed` bytes used (trailing whitespace
  * included by the decoder): the whitespace trimmed. */
 static size_t trim_ws(const uint8_t *p, size_t consumed)
@@ -553,7 +567,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
     count_lines(u, base, vlen);
     u->values++;
     u->sep = false;
-    return wk__feed_consume(&u->f, vlen);
+    return consume(u, vlen);
 }
 
 /* Chunks smaller than this get no parse attempt on the gathered bytes (framing has then
@@ -586,11 +600,57 @@ static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk
             count_lines(u, base, vlen);
             u->values++;
             u->sep = false;
-            return wk__feed_consume(&u->f, vlen);
+            return consume(u, vlen);
         }
     }
     *out = NULL;
     return WK_ERR_AGAIN;
+}
+
+/* Checks where a top-level value may start (stream offset `off`, base[0..n) the bytes there)
+ * and resets the framing state for it. */
+static wk_status start_value(wk_json_unpacker *u, const uint8_t *base, size_t n, uint64_t off)
+{
+    if (u->values > 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
+        return fail_at(u, base, n, WK_ERR_TRAILING, off, "content after the JSON value");
+    }
+    if (u->values > 0 && !u->sep) {
+        return fail_at(u, base, n, WK_ERR_SYNTAX, off,
+                       "top-level values must be separated by whitespace");
+    }
+    u->value_off = off;
+    u->mode = M_TOP;
+    u->depth = 0;
+    u->nl_try = false;
+    u->f.scan = 0;
+    u->f.need = 0;
+    u->f.attempt = 0;
+    return WK_OK;
+}
+
+/* Drops the value handed out last from the gathered bytes when bytes of an earlier chunk
+ * follow it (consume): they, past their whitespace, start the next value. */
+static wk_status drop_leftover(wk_json_unpacker *u)
+{
+    wk__feed *f = &u->f;
+    size_t k = u->leftover;
+    u->leftover = 0;
+    size_t ws = k;
+    while (ws < f->buf_len && ws_byte(f->buf[ws])) {
+        ws++;
+    }
+    if (ws > k) {
+        count_lines(u, f->buf + k, ws - k);
+        u->sep = true;
+    }
+    memmove(f->buf, f->buf + ws, f->buf_len - ws);
+    f->buf_len -= ws;
+    if (f->buf_len == 0) {
+        return WK_OK;
+    }
+    wk_status st = start_value(u, f->buf, f->buf_len, wk__feed_value_off(f));
+    u->nl_try = st == WK_OK && u->line > 1;
+    return st;
 }
 
 static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *sink,
@@ -605,6 +665,12 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         return WK_ERR_STATE;
     }
     u->use = USE_VALUES;
+    if (u->leftover != 0) {
+        st = drop_leftover(u);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
     size_t vlen = 0;
     if (f->buf_len == 0) {
         const uint8_t *p = f->chunk + f->chunk_pos;
@@ -630,27 +696,25 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             }
             return WK_ERR_EOF;
         }
-        if (u->values > 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
-            return fail_at(u, p, n, WK_ERR_TRAILING, off, "content after the JSON value");
+        st = start_value(u, p, n, off);
+        if (st != WK_OK) {
+            return st;
         }
-        if (u->values > 0 && !u->sep) {
-            return fail_at(u, p, n, WK_ERR_SYNTAX,
-                           off, "top-level values must be separated by whitespace");
-        }
-        u->value_off = off;
-        /* fast path: the tree parser on the rest of the chunk, unless the value is probably
-         * cut, in which case framing goes first. In JSON Lines (newlines seen) it is cut
-         * when no newline follows in the chunk; otherwise when values have been larger than
-         * what is left. */
-        u->mode = M_TOP;
-        u->depth = 0;
-        u->nl_try = false;
-        f->scan = 0;
-        f->need = 0;
-        f->attempt = 0;
+        /* Trees: the parser runs on the rest of the chunk unless the value is probably cut.
+         * In JSON Lines (newlines seen) it is cut when no newline follows in the chunk: it is
+         * then gathered as it is, unframed, and parsed up to the next chunk's first newline
+         * (the buffer loop below). Otherwise it is cut when values have been larger than
+         * what is left, and framing goes first. */
         bool lines = u->line > 1;
-        if (mode == TAKE_TREE &&
-            (f->finished || (lines ? memchr(p, '\n', n) != NULL : n >= u->typical))) {
+        if (mode == TAKE_TREE && !f->finished && lines && memchr(p, '\n', n) == NULL) {
+            st = wk__feed_gather(f);
+            if (st != WK_OK) {
+                return st;
+            }
+            u->nl_try = true;
+            return WK_ERR_AGAIN;
+        }
+        if (mode == TAKE_TREE && (f->finished || lines || n >= u->typical)) {
             st = try_tree(u, p, n, arena, out, data, len);
             if (st != WK_ERR_AGAIN) {
                 return st;
@@ -677,9 +741,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             if (st != WK_OK) {
                 return st;
             }
-            if (mode == TAKE_TREE && lines) {
-                u->nl_try = true; /* framed to the chunk end: the value ends in later bytes */
-            } else if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
                 size_t at = f->buf_len + 1;
                 f->attempt = u->typical > at ? u->typical : at;
             }
@@ -748,6 +810,7 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_status st = take(u, TAKE_RAW, NULL, NULL, NULL, &d, &n);
+    u->live = u->live && st != WK_ERR_AGAIN; /* the caller may now free or reuse the chunk */
     if (st == WK_OK) {
         *data = d;
         *len = n;
@@ -765,6 +828,7 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
     size_t n = 0;
     wk_value *v = NULL;
     wk_status st = take(u, TAKE_TREE, NULL, arena, &v, &d, &n);
+    u->live = u->live && st != WK_ERR_AGAIN;
     if (st == WK_OK) {
         *out = v;
     }
@@ -987,7 +1051,7 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
             u->ev_pos = pos;
             /* the gathered bytes end with a copy of the chunk's bytes before chunk_pos, which
              * the reader may go on from while the chunk is still the caller's */
-            size_t from_chunk = !u->ev_live               ? 0
+            size_t from_chunk = !u->live               ? 0
                                 : f->buf_len < f->chunk_pos ? f->buf_len
                                                             : f->chunk_pos;
             if (pos >= f->buf_len - from_chunk) { /* back in the chunk's own bytes */
@@ -1043,7 +1107,7 @@ WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink
 {
     wk_status st = ev_next(u, sink);
     if (st == WK_ERR_AGAIN) {
-        u->ev_live = false; /* the caller may now free or reuse the chunk */
+        u->live = false; /* the caller may now free or reuse the chunk */
     }
     return st;
 }

@@ -1,7 +1,9 @@
 /*
  * Fuzz harness for the incremental unpackers. The input is: one option byte (bit 0: JSON
  * instead of MessagePack; bit 1: JSON Lines; bit 2: strict UTF-8 / NaN-Infinity; bit 3: a
- * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap), a
+ * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap; bit
+ * 6, JSON only: events, each value's gathered over the calls it takes, compared re-encoded
+ * as MessagePack with the buffer reader's events for that value), a
  * count K (at most 16) and K chunk sizes (0 stands for 1), then the stream itself, which is
  * fed in chunks of those sizes in turn. Whatever the split, the unpacker must give exactly
  * the values, the final status, the message and the error offset of the buffer readers on
@@ -97,6 +99,23 @@ static void ref_json(const uint8_t *d, size_t len, const wk_read_opts *o, ref *r
     wk_json_reader_free(&rd);
 }
 
+/* The events of d[0..n) as the buffer reader gives them, written as MessagePack into `out`. */
+static void ref_events(const uint8_t *d, size_t n, const wk_read_opts *o, wk_buf *out)
+{
+    wk_json_reader rd;
+    wk_source src;
+    wk_mp_writer w;
+    wk_sink sink;
+    out->len = 0;
+    wk_json_reader_init(&rd, d, n, o, NULL);
+    wk_json_reader_source(&rd, &src);
+    wk_mp_writer_init(&w, out);
+    wk_mp_writer_sink(&w, &sink);
+    wk_transcode(&src, &sink, NULL);
+    wk_mp_writer_finish(&w, NULL);
+    wk_json_reader_free(&rd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2) {
@@ -112,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 2 - k;
     bool json = opt & 1;
     bool tree = (opt & 16) != 0;
+    bool events = json && (opt & 64) != 0;
     size_t cap = (opt & 32) ? 64 : 0;
     wk_read_opts o = {0};
     if (json) {
@@ -142,6 +162,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_arena arena, ref_arena;
     wk_arena_init(&arena, NULL, 0);
     wk_arena_init(&ref_arena, NULL, 0);
+    wk_buf got_ev, want_ev;
+    wk_buf_init(&got_ev, NULL, 0);
+    wk_buf_init(&want_ev, NULL, 0);
+    wk_mp_writer ev_w;
+    wk_sink ev_sink;
+    bool ev_open = false;
     size_t pos = 0, next_size = 0, got = 0;
     uint8_t *copy = NULL;
     wk_status st;
@@ -174,7 +200,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t voff = 0;
             wk_value *v = NULL;
             wk_arena_reset(&arena);
-            if (tree) {
+            if (events) {
+                if (!ev_open) {
+                    got_ev.len = 0;
+                    wk_mp_writer_init(&ev_w, &got_ev);
+                    wk_mp_writer_sink(&ev_w, &ev_sink);
+                    ev_open = true;
+                }
+                st = wk_json_unpacker_next_events(&ju, &ev_sink);
+                if (st != WK_ERR_AGAIN) {
+                    wk_mp_writer_finish(&ev_w, NULL);
+                    ev_open = false;
+                }
+            } else if (tree) {
                 st = json ? wk_json_unpacker_next_value(&ju, &arena, &v)
                           : wk_mp_unpacker_next_value(&mu, &arena, &v);
             } else {
@@ -188,7 +226,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fprintf(stderr, "value %zu beyond the reference\n", got);
                 abort();
             }
-            if (tree) {
+            if (events) {
+                ref_events(in + r.off[got], r.len[got], &o, &want_ev);
+                if (got_ev.len != want_ev.len ||
+                    memcmp(got_ev.data, want_ev.data, got_ev.len) != 0) {
+                    fprintf(stderr, "events of value %zu differ\n", got);
+                    abort();
+                }
+            } else if (tree) {
                 wk_value *want = NULL;
                 wk_read_opts o1 = o;
                 o1.flags &= ~WK_JSON_READ_MULTI;
@@ -238,5 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     wk_arena_free(&arena);
     wk_arena_free(&ref_arena);
+    wk_buf_free(&got_ev);
+    wk_buf_free(&want_ev);
     return 0;
 }

@@ -14,6 +14,8 @@
  *
  * The usual loop: feed a chunk, take values out until WK_ERR_AGAIN, feed the next chunk; at
  * the end of input call ..._finish() and take the remaining values out until WK_ERR_EOF.
+ * JSON events are the one exception to "whole values": wk_json_unpacker_next_events reads
+ * straight from the chunks and may stop inside a value (see there).
  */
 #ifndef WIREKIT_STREAM_H
 #define WIREKIT_STREAM_H

@@ -20,8 +20,10 @@
  * not even then, most of the time: when the parser's try on the chunk ends with
  * WK_ERR_TRUNCATED (the input ran out inside the value), the value is gathered unframed and
  * parsed again from the gathered bytes once the next chunk's bytes are appended; framing
- * starts from the value's start only if that try fails too (as in mp_unpacker.c). Events
- * always frame first: one call hands out one whole value's events.
+ * starts from the value's start only if that try fails too (as in mp_unpacker.c). In JSON
+ * Lines a value with no newline after it in the chunk is gathered unframed and parsed up to
+ * the next chunk's first newline. Events do not frame at all: one event reader runs over the
+ * whole stream and is undone and resumed at chunk ends (see "events" below).
  */
 #include <emmintrin.h>
 #include <string.h>

@@ -917,6 +917,19 @@ static void ev_look(wk_json_unpacker *u, bool arm)
     }
 }
 
+/* A latched WK_ERR_LIMIT (or NOMEM) for gathered bytes p[0..n) at stream offset `off` is
+ * put at the token they hold, past the whitespace the reader call started with. */
+static wk_status ev_limit_at_token(wk_json_unpacker *u, const uint8_t *p, size_t n,
+                                   uint64_t off)
+{
+    size_t k = 0;
+    while (k < n && ws_byte(p[k])) {
+        k++;
+    }
+    u->f.err.offset = (size_t)(off + k);
+    return u->f.err.code;
+}
+
 /* The reader call that started at base[keep] needs bytes past base[len): keeps base[keep..len)
  * in the buffer (dropping what was read before it) and returns WK_ERR_AGAIN when the chunk is
  * used up, WK_OK when the buffer got more bytes to try, or a latched error. `retry` is the
@@ -931,7 +944,7 @@ static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t l
         f->chunk_pos = keep;
         wk_status st = wk__feed_gather(f);
         if (st != WK_OK) {
-            return st;
+            return ev_limit_at_token(u, base + keep, len - keep, base_off + keep);
         }
     } else if (keep > 0) {
         memmove(f->buf, f->buf + keep, len - keep);
@@ -949,8 +962,10 @@ static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t l
             return WK_ERR_AGAIN; /* nothing pending: the next chunk starts afresh */
         }
         wk_status st = wk__feed_append(f);
-        if (st != WK_OK) {
-            return st; /* WK_ERR_AGAIN: used up; or latched */
+        if (st != WK_OK) { /* WK_ERR_AGAIN: used up; or latched */
+            return st == WK_ERR_AGAIN ? st
+                                      : ev_limit_at_token(u, f->buf, f->buf_len,
+                                                          wk__feed_value_off(f));
         }
         ev_look(u, true);
         if (u->ev_ready) {
@@ -1007,7 +1022,9 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         if (in_buf && !u->ev_ready && !f->finished) {
             wk_status st = wk__feed_append(f);
             if (st != WK_OK) {
-                return st;
+                return st == WK_ERR_AGAIN ? st
+                                          : ev_limit_at_token(u, f->buf, f->buf_len,
+                                                              wk__feed_value_off(f));
             }
             ev_look(u, true);
             continue;
@@ -1082,10 +1099,16 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
                 retry = at + EV_LOOKAHEAD + 1;
             }
         }
-        /* the call needs bytes past the end: undo it and wait for them */
+        /* the call needs bytes past the end: undo it and wait for them. Whitespace where it
+         * started is not kept, except one byte between top-level values (the reader checks
+         * that they are separated). */
         size_t keep = (size_t)(save_p - base);
-        if (st == WK_ERR_EOF && len - keep > 1) {
-            keep = len - 1; /* only whitespace is left: one byte of it separates values */
+        size_t q = keep;
+        while (q < len && ws_byte(base[q])) {
+            q++;
+        }
+        if (q > keep) {
+            keep = save_depth == 0 && save_values > 0 ? q - 1 : q;
         }
         r->p = save_p;
         r->state = save_state;

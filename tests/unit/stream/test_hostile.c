@@ -215,8 +215,31 @@ WK_TEST(test_mp_unpacker_out_of_memory_is_a_clean_error)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const char *unit,
-                                   size_t total, size_t *values)
+typedef struct ev_count {
+    size_t events, values;
+    uint32_t depth;
+} ev_count;
+
+static wk_status count_event(void *self, const wk_event *ev)
+{
+    ev_count *c = self;
+    c->events++;
+    c->depth += ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP;
+    c->depth -= ev->type == WK_EV_END;
+    return WK_OK;
+}
+
+static wk_status count_error(const void *self, wk_error *err)
+{
+    (void)self;
+    return wk_error_set(err, WK_OK, 0, NULL);
+}
+
+/* Feeds `head`, then `total` bytes of `unit` repeated in PIECE-byte chunks, taking values out
+ * (raw spans, or events when `events` is not NULL: it counts them); *values gets the count of
+ * values taken out. Returns the final status. */
+static wk_status json_feed(wk_json_unpacker *u, const char *head, const char *unit,
+                           size_t total, size_t *values, ev_count *events)
 {
     uint8_t chunk[PIECE];
     size_t ulen = strlen(unit);
@@ -246,7 +269,12 @@ static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const 
         for (;;) {
             const uint8_t *d;
             size_t n;
-            st = wk_json_unpacker_next(u, &d, &n, NULL);
+            if (events != NULL) {
+                wk_sink sink = {count_event, count_error, events};
+                st = wk_json_unpacker_next_events(u, &sink);
+            } else {
+                st = wk_json_unpacker_next(u, &d, &n, NULL);
+            }
             if (st == WK_OK) {
                 (*values)++;
                 continue;
@@ -257,6 +285,12 @@ static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const 
             return st;
         }
     }
+}
+
+static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const char *unit,
+                                   size_t total, size_t *values)
+{
+    return json_feed(u, head, unit, total, values, NULL);
 }
 
 WK_TEST(test_json_unpacker_endless_string_hits_the_cap)
@@ -329,6 +363,112 @@ WK_TEST(test_json_unpacker_million_tiny_values)
     /* 4096 is a multiple of 4, so "7,\n" style cuts land everywhere over the run */
     CHECK_STATUS(json_feed_pattern(&u, NULL, "7\n{}\n", 5 * 1000000, &values), WK_ERR_EOF);
     CHECK_EQ(values, 2000000);
+    CHECK_MSG(ta.peak_bytes <= 8192, "peak %zu", ta.peak_bytes);
+    wk_json_unpacker_free(&u);
+}
+
+/* ---- JSON events: read straight from the chunks, only a cut token is gathered ---------- */
+
+WK_TEST(test_json_events_endless_string_hits_the_cap_at_the_strings_offset)
+{
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, "1\n\"", "abc", 10 * CAP, &values, &c), WK_ERR_LIMIT);
+    CHECK_EQ(values, 1);
+    CHECK_EQ(c.events, 1);
+    wk_error e;
+    wk_json_unpacker_error(&u, &e, NULL, NULL);
+    CHECK_EQ(e.offset, 2);
+    CHECK_MSG(ta.peak_bytes <= CAP + 4096, "peak %zu", ta.peak_bytes);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_events_whitespace_flood_between_values_is_not_gathered)
+{
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, "[1]", " \n\t", 30 * CAP, &values, &c), WK_ERR_EOF);
+    CHECK_EQ(values, 1);
+    CHECK_MSG(ta.peak_bytes <= 8192, "peak %zu", ta.peak_bytes);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_events_huge_array_streams_in_little_memory)
+{
+    /* events need no whole value: an array ten times the cap goes through, its events sent
+     * as its chunks come, and ends as the reader ends it (truncated, no closing bracket) */
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, "[", "1,", 10 * CAP, &values, &c), WK_ERR_TRUNCATED);
+    CHECK_EQ(values, 0);
+    CHECK_EQ(c.events, 1 + 10 * CAP / 2);
+    CHECK_EQ(c.depth, 1);
+    wk_error e;
+    wk_json_unpacker_error(&u, &e, NULL, NULL);
+    CHECK_EQ(e.offset, 1 + 10 * CAP);
+    CHECK_MSG(ta.peak_bytes <= 8192, "peak %zu", ta.peak_bytes);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_events_whitespace_flood_after_a_comma_hits_the_cap)
+{
+    /* a reader call starts at the comma, so the whitespace after it is gathered with it (the
+     * same cap as for a whole value in the other takes) */
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, "[1,", " \n\t", 30 * CAP, &values, &c), WK_ERR_LIMIT);
+    CHECK_EQ(c.events, 2);
+    CHECK_MSG(ta.peak_bytes <= CAP + 4096, "peak %zu", ta.peak_bytes);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_events_depth_bomb_is_the_readers_depth_error)
+{
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, NULL, "[", 4 * CAP, &values, &c), WK_ERR_DEPTH);
+    wk_error e;
+    wk_json_unpacker_error(&u, &e, NULL, NULL);
+    CHECK_EQ(e.offset, WK_JSON_DEFAULT_MAX_DEPTH);
+    CHECK_EQ(c.events, WK_JSON_DEFAULT_MAX_DEPTH);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_events_million_tiny_values_fed_in_place)
+{
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    size_t values;
+    ev_count c = {0, 0, 0};
+    CHECK_STATUS(json_feed(&u, NULL, "7\n{}\n", 5 * 1000000, &values, &c), WK_ERR_EOF);
+    CHECK_EQ(values, 2000000);
+    CHECK_EQ(c.events, 3000000);
     CHECK_MSG(ta.peak_bytes <= 8192, "peak %zu", ta.peak_bytes);
     wk_json_unpacker_free(&u);
 }

@@ -438,6 +438,46 @@ static inline const uint8_t *dec_text(const uint8_t *p, const uint8_t *end, wk_a
     return close + 1;
 }
 
+/* A string at p ('"', p < end) copied into the arena with its NUL; *plain when it had no
+ * escape. A short plain one (closing quote within the 16 bytes after the opening one) is
+ * found with one vector compare and stored as one 16-byte move (the bytes past its NUL land
+ * in the arena's free space); others go through dec_text. A string with an escape may hold
+ * a NUL ("\u0000"): *plain false tells the caller to look. Returns the byte after the
+ * closing quote, or NULL. */
+static inline const uint8_t *dec_str_copy(const uint8_t *p, const uint8_t *end,
+                                          const uint8_t *in, wk_arena *a, const char **out,
+                                          size_t *len, bool *plain)
+{
+    if (WK__LIKELY(end - p > 16 && a->cur != NULL && a->end - a->cur >= 16)) {
+        int k = wk__json_short_plain(p + 1, end);
+        if (WK__LIKELY(k >= 0)) {
+            uint8_t *d = a->cur;
+            memcpy(d, p + 1, 16);
+            d[k] = '\0';
+            a->cur += k + 1;
+            *out = (const char *)d;
+            *len = (size_t)k;
+            *plain = true;
+            return p + k + 2;
+        }
+    }
+    const uint8_t *s;
+    p = dec_text(p, end, a, &s, len, plain);
+    if (p == NULL) {
+        return NULL;
+    }
+    *plain = !*plain;
+    if (*plain) {
+        bool nul = false;
+        s = (const uint8_t *)wk__dec_copy_str(a, s, *len, in, false, &nul);
+        if (s == NULL) {
+            return NULL;
+        }
+    }
+    *out = (const char *)s;
+    return p;
+}
+
 /* The literal `null` at p (p < end). */
 static inline bool dec_is_null(const uint8_t *p, const uint8_t *end)
 {
@@ -452,25 +492,24 @@ static inline const uint8_t *dec_node(const uint8_t *p, const uint8_t *end, cons
 {
     uint8_t c = *p;
     if (c == '"') {
-        const uint8_t *s;
+        const char *str;
         size_t len;
-        bool esc;
-        p = dec_text(p, end, a, &s, &len, &esc);
+        bool plain;
+        p = dec_str_copy(p, end, in, a, &str, &len, &plain);
         if (p == NULL || len > UINT32_MAX) {
             return NULL;
         }
-        const char *str = (const char *)s;
-        if (!esc) {
-            bool nul = false;
-            str = wk__dec_copy_str(a, s, len, in, false, &nul);
-            if (str == NULL) {
-                return NULL;
-            }
-        }
-        wk__vb_head(v, WK_VAL_STR, esc ? WK_VALF_COPIED : WK_VALF_COPIED | WK_VALF_PLAIN,
+        wk__vb_head(v, WK_VAL_STR, plain ? WK_VALF_COPIED | WK_VALF_PLAIN : WK_VALF_COPIED,
                     (uint32_t)len);
         v->u.str = str;
         return p;
+    }
+    uint64_t small;
+    const uint8_t *q = wk__json_small_uint(p, end, &small);
+    if (WK__LIKELY(q != NULL)) {
+        wk__vb_head(v, WK_VAL_UINT, 0, 0);
+        v->u.u = small;
+        return q;
     }
     if (c == '-' || wk__json_digit(c)) {
         wk__json_num num;
@@ -621,17 +660,23 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
     if (*p == 'n') {
         return (op->flags & WK_NULLABLE) != 0 && dec_is_null(p, end) ? p + 4 : NULL;
     }
-    wk__json_num num;
-    wk__json_fail f = {WK_OK, NULL, NULL};
-    if (*p != '-' && !wk__json_digit(*p)) {
-        return NULL;
-    }
-    p = wk__json_lex_number(p, end, false, &num, &f);
-    if (p == NULL || num.kind == WK__NUM_DOUBLE) {
-        return NULL;
-    }
     unsigned bits = 8u * op->size;
     uint64_t u;
+    wk__json_num num;
+    const uint8_t *q = wk__json_small_uint(p, end, &num.v.u);
+    if (WK__LIKELY(q != NULL)) {
+        num.kind = WK__NUM_UINT;
+        p = q;
+    } else {
+        wk__json_fail f = {WK_OK, NULL, NULL};
+        if (*p != '-' && !wk__json_digit(*p)) {
+            return NULL;
+        }
+        p = wk__json_lex_number(p, end, false, &num, &f);
+        if (p == NULL || num.kind == WK__NUM_DOUBLE) {
+            return NULL;
+        }
+    }
     if (num.kind == WK__NUM_INT) {
         int64_t i = num.v.i; /* negative */
         if (op->kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
@@ -752,28 +797,18 @@ static inline const uint8_t *dec_str_field(const wk__mp_op *op, const uint8_t *p
         }
         return NULL;
     }
-    const uint8_t *s;
+    const char *str;
     size_t len;
-    bool esc;
-    p = dec_text(p, end, a, &s, &len, &esc);
+    bool plain;
+    p = dec_str_copy(p, end, in, a, &str, &len, &plain);
     if (p == NULL) {
         return NULL;
     }
-    char *c;
-    if (WK__LIKELY(!esc)) {
-        /* The lexer let no control byte through: no NUL to look for. */
-        bool nul = false;
-        c = wk__dec_copy_str(a, s, len, in, false, &nul);
-        if (c == NULL) {
-            return NULL;
-        }
-    } else {
-        if (wk__dec_has_nul(s, len)) {
-            return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
-        }
-        c = (char *)(uintptr_t)s; /* unescaped into the arena, NUL-terminated */
+    /* A plain string has no control byte (the lexer let none through): no NUL to look for. */
+    if (WK__UNLIKELY(!plain) && wk__dec_has_nul((const uint8_t *)str, len)) {
+        return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
     }
-    *(char **)dst = c;
+    *(const char **)dst = str;
     return p;
 }
 

@@ -31,45 +31,6 @@ static wk_status generic(const wk_schema *s, const uint8_t *d, size_t n, void *o
     return st;
 }
 
-typedef struct flat_all {
-    bool b;
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    float f32;
-    double f64;
-    char *str;
-    char *nstr;
-    char code[8];
-    wk_slice bytes;
-    wk_timestamp ts;
-    wk_value any;
-} flat_all;
-
-WK_SCHEMA_DEFINE_STATIC(flat_all_schema, flat_all, "flat_all", 1,
-    WK_FIELD(flat_all, b, "b", WK_SK_BOOL, WK_NULLABLE),
-    WK_FIELD(flat_all, i8, "i8", WK_SK_I8, 0),
-    WK_FIELD(flat_all, i16, "i16", WK_SK_I16, WK_OMITEMPTY),
-    WK_FIELD(flat_all, i32, "i32", WK_SK_I32, WK_NULLABLE),
-    WK_FIELD(flat_all, i64, "i64", WK_SK_I64, 0),
-    WK_FIELD(flat_all, u8, "u8", WK_SK_U8, 0),
-    WK_FIELD(flat_all, u16, "u16", WK_SK_U16, 0),
-    WK_FIELD(flat_all, u32, "u32", WK_SK_U32, WK_OMITEMPTY),
-    WK_FIELD(flat_all, u64, "u64", WK_SK_U64, 0),
-    WK_FIELD(flat_all, f32, "f32", WK_SK_F32, 0),
-    WK_FIELD(flat_all, f64, "f64", WK_SK_F64, 0),
-    WK_FIELD(flat_all, str, "a key longer than sixteen bytes", WK_SK_STR, WK_REQUIRED),
-    WK_FIELD(flat_all, nstr, "nstr", WK_SK_STR, WK_NULLABLE | WK_OMITEMPTY),
-    WK_FIELD_STRBUF(flat_all, code, "code", 0),
-    WK_FIELD(flat_all, bytes, "bytes", WK_SK_BYTES, WK_NULLABLE),
-    WK_FIELD(flat_all, ts, "ts", WK_SK_TIMESTAMP, WK_OMITEMPTY),
-    WK_FIELD(flat_all, any, "any", WK_SK_VALUE, 0));
-
 /* The generic encoder: descriptor -> events -> MessagePack writer. */
 static wk_status generic_encode(const wk_schema *s, const void *obj, wk_buf *out)
 {

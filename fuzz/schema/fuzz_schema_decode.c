@@ -1,7 +1,8 @@
 /*
  * libFuzzer harness: hostile MessagePack decoded into the seed struct and into a struct with
  * every field kind (nested structs, arrays of arrays, recursive trees), through the fused
- * decoder and through the generic event path. Both must agree (status, offset, message,
+ * decoder and through the generic event path. The same bytes are also read as JSON through
+ * the fused and generic schema<->JSON paths (json_paths.h), which must agree too. Both must agree (status, offset, message,
  * field path); whatever decodes must encode again and decode to the same bytes, and the fused
  * encoder must write what the generic event encoder writes. A flat struct with every scalar
  * kind (omitempty, nullable, required, a key longer than 16 bytes) exercises the compiled-plan
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/unit/schema/json_paths.h"
 #include "../../tests/unit/schema/seed_user.h"
 #include "../../tests/unit/schema/test_shapes.h"
 #include "wirekit/msgpack.h"
@@ -99,8 +101,39 @@ static void one(const wk_schema *s, size_t size, const uint8_t *d, size_t n)
     wk_arena_free(&a);
 }
 
+/* The same bytes as JSON: the fused and generic schema<->JSON paths agree on the decode
+ * (status, offset, message, path, object) and, when it succeeds, on encoding the object
+ * again (bytes, or the same error), into a growable buffer and into one a few bytes short. */
+static void one_json(const wk_schema *s, size_t size, const uint8_t *d, size_t n)
+{
+    char why[1024];
+    if (!json_decoders_agree(s, size, d, n, NULL, (size_t)1 << 22, why, sizeof why)) {
+        fprintf(stderr, "%s\n", why);
+        abort();
+    }
+    wk_arena a;
+    wk_arena_init(&a, NULL, (size_t)1 << 22);
+    void *x = calloc(1, size);
+    if (wk_schema_decode_json(s, d, n, x, &a, NULL, NULL) == WK_OK) {
+        wk_buf b;
+        wk_buf_init(&b, NULL, 0);
+        if (!json_encoders_agree(s, x, 0, 0, why, sizeof why) ||
+            wk_schema_encode_json(s, x, &b, NULL) != WK_OK ||
+            !json_encoders_agree(s, x, b.len > 3 ? b.len - 3 : 1, 0, why, sizeof why)) {
+            fprintf(stderr, "%s\n", why);
+            abort();
+        }
+        wk_buf_free(&b);
+    }
+    free(x);
+    wk_arena_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    one_json(&seed_user_schema, sizeof(seed_user), data, size);
+    one_json(&flat_all_schema, sizeof(flat_all), data, size);
+    one_json(&everything_schema, sizeof(everything), data, size);
     one(&seed_user_schema, sizeof(seed_user), data, size);
     one(&everything_schema, sizeof(everything), data, size);
     one(&node_schema, sizeof(node), data, size);

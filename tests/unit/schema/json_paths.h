@@ -114,21 +114,22 @@ static inline bool json_encoders_agree(const wk_schema *s, const void *obj, size
     return ok;
 }
 
-/* Decodes `data` both ways and checks that they agree on status, offset, message and path,
- * and on the result (both objects written by the generic encoder). `arena_cap` caps the
- * arena (0: none); out of arena is allowed to differ in where it happens. */
+/* Decodes `data` both ways (each with its own arena, capped at `arena_cap` bytes, 0: no cap)
+ * and checks that they agree on status, offset, message and path, and on the result (both
+ * objects written by the generic encoder). Out of arena may differ in where it happens. */
 static inline bool json_decoders_agree(const wk_schema *s, size_t size, const void *data,
                                        size_t len, const wk_schema_opts *opts,
                                        size_t arena_cap, char *why, size_t why_cap)
 {
-    wk_arena a;
+    wk_arena a, b;
     wk_arena_init(&a, NULL, arena_cap);
+    wk_arena_init(&b, NULL, arena_cap);
     void *x = calloc(1, size), *y = calloc(1, size);
     wk_schema_error e1, e2;
     memset(&e1, 0, sizeof e1);
     memset(&e2, 0, sizeof e2);
     wk_status s1 = wk_schema_decode_json(s, data, len, x, &a, opts, &e1);
-    wk_status s2 = json_decode_generic(s, data, len, y, &a, opts, &e2);
+    wk_status s2 = json_decode_generic(s, data, len, y, &b, opts, &e2);
     bool ok = s1 == s2;
     if (ok && s1 != WK_OK && s1 != WK_ERR_NOMEM) {
         ok = e1.base.offset == e2.base.offset && strcmp(e1.path, e2.path) == 0 &&
@@ -154,6 +155,7 @@ static inline bool json_decoders_agree(const wk_schema *s, size_t size, const vo
     free(x);
     free(y);
     wk_arena_free(&a);
+    wk_arena_free(&b);
     return ok;
 }
 

@@ -262,7 +262,8 @@ static bool vary_text(const wk_buf *in, wk_buf *out, wk_arena *a)
     for (size_t i = 0; i < mid.len; i++) {
         uint8_t c = mid.data[i];
         if (!in_str && sparse && rnd_below(4) == 0) {
-            wk_buf_append(out, rnd_below(2) ? " " : "\r\n\t", rnd_below(2) ? 1 : 3);
+            bool one = rnd_below(2) != 0;
+            wk_buf_append(out, one ? " " : "\r\n\t", one ? 1 : 3);
         }
         if (in_str && c >= 'a' && c <= 'z' && rnd_below(12) == 0) {
             char esc[8];

@@ -13,6 +13,7 @@
 #include "core/kernel.h"
 #include "wirekit/arena.h"
 #include "wirekit/buffer.h"
+#include "wirekit/schema.h"
 
 /** Syncs out->len to the cursor `o` (NULL: out->len is current), reserves `need` bytes and
  *  returns the cursor in the (maybe moved) buffer; NULL when the buffer cannot grow. */
@@ -114,6 +115,42 @@ static inline char *wk__dec_copy_str(wk_arena *a, const uint8_t *s, size_t len,
         return NULL;
     }
     return wk__dec_strdup(a, s, len);
+}
+
+/* Stores an integer into a member of integer kind `kind` (a wk_schema_kind) and C size
+ * `size` when it fits, by the general loop's range rules: a negative value (`neg`: u holds
+ * the int64 value's bits) only into a signed kind wide enough, a non-negative one up to the
+ * kind's maximum. False when it does not fit. */
+static inline bool wk__dec_int_store(uint8_t kind, uint32_t size, bool neg, uint64_t u,
+                                     uint8_t *dst)
+{
+    unsigned bits = 8u * size;
+    if (neg) {
+        int64_t i = (int64_t)u;
+        if (kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
+            return false;
+        }
+    } else {
+        uint64_t max = kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits) : ~(uint64_t)0 >> (64 - bits);
+        if (u > max) {
+            return false;
+        }
+    }
+    switch (size) {
+    case 1: *dst = (uint8_t)u; break;
+    case 2: {
+        uint16_t v = (uint16_t)u;
+        memcpy(dst, &v, 2);
+        break;
+    }
+    case 4: {
+        uint32_t v = (uint32_t)u;
+        memcpy(dst, &v, 4);
+        break;
+    }
+    default: memcpy(dst, &u, 8); break;
+    }
+    return true;
 }
 
 #endif

@@ -660,8 +660,6 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
     if (*p == 'n') {
         return (op->flags & WK_NULLABLE) != 0 && dec_is_null(p, end) ? p + 4 : NULL;
     }
-    unsigned bits = 8u * op->size;
-    uint64_t u;
     wk__json_num num;
     const uint8_t *q = wk__json_small_uint(p, end, &num.v.u);
     if (WK__LIKELY(q != NULL)) {
@@ -677,35 +675,8 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
             return NULL;
         }
     }
-    if (num.kind == WK__NUM_INT) {
-        int64_t i = num.v.i; /* negative */
-        if (op->kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
-            return NULL;
-        }
-        u = (uint64_t)i;
-    } else {
-        u = num.v.u;
-        uint64_t max = op->kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits)
-                                             : ~(uint64_t)0 >> (64 - bits);
-        if (u > max) {
-            return NULL;
-        }
-    }
-    switch (op->size) {
-    case 1: *dst = (uint8_t)u; break;
-    case 2: {
-        uint16_t v = (uint16_t)u;
-        memcpy(dst, &v, 2);
-        break;
-    }
-    case 4: {
-        uint32_t v = (uint32_t)u;
-        memcpy(dst, &v, 4);
-        break;
-    }
-    default: memcpy(dst, &u, 8); break;
-    }
-    return p;
+    return wk__dec_int_store(op->kind, op->size, num.kind == WK__NUM_INT, num.v.u, dst) ? p
+                                                                                       : NULL;
 }
 
 /* A float field (p < end): any number, float32 range checked as the general loop does; null

@@ -867,38 +867,10 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
         u = (uint64_t)i;
         goto unsigned_value;
     }
-signed_value: {
-    unsigned bits = 8u * op->size;
-    if (op->kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
-        return NULL;
-    }
-    u = (uint64_t)i;
-    goto store;
-}
-unsigned_value: {
-    unsigned bits = 8u * op->size;
-    uint64_t max = op->kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits)
-                                         : ~(uint64_t)0 >> (64 - bits);
-    if (u > max) {
-        return NULL;
-    }
-}
-store:
-    switch (op->size) {
-    case 1: *dst = (uint8_t)u; break;
-    case 2: {
-        uint16_t v = (uint16_t)u;
-        memcpy(dst, &v, 2);
-        break;
-    }
-    case 4: {
-        uint32_t v = (uint32_t)u;
-        memcpy(dst, &v, 4);
-        break;
-    }
-    default: memcpy(dst, &u, 8); break;
-    }
-    return p;
+signed_value:
+    return wk__dec_int_store(op->kind, op->size, true, (uint64_t)i, dst) ? p : NULL;
+unsigned_value:
+    return wk__dec_int_store(op->kind, op->size, false, u, dst) ? p : NULL;
 }
 
 /* The expected key compared as two masked words (the input has 16 bytes left). */

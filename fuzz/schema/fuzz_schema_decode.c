@@ -1,12 +1,13 @@
 /*
  * libFuzzer harness: hostile MessagePack decoded into the seed struct and into a struct with
  * every field kind (nested structs, arrays of arrays, recursive trees), through the fused
- * decoder and through the generic event path. The same bytes are also read as JSON through
- * the fused and generic schema<->JSON paths (json_paths.h), which must agree too. Both must agree (status, offset, message,
+ * decoder and through the generic event path. Both must agree (status, offset, message,
  * field path); whatever decodes must encode again and decode to the same bytes, and the fused
  * encoder must write what the generic event encoder writes. A flat struct with every scalar
  * kind (omitempty, nullable, required, a key longer than 16 bytes) exercises the compiled-plan
- * fast paths. The arena is capped, so memory stays proportional to the input.
+ * fast paths. The same bytes are also read as JSON through the fused and generic
+ * schema<->JSON paths (json_paths.h), which must agree in the same way, on the decode and on
+ * encoding the result again. The arena is capped, so memory stays proportional to the input.
  */
 #include <stdint.h>
 #include <stdlib.h>

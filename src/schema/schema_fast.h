@@ -131,7 +131,8 @@ static inline bool wk__dec_int_store(uint8_t kind, uint32_t size, bool neg, uint
             return false;
         }
     } else {
-        uint64_t max = kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits) : ~(uint64_t)0 >> (64 - bits);
+        uint64_t max = kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits)
+                                         : ~(uint64_t)0 >> (64 - bits);
         if (u > max) {
             return false;
         }

@@ -361,6 +361,10 @@ WK_API wk_status wk_schema_encode_json(const wk_schema *s, const void *obj, wk_b
  * field path) as wk_schema_decode over a wk_json_reader with default options, followed by a
  * check that nothing but whitespace is left (WK_ERR_TRAILING otherwise). Strings of wk_value
  * fields that had no escape are marked WK_VALF_PLAIN, as wk_json_decode_value marks them.
+ * Input the fast path does not take (an error, an unknown or escaped key, a struct with
+ * nested structs or arrays) is decoded again by the generic path, so the arena may then hold
+ * a first partial copy too (bounded by a small multiple of the input): with a capped arena,
+ * WK_ERR_NOMEM can come sooner than on the generic path alone. Thread-safe.
  */
 WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, size_t len,
                                        void *obj, wk_arena *arena, const wk_schema_opts *opts,

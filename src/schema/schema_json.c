@@ -14,15 +14,17 @@
  * correctly rounded), copies strings with one arena bump, and builds a wk_value that is a
  * scalar or a container of scalars in place (deeper ones through the fused tree parser).
  *
- * Both give up at anything unusual (every error, an unknown key, a duplicate-free guarantee
- * they do not need, a key with an escape, a struct that is not flat) and the generic event
- * paths then run from the start: wk_schema_encode into a wk_json_writer, wk_schema_decode
+ * Both give up at anything unusual (every error, a buffer that cannot grow, an unknown key,
+ * a key with an escape, a byte order mark, a missing required field, trailing bytes; a struct
+ * that is not flat never starts) and the generic event paths then run from the start: wk_schema_encode into a wk_json_writer, wk_schema_decode
  * from a wk_json_reader. Outcomes, bytes, error statuses, messages, offsets and field paths
  * are therefore the generic paths' own; the fast paths only have to accept exactly what the
  * generic ones accept and store exactly what they store (tests and the fuzz harness compare
  * the two on random records, truncations and mutations). One difference is visible: strings
  * in wk_value fields that had no escape carry WK_VALF_PLAIN (the JSON parser's hint that they
- * need no escaping when written again), which the generic path does not set.
+ * need no escaping when written again), which the generic path does not set; and a retry
+ * spends arena bytes twice. Repeated keys need nothing special: like the generic loop, the
+ * fast loop stores each occurrence, so the last one wins.
  */
 #include <float.h>
 

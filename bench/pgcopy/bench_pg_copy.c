@@ -82,6 +82,11 @@ int wk_bench_suite_pg_copy(wk_bench *b)
         return 0;
     }
     int prc = wk_bench_pg_pipeline(b, dsn); /* bench_pg_pipeline.c */
+    if (wk_bench_callgrind(b)) {
+        wk_bench_say(b, "pg-copy: export and import are timed as whole processes; they have "
+                        "no instruction count");
+        return prc;
+    }
     if (system("psql --version >/dev/null 2>&1") != 0) {
         wk_bench_say(b, "pg-copy: export and import skipped (no psql on PATH)");
         return prc;

@@ -269,7 +269,7 @@ static wk_status run_batch(const char *const *sqls, size_t n, wk_pq_stmt_state *
     size_t i = 0;
     while (wk_pq_pipeline_next(p, &r, &err) == WK_OK && i < n) {
         states[i] = r.state;
-        memcpy(sqlstates[i], r.error != NULL ? r.error->sqlstate : "", 6);
+        snprintf(sqlstates[i], 6, "%s", r.error != NULL ? r.error->sqlstate : "");
         i++;
     }
     return wk_pq_pipeline_end(p, &err);
@@ -396,7 +396,8 @@ static int distinct_batch(int k0, int nk, int reps)
         wk_pg_plan *plan = NULL;
         int32_t v = 0;
         wk_pg_kind kind = WK_PG_KIND_I32;
-        if (r.state != WK_PQ_STMT_OK || wk_pq_plan(conn, r.res, &kind, NULL, &plan, &err) != WK_OK ||
+        if (r.state != WK_PQ_STMT_OK ||
+            wk_pq_plan(conn, r.res, &kind, NULL, &plan, &err) != WK_OK ||
             wk_pq_decode_row(plan, r.res, 0, &v, NULL, NULL, &err) != WK_OK || v != 1000 + k) {
             wrong++;
         }

@@ -124,7 +124,8 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
                 CHECK_MSG(PQresultStatus(r) == PGRES_TUPLES_OK, "%s '%s': %s", name,
                           pg_type_samples[s][1], PQresultErrorMessage(r));
                 /* the oracle: the server's output functions, in a text-format result */
-                PGresult *o = select_sample(name, pg_type_samples[s][1], 0, format == 1 && is_reg(name));
+                PGresult *o =
+                    select_sample(name, pg_type_samples[s][1], 0, format == 1 && is_reg(name));
                 CHECK(PQresultStatus(o) == PGRES_TUPLES_OK);
                 for (int col = 0; col < 2; col++) {
                     wk_pg_oid coid = PQftype(r, col);
@@ -303,18 +304,19 @@ static int make_every_type(PGconn *pg)
     wk_buf_append(&insert, "INSERT INTO every_type VALUES (", 31);
     int cols = 0;
     for (size_t s = 0; s < pg_type_nsamples; s++) {
-        if (pg_type_samples[s][1] == NULL || (s > 0 && strcmp(pg_type_samples[s - 1][0], pg_type_samples[s][0]) == 0)) {
+        const char *type = pg_type_samples[s][0], *lit = pg_type_samples[s][1];
+        if (lit == NULL || (s > 0 && strcmp(pg_type_samples[s - 1][0], type) == 0)) {
             continue; /* the first sample of each type with input */
         }
         char col[256];
         int n = snprintf(col, sizeof col, "%s\"c_%s\" %s, \"a_%s\" %s[]", cols ? ", " : "",
-                         pg_type_samples[s][0], pg_type_samples[s][0], pg_type_samples[s][0], pg_type_samples[s][0]);
+                         type, type, type, type);
         wk_buf_append(&create, col, (size_t)n);
-        char *q = PQescapeLiteral(pg, pg_type_samples[s][1], strlen(pg_type_samples[s][1]));
+        char *q = PQescapeLiteral(pg, lit, strlen(lit));
         size_t cap = 2 * strlen(q) + 128;
         char *val = malloc(cap);
-        n = snprintf(val, cap, "%s%s::%s, array[%s::%s, NULL]", cols ? ", " : "", q, pg_type_samples[s][0], q,
-                    pg_type_samples[s][0]);
+        n = snprintf(val, cap, "%s%s::%s, array[%s::%s, NULL]", cols ? ", " : "", q, type, q,
+                     type);
         wk_buf_append(&insert, val, (size_t)n);
         free(val);
         PQfreemem(q);

@@ -352,8 +352,9 @@ typedef struct wk_pq_stmt_cache_stats {
     size_t size;        /**< statements prepared on the server now */
     size_t capacity;    /**< the most it keeps (default 64) */
     uint64_t hits;      /**< statements added that were prepared already */
-    uint64_t misses;    /**< distinct statements added that were not prepared yet (prepared
-                             then, or sent unprepared when no slot was free) */
+    uint64_t misses;    /**< statements added that were not prepared yet: once per new
+                             statement of a batch, or at every add of one sent unprepared
+                             (no slot free, capacity 0) */
     uint64_t evictions; /**< prepared statements dropped to make room (DEALLOCATEd) */
 } wk_pq_stmt_cache_stats;
 

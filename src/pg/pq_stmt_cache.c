@@ -29,6 +29,12 @@ static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
     return h;
 }
 
+static bool same_stmt(const wk__pq_stmt *s, const char *sql, const Oid *types, size_t n)
+{
+    return s->sql != NULL && s->ntypes == n && strcmp(s->sql, sql) == 0 &&
+           (n == 0 || memcmp(s->types, types, n * sizeof *types) == 0);
+}
+
 wk__pq_stmt_cache *wk__pq_stmts(wk_pq_conn *c)
 {
     if (c->stmts == NULL) {
@@ -116,20 +122,30 @@ static long pick_slot(const wk__pq_stmt_cache *sc, uint64_t batch)
 wk_status wk__pq_stmt_acquire(wk__pq_stmt_cache *sc, const char *sql, const Oid *types,
                               size_t n, uint64_t batch, long *slot, bool *hit, wk_error *err)
 {
-    uint64_t h = stmt_hash(sql, types, n);
     *slot = -1;
     *hit = false;
-    for (size_t i = 0; i < sc->cap; i++) {
-        wk__pq_stmt *s = &sc->slots[i];
-        if (s->sql != NULL && s->hash == h && s->ntypes == n && strcmp(s->sql, sql) == 0 &&
-            (n == 0 || memcmp(s->types, types, n * sizeof *types) == 0)) {
-            s->last_use = ++sc->tick;
-            s->batch = batch;
-            *slot = (long)i;
-            *hit = s->ready;
-            sc->hits += s->ready;
-            return WK_OK;
+    /* the slot found last first, by an exact compare: a batch often repeats one statement */
+    long found = -1;
+    const wk__pq_stmt *l = sc->last < sc->cap ? &sc->slots[sc->last] : NULL;
+    if (l != NULL && same_stmt(l, sql, types, n)) {
+        found = (long)sc->last;
+    }
+    uint64_t h = found < 0 ? stmt_hash(sql, types, n) : l->hash;
+    for (size_t i = 0; i < sc->cap && found < 0; i++) {
+        const wk__pq_stmt *s = &sc->slots[i];
+        if (s->hash == h && same_stmt(s, sql, types, n)) {
+            found = (long)i;
         }
+    }
+    if (found >= 0) {
+        wk__pq_stmt *s = &sc->slots[found];
+        s->last_use = ++sc->tick;
+        s->batch = batch;
+        sc->last = (size_t)found;
+        *slot = found;
+        *hit = s->ready;
+        sc->hits += s->ready;
+        return WK_OK;
     }
     sc->misses++;
     long at = pick_slot(sc, batch);
@@ -161,6 +177,7 @@ wk_status wk__pq_stmt_acquire(wk__pq_stmt_cache *sc, const char *sql, const Oid 
     s->format = 1;
     s->ready = false;
     sc->size++;
+    sc->last = (size_t)at;
     *slot = at;
     return WK_OK;
 }
@@ -195,6 +212,7 @@ WK_API wk_status wk_pq_set_stmt_cache_capacity(wk_pq_conn *conn, size_t capacity
     free(sc->slots);
     sc->slots = ns;
     sc->cap = capacity;
+    sc->last = 0;
     return WK_OK;
 }
 

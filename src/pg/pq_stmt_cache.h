@@ -25,6 +25,7 @@ typedef struct wk__pq_stmt {
 typedef struct wk__pq_stmt_cache {
     wk__pq_stmt *slots;
     size_t cap, size;
+    size_t last; /* the slot found or taken last (tried first) */
     uint64_t tick, next_id, batches;
     uint64_t hits, misses, evictions;
     char (*drop)[WK__PQ_STMT_NAME]; /* evicted names to DEALLOCATE with the next pipeline */

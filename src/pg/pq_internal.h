@@ -75,6 +75,9 @@ void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const 
  * decoder for every column, else 0 (text). */
 int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc);
 
+/* A hash of a statement's text and parameter types, never 0. (pq_stmt_cache.c) */
+uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
+
 /* Frees the connection's prepared-statement cache (the server side goes with the
  * connection). (pq_stmt_cache.c) */
 void wk__pq_stmt_cache_free(wk_pq_conn *c);

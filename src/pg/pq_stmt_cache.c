@@ -16,17 +16,16 @@
 #define DEFAULT_CAPACITY 64
 #define MAX_CAPACITY 4096
 
-/* FNV-1a over the text and the parameter types. */
-static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
+uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n)
 {
-    uint64_t h = 1469598103934665603u;
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
     for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++) {
         h = (h ^ *p) * 1099511628211u;
     }
     for (size_t i = 0; i < n; i++) {
         h = (h ^ types[i]) * 1099511628211u;
     }
-    return h;
+    return h != 0 ? h : 1;
 }
 
 static bool same_stmt(const wk__pq_stmt *s, const char *sql, const Oid *types, size_t n)
@@ -130,7 +129,7 @@ wk_status wk__pq_stmt_acquire(wk__pq_stmt_cache *sc, const char *sql, const Oid 
     if (l != NULL && same_stmt(l, sql, types, n)) {
         found = (long)sc->last;
     }
-    uint64_t h = found < 0 ? stmt_hash(sql, types, n) : l->hash;
+    uint64_t h = found < 0 ? wk__pq_stmt_hash(sql, types, n) : l->hash;
     for (size_t i = 0; i < sc->cap && found < 0; i++) {
         const wk__pq_stmt *s = &sc->slots[i];
         if (s->hash == h && same_stmt(s, sql, types, n)) {

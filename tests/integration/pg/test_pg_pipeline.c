@@ -18,50 +18,11 @@
 #include <time.h>
 
 #include "pg_samples.h"
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-static wk_pq_conn *get_conn(void)
-{
-    if (conn == NULL && getenv("WK_PG_DSN") != NULL) {
-        wk_error err = {0};
-        if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
-            fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_conn_free(conn);
-            conn = NULL;
-        }
-    }
-    return conn;
-}
-
-#define NEED_CONN()                                                                       \
-    do {                                                                                  \
-        if (getenv("WK_PG_DSN") == NULL) {                                                \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                  \
-        }                                                                                 \
-        CHECK_MSG(get_conn() != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));       \
-    } while (0)
-
-static bool run(const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(conn), sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
-static long count_of(const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(conn), sql);
-    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : -1;
-    PQclear(r);
-    return n;
-}
 
 /* Every column of `res` decoded to PostgreSQL text through a plan, joined with '|'. */
 static bool decoded_text(const PGresult *res, wk_buf *out)
@@ -278,7 +239,7 @@ static wk_status run_batch(const char *const *sqls, size_t n, wk_pq_stmt_state *
 WK_TEST(test_pg_pipeline_a_failing_statement_aborts_the_rest_and_the_connection_goes_on)
 {
     NEED_CONN();
-    CHECK(run("DROP TABLE IF EXISTS wk_pipe_t; CREATE TABLE wk_pipe_t (id int PRIMARY KEY)"));
+    CHECK(pg_test_exec(conn, "DROP TABLE IF EXISTS wk_pipe_t; CREATE TABLE wk_pipe_t (id int PRIMARY KEY)"));
     wk_pq_pipeline *p = NULL;
     wk_error err = {0};
     CHECK_STATUS(wk_pq_pipeline_begin(conn, &p, &err), WK_OK);
@@ -318,7 +279,7 @@ WK_TEST(test_pg_pipeline_a_failing_statement_aborts_the_rest_and_the_connection_
     CHECK_STATUS(wk_pq_pipeline_end(p, &err), WK_ERR_SERVER);
     CHECK(strcmp(wk_pq_last_error(conn)->sqlstate, "22012") == 0);
     /* one implicit transaction: the two inserts that ran were rolled back */
-    CHECK_EQ(count_of("SELECT count(*) FROM wk_pipe_t"), 0);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_t"), 0);
     /* the connection goes on: blocking queries and another pipeline */
     PGresult *res = NULL;
     CHECK_STATUS(wk_pq_exec(conn, "SELECT 41 + 1", NULL, 0, &res, &err), WK_OK);
@@ -329,7 +290,7 @@ WK_TEST(test_pg_pipeline_a_failing_statement_aborts_the_rest_and_the_connection_
     wk_pq_stmt_state states[8];
     char sqlstates[8][6];
     CHECK_STATUS(run_batch(ok_batch, 3, states, sqlstates), WK_OK);
-    CHECK_EQ(count_of("SELECT sum(id) FROM wk_pipe_t"), 23);
+    CHECK_EQ(pg_test_count(conn, "SELECT sum(id) FROM wk_pipe_t"), 23);
     /* a syntax error in the middle: the server cannot prepare it, so it fails in place */
     static const char *const syntax[3] = {"INSERT INTO wk_pipe_t VALUES (3)", "SELEC 1",
                                           "INSERT INTO wk_pipe_t VALUES (4)"};
@@ -337,35 +298,35 @@ WK_TEST(test_pg_pipeline_a_failing_statement_aborts_the_rest_and_the_connection_
     CHECK(states[0] == WK_PQ_STMT_OK && states[1] == WK_PQ_STMT_FAILED &&
           states[2] == WK_PQ_STMT_ABORTED);
     CHECK(strcmp(sqlstates[1], "42601") == 0);
-    CHECK_EQ(count_of("SELECT count(*) FROM wk_pipe_t"), 2);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_t"), 2);
     /* a table the batch creates: its statements cannot be prepared before, they run in place */
     static const char *const create[4] = {
         "DROP TABLE IF EXISTS wk_pipe_new", "CREATE TABLE wk_pipe_new (a int, b text)",
         "INSERT INTO wk_pipe_new VALUES (1, 'x'), (2, 'y')", "SELECT count(*) FROM wk_pipe_new"};
     CHECK_STATUS(run_batch(create, 4, states, sqlstates), WK_OK);
-    CHECK_EQ(count_of("SELECT count(*) FROM wk_pipe_new"), 2);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_new"), 2);
     /* a commit that fails (a deferred constraint) fails the batch though every statement ran */
-    CHECK(run("DROP TABLE IF EXISTS wk_pipe_d; CREATE TABLE wk_pipe_d (id int UNIQUE "
+    CHECK(pg_test_exec(conn, "DROP TABLE IF EXISTS wk_pipe_d; CREATE TABLE wk_pipe_d (id int UNIQUE "
               "DEFERRABLE INITIALLY DEFERRED)"));
     static const char *const deferred[2] = {"INSERT INTO wk_pipe_d VALUES (1)",
                                             "INSERT INTO wk_pipe_d VALUES (1)"};
     CHECK_STATUS(run_batch(deferred, 2, states, sqlstates), WK_ERR_SERVER);
     CHECK(states[0] == WK_PQ_STMT_OK && states[1] == WK_PQ_STMT_OK);
     CHECK(strcmp(wk_pq_last_error(conn)->sqlstate, "23505") == 0);
-    CHECK_EQ(count_of("SELECT count(*) FROM wk_pipe_d"), 0);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_d"), 0);
     /* an empty pipeline is fine, and one discarded unsent runs nothing */
     CHECK_STATUS(run_batch(NULL, 0, states, sqlstates), WK_OK);
     CHECK_STATUS(wk_pq_pipeline_begin(conn, &p, &err), WK_OK);
     CHECK_STATUS(wk_pq_pipeline_add(p, "INSERT INTO wk_pipe_t VALUES (99)", NULL, 0, &err),
                  WK_OK);
     wk_pq_pipeline_discard(p);
-    CHECK_EQ(count_of("SELECT count(*) FROM wk_pipe_t WHERE id = 99"), 0);
-    CHECK(run("DROP TABLE wk_pipe_t; DROP TABLE wk_pipe_new; DROP TABLE wk_pipe_d"));
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_t WHERE id = 99"), 0);
+    CHECK(pg_test_exec(conn, "DROP TABLE wk_pipe_t; DROP TABLE wk_pipe_new; DROP TABLE wk_pipe_d"));
 }
 
 static long server_statements(void)
 {
-    return count_of("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'wk\\_s%'");
+    return pg_test_count(conn, "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'wk\\_s%'");
 }
 
 /* A batch of `reps` rounds over statements "SELECT $1::int4 + k" for k in [k0, k0 + nk), each
@@ -412,7 +373,7 @@ WK_TEST(test_pg_pipeline_prepared_statements_are_cached_by_text_and_evicted_at_t
     /* a fresh connection: its own cache and server session */
     wk_pq_conn *saved = conn;
     conn = NULL;
-    CHECK(get_conn() != NULL);
+    CHECK(pg_test_connect(&conn) != NULL);
     wk_error err = {0};
     CHECK_STATUS(wk_pq_set_stmt_cache_capacity(conn, 4097, &err), WK_ERR_LIMIT);
     CHECK_STATUS(wk_pq_set_stmt_cache_capacity(conn, 4, &err), WK_OK);
@@ -446,7 +407,7 @@ WK_TEST(test_pg_pipeline_prepared_statements_are_cached_by_text_and_evicted_at_t
     CHECK_EQ(server_statements(), 4);
     /* a statement deallocated behind the cache's back fails with 26000 once, then is
      * prepared again */
-    CHECK(run("DEALLOCATE ALL"));
+    CHECK(pg_test_exec(conn, "DEALLOCATE ALL"));
     CHECK_EQ(distinct_batch(20, 1, 1), 2); /* the statement, and the batch */
     CHECK(strcmp(wk_pq_last_error(conn)->sqlstate, "26000") == 0);
     CHECK_EQ(distinct_batch(20, 1, 1), 0);
@@ -465,7 +426,7 @@ WK_TEST(test_pg_pipeline_a_statement_past_the_deadline_is_cancelled_and_the_rest
     NEED_CONN();
     wk_error err = {0};
     CHECK_STATUS(wk_pq_set_timeout(conn, 1000, &err), WK_OK);
-    CHECK(run("SET statement_timeout = 0")); /* the client's deadline alone */
+    CHECK(pg_test_exec(conn, "SET statement_timeout = 0")); /* the client's deadline alone */
     static const char *const sqls[4] = {"SELECT 1", "SELECT pg_sleep(30)", "SELECT 3",
                                         "SELECT 4"};
     wk_pq_stmt_state states[4];

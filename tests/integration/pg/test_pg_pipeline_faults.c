@@ -19,16 +19,9 @@
 
 WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
 {
-    if (!pg_private_available()) {
-        SKIP("no PostgreSQL 15 initdb in /usr/lib/postgresql/15/bin");
-    }
     int port = 40000 + (int)((getpid() + 7919) % 20000);
-    if (!pg_private_start("pgpipe-fault", port)) {
-        pg_private_remove();
-        CHECK_MSG(false, "cannot start a private PostgreSQL in %s", pg_private_dir());
-    }
     char dsn[512];
-    pg_private_dsn(dsn, sizeof dsn, port);
+    NEED_PRIVATE_SERVER("pgpipe-fault", port, dsn);
     wk_pq_conn *conn = NULL;
     wk_error err = {0};
     wk_status st = wk_pq_connect_timeout(dsn, NULL, 5000, &conn, &err);

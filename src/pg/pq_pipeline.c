@@ -33,7 +33,7 @@
 
 typedef struct pipe_stmt {
     long slot;       /* cache slot; -1: sent unprepared */
-    size_t text;     /* its text in p->text; SIZE_MAX: prepared before the batch (slot has it) */
+    size_t text;     /* its text in p->text; SIZE_MAX: its cache slot has it */
     size_t param0;   /* its first parameter in the parameter arrays */
     uint32_t nparams;
 } pipe_stmt;
@@ -51,7 +51,7 @@ struct wk_pq_pipeline {
     size_t *offs;
     size_t np, pcap;
     wk_buf vals; /* the encoded parameter values */
-    wk_buf text; /* texts of the statements not prepared yet, NUL-terminated */
+    wk_buf text; /* texts of the statements without a cache slot, NUL-terminated */
     const char **valp;
     size_t valp_cap;
     int state;
@@ -183,12 +183,12 @@ WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
         p->text.len = tlen;
         return st;
     }
-    if (hit) {
-        p->text.len = tlen; /* the cache has the text */
+    if (slot >= 0) {
+        p->text.len = tlen; /* its slot has the text until the batch is sent */
     }
     pipe_stmt *s = &p->stmts[p->n++];
     s->slot = slot;
-    s->text = hit ? SIZE_MAX : tlen;
+    s->text = slot >= 0 ? SIZE_MAX : tlen;
     s->param0 = at;
     s->nparams = (uint32_t)n;
     p->np += n;
@@ -349,8 +349,8 @@ static bool is_new(const wk_pq_pipeline *p, const wk__pq_stmt *s)
 }
 
 /* Prepares and describes the statements of this batch the cache did not hold, in one round
- * trip; one that fails is forgotten (its statements go unprepared, and fail in place if they
- * fail again). */
+ * trip; one that fails stays unprepared (its statements go with their text, and fail in
+ * place if they fail again) and is forgotten once the batch is sent. */
 static void prepare_new(wk_pq_pipeline *p)
 {
     wk__pq_stmt_cache *sc = p->sc;
@@ -391,9 +391,6 @@ static void prepare_new(wk_pq_pipeline *p)
         if (r == NULL || !read_end(p) || !read_sync(p)) {
             break;
         }
-        if (!s->ready) {
-            wk__pq_stmt_forget(sc, (long)i, false);
-        }
     }
 }
 
@@ -417,8 +414,9 @@ static void send_batch(wk_pq_pipeline *p)
             ok = PQsendQueryPrepared(pg, slot->name, (int)s->nparams, p->valp, p->lens + a,
                                      p->fmts + a, slot->format);
         } else {
-            ok = PQsendQueryParams(pg, (const char *)p->text.data + s->text, (int)s->nparams,
-                                   p->types + a, p->valp, p->lens + a, p->fmts + a, 0);
+            const char *sql = slot != NULL ? slot->sql : (const char *)p->text.data + s->text;
+            ok = PQsendQueryParams(pg, sql, (int)s->nparams, p->types + a, p->valp,
+                                   p->lens + a, p->fmts + a, 0);
         }
         if (!ok) {
             set_lost(p, WK_ERR_CONNECT, NULL);
@@ -437,6 +435,16 @@ static void send_batch(wk_pq_pipeline *p)
     }
     sc->ndrop = 0;
     p->flushing = true;
+}
+
+/* Forgets the slots this batch took but never got prepared. */
+static void release_new(wk_pq_pipeline *p)
+{
+    for (size_t i = 0; i < p->sc->cap; i++) {
+        if (is_new(p, &p->sc->slots[i])) {
+            wk__pq_stmt_forget(p->sc, (long)i, false);
+        }
+    }
 }
 
 /* Sends everything: the new statements' preparation, the batch, the DEALLOCATEs. */
@@ -462,6 +470,7 @@ static void start(wk_pq_pipeline *p)
     renew_deadline(p);
     prepare_new(p);
     send_batch(p);
+    release_new(p); /* the statements the server would not prepare went unprepared */
 }
 
 /* What the result of a statement says about it. */
@@ -530,16 +539,6 @@ WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, 
         PQclear(r);
     }
     return WK_OK;
-}
-
-/* Forgets the slots this batch took but never got prepared. */
-static void release_new(wk_pq_pipeline *p)
-{
-    for (size_t i = 0; i < p->sc->cap; i++) {
-        if (is_new(p, &p->sc->slots[i])) {
-            wk__pq_stmt_forget(p->sc, (long)i, false);
-        }
-    }
 }
 
 static void free_pipeline(wk_pq_pipeline *p)

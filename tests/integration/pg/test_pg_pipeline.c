@@ -12,8 +12,10 @@
  * - the prepared-statement cache: hits, misses, eviction at the bound, the server's own
  *   pg_prepared_statements agreeing, capacity 0;
  * - the deadline: a statement that sleeps past it is cancelled (57014), the rest aborted,
- *   the batch WK_ERR_IO within the deadline plus the cancel's second, the connection usable.
+ *   the batch WK_ERR_IO within the deadline plus the cancel's second, the connection usable;
+ * - a batch of 40 MB each way completes (sending and reading interleave: no deadlock).
  */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -447,6 +449,45 @@ WK_TEST(test_pg_pipeline_a_statement_past_the_deadline_is_cancelled_and_the_rest
     CHECK_STATUS(wk_pq_exec(conn, "SELECT 1", NULL, 0, &res, &err), WK_OK);
     PQclear(res);
     CHECK_STATUS(wk_pq_set_timeout(conn, 0, &err), WK_OK);
+}
+
+WK_TEST(test_pg_pipeline_a_batch_larger_than_the_socket_buffers_both_ways_completes)
+{
+    NEED_CONN();
+    /* 20,000 statements with a 2 KB parameter each and 2 KB back each: 40 MB each way, far
+     * past what the sockets buffer, so the server writes results while the client is still
+     * sending; a client that only wrote, then read, would deadlock here */
+    enum { N = 20000, LEN = 2048 };
+    char *big = malloc(LEN);
+    memset(big, 'x', LEN);
+    wk_slice v = {big, LEN};
+    wk_pq_pipeline *p = NULL;
+    wk_error err = {0};
+    CHECK_STATUS(wk_pq_set_timeout(conn, 20000, &err), WK_OK);
+    CHECK_STATUS(wk_pq_pipeline_begin(conn, &p, &err), WK_OK);
+    for (int32_t i = 0; i < N; i++) {
+        wk_pq_param prm[2] = {{WK_PG_KIND_STR, &v, 0}, {WK_PG_KIND_I32, &i, 0}};
+        CHECK_STATUS(wk_pq_pipeline_add(p, "SELECT $2::int4 AS i, $1::text AS s", prm, 2, &err),
+                     WK_OK);
+    }
+    /* more parameters than PostgreSQL takes are refused before anything is encoded */
+    CHECK_STATUS(wk_pq_pipeline_add(p, "SELECT 1", NULL, 65536, &err), WK_ERR_LIMIT);
+    size_t got = 0, bytes = 0;
+    wk_pq_stmt_result r;
+    while (wk_pq_pipeline_next(p, &r, &err) == WK_OK) {
+        if (r.state == WK_PQ_STMT_OK && PQntuples(r.res) == 1 &&
+            PQgetlength(r.res, 0, 1) == LEN) {
+            int32_t i = 0;
+            memcpy(&i, PQgetvalue(r.res, 0, 0), 4);
+            got += (size_t)ntohl((uint32_t)i) == r.index;
+            bytes += (size_t)PQgetlength(r.res, 0, 1);
+        }
+    }
+    CHECK_STATUS(wk_pq_pipeline_end(p, &err), WK_OK);
+    CHECK_EQ(got, (size_t)N);
+    CHECK_EQ(bytes, (size_t)N * LEN);
+    CHECK_STATUS(wk_pq_set_timeout(conn, 0, &err), WK_OK);
+    free(big);
 }
 
 WK_TEST(test_pg_pipeline_zz_free_connection)

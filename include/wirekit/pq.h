@@ -252,7 +252,7 @@ WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, u
  * each outcome in order, and wk_pq_pipeline_end (or wk_pq_pipeline_discard).
  *
  * The batch is one implicit transaction (one Sync at its end), as PostgreSQL runs a
- * pipeline: its effects are committed only when wk_pq_pipeline_end returns WK_OK. When a
+ * pipeline: wk_pq_pipeline_end returning WK_OK says it committed (see there for the rest). When a
  * statement fails, the server skips every later one (WK_PQ_STMT_ABORTED) and rolls back the
  * earlier ones, which still report WK_PQ_STMT_OK with their results (they ran). A batch that
  * holds its own BEGIN/COMMIT follows those instead.
@@ -338,7 +338,12 @@ WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, 
  * work. Returns WK_OK when every statement ran and the batch was committed; WK_ERR_SERVER
  * when a statement failed (wk_pq_last_error holds its error; nothing was committed);
  * WK_ERR_IO when the deadline passed (the batch was cancelled, or the connection given up);
- * WK_ERR_CONNECT when the connection was lost (wk_pq_conn_message says why); WK_ERR_NOMEM.
+ * WK_ERR_CONNECT when the connection was lost (wk_pq_conn_message says why); WK_ERR_STATE
+ * when the connection still had results of a wk_pq_send to read (nothing was sent);
+ * WK_ERR_NOMEM. After WK_ERR_SERVER and WK_ERR_STATE nothing of the batch was committed;
+ * after WK_ERR_CONNECT and WK_ERR_IO the commit was not confirmed (it cannot have happened
+ * while a statement was still unanswered by a server that was running, but a connection cut
+ * after the server committed looks the same: ask the server when it matters).
  * NULL is a no-op returning WK_OK.
  */
 WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err);

@@ -458,7 +458,8 @@ static void start(wk_pq_pipeline *p)
         return;
     }
     if (!PQenterPipelineMode(c->pg)) {
-        set_lost(p, WK_ERR_CONNECT, NULL);
+        /* results of an earlier wk_pq_send not read yet, or no connection at all */
+        set_lost(p, PQstatus(c->pg) == CONNECTION_BAD ? WK_ERR_CONNECT : WK_ERR_STATE, NULL);
         return;
     }
     p->in_pipeline = true;
@@ -585,6 +586,7 @@ WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err)
         st = wk__pg_fail(err, p->lost, 0,
                          p->lost == WK_ERR_IO      ? "the pipeline timed out"
                          : p->lost == WK_ERR_NOMEM ? "out of memory for the pipeline"
+                         : p->lost == WK_ERR_STATE ? "the connection was busy with other results"
                                                    : "the connection was lost");
     } else if (p->cancelled) {
         wk__pq_set_message(c, "the pipeline timed out (cancelled)");

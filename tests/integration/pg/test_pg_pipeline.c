@@ -316,6 +316,15 @@ WK_TEST(test_pg_pipeline_a_failing_statement_aborts_the_rest_and_the_connection_
     CHECK(states[0] == WK_PQ_STMT_OK && states[1] == WK_PQ_STMT_OK);
     CHECK(strcmp(wk_pq_last_error(conn)->sqlstate, "23505") == 0);
     CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_d"), 0);
+    /* results of a wk_pq_send still unread: the pipeline refuses to start, sends nothing */
+    CHECK_STATUS(wk_pq_send(conn, "SELECT 1", NULL, 0, 0, &err), WK_OK);
+    static const char *const one[1] = {"INSERT INTO wk_pipe_t VALUES (98)"};
+    CHECK_STATUS(run_batch(one, 1, states, sqlstates), WK_ERR_STATE);
+    CHECK(states[0] == WK_PQ_STMT_UNKNOWN);
+    while (wk_pq_next(conn, &res, &err) != WK_ERR_EOF) {
+        PQclear(res);
+    }
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_pipe_t WHERE id = 98"), 0);
     /* an empty pipeline is fine, and one discarded unsent runs nothing */
     CHECK_STATUS(run_batch(NULL, 0, states, sqlstates), WK_OK);
     CHECK_STATUS(wk_pq_pipeline_begin(conn, &p, &err), WK_OK);

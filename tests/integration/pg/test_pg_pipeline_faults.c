@@ -43,7 +43,7 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
                                 &err);
     }
     /* about 4.5 s of work: the stop lands well inside it */
-    pid_t child = pg_private_stop_later(500000);
+    pid_t child = pg_private_stop_later(800000);
     double t0 = pg_private_now_s();
     size_t ok = 0, unknown = 0, other = 0, ok_after = 0, n = 0;
     wk_pq_stmt_result r;

@@ -313,8 +313,9 @@ WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk
  * Nothing is sent until the first wk_pq_pipeline_next or wk_pq_pipeline_end. Returns WK_OK;
  * WK_ERR_NOT_FOUND (no encoder for a parameter: err->offset is its index) or an encoder's
  * status, the statement then not queued and the pipeline usable; WK_ERR_LIMIT (more than
- * 65535 parameters, or more than 1,000,000 statements in one batch); WK_ERR_STATE (the
- * pipeline was already sent); WK_ERR_NOMEM.
+ * 65535 parameters, or more than 1,000,000 statements in one batch); WK_ERR_ARG (`sql`
+ * NULL, or `params` NULL with n > 0); WK_ERR_STATE (the pipeline was already sent);
+ * WK_ERR_NOMEM.
  */
 WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
                                     const wk_pq_param *params, size_t n, wk_error *err);

@@ -157,6 +157,9 @@ WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
     if (n > 65535) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
+    if (sql == NULL || (params == NULL && n != 0)) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "a statement needs its text and parameters");
+    }
     if (p->n >= MAX_STMTS) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "a pipeline holds at most 1,000,000 statements");
     }

@@ -481,6 +481,9 @@ WK_TEST(test_pg_pipeline_a_batch_larger_than_the_socket_buffers_both_ways_comple
     }
     /* more parameters than PostgreSQL takes are refused before anything is encoded */
     CHECK_STATUS(wk_pq_pipeline_add(p, "SELECT 1", NULL, 65536, &err), WK_ERR_LIMIT);
+    CHECK_STATUS(wk_pq_pipeline_add(p, "SELECT $1", NULL, 1, &err), WK_ERR_ARG);
+    CHECK_STATUS(wk_pq_pipeline_add(p, NULL, NULL, 0, &err), WK_ERR_ARG);
+    CHECK_EQ(wk_pq_pipeline_count(p), (size_t)N);
     size_t got = 0, bytes = 0;
     wk_pq_stmt_result r;
     while (wk_pq_pipeline_next(p, &r, &err) == WK_OK) {

@@ -1,15 +1,18 @@
 /*
  * Suite "pg-copy", small statements (needs WK_PG_DSN): 10,000 lookups by primary key,
  * `SELECT id, name FROM wk_bench_pipe WHERE id = $1` over a 1,000-row table, each row decoded
- * into an int32 and a string and summed, three ways on one loopback connection each:
+ * into an int32 and a string and summed, four ways, each on its own loopback connection:
  * - wirekit: one pipeline of 10,000 statements (wk_pq_pipeline_*), one round trip, the
  *   statement prepared once per connection, binary parameter and result, rows through a plan;
  * - wk_pq_exec one by one: wirekit's blocking call, one round trip per statement (the
  *   statement's format known after its first run, binary in and out, the same plan);
  * - libpq PQexecParams loop: libpq alone, one round trip per statement, the parameter sent
- *   in binary (htonl) and the result asked in binary (ntohl), the leanest libpq allows.
+ *   in binary (htonl) and the result asked in binary (ntohl), the leanest libpq allows;
+ * - wirekit unprepared (informative, no ratio): the same pipeline with the statement cache
+ *   off (capacity 0), so each statement is parsed by the server again and answered in text:
+ *   what the round trips alone are worth, without the preparation.
  * An operation is one statement; a repetition runs 10,000 of them (1,000 with --quick), the
- * three sides interleaved. The sums of the three must agree. Wall time counts the server's
+ * sides interleaved. The sums must agree. Wall time counts the server's
  * work and the loopback; callgrind counts only this process's instructions.
  */
 #include <arpa/inet.h>
@@ -134,19 +137,23 @@ static uint64_t run_libpq(void *arg, uint64_t iters)
     return sum;
 }
 
-/* Creates the table, runs the three sides (each on its own connection), drops the table. */
+/* Creates the table, runs the sides (each on its own connection), drops the table. */
 int wk_bench_pg_pipeline(wk_bench *b, const char *dsn)
 {
-    side sides[3];
+    side sides[4];
     memset(sides, 0, sizeof sides);
     wk_error err = {0};
     int rc = 0;
-    for (int i = 0; i < 3 && rc == 0; i++) {
+    for (int i = 0; i < 4 && rc == 0; i++) {
         if (wk_pq_connect(dsn, NULL, &sides[i].conn, &err) != WK_OK) {
             wk_bench_fail(b, "pg-copy statements: cannot connect: %s",
                           wk_pq_conn_message(sides[i].conn));
             rc = 1;
         }
+    }
+    if (rc == 0 && wk_pq_set_stmt_cache_capacity(sides[3].conn, 0, &err) != WK_OK) {
+        wk_bench_fail(b, "pg-copy statements: cannot turn the statement cache off");
+        rc = 1;
     }
     PGresult *r = NULL;
     if (rc == 0) {
@@ -165,14 +172,15 @@ int wk_bench_pg_pipeline(wk_bench *b, const char *dsn)
         PQclear(r);
     }
     if (rc == 0) {
-        /* the three must agree, on a full batch, before anything is timed */
+        /* all must agree, on a full batch, before anything is timed */
         uint64_t a = run_pipelined(&sides[0], STMTS), o = run_one_by_one(&sides[1], STMTS),
-                 l = run_libpq(&sides[2], STMTS);
-        if (a == 0 || a != o || a != l || sides[0].failed || sides[1].failed ||
-            sides[2].failed) {
+                 l = run_libpq(&sides[2], STMTS), u = run_pipelined(&sides[3], STMTS);
+        if (a == 0 || a != o || a != l || a != u || sides[0].failed || sides[1].failed ||
+            sides[2].failed || sides[3].failed) {
             wk_bench_fail(b, "pg-copy statements: sums differ or a statement failed (pipelined "
-                             "%llu, one by one %llu, libpq %llu)",
-                          (unsigned long long)a, (unsigned long long)o, (unsigned long long)l);
+                             "%llu, one by one %llu, libpq %llu, unprepared %llu)",
+                          (unsigned long long)a, (unsigned long long)o, (unsigned long long)l,
+                          (unsigned long long)u);
             rc = 1;
         }
     }
@@ -184,13 +192,17 @@ int wk_bench_pg_pipeline(wk_bench *b, const char *dsn)
                             "wirekit blocking: a round trip per statement, binary, plan", 0};
         wk_bench_spec s3 = {cn, "libpq PQexecParams loop", run_libpq, &sides[2], STMTS, 0,
                             "a round trip per statement, binary in and out, ntohl", 0};
+        wk_bench_spec s4 = {cn, "wirekit unprepared", run_pipelined, &sides[3], STMTS, 0,
+                            "one pipeline, cache off: parsed each time, text results",
+                            WK_BENCH_INFO};
         wk_bench_peer(b, "libpq PQexecParams loop", "libpq 15: Debian shared library, "
                                                     "distribution build (-O2)");
         wk_bench_add(b, &s1);
         wk_bench_add(b, &s2);
         wk_bench_add(b, &s3);
+        wk_bench_add(b, &s4);
         wk_bench_flush(b);
-        if (sides[0].failed || sides[1].failed || sides[2].failed) {
+        if (sides[0].failed || sides[1].failed || sides[2].failed || sides[3].failed) {
             wk_bench_fail(b, "pg-copy statements: a statement failed while timed");
             rc = 1;
         }
@@ -199,7 +211,7 @@ int wk_bench_pg_pipeline(wk_bench *b, const char *dsn)
         r = PQexec(wk_pq_pgconn(sides[0].conn), "DROP TABLE IF EXISTS wk_bench_pipe");
         PQclear(r);
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         wk_pg_plan_free(sides[i].plan);
         wk_pq_conn_free(sides[i].conn);
     }

@@ -243,7 +243,6 @@ WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, 
 WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
                                    wk_error *err);
 
-
 /* ---- pipeline mode ---------------------------------------------------------------------- */
 
 /**
@@ -252,10 +251,10 @@ WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, u
  * each outcome in order, and wk_pq_pipeline_end (or wk_pq_pipeline_discard).
  *
  * The batch is one implicit transaction (one Sync at its end), as PostgreSQL runs a
- * pipeline: wk_pq_pipeline_end returning WK_OK says it committed (see there for the rest). When a
- * statement fails, the server skips every later one (WK_PQ_STMT_ABORTED) and rolls back the
- * earlier ones, which still report WK_PQ_STMT_OK with their results (they ran). A batch that
- * holds its own BEGIN/COMMIT follows those instead.
+ * pipeline: wk_pq_pipeline_end returning WK_OK says it committed (see there for the other
+ * statuses). When a statement fails, the server skips every later one (WK_PQ_STMT_ABORTED)
+ * and rolls back the earlier ones, which still report WK_PQ_STMT_OK with their results
+ * (they ran). A batch that holds its own BEGIN/COMMIT follows those instead.
  *
  * Statements are prepared once per connection and kept in a cache keyed by their text and
  * parameter types (see wk_pq_set_stmt_cache_capacity): a batch whose statements are all
@@ -280,7 +279,8 @@ typedef enum wk_pq_stmt_state {
     WK_PQ_STMT_ABORTED, /**< not run: an earlier statement of the batch failed
                              (libpq's PGRES_PIPELINE_ABORTED); nothing of it happened */
     WK_PQ_STMT_UNKNOWN  /**< no answer: the connection was lost or given up before its result
-                             came (wk_pq_conn_message says why); the batch is not committed */
+                             came (wk_pq_conn_message says why); the batch's commit is not
+                             confirmed (see wk_pq_pipeline_end) */
 } wk_pq_stmt_state;
 
 /** The outcome of one statement, as wk_pq_pipeline_next hands it out. */

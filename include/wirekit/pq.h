@@ -301,9 +301,10 @@ typedef struct wk_pq_stmt_result {
 WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s);
 
 /**
- * Opens an empty pipeline on `conn`; nothing is sent yet. Returns WK_OK, WK_ERR_STATE
- * (another pipeline is open on the connection), WK_ERR_IO (the connection was given up after
- * a timeout), WK_ERR_NOMEM. `*out` is NULL on error.
+ * Opens an empty pipeline on `conn`; nothing is sent yet. End (or discard) it before
+ * freeing the connection. Returns WK_OK, WK_ERR_STATE (another pipeline is open on the
+ * connection), WK_ERR_IO (the connection was given up after a timeout), WK_ERR_NOMEM.
+ * `*out` is NULL on error.
  */
 WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk_error *err);
 

@@ -398,28 +398,17 @@ WK_TEST(test_pg_server_hundred_thousand_mixed_rows_through_a_plan)
     PQclear(agg);
 }
 
-static bool run(const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(conn), sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s\n", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
 WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
 {
     NEED_CONN();
-    CHECK(run("DROP SCHEMA IF EXISTS wk_it CASCADE"));
-    CHECK(run("CREATE SCHEMA wk_it"));
-    CHECK(run("CREATE TYPE wk_it.mood AS ENUM ('sad', 'ok', 'happy day')"));
-    CHECK(run("CREATE DOMAIN wk_it.posint AS int4 CHECK (VALUE > 0)"));
-    CHECK(run("CREATE DOMAIN wk_it.moodd AS wk_it.mood"));
-    CHECK(run("CREATE TYPE wk_it.pair AS (a int4, b text, c wk_it.mood)"));
-    bool ext = run("CREATE EXTENSION IF NOT EXISTS citext") &&
-               run("CREATE EXTENSION IF NOT EXISTS hstore");
+    CHECK(pg_test_exec(conn, "DROP SCHEMA IF EXISTS wk_it CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE SCHEMA wk_it"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_it.mood AS ENUM ('sad', 'ok', 'happy day')"));
+    CHECK(pg_test_exec(conn, "CREATE DOMAIN wk_it.posint AS int4 CHECK (VALUE > 0)"));
+    CHECK(pg_test_exec(conn, "CREATE DOMAIN wk_it.moodd AS wk_it.mood"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_it.pair AS (a int4, b text, c wk_it.mood)"));
+    bool ext = pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS citext") &&
+               pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS hstore");
     /* A new connection: its catalog query sees the new types. */
     wk_pq_conn *c2;
     wk_error err = {0};
@@ -482,7 +471,7 @@ WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
     wk_buf_free(&out);
     wk_arena_free(&arena);
     wk_pq_conn_free(c2);
-    CHECK(run("DROP SCHEMA wk_it CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP SCHEMA wk_it CASCADE"));
     if (!ext) {
         printf("    citext/hstore extensions unavailable: those types were not checked\n");
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "split.h"
 #include "wirekit/wirekit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -99,23 +100,6 @@ static void ref_json(const uint8_t *d, size_t len, const wk_read_opts *o, ref *r
     wk_json_reader_free(&rd);
 }
 
-/* The events of d[0..n) as the buffer reader gives them, written as MessagePack into `out`. */
-static void ref_events(const uint8_t *d, size_t n, const wk_read_opts *o, wk_buf *out)
-{
-    wk_json_reader rd;
-    wk_source src;
-    wk_mp_writer w;
-    wk_sink sink;
-    out->len = 0;
-    wk_json_reader_init(&rd, d, n, o, NULL);
-    wk_json_reader_source(&rd, &src);
-    wk_mp_writer_init(&w, out);
-    wk_mp_writer_sink(&w, &sink);
-    wk_transcode(&src, &sink, NULL);
-    wk_mp_writer_finish(&w, NULL);
-    wk_json_reader_free(&rd);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2) {
@@ -162,12 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_arena arena, ref_arena;
     wk_arena_init(&arena, NULL, 0);
     wk_arena_init(&ref_arena, NULL, 0);
-    wk_buf got_ev, want_ev;
-    wk_buf_init(&got_ev, NULL, 0);
-    wk_buf_init(&want_ev, NULL, 0);
-    wk_mp_writer ev_w;
-    wk_sink ev_sink;
-    bool ev_open = false;
+    split_events ev;
+    split_events_init(&ev);
     size_t pos = 0, next_size = 0, got = 0;
     uint8_t *copy = NULL;
     wk_status st;
@@ -201,17 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             wk_value *v = NULL;
             wk_arena_reset(&arena);
             if (events) {
-                if (!ev_open) {
-                    got_ev.len = 0;
-                    wk_mp_writer_init(&ev_w, &got_ev);
-                    wk_mp_writer_sink(&ev_w, &ev_sink);
-                    ev_open = true;
-                }
-                st = wk_json_unpacker_next_events(&ju, &ev_sink);
-                if (st != WK_ERR_AGAIN) {
-                    wk_mp_writer_finish(&ev_w, NULL);
-                    ev_open = false;
-                }
+                st = split_events_next(&ev, &ju);
             } else if (tree) {
                 st = json ? wk_json_unpacker_next_value(&ju, &arena, &v)
                           : wk_mp_unpacker_next_value(&mu, &arena, &v);
@@ -227,9 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             }
             if (events) {
-                ref_events(in + r.off[got], r.len[got], &o, &want_ev);
-                if (got_ev.len != want_ev.len ||
-                    memcmp(got_ev.data, want_ev.data, got_ev.len) != 0) {
+                if (!split_events_match(&ev, in + r.off[got], r.len[got], &o)) {
                     fprintf(stderr, "events of value %zu differ\n", got);
                     abort();
                 }
@@ -283,7 +251,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     wk_arena_free(&arena);
     wk_arena_free(&ref_arena);
-    wk_buf_free(&got_ev);
-    wk_buf_free(&want_ev);
+    split_events_free(&ev);
     return 0;
 }

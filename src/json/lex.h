@@ -58,6 +58,17 @@ static inline bool wk__json_is_ws(uint8_t c)
 static inline const uint8_t *wk__json_skip_ws_run(const uint8_t *p, const uint8_t *end)
 {
 #if defined(__SSE2__)
+    if (*p == '\n' && end - p >= 16) {
+        /* indented text: a line break and spaces, found with one compare; the byte after
+         * them ends the run unless it is whitespace too (then the general step goes on) */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+        unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
+        if (k < 16 && p[k] > ' ') {
+            return p + k;
+        }
+        p += k < 16 ? k : 16;
+    }
     const __m128i sp = _mm_set1_epi8(' ');
     const __m128i nl = _mm_set1_epi8('\n');
     const __m128i cr = _mm_set1_epi8('\r');
@@ -88,6 +99,16 @@ static inline const uint8_t *wk__json_skip_ws(const uint8_t *p, const uint8_t *e
     }
     if (p < end && *p == ' ' && end - p > 1 && p[1] > ' ') {
         return p + 1;
+    }
+    return p < end ? wk__json_skip_ws_run(p, end) : p;
+}
+
+/* The same where indented text has a line break and indentation (after '{', '[' and ','):
+ * no whitespace in one compare, else straight to the run. */
+static inline const uint8_t *wk__json_skip_ws_indent(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
     }
     return p < end ? wk__json_skip_ws_run(p, end) : p;
 }
@@ -162,10 +183,10 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
     return NULL;
 }
 
-/* After a three-byte sequence (CJK text): skips further three-byte sequences four at a time
- * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, continuation
+/* After a three-byte sequence (CJK text): skips further three-byte sequences five at a time
+ * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, 12, continuation
  * bytes 10xxxxxx in between, no E0 before 80-9F (overlong) nor ED before A0-BF (surrogate).
- * Stops at the first group of four that is anything else and leaves it to the caller. */
+ * Stops at the first group of five that is anything else and leaves it to the caller. */
 static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t *end)
 {
 #if defined(__SSE2__)
@@ -175,16 +196,16 @@ static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t 
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
         unsigned cont = (unsigned)_mm_movemask_epi8(
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
-        if ((lead & 0x249u) != 0x249u || (cont & 0xDB6u) != 0xDB6u) {
+        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
             break;
         }
         unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
         unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
         unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* bit 5 of the next byte */
-        if (((e0 & ~b5) | (ed & b5)) & 0x249u) {
+        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
             break;
         }
-        p += 12;
+        p += 15;
     }
 #else
     (void)end;
@@ -263,6 +284,45 @@ WK__JSON_HOT const uint8_t *wk__json_scan_plain(const uint8_t *p, const uint8_t 
         p++;
     }
     return p;
+}
+
+/* The length of the plain string body at s (after the opening quote) when its closing
+ * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
+ * non-ASCII); otherwise -2 when none of those 16 bytes needs a look (a longer plain start:
+ * wk__json_scan_string may resume 16 bytes on), -1 else (it decides from s). One 16-byte
+ * step, no loop: the fast path of short keys and values. Reads no further than `end`. */
+WK__JSON_HOT int wk__json_short_string(const uint8_t *s, const uint8_t *end)
+{
+    if (end - s < 16) {
+        for (const uint8_t *q = s; q < end; q++) {
+            if (wk__json_str_stop[*q]) {
+                return *q == '"' ? (int)(q - s) : -1;
+            }
+        }
+        return -1;
+    }
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask == 0) {
+        return -2;
+    }
+    unsigned k = (unsigned)__builtin_ctz(mask);
+    if (s[k] == '"') {
+        return (int)k;
+    }
+#else
+    for (int k = 0; k < 16; k++) {
+        if (wk__json_str_stop[s[k]]) {
+            return s[k] == '"' ? k : -1;
+        }
+    }
+    return -2;
+#endif
+    return -1;
 }
 
 /*

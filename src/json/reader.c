@@ -130,46 +130,11 @@ static void value_done(wk_json_reader *r)
 
 static wk_status read_string_slow(wk_json_reader *r, wk_event *ev);
 
-/* The length of the plain string body at s (after the opening quote) when its closing
- * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
- * non-ASCII); -1 otherwise (the general scan decides). Reads no further than `end`. */
-static inline int short_plain_string(const uint8_t *s, const uint8_t *end)
-{
-    if (end - s < 16) {
-        for (const uint8_t *q = s; q < end; q++) {
-            if (wk__json_str_stop[*q]) {
-                return *q == '"' ? (int)(q - s) : -1;
-            }
-        }
-        return -1;
-    }
-#if defined(__SSE2__)
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask != 0) {
-        unsigned k = (unsigned)__builtin_ctz(mask);
-        if (s[k] == '"') {
-            return (int)k;
-        }
-    }
-#else
-    for (int k = 0; k < 16; k++) {
-        if (wk__json_str_stop[s[k]]) {
-            return s[k] == '"' ? k : -1;
-        }
-    }
-#endif
-    return -1;
-}
-
 /* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
 static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
 {
     const uint8_t *s = r->p + 1;
-    int k = short_plain_string(s, r->end);
+    int k = wk__json_short_string(s, r->end);
     if (k >= 0) {
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
@@ -627,7 +592,7 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     const uint8_t *p = r->p;
     const uint8_t *q = p + (r->state == ST_AFTER);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
-        int k = short_plain_string(q + 1, r->end);
+        int k = wk__json_short_string(q + 1, r->end);
         if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
             *s = (const char *)q + 1;
             *n = (size_t)k;
@@ -694,7 +659,7 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
-        int k = short_plain_string(r->p + 1, r->end);
+        int k = wk__json_short_string(r->p + 1, r->end);
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;

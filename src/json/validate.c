@@ -27,8 +27,8 @@ static inline bool level_is_object(const uint64_t *bits, size_t i)
 
 /* The scalar at p (p < end, p[0] neither a bracket nor a quote): the position after it, or
  * NULL (f filled). Numbers, literals, and the NaN/Infinity extension. */
-static inline const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsigned flags,
-                                    wk__json_fail *f)
+WK__JSON_HOT const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsigned flags,
+                                   wk__json_fail *f)
 {
     uint8_t c = *p;
     if (WK__LIKELY(c == '-' || wk__json_digit(c))) {
@@ -54,11 +54,15 @@ static inline const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsign
 }
 
 /* The string whose opening quote is at p: the position after its closing quote, or NULL
- * (f filled). */
+ * (f filled). Short plain strings (most keys and values) in one step. */
 WK__JSON_HOT const uint8_t *string(const uint8_t *p, const uint8_t *end, wk__json_fail *f)
 {
+    int k = wk__json_short_string(p + 1, end);
+    if (WK__LIKELY(k >= 0)) {
+        return p + k + 2;
+    }
     const uint8_t *esc;
-    const uint8_t *close = wk__json_scan_string(p + 1, end, &esc, f);
+    const uint8_t *close = wk__json_scan_string(p + 1 + (k == -2 ? 16 : 0), end, &esc, f);
     if (close == NULL || (WK__UNLIKELY(esc != NULL) && !wk__json_check_escapes(esc, close, f))) {
         return NULL;
     }
@@ -69,8 +73,8 @@ WK_API wk_status wk_json_validate(const void *data, size_t len, const wk_read_op
                                   size_t *consumed, wk_error *err)
 {
     unsigned flags = opts != NULL ? opts->flags : 0;
-    size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
-                                                            : WK_JSON_DEFAULT_MAX_DEPTH;
+    size_t max_depth =
+        opts != NULL && opts->max_depth != 0 ? opts->max_depth : WK_JSON_DEFAULT_MAX_DEPTH;
     const uint8_t *start = data;
     const uint8_t *p = start;
     const uint8_t *end = len != 0 ? start + len : start; /* no offset on a NULL `data` */
@@ -98,8 +102,19 @@ WK_API wk_status wk_json_validate(const void *data, size_t len, const wk_read_op
         goto fail;
     }
 
+    c = *p;
+    if (c != '{' && c != '[') {
+        /* a scalar document: the loop below only sees values inside containers */
+        p = c == '"' ? string(p, end, &f) : scalar(p, end, flags, &f);
+        if (p == NULL) {
+            goto fail;
+        }
+        goto done;
+    }
+    goto open;
+
 value:
-    /* p is at the first byte of a value (not at the end). */
+    /* p is at the first byte of a value inside a container (not at the end). */
     c = *p;
     if (c == '"') {
         p = string(p, end, &f);
@@ -108,48 +123,55 @@ value:
         }
         goto after_value;
     }
-    if (c == '{' || c == '[') {
-        if (depth >= max_depth) {
-            wk__json_failed(&f, WK_ERR_DEPTH, "nesting deeper than the limit", p);
+    if (c != '{' && c != '[') {
+        p = scalar(p, end, flags, &f);
+        if (p == NULL) {
             goto fail;
         }
-        if (WK__UNLIKELY((depth >> 6) == stack.cap)) {
-            if (!wk__stack_grow(&stack, stack.cap, max_depth / 64 + 1)) {
-                wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the nesting stack", p);
-                goto fail;
-            }
-            bits = stack.mem;
-        }
-        object = c == '{';
-        uint64_t bit = 1ull << (depth & 63);
-        bits[depth >> 6] = object ? bits[depth >> 6] | bit : bits[depth >> 6] & ~bit;
-        depth++;
-        p = wk__json_skip_ws(p + 1, end);
-        if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED,
-                            object ? "input ends inside an object" : "input ends inside an array",
-                            p);
-            goto fail;
-        }
-        if (*p == (object ? '}' : ']')) {
-            p++;
-            goto close; /* empty */
-        }
-        if (object) {
-            goto key;
-        }
-        goto value;
-    }
-    p = scalar(p, end, flags, &f);
-    if (p == NULL) {
-        goto fail;
+        goto after_value;
     }
 
-after_value:
-    if (depth == 0) {
-        goto done;
+open:
+    /* p is at '{' or '['. */
+    if (depth >= max_depth) {
+        wk__json_failed(&f, WK_ERR_DEPTH, "nesting deeper than the limit", p);
+        goto fail;
     }
-    p = wk__json_skip_ws(p, end);
+    if (WK__UNLIKELY((depth >> 6) == stack.cap)) {
+        if (!wk__stack_grow(&stack, stack.cap, max_depth / 64 + 1)) {
+            wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the nesting stack", p);
+            goto fail;
+        }
+        bits = stack.mem;
+    }
+    object = c == '{';
+    {
+        uint64_t bit = 1ull << (depth & 63);
+        bits[depth >> 6] = object ? bits[depth >> 6] | bit : bits[depth >> 6] & ~bit;
+    }
+    depth++;
+    p = wk__json_skip_ws_indent(p + 1, end);
+    if (WK__UNLIKELY(p == end)) {
+        wk__json_failed(&f, WK_ERR_TRUNCATED,
+                        object ? "input ends inside an object" : "input ends inside an array", p);
+        goto fail;
+    }
+    if (*p == (object ? '}' : ']')) {
+        p++;
+        goto close; /* empty */
+    }
+    if (object) {
+        goto key;
+    }
+    goto value;
+
+after_value:
+    /* inside a container (depth >= 1): a ',' or the closing bracket is due; a ',' right after
+     * the value is the common case and skips the whitespace step */
+    if (WK__LIKELY(p < end && *p == ',')) {
+        goto comma;
+    }
+    p = wk__json_skip_ws_indent(p, end);
     if (WK__UNLIKELY(p == end)) {
         wk__json_failed(&f, WK_ERR_TRUNCATED,
                         object ? "input ends inside an object" : "input ends inside an array", p);
@@ -157,7 +179,8 @@ after_value:
     }
     c = *p;
     if (c == ',') {
-        p = wk__json_skip_ws(p + 1, end);
+    comma:
+        p = wk__json_skip_ws_indent(p + 1, end);
         if (object) {
             goto key;
         }
@@ -182,7 +205,10 @@ after_value:
 close:
     /* The container at depth - 1 has just closed. */
     depth--;
-    object = depth > 0 && level_is_object(bits, depth - 1);
+    if (depth == 0) {
+        goto done;
+    }
+    object = level_is_object(bits, depth - 1);
     goto after_value;
 
 key:
@@ -199,7 +225,14 @@ key:
     if (p == NULL) {
         goto fail;
     }
-    if (WK__LIKELY(p < end && *p == ':')) {
+    if (WK__LIKELY(end - p > 2 && *p == ':')) {
+        /* ':' and at most one space before the value (compact and indented text) without the
+         * whitespace step; p stays before `end` */
+        p += 1 + (p[1] == ' ');
+        if (WK__LIKELY(*p > ' ')) {
+            goto value;
+        }
+    } else if (WK__LIKELY(p < end && *p == ':')) {
         p++;
     } else {
         p = wk__json_skip_ws(p, end);

@@ -14,19 +14,16 @@
 #include "wk_test.h"
 
 /* Option modes every input is checked in (max_depth 0 = the default 512). */
-static const unsigned MODES[] = {0,
-                                 WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF,
-                                 WK_JSON_READ_ALLOW_TRAILING,
-                                 WK_JSON_READ_MULTI | WK_JSON_READ_RAW_NUMBERS,
-                                 WK_READ_COPY_STRINGS};
+static const unsigned MODES[] = {
+    0, WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF, WK_JSON_READ_ALLOW_TRAILING,
+    WK_JSON_READ_MULTI | WK_JSON_READ_RAW_NUMBERS, WK_READ_COPY_STRINGS};
 enum { NMODES = sizeof MODES / sizeof MODES[0] };
 
 static size_t g_checked; /* inputs compared, printed by some tests as evidence of coverage */
 
 /* True when validate and decode agree on data[0..len) (copied into an exact-size heap
  * block); prints the difference otherwise. `*st` (may be NULL) gets the common status. */
-static bool agree(const void *data, size_t len, unsigned flags, uint32_t max_depth,
-                  wk_status *st)
+static bool agree(const void *data, size_t len, unsigned flags, uint32_t max_depth, wk_status *st)
 {
     uint8_t *copy = malloc(len != 0 ? len : 1);
     if (copy == NULL) {
@@ -92,17 +89,19 @@ static size_t rng_below(uint64_t *s, size_t n)
 }
 
 /* Bytes that matter to the grammar, for mutations. */
-static const uint8_t INTERESTING[] = {'"', '\\', '{', '}', '[', ']', ',', ':', ' ', '\n',
-                                      '0', '1', '-', '+', '.', 'e', 'E', 'u', 't', 'n',
-                                      'N', 'I', 0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC2,
-                                      0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF, 'D', 'a', '/'};
+static const uint8_t INTERESTING[] = {'"',  '\\', '{',  '}',  '[',  ']',  ',',  ':',  ' ',  '\n',
+                                      '0',  '1',  '-',  '+',  '.',  'e',  'E',  'u',  't',  'n',
+                                      'N',  'I',  0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC2, 0xE0,
+                                      0xED, 0xF0, 0xF4, 0xF5, 0xFF, 'D',  'a',  '/'};
 
-/* Applies one random edit to buf[0..*len) (room for *len + 8): replace, insert or delete a
+/* Applies one random edit to buf[0..*len) (room for *len + 12): replace, insert or delete a
  * byte, or insert a short escape or UTF-8 fragment. */
 static void mutate(uint64_t *s, uint8_t *buf, size_t *len)
 {
-    static const char *const FRAGS[] = {"\\u", "\\uD800", "\\uDC00", "\\uD83D\\uDE00", "\xED\xA0\x80",
-                                        "\xE0\x80", "\xF0\x90\x80", "1e", "-0", "[[", "{\""};
+    static const char *const FRAGS[] = {
+        "\\u",          "\\uD800",  "\\uDC00",      "\\uD83D\\uDE00",
+        "\xED\xA0\x80", "\xE0\x80", "\xF0\x90\x80", "1e",
+        "-0",           "[[",       "{\""};
     size_t n = *len;
     size_t at = n != 0 ? rng_below(s, n) : 0;
     switch (rng_below(s, 4)) {
@@ -162,12 +161,24 @@ static void gen_ws(gen *g)
 
 static void gen_string(gen *g)
 {
-    static const char *const PARTS[] = {
-        "abc", "hello world", "\\n", "\\\"", "\\\\", "\\/", "\\b\\f\\r\\t", "\\u0041",
-        "\\u00e9", "\\u4e2d", "\\uD83D\\uDE00", "\xC3\xA9", "\xE4\xB8\xAD\xE6\x96\x87",
-        "\xF0\x9F\x98\x80", "0123456789abcdef0123456789", "\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC"
-        "\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC",
-        " "};
+    static const char *const PARTS[] = {"abc",
+                                        "hello world",
+                                        "\\n",
+                                        "\\\"",
+                                        "\\\\",
+                                        "\\/",
+                                        "\\b\\f\\r\\t",
+                                        "\\u0041",
+                                        "\\u00e9",
+                                        "\\u4e2d",
+                                        "\\uD83D\\uDE00",
+                                        "\xC3\xA9",
+                                        "\xE4\xB8\xAD\xE6\x96\x87",
+                                        "\xF0\x9F\x98\x80",
+                                        "0123456789abcdef0123456789",
+                                        "\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC"
+                                        "\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC",
+                                        " "};
     put(g, "\"", 1);
     size_t k = rng_below(&g->rng, 5);
     for (size_t i = 0; i < k; i++) {
@@ -178,12 +189,28 @@ static void gen_string(gen *g)
 
 static void gen_number(gen *g)
 {
-    static const char *const NUMS[] = {
-        "0", "-0", "1", "-1", "42", "123456789", "18446744073709551615",
-        "18446744073709551616", "-9223372036854775808", "-9223372036854775809",
-        "3.14159", "-0.0", "1e10", "1E-10", "2.5e+300", "1e400", "4.9e-325",
-        "123456789012345678901234567890", "0.000000000000000000000000000001", "1.7976931348623157e308",
-        "505874924095815681", "12345678.87654321e-3"};
+    static const char *const NUMS[] = {"0",
+                                       "-0",
+                                       "1",
+                                       "-1",
+                                       "42",
+                                       "123456789",
+                                       "18446744073709551615",
+                                       "18446744073709551616",
+                                       "-9223372036854775808",
+                                       "-9223372036854775809",
+                                       "3.14159",
+                                       "-0.0",
+                                       "1e10",
+                                       "1E-10",
+                                       "2.5e+300",
+                                       "1e400",
+                                       "4.9e-325",
+                                       "123456789012345678901234567890",
+                                       "0.000000000000000000000000000001",
+                                       "1.7976931348623157e308",
+                                       "505874924095815681",
+                                       "12345678.87654321e-3"};
     puts_(g, NUMS[rng_below(&g->rng, sizeof NUMS / sizeof NUMS[0])]);
 }
 
@@ -192,19 +219,11 @@ static void gen_value(gen *g, int depth)
     size_t pick = rng_below(&g->rng, depth > 6 ? 6 : 8);
     switch (pick) {
     case 0:
-    case 1:
-        gen_string(g);
-        break;
+    case 1: gen_string(g); break;
     case 2:
-    case 3:
-        gen_number(g);
-        break;
-    case 4:
-        puts_(g, "true");
-        break;
-    case 5:
-        puts_(g, rng_below(&g->rng, 2) ? "false" : "null");
-        break;
+    case 3: gen_number(g); break;
+    case 4: puts_(g, "true"); break;
+    case 5: puts_(g, rng_below(&g->rng, 2) ? "false" : "null"); break;
     case 6: {
         put(g, "[", 1);
         size_t n = rng_below(&g->rng, 5);
@@ -246,11 +265,20 @@ static void gen_value(gen *g, int depth)
 
 WK_TEST(test_json_validate_accepts_documents_with_every_feature)
 {
-    static const char *const OK[] = {
-        "{}", "[]", "0", "-0", "\"\"", "true", "false", "null", " \n\t\r[1, 2 ,3]\n",
-        "{\"a\":{\"b\":[{\"c\":null}]}}", "[\"\\uD83D\\uDE00\\u0000\\\"\\\\\\/\\b\\f\\n\\r\\t\"]",
-        "\"\xF4\x8F\xBF\xBF\xEF\xBF\xBD\xC2\x80\"", "[1e400, -1e-400, 123456789012345678901234567890]",
-        "[-9223372036854775809, 18446744073709551616, 0.5E+3, 1E3]"};
+    static const char *const OK[] = {"{}",
+                                     "[]",
+                                     "0",
+                                     "-0",
+                                     "\"\"",
+                                     "true",
+                                     "false",
+                                     "null",
+                                     " \n\t\r[1, 2 ,3]\n",
+                                     "{\"a\":{\"b\":[{\"c\":null}]}}",
+                                     "[\"\\uD83D\\uDE00\\u0000\\\"\\\\\\/\\b\\f\\n\\r\\t\"]",
+                                     "\"\xF4\x8F\xBF\xBF\xEF\xBF\xBD\xC2\x80\"",
+                                     "[1e400, -1e-400, 123456789012345678901234567890]",
+                                     "[-9223372036854775809, 18446744073709551616, 0.5E+3, 1E3]"};
     for (size_t i = 0; i < sizeof OK / sizeof OK[0]; i++) {
         wk_error e;
         size_t used = 0;
@@ -366,15 +394,21 @@ WK_TEST(test_json_validate_agrees_with_the_parser_on_json_test_suite)
 
 WK_TEST(test_json_validate_agrees_on_the_corpus_whole_cut_and_mutated)
 {
-    static const char *const FILES[] = {
-        "simdjson/jsonexamples/twitter.json",        "simdjson/jsonexamples/citm_catalog.json",
-        "simdjson/jsonexamples/canada.json",         "simdjson/jsonexamples/twitterescaped.json",
-        "simdjson/jsonexamples/numbers.json",        "simdjson/jsonexamples/random.json",
-        "simdjson/jsonexamples/github_events.json",  "simdjson/jsonexamples/mesh.pretty.json",
-        "simdjson/jsonexamples/update-center.json",  "simdjson/jsonexamples/apache_builds.json",
-        "simdjson/jsonexamples/small/adversarial.json", "simdjson/jsonexamples/small/demo.json",
-        "simdjson/jsonexamples/small/flatadversarial.json",
-        "simdjson/jsonexamples/small/truenull.json", "simdjson/jsonexamples/small/repeat.json"};
+    static const char *const FILES[] = {"simdjson/jsonexamples/twitter.json",
+                                        "simdjson/jsonexamples/citm_catalog.json",
+                                        "simdjson/jsonexamples/canada.json",
+                                        "simdjson/jsonexamples/twitterescaped.json",
+                                        "simdjson/jsonexamples/numbers.json",
+                                        "simdjson/jsonexamples/random.json",
+                                        "simdjson/jsonexamples/github_events.json",
+                                        "simdjson/jsonexamples/mesh.pretty.json",
+                                        "simdjson/jsonexamples/update-center.json",
+                                        "simdjson/jsonexamples/apache_builds.json",
+                                        "simdjson/jsonexamples/small/adversarial.json",
+                                        "simdjson/jsonexamples/small/demo.json",
+                                        "simdjson/jsonexamples/small/flatadversarial.json",
+                                        "simdjson/jsonexamples/small/truenull.json",
+                                        "simdjson/jsonexamples/small/repeat.json"};
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     size_t files = 0;
     for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
@@ -432,8 +466,8 @@ WK_TEST(test_json_validate_agrees_on_random_documents_mutated_and_cut)
         gen_ws(&g);
         wk_status st;
         CHECK(agree(doc, g.len, 0, 0, &st));
-        CHECK_MSG(st == WK_OK || g.len >= CAP - 64, "generated document rejected: %.*s",
-                  (int)g.len, (const char *)doc);
+        CHECK_MSG(st == WK_OK || g.len >= CAP - 64, "generated document rejected: %.*s", (int)g.len,
+                  (const char *)doc);
         CHECK(agree(doc, g.len, MODES[k % NMODES], (uint32_t)(1 + k % 8), NULL));
         CHECK(agree(doc, rng_below(&rng, g.len + 1), 0, 0, NULL));
         size_t len = g.len;
@@ -514,10 +548,10 @@ WK_TEST(test_json_validate_hostile_inputs_depth_utf8_surrogates_numbers)
         }
     }
     /* every \u escape class, alone and paired */
-    static const char *const ESC[] = {"\"\\uD800\"", "\"\\uDBFF\\uDFFF\"", "\"\\uDBFF\\uE000\"",
-                                      "\"\\uD800\\\"", "\"\\uD800\\u\"", "\"\\uD800\\uDC0\"",
-                                      "\"\\uDC00\"", "\"\\uD800x\\uDC00\"", "\"\\uFFFF\"",
-                                      "\"\\u00G0\"", "\"\\U0041\"", "\"\\uD834\\uDD1E\\uD834\""};
+    static const char *const ESC[] = {
+        "\"\\uD800\"",    "\"\\uDBFF\\uDFFF\"", "\"\\uDBFF\\uE000\"", "\"\\uD800\\\"",
+        "\"\\uD800\\u\"", "\"\\uD800\\uDC0\"",  "\"\\uDC00\"",        "\"\\uD800x\\uDC00\"",
+        "\"\\uFFFF\"",    "\"\\u00G0\"",        "\"\\U0041\"",        "\"\\uD834\\uDD1E\\uD834\""};
     for (size_t i = 0; i < sizeof ESC / sizeof ESC[0]; i++) {
         CHECK(agree_all_modes(ESC[i], strlen(ESC[i])));
         for (size_t cut = 0; cut < strlen(ESC[i]); cut++) {
@@ -534,16 +568,35 @@ WK_TEST(test_json_validate_hostile_inputs_depth_utf8_surrogates_numbers)
     num[2 * DIGITS + 1] = 'e';
     num[2 * DIGITS + 2] = '-';
     memset(num + 2 * DIGITS + 3, '9', DIGITS);
-    size_t cuts[] = {7, 8, 9, 15, 16, 17, DIGITS, DIGITS + 1, DIGITS + 2, 2 * DIGITS + 1,
-                     2 * DIGITS + 2, 2 * DIGITS + 3, 2 * DIGITS + 4, 3 * DIGITS + 3};
+    size_t cuts[] = {7,
+                     8,
+                     9,
+                     15,
+                     16,
+                     17,
+                     DIGITS,
+                     DIGITS + 1,
+                     DIGITS + 2,
+                     2 * DIGITS + 1,
+                     2 * DIGITS + 2,
+                     2 * DIGITS + 3,
+                     2 * DIGITS + 4,
+                     3 * DIGITS + 3};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(agree_all_modes(num, cuts[i]));
     }
     free(num);
-    static const char *const NUMS[] = {"1e99999999999999999999", "-1e-99999999999999999999",
+    static const char *const NUMS[] = {"1e99999999999999999999",
+                                       "-1e-99999999999999999999",
                                        "0.0000000000000000000000000000000000000001e-400",
-                                       "12345678", "123456789", "1234567.", "12345678x",
-                                       "-12345678.12345678e12345678", "0e", "0E+", "-01"};
+                                       "12345678",
+                                       "123456789",
+                                       "1234567.",
+                                       "12345678x",
+                                       "-12345678.12345678e12345678",
+                                       "0e",
+                                       "0E+",
+                                       "-01"};
     for (size_t i = 0; i < sizeof NUMS / sizeof NUMS[0]; i++) {
         CHECK(agree_all_modes(NUMS[i], strlen(NUMS[i])));
         for (size_t cut = 0; cut < strlen(NUMS[i]); cut++) {
@@ -551,9 +604,20 @@ WK_TEST(test_json_validate_hostile_inputs_depth_utf8_surrogates_numbers)
         }
     }
     /* literals and the NaN/Infinity extension, whole and cut */
-    static const char *const LITS[] = {"true", "false", "null", "NaN", "Infinity", "-Infinity",
-                                       "-Inf", "nul", "fals", "truex", "[true,false,null]",
-                                       "[NaN,-Infinity]", "\xEF\xBB\xBF" "null"};
+    static const char *const LITS[] = {"true",
+                                       "false",
+                                       "null",
+                                       "NaN",
+                                       "Infinity",
+                                       "-Infinity",
+                                       "-Inf",
+                                       "nul",
+                                       "fals",
+                                       "truex",
+                                       "[true,false,null]",
+                                       "[NaN,-Infinity]",
+                                       "\xEF\xBB\xBF"
+                                       "null"};
     for (size_t i = 0; i < sizeof LITS / sizeof LITS[0]; i++) {
         for (size_t cut = 0; cut <= strlen(LITS[i]); cut++) {
             CHECK(agree_all_modes(LITS[i], cut));
@@ -589,9 +653,9 @@ WK_TEST(test_json_validate_deep_nesting_uses_the_allocator_and_fails_cleanly)
     wk_test_alloc_init(&t);
     wk_read_opts ro = {.flags = 0, .max_depth = N, .alloc = &t.a};
     CHECK_OK(wk_json_validate(doc, 2 * N, &ro, NULL, NULL));
-    CHECK(t.allocs > 0);           /* past 512 levels the bit stack moved to the allocator */
-    CHECK(t.peak_bytes <= N / 4);  /* one bit per level, doubling: under N/4 bytes */
-    CHECK_EQ(t.live_bytes, 0);     /* and was freed */
+    CHECK(t.allocs > 0);          /* past 512 levels the bit stack moved to the allocator */
+    CHECK(t.peak_bytes <= N / 4); /* one bit per level, doubling: under N/4 bytes */
+    CHECK_EQ(t.live_bytes, 0);    /* and was freed */
     size_t allocs = t.allocs;
     ro.max_depth = 0;
     CHECK_STATUS(wk_json_validate(doc, 2 * N, &ro, NULL, NULL), WK_ERR_DEPTH);

@@ -397,31 +397,15 @@ static inline int wk__json_hex4(const uint8_t *p)
 static inline const uint8_t *wk__json_escape(const uint8_t *p, const uint8_t *close, uint32_t *cp,
                                              wk__json_fail *f)
 {
+    /* the byte each one-letter escape stands for; 0: not one ('u', or not an escape) */
+    static const uint8_t simple[128] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                        ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t'};
     uint8_t c = p[1];
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-        *cp = c;
+    if (c < 128 && simple[c] != 0) {
+        *cp = simple[c];
         return p + 2;
-    case 'b':
-        *cp = '\b';
-        return p + 2;
-    case 'f':
-        *cp = '\f';
-        return p + 2;
-    case 'n':
-        *cp = '\n';
-        return p + 2;
-    case 'r':
-        *cp = '\r';
-        return p + 2;
-    case 't':
-        *cp = '\t';
-        return p + 2;
-    case 'u':
-        break;
-    default:
+    }
+    if (c != 'u') {
         return wk__json_failed(f, WK_ERR_SYNTAX, "invalid escape in string", p);
     }
     int u = close - p >= 6 ? wk__json_hex4(p + 2) : -1;
@@ -537,17 +521,23 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* The eight bytes at p as one word, p[0] lowest (the digit helpers' order). */
+static inline uint64_t wk__json_load8(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
 /* The first byte at or after p (p <= end) that is not a decimal digit, or `end`: eight bytes
  * at a time while eight are left (never reading at or past `end`), then one at a time. */
 static inline const uint8_t *wk__json_skip_digits(const uint8_t *p, const uint8_t *end)
 {
     while (end - p >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        x = __builtin_bswap64(x); /* p[0] lowest */
-#endif
-        unsigned k = wk__json_digits8_count(x);
+        unsigned k = wk__json_digits8_count(wk__json_load8(p));
         p += k;
         if (k < 8) {
             return p;
@@ -593,11 +583,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
     } else if (WK__LIKELY(wk__json_digit(*p))) {
         if (end - p >= 8) {
             /* up to eight leading digits in one word (the eight bytes are inside the input) */
-            uint64_t x;
-            memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            x = __builtin_bswap64(x); /* p[0] lowest */
-#endif
+            uint64_t x = wk__json_load8(p);
             unsigned k = wk__json_digits8_count(x);
             if (k < 8) {
                 /* the k digits to the top, '0's below them: same value */

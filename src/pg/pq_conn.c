@@ -1,14 +1,22 @@
 /*
  * libpq connections and queries: connect with the session settings wirekit's text output
  * follows, keep the connection's registry snapshot, and run queries whose parameters are
- * encoded by wirekit (binary, pq_params.c) and whose results come back in binary when the
- * snapshot can decode every column, which a statement's first run finds out by describing it
- * (the answer is cached per connection by statement text and parameter types).
+ * encoded by wirekit (binary) and whose results come back in binary.
  *
- * Waits go through pq_wait.c, within the connection's deadline.
+ * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
+ * move while it grows), so a query costs a handful of allocations whatever its parameters.
+ *
+ * Queries are sent asynchronously and their results awaited with poll() against a deadline
+ * when the connection has a timeout: the server's statement_timeout ends a slow query, and the
+ * client-side deadline also ends a wait on a server that does not answer at all (a stopped
+ * backend): the query is cancelled, and if even the cancel gets no answer the connection is
+ * given up.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
@@ -19,6 +27,77 @@ static void quiet_notice(void *arg, const char *message)
 {
     (void)arg;
     (void)message;
+}
+
+/* Reads results until the query is done or `deadline` passes (true: done). A lost
+ * connection is done too: PQgetResult then hands over libpq's error result. Output libpq
+ * still holds (non-blocking mode) is flushed first. */
+static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
+{
+    for (;;) {
+        if (PQflush(c->pg) > 0 && !wk__pq_poll(c, true, deadline)) {
+            return false;
+        }
+        (void)PQconsumeInput(c->pg); /* on failure the connection is bad and not busy */
+        while (!PQisBusy(c->pg)) {
+            PGresult *r = PQgetResult(c->pg);
+            if (r == NULL) {
+                return true;
+            }
+            /* Keep the last result, as PQexec does (an error result wins). */
+            if (*res != NULL && PQresultStatus(*res) == PGRES_FATAL_ERROR) {
+                PQclear(r);
+            } else {
+                PQclear(*res);
+                *res = r;
+            }
+            if (PQstatus(c->pg) == CONNECTION_BAD) {
+                return true; /* nothing more will come */
+            }
+        }
+        if (!wk__pq_poll(c, false, deadline)) {
+            return false;
+        }
+    }
+}
+
+void wk__pq_cancel(wk_pq_conn *c)
+{
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char ebuf[256];
+    if (cancel != NULL) {
+        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
+        PQfreeCancel(cancel);
+    }
+}
+
+wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
+{
+    *res = NULL;
+    int64_t deadline = c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
+    if (collect(c, deadline, res)) {
+        if (*res == NULL && PQstatus(c->pg) == CONNECTION_BAD) {
+            return wk__pq_take_error(c, NULL, "the connection was lost", err);
+        }
+        if (*res == NULL) {
+            wk__pq_set_message(c, PQerrorMessage(c->pg));
+            return wk__pg_fail(err, WK_ERR_IO, 0, "the query returned no result");
+        }
+        return WK_OK;
+    }
+    /* Past the deadline: ask the server to cancel, and give it one more second. */
+    wk__pq_cancel(c);
+    bool done = collect(c, wk__pq_now_ms() + 1000, res);
+    PQclear(*res);
+    *res = NULL;
+    if (!done) {
+        c->broken = true;
+        wk__pq_set_message(c, "query timed out and the server did not answer the cancel "
+                              "request; the connection was given up");
+    } else {
+        wk__pq_set_message(c, "query timed out (cancelled)");
+    }
+    return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
 }
 
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err)
@@ -141,7 +220,7 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
 }
 
 /* FNV-1a over the statement text and its parameter types. Never 0 (0 marks empty slots). */
-uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n)
+static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
 {
     uint64_t h = 1469598103934665603u;
     for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++) {
@@ -153,32 +232,6 @@ uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n)
     return h != 0 ? h : 1;
 }
 
-bool wk__pq_fmt_cached(const wk_pq_conn *c, uint64_t hash, int *fmt)
-{
-    const wk__pq_fmt_entry *e = &c->fmt_cache[hash % WK__PQ_FMT_CACHE];
-    if (e->hash == hash) {
-        *fmt = e->format;
-        return true;
-    }
-    return false;
-}
-
-int wk__pq_fmt_decide(wk_pq_conn *c, uint64_t hash, const PGresult *described)
-{
-    int fmt = 1;
-    for (int i = 0; i < PQnfields(described); i++) {
-        if (wk_pg_registry_find_decoder(c->reg, PQftype(described, i), WK_PG_BINARY,
-                                        WK_PG_KIND_EVENTS) == NULL) {
-            fmt = 0; /* a type without a binary decoder: the whole result in text */
-            break;
-        }
-    }
-    wk__pq_fmt_entry *e = &c->fmt_cache[hash % WK__PQ_FMT_CACHE];
-    e->hash = hash;
-    e->format = fmt;
-    return fmt;
-}
-
 /* The result format for `sql`: binary when every result column has a binary decoder in the
  * snapshot, else text. Describes the statement (prepared unnamed) the first time; then
  * *prepared is set and the caller runs the prepared statement. On a server error the failed
@@ -186,9 +239,11 @@ int wk__pq_fmt_decide(wk_pq_conn *c, uint64_t hash, const PGresult *described)
 static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
                                int *fmt, bool *prepared, PGresult **res, wk_error *err)
 {
-    uint64_t h = wk__pq_stmt_hash(sql, types, n);
+    uint64_t h = stmt_hash(sql, types, n);
+    wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
     *prepared = false;
-    if (wk__pq_fmt_cached(c, h, fmt)) {
+    if (e->hash == h) {
+        *fmt = e->format;
         return WK_OK;
     }
     PGresult *r = NULL;
@@ -219,10 +274,32 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
         *res = r;
         return wk__pq_take_error(c, r, "describing the query failed", err);
     }
-    *fmt = wk__pq_fmt_decide(c, h, r);
+    *fmt = wk__pq_described_format(c, r);
     PQclear(r);
+    e->hash = h;
+    e->format = *fmt;
     *prepared = true;
     return WK_OK;
+}
+
+bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                       int *fmt)
+{
+    uint64_t h = stmt_hash(sql, types, n);
+    const wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
+    if (e->hash == h) {
+        *fmt = e->format;
+        return true;
+    }
+    return false;
+}
+
+void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt)
+{
+    uint64_t h = stmt_hash(sql, types, n);
+    wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
+    e->hash = h;
+    e->format = fmt;
 }
 
 #define SEND_ASYNC 0x100u /* run_query: send only (wk_pq_send), results via wk_pq_next */
@@ -233,33 +310,77 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
                            size_t n, PGresult **res, unsigned flags, wk_error *err)
 {
     *res = NULL;
-    wk__pq_params p;
-    wk_status st = wk__pq_params_encode(conn, params, n, &p, err);
-    if (st != WK_OK) {
-        return st;
+    if (n > 65535) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
-    int rfmt = 1;
-    bool prepared = false;
-    wk__pq_clear_error(conn);
-    st = result_format(conn, sql, p.types, n, &rfmt, &prepared, res, err);
-    if (st == WK_OK && !wk__pq_params_send(conn, sql, &p, prepared, rfmt)) {
-        st = wk__pq_take_error(conn, NULL, "cannot send the query", err);
-    } else if (st == WK_OK && (flags & SEND_ASYNC)) {
-        if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
-            st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
-        }
-    } else if (st == WK_OK) {
-        st = wk__pq_wait(conn, res, err); /* within the connection's deadline */
-        ExecStatusType s = *res != NULL ? PQresultStatus(*res) : PGRES_FATAL_ERROR;
-        if (st != WK_OK) {
-            /* timed out or lost: the message is set */
-        } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
-            st = wk__pq_take_error(conn, *res, "the query failed", err);
-        } else {
-            wk__pq_set_message(conn, "");
+    Oid types_s[16];
+    int lens_s[16], fmts_s[16];
+    size_t offs_s[16];
+    const char *vals_s[16];
+    Oid *types = types_s;
+    int *lens = lens_s, *fmts = fmts_s;
+    size_t *offs = offs_s;
+    const char **vals = vals_s;
+    if (n > 16) {
+        types = malloc(n * sizeof *types);
+        lens = malloc(n * sizeof *lens);
+        fmts = malloc(n * sizeof *fmts);
+        offs = malloc(n * sizeof *offs);
+        vals = malloc(n * sizeof *vals);
+    }
+    wk_status st = WK_OK;
+    if (types == NULL || lens == NULL || fmts == NULL || offs == NULL || vals == NULL) {
+        st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
+    }
+    wk_buf buf;
+    wk_buf_init(&buf, NULL, 0);
+    if (st == WK_OK) {
+        st = wk__pq_encode_params(conn, params, n, &buf, types, fmts, lens, offs, err);
+    }
+    if (st == WK_OK) {
+        wk__pq_param_values(&buf, offs, n, vals);
+        int rfmt = 1;
+        bool prepared = false;
+        wk__pq_clear_error(conn);
+        st = result_format(conn, sql, types, n, &rfmt, &prepared, res, err);
+        if (st == WK_OK && (flags & SEND_ASYNC)) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "sending the query failed", err);
+            } else if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
+                st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
+            }
+        } else if (st == WK_OK) {
+            int ok = prepared
+                         ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
+                         : PQsendQueryParams(conn->pg, sql, (int)n, types, vals, lens, fmts,
+                                             rfmt);
+            if (!ok) {
+                st = wk__pq_take_error(conn, NULL, "cannot send the query", err);
+            } else {
+                st = wk__pq_wait(conn, res, err); /* within the connection's deadline */
+            }
+            ExecStatusType s = *res != NULL ? PQresultStatus(*res) : PGRES_FATAL_ERROR;
+            if (st != WK_OK) {
+                /* timed out or lost: the message is set */
+            } else if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+                st = wk__pq_take_error(conn, *res, "the query failed", err);
+            } else {
+                wk__pq_set_message(conn, "");
+            }
         }
     }
-    wk__pq_params_free(&p);
+    wk_buf_free(&buf);
+    if (n > 16) {
+        free(types);
+        free(lens);
+        free(fmts);
+        free(offs);
+        free(vals);
+    }
     return st;
 }
 

@@ -4,8 +4,7 @@
 #ifndef WK_PQ_INTERNAL_H
 #define WK_PQ_INTERNAL_H
 
-#include <stdbool.h>
-#include <stdint.h>
+#include <time.h>
 
 #include "wirekit/pq.h"
 
@@ -43,13 +42,40 @@ void wk__pq_set_message(wk_pq_conn *c, const char *msg);
  * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
 
+/* Asks the server to cancel what the connection runs (PQcancel; errors ignored: the caller's
+ * deadline decides what happens next). */
+void wk__pq_cancel(wk_pq_conn *c);
+
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
+/* Runs the catalog query and builds `*out` = base + the database's own types. */
+wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
+                              wk_error *err);
+
+/* Monotonic milliseconds, for deadlines. */
+static inline int64_t wk__pq_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Encodes params[0..n) with the connection's registry into `buf` (appending), recording each
+ * one's type, format (binary, or text for text-only types and server-inferred TEXT), length
+ * (-1 NULL) and offset in buf (SIZE_MAX NULL). On error err->offset is the parameter's index
+ * and buf keeps what was appended before it. (pq_params.c) */
+wk_status wk__pq_encode_params(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
+                               wk_buf *buf, Oid *types, int *fmts, int *lens, size_t *offs,
+                               wk_error *err);
+/* The value pointers for libpq once `buf` is complete. */
+void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const char **vals);
+/* The result format for a described statement: 1 (binary) when the snapshot has a binary
+ * decoder for every column, else 0 (text). */
+int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc);
+
 /* ---- waiting within the deadline (pq_wait.c) ---- */
 
-/* Milliseconds on the monotonic clock. */
-int64_t wk__pq_now_ms(void);
 /* Now plus the connection's timeout, or INT64_MAX when it has none. */
 int64_t wk__pq_deadline(const wk_pq_conn *c);
 /* Waits until the socket is readable (or writable, with want_write) or `deadline` passes
@@ -65,35 +91,14 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
  * flight for at most one second. False when the server did not answer: the connection is
  * then marked broken. */
 bool wk__pq_abandon(wk_pq_conn *c);
-/* Sends a cancel request for the query in progress (PQcancel: a short exchange of its own). */
-void wk__pq_cancel(wk_pq_conn *c);
 
-/* ---- parameters (pq_params.c) ---- */
+/* ---- result formats remembered per statement (pq_conn.c) ---- */
 
-#define WK__PQ_PARAMS_INLINE 16
-/* Encoded parameters in the shapes PQsendQueryParams takes. */
-typedef struct wk__pq_params {
-    size_t n;
-    Oid *types;
-    int *lens, *fmts;
-    size_t *offs;
-    const char **vals; /* into buf */
-    wk_buf buf;
-    Oid types_s[WK__PQ_PARAMS_INLINE]; /* arrays for up to 16 parameters */
-    int lens_s[WK__PQ_PARAMS_INLINE], fmts_s[WK__PQ_PARAMS_INLINE];
-    size_t offs_s[WK__PQ_PARAMS_INLINE];
-    const char *vals_s[WK__PQ_PARAMS_INLINE];
-} wk__pq_params;
-
-/* Encodes params[0..n) with the connection's snapshot (see wk_pq_exec for the formats). On
- * success free with wk__pq_params_free; on failure nothing is left to free. The struct must
- * not be copied (the arrays may point into it). */
-wk_status wk__pq_params_encode(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
-                               wk__pq_params *p, wk_error *err);
-void wk__pq_params_free(wk__pq_params *p);
-/* PQsendQueryPrepared (the unnamed statement, when `prepared`) or PQsendQueryParams. */
-int wk__pq_params_send(wk_pq_conn *conn, const char *sql, const wk__pq_params *p,
-                       bool prepared, int result_format);
+/* The cached result format of `sql` with these parameter types (false: not known yet). */
+bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                       int *fmt);
+/* Remembers the result format of `sql` with these parameter types. */
+void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt);
 
 /* ---- rows (pq_rows.c) ---- */
 
@@ -110,19 +115,5 @@ typedef struct wk__pq_slices {
 wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
                         wk__pq_slices *s, wk_error *err);
 void wk__pq_slices_release(wk__pq_slices *s);
-
-/* ---- result formats (pq_conn.c) ---- */
-
-/* A statement's cache key (never 0). */
-uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
-/* The cached result format of a statement (false: not known yet, describe it). */
-bool wk__pq_fmt_cached(const wk_pq_conn *c, uint64_t hash, int *fmt);
-/* The result format for a described statement (1 binary when the snapshot has a binary
- * decoder for every column, else 0 text), remembered under `hash`. */
-int wk__pq_fmt_decide(wk_pq_conn *c, uint64_t hash, const PGresult *described);
-
-/* Runs the catalog query and builds `*out` = base + the database's own types. */
-wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
-                              wk_error *err);
 
 #endif

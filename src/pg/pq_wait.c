@@ -1,7 +1,8 @@
 /*
- * Waiting on a libpq connection within its deadline: the clock, poll() on the socket for
- * reading and writing, flushing what libpq holds in non-blocking mode, the cancel request,
- * and the wait for a query's last result that every blocking call of wirekit-pq goes through.
+ * Waiting on a libpq connection within its deadline: poll() on the socket for reading and
+ * writing, flushing what libpq holds in non-blocking mode, waiting for a result to be ready,
+ * and giving a query or COPY up (cancel, then drain for a second). The wait for a query's last
+ * result (wk__pq_wait) and the cancel request are in pq_conn.c.
  *
  * A deadline is an absolute time on the monotonic clock in milliseconds (INT64_MAX: none).
  * The client-side deadline ends a wait on a server that does not answer at all (a stopped
@@ -11,17 +12,9 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
-
-int64_t wk__pq_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int64_t wk__pq_deadline(const wk_pq_conn *c)
 {
@@ -58,16 +51,6 @@ wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err)
         if (PQconsumeInput(c->pg) == 0) {
             return wk__pq_take_error(c, NULL, "the connection was lost", err);
         }
-    }
-}
-
-void wk__pq_cancel(wk_pq_conn *c)
-{
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
     }
 }
 
@@ -123,63 +106,4 @@ bool wk__pq_abandon(wk_pq_conn *c)
             return false;
         }
     }
-}
-
-/* Reads results until the query is done or `deadline` passes (true: done). A lost
- * connection is done too: PQgetResult then hands over libpq's error result. */
-static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
-{
-    for (;;) {
-        if (PQflush(c->pg) > 0 && !wk__pq_poll(c, true, deadline)) {
-            return false;
-        }
-        (void)PQconsumeInput(c->pg); /* on failure the connection is bad and not busy */
-        while (!PQisBusy(c->pg)) {
-            PGresult *r = PQgetResult(c->pg);
-            if (r == NULL) {
-                return true;
-            }
-            /* Keep the last result, as PQexec does (an error result wins). */
-            if (*res != NULL && PQresultStatus(*res) == PGRES_FATAL_ERROR) {
-                PQclear(r);
-            } else {
-                PQclear(*res);
-                *res = r;
-            }
-            if (PQstatus(c->pg) == CONNECTION_BAD) {
-                return true; /* nothing more will come */
-            }
-        }
-        if (!wk__pq_poll(c, false, deadline)) {
-            return false;
-        }
-    }
-}
-
-wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
-{
-    *res = NULL;
-    if (collect(c, wk__pq_deadline(c), res)) {
-        if (*res == NULL) {
-            if (PQstatus(c->pg) == CONNECTION_BAD) {
-                return wk__pq_take_error(c, NULL, "the connection was lost", err);
-            }
-            wk__pq_set_message(c, PQerrorMessage(c->pg));
-            return wk__pg_fail(err, WK_ERR_IO, 0, "the query returned no result");
-        }
-        return WK_OK;
-    }
-    /* Past the deadline: ask the server to cancel, and give it one more second. */
-    wk__pq_cancel(c);
-    bool done = collect(c, wk__pq_now_ms() + 1000, res);
-    PQclear(*res);
-    *res = NULL;
-    if (!done) {
-        c->broken = true;
-        wk__pq_set_message(c, "query timed out and the server did not answer the cancel "
-                              "request; the connection was given up");
-    } else {
-        wk__pq_set_message(c, "query timed out (cancelled)");
-    }
-    return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
 }

@@ -213,7 +213,10 @@ typedef struct wk_pq_copy_in wk_pq_copy_in;
  * (WK_PG_KIND_TEXT: a wk_slice of PostgreSQL text input). Returns WK_OK, WK_ERR_NOT_FOUND (no
  * such column, or no encoder for its type from that kind: err->offset is the index and
  * wk_pq_conn_message names the column), WK_ERR_SERVER / WK_ERR_CONNECT (wk_pq_last_error),
- * WK_ERR_ARG, WK_ERR_NOMEM. While it runs the connection serves nothing else.
+ * WK_ERR_IO (the server did not start the COPY within the connection's deadline, e.g. behind
+ * another session's lock: it was cancelled), WK_ERR_ARG, WK_ERR_NOMEM. While it runs the
+ * connection serves nothing else and its PGconn is in non-blocking mode: every wait of the
+ * copy (the start, each chunk sent, the end) is bounded by the connection's deadline.
  */
 WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
                                      const char *const *columns, const wk_pg_kind *kinds,
@@ -230,7 +233,9 @@ WK_API wk_pg_oid wk_pq_copy_in_oid(const wk_pq_copy_in *c, size_t col);
  * Tuples are buffered and sent in 64 KiB chunks. A value its encoder refuses drops the whole
  * row and returns the encoder's status, err->offset the column index, wk_pq_conn_message
  * "row N, column \"name\": why"; the copy can go on with the next row or be aborted.
- * WK_ERR_CONNECT when the connection broke.
+ * WK_ERR_CONNECT when the connection broke; WK_ERR_IO when the server took no chunk within the
+ * connection's deadline (it stopped reading): the COPY is then cancelled and failed. After
+ * either only wk_pq_copy_in_end is left, which returns the same status.
  */
 WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, wk_error *err);
 

@@ -179,8 +179,9 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
  * Called by wk_pq_copy_out and by non-blocking queries (wk_pq_row_handler) for every row:
  * vals[i][0..lens[i]) is column i (lens[i] -1 for NULL), valid only during the call, in the
  * binary format with COPY and in the plan's column formats with a query; decode it with
- * `plan` (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other than WK_OK
- * stops the copy or query, which then returns it (with `err` as the function left it).
+ * `plan` (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other
+ * than WK_OK stops the copy or query, which then returns it (with `err` as the function left
+ * it).
  */
 typedef wk_status (*wk_pq_copy_row_fn)(void *ctx, const wk_pg_plan *plan,
                                         const uint8_t *const *vals, const int *lens,

@@ -277,7 +277,8 @@ WK_TEST(test_pg_async_a_server_error_after_rows_ends_the_query)
     wk_pq_async *q = NULL;
     wk_error err = {0};
     CHECK_OK(wk_pq_async_start(conn,
-                               "SELECT g::int8, (1 / (g - 30000))::text FROM generate_series(1, 60000) g",
+                               "SELECT g::int8, (1 / (g - 30000))::text "
+                               "FROM generate_series(1, 60000) g",
                                NULL, 0, &h, &q, &err));
     drive_stats ds;
     wk_status st = drive(q, &ds, NULL, &err);

@@ -44,6 +44,7 @@ struct wk_pq_async {
     bool write_pending; /* libpq holds data to send */
     int64_t deadline;   /* INT64_MAX: none */
     int64_t grace;      /* after a cancel request: the server must have ended the query */
+    int64_t cancel_again; /* when to repeat the cancel request (one that came too early) */
     char command[64];
 };
 
@@ -64,6 +65,7 @@ static void send_cancel(wk_pq_async *q)
     if (!q->cancel_sent) {
         q->cancel_sent = true;
         q->grace = wk__pq_now_ms() + 1000;
+        q->cancel_again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
         wk__pq_cancel(q->conn);
     }
 }
@@ -306,7 +308,8 @@ WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
 
 WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
 {
-    int64_t until = q->cancel_sent ? q->grace : q->deadline;
+    int64_t until = q->cancel_sent ? (q->cancel_again < q->grace ? q->cancel_again : q->grace)
+                                   : q->deadline;
     if (q->ph == PH_DONE) {
         return 0;
     }
@@ -360,6 +363,11 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
             wk__pg_fail(&q->err, WK_ERR_IO, 0, "the server did not answer the cancel request");
         }
         return outcome(q, err);
+    }
+    if (q->cancel_sent && now >= q->cancel_again) {
+        /* the server ignores a cancel that reached the backend before the query did */
+        wk__pq_cancel(q->conn);
+        q->cancel_again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
     }
     if (!q->cancel_sent && now >= q->deadline) {
         q->timed_out = true;

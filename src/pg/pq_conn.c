@@ -85,9 +85,15 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
         }
         return WK_OK;
     }
-    /* Past the deadline: ask the server to cancel, and give it one more second. */
-    wk__pq_cancel(c);
-    bool done = collect(c, wk__pq_now_ms() + 1000, res);
+    /* Past the deadline: ask the server to cancel, and give it one more second (asking
+     * again meanwhile: a cancel that reached the backend before the query did is ignored). */
+    int64_t grace = wk__pq_now_ms() + 1000;
+    bool done = false;
+    while (!done && wk__pq_now_ms() < grace) {
+        wk__pq_cancel(c);
+        int64_t slice = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+        done = collect(c, slice < grace ? slice : grace, res);
+    }
     PQclear(*res);
     *res = NULL;
     if (!done) {

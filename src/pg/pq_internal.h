@@ -87,9 +87,12 @@ wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err);
 /* Reads input until libpq has a result ready (true; also when the connection broke) or
  * `deadline` passes (false), flushing pending output meanwhile. */
 bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
-/* Gives up the query or COPY in progress: cancels it, ends a COPY in, and drains what is in
- * flight for at most one second. False when the server did not answer: the connection is
- * then marked broken. */
+/* A cancel request that arrives before the backend has started the query is ignored by the
+ * server: while waiting for a cancelled query to end, the request is sent again this often. */
+#define WK__PQ_CANCEL_AGAIN_MS 200
+/* Gives up the query or COPY in progress: cancels it (again every WK__PQ_CANCEL_AGAIN_MS),
+ * ends a COPY in, and drains what is in flight for at most one second. False when the server
+ * did not answer: the connection is then marked broken. */
 bool wk__pq_abandon(wk_pq_conn *c);
 
 /* ---- result formats remembered per statement (pq_conn.c) ---- */

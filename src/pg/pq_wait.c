@@ -71,8 +71,14 @@ bool wk__pq_abandon(wk_pq_conn *c)
 {
     wk__pq_cancel(c);
     int64_t deadline = wk__pq_now_ms() + 1000;
+    int64_t again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
     bool copying = true; /* try reading data first; PQgetCopyData says when not copying */
     for (;;) {
+        if (wk__pq_now_ms() >= again) {
+            /* a cancel that reached the backend before the query did was ignored */
+            wk__pq_cancel(c);
+            again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+        }
         if (copying) {
             char *buf = NULL;
             int n = PQgetCopyData(c->pg, &buf, 1);
@@ -101,7 +107,9 @@ bool wk__pq_abandon(wk_pq_conn *c)
             }
         }
         int f = PQflush(c->pg);
-        if (f < 0 || !wk__pq_poll(c, f > 0, deadline) || PQconsumeInput(c->pg) == 0) {
+        int64_t until = again < deadline ? again : deadline;
+        if (f < 0 || (!wk__pq_poll(c, f > 0, until) && until == deadline) ||
+            PQconsumeInput(c->pg) == 0) {
             c->broken = true;
             return false;
         }

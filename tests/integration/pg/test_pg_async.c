@@ -426,13 +426,18 @@ WK_TEST(test_pg_async_a_row_function_that_stops_cancels_the_rest)
     CHECK_EQ(wk_pq_async_rows(q), 10u);
     CHECK_MSG(ds.took < 5.0, "took %.2f s", ds.took); /* not the 50 million rows */
     wk_pq_async_free(q);
-    /* freed while running: abandoned, and the connection still serves */
-    CHECK_OK(wk_pq_async_start(conn, "SELECT pg_sleep(30)", NULL, 0, NULL, &q, &err));
-    CHECK_EQ(wk_pq_async_step(q, &err), WK_ERR_AGAIN);
-    double t0 = now_s();
-    wk_pq_async_free(q);
-    CHECK(now_s() - t0 < 1.5);
-    CHECK(usable(conn));
+    /* freed while running, even at once (the cancel may reach the backend before the query
+     * does, and the server ignores it then): abandoned, and the connection still serves */
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(wk_pq_async_start(conn, "SELECT pg_sleep(30)", NULL, 0, NULL, &q, &err));
+        if (i == 0) {
+            CHECK_EQ(wk_pq_async_step(q, &err), WK_ERR_AGAIN);
+        }
+        double t0 = now_s();
+        wk_pq_async_free(q);
+        CHECK_MSG(now_s() - t0 < 1.5, "free took %.2f s", now_s() - t0);
+        CHECK(usable(conn));
+    }
 }
 
 WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)

@@ -239,6 +239,17 @@ static wk_status sum_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const
 static const wk_pg_kind sum_kinds[2] = {WK_PG_KIND_I64, WK_PG_KIND_STR};
 static const size_t sum_offsets[2] = {offsetof(sum_row_t, id), offsetof(sum_row_t, s)};
 
+/* Starts `sql` (no parameters) with sum_row and drives it to its end; *q stays for checks
+ * (NULL when the start failed, whose status is then returned). */
+static wk_status sum_query(const char *sql, summer *s, void (*tick)(wk_pq_async *, double),
+                           wk_pq_async **q, drive_stats *ds)
+{
+    wk_pq_row_handler h = {sum_kinds, sum_offsets, sum_row, s};
+    wk_error err = {0};
+    wk_status st = wk_pq_async_start(conn, sql, NULL, 0, &h, q, &err);
+    return st != WK_OK ? st : drive(*q, ds, tick, &err);
+}
+
 WK_TEST(test_pg_async_a_large_result_arrives_over_many_reads_with_parameters)
 {
     NEED_CONN();
@@ -320,15 +331,12 @@ WK_TEST(test_pg_async_a_server_error_after_rows_ends_the_query)
 {
     NEED_CONN();
     summer s = {0, 0, 0};
-    wk_pq_row_handler h = {sum_kinds, sum_offsets, sum_row, &s};
     wk_pq_async *q = NULL;
     wk_error err = {0};
-    CHECK_OK(wk_pq_async_start(conn,
-                               "SELECT g::int8, (1 / (g - 30000))::text "
-                               "FROM generate_series(1, 60000) g",
-                               NULL, 0, &h, &q, &err));
     drive_stats ds;
-    wk_status st = drive(q, &ds, NULL, &err);
+    wk_status st = sum_query("SELECT g::int8, (1 / (g - 30000))::text "
+                             "FROM generate_series(1, 60000) g",
+                             &s, NULL, &q, &ds);
     CHECK_EQ(st, WK_ERR_SERVER);
     const wk_pq_error *e = wk_pq_last_error(conn);
     CHECK(e != NULL);
@@ -340,8 +348,9 @@ WK_TEST(test_pg_async_a_server_error_after_rows_ends_the_query)
     printf("    %llu rows, then %s\n", (unsigned long long)s.rows, e->message);
     wk_pq_async_free(q);
     /* a statement that fails to prepare: no row at all */
-    CHECK_OK(wk_pq_async_start(conn, "SELEC 1", NULL, 0, &h, &q, &err));
-    CHECK_EQ(drive(q, &ds, NULL, &err), WK_ERR_SERVER);
+    s.rows = 0;
+    CHECK_EQ(sum_query("SELEC 1", &s, NULL, &q, &ds), WK_ERR_SERVER);
+    CHECK_EQ(s.rows, 0u);
     CHECK_STR(wk_pq_last_error(conn)->sqlstate, "42601");
     wk_pq_async_free(q);
     CHECK(usable(conn));
@@ -391,16 +400,13 @@ WK_TEST(test_pg_async_cancel_ends_the_query_with_57014)
 {
     NEED_CONN();
     summer s = {0, 0, 0};
-    wk_pq_row_handler h = {sum_kinds, sum_offsets, sum_row, &s};
     wk_pq_async *q = NULL;
     wk_error err = {0};
-    /* rows first, then a long sleep: the cancel comes while the server sleeps */
-    CHECK_OK(wk_pq_async_start(conn,
-                               "SELECT g::int8 FROM generate_series(1, 5) g "
-                               "UNION ALL SELECT pg_sleep(30)::text::int8 * 0",
-                               NULL, 0, &h, &q, &err));
     drive_stats ds;
-    wk_status st = drive(q, &ds, cancel_after_200ms, &err);
+    /* rows first, then a long sleep: the cancel comes while the server sleeps */
+    wk_status st = sum_query("SELECT g::int8 FROM generate_series(1, 5) g "
+                             "UNION ALL SELECT pg_sleep(30)::text::int8 * 0",
+                             &s, cancel_after_200ms, &q, &ds);
     CHECK_EQ(st, WK_ERR_SERVER);
     CHECK_STR(wk_pq_last_error(conn)->sqlstate, "57014");
     CHECK_EQ(s.rows, 5u);
@@ -414,13 +420,10 @@ WK_TEST(test_pg_async_a_row_function_that_stops_cancels_the_rest)
 {
     NEED_CONN();
     summer s = {0, 0, 10};
-    wk_pq_row_handler h = {sum_kinds, sum_offsets, sum_row, &s};
     wk_pq_async *q = NULL;
     wk_error err = {0};
-    CHECK_OK(wk_pq_async_start(conn, "SELECT generate_series(1, 50000000)::int8", NULL,
-                               0, &h, &q, &err));
     drive_stats ds;
-    wk_status st = drive(q, &ds, NULL, &err);
+    wk_status st = sum_query("SELECT generate_series(1, 50000000)::int8", &s, NULL, &q, &ds);
     CHECK_EQ(st, WK_ERR_LIMIT);
     CHECK_EQ(s.rows, 10u);
     CHECK_EQ(wk_pq_async_rows(q), 10u);
@@ -452,6 +455,10 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
     for (int i = 0; i < 2; i++) {
         CHECK_OK(wk_pq_async_start(cs[i], "SELECT pg_sleep(1)", NULL, 0, NULL, &q[i], &err));
     }
+    /* one query at a time per connection */
+    wk_pq_async *third = NULL;
+    CHECK_EQ(wk_pq_async_start(conn, "SELECT 1", NULL, 0, NULL, &third, &err), WK_ERR_STATE);
+    CHECK(third == NULL);
     wk_status out[2] = {WK_ERR_AGAIN, WK_ERR_AGAIN};
     while (out[0] == WK_ERR_AGAIN || out[1] == WK_ERR_AGAIN) {
         struct pollfd p[2];

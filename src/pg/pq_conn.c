@@ -12,11 +12,8 @@
  * backend): the query is cancelled, and if even the cancel gets no answer the connection is
  * given up.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
@@ -198,6 +195,7 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
         PQfinish(conn->pg);
     }
     wk_pg_registry_unref(conn->reg);
+    wk__pq_stmt_cache_free(conn);
     wk__pq_clear_error(conn);
     free(conn);
 }
@@ -225,19 +223,6 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
     return conn->message;
 }
 
-/* FNV-1a over the statement text and its parameter types. Never 0 (0 marks empty slots). */
-static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++) {
-        h = (h ^ *p) * 1099511628211u;
-    }
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ types[i]) * 1099511628211u;
-    }
-    return h != 0 ? h : 1;
-}
-
 /* The result format for `sql`: binary when every result column has a binary decoder in the
  * snapshot, else text. Describes the statement (prepared unnamed) the first time; then
  * *prepared is set and the caller runs the prepared statement. On a server error the failed
@@ -245,7 +230,7 @@ static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
 static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
                                int *fmt, bool *prepared, PGresult **res, wk_error *err)
 {
-    uint64_t h = stmt_hash(sql, types, n);
+    uint64_t h = wk__pq_stmt_hash(sql, types, n); /* never 0: 0 marks empty slots */
     wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
     *prepared = false;
     if (e->hash == h) {
@@ -291,7 +276,7 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
 bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
                        int *fmt)
 {
-    uint64_t h = stmt_hash(sql, types, n);
+    uint64_t h = wk__pq_stmt_hash(sql, types, n);
     const wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
     if (e->hash == h) {
         *fmt = e->format;
@@ -302,7 +287,7 @@ bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, s
 
 void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt)
 {
-    uint64_t h = stmt_hash(sql, types, n);
+    uint64_t h = wk__pq_stmt_hash(sql, types, n);
     wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
     e->hash = h;
     e->format = fmt;

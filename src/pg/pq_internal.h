@@ -24,6 +24,7 @@ struct wk_pq_conn {
     wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
+    struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
 };
 
 /* Records the error of `r` (NULL: the connection's own message) as the connection's last
@@ -73,6 +74,13 @@ void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const 
 /* The result format for a described statement: 1 (binary) when the snapshot has a binary
  * decoder for every column, else 0 (text). */
 int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc);
+
+/* A hash of a statement's text and parameter types, never 0. (pq_stmt_cache.c) */
+uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
+
+/* Frees the connection's prepared-statement cache (the server side goes with the
+ * connection). (pq_stmt_cache.c) */
+void wk__pq_stmt_cache_free(wk_pq_conn *c);
 
 /* ---- waiting within the deadline (pq_wait.c) ---- */
 

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "wk_test.h"
+
 /* True when the PostgreSQL 15 binaries (initdb) are installed. */
 bool pg_private_available(void);
 
@@ -37,5 +39,19 @@ void pg_private_dsn(char *out, size_t cap, int port);
 
 /* Monotonic seconds. */
 double pg_private_now_s(void);
+
+/* Skips the test without the binaries; else starts a private server named after `tag` on
+ * `port` and writes its DSN into the char array `dsn`, or fails the test. */
+#define NEED_PRIVATE_SERVER(tag, port, dsn)                                                \
+    do {                                                                                  \
+        if (!pg_private_available()) {                                                    \
+            SKIP("no PostgreSQL 15 initdb in /usr/lib/postgresql/15/bin");                \
+        }                                                                                 \
+        if (!pg_private_start(tag, port)) {                                               \
+            pg_private_remove();                                                          \
+            CHECK_MSG(false, "cannot start a private PostgreSQL in %s", pg_private_dir()); \
+        }                                                                                 \
+        pg_private_dsn(dsn, sizeof dsn, port);                                            \
+    } while (0)
 
 #endif

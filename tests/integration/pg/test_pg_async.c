@@ -14,31 +14,11 @@
 #include <time.h>
 
 #include "pg_samples.h"
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-static wk_pq_conn *get_conn(void)
-{
-    if (conn == NULL && getenv("WK_PG_DSN") != NULL) {
-        wk_error err = {0};
-        if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
-            fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_conn_free(conn);
-            conn = NULL;
-        }
-    }
-    return conn;
-}
-
-#define NEED_CONN()                                                                       \
-    do {                                                                                  \
-        if (getenv("WK_PG_DSN") == NULL) {                                                \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                  \
-        }                                                                                 \
-        CHECK_MSG(get_conn() != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));       \
-    } while (0)
 
 static double now_s(void)
 {

@@ -35,16 +35,9 @@ static wk_status count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *con
 
 WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
 {
-    if (!pg_private_available()) {
-        SKIP("no PostgreSQL 15 initdb in /usr/lib/postgresql/15/bin");
-    }
     int port = 40000 + (int)(getpid() % 20000);
-    if (!pg_private_start("pgcopy-fault", port)) {
-        pg_private_remove();
-        CHECK_MSG(false, "cannot start a private PostgreSQL in %s", pg_private_dir());
-    }
     char dsn[512];
-    pg_private_dsn(dsn, sizeof dsn, port);
+    NEED_PRIVATE_SERVER("pgcopy-fault", port, dsn);
     wk_pq_conn *conn = NULL;
     wk_error err = {0};
     wk_status st = wk_pq_connect_timeout(dsn, NULL, 5000, &conn, &err);

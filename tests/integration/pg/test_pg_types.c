@@ -12,31 +12,11 @@
 #include <stdlib.h>
 
 #include "pg_samples.h"
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-static wk_pq_conn *get_conn(void)
-{
-    if (conn == NULL && getenv("WK_PG_DSN") != NULL) {
-        wk_error err = {0};
-        if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
-            fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_conn_free(conn);
-            conn = NULL;
-        }
-    }
-    return conn;
-}
-
-#define NEED_CONN()                                                                       \
-    do {                                                                                  \
-        if (getenv("WK_PG_DSN") == NULL) {                                                \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                  \
-        }                                                                                 \
-        CHECK_MSG(get_conn() != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));       \
-    } while (0)
 
 
 static char *dup_n(const char *p, size_t n)
@@ -237,18 +217,6 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
     wk_buf_free(&out);
 }
 
-/* Runs `sql` through libpq directly (set-up statements). */
-static bool run(PGconn *pg, const char *sql)
-{
-    PGresult *r = PQexec(pg, sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
 /* Every column of row 0 of `res` through a TEXT plan of `c` equals `want`'s text columns. */
 static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const char *what)
 {
@@ -324,8 +292,8 @@ static int make_every_type(PGconn *pg)
     }
     wk_buf_append(&create, ")", 2);
     wk_buf_append(&insert, ")", 2);
-    bool ok = run(pg, "DROP TABLE IF EXISTS every_type") &&
-              run(pg, (const char *)create.data) && run(pg, (const char *)insert.data);
+    bool ok = pg_test_exec(conn, "DROP TABLE IF EXISTS every_type") &&
+              pg_test_exec(conn, (const char *)create.data) && pg_test_exec(conn, (const char *)insert.data);
     wk_buf_free(&create);
     wk_buf_free(&insert);
     return ok ? cols : -1;
@@ -481,11 +449,11 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     NEED_CONN();
     PGconn *pg = wk_pq_pgconn(conn);
     /* types created after this connection took its snapshot are unknown to it */
-    CHECK(run(pg, "CREATE EXTENSION IF NOT EXISTS citext"));
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_textrange CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_textrange AS RANGE (subtype = text, "
+    CHECK(pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS citext"));
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_textrange CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_textrange AS RANGE (subtype = text, "
                   "multirange_type_name = wk_textmultirange)"));
     static const char sql[] =
         "SELECT 'AbC'::citext AS c, array['x'::citext, NULL] AS ca, "
@@ -530,8 +498,8 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     PQclear(res);
     wk_pq_conn_free(fresh);
     PQclear(want);
-    CHECK(run(pg, "DROP TYPE wk_floatrange CASCADE"));
-    CHECK(run(pg, "DROP TYPE wk_textrange CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_floatrange CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_textrange CASCADE"));
 }
 
 /* Runs `sql` expecting a server error; checks SQLSTATE and that the psql-style rendering
@@ -578,8 +546,8 @@ WK_TEST(test_pg_types_server_errors_carry_sqlstate_and_print_like_psql)
                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 1",
                 "42601", WK_ERR_SERVER);
     check_error("SELECT nosuchcolumn", "42703", WK_ERR_SERVER);
-    CHECK(run(wk_pq_pgconn(conn), "CREATE TEMP TABLE uq (id int PRIMARY KEY)"));
-    CHECK(run(wk_pq_pgconn(conn), "INSERT INTO uq VALUES (1)"));
+    CHECK(pg_test_exec(conn, "CREATE TEMP TABLE uq (id int PRIMARY KEY)"));
+    CHECK(pg_test_exec(conn, "INSERT INTO uq VALUES (1)"));
     check_error("INSERT INTO uq VALUES (1)", "23505", WK_ERR_SERVER);
     CHECK(wk_pq_last_error(conn)->detail != NULL &&
           strstr(wk_pq_last_error(conn)->detail, "already exists") != NULL);
@@ -605,7 +573,7 @@ WK_TEST(test_pg_types_connection_errors_are_not_query_errors)
     CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &c, &err));
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(wk_pq_pgconn(c)));
-    CHECK(run(wk_pq_pgconn(conn), sql));
+    CHECK(pg_test_exec(conn, sql));
     PGresult *r = NULL;
     CHECK_STATUS(wk_pq_exec(c, "SELECT 1", NULL, 0, &r, &err), WK_ERR_CONNECT);
     const wk_pq_error *e = wk_pq_last_error(c);
@@ -621,8 +589,8 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
 {
     NEED_CONN();
     PGconn *pg = wk_pq_pgconn(conn);
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_comp CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_comp AS (a int4, b text, c point, d int4range, e text, "
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_comp CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_comp AS (a int4, b text, c point, d int4range, e text, "
                   "f numeric[])"));
     wk_pq_conn *c = NULL;
     wk_error err = {0};
@@ -667,5 +635,5 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
     CHECK_STATUS(wk_pq_exec(c, "SELECT $1::text", &p, 1, &r, &err), WK_ERR_SYNTAX);
     PQclear(r);
     wk_pq_conn_free(c);
-    CHECK(run(pg, "DROP TYPE wk_comp CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_comp CASCADE"));
 }

@@ -293,7 +293,7 @@ typedef enum wk_pq_stmt_state {
 /** The outcome of one statement, as wk_pq_pipeline_next hands it out. */
 typedef struct wk_pq_stmt_result {
     size_t index;           /**< the statement's position in the batch (0 = first added) */
-    wk_pq_stmt_state state;
+    wk_pq_stmt_state state; /**< what became of it (OK, FAILED, ABORTED, UNKNOWN) */
     PGresult *res;          /**< OK: its result (rows in binary or text: decode them with
                                  wk_pq_plan); FAILED: the error result; else NULL. Owned by
                                  the pipeline, valid until the next wk_pq_pipeline_next or the

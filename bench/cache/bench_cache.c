@@ -3,7 +3,10 @@
  *   local hit       wk_cache_get of an entry in the local tier (key build, hash, lock-free
  *                   chain walk, CLOCK bit, reference) + release, over 1,000 seed records;
  *                   1 thread, and 2 threads on the same cache, each on its own 500 keys
- *                   (ns/op is wall time / total gets: half of one thread's is linear).
+ *                   (ns/op is wall time / total gets: half of one thread's is linear); and
+ *                   the same with wk_cache_peek (borrowed, no reference) in pinned sections.
+ *                   All four interleaved; the 2-thread / 1-thread ratios are printed after
+ *                   the table. Alone: wirekit bench --suite cache --case "local hit".
  *   redis get       wk_cache_get with the local tier off: one GET round trip to Redis and a
  *                   schema decode of the 72-byte record. p50 and p99 from per-call timings.
  *   redis pipelined wk_cache_get_many of 16 ids per call (16 GETs in one round trip), local
@@ -53,14 +56,30 @@ static wk_status seed_loader(void *ctx, const wk_schema *s, const char *id, size
     return WK_OK;
 }
 
-/* Hits over keys [lo, lo + n), stride 7. */
-static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n)
+/* Hits over keys [lo, lo + n), stride 7: wk_cache_get + release, or (`peek`) wk_cache_peek
+ * inside one pinned section per 64 gets. */
+static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n, bool peek)
 {
     uint64_t sum = 0;
     unsigned j = 0;
+    bool pinned = false;
     for (uint64_t i = 0; i < iters; i++) {
         j = n == NKEYS ? (j + 7) % NKEYS : (j + 7) % (NKEYS / 2); /* constant divisors */
         unsigned k = lo + j;
+        if (peek) {
+            if ((i & 63) == 0) {
+                if (pinned) {
+                    wk_cache_unpin(b->c);
+                }
+                pinned = wk_cache_pin(b->c);
+            }
+            const wk_cache_entry *r = wk_cache_peek(b->c, &seed_user_schema, b->ids[k],
+                                                    b->id_len[k]);
+            if (r != NULL) {
+                sum += (uint64_t)((const seed_user *)wk_cache_entry_object(r))->age;
+            }
+            continue;
+        }
         wk_cache_entry *r = NULL;
         if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
                          &r, NULL) == WK_OK) {
@@ -68,36 +87,89 @@ static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n)
             wk_cache_entry_unref(r);
         }
     }
+    if (pinned) {
+        wk_cache_unpin(b->c);
+    }
     return sum;
 }
 
 static uint64_t local_hit_1(void *arg, uint64_t iters)
 {
-    return run_hits(arg, iters, 0, NKEYS);
+    return run_hits(arg, iters, 0, NKEYS, false);
+}
+
+static uint64_t local_peek_1(void *arg, uint64_t iters)
+{
+    return run_hits(arg, iters, 0, NKEYS, true);
 }
 
 typedef struct half {
     bctx *b;
     uint64_t iters;
     unsigned lo; /* each thread has its own half of the keys */
+    bool peek;
     uint64_t sum;
+    char pad[64]; /* the two threads' records on different lines */
 } half;
 
 static void *half_thread(void *arg)
 {
     half *h = arg;
-    h->sum = run_hits(h->b, h->iters, h->lo, NKEYS / 2);
+    h->sum = run_hits(h->b, h->iters, h->lo, NKEYS / 2, h->peek);
     return NULL;
 }
 
-static uint64_t local_hit_2(void *arg, uint64_t iters)
+static uint64_t two_threads(void *arg, uint64_t iters, bool peek)
 {
-    half h[2] = {{arg, iters / 2, 0, 0}, {arg, iters - iters / 2, NKEYS / 2, 0}};
+    half h[2] = {{arg, iters / 2, 0, peek, 0, {0}},
+                 {arg, iters - iters / 2, NKEYS / 2, peek, 0, {0}}};
     pthread_t t;
     pthread_create(&t, NULL, half_thread, &h[1]);
     half_thread(&h[0]);
     pthread_join(t, NULL);
     return h[0].sum + h[1].sum;
+}
+
+static uint64_t local_hit_2(void *arg, uint64_t iters)
+{
+    return two_threads(arg, iters, false);
+}
+
+static uint64_t local_peek_2(void *arg, uint64_t iters)
+{
+    return two_threads(arg, iters, true);
+}
+
+/* The local-hit case: one thread and two threads (each on its own 500 keys), with references
+ * (wk_cache_get) and borrowed (wk_cache_peek), interleaved in every repetition so that a busy
+ * patch of the shared machine hits them alike; then the scaling ratios. */
+static void local_cases(wk_bench *b, bctx *ctx)
+{
+    static const char *const cname = "local hit";
+    wk_bench_spec specs[] = {
+        {cname, "wirekit", local_hit_1, ctx, 0, 0, "wk_cache_get + unref, 1 thread", 0},
+        {cname, "wirekit, 2 threads", local_hit_2, ctx, 0, 0,
+         "wk_cache_get + unref, 2 threads on 500 keys each: wall time / total gets", 0},
+        {cname, "wirekit peek", local_peek_1, ctx, 0, 0,
+         "wk_cache_peek (borrowed, pinned per 64 gets), 1 thread", 0},
+        {cname, "wirekit peek, 2 threads", local_peek_2, ctx, 0, 0,
+         "wk_cache_peek, 2 threads on 500 keys each: wall time / total gets", 0},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        wk_bench_add(b, &specs[i]);
+    }
+    wk_bench_flush(b);
+    double one = wk_bench_figure(b, cname, "wirekit");
+    double two = wk_bench_figure(b, cname, "wirekit, 2 threads");
+    double p1 = wk_bench_figure(b, cname, "wirekit peek");
+    double p2 = wk_bench_figure(b, cname, "wirekit peek, 2 threads");
+    if (one > 0 && two > 0 && !wk_bench_callgrind(b)) {
+        wk_bench_say(b,
+                     "local hit: 2 threads / 1 thread, wall time per get = %.2f (get), %.2f "
+                     "(peek); target <= 0.60; a figure near 1 means the second thread found no "
+                     "idle core",
+                     two / one, p2 > 0 && p1 > 0 ? p2 / p1 : 0.0);
+    }
 }
 
 static uint64_t redis_get(void *arg, uint64_t iters)
@@ -404,18 +476,14 @@ int wk_bench_suite_cache(wk_bench *b)
     cfg.max_entries = 10 * NKEYS;
     cfg.local_ttl_ms = 3600 * 1000;
     wk_cache_new(&cfg, &ctx->c, NULL);
-    run_hits(ctx, NKEYS, 0, NKEYS); /* load everything once (stride 7 is coprime to NKEYS) */
+    run_hits(ctx, NKEYS, 0, NKEYS, false); /* load everything once (stride 7 is coprime) */
     wk_cache_stats st;
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS || st.local_entries != NKEYS) {
         wk_bench_fail(b, "cache: %llu loads, %llu entries after warm-up, want %d",
                       (unsigned long long)st.loads, (unsigned long long)st.local_entries, NKEYS);
     }
-    wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread", 0};
-    wk_bench_run(b, &s1);
-    wk_bench_spec s2 = {"local hit, 2 threads", "wirekit", local_hit_2, ctx, 0, 0,
-                        "wall time / total gets, 500 keys each", 0};
-    wk_bench_run(b, &s2);
+    local_cases(b, ctx);
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS) {
         wk_bench_fail(b, "cache: hits called the loader (%llu loads)",

@@ -29,8 +29,10 @@ typedef struct wk__rlimits {
     size_t max_elems;
 } wk__rlimits;
 
-/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes. */
+/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes.
+ *  Every buffer and the connection itself come from `alloc` (the store's). */
 typedef struct wk__rconn {
+    const wk_allocator *alloc;
     redisContext *ctx;
     int fd;
     uint8_t *in;
@@ -50,8 +52,10 @@ typedef struct wk__rendpoint {
 
 /* ---- transport (redis_transport.c): the one seam where TLS would go ---- */
 
-/** Opens a non-blocking connection within `connect_ms`; NULL with `err` naming the cause. */
-wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *err);
+/** Opens a non-blocking connection within `connect_ms`, the wk__rconn and its buffers from
+ *  `alloc` (hiredis allocates its own context); NULL with `err` naming the cause. */
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_allocator *alloc,
+                       wk_error *err);
 /** send()/recv() on the connection: -1 with errno EAGAIN when it would block. */
 ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);

@@ -29,10 +29,10 @@ void wk__rconn_free(wk__rconn *c)
         return;
     }
     wk__rt_close(c);
-    free(c->in);
-    free(c->nodes);
-    free(c->out);
-    free(c);
+    wk_free(c->alloc, c->in, c->in_cap);
+    wk_free(c->alloc, c->nodes, c->nodes_cap * sizeof *c->nodes);
+    wk_free(c->alloc, c->out, c->out_cap);
+    wk_free(c->alloc, c, sizeof *c);
 }
 
 /* Waits for `events` on the socket until `deadline`; WK_ERR_IO on timeout or error. */
@@ -65,7 +65,7 @@ static wk_status out_add(wk__rconn *c, const void *p, size_t n, wk_error *err)
             }
             cap *= 2;
         }
-        uint8_t *o = realloc(c->out, cap);
+        uint8_t *o = wk_realloc(c->alloc, c->out, c->out_cap, cap);
         if (o == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         }
@@ -145,7 +145,7 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
     }
     if (c->nnodes == c->nodes_cap) {
         size_t cap = c->nodes_cap < 8 ? 8 : c->nodes_cap * 2;
-        wk__rnode *nn = realloc(c->nodes, cap * sizeof *nn);
+        wk__rnode *nn = wk_realloc(c->alloc, c->nodes, c->nodes_cap * sizeof *nn, cap * sizeof *nn);
         if (nn == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         }
@@ -274,7 +274,7 @@ static wk_status grow_in(wk__rconn *c, size_t need, size_t ceiling, wk_error *er
         if (cap > ceiling) {
             cap = ceiling;
         }
-        uint8_t *in = realloc(c->in, cap);
+        uint8_t *in = wk_realloc(c->alloc, c->in, c->in_cap, cap);
         if (in == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
         }

@@ -126,7 +126,7 @@ static wk_status handshake(wk_redis_store *s, wk__rconn *c, wk_error *err)
 wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
                              wk_error *err)
 {
-    wk__rconn *c = wk__rt_open(ep, s->connect_ms, err);
+    wk__rconn *c = wk__rt_open(ep, s->connect_ms, s->alloc, err);
     if (c != NULL && !bare && handshake(s, c, err) != WK_OK) {
         wk__rconn_free(c);
         return NULL;
@@ -1170,7 +1170,7 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     if (s->seeds != NULL) {
         wk_free(s->alloc, s->seeds, s->seeds_cap * sizeof *s->seeds);
     }
-    free(s->watchers);
+    wk_free(s->alloc, (void *)s->watchers, s->watch_cap * sizeof *s->watchers);
     pthread_mutex_destroy(&s->topo_mu);
     pthread_mutex_destroy(&s->refresh_mu);
     pthread_mutex_destroy(&s->wmu);

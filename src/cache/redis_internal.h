@@ -80,6 +80,21 @@ const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
 /** True for a bulk or status string equal to `s`. */
 bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
 
+/* ---- a set of keys (redis_keyset.c): SCAN across cluster masters reports each key once ---- */
+
+/** Keys seen so far; every byte from `alloc`. */
+typedef struct wk__keyset {
+    const wk_allocator *alloc;
+    struct wk__kslot *tab;
+    size_t cap, n;
+    wk_buf bytes;
+} wk__keyset;
+
+void wk__keyset_init(wk__keyset *k, const wk_allocator *alloc);
+/** Adds `key`: 1 when it is new, 0 when it was there, -1 out of memory. */
+int wk__keyset_add(wk__keyset *k, const char *key, size_t len);
+void wk__keyset_free(wk__keyset *k);
+
 /* ---- the store ---- */
 
 /** Servers a store may know (cluster masters and replicas it was redirected to, sentinels'

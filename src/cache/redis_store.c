@@ -669,6 +669,10 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
     uint32_t nn = masters(s, nodes);
     wk_status st = WK_OK;
     bool stop = false;
+    /* across masters, a key that moves while the scan runs may be met twice */
+    wk__keyset seen;
+    wk__keyset_init(&seen, s->alloc);
+    bool dedupe = nn > 1;
     for (uint32_t m = 0; m < nn && st == WK_OK && !stop; m++) {
         char cursor[32] = "0";
         do {
@@ -709,13 +713,22 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
             memcpy(cursor, wk__rnode_str(c, &r[1]), (size_t)r[1].n);
             cursor[r[1].n] = '\0';
             for (size_t k = 3; k < c->nnodes && !stop; k++) {
-                if (r[k].type == '$' && r[k].n >= 0) {
-                    stop = !fn(ctx, wk__rnode_str(c, &r[k]), (size_t)r[k].n);
+                if (r[k].type != '$' || r[k].n < 0) {
+                    continue;
+                }
+                const char *key = wk__rnode_str(c, &r[k]);
+                int fresh = dedupe ? wk__keyset_add(&seen, key, (size_t)r[k].n) : 1;
+                if (fresh < 0) {
+                    st = wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+                    stop = true;
+                } else if (fresh > 0) {
+                    stop = !fn(ctx, key, (size_t)r[k].n);
                 }
             }
             give_back(s, nodes[m], c, false);
         } while (!stop && strcmp(cursor, "0") != 0);
     }
+    wk__keyset_free(&seen);
     wk_free(s->alloc, pattern, plen * 2 + 2);
     return st;
 }

@@ -19,8 +19,10 @@
  *
  * The table never resizes: its bucket count is fixed at creation from the shard's entry
  * bound. Retired entries are reclaimed by writers once 16 are pending (or their bytes reach an
- * eighth of the shard's bound), so memory exceeds the bounds by at most that much while
- * readers are slow.
+ * eighth of the shard's bound) and their grace period is over; until then they are memory
+ * above the bounds (the exact statement is in wirekit/cache.h). Writers never wait for
+ * readers, so a reader that lingers (descheduled mid-walk, or in a long pinned section)
+ * holds back memory, never another thread.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -677,7 +677,6 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     if (block == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
-    memset(block, 0, block_bytes);
     wk_slice *krefs = (wk_slice *)block;
     wk_slice *mk = krefs + n;
     wk_buf *vals = (wk_buf *)(mk + n);
@@ -686,6 +685,8 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     size_t *miss = (size_t *)(epochs + n);
     char *keys = (char *)(miss + n);
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
+    memset(vals, 0, n * sizeof *vals); /* freed whole at the end; the rest is written first */
+    memset(found, 0, n * sizeof *found);
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {

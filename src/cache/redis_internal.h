@@ -72,8 +72,14 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
  *  (checked on headers, before allocating), WK_ERR_IO on timeout or a lost connection,
  *  WK_ERR_SYNTAX on bytes that are not RESP. After any failure the connection is unusable. */
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err);
-/** Non-blocking: completes a reply from buffered bytes or one recv(); *got tells. */
+/** Non-blocking: completes a reply from buffered bytes and what the socket holds now
+ *  (recv() until it would block); *got tells. Failures as wk__rconn_read. */
 wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
+/** Most connections wk__rconn_wait_any watches at once. */
+#define WK__RCONN_WAIT_MAX 128u
+/** Waits until one of cs[0..n) has bytes to read (or hung up), before `deadline`; WK_ERR_IO
+ *  on timeout. */
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err);
 /** True when bytes of a next reply are already buffered. */
 bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);

@@ -35,16 +35,15 @@ void wk__rconn_free(wk__rconn *c)
     wk_free(c->alloc, c, sizeof *c);
 }
 
-/* Waits for `events` on the socket until `deadline`; WK_ERR_IO on timeout or error. */
-static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error *err)
+/* Polls p[0..n) until one is ready or `deadline`; WK_ERR_IO on timeout or error. */
+static wk_status poll_until(struct pollfd *p, size_t n, int64_t deadline, wk_error *err)
 {
     for (;;) {
         int64_t left = deadline - wk__redis_now_ms();
         if (left <= 0) {
             return wk_error_set(err, WK_ERR_IO, 0, "redis: command timed out (deadline passed)");
         }
-        struct pollfd p = {c->fd, events, 0};
-        int r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+        int r = poll(p, (nfds_t)n, (int)(left > 60000 ? 60000 : left));
         if (r > 0) {
             return WK_OK;
         }
@@ -52,6 +51,13 @@ static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error 
             return wk_error_set(err, WK_ERR_IO, 0, "redis: poll failed");
         }
     }
+}
+
+/* Waits for `events` on the socket until `deadline`. */
+static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error *err)
+{
+    struct pollfd p = {c->fd, events, 0};
+    return poll_until(&p, 1, deadline, err);
 }
 
 /* Makes room for `n` more bytes of pending output. */
@@ -348,8 +354,9 @@ static void compact(wk__rconn *c, size_t *start, size_t *need)
     }
 }
 
-wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
 {
+    *got = false;
     size_t start = next_start(c);
     size_t need = 0;
     for (;;) {
@@ -362,6 +369,7 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             }
             if (done) {
                 c->consumed = used;
+                *got = true;
                 return WK_OK;
             }
         }
@@ -385,56 +393,48 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             return wk_error_set(err, WK_ERR_IO, c->in_len,
                                 "redis: connection closed by the server");
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            st = wait_fd(c, POLLIN, deadline, err);
-            if (st != WK_OK) {
-                return st;
-            }
+        if (errno == EINTR) {
             continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return WK_OK; /* nothing more for now */
         }
         return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
     }
+}
+
+wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
+{
+    for (;;) {
+        bool got = false;
+        wk_status st = wk__rconn_try_read(c, lim, &got, err);
+        if (st != WK_OK || got) {
+            return st;
+        }
+        st = wait_fd(c, POLLIN, deadline, err);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+}
+
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err)
+{
+    struct pollfd p[WK__RCONN_WAIT_MAX];
+    if (n > WK__RCONN_WAIT_MAX) {
+        n = WK__RCONN_WAIT_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p[i].fd = cs[i]->fd;
+        p[i].events = POLLIN;
+        p[i].revents = 0;
+    }
+    return poll_until(p, n, deadline, err);
 }
 
 bool wk__rconn_buffered(const wk__rconn *c)
 {
     return c->in_len > c->consumed;
-}
-
-wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
-{
-    *got = false;
-    size_t start = next_start(c);
-    bool done = false;
-    size_t used = 0, need = 0;
-    wk_status st = c->in_len > start ? parse(c, start, lim, &done, &used, &need, err) : WK_OK;
-    if (st != WK_OK) {
-        return st;
-    }
-    if (done) {
-        c->consumed = used;
-        *got = true;
-        return WK_OK;
-    }
-    compact(c, &start, &need);
-    /* Pull what the socket has now (non-blocking), within the cap. */
-    size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
-    st = grow_in(c, 0, ceiling, err);
-    if (st != WK_OK) {
-        return st;
-    }
-    ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
-    if (r == 0) {
-        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection closed by the server");
-    }
-    if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            return WK_OK;
-        }
-        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
-    }
-    c->in_len += (size_t)r;
-    return WK_OK;
 }
 
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n)

@@ -203,14 +203,15 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
     wk_cache_entry *refs[BATCH];
     wk_status sts[BATCH];
     for (uint64_t i = 0; i < iters; i += BATCH) {
-        for (unsigned j = 0; j < BATCH; j++) {
+        unsigned m = iters - i < BATCH ? (unsigned)(iters - i) : BATCH; /* exactly iters keys */
+        for (unsigned j = 0; j < m; j++) {
             unsigned k = (unsigned)((i + j) % NKEYS);
             ids[j].ptr = b->ids[k];
             ids[j].len = b->id_len[k];
         }
-        if (wk_cache_get_many(b->c, &seed_user_schema, BATCH, ids, seed_loader, NULL, refs, sts,
+        if (wk_cache_get_many(b->c, &seed_user_schema, m, ids, seed_loader, NULL, refs, sts,
                               NULL) == WK_OK) {
-            for (unsigned j = 0; j < BATCH; j++) {
+            for (unsigned j = 0; j < m; j++) {
                 sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
                 wk_cache_entry_unref(refs[j]);
             }
@@ -357,14 +358,15 @@ static uint64_t cluster_pipelined(void *arg, uint64_t iters)
     wk_cache_entry *refs[CBATCH];
     wk_status sts[CBATCH];
     for (uint64_t i = 0; i < iters; i += CBATCH) {
-        for (unsigned j = 0; j < CBATCH; j++) {
+        unsigned m = iters - i < CBATCH ? (unsigned)(iters - i) : CBATCH; /* exactly iters */
+        for (unsigned j = 0; j < m; j++) {
             unsigned k = (unsigned)((i + j) % NKEYS);
             ids[j].ptr = b->ids[k];
             ids[j].len = b->id_len[k];
         }
-        if (wk_cache_get_many(b->c, &seed_user_schema, CBATCH, ids, seed_loader, NULL, refs,
-                              sts, NULL) == WK_OK) {
-            for (unsigned j = 0; j < CBATCH; j++) {
+        if (wk_cache_get_many(b->c, &seed_user_schema, m, ids, seed_loader, NULL, refs, sts,
+                              NULL) == WK_OK) {
+            for (unsigned j = 0; j < m; j++) {
                 sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
                 wk_cache_entry_unref(refs[j]);
             }

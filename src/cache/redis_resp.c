@@ -222,7 +222,8 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
         }
         size_t eol = (size_t)(nl - c->in);
         if (eol == pos || c->in[eol - 1] != '\r') {
-            return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: malformed reply (no CRLF)");
+            return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                "redis: malformed reply (no CRLF)");
         }
         char type = (char)c->in[pos];
         const uint8_t *body = c->in + pos + 1;
@@ -238,14 +239,16 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
             break;
         case ':':
             if (!parse_int(body, blen, &v)) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: malformed integer reply");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed integer reply");
             }
             st = add_node(c, type, v, pos, lim->max_elems, err);
             pos = after;
             break;
         case '$':
             if (!parse_int(body, blen, &v) || v < -1) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: malformed bulk length");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed bulk length");
             }
             if (v > 0 && (uint64_t)v > lim->max_bytes) {
                 return wk_error_set(err, WK_ERR_LIMIT, pos - start,
@@ -265,7 +268,8 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
             break;
         case '*':
             if (!parse_int(body, blen, &v) || v < -1) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: malformed array length");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed array length");
             }
             if (v > 0 && (uint64_t)v > lim->max_elems) {
                 return wk_error_set(err, WK_ERR_LIMIT, pos - start,
@@ -275,12 +279,15 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
             pos = after;
             if (st == WK_OK && v > 0) {
                 if (depth == MAX_NESTING) {
-                    return wk_error_set(err, WK_ERR_LIMIT, pos - start, "redis: reply nested too deep");
+                    return wk_error_set(err, WK_ERR_LIMIT, pos - start,
+                                        "redis: reply nested too deep");
                 }
                 pending[depth++] = v + 1; /* decremented below for the array node itself */
             }
             break;
-        default: return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: unknown reply type byte");
+        default:
+            return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                "redis: unknown reply type byte");
         }
         if (st != WK_OK) {
             return st;

@@ -333,8 +333,9 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *foun
                 b->st = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
             }
         } else if (r->type == '-') {
-            b->st = wk_error_set(err, WK_ERR_IO, i,
-                                 wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
+            b->st = wk_error_set(
+                err, WK_ERR_IO, i,
+                wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
         } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
             b->st = wk_error_set(err, WK_ERR_IO, i,
                                  "redis: GET answered with a reply of the wrong type");

@@ -86,7 +86,7 @@ static void *reader(void *arg)
     return NULL;
 }
 
-/* Like reader, through wk_cache_peek in pinned sections of up to 8 gets (wk_cache_get on a
+/* Like reader, through wk_cache_peek in pinned sections of up to 8 lookups (wk_cache_get on a
  * peek miss). Every borrowed entry is checked when handed out and again at the end of its
  * section, after the writers had the time to unlink it: it must still be whole. */
 static void *peek_reader(void *arg)

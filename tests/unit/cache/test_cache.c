@@ -208,7 +208,7 @@ WK_TEST(test_cache_peek_borrows_live_entries_only_inside_a_pinned_section)
     wk_cache_unpin(c); /* the outer section still holds */
     /* evict "1" and retire many more entries than a reclaim waits for: the borrowed entry
      * must stay readable (ASan would see a free) */
-    char id[8];
+    char id[16];
     for (int i = 2; i < 60; i++) {
         snprintf(id, sizeof id, "%d", i);
         CHECK_EQ(get_age(c, id, &d, &st), i);

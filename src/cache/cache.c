@@ -709,7 +709,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         wk_cache_entry *e = local_usable(c, now)
                                 ? wk__shard_peek(sh, hashes[i], key, kl, now)
                                 : NULL;
-        if (e == NULL) {
+        if (e == NULL && (c->flags & WK_CACHE_NO_LOCAL) != 0) {
+            epochs[i] = shard_epoch(sh); /* no local tier: nothing to look up under the lock */
+        } else if (e == NULL) {
             pthread_mutex_lock(&sh->mu);
             if (local_usable(c, now)) {
                 e = wk__shard_find(sh, hashes[i], key, kl, now);
@@ -753,12 +755,14 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 } else {
                     COUNT(c, shared_misses);
                 }
-                if (r == SHARED_HIT) {
+                if (r == SHARED_HIT && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
                     pthread_mutex_lock(&sh->mu);
                     if (local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
                         wk__shard_insert(sh, e);
                     }
                     pthread_mutex_unlock(&sh->mu);
+                }
+                if (r == SHARED_HIT) {
                     statuses[i] = deliver(c, e, &refs[i], NULL);
                 } else {
                     miss[left++] = i;

@@ -231,7 +231,7 @@ void wk__shard_clear(wk__shard *sh)
     while (sh->ring.next != &sh->ring) {
         unlink_entry(sh, sh->ring.next);
     }
-    sh->epoch++;
+    __atomic_fetch_add(&sh->epoch, 1, __ATOMIC_RELEASE); /* read without the lock by loads */
     reclaim(sh, false);
 }
 

@@ -207,14 +207,13 @@ static wk_status fail_at(wk_json_unpacker *u, const uint8_t *base, size_t avail,
 static size_t trim_ws(const uint8_t *p, size_t consumed);
 
 /*
- * Reads the value at base[0..avail) (framed: it is whole there) with the event reader,
- * sending its events to `sink` when not NULL. Returns WK_OK with *vlen = the value's length,
- * or the reader's (or the sink's) error, latched. Without a sink nothing is read but the
- * check: wk_json_validate, which answers what the reader answers (same status, message and
- * offset; test_json_validate compares them) without making events.
+ * Checks the value at base[0..avail) (framed: it is whole there) with wk_json_validate,
+ * which answers what the event reader answers (same status, message and offset;
+ * test_json_validate compares them) without making events. Returns WK_OK with *vlen = the
+ * value's length, or the error, latched.
  */
 static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t avail,
-                            const wk_sink *sink, size_t *vlen)
+                            size_t *vlen)
 {
     wk_json_reader r;
     wk_read_opts o = u->opts;
@@ -231,53 +230,13 @@ static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t ava
         wk_json_reader_free(&r);
         return fail_at(u, base, avail, e.code, u->value_off + e.offset - 1, e.msg);
     }
-    if (sink == NULL) {
-        wk_error e;
-        size_t used = 0;
-        wk_status st = wk_json_validate(base, avail, &o, &used, &e);
-        if (st != WK_OK) {
-            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
-        }
-        *vlen = trim_ws(base, used);
-        return WK_OK;
+    wk_error e;
+    size_t used = 0;
+    wk_status st = wk_json_validate(base, avail, &o, &used, &e);
+    if (st != WK_OK) {
+        return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
     }
-    wk_json_reader_init(&r, base, avail, &o, NULL);
-    uint32_t depth = 0;
-    wk_status st;
-    wk_event ev;
-    for (;;) {
-        st = wk_json_reader_next(&r, &ev);
-        if (st != WK_OK) {
-            wk_error e;
-            wk_json_reader_error(&r, &e);
-            if (st == WK_ERR_EOF) { /* framing found no value: cannot happen, say so */
-                e.offset = avail;
-                e.msg = "input ends where a value should start";
-                st = WK_ERR_TRUNCATED;
-            }
-            wk_json_reader_free(&r);
-            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
-        }
-        if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
-            depth++;
-        } else if (ev.type == WK_EV_END) {
-            depth--;
-        }
-        if (sink != NULL) {
-            st = sink->event(sink->self, &ev);
-            if (st != WK_OK) {
-                wk_error e;
-                sink->error(sink->self, &e);
-                wk_json_reader_free(&r);
-                return wk__feed_fail(&u->f, st, e.offset, e.msg);
-            }
-        }
-        if (depth == 0) {
-            break;
-        }
-    }
-    *vlen = wk_json_reader_offset(&r);
-    wk_json_reader_free(&r);
+    *vlen = trim_ws(base, used);
     return WK_OK;
 }
 
@@ -549,8 +508,8 @@ static size_t trim_ws(const uint8_t *p, size_t consumed)
 /* Hands the value at base[0..) (in the chunk or in buf) out: decodes or reads it and
  * consumes its bytes. */
 static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, size_t vlen,
-                      enum take_mode mode, const wk_sink *sink, wk_arena *arena,
-                      wk_value **out, const uint8_t **data, size_t *len)
+                      enum take_mode mode, wk_arena *arena, wk_value **out,
+                      const uint8_t **data, size_t *len)
 {
     wk_status st;
     if (mode == TAKE_TREE) {
@@ -563,7 +522,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
         st = wk_json_decode_value(base, avail, &o, arena, out, &used, NULL);
         if (st != WK_OK) {
             size_t ignored;
-            st = read_value(u, base, avail, NULL, &ignored);
+            st = read_value(u, base, avail, &ignored);
             if (st == WK_OK) { /* the reader took it: the failure was the arena's */
                 return fail_at(u, base, avail, WK_ERR_NOMEM, u->value_off,
                                "out of memory (arena) for the value");
@@ -572,7 +531,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
         }
         vlen = trim_ws(base, used);
     } else {
-        st = read_value(u, base, avail, sink, &vlen);
+        st = read_value(u, base, avail, &vlen);
         if (st != WK_OK) {
             return st;
         }
@@ -669,8 +628,8 @@ static wk_status drop_leftover(wk_json_unpacker *u)
     return st;
 }
 
-static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *sink,
-                      wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
+static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
+                      wk_value **out, const uint8_t **data, size_t *len)
 {
     wk__feed *f = &u->f;
     wk_status st = wk__feed_enter(f);
@@ -750,7 +709,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         }
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
-            return emit(u, p, n, vlen, mode, sink, arena, out, data, len);
+            return emit(u, p, n, vlen, mode, arena, out, data, len);
         }
         if (st == WK_ERR_AGAIN && !f->finished) {
             st = wk__feed_gather(f);
@@ -764,7 +723,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             return WK_ERR_AGAIN;
         }
         size_t ignored;
-        return read_value(u, p, n, NULL, &ignored); /* depth, or input ends inside the value */
+        return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
     for (;;) {
         if (u->nl_try && f->chunk_pos < f->chunk_len) {
@@ -796,7 +755,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         }
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
-            return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+            return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
         }
         if (st == WK_ERR_AGAIN) {
             st = wk__feed_append(f);
@@ -812,11 +771,11 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             /* finished: a top-level scalar ends at the end of input */
             st = frame(u, f->buf, f->buf_len, &vlen);
             if (st == WK_OK) {
-                return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+                return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
             }
         }
         size_t ignored;
-        return read_value(u, f->buf, f->buf_len, NULL, &ignored);
+        return read_value(u, f->buf, f->buf_len, &ignored);
     }
 }
 
@@ -825,7 +784,7 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
 {
     const uint8_t *d = NULL;
     size_t n = 0;
-    wk_status st = take(u, TAKE_RAW, NULL, NULL, NULL, &d, &n);
+    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
     u->live = u->live && st != WK_ERR_AGAIN; /* the caller may now free or reuse the chunk */
     if (st == WK_OK) {
         *data = d;
@@ -843,7 +802,7 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_value *v = NULL;
-    wk_status st = take(u, TAKE_TREE, NULL, arena, &v, &d, &n);
+    wk_status st = take(u, TAKE_TREE, arena, &v, &d, &n);
     u->live = u->live && st != WK_ERR_AGAIN;
     if (st == WK_OK) {
         *out = v;

@@ -66,16 +66,17 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         wk__json_failed(f, WK_ERR_RANGE, "string longer than 4 GiB", s);
         return false;
     }
+    if (WK__LIKELY(esc == NULL && !copy)) {
+        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8;
+         * the node in two stores */
+        wk_value t = {.type = WK_VAL_STR, .flags = WK_VALF_PLAIN, .len = (uint32_t)len};
+        t.u.str = (const char *)s;
+        *v = t;
+        return true;
+    }
     v->type = WK_VAL_STR;
     v->ext_type = 0;
     v->reserved = 0;
-    if (WK__LIKELY(esc == NULL && !copy)) {
-        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8 */
-        v->flags = WK_VALF_PLAIN;
-        v->len = (uint32_t)len;
-        v->u.str = (const char *)s;
-        return true;
-    }
     uint8_t *dst = wk_arena_alloc(arena, len + 1, 1);
     if (dst == NULL) {
         wk__json_failed(f, WK_ERR_NOMEM, "out of memory (arena) for a string", s);

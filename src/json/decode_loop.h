@@ -32,7 +32,9 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
     wk_value *vs = inline_vs;
     frame *fs = inline_fs;
     size_t n = 0;
+    size_t cap = ps.vs.cap; /* ps.vs.cap in a register */
     size_t depth = 0;
+    bool obj = false; /* the innermost open container is an object (fs[depth - 1].object) */
     wk_value *v;
     uint8_t c;
 
@@ -52,10 +54,15 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
 
 value:
     /* p is at the first byte of a value (not at the end). */
-    if (WK__UNLIKELY(n == ps.vs.cap) && !grow_values(&ps, n, &vs)) {
-        wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
-        goto fail;
+    if (WK__UNLIKELY(n == cap)) {
+        if (!grow_values(&ps, n, &vs)) {
+            wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
+            goto fail;
+        }
+        cap = ps.vs.cap;
     }
+value_room:
+    /* the stack has room for the value at vs[n] */
     v = &vs[n];
     c = *p;
     switch (c) {
@@ -82,12 +89,13 @@ value:
             fs = ps.fs.mem;
         }
         fs[depth].start = (uint32_t)n;
-        fs[depth].object = c == '{';
+        obj = c == '{';
+        fs[depth].object = obj;
         depth++;
         memset(v, 0, sizeof *v);
         v->type = c == '{' ? WK_VAL_MAP : WK_VAL_ARRAY;
         n++;
-        p = WK__DECODE(wk__json_skip_ws)(p + 1, end);
+        p = WK__DECODE(wk__json_skip_ws_indent)(p + 1, end);
         if (WK__UNLIKELY(p == end)) {
             wk__json_failed(&f, WK_ERR_TRUNCATED,
                             c == '{' ? "input ends inside an object" : "input ends inside an array",
@@ -97,6 +105,7 @@ value:
         if (*p == (c == '{' ? '}' : ']')) {
             p++;
             depth--;
+            obj = depth > 0 && fs[depth - 1].object;
             goto after_value; /* empty: the node is complete as it is */
         }
         if (c == '{') {
@@ -106,7 +115,6 @@ value:
     case 't':
     case 'f':
     case 'n': {
-        const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
         size_t wl = c == 'f' ? 5 : 4;
         size_t left = (size_t)(end - p);
         if (WK__LIKELY(left >= 5)) {
@@ -120,7 +128,8 @@ value:
                 wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
                 goto fail;
             }
-        } else if (memcmp(p, word, left < wl ? left : wl) != 0) {
+        } else if (memcmp(p, c == 't' ? "true" : c == 'f' ? "false" : "null",
+                          left < wl ? left : wl) != 0) {
             wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
             goto fail;
         }
@@ -217,21 +226,21 @@ value:
     n++;
 
 after_value:
-    if (depth == 0) {
+    if (WK__UNLIKELY(depth == 0)) {
         goto done;
     }
-    p = WK__DECODE(wk__json_skip_ws)(p, end);
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED,
-                        fs[depth - 1].object ? "input ends inside an object"
-                                                : "input ends inside an array",
-                        p);
-        goto fail;
+    if (WK__UNLIKELY(p == end || *p <= ' ')) {
+        p = WK__DECODE(wk__json_skip_ws)(p, end);
+        if (WK__UNLIKELY(p == end)) {
+            wk__json_failed(&f, WK_ERR_TRUNCATED,
+                            obj ? "input ends inside an object" : "input ends inside an array", p);
+            goto fail;
+        }
     }
     c = *p;
-    if (c == ',') {
-        p = WK__DECODE(wk__json_skip_ws)(p + 1, end);
-        if (fs[depth - 1].object) {
+    if (WK__LIKELY(c == ',')) {
+        p = WK__DECODE(wk__json_skip_ws_indent)(p + 1, end);
+        if (obj) {
             goto key;
         }
         if (WK__UNLIKELY(p == end)) {
@@ -272,6 +281,7 @@ after_value:
         node->u.items = kids; /* same pointer for u.pairs: wk_pair is two wk_value */
         n = fr->start + 1;
         depth--;
+        obj = depth > 0 && fs[depth - 1].object;
         goto after_value;
     }
 
@@ -285,9 +295,12 @@ key:
                         *p == '}' ? "trailing comma in object" : "object key must be a string", p);
         goto fail;
     }
-    if (WK__UNLIKELY(n + 1 >= ps.vs.cap) && !grow_values(&ps, n, &vs)) {
-        wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
-        goto fail;
+    if (WK__UNLIKELY(n + 1 >= cap)) {
+        if (!grow_values(&ps, n, &vs)) {
+            wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
+            goto fail;
+        }
+        cap = ps.vs.cap;
     }
     {
         const uint8_t *esc;
@@ -298,7 +311,19 @@ key:
         n++;
         p = close + 1;
     }
-    if (WK__LIKELY(p < end && *p == ':')) {
+    /* The two common separators, ":" and ": ", before a value's first byte (three bytes
+     * left: the value cannot be shorter than one byte after them). */
+    if (WK__LIKELY(end - p >= 3 && p[0] == ':')) {
+        if (p[1] > ' ') {
+            p += 1;
+            goto value_room;
+        }
+        if (p[1] == ' ' && p[2] > ' ') {
+            p += 2;
+            goto value_room;
+        }
+        p++;
+    } else if (p < end && *p == ':') {
         p++;
     } else {
         p = WK__DECODE(wk__json_skip_ws)(p, end);
@@ -317,7 +342,7 @@ key:
         wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends where a value should start", p);
         goto fail;
     }
-    goto value;
+    goto value_room; /* the key made room for its value too */
 
 done:
     p = WK__DECODE(wk__json_skip_ws)(p, end);

@@ -291,6 +291,10 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* 10^k for k = 0..8. */
+static const uint64_t wk__json_pow10_8[9] = {1,      10,      100,      1000,     10000,
+                                             100000, 1000000, 10000000, 100000000};
+
 /*
  * Lexes a number at p (p[0] is '-' or a digit). With `raw` only the grammar is checked and
  * kind is WK__NUM_RAW (the text is [p, return)). Returns the position after the number or
@@ -361,6 +365,23 @@ WK__JSON_HOT const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t 
             return wk__json_failed(f, WK_ERR_SYNTAX, "digit expected after '.' in number", p);
         }
         do {
+            if (w != 0 && nd <= 11 && end - p >= 8) {
+                /* up to eight fraction digits in one word, while w keeps room for them */
+                uint64_t x;
+                memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                x = __builtin_bswap64(x);
+#endif
+                unsigned k = wk__json_digits8_count(x); /* >= 1: *p is a digit */
+                if (k < 8) {
+                    x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                }
+                w = w * wk__json_pow10_8[k] + wk__json_digits8_value(x);
+                nd += (int)k;
+                q -= (int64_t)k;
+                p += k;
+                continue; /* to the loop's test */
+            }
             uint8_t dgt = (uint8_t)(*p - '0');
             if (w == 0 && dgt == 0) {
                 q--;

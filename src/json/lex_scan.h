@@ -82,6 +82,16 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint
     return p < end ? WK__LEX(wk__json_skip_ws_run)(p, end) : p;
 }
 
+/* The same where indented text has a line break and indentation (after '{', '[' and ','):
+ * no whitespace in one compare, else straight to the run. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    return p < end ? WK__LEX(wk__json_skip_ws_run)(p, end) : p;
+}
+
 /* After a three-byte sequence (CJK text): skips further three-byte sequences ten at a time
  * while 32 bytes are left (AVX2), four at a time while 16 are (SSE2): lead bytes 1110xxxx
  * every third byte, continuation bytes 10xxxxxx in between, no E0 before 80-9F (overlong)

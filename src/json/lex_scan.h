@@ -23,11 +23,11 @@
 WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const uint8_t *end)
 {
 #if WK__LEX_AVX2
-    /* ' ' '\t' '\n' '\r' each sit at their low nibble; other entries never equal a byte
-     * with that low nibble; bytes >= 0x80 shuffle to 0 and differ from themselves. */
-    const __m256i table = _mm256_setr_epi8(' ', 1, 1, 1, 1, 1, 1, 1, 1, '\t', '\n', 1, 1, '\r', 1,
-                                           1, ' ', 1, 1, 1, 1, 1, 1, 1, 1, '\t', '\n', 1, 1, '\r',
-                                           1, 1);
+    /* ' ' '\t' '\n' '\r' each sit at their low nibble; the other entries are 0x80, which no
+     * byte below 0x80 equals; bytes >= 0x80 shuffle to 0 and differ from themselves. */
+    const char o = (char)0x80;
+    const __m256i table = _mm256_setr_epi8(' ', o, o, o, o, o, o, o, o, '\t', '\n', o, o, '\r', o, o,
+                                           ' ', o, o, o, o, o, o, o, o, '\t', '\n', o, o, '\r', o, o);
     while (end - p >= 32) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
         unsigned other =

@@ -48,6 +48,17 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
         p += 16;
     }
 #elif defined(__SSE2__)
+    if (*p == '\n' && end - p >= 16) {
+        /* indented text: a line break and spaces, found with one compare; the byte after
+         * them ends the run unless it is whitespace too (then the general step goes on) */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+        unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
+        if (k < 16 && p[k] > ' ') {
+            return p + k;
+        }
+        p += k < 16 ? k : 16;
+    }
     const __m128i sp = _mm_set1_epi8(' ');
     const __m128i nl = _mm_set1_epi8('\n');
     const __m128i cr = _mm_set1_epi8('\r');
@@ -93,7 +104,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, con
 }
 
 /* After a three-byte sequence (CJK text): skips further three-byte sequences ten at a time
- * while 32 bytes are left (AVX2), four at a time while 16 are (SSE2): lead bytes 1110xxxx
+ * while 32 bytes are left (AVX2), five at a time while 16 are (SSE2): lead bytes 1110xxxx
  * every third byte, continuation bytes 10xxxxxx in between, no E0 before 80-9F (overlong)
  * nor ED before A0-BF (surrogate). Stops at the first group that is anything else and leaves
  * it to the caller. */
@@ -128,16 +139,16 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run3)(const uint8_t *p, const ui
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
         unsigned cont = (unsigned)_mm_movemask_epi8(
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
-        if ((lead & 0x249u) != 0x249u || (cont & 0xDB6u) != 0xDB6u) {
+        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
             break;
         }
         unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
         unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
         unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* as above */
-        if (((e0 & ~b5) | (ed & b5)) & 0x249u) {
+        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
             break;
         }
-        p += 12;
+        p += 15;
     }
 #else
     (void)end;

@@ -3,13 +3,15 @@
  * (through wk_value_decode) must agree on the status and, when both accept, on the tree;
  * an accepted tree written compactly (tree walker and event writer alike) must read back as
  * the same tree, and written into fixed buffers too short for it, must give a prefix of that
- * text and WK_ERR_LIMIT. The first byte picks reader options so all modes get exercised. Any
- * disagreement traps.
+ * text and WK_ERR_LIMIT. The fused parser also runs on the lexer's baseline instance and must
+ * agree with the machine's best (AVX2) to the error offset. The first byte picks reader
+ * options so all modes get exercised. Any disagreement traps.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/lex.h"
 #include "wirekit/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,7 +35,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_arena_init(&a2, NULL, 64u << 20);
     wk_value *fused = NULL, *generic = NULL;
     size_t used = 0;
-    wk_status s1 = wk_json_decode_value(data, size, &ro, &a1, &fused, &used, NULL);
+    wk_error e1 = {WK_OK, 0, NULL};
+    wk_status s1 = wk_json_decode_value(data, size, &ro, &a1, &fused, &used, &e1);
+
+    /* The fused parser on the lexer's baseline instance (the call above ran the machine's
+     * best, AVX2 here): same status, offset, message, consumed bytes and tree. */
+    {
+        wk_arena a3;
+        wk_arena_init(&a3, NULL, 64u << 20);
+        wk_value *base = NULL;
+        size_t used3 = 0;
+        wk_error e3 = {WK_OK, 0, NULL};
+        wk__json_simd_force(WK__JSON_SIMD_BASE);
+        wk_status s3 = wk_json_decode_value(data, size, &ro, &a3, &base, &used3, &e3);
+        wk__json_simd_force(0);
+        if (s3 != s1 || e3.offset != e1.offset || e3.msg != e1.msg ||
+            (s1 == WK_OK && (used3 != used || !wk_value_equal(fused, base, NULL)))) {
+            __builtin_trap();
+        }
+        wk_arena_free(&a3);
+    }
 
     wk_json_reader r;
     wk_json_reader_init(&r, data, size, &ro, &a2);

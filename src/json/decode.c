@@ -11,9 +11,12 @@
  * are core/kernel.h's: on the C stack first, then on the options' allocator, else the arena's.
  *
  * This is the one tree builder that does not instantiate value/value_build_core.h: its
- * grammar is written straight into the loop (no event between the lexer and the node), which
- * the event-cursor form cost 25-30% in instructions when measured (wk_value_decode over the
- * JSON reader against this parser); it shares the lexer, the number parser and the stacks.
+ * grammar is written straight into the loop (no event between the lexer and the node); the
+ * event form costs 1.8x the instructions (wk_value_decode over the JSON reader: 5.58 M on
+ * twitter.json against this parser's 3.07 M, docs/benchmarks.md). It shares the lexer, the
+ * number parser and the stacks. The loop itself is json/decode_loop.h, instantiated here once
+ * per instance of the lexer's wide scans (baseline, AVX2); the entry point picks the one
+ * wk__json_simd() chose for the process.
  */
 #include <string.h>
 
@@ -66,16 +69,17 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
         wk__json_failed(f, WK_ERR_RANGE, "string longer than 4 GiB", s);
         return false;
     }
+    if (WK__LIKELY(esc == NULL && !copy)) {
+        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8;
+         * the node in two stores */
+        wk_value t = {.type = WK_VAL_STR, .flags = WK_VALF_PLAIN, .len = (uint32_t)len};
+        t.u.str = (const char *)s;
+        *v = t;
+        return true;
+    }
     v->type = WK_VAL_STR;
     v->ext_type = 0;
     v->reserved = 0;
-    if (WK__LIKELY(esc == NULL && !copy)) {
-        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8 */
-        v->flags = WK_VALF_PLAIN;
-        v->len = (uint32_t)len;
-        v->u.str = (const char *)s;
-        return true;
-    }
     uint8_t *dst = wk_arena_alloc(arena, len + 1, 1);
     if (dst == NULL) {
         wk__json_failed(f, WK_ERR_NOMEM, "out of memory (arena) for a string", s);
@@ -97,340 +101,28 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
     return true;
 }
 
+#define WK__DECODE(name) name
+#define WK__DECODE_FN static WK__NOINLINE
+#include "json/decode_loop.h"
+#undef WK__DECODE
+#undef WK__DECODE_FN
+
+#if WK__JSON_HAVE_AVX2
+#define WK__DECODE(name) name##_avx2
+#define WK__DECODE_FN static WK__NOINLINE WK__JSON_AVX2_FN
+#include "json/decode_loop.h"
+#undef WK__DECODE
+#undef WK__DECODE_FN
+#endif
+
 WK_API wk_status wk_json_decode_value(const void *data, size_t len, const wk_read_opts *opts,
                                       wk_arena *arena, wk_value **out, size_t *consumed,
                                       wk_error *err)
 {
-    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
-    unsigned flags = opts != NULL ? opts->flags : 0;
-    size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
-                                                            : WK_JSON_DEFAULT_MAX_DEPTH;
-    const bool copy = (flags & WK_READ_COPY_STRINGS) != 0;
-    const bool raw = (flags & WK_JSON_READ_RAW_NUMBERS) != 0;
-    const uint8_t *start = data;
-    const uint8_t *p = start;
-    const uint8_t *end = start + len;
-    wk__json_fail f = {WK_OK, NULL, NULL};
-    wk_value inline_vs[INLINE_VALUES];
-    frame inline_fs[INLINE_FRAMES];
-    parser ps;
-    wk__stack_init(&ps.vs, inline_vs, INLINE_VALUES, sizeof(wk_value),
-                   alloc != NULL ? alloc : arena->alloc);
-    wk__stack_init(&ps.fs, inline_fs, INLINE_FRAMES, sizeof(frame), ps.vs.alloc);
-    wk_value *vs = inline_vs;
-    frame *fs = inline_fs;
-    size_t n = 0;
-    size_t depth = 0;
-    wk_value *v;
-    uint8_t c;
-
-    if (len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
-        if (!(flags & WK_JSON_READ_ALLOW_BOM)) {
-            wk__json_failed(&f, WK_ERR_SYNTAX,
-                            "byte order mark before JSON (not allowed by default)", p);
-            goto fail;
-        }
-        p += 3;
+#if WK__JSON_HAVE_AVX2
+    if (wk__json_simd() == WK__JSON_SIMD_AVX2) {
+        return decode_avx2(data, len, opts, arena, out, consumed, err);
     }
-    p = wk__json_skip_ws(p, end);
-    if (p == end) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "no JSON value in the input", p);
-        goto fail;
-    }
-
-value:
-    /* p is at the first byte of a value (not at the end). */
-    if (WK__UNLIKELY(n == ps.vs.cap) && !grow_values(&ps, n, &vs)) {
-        wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
-        goto fail;
-    }
-    v = &vs[n];
-    c = *p;
-    switch (c) {
-    case '"': {
-        const uint8_t *esc;
-        const uint8_t *close = wk__json_scan_string(p + 1, end, &esc, &f);
-        if (close == NULL || !make_string(v, p + 1, esc, close, copy, arena, &f)) {
-            goto fail;
-        }
-        p = close + 1;
-        break;
-    }
-    case '{':
-    case '[':
-        if (depth >= max_depth) {
-            wk__json_failed(&f, WK_ERR_DEPTH, "nesting deeper than the limit", p);
-            goto fail;
-        }
-        if (depth == ps.fs.cap) {
-            if (!wk__stack_grow(&ps.fs, depth, max_depth)) {
-                wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the nesting stack", p);
-                goto fail;
-            }
-            fs = ps.fs.mem;
-        }
-        fs[depth].start = (uint32_t)n;
-        fs[depth].object = c == '{';
-        depth++;
-        memset(v, 0, sizeof *v);
-        v->type = c == '{' ? WK_VAL_MAP : WK_VAL_ARRAY;
-        n++;
-        p = wk__json_skip_ws(p + 1, end);
-        if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED,
-                            c == '{' ? "input ends inside an object" : "input ends inside an array",
-                            p);
-            goto fail;
-        }
-        if (*p == (c == '{' ? '}' : ']')) {
-            p++;
-            depth--;
-            goto after_value; /* empty: the node is complete as it is */
-        }
-        if (c == '{') {
-            goto key;
-        }
-        goto value;
-    case 't':
-    case 'f':
-    case 'n': {
-        const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-        size_t wl = c == 'f' ? 5 : 4;
-        size_t left = (size_t)(end - p);
-        if (WK__LIKELY(left >= 5)) {
-            /* one word compare, no libc call: "true", "null", "fals" + 'e' */
-            uint32_t w4 = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                          (uint32_t)p[3] << 24;
-            bool ok = c == 't'   ? w4 == 0x65757274u
-                      : c == 'n' ? w4 == 0x6c6c756eu
-                                 : w4 == 0x736c6166u && p[4] == 'e';
-            if (WK__UNLIKELY(!ok)) {
-                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-                goto fail;
-            }
-        } else if (memcmp(p, word, left < wl ? left : wl) != 0) {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-            goto fail;
-        }
-        if (left < wl) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
-            goto fail;
-        }
-        memset(v, 0, sizeof *v);
-        if (c != 'n') {
-            v->type = WK_VAL_BOOL;
-            v->u.b = c == 't';
-        }
-        p += wl;
-        break;
-    }
-    default:
-        if (WK__LIKELY(c == '-' || wk__json_digit(c))) {
-            if (WK__UNLIKELY(c == '-' && (flags & WK_JSON_READ_NAN_INF) && end - p > 1 &&
-                             p[1] == 'I')) {
-                size_t left = (size_t)(end - p - 1);
-                if (memcmp(p + 1, "Infinity", left < 8 ? left : 8) != 0) {
-                    wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p + 1);
-                    goto fail;
-                }
-                if (left < 8) {
-                    wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
-                    goto fail;
-                }
-                memset(v, 0, sizeof *v);
-                v->type = WK_VAL_FLOAT;
-                v->u.f = -__builtin_inf();
-                p += 9;
-                break;
-            }
-            wk__json_num num;
-            const uint8_t *e = wk__json_lex_number(p, end, raw, &num, &f);
-            if (e == NULL) {
-                goto fail;
-            }
-            v->flags = 0;
-            v->ext_type = 0;
-            v->reserved = 0;
-            v->len = 0;
-            switch (num.kind) {
-            case WK__NUM_UINT:
-                v->type = WK_VAL_UINT;
-                v->u.u = num.v.u;
-                break;
-            case WK__NUM_INT:
-                v->type = WK_VAL_INT;
-                v->u.i = num.v.i;
-                break;
-            case WK__NUM_DOUBLE:
-                v->type = WK_VAL_FLOAT;
-                v->u.f = num.v.d;
-                break;
-            default:
-                if (!make_string(v, p, NULL, e, copy, arena, &f)) {
-                    goto fail;
-                }
-                v->type = WK_VAL_RAWNUM;
-                v->flags &= (uint8_t)~WK_VALF_PLAIN;
-                break;
-            }
-            p = e;
-            break;
-        }
-        if ((c == 'N' || c == 'I') && (flags & WK_JSON_READ_NAN_INF)) {
-            const char *word = c == 'N' ? "NaN" : "Infinity";
-            size_t wl = c == 'N' ? 3 : 8;
-            size_t left = (size_t)(end - p);
-            if (memcmp(p, word, left < wl ? left : wl) != 0) {
-                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-                goto fail;
-            }
-            if (left < wl) {
-                wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
-                goto fail;
-            }
-            memset(v, 0, sizeof *v);
-            v->type = WK_VAL_FLOAT;
-            v->u.f = c == 'N' ? __builtin_nan("") : __builtin_inf();
-            p += wl;
-            break;
-        }
-        wk__json_failed(&f, WK_ERR_SYNTAX,
-                        c == ']' || c == '}' ? "value expected before closing bracket"
-                        : (c == 'N' || c == 'I')
-                            ? "unexpected character (NaN/Infinity are not JSON)"
-                            : "unexpected character where a value should start",
-                        p);
-        goto fail;
-    }
-    n++;
-
-after_value:
-    if (depth == 0) {
-        goto done;
-    }
-    p = wk__json_skip_ws(p, end);
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED,
-                        fs[depth - 1].object ? "input ends inside an object"
-                                                : "input ends inside an array",
-                        p);
-        goto fail;
-    }
-    c = *p;
-    if (c == ',') {
-        p = wk__json_skip_ws(p + 1, end);
-        if (fs[depth - 1].object) {
-            goto key;
-        }
-        if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside an array", p);
-            goto fail;
-        }
-        if (WK__UNLIKELY(*p == ']')) {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "trailing comma in array", p);
-            goto fail;
-        }
-        goto value;
-    }
-    {
-        frame *fr = &fs[depth - 1];
-        if (c != (fr->object ? '}' : ']')) {
-            wk__json_failed(&f, WK_ERR_SYNTAX,
-                            fr->object ? "',' or '}' expected in object"
-                                       : "',' or ']' expected in array",
-                            p);
-            goto fail;
-        }
-        p++;
-        /* Close: move the children into the arena, leave the container node. */
-        wk_value *node = &vs[fr->start];
-        size_t count = n - fr->start - 1;
-        size_t items = fr->object ? count / 2 : count;
-        if (WK__UNLIKELY(items > UINT32_MAX)) {
-            wk__json_failed(&f, WK_ERR_RANGE, "container with more than 2^32 elements", p);
-            goto fail;
-        }
-        wk_value *kids = arena_take16(arena, count * sizeof(wk_value));
-        if (kids == NULL) {
-            wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for a container", p);
-            goto fail;
-        }
-        memcpy(kids, node + 1, count * sizeof(wk_value));
-        node->len = (uint32_t)items;
-        node->u.items = kids; /* same pointer for u.pairs: wk_pair is two wk_value */
-        n = fr->start + 1;
-        depth--;
-        goto after_value;
-    }
-
-key:
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside an object", p);
-        goto fail;
-    }
-    if (WK__UNLIKELY(*p != '"')) {
-        wk__json_failed(&f, WK_ERR_SYNTAX,
-                        *p == '}' ? "trailing comma in object" : "object key must be a string", p);
-        goto fail;
-    }
-    if (WK__UNLIKELY(n + 1 >= ps.vs.cap) && !grow_values(&ps, n, &vs)) {
-        wk__json_failed(&f, WK_ERR_NOMEM, "out of memory for the parse stack", p);
-        goto fail;
-    }
-    {
-        const uint8_t *esc;
-        const uint8_t *close = wk__json_scan_string(p + 1, end, &esc, &f);
-        if (close == NULL || !make_string(&vs[n], p + 1, esc, close, copy, arena, &f)) {
-            goto fail;
-        }
-        n++;
-        p = close + 1;
-    }
-    if (WK__LIKELY(p < end && *p == ':')) {
-        p++;
-    } else {
-        p = wk__json_skip_ws(p, end);
-        if (p == end) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends after an object key", p);
-            goto fail;
-        }
-        if (*p != ':') {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "':' expected after object key", p);
-            goto fail;
-        }
-        p++;
-    }
-    p = wk__json_skip_ws(p, end);
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends where a value should start", p);
-        goto fail;
-    }
-    goto value;
-
-done:
-    p = wk__json_skip_ws(p, end);
-    if (p != end && !(flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI))) {
-        wk__json_failed(&f, WK_ERR_TRAILING, "content after the JSON value", p);
-        goto fail;
-    }
-    {
-        wk_value *root = wk_arena_alloc(arena, sizeof *root, 16);
-        if (root == NULL) {
-            wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for the root", p);
-            goto fail;
-        }
-        *root = vs[0];
-        *out = root;
-    }
-    if (consumed != NULL) {
-        *consumed = (size_t)(p - start);
-    }
-    wk__stack_free(&ps.vs);
-    wk__stack_free(&ps.fs);
-    return WK_OK;
-
-fail:
-    wk__stack_free(&ps.vs);
-    wk__stack_free(&ps.fs);
-    return wk_error_set(err, f.st, (size_t)(f.at - start), f.msg);
+#endif
+    return decode(data, len, opts, arena, out, consumed, err);
 }

@@ -23,12 +23,42 @@
 #include <emmintrin.h>
 #endif
 
+/* An AVX2 instance of the wide scans exists where the compiler can target AVX2 per function
+ * (x86-64, GCC or clang); which instance runs is chosen at run time (wk__json_simd). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WK__JSON_HAVE_AVX2 1
+#define WK__JSON_AVX2_FN __attribute__((target("avx2")))
+#include <immintrin.h>
+#else
+#define WK__JSON_HAVE_AVX2 0
+#endif
+
+/* The instruction sets of the lexer's instances. */
+enum { WK__JSON_SIMD_BASE = 1, WK__JSON_SIMD_AVX2 = 2 };
+
+/* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
+ * the instance, else WK__JSON_SIMD_BASE; the environment variable WK_JSON_SIMD=base forces the
+ * baseline (tests, comparisons). Decided once per process (json/simd.c). */
+int wk__json_simd(void);
+
+/* Forces the instance for the calls that follow (tests of each path in one process): a level
+ * above what the machine has is lowered to it; 0 goes back to the automatic choice. */
+void wk__json_simd_force(int level);
+
 /* The lexer's hot helpers are inlined into each parser loop even at -O2, where GCC otherwise
  * keeps wk__json_scan_string out of line (measured: 10% more instructions on twitter.json). */
 #if defined(__GNUC__)
 #define WK__JSON_HOT static inline __attribute__((always_inline))
 #else
 #define WK__JSON_HOT static inline
+#endif
+
+/* Keeps a parser loop instance a function of its own (one per instruction set, chosen by a
+ * dispatcher that would otherwise absorb both). */
+#if defined(__GNUC__)
+#define WK__NOINLINE __attribute__((noinline))
+#else
+#define WK__NOINLINE
 #endif
 
 /* A lexer failure: status, static message, where. */
@@ -51,66 +81,6 @@ static inline const uint8_t *wk__json_failed(wk__json_fail *f, wk_status st, con
 static inline bool wk__json_is_ws(uint8_t c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-/* The whitespace run at p (p < end, *p <= ' '): sixteen bytes a time with SSE2 (four compares
- * and one mask), byte by byte for the last fifteen. Never reads at or past `end`. */
-static inline const uint8_t *wk__json_skip_ws_run(const uint8_t *p, const uint8_t *end)
-{
-#if defined(__SSE2__)
-    if (*p == '\n' && end - p >= 16) {
-        /* indented text: a line break and spaces, found with one compare; the byte after
-         * them ends the run unless it is whitespace too (then the general step goes on) */
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
-        unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
-        if (k < 16 && p[k] > ' ') {
-            return p + k;
-        }
-        p += k < 16 ? k : 16;
-    }
-    const __m128i sp = _mm_set1_epi8(' ');
-    const __m128i nl = _mm_set1_epi8('\n');
-    const __m128i cr = _mm_set1_epi8('\r');
-    const __m128i tab = _mm_set1_epi8('\t');
-    while (end - p >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, nl)),
-                                  _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
-        unsigned other = (unsigned)_mm_movemask_epi8(ws) ^ 0xFFFFu;
-        if (other != 0) {
-            return p + __builtin_ctz(other);
-        }
-        p += 16;
-    }
-#endif
-    while (p < end && wk__json_is_ws(*p)) {
-        p++;
-    }
-    return p;
-}
-
-/* The first byte at or after p that is not JSON whitespace, or `end`. The common cases, no
- * whitespace and a single space (after ':' or ',' in indented text), take one or two compares. */
-static inline const uint8_t *wk__json_skip_ws(const uint8_t *p, const uint8_t *end)
-{
-    if (WK__LIKELY(p < end && *p > ' ')) {
-        return p;
-    }
-    if (p < end && *p == ' ' && end - p > 1 && p[1] > ' ') {
-        return p + 1;
-    }
-    return p < end ? wk__json_skip_ws_run(p, end) : p;
-}
-
-/* The same where indented text has a line break and indentation (after '{', '[' and ','):
- * no whitespace in one compare, else straight to the run. */
-static inline const uint8_t *wk__json_skip_ws_indent(const uint8_t *p, const uint8_t *end)
-{
-    if (WK__LIKELY(p < end && *p > ' ')) {
-        return p;
-    }
-    return p < end ? wk__json_skip_ws_run(p, end) : p;
 }
 
 /* The word[0..n) at p (p <= end), as every literal is read: the position after it, or NULL
@@ -183,72 +153,6 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
     return NULL;
 }
 
-/* After a three-byte sequence (CJK text): skips further three-byte sequences five at a time
- * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, 12, continuation
- * bytes 10xxxxxx in between, no E0 before 80-9F (overlong) nor ED before A0-BF (surrogate).
- * Stops at the first group of five that is anything else and leaves it to the caller. */
-static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t *end)
-{
-#if defined(__SSE2__)
-    while (end - p >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned lead = (unsigned)_mm_movemask_epi8(
-            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
-        unsigned cont = (unsigned)_mm_movemask_epi8(
-            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
-        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
-            break;
-        }
-        unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
-        unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
-        unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* bit 5 of the next byte */
-        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
-            break;
-        }
-        p += 15;
-    }
-#else
-    (void)end;
-#endif
-    return p;
-}
-
-/* Validates the run of non-ASCII bytes at p (p < end, p[0] >= 0x80) and returns the first
- * byte after it (an ASCII byte or `end`), or NULL at an invalid sequence. Two- and three-byte
- * sequences with three bytes of input left are checked on one word (p[0] lowest): the marker
- * bits, then the overlongs (C0, C1; E0 followed by 80-9F) and the surrogates (ED followed by
- * A0-BF) from the low nibble of the lead byte and bit 5 of the next; everything else goes
- * through wk__json_utf8_one. */
-static inline const uint8_t *wk__json_utf8_run(const uint8_t *p, const uint8_t *end)
-{
-    do {
-        if (WK__LIKELY(end - p >= 3)) {
-            uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
-            if ((w & 0xC0C0F0u) == 0x8080E0u) {
-                uint32_t t = w & 0x200Fu;
-                if (WK__LIKELY(t != 0 && t != 0x200Du)) {
-                    p += 3;
-                    p = wk__json_utf8_run3(p, end);
-                    continue;
-                }
-                return NULL;
-            }
-            if ((w & 0xC0E0u) == 0x80C0u) {
-                if (WK__LIKELY((w & 0x1Eu) != 0)) {
-                    p += 2;
-                    continue;
-                }
-                return NULL;
-            }
-        }
-        p = wk__json_utf8_one(p, end);
-        if (p == NULL) {
-            return NULL;
-        }
-    } while (p < end && *p >= 0x80);
-    return p;
-}
-
 /* Non-zero for bytes a string scan must stop at: '"', '\\', < 0x20, >= 0x80. */
 static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -261,30 +165,30 @@ static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
-/* First byte at or after p that a string scan must look at, or `end`. */
-WK__JSON_HOT const uint8_t *wk__json_scan_plain(const uint8_t *p, const uint8_t *end)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i bslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        /* Signed compare: bytes >= 0x80 are negative, so they count as "< 0x20" too. */
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                                 _mm_cmplt_epi8(x, space));
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        if (mask != 0) {
-            return p + __builtin_ctz(mask);
-        }
-        p += 16;
-    }
+/* The wide scans (json/lex_scan.h): the baseline instance under the plain names, and on
+ * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
+ * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
+#define WK__LEX(name) name
+#define WK__LEX_FN static inline
+#define WK__LEX_HOT WK__JSON_HOT
+#define WK__LEX_AVX2 0
+#include "json/lex_scan.h"
+#undef WK__LEX
+#undef WK__LEX_FN
+#undef WK__LEX_HOT
+#undef WK__LEX_AVX2
+
+#if WK__JSON_HAVE_AVX2
+#define WK__LEX(name) name##_avx2
+#define WK__LEX_FN static inline WK__JSON_AVX2_FN
+#define WK__LEX_HOT WK__JSON_HOT WK__JSON_AVX2_FN
+#define WK__LEX_AVX2 1
+#include "json/lex_scan.h"
+#undef WK__LEX
+#undef WK__LEX_FN
+#undef WK__LEX_HOT
+#undef WK__LEX_AVX2
 #endif
-    while (p < end && wk__json_str_stop[*p] == 0) {
-        p++;
-    }
-    return p;
-}
 
 /* The length of the plain string body at s (after the opening quote) when its closing
  * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
@@ -325,50 +229,6 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
     return -1;
 }
 
-/*
- * Scans a string body starting after the opening quote. Returns the position of the closing
- * quote; *esc is the first backslash or NULL when there is none. Checks UTF-8 and control
- * characters (escapes are checked when decoded). NULL on failure (f filled).
- */
-WK__JSON_HOT const uint8_t *wk__json_scan_string(const uint8_t *p, const uint8_t *end,
-                                                  const uint8_t **esc, wk__json_fail *f)
-{
-    *esc = NULL;
-    for (;;) {
-        p = wk__json_scan_plain(p, end);
-        if (WK__UNLIKELY(p == end)) {
-            return wk__json_failed(f, WK_ERR_TRUNCATED, "unterminated string", p);
-        }
-        uint8_t c = *p;
-        if (WK__LIKELY(c == '"')) {
-            return p;
-        }
-        if (c >= 0x80) {
-            const uint8_t *n = wk__json_utf8_run(p, end);
-            if (n == NULL) {
-                /* the offending sequence, as the one-at-a-time check reports it */
-                while ((n = wk__json_utf8_one(p, end)) != NULL) {
-                    p = n;
-                }
-                return wk__json_failed(f, WK_ERR_UTF8, "invalid UTF-8 in string", p);
-            }
-            p = n;
-            continue;
-        }
-        if (c == '\\') {
-            if (*esc == NULL) {
-                *esc = p;
-            }
-            if (end - p < 2) {
-                return wk__json_failed(f, WK_ERR_TRUNCATED, "unterminated string", end);
-            }
-            p += 2; /* the escaped byte is checked by wk__json_unescape */
-            continue;
-        }
-        return wk__json_failed(f, WK_ERR_SYNTAX, "control character in string (must be escaped)",
-                               p);
-    }
-}
 
 static inline int wk__json_hex4(const uint8_t *p)
 {
@@ -521,6 +381,10 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* 10^k for k = 0..8. */
+static const uint64_t wk__json_pow10_8[9] = {1,      10,      100,      1000,     10000,
+                                             100000, 1000000, 10000000, 100000000};
+
 /* The eight bytes at p as one word, p[0] lowest (the digit helpers' order). */
 static inline uint64_t wk__json_load8(const uint8_t *p)
 {
@@ -622,6 +486,19 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             p = wk__json_skip_digits(p, end);
         } else {
             do {
+                if (w != 0 && nd <= 11 && end - p >= 8) {
+                    /* up to eight fraction digits in one word, while w keeps room for them */
+                    uint64_t x = wk__json_load8(p);
+                    unsigned k = wk__json_digits8_count(x); /* >= 1: *p is a digit */
+                    if (k < 8) {
+                        x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                    }
+                    w = w * wk__json_pow10_8[k] + wk__json_digits8_value(x);
+                    nd += (int)k;
+                    q -= (int64_t)k;
+                    p += k;
+                    continue; /* to the loop's test */
+                }
                 uint8_t dgt = (uint8_t)(*p - '0');
                 if (w == 0 && dgt == 0) {
                     q--;
@@ -707,7 +584,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
 
 /* Lexes a number at p (p[0] is '-' or a digit): wk__json_number converting (or, with `raw`,
  * giving its text). */
-static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
+WK__JSON_HOT const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
                                                  wk__json_num *out, wk__json_fail *f)
 {
     return wk__json_number(p, end, raw, false, out, f);

@@ -1,0 +1,283 @@
+/*
+ * The JSON lexer's wide scans, a template included by lex.h once per instruction set:
+ * whitespace runs, the plain part of a string, UTF-8 runs, and the string scan built on them.
+ * Every instance has the same contract and accepts exactly the same inputs; only the width of
+ * a step differs. The includer defines
+ *   WK__LEX(name)  the instance's name for `name` (name itself for the baseline, name_avx2)
+ *   WK__LEX_FN     the storage and target attributes of its functions (static inline ...)
+ *   WK__LEX_HOT    the same, always inlined (the string scans, at each call site)
+ *   WK__LEX_AVX2   1 for the AVX2 instance (32-byte steps, byte classes by table shuffle),
+ *                  0 for the baseline (16-byte SSE2 steps on x86-64, bytes elsewhere).
+ * Trade-off: the AVX2 instance can only be inlined into code compiled for AVX2, so each parser
+ * loop is instantiated per instruction set too and chosen once per call (json/simd.c).
+ * No read ever reaches `end`: a wide step runs only while its whole width is left, and a
+ * narrower step (16 bytes, then single bytes) finishes.
+ */
+#if !defined(WK__LEX) || !defined(WK__LEX_FN) || !defined(WK__LEX_HOT) || !defined(WK__LEX_AVX2)
+#error "json/lex_scan.h is a template: include json/lex.h"
+#endif
+
+/* The whitespace run at p (p < end, *p <= ' '): 32 bytes a step with AVX2 (a nibble table
+ * shuffle and one compare find the bytes that are not whitespace), 16 with SSE2 (four
+ * compares), byte by byte for the rest. Never reads at or past `end`. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const uint8_t *end)
+{
+#if WK__LEX_AVX2
+    /* ' ' '\t' '\n' '\r' each sit at their low nibble; the other entries are 0x80, which no
+     * byte below 0x80 equals; bytes >= 0x80 shuffle to 0 and differ from themselves. */
+    const char o = (char)0x80;
+    const __m256i table = _mm256_setr_epi8(' ', o, o, o, o, o, o, o, o, '\t', '\n', o, o, '\r', o,
+                                           o, ' ', o, o, o, o, o, o, o, o, '\t', '\n', o, o, '\r',
+                                           o, o);
+    while (end - p >= 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        unsigned other =
+            ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, x), x));
+        if (other != 0) {
+            return p + __builtin_ctz(other);
+        }
+        p += 32;
+    }
+    if (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i t16 = _mm256_castsi256_si128(table);
+        unsigned other =
+            (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_shuffle_epi8(t16, x), x)) ^ 0xFFFFu;
+        if (other != 0) {
+            return p + __builtin_ctz(other);
+        }
+        p += 16;
+    }
+#elif defined(__SSE2__)
+    if (*p == '\n' && end - p >= 16) {
+        /* indented text: a line break and spaces, found with one compare; the byte after
+         * them ends the run unless it is whitespace too (then the general step goes on) */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+        unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
+        if (k < 16 && p[k] > ' ') {
+            return p + k;
+        }
+        p += k < 16 ? k : 16;
+    }
+    const __m128i sp = _mm_set1_epi8(' ');
+    const __m128i nl = _mm_set1_epi8('\n');
+    const __m128i cr = _mm_set1_epi8('\r');
+    const __m128i tab = _mm_set1_epi8('\t');
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, nl)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
+        unsigned other = (unsigned)_mm_movemask_epi8(ws) ^ 0xFFFFu;
+        if (other != 0) {
+            return p + __builtin_ctz(other);
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && wk__json_is_ws(*p)) {
+        p++;
+    }
+    return p;
+}
+
+/* The first byte at or after p that is not JSON whitespace, or `end`. The common cases, no
+ * whitespace and a single space (after ':' or ',' in indented text), take one or two compares. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    if (p < end && *p == ' ' && end - p > 1 && p[1] > ' ') {
+        return p + 1;
+    }
+    return p < end ? WK__LEX(wk__json_skip_ws_run)(p, end) : p;
+}
+
+/* The same where indented text has a line break and indentation (after '{', '[' and ','):
+ * no whitespace in one compare, else straight to the run. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    return p < end ? WK__LEX(wk__json_skip_ws_run)(p, end) : p;
+}
+
+/* After a three-byte sequence (CJK text): skips further three-byte sequences ten at a time
+ * while 32 bytes are left (AVX2 instance), five at a time while 16 are (SSE2 baseline): lead
+ * bytes 1110xxxx every third byte, continuation bytes 10xxxxxx in between, no E0 before 80-9F
+ * (overlong) nor ED before A0-BF (surrogate). Stops at the first group that is anything else
+ * and leaves it to the caller. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run3)(const uint8_t *p, const uint8_t *end)
+{
+#if WK__LEX_AVX2
+    while (end - p >= 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        unsigned lead = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+            _mm256_and_si256(x, _mm256_set1_epi8((char)0xF0)), _mm256_set1_epi8((char)0xE0)));
+        unsigned cont = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+            _mm256_and_si256(x, _mm256_set1_epi8((char)0xC0)), _mm256_set1_epi8((char)0x80)));
+        if ((lead & 0x09249249u) != 0x09249249u || (cont & 0x36DB6DB6u) != 0x36DB6DB6u) {
+            break;
+        }
+        unsigned e0 =
+            (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_set1_epi8((char)0xE0)));
+        unsigned ed =
+            (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_set1_epi8((char)0xED)));
+        /* bit 5 of each byte lands on its sign bit; shifted down one, on the byte before */
+        unsigned b5 = (unsigned)_mm256_movemask_epi8(_mm256_slli_epi16(x, 2)) >> 1;
+        if (((e0 & ~b5) | (ed & b5)) & 0x09249249u) {
+            break;
+        }
+        p += 30;
+    }
+    /* no 16-byte groups after these: the caller's word steps finish the run (measured:
+     * fewer instructions on twitter.json and citm_catalog.json than an SSE2 step here) */
+#elif defined(__SSE2__)
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned lead = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
+        unsigned cont = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
+        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
+            break;
+        }
+        unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
+        unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
+        unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* as above */
+        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
+            break;
+        }
+        p += 15;
+    }
+#else
+    (void)end;
+#endif
+    return p;
+}
+
+/* Validates the run of non-ASCII bytes at p (p < end, p[0] >= 0x80) and returns the first
+ * byte after it (an ASCII byte or `end`), or NULL at an invalid sequence. Two- and three-byte
+ * sequences with three bytes of input left are checked on one word (p[0] lowest): the marker
+ * bits, then the overlongs (C0, C1; E0 followed by 80-9F) and the surrogates (ED followed by
+ * A0-BF) from the low nibble of the lead byte and bit 5 of the next; everything else goes
+ * through wk__json_utf8_one. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run)(const uint8_t *p, const uint8_t *end)
+{
+    do {
+        if (WK__LIKELY(end - p >= 3)) {
+            uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+            if ((w & 0xC0C0F0u) == 0x8080E0u) {
+                uint32_t t = w & 0x200Fu;
+                if (WK__LIKELY(t != 0 && t != 0x200Du)) {
+                    p += 3;
+                    p = WK__LEX(wk__json_utf8_run3)(p, end);
+                    continue;
+                }
+                return NULL;
+            }
+            if ((w & 0xC0E0u) == 0x80C0u) {
+                if (WK__LIKELY((w & 0x1Eu) != 0)) {
+                    p += 2;
+                    continue;
+                }
+                return NULL;
+            }
+        }
+        p = wk__json_utf8_one(p, end);
+        if (p == NULL) {
+            return NULL;
+        }
+    } while (p < end && *p >= 0x80);
+    return p;
+}
+
+/* First byte at or after p that a string scan must look at ('"', '\\', < 0x20, >= 0x80), or
+ * `end`. */
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const uint8_t *end)
+{
+#if WK__LEX_AVX2
+    const __m256i quote = _mm256_set1_epi8('"');
+    const __m256i bslash = _mm256_set1_epi8('\\');
+    const __m256i space = _mm256_set1_epi8(0x20);
+    while (end - p >= 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        /* Signed compare: bytes >= 0x80 are negative, so they count as "< 0x20" too. */
+        __m256i m = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, bslash)),
+            _mm256_cmpgt_epi8(space, x));
+        unsigned mask = (unsigned)_mm256_movemask_epi8(m);
+        if (mask != 0) {
+            return p + __builtin_ctz(mask);
+        }
+        p += 32;
+    }
+#endif
+#if defined(__SSE2__)
+    const __m128i quote16 = _mm_set1_epi8('"');
+    const __m128i bslash16 = _mm_set1_epi8('\\');
+    const __m128i space16 = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote16), _mm_cmpeq_epi8(x, bslash16)),
+                         _mm_cmplt_epi8(x, space16));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask != 0) {
+            return p + __builtin_ctz(mask);
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && wk__json_str_stop[*p] == 0) {
+        p++;
+    }
+    return p;
+}
+
+/*
+ * Scans a string body starting after the opening quote. Returns the position of the closing
+ * quote; *esc is the first backslash or NULL when there is none. Checks UTF-8 and control
+ * characters (escapes are checked when decoded). NULL on failure (f filled).
+ */
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_string)(const uint8_t *p, const uint8_t *end,
+                                                       const uint8_t **esc, wk__json_fail *f)
+{
+    *esc = NULL;
+    for (;;) {
+        p = WK__LEX(wk__json_scan_plain)(p, end);
+        if (WK__UNLIKELY(p == end)) {
+            return wk__json_failed(f, WK_ERR_TRUNCATED, "unterminated string", p);
+        }
+        uint8_t c = *p;
+        if (WK__LIKELY(c == '"')) {
+            return p;
+        }
+        if (c >= 0x80) {
+            const uint8_t *n = WK__LEX(wk__json_utf8_run)(p, end);
+            if (n == NULL) {
+                /* the offending sequence, as the one-at-a-time check reports it */
+                while ((n = wk__json_utf8_one(p, end)) != NULL) {
+                    p = n;
+                }
+                return wk__json_failed(f, WK_ERR_UTF8, "invalid UTF-8 in string", p);
+            }
+            p = n;
+            continue;
+        }
+        if (c == '\\') {
+            if (*esc == NULL) {
+                *esc = p;
+            }
+            if (end - p < 2) {
+                return wk__json_failed(f, WK_ERR_TRUNCATED, "unterminated string", end);
+            }
+            p += 2; /* the escaped byte is checked by wk__json_unescape */
+            continue;
+        }
+        return wk__json_failed(f, WK_ERR_SYNTAX, "control character in string (must be escaped)",
+                               p);
+    }
+}

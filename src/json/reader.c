@@ -19,7 +19,8 @@ enum {
     ST_ARR_FIRST, /* after '[' */
     ST_OBJ_FIRST, /* after '{' */
     ST_AFTER,     /* after a value inside a container */
-    ST_DONE       /* input used up */
+    ST_DONE,      /* input used up */
+    ST_FAILED     /* an error is latched (r->err): next() returns it without another look */
 };
 
 static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
@@ -58,6 +59,7 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
             r->err.code = WK_ERR_SYNTAX;
             r->err.offset = 0;
             r->err.msg = "byte order mark before JSON (not allowed by default)";
+            r->state = ST_FAILED;
         }
     }
 }
@@ -73,11 +75,27 @@ WK_API void wk_json_reader_free(wk_json_reader *r)
     r->stack = r->inline_stack;
 }
 
+/* Whitespace before a token: none in one compare inline, the lexer's skip out of line (its
+ * wide steps would otherwise take registers from next()'s common path). */
+__attribute__((noinline)) static const uint8_t *skip_ws_slow(const uint8_t *p, const uint8_t *end)
+{
+    return wk__json_skip_ws(p, end);
+}
+
+WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    return skip_ws_slow(p, end);
+}
+
 static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const uint8_t *at)
 {
     r->err.code = st;
     r->err.msg = msg;
     r->err.offset = (size_t)(at - r->start);
+    r->state = ST_FAILED;
     return st;
 }
 
@@ -86,7 +104,27 @@ static wk_status fail_lex(wk_json_reader *r, const wk__json_fail *f)
     return fail(r, f->st, f->msg, f->at);
 }
 
-static wk_status push(wk_json_reader *r, bool object)
+static wk_status push_slow(wk_json_reader *r, bool object);
+
+/* Opens a container: one bit on the nesting stack. Inline while the inline stack has room. */
+WK__JSON_HOT wk_status push(wk_json_reader *r, bool object)
+{
+    uint32_t d = r->depth;
+    if (WK__LIKELY(d < 512 && d < r->max_depth)) {
+        uint64_t bit = 1ull << (d & 63);
+        if (object) {
+            r->stack[d >> 6] |= bit;
+        } else {
+            r->stack[d >> 6] &= ~bit;
+        }
+        r->depth = d + 1;
+        return WK_OK;
+    }
+    return push_slow(r, object);
+}
+
+/* push() at 512 levels and deeper, or at the limit. */
+__attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool object)
 {
     if (r->depth >= r->max_depth) {
         return fail(r, WK_ERR_DEPTH, "nesting deeper than the limit", r->p);
@@ -205,26 +243,13 @@ static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
     return WK_OK;
 }
 
-/* A value starts at r->p (whitespace skipped, not at the end). */
-static wk_status read_value(wk_json_reader *r, wk_event *ev)
+/* A value other than a container or a string at r->p: a number, a literal, or not a value.
+ * Out of line, so the number lexer's registers do not weigh on next()'s common path. */
+__attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_event *ev)
 {
     uint8_t c = *r->p;
     wk_status st;
     switch (c) {
-    case '{':
-    case '[':
-        st = push(r, c == '{');
-        if (st != WK_OK) {
-            return st;
-        }
-        r->p++;
-        ev->type = c == '{' ? WK_EV_MAP : WK_EV_ARRAY;
-        ev->v.count = WK_COUNT_UNKNOWN;
-        r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
-        return WK_OK;
-    case '"':
-        st = read_string(r, ev);
-        break;
     case 't':
         st = read_literal(r, "true", 4);
         ev->type = WK_EV_BOOL;
@@ -305,8 +330,41 @@ static wk_status read_value(wk_json_reader *r, wk_event *ev)
     return WK_OK;
 }
 
+/* A value starts at r->p (whitespace skipped, not at the end). Inlined into next(), its
+ * one call site there (containers and short plain strings stay on the inlined path); the
+ * typed reads call the out-of-line copy, read_value. */
+WK__JSON_HOT wk_status read_value_inl(wk_json_reader *r, wk_event *ev)
+{
+    uint8_t c = *r->p;
+    if (c == '"') {
+        wk_status st = read_string(r, ev);
+        if (st != WK_OK) {
+            return st;
+        }
+        value_done(r);
+        return WK_OK;
+    }
+    if (c == '{' || c == '[') {
+        wk_status st = push(r, c == '{');
+        if (st != WK_OK) {
+            return st;
+        }
+        r->p++;
+        ev->type = c == '{' ? WK_EV_MAP : WK_EV_ARRAY;
+        ev->v.count = WK_COUNT_UNKNOWN;
+        r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+        return WK_OK;
+    }
+    return read_scalar(r, ev);
+}
+
+__attribute__((noinline)) static wk_status read_value(wk_json_reader *r, wk_event *ev)
+{
+    return read_value_inl(r, ev);
+}
+
 /* An object key starts at r->p (whitespace skipped). Reads it and the ':' after it. */
-static wk_status read_key(wk_json_reader *r, wk_event *ev)
+WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
 {
     if (r->p == r->end) {
         return fail(r, WK_ERR_TRUNCATED, "input ends inside an object", r->p);
@@ -320,7 +378,7 @@ static wk_status read_key(wk_json_reader *r, wk_event *ev)
     if (st != WK_OK) {
         return st;
     }
-    r->p = wk__json_skip_ws(r->p, r->end);
+    r->p = skip_ws(r->p, r->end);
     if (r->p == r->end) {
         return fail(r, WK_ERR_TRUNCATED, "input ends after an object key", r->p);
     }
@@ -332,6 +390,11 @@ static wk_status read_key(wk_json_reader *r, wk_event *ev)
     return WK_OK;
 }
 
+__attribute__((noinline)) static wk_status read_key_call(wk_json_reader *r, wk_event *ev)
+{
+    return read_key(r, ev);
+}
+
 static wk_status close_container(wk_json_reader *r, wk_event *ev)
 {
     r->p++;
@@ -341,84 +404,213 @@ static wk_status close_container(wk_json_reader *r, wk_event *ev)
     return WK_OK;
 }
 
-WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+/* The event reader's general step: any input, every check and message. The states are
+ * tested most frequent first rather than through a jump table, and each of read_value,
+ * read_key and close_container has one call site, so they are inlined once. */
+__attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_event *ev)
 {
-    if (r->err.code != WK_OK) {
-        return r->err.code;
+    uint32_t state = r->state;
+    const uint8_t *end = r->end;
+    if (WK__LIKELY(state == ST_AFTER)) {
+        bool object = top_is_object(r);
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED,
+                        object ? "input ends inside an object" : "input ends inside an array",
+                        p);
+        }
+        uint8_t c = *p;
+        if (c == ',') {
+            p = skip_ws(p + 1, end);
+            r->p = p;
+            if (object) {
+                goto key;
+            }
+            if (p == end) {
+                return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", p);
+            }
+            if (*p == ']') {
+                return fail(r, WK_ERR_SYNTAX, "trailing comma in array", p);
+            }
+            goto value;
+        }
+        if (c == (object ? '}' : ']')) {
+            goto close;
+        }
+        return fail(r, WK_ERR_SYNTAX,
+                    object ? "',' or '}' expected in object" : "',' or ']' expected in array", p);
     }
-    const uint8_t *before = r->p;
-    r->p = wk__json_skip_ws(r->p, r->end);
-    switch (r->state) {
-    case ST_TOP:
-        if (r->values > 0 && (r->flags & WK_JSON_READ_MULTI) && r->p == before &&
-            r->p != r->end) {
-            return fail(r, WK_ERR_SYNTAX, "top-level values must be separated by whitespace",
-                        r->p);
+    if (WK__LIKELY(state == ST_VALUE)) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends where a value should start", p);
+        }
+        goto value;
+    }
+    if (state == ST_OBJ_FIRST) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p < end && *p == '}') {
+            goto close;
+        }
+        goto key;
+    }
+    if (state == ST_ARR_FIRST) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", p);
+        }
+        if (*p == ']') {
+            goto close;
+        }
+        goto value;
+    }
+    if (state == ST_TOP) {
+        const uint8_t *before = r->p;
+        const uint8_t *p = skip_ws(before, end);
+        r->p = p;
+        if (r->values > 0 && (r->flags & WK_JSON_READ_MULTI) && p == before && p != end) {
+            return fail(r, WK_ERR_SYNTAX, "top-level values must be separated by whitespace", p);
         }
         if (r->values > 0 && !(r->flags & WK_JSON_READ_MULTI)) {
             r->state = ST_DONE;
-            if (!(r->flags & WK_JSON_READ_ALLOW_TRAILING) && r->p != r->end) {
-                return fail(r, WK_ERR_TRAILING, "content after the JSON value", r->p);
+            if (!(r->flags & WK_JSON_READ_ALLOW_TRAILING) && p != end) {
+                return fail(r, WK_ERR_TRAILING, "content after the JSON value", p);
             }
             return WK_ERR_EOF;
         }
-        if (r->p == r->end) {
+        if (p == end) {
             if (r->values == 0 && !(r->flags & WK_JSON_READ_MULTI)) {
-                return fail(r, WK_ERR_TRUNCATED, "no JSON value in the input", r->p);
+                return fail(r, WK_ERR_TRUNCATED, "no JSON value in the input", p);
             }
             r->state = ST_DONE;
             return WK_ERR_EOF;
         }
-        return read_value(r, ev);
-    case ST_VALUE:
-        if (r->p == r->end) {
-            return fail(r, WK_ERR_TRUNCATED, "input ends where a value should start", r->p);
-        }
-        return read_value(r, ev);
-    case ST_ARR_FIRST:
-        if (r->p == r->end) {
-            return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", r->p);
-        }
-        if (*r->p == ']') {
-            return close_container(r, ev);
-        }
-        return read_value(r, ev);
-    case ST_OBJ_FIRST:
-        if (r->p < r->end && *r->p == '}') {
-            return close_container(r, ev);
-        }
-        return read_key(r, ev);
-    case ST_AFTER: {
-        bool object = top_is_object(r);
-        if (r->p == r->end) {
-            return fail(r, WK_ERR_TRUNCATED,
-                        object ? "input ends inside an object" : "input ends inside an array",
-                        r->p);
-        }
-        uint8_t c = *r->p;
-        if (c == ',') {
-            r->p = wk__json_skip_ws(r->p + 1, r->end);
-            if (object) {
-                return read_key(r, ev);
-            }
-            if (r->p == r->end) {
-                return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", r->p);
-            }
-            if (*r->p == ']') {
-                return fail(r, WK_ERR_SYNTAX, "trailing comma in array", r->p);
-            }
-            return read_value(r, ev);
-        }
-        if (c == (object ? '}' : ']')) {
-            return close_container(r, ev);
-        }
-        return fail(r, WK_ERR_SYNTAX,
-                    object ? "',' or '}' expected in object" : "',' or ']' expected in array",
-                    r->p);
+        goto value;
     }
-    default:
-        return WK_ERR_EOF;
+    if (state == ST_FAILED) {
+        return r->err.code;
     }
+    r->p = skip_ws(r->p, end); /* ST_DONE: as before, the cursor passes whitespace */
+    return WK_ERR_EOF;
+value:
+    return read_value_inl(r, ev);
+key:
+    return read_key(r, ev);
+close:
+    return close_container(r, ev);
+}
+
+/* A string value at r->p beyond read_string's fast path, then the value's end. */
+__attribute__((noinline)) static wk_status string_value_slow(wk_json_reader *r, wk_event *ev)
+{
+    wk_status st = read_string_slow(r, ev);
+    if (st == WK_OK) {
+        value_done(r);
+    }
+    return st;
+}
+
+/* The value at p (no whitespace before it, p < end), read as next_general reads it: a short
+ * plain string or a container inline, anything else by a tail call (r->p = p first). */
+WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
+                                  const uint8_t *end)
+{
+    uint8_t c = *p;
+    if (c == '"') {
+        int k = wk__json_short_plain(p + 1, end);
+        if (k < 0) {
+            r->p = p;
+            return string_value_slow(r, ev);
+        }
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)p + 1;
+        ev->v.str.len = (size_t)k;
+        r->p = p + k + 2;
+        value_done(r);
+        return WK_OK;
+    }
+    uint32_t d = r->depth;
+    if ((c == '{' || c == '[') && d < 512 && d < r->max_depth) {
+        uint64_t bit = 1ull << (d & 63);
+        if (c == '{') {
+            r->stack[d >> 6] |= bit;
+            ev->type = WK_EV_MAP;
+            r->state = ST_OBJ_FIRST;
+        } else {
+            r->stack[d >> 6] &= ~bit;
+            ev->type = WK_EV_ARRAY;
+            r->state = ST_ARR_FIRST;
+        }
+        r->depth = d + 1;
+        ev->v.count = WK_COUNT_UNKNOWN;
+        r->p = p + 1;
+        return WK_OK;
+    }
+    r->p = p;
+    return read_value(r, ev);
+}
+
+/* The key at p (p[0] is '"'), read as read_key reads it: a short plain key with its ':' right
+ * after it inline, anything else by a tail call (r->p = p first). */
+WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
+                                const uint8_t *end)
+{
+    int k = wk__json_short_plain(p + 1, end);
+    if (k >= 0 && end - p > k + 2 && p[k + 2] == ':') {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)p + 1;
+        ev->v.str.len = (size_t)k;
+        r->p = p + k + 3;
+        r->state = ST_VALUE;
+        return WK_OK;
+    }
+    r->p = p;
+    return read_key_call(r, ev);
+}
+
+/* The event reader's step. Compact input (no whitespace between tokens) in the common states
+ * is read here without touching the reader before the event is whole; everything else, and
+ * every failure, goes to next_general by a tail call from an unchanged reader. All calls here
+ * are tail calls, so the common path saves no registers. A latched error is a state of its
+ * own (ST_FAILED), so it needs no test here. */
+WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+{
+    uint32_t state = r->state;
+    const uint8_t *p = r->p;
+    const uint8_t *end = r->end;
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        if (WK__LIKELY(state == ST_AFTER)) {
+            uint32_t d = r->depth - 1;
+            bool object = (r->stack[d >> 6] >> (d & 63)) & 1;
+            uint8_t c = *p;
+            if (c == ',' && end - p > 1 && p[1] > ' ') {
+                if (object) {
+                    if (p[1] == '"') {
+                        return key_fast(r, ev, p + 1, end);
+                    }
+                } else if (p[1] != ']') {
+                    return value_fast(r, ev, p + 1, end);
+                }
+            } else if (c == (object ? '}' : ']')) {
+                r->p = p + 1;
+                r->depth = d;
+                ev->type = WK_EV_END;
+                value_done(r);
+                return WK_OK;
+            }
+        } else if (WK__LIKELY(state == ST_VALUE)) {
+            return value_fast(r, ev, p, end);
+        } else if (state == ST_OBJ_FIRST && *p == '"') {
+            return key_fast(r, ev, p, end);
+        } else if (state == ST_ARR_FIRST && *p != ']') {
+            return value_fast(r, ev, p, end);
+        }
+    }
+    return next_general(r, ev);
 }
 
 static wk_status source_next(void *self, wk_event *ev)

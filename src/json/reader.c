@@ -551,7 +551,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         return WK_OK;
     }
     r->p = p;
-    return read_value(r, ev);
+    return c == '{' || c == '[' ? read_value(r, ev) : read_scalar(r, ev);
 }
 
 /* The key at p (p[0] is '"'), read as read_key reads it: a short plain key with its ':' right

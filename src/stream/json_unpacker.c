@@ -1007,21 +1007,25 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         r->start = base;
         r->p = base + (in_buf ? u->ev_pos : f->chunk_pos);
         r->end = base + len;
+        /* What a call that is undone can have changed: the cursor and the state (a failure
+         * latches; a number read to the end moves to the next state and, at the top level,
+         * counts a value). The nesting depth changes only with an event that stays. */
         const uint8_t *save_p;
-        uint32_t save_state, save_depth, save_values;
+        uint32_t save_state;
         wk_event ev;
         wk_status st;
         for (;;) {
             save_p = r->p;
             save_state = r->state;
-            save_depth = r->depth;
-            save_values = r->values;
             st = wk_json_reader_next(r, &ev);
             if (st != WK_OK) {
                 break;
             }
-            if (r->p == r->end && !f->finished && ev_is_number(ev.type)) {
+            if (WK_UNLIKELY(r->p == r->end) && !f->finished && ev_is_number(ev.type)) {
                 st = WK_ERR_AGAIN; /* the number may go on in the next chunk */
+                if (r->depth == 0) {
+                    r->values--; /* the top-level number read_value counted */
+                }
                 break;
             }
             st = sink->event(sink->self, &ev);
@@ -1081,12 +1085,10 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
             q++;
         }
         if (q > keep) {
-            keep = save_depth == 0 && save_values > 0 ? q - 1 : q;
+            keep = r->depth == 0 && r->values > 0 ? q - 1 : q;
         }
         r->p = save_p;
         r->state = save_state;
-        r->depth = save_depth;
-        r->values = save_values;
         r->err.code = WK_OK;
         if (in_buf) {
             u->ev_pos = keep;

@@ -251,19 +251,19 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
     wk_status st;
     switch (c) {
     case 't':
-        st = read_literal(r, "true", 4);
-        ev->type = WK_EV_BOOL;
-        ev->v.b = true;
-        break;
     case 'f':
-        st = read_literal(r, "false", 5);
-        ev->type = WK_EV_BOOL;
-        ev->v.b = false;
+    case 'n': {
+        wk__json_fail f = {WK_OK, NULL, NULL};
+        const uint8_t *e = wk__json_literal(r->p, r->end, &f);
+        if (e == NULL) {
+            return fail_lex(r, &f);
+        }
+        r->p = e;
+        ev->type = c == 'n' ? WK_EV_NIL : WK_EV_BOOL;
+        ev->v.b = c == 't';
+        st = WK_OK;
         break;
-    case 'n':
-        st = read_literal(r, "null", 4);
-        ev->type = WK_EV_NIL;
-        break;
+    }
     case 'N':
     case 'I':
         if (!(r->flags & WK_JSON_READ_NAN_INF)) {

@@ -53,6 +53,8 @@ typedef struct wk__feed {
 
 /* ==== MessagePack ========================================================================== */
 
+struct wk__mp_tree; /* internal: a tree build paused at a chunk's end */
+
 /** The incremental MessagePack unpacker. Treat as opaque; lives on the caller's stack or heap
  *  (wk_mp_unpacker_init / wk_mp_unpacker_free). */
 typedef struct wk_mp_unpacker {
@@ -64,6 +66,8 @@ typedef struct wk_mp_unpacker {
     uint64_t left;      /**< framing: elements left in the innermost open container */
     uint64_t value_off; /**< stream offset of the value handed out last */
     size_t typical;     /**< running estimate of value sizes (decides the first try) */
+    struct wk__mp_tree *tree; /**< tree build paused at a chunk's end (internal) */
+    uint8_t cut;        /**< how the value in the gather buffer is read (internal) */
 } wk_mp_unpacker;
 
 /**

@@ -214,6 +214,13 @@ out:
     return st;
 }
 
+/* Chunks smaller than this get no pausing tree build: with a run per token or two, the runs'
+ * entry and exit would cost more than framing the value token by token and decoding it once
+ * it is whole, which such chunks get instead (a build may lower it). */
+#ifndef WK_STREAM_TREE_MIN_CHUNK
+#define WK_STREAM_TREE_MIN_CHUNK 64u
+#endif
+
 /* How the value in the gather buffer is being read. */
 enum cut_mode {
     CUT_FRAMED, /* framed token by token (raw spans, events; a tree too large for the block) */
@@ -365,22 +372,25 @@ static wk_status tree_failed(wk_mp_unpacker *u, const uint8_t *base, size_t avai
     return fail_as_buffer_reader(u, base, avail, st, stop->msg);
 }
 
+/* Decodes the value d[0..vlen), framed and consumed already, into `arena`. */
+static wk_status decode_taken(wk_mp_unpacker *u, const uint8_t *d, size_t vlen, wk_arena *arena,
+                              wk_value **out)
+{
+    wk_error e;
+    wk_status st = wk_mp_decode_value(d, vlen, &u->opts, arena, out, NULL, &e);
+    if (st != WK_OK) {
+        return wk__feed_fail(&u->f, st, u->value_off + e.offset, e.msg);
+    }
+    return WK_OK;
+}
+
 /* The gathered value is whole (vlen bytes): consumes it and decodes it into `arena` (the
  * fallback for a tree that did not stay in the block). */
 static wk_status decode_gathered(wk_mp_unpacker *u, size_t vlen, wk_arena *arena,
                                  wk_value **out)
 {
-    wk__feed *f = &u->f;
-    wk_status st = wk__feed_consume(f, vlen);
-    if (st != WK_OK) {
-        return st;
-    }
-    wk_error e;
-    st = wk_mp_decode_value(f->buf, vlen, &u->opts, arena, out, NULL, &e);
-    if (st != WK_OK) {
-        return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
-    }
-    return WK_OK;
+    wk_status st = wk__feed_consume(&u->f, vlen);
+    return st != WK_OK ? st : decode_taken(u, u->f.buf, vlen, arena, out);
 }
 
 /* Goes on with the tree of the gathered value: builds from the token it paused at whenever
@@ -397,6 +407,12 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
     bool copy = (u->opts.flags & WK_READ_COPY_STRINGS) != 0;
     for (;;) {
         if (f->buf_len >= f->need) {
+            if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* chunks became small */
+                frame_from_start(u);
+                size_t vlen;
+                wk_status st = frame_gathered(u, &vlen);
+                return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
+            }
             bool in_arena = !block_first && !copy && f->buf_len - f->scan >= f->scan;
             block_first = false;
             wk_status st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan,
@@ -441,11 +457,7 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
     u->cut = CUT_FRAMED;
     if (*out == NULL && !wk__mp_tree_deliver(u->tree, arena, copy, out)) {
         /* the arena refused the block: the buffer decoder's own run says how it fails */
-        wk_error e;
-        st = wk_mp_decode_value(f->buf, vlen, &u->opts, arena, out, NULL, &e);
-        if (st != WK_OK) {
-            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
-        }
+        return decode_taken(u, f->buf, vlen, arena, out);
     }
     return WK_OK;
 }
@@ -471,6 +483,12 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
     size_t n = f->chunk_len - f->chunk_pos;
     if (n == 0) {
         return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
+    }
+    if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* framed, decoded once whole */
+        const uint8_t *d = NULL;
+        size_t vlen = 0;
+        st = take(u, &d, &vlen);
+        return st != WK_OK ? st : decode_taken(u, d, vlen, arena, out);
     }
     u->value_off = f->chunk_off + f->chunk_pos;
     if (n < u->typical && !f->finished) {

@@ -6,18 +6,19 @@
  * its start. A token the chunk cuts short (a header, a payload, or a count larger than the
  * bytes present, which the token decoder reports the same way) simply waits for more input.
  *
- * A value that lies inside the chunk takes the fast path first: the buffer decoder itself
- * (wk_mp_check, or wk_mp_decode_value for a tree) runs on the rest of the chunk; it succeeds
- * exactly when the value is whole there, and the value is handed out in place in one pass.
- * Only the value that the chunk cuts (one per chunk) is gathered. For trees it is not framed
- * either when the decoder's own try on the chunk ended with WK_ERR_TRUNCATED (exact: the bytes
- * ran out, or a count exceeds the bytes present): the decoder simply runs again on the
- * gathered bytes once the next chunk's bytes are appended, and framing (from the value's
- * start) is needed only when that try fails too, a value longer than what was appended. A
- * value reached with too few bytes left for a try (fewer than the running typical size) is
- * framed to the chunk's end as before, and then tried once when the gathered bytes reach a
- * typical size. Each value gets at most one such try on gathered bytes, on bytes it owns,
- * so the work stays linear.
+ * A value that lies inside the chunk takes the fast path first: the buffer checker
+ * (wk_mp_check) runs on the rest of the chunk, succeeds exactly when the value is whole there,
+ * and the value is handed out in place in one pass; a value reached with fewer bytes left than
+ * values have been taking is framed first. Only the value that the chunk cuts (one per chunk)
+ * is gathered, and framed on as the next chunks are appended.
+ *
+ * Trees (see mp_tree.h) are built by the buffer decoder's own loop in a form that pauses: on
+ * the chunk in place, and when the chunk cuts the value, on from the token where it stopped
+ * as the gathered bytes grow, so no byte is decoded twice. A value expected to be cut (fewer
+ * bytes left than values have been taking) is gathered first and built in the tree's own
+ * block from its start; one that was not expected to be cut moves its partial tree out of the
+ * caller's arena when it pauses. With chunks under WK_STREAM_TREE_MIN_CHUNK bytes, and for a
+ * tree that would outgrow the cap in the block, the value is framed and decoded once whole.
  *
  * Errors are never worded here: when framing meets a bad byte, or input ends inside a value,
  * the buffer scan (wk__mp_scan, the scan behind wk_mp_check) runs over the value's bytes, so

@@ -116,3 +116,31 @@ wk_status wk__feed_append(wk__feed *f)
     f->chunk_pos += take;
     return WK_OK;
 }
+
+wk_status wk__feed_append_to(wk__feed *f, size_t n)
+{
+    if (n > f->max) {
+        n = f->max + 1; /* what fits, then WK_ERR_LIMIT */
+    }
+    while (f->buf_len < n) {
+        size_t left = f->chunk_len - f->chunk_pos;
+        if (left == 0) {
+            return WK_ERR_AGAIN;
+        }
+        if (f->buf_len >= f->max) {
+            return wk__feed_fail(f, WK_ERR_LIMIT, wk__feed_value_off(f), WK__FEED_MSG_LIMIT);
+        }
+        size_t take = n - f->buf_len < left ? n - f->buf_len : left;
+        if (take > f->max - f->buf_len) {
+            take = f->max - f->buf_len;
+        }
+        wk_status st = reserve(f, f->buf_len + take);
+        if (st != WK_OK) {
+            return st;
+        }
+        memcpy(f->buf + f->buf_len, f->chunk + f->chunk_pos, take);
+        f->buf_len += take;
+        f->chunk_pos += take;
+    }
+    return WK_OK;
+}

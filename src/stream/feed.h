@@ -81,4 +81,20 @@ static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
     return WK_OK;
 }
 
+/* The value being framed, whose start is held in `buf`, ends `in_chunk` bytes past the chunk
+ * cursor (its rest was read in place): advances past it. `buf` stays readable until the next
+ * wk__feed_enter. */
+static inline void wk__feed_consume_past(wk__feed *f, size_t in_chunk)
+{
+    f->scan = 0;
+    f->need = 0;
+    f->attempt = 0;
+    f->chunk_pos += in_chunk;
+    f->release = true;
+}
+
+/* Appends the chunk's next bytes to `buf` until it holds `n` bytes (or the chunk is used up).
+ * Returns WK_OK, WK_ERR_AGAIN (chunk used up first) or a latched WK_ERR_LIMIT/NOMEM. */
+wk_status wk__feed_append_to(wk__feed *f, size_t n);
+
 #endif

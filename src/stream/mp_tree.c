@@ -37,6 +37,7 @@ struct wk__mp_tree {
     bool copy;
     bool full;           /* the block could not grow (at the cap, or no memory) */
     move last;           /* how the block moved in the last allocation (or no move) */
+    bool in_arena;       /* the paused tree is in the caller's arena (same call), not the block */
     size_t *kids;        /* indexes in the block of the containers with children there */
     size_t nkids;
     size_t kids_cap;
@@ -78,20 +79,28 @@ static void move_kids(const struct wk__mp_tree *t, wk_value *nodes, uintptr_t de
 }
 
 /* Lists the container at index `at` of the block. False when out of memory. */
-static bool kids_push(struct wk__mp_tree *t, size_t at)
+static bool kids_grow(struct wk__mp_tree *t);
+
+static inline bool kids_push(struct wk__mp_tree *t, size_t at)
 {
-    if (t->nkids == t->kids_cap) {
-        size_t cap = t->kids_cap != 0 ? t->kids_cap * 2 : 64;
-        size_t *n = t->kids == NULL ? wk_alloc(t->alloc, cap * sizeof(size_t))
-                                    : wk_realloc(t->alloc, t->kids, t->kids_cap * sizeof(size_t),
-                                                 cap * sizeof(size_t));
-        if (n == NULL) {
-            return false;
-        }
-        t->kids = n;
-        t->kids_cap = cap;
+    if (t->nkids == t->kids_cap && !kids_grow(t)) {
+        return false;
     }
     t->kids[t->nkids++] = at;
+    return true;
+}
+
+static bool kids_grow(struct wk__mp_tree *t)
+{
+    size_t cap = t->kids_cap != 0 ? t->kids_cap * 2 : 64;
+    size_t *n = t->kids == NULL ? wk_alloc(t->alloc, cap * sizeof(size_t))
+                                : wk_realloc(t->alloc, t->kids, t->kids_cap * sizeof(size_t),
+                                             cap * sizeof(size_t));
+    if (n == NULL) {
+        return false;
+    }
+    t->kids = n;
+    t->kids_cap = cap;
     return true;
 }
 
@@ -285,22 +294,34 @@ bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *ch
         memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
     }
     /* children pointers into the region move with it (the containers are listed); byte
-     * pointers into the chunk move to the copy in the gather buffer */
+     * pointers into the chunk move to the copy in the gather buffer: one pass */
+    move bytes = chunk_rest != NULL ? move_of(chunk_rest, rest_len, buf) : no_move;
     t->nkids = 0;
     for (size_t i = 0; i < n; i++) {
         wk_value *v = &t->nodes[i];
-        if ((v->type == WK_VAL_ARRAY || v->type == WK_VAL_MAP) && moves(&m, (uintptr_t)v->u.items)) {
-            v->u.items = (wk_value *)((uintptr_t)v->u.items + m.delta);
-            if (!kids_push(t, i)) {
-                return false;
+        uintptr_t p = (uintptr_t)v->u.items;
+        switch ((wk_value_type)v->type) {
+        case WK_VAL_ARRAY:
+        case WK_VAL_MAP:
+            if (moves(&m, p)) {
+                v->u.items = (wk_value *)(p + m.delta);
+                if (!kids_push(t, i)) {
+                    return false;
+                }
             }
+            break;
+        case WK_VAL_STR:
+        case WK_VAL_BIN:
+        case WK_VAL_EXT:
+            if (moves(&bytes, p)) {
+                v->u.bin = (const uint8_t *)(p + bytes.delta);
+            }
+            break;
+        default: break;
         }
     }
-    if (chunk_rest != NULL) {
-        move bytes = move_of(chunk_rest, rest_len, buf);
-        move_bytes(t->nodes, n, &bytes);
-    }
     t->used = n;
+    t->in_arena = false;
     arena->cur = t->arena_cur; /* the caller's arena is as it was before the value */
     return true;
 }
@@ -310,6 +331,7 @@ void wk__mp_tree_restart(struct wk__mp_tree *t)
     t->b.v = NULL;
     t->used = 0;
     t->nkids = 0;
+    t->in_arena = false;
 }
 
 /* Moves the paused tree from the block into `arena` (one block of nodes), where the run goes
@@ -329,44 +351,52 @@ static bool move_in(struct wk__mp_tree *t, wk_arena *arena)
     t->b.root = dst;
     t->used = 0;
     t->nkids = 0;
+    t->in_arena = true;
     t->arena_chunks = arena->chunks;
     t->arena_cur = arena->chunks == chunks ? cur : (uint8_t *)dst;
     return true;
 }
 
-wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *buf, size_t n, size_t from,
+wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
                              wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop)
 {
-    if (arena != NULL && t->b.v != NULL && !move_in(t, arena)) {
-        arena = NULL;
-    } else if (arena != NULL && t->b.v == NULL) {
-        t->arena_cur = arena->cur;
-        t->arena_chunks = arena->chunks;
+    if (arena != NULL && !t->in_arena) {
+        if (t->b.v == NULL) { /* a new build, in the arena */
+            t->arena_cur = arena->cur;
+            t->arena_chunks = arena->chunks;
+            t->in_arena = true;
+        } else if (!move_in(t, arena)) { /* the arena is full: the caller gives the tree up */
+            stop->at = from;
+            stop->msg = NULL;
+            stop->block_full = true;
+            *out = NULL;
+            return WK_ERR_NOMEM;
+        }
     }
-    tree_cursor c = {{buf + from, buf + n, buf + from, t->strict}, t, arena == NULL};
+    tree_cursor c = {{base + from, base + n, base + from, t->strict}, t, arena == NULL};
     wk__vb_opts o;
     o.copy = false;
     o.max_depth = t->max_depth;
     o.alloc = t->alloc;
-    if (t->b.v == NULL) { /* a new build: the root is the block's first node */
+    if (t->b.v == NULL && arena == NULL) { /* a new build: the root is the block's first node */
         t->used = 0;
         t->nkids = 0;
     }
     wk__vb_fail f;
     t->full = false;
     wk_status st = build(&c, arena, &o, &t->b, &f);
-    stop->at = (size_t)(c.c.at - buf);
+    stop->at = (size_t)(c.c.at - base);
     stop->msg = f.msg;
     stop->block_full = st == WK_ERR_NOMEM && t->full;
     *out = NULL;
     if (st == WK_OK) {
-        stop->at = (size_t)(c.c.p - buf);
+        stop->at = (size_t)(c.c.p - base);
         if (arena != NULL) {
             *out = t->b.root;
         }
-    } else if (st == WK_ERR_AGAIN && arena != NULL && !wk__mp_tree_adopt(t, arena, NULL, 0, buf)) {
-        wk__mp_tree_restart(t); /* the arena started a new chunk: build again, in the block */
-        return wk__mp_tree_resume(t, buf, n, 0, NULL, out, stop);
+        t->in_arena = false;
+    } else if (st != WK_ERR_AGAIN) {
+        t->in_arena = false;
     }
     return st;
 }

@@ -31,7 +31,8 @@ typedef struct wk__mp_tree_stop {
     size_t at;       /* WK_OK: the value's length; WK_ERR_AGAIN: offset of the token that is
                       * cut short; otherwise: offset of the error */
     const char *msg; /* static message of an error */
-    bool block_full; /* WK_ERR_NOMEM because the node block reached the cap */
+    bool block_full; /* WK_ERR_NOMEM because the node block reached the cap, or the tree
+                      * could not move into the caller's arena: the tree is given up */
 } wk__mp_tree_stop;
 
 /* Builds the value at base[0..n) into `arena`, with `*tp` (allocated here on the first pause,
@@ -58,13 +59,15 @@ bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t
 /* Forgets the build in progress (the next wk__mp_tree_resume starts at the value's start). */
 void wk__mp_tree_restart(struct wk__mp_tree *t);
 
-/* Goes on with the value whose bytes so far are buf[0..n), at offset `from` (the token the
- * last pause stopped at; 0 after a restart). With `arena` NULL it builds into the node block
- * (a complete tree is then taken out by wk__mp_tree_deliver); else the tree so far moves into
- * `arena` and the run goes on there (*out: the complete tree; a pause moves it back), which
- * saves the final copy when the value ends in this run. Statuses as wk__mp_tree_first;
- * `stop->block_full` says that the block reached the cap. */
-wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *buf, size_t n, size_t from,
+/* Goes on with the value at base[from..n): `from` is the token the last pause stopped at
+ * (0 after a restart, when base[0] is the value's start), in the gather buffer or, when the
+ * buffer ended at a token's end, in the next chunk. With `arena` NULL it builds into the node
+ * block (a complete tree is then taken out by wk__mp_tree_deliver); else the tree so far moves
+ * into `arena` (if it is not there yet) and the run goes on there: *out is then the complete
+ * tree, and a pause leaves the tree in the arena (wk__mp_tree_adopt it, or run again on the
+ * next bytes in the same call). Statuses as wk__mp_tree_first; `stop->block_full` says that
+ * the tree must be given up (the block reached the cap, or `arena` refused the tree). */
+wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
                              wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop);
 
 /* The gather buffer moved from `old` to `buf` (it holds `n` bytes): string pointers follow. */

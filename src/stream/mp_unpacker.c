@@ -251,6 +251,13 @@ static inline bool absorb_small_chunk(wk__feed *f)
     return true;
 }
 
+/* Values have been taking about this many bytes (a running average): decides whether the
+ * value at a chunk's end is checked (built) in place first, or framed (gathered) first. */
+static inline void expect(wk_mp_unpacker *u, size_t vlen)
+{
+    u->typical = u->typical / 2 + vlen / 2;
+}
+
 /* The token at base[at..avail) is cut short: framing or building goes on from it once the
  * bytes it needs are there. */
 static void wait_for_token(wk__feed *f, const uint8_t *base, size_t avail, size_t at)
@@ -307,7 +314,7 @@ static wk_status hand_out(wk_mp_unpacker *u, const uint8_t *p, size_t vlen, cons
 {
     *data = p;
     *len = vlen;
-    u->typical = u->typical / 2 + vlen / 2;
+    expect(u, vlen);
     return wk__feed_consume(&u->f, vlen);
 }
 
@@ -394,64 +401,117 @@ static wk_status decode_gathered(wk_mp_unpacker *u, size_t vlen, wk_arena *arena
     return st != WK_OK ? st : decode_taken(u, u->f.buf, vlen, arena, out);
 }
 
-/* Goes on with the tree of the gathered value: builds from the token it paused at whenever
- * the bytes that token needs are there, appending the chunk a piece at a time. A run goes on
- * in `arena` when at least as many new bytes are there as the value had (so each move of the
- * tree into the arena, and back if it pauses again, is paid for by new bytes), unless
- * `block_first` (the run at the value's start, which is expected to pause) or strings are to
- * be copied; otherwise it builds in the tree's block, copied out once complete. */
+/* The tree is given up (it would outgrow the block, or cannot leave the caller's arena):
+ * the gathered value is framed from its start and decoded once whole. */
+static wk_status frame_and_decode(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+{
+    frame_from_start(u);
+    size_t vlen;
+    wk_status st = frame_gathered(u, &vlen);
+    return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
+}
+
+/* Appends to the gather buffer (a piece, or up to `upto` bytes), string pointers of the tree
+ * in the block following the buffer if it moves. */
+static wk_status append(wk_mp_unpacker *u, size_t upto)
+{
+    wk__feed *f = &u->f;
+    const uint8_t *old = f->buf;
+    size_t old_len = f->buf_len;
+    wk_status st = upto != 0 ? wk__feed_append_to(f, upto) : wk__feed_append(f);
+    if (f->buf != old && old != NULL) {
+        wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
+    }
+    return st;
+}
+
+/*
+ * Goes on with the tree of the gathered value, from the token it paused at, once the bytes
+ * that token needs are there. When the chunk brings at least as many new bytes as the value
+ * had (so that moving the tree into the arena, and back if it pauses again, is paid for by new
+ * bytes), and strings are not to be copied: only the cut token is completed in the buffer, the
+ * tree moves into `arena` and the run goes on over the chunk in place; if the chunk ends
+ * first, its rest joins the buffer and the tree moves back to the block. Otherwise (and for
+ * the run at a value's start when `block_first`) the chunk is appended a piece at a time and
+ * the tree is built in the block, copied into `arena` once complete.
+ */
 static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                              bool block_first)
 {
     wk__feed *f = &u->f;
     wk__mp_tree_stop stop;
     bool copy = (u->opts.flags & WK_READ_COPY_STRINGS) != 0;
+    wk_status st;
+    size_t vlen;
     for (;;) {
-        if (f->buf_len >= f->need) {
-            if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* chunks became small */
-                frame_from_start(u);
-                size_t vlen;
-                wk_status st = frame_gathered(u, &vlen);
-                return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
+        size_t rest = f->chunk_len - f->chunk_pos;
+        bool direct = !block_first && !copy && rest != 0 &&
+                      f->buf_len - f->scan + rest >= f->scan;
+        if (f->buf_len < f->need) {
+            st = append(u, direct ? (size_t)f->need : 0);
+            if (st == WK_ERR_AGAIN) {
+                return !f->finished ? WK_ERR_AGAIN
+                                    : fail_as_buffer_reader(u, f->buf, f->buf_len,
+                                                            WK_ERR_TRUNCATED,
+                                                            WK_MP_MSG_TRUNCATED);
             }
-            bool in_arena = !block_first && !copy && f->buf_len - f->scan >= f->scan;
-            block_first = false;
-            wk_status st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan,
-                                              in_arena ? arena : NULL, out, &stop);
+            if (st != WK_OK) {
+                return st;
+            }
+            continue;
+        }
+        if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* chunks became small */
+            return frame_and_decode(u, arena, out);
+        }
+        block_first = false;
+        st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan, direct ? arena : NULL,
+                                out, &stop);
+        if (st == WK_OK) {
+            vlen = stop.at;
+            break;
+        }
+        if (stop.block_full) { /* the tree outgrows the cap */
+            return frame_and_decode(u, arena, out);
+        }
+        if (st != WK_ERR_AGAIN) {
+            return tree_failed(u, f->buf, f->buf_len, st, &stop);
+        }
+        if (direct && stop.at == f->buf_len) {
+            /* the buffer ends at a token's end: the rest of the value is read in place */
+            size_t old_len = f->buf_len;
+            const uint8_t *old = f->buf;
+            const uint8_t *part = f->chunk + f->chunk_pos;
+            st = wk__mp_tree_resume(u->tree, part, rest, 0, arena, out, &stop);
             if (st == WK_OK) {
-                break;
+                wk__feed_consume_past(f, stop.at);
+                expect(u, old_len + stop.at);
+                u->cut = CUT_FRAMED;
+                return WK_OK;
             }
-            if (stop.block_full) { /* the tree outgrows the cap: frame, decode when whole */
-                frame_from_start(u);
-                size_t vlen;
-                st = frame_gathered(u, &vlen);
-                return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
-            }
+            /* paused or failed: the chunk's rest joins the buffer */
+            wk_status gst = wk__feed_append_to(f, old_len + rest);
+            stop.at += old_len;
             if (st != WK_ERR_AGAIN) {
+                wk__mp_tree_restart(u->tree);
                 return tree_failed(u, f->buf, f->buf_len, st, &stop);
             }
-            wait_for_token(f, f->buf, f->buf_len, stop.at);
-        }
-        const uint8_t *old = f->buf;
-        size_t old_len = f->buf_len;
-        wk_status st = wk__feed_append(f);
-        if (f->buf != old && old != NULL) {
-            wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
-        }
-        if (st == WK_ERR_AGAIN) {
-            if (!f->finished) {
-                return WK_ERR_AGAIN;
+            if (gst != WK_OK) {
+                wk__mp_tree_restart(u->tree);
+                return gst;
             }
-            return fail_as_buffer_reader(u, f->buf, f->buf_len, WK_ERR_TRUNCATED,
-                                         WK_MP_MSG_TRUNCATED);
+            if (!wk__mp_tree_adopt(u->tree, arena, part, rest, f->buf + old_len)) {
+                return frame_and_decode(u, arena, out);
+            }
+            if (f->buf != old) {
+                wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
+            }
+        } else if (direct && !wk__mp_tree_adopt(u->tree, arena, NULL, 0, NULL)) {
+            return frame_and_decode(u, arena, out);
         }
-        if (st != WK_OK) {
-            return st;
-        }
+        wait_for_token(f, f->buf, f->buf_len, stop.at);
     }
-    size_t vlen = stop.at;
-    u->typical = u->typical / 2 + vlen / 2;
-    wk_status st = wk__feed_consume(f, vlen);
+    expect(u, vlen);
+    st = wk__feed_consume(f, vlen);
     if (st != WK_OK) {
         return st;
     }
@@ -511,7 +571,7 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
     st = wk__mp_tree_first(&u->tree, &u->opts, f->max, p, n, arena, out, &stop);
     if (st == WK_OK) {
         f->chunk_pos += stop.at;
-        u->typical = u->typical / 2 + stop.at / 2;
+        expect(u, stop.at);
         return WK_OK;
     }
     if (st != WK_ERR_AGAIN) {

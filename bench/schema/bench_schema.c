@@ -4,8 +4,9 @@
  * 1,000,000 times, MessagePack and JSON, with its sizes (72 and 101 bytes, checked).
  *
  * wirekit goes through the schema descriptor (tests/unit/schema/seed_user.h): the fused
- * MessagePack paths, the generic event paths ("wirekit-generic": descriptor -> events ->
- * writer, reader -> events -> descriptor) and the JSON serializer. The peers do the same
+ * paths, MessagePack (wk_schema_encode_mp / _decode_mp) and JSON (the JSON serializer, i.e.
+ * wk_schema_encode_json / _decode_json), and the generic event paths ("wirekit-generic":
+ * descriptor -> events -> writer, reader -> events -> descriptor). The peers do the same
  * record by hand:
  *   msgpuck    mp_encode_* into a buffer; decode: mp_check, then mp_decode_* into the struct,
  *              keys matched by hand, metadata's two known keys only, strings as views;
@@ -129,6 +130,47 @@ static uint64_t wk_enc_json(void *arg, uint64_t iters)
         ser->encode(&seed_user_schema, &c->u, &c->out, NULL);
         sum += c->out.len;
         wk_bench_escape(c->out.data);
+    }
+    return sum;
+}
+
+static uint64_t wk_enc_json_generic(void *arg, uint64_t iters)
+{
+    ctx *c = arg;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_buf_clear(&c->out);
+        wk_json_writer w;
+        wk_json_writer_init(&w, &c->out, NULL);
+        wk_sink sink;
+        wk_json_writer_sink(&w, &sink);
+        wk_schema_encode(&seed_user_schema, &c->u, &sink, NULL);
+        wk_json_writer_finish(&w, NULL);
+        sum += c->out.len;
+        wk_bench_escape(c->out.data);
+    }
+    return sum;
+}
+
+static uint64_t wk_dec_json_generic(void *arg, uint64_t iters)
+{
+    ctx *c = arg;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        wk_arena_reset(&c->arena);
+        seed_user u;
+        memset(&u, 0, sizeof u);
+        wk_json_reader r;
+        wk_json_reader_init(&r, c->json, c->json_len, NULL, NULL);
+        wk_source src;
+        wk_json_reader_source(&r, &src);
+        wk_event end;
+        if (wk_schema_decode(&seed_user_schema, &src, &u, &c->arena, NULL, NULL) == WK_OK &&
+            wk_json_reader_next(&r, &end) == WK_ERR_EOF) {
+            sum += (uint64_t)u.age + u.metadata.len;
+        }
+        wk_json_reader_free(&r);
+        wk_bench_escape(&u);
     }
     return sum;
 }
@@ -504,6 +546,13 @@ int wk_bench_suite_schema(wk_bench *b)
     if (c->json_len != 101) {
         wk_bench_fail(b, "seed record: JSON is %zu bytes, want 101", c->json_len);
     }
+    wk_enc_json_generic(c, 1);
+    if (c->out.len != c->json_len || memcmp(c->out.data, c->json, c->json_len) != 0) {
+        wk_bench_fail(b, "seed record: generic and fused JSON differ");
+    }
+    if (wk_dec_json(c, 1) != 22 || wk_dec_json_generic(c, 1) != 22) {
+        wk_bench_fail(b, "seed record: a JSON decoder did not read the record back");
+    }
     if (!cj_encode(c, &c->u) || strlen(c->scratch) != c->json_len ||
         memcmp(c->scratch, c->json, c->json_len) != 0) {
         wk_bench_fail(b, "seed record: cJSON output differs from wirekit's");
@@ -546,7 +595,10 @@ int wk_bench_suite_schema(wk_bench *b)
     if (!rj_dec_ok) {
         wk_bench_fail(b, "seed record: rapidjson did not read the record back");
     }
-    run(b, "seed encode json", "wirekit", wk_enc_json, c, iters, c->json_len, "schema");
+    run(b, "seed encode json", "wirekit", wk_enc_json, c, iters, c->json_len,
+        "schema, fused writer (the JSON serializer)");
+    run(b, "seed encode json", "wirekit-generic", wk_enc_json_generic, c, iters, c->json_len,
+        "schema -> events -> writer");
     run(b, "seed encode json", "cJSON", cj_enc, c, iters, c->json_len,
         "by hand: tree + print");
     if (rj_enc_ok) {
@@ -554,7 +606,9 @@ int wk_bench_suite_schema(wk_bench *b)
             c->json_len, "by hand: Writer<StringBuffer>");
     }
     run(b, "seed decode json", "wirekit", wk_dec_json, c, iters, c->json_len,
-        "schema, strings copied");
+        "schema, fused reader; strings copied, metadata as wk_value; validates UTF-8");
+    run(b, "seed decode json", "wirekit-generic", wk_dec_json_generic, c, iters, c->json_len,
+        "reader -> events -> schema");
     run(b, "seed decode json", "cJSON", cj_dec, c, iters, c->json_len, "by hand: parse tree");
     if (rj_dec_ok) {
         run(b, "seed decode json", "rapidjson", jb_rapidjson_seed_decode, &rj_dec, iters,

@@ -5,12 +5,15 @@
  * field path); whatever decodes must encode again and decode to the same bytes, and the fused
  * encoder must write what the generic event encoder writes. A flat struct with every scalar
  * kind (omitempty, nullable, required, a key longer than 16 bytes) exercises the compiled-plan
- * fast paths. The arena is capped, so memory stays proportional to the input.
+ * fast paths. The same bytes are also read as JSON through the fused and generic
+ * schema<->JSON paths (json_paths.h), which must agree in the same way, on the decode and on
+ * encoding the result again. The arena is capped, so memory stays proportional to the input.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/unit/schema/json_paths.h"
 #include "../../tests/unit/schema/seed_user.h"
 #include "../../tests/unit/schema/test_shapes.h"
 #include "wirekit/msgpack.h"
@@ -30,45 +33,6 @@ static wk_status generic(const wk_schema *s, const uint8_t *d, size_t n, void *o
     wk_mp_reader_free(&r);
     return st;
 }
-
-typedef struct flat_all {
-    bool b;
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    float f32;
-    double f64;
-    char *str;
-    char *nstr;
-    char code[8];
-    wk_slice bytes;
-    wk_timestamp ts;
-    wk_value any;
-} flat_all;
-
-WK_SCHEMA_DEFINE_STATIC(flat_all_schema, flat_all, "flat_all", 1,
-    WK_FIELD(flat_all, b, "b", WK_SK_BOOL, WK_NULLABLE),
-    WK_FIELD(flat_all, i8, "i8", WK_SK_I8, 0),
-    WK_FIELD(flat_all, i16, "i16", WK_SK_I16, WK_OMITEMPTY),
-    WK_FIELD(flat_all, i32, "i32", WK_SK_I32, WK_NULLABLE),
-    WK_FIELD(flat_all, i64, "i64", WK_SK_I64, 0),
-    WK_FIELD(flat_all, u8, "u8", WK_SK_U8, 0),
-    WK_FIELD(flat_all, u16, "u16", WK_SK_U16, 0),
-    WK_FIELD(flat_all, u32, "u32", WK_SK_U32, WK_OMITEMPTY),
-    WK_FIELD(flat_all, u64, "u64", WK_SK_U64, 0),
-    WK_FIELD(flat_all, f32, "f32", WK_SK_F32, 0),
-    WK_FIELD(flat_all, f64, "f64", WK_SK_F64, 0),
-    WK_FIELD(flat_all, str, "a key longer than sixteen bytes", WK_SK_STR, WK_REQUIRED),
-    WK_FIELD(flat_all, nstr, "nstr", WK_SK_STR, WK_NULLABLE | WK_OMITEMPTY),
-    WK_FIELD_STRBUF(flat_all, code, "code", 0),
-    WK_FIELD(flat_all, bytes, "bytes", WK_SK_BYTES, WK_NULLABLE),
-    WK_FIELD(flat_all, ts, "ts", WK_SK_TIMESTAMP, WK_OMITEMPTY),
-    WK_FIELD(flat_all, any, "any", WK_SK_VALUE, 0));
 
 /* The generic encoder: descriptor -> events -> MessagePack writer. */
 static wk_status generic_encode(const wk_schema *s, const void *obj, wk_buf *out)
@@ -138,8 +102,39 @@ static void one(const wk_schema *s, size_t size, const uint8_t *d, size_t n)
     wk_arena_free(&a);
 }
 
+/* The same bytes as JSON: the fused and generic schema<->JSON paths agree on the decode
+ * (status, offset, message, path, object) and, when it succeeds, on encoding the object
+ * again (bytes, or the same error), into a growable buffer and into one a few bytes short. */
+static void one_json(const wk_schema *s, size_t size, const uint8_t *d, size_t n)
+{
+    char why[1024];
+    if (!json_decoders_agree(s, size, d, n, NULL, (size_t)1 << 22, why, sizeof why)) {
+        fprintf(stderr, "%s\n", why);
+        abort();
+    }
+    wk_arena a;
+    wk_arena_init(&a, NULL, (size_t)1 << 22);
+    void *x = calloc(1, size);
+    if (wk_schema_decode_json(s, d, n, x, &a, NULL, NULL) == WK_OK) {
+        wk_buf b;
+        wk_buf_init(&b, NULL, 0);
+        if (!json_encoders_agree(s, x, 0, 0, why, sizeof why) ||
+            wk_schema_encode_json(s, x, &b, NULL) != WK_OK ||
+            !json_encoders_agree(s, x, b.len > 3 ? b.len - 3 : 1, 0, why, sizeof why)) {
+            fprintf(stderr, "%s\n", why);
+            abort();
+        }
+        wk_buf_free(&b);
+    }
+    free(x);
+    wk_arena_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    one_json(&seed_user_schema, sizeof(seed_user), data, size);
+    one_json(&flat_all_schema, sizeof(flat_all), data, size);
+    one_json(&everything_schema, sizeof(everything), data, size);
     one(&seed_user_schema, sizeof(seed_user), data, size);
     one(&everything_schema, sizeof(everything), data, size);
     one(&node_schema, sizeof(node), data, size);

@@ -243,6 +243,142 @@ WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, 
 WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
                                    wk_error *err);
 
+/* ---- pipeline mode ---------------------------------------------------------------------- */
+
+/**
+ * A batch of statements sent in one round trip (libpq pipeline mode; opaque):
+ * wk_pq_pipeline_begin, wk_pq_pipeline_add for each statement, then wk_pq_pipeline_next for
+ * each outcome in order, and wk_pq_pipeline_end (or wk_pq_pipeline_discard).
+ *
+ * The batch is one implicit transaction (one Sync at its end), as PostgreSQL runs a
+ * pipeline: wk_pq_pipeline_end returning WK_OK says it committed (see there for the other
+ * statuses). When a statement fails, the server skips every later one (WK_PQ_STMT_ABORTED)
+ * and rolls back the earlier ones, which still report WK_PQ_STMT_OK with their results
+ * (they ran). A batch that holds its own BEGIN/COMMIT follows those instead.
+ *
+ * Statements are prepared once per connection and kept in a cache keyed by their text and
+ * parameter types (see wk_pq_set_stmt_cache_capacity): a batch whose statements are all
+ * cached costs one round trip; otherwise the new ones are prepared and described first, all
+ * together in one more round trip (their result format is chosen as wk_pq_exec does: binary
+ * when every column has a binary decoder). A statement the server cannot prepare before the
+ * batch runs (a table the batch itself creates) is sent unprepared in its place, its result
+ * in text, which wk_pq_plan decodes all the same.
+ *
+ * While a pipeline is open the connection serves nothing else. The connection's deadline
+ * (wk_pq_set_timeout) bounds every wait for the next outcome: past it the running statement
+ * is cancelled (it reports the server's 57014, the rest ABORTED), and a server that does not
+ * answer even the cancel within one more second has the connection given up (the rest
+ * UNKNOWN). A pipeline is used by one thread at a time.
+ */
+typedef struct wk_pq_pipeline wk_pq_pipeline;
+
+/** What became of one statement of a pipeline. */
+typedef enum wk_pq_stmt_state {
+    WK_PQ_STMT_OK = 0,  /**< it ran: `res` holds its rows or command tag */
+    WK_PQ_STMT_FAILED,  /**< the server reported an error for it: `error` (SQLSTATE, ...) */
+    WK_PQ_STMT_ABORTED, /**< not run: an earlier statement of the batch failed
+                             (libpq's PGRES_PIPELINE_ABORTED); nothing of it happened */
+    WK_PQ_STMT_UNKNOWN  /**< no answer: the connection was lost or given up before its result
+                             came (wk_pq_conn_message says why); the batch's commit is not
+                             confirmed (see wk_pq_pipeline_end) */
+} wk_pq_stmt_state;
+
+/** The outcome of one statement, as wk_pq_pipeline_next hands it out. */
+typedef struct wk_pq_stmt_result {
+    size_t index;           /**< the statement's position in the batch (0 = first added) */
+    wk_pq_stmt_state state;
+    PGresult *res;          /**< OK: its result (rows in binary or text: decode them with
+                                 wk_pq_plan); FAILED: the error result; else NULL. Owned by
+                                 the pipeline, valid until the next wk_pq_pipeline_next or the
+                                 end of the pipeline */
+    const wk_pq_error *error; /**< FAILED: the server's error (the connection's last error,
+                                   valid as long as `res`); else NULL */
+} wk_pq_stmt_result;
+
+/** A fixed, static description of `s` ("ok", "failed: the server reported an error",
+ *  "aborted: an earlier statement of the pipeline failed", "unknown: no answer from the
+ *  server"; "?" for a value outside the enum). */
+WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s);
+
+/**
+ * Opens an empty pipeline on `conn`; nothing is sent yet. End (or discard) it before
+ * freeing the connection. Returns WK_OK, WK_ERR_STATE (another pipeline is open on the
+ * connection), WK_ERR_IO (the connection was given up after a timeout), WK_ERR_NOMEM.
+ * `*out` is NULL on error.
+ */
+WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk_error *err);
+
+/**
+ * Queues `sql` (one statement, parameters $1..$n) with params[0..n) encoded now by the
+ * connection's registry as wk_pq_exec encodes them (the values need not outlive the call).
+ * Nothing is sent until the first wk_pq_pipeline_next or wk_pq_pipeline_end. Returns WK_OK;
+ * WK_ERR_NOT_FOUND (no encoder for a parameter: err->offset is its index) or an encoder's
+ * status, the statement then not queued and the pipeline usable; WK_ERR_LIMIT (more than
+ * 65535 parameters, or more than 1,000,000 statements in one batch); WK_ERR_ARG (`sql`
+ * NULL, or `params` NULL with n > 0); WK_ERR_STATE (the pipeline was already sent);
+ * WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
+                                    const wk_pq_param *params, size_t n, wk_error *err);
+
+/** The number of statements queued in `p`. */
+WK_API size_t wk_pq_pipeline_count(const wk_pq_pipeline *p);
+
+/**
+ * The outcome of the next statement, in the order they were added, into `*out`. The first
+ * call sends the batch (after preparing statements the cache does not hold yet), then every
+ * call waits, within the connection's deadline, until the next statement's answer is in,
+ * writing what is still unsent while it waits. Returns WK_OK when `*out` describes a
+ * statement (whatever its state), WK_ERR_EOF after the last one (`*out` zeroed). Failures
+ * show in the states; wk_pq_pipeline_end gives the batch's status.
+ */
+WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err);
+
+/**
+ * Ends the pipeline and frees it: sends the batch if it was not sent, reads the outcomes not
+ * yet read (discarding them) and the batch's end, and leaves the connection ready for other
+ * work. Returns WK_OK when every statement ran and the batch was committed; WK_ERR_SERVER
+ * when a statement failed (wk_pq_last_error holds its error; nothing was committed);
+ * WK_ERR_IO when the deadline passed (the batch was cancelled, or the connection given up);
+ * WK_ERR_CONNECT when the connection was lost (wk_pq_conn_message says why); WK_ERR_STATE
+ * when the connection still had results of a wk_pq_send to read (nothing was sent);
+ * WK_ERR_NOMEM. After WK_ERR_SERVER and WK_ERR_STATE nothing of the batch was committed;
+ * after WK_ERR_CONNECT and WK_ERR_IO the commit was not confirmed (it cannot have happened
+ * while a statement was still unanswered by a server that was running, but a connection cut
+ * after the server committed looks the same: ask the server when it matters).
+ * NULL is a no-op returning WK_OK.
+ */
+WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err);
+
+/** Frees `p` without running it when it was not sent yet; a sent pipeline is ended as
+ *  wk_pq_pipeline_end does, its status dropped. NULL is a no-op. */
+WK_API void wk_pq_pipeline_discard(wk_pq_pipeline *p);
+
+/** Counters of a connection's prepared-statement cache (wk_pq_get_stmt_cache_stats). */
+typedef struct wk_pq_stmt_cache_stats {
+    size_t size;        /**< statements prepared on the server now */
+    size_t capacity;    /**< the most it keeps (default 64) */
+    uint64_t hits;      /**< statements added that were prepared already */
+    uint64_t misses;    /**< statements added that were not prepared yet: once per new
+                             statement of a batch, or at every add of one sent unprepared
+                             (no slot free, capacity 0) */
+    uint64_t evictions; /**< prepared statements dropped to make room (DEALLOCATEd) */
+} wk_pq_stmt_cache_stats;
+
+/**
+ * Sets how many prepared statements the pipelines of `conn` keep (default 64, at most 4096;
+ * 0: none, every statement is sent unprepared with a text result). At the bound, a new
+ * statement takes the place of the least recently used one, whose DEALLOCATE goes out with
+ * the next batch; a batch with more distinct statements than the capacity sends the extra
+ * ones unprepared. Lowering the capacity evicts the least recently used now. Returns WK_OK,
+ * WK_ERR_LIMIT (over 4096), WK_ERR_STATE (a pipeline is open), WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pq_set_stmt_cache_capacity(wk_pq_conn *conn, size_t capacity,
+                                               wk_error *err);
+
+/** Fills `*out` with the counters of `conn`'s prepared-statement cache. */
+WK_API void wk_pq_get_stmt_cache_stats(const wk_pq_conn *conn, wk_pq_stmt_cache_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  * generator is involved. One descriptor serves every format: encoding writes events to any
  * wk_sink (MessagePack, JSON writers), decoding reads events from any wk_source. A fused
  * MessagePack path (wk_schema_encode_mp / wk_schema_decode_mp) skips the event vtables and
- * gives byte-identical results.
+ * gives byte-identical results, and so does the fused JSON path (wk_schema_encode_json /
+ * wk_schema_decode_json).
  *
  *     typedef struct user {
  *         char *username;
@@ -343,6 +344,32 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
                                      void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                      wk_schema_error *err);
 
+/**
+ * The fused JSON encoder: appends `obj` to `out` as compact JSON, exactly as wk_schema_encode
+ * into a wk_json_writer with default options would (byte-identical; tests compare them),
+ * without event dispatch. On error `out` keeps its previous length. Returns WK_OK or that
+ * path's status: WK_ERR_ARG, WK_ERR_DEPTH, WK_ERR_RANGE (NaN or infinity, a timestamp outside
+ * years 0000-9999), WK_ERR_UTF8 (a string that is not UTF-8), WK_ERR_TYPE (a wk_value map key
+ * that is a container), WK_ERR_LIMIT or WK_ERR_NOMEM (from the buffer). Thread-safe.
+ */
+WK_API wk_status wk_schema_encode_json(const wk_schema *s, const void *obj, wk_buf *out,
+                                       wk_error *err);
+
+/**
+ * The fused JSON decoder: decodes one JSON value (RFC 8259, whitespace around it allowed)
+ * from `data[0..len)` into `obj` with the same results and errors (status, message, offset,
+ * field path) as wk_schema_decode over a wk_json_reader with default options, followed by a
+ * check that nothing but whitespace is left (WK_ERR_TRAILING otherwise). Strings of wk_value
+ * fields that had no escape are marked WK_VALF_PLAIN, as wk_json_decode_value marks them.
+ * Input the fast path does not take (an error, an unknown or escaped key, a struct with
+ * nested structs or arrays) is decoded again by the generic path, so the arena may then hold
+ * a first partial copy too (bounded by a small multiple of the input): with a capped arena,
+ * WK_ERR_NOMEM can come sooner than on the generic path alone. Thread-safe.
+ */
+WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, size_t len,
+                                       void *obj, wk_arena *arena, const wk_schema_opts *opts,
+                                       wk_schema_error *err);
+
 /* ---- serializers -------------------------------------------------------------------------- */
 
 /**
@@ -362,7 +389,7 @@ typedef struct wk_serializer {
 
 /** The MessagePack serializer (fused fast paths). Never NULL. */
 WK_API const wk_serializer *wk_serializer_msgpack(void);
-/** The JSON serializer (compact JSON, UTF-8). Never NULL. */
+/** The JSON serializer (compact JSON, UTF-8; the fused paths above). Never NULL. */
 WK_API const wk_serializer *wk_serializer_json(void);
 /** Finds a serializer by name ("msgpack", "json"); NULL when unknown. */
 WK_API const wk_serializer *wk_serializer_find(const char *name);

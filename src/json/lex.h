@@ -559,4 +559,65 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
     return p;
 }
 
+/* The length of the plain string body at s (after the opening quote) when its closing
+ * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
+ * non-ASCII); -1 otherwise (the general scan decides). Reads no further than `end`. */
+static inline int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
+{
+    if (end - s < 16) {
+        for (const uint8_t *q = s; q < end; q++) {
+            if (wk__json_str_stop[*q]) {
+                return *q == '"' ? (int)(q - s) : -1;
+            }
+        }
+        return -1;
+    }
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask != 0) {
+        unsigned k = (unsigned)__builtin_ctz(mask);
+        if (s[k] == '"') {
+            return (int)k;
+        }
+    }
+#else
+    for (int k = 0; k < 16; k++) {
+        if (wk__json_str_stop[s[k]]) {
+            return s[k] == '"' ? k : -1;
+        }
+    }
+#endif
+    return -1;
+}
+
+/* A small non-negative integer at p: up to 18 digits, no leading zero, followed by a byte
+ * (not the end of the input) that cannot continue a number. Returns the byte after the
+ * digits with *v set, or NULL (wk__json_lex_number decides). The same value and end as
+ * wk__json_lex_number gives such text, in fewer steps. */
+static inline const uint8_t *wk__json_small_uint(const uint8_t *p, const uint8_t *end,
+                                                 uint64_t *v)
+{
+    size_t left = (size_t)(end - p);
+    const uint8_t *stop = p + (left < 18 ? left : 18); /* at most 18 digits */
+    const uint8_t *q = p;
+    uint64_t x = 0;
+    while (q < stop && wk__json_digit(*q)) {
+        x = x * 10 + (uint64_t)(*q - '0');
+        q++;
+    }
+    if (q == end) {
+        return NULL; /* a value cannot end the input: the general path reports it */
+    }
+    uint8_t c = *q;
+    if (q == p || wk__json_digit(c) || c == '.' || (c | 0x20) == 'e' || (*p == '0' && q - p > 1)) {
+        return NULL;
+    }
+    *v = x;
+    return q;
+}
+
 #endif

@@ -130,46 +130,11 @@ static void value_done(wk_json_reader *r)
 
 static wk_status read_string_slow(wk_json_reader *r, wk_event *ev);
 
-/* The length of the plain string body at s (after the opening quote) when its closing
- * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
- * non-ASCII); -1 otherwise (the general scan decides). Reads no further than `end`. */
-static inline int short_plain_string(const uint8_t *s, const uint8_t *end)
-{
-    if (end - s < 16) {
-        for (const uint8_t *q = s; q < end; q++) {
-            if (wk__json_str_stop[*q]) {
-                return *q == '"' ? (int)(q - s) : -1;
-            }
-        }
-        return -1;
-    }
-#if defined(__SSE2__)
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask != 0) {
-        unsigned k = (unsigned)__builtin_ctz(mask);
-        if (s[k] == '"') {
-            return (int)k;
-        }
-    }
-#else
-    for (int k = 0; k < 16; k++) {
-        if (wk__json_str_stop[s[k]]) {
-            return s[k] == '"' ? k : -1;
-        }
-    }
-#endif
-    return -1;
-}
-
 /* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
 static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
 {
     const uint8_t *s = r->p + 1;
-    int k = short_plain_string(s, r->end);
+    int k = wk__json_short_plain(s, r->end);
     if (k >= 0) {
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
@@ -627,7 +592,7 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     const uint8_t *p = r->p;
     const uint8_t *q = p + (r->state == ST_AFTER);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
-        int k = short_plain_string(q + 1, r->end);
+        int k = wk__json_short_plain(q + 1, r->end);
         if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
             *s = (const char *)q + 1;
             *n = (size_t)k;
@@ -694,7 +659,7 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
-        int k = short_plain_string(r->p + 1, r->end);
+        int k = wk__json_short_plain(r->p + 1, r->end);
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
@@ -713,33 +678,21 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
     return WK_OK;
 }
 
-/* Fast path for a small non-negative integer value of a key: up to 18 digits, no leading
- * zero, ending in something that is not part of a number; -1 otherwise. */
+/* Fast path for a small non-negative integer value of a key (wk__json_small_uint); -1
+ * otherwise. */
 static inline int64_t small_uint(wk_json_reader *r)
 {
-    const uint8_t *p = r->p;
     if (r->state != ST_VALUE || r->err.code != WK_OK || (r->flags & WK_JSON_READ_RAW_NUMBERS)) {
         return -1;
     }
-    size_t left = (size_t)(r->end - p);
-    const uint8_t *stop = p + (left < 18 ? left : 18); /* at most 18 digits */
-    const uint8_t *q = p;
-    int64_t v = 0;
-    while (q < stop && wk__json_digit(*q)) {
-        v = v * 10 + (*q - '0');
-        q++;
-    }
-    if (q == r->end) {
-        return -1; /* a value cannot end the input: the general path reports it */
-    }
-    uint8_t c = *q;
-    if (q == p || wk__json_digit(c) || c == '.' || (c | 0x20) == 'e' ||
-        (*p == '0' && q - p > 1)) {
+    uint64_t v;
+    const uint8_t *q = wk__json_small_uint(r->p, r->end, &v);
+    if (q == NULL) {
         return -1;
     }
     r->p = q;
     r->state = ST_AFTER;
-    return v;
+    return (int64_t)v;
 }
 
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)

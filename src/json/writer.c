@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/dtoa.h"
+#include "json/json_put.h"
 #include "json/lex.h"
 #include "wirekit/json.h"
 
@@ -1303,4 +1304,24 @@ next:
 
 fail:
     return wk_error_set(err, f.st, out->len, f.msg);
+}
+
+/* ---- printers for the fused schema encoder (json_put.h) ---------------------------------- */
+
+wk_status wk__json_put_string(wk_buf *b, const void *s, size_t n)
+{
+    wfail f = {WK_OK, NULL};
+    return put_string(b, s, n, &f);
+}
+
+wk_status wk__json_put_base64(wk_buf *b, const void *s, size_t n)
+{
+    wfail f = {WK_OK, NULL};
+    return put_base64(b, s, n, &f);
+}
+
+wk_status wk__json_put_timestamp(wk_buf *b, int64_t sec, uint32_t nsec)
+{
+    wfail f = {WK_OK, NULL};
+    return put_timestamp(b, sec, nsec, &f);
 }

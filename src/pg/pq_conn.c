@@ -29,13 +29,6 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads results until the query is done or `deadline` passes (true: done). */
 static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
 {
@@ -56,7 +49,7 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
                 *res = r;
             }
         }
-        int64_t left = deadline == INT64_MAX ? 60000 : deadline - now_ms();
+        int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
         if (left <= 0) {
             return false;
         }
@@ -67,10 +60,20 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
     }
 }
 
+void wk__pq_cancel(wk_pq_conn *c)
+{
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char ebuf[256];
+    if (cancel != NULL) {
+        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
+        PQfreeCancel(cancel);
+    }
+}
+
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
 {
     *res = NULL;
-    int64_t deadline = c->timeout_ms != 0 ? now_ms() + c->timeout_ms : INT64_MAX;
+    int64_t deadline = c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
     if (collect(c, deadline, res)) {
         if (*res == NULL) {
             wk__pq_set_message(c, PQerrorMessage(c->pg));
@@ -79,13 +82,8 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
         return WK_OK;
     }
     /* Past the deadline: ask the server to cancel, and give it one more second. */
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
-    }
-    bool done = collect(c, now_ms() + 1000, res);
+    wk__pq_cancel(c);
+    bool done = collect(c, wk__pq_now_ms() + 1000, res);
     PQclear(*res);
     *res = NULL;
     if (!done) {
@@ -190,6 +188,7 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
         PQfinish(conn->pg);
     }
     wk_pg_registry_unref(conn->reg);
+    wk__pq_stmt_cache_free(conn);
     wk__pq_clear_error(conn);
     free(conn);
 }
@@ -217,19 +216,6 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
     return conn->message;
 }
 
-/* FNV-1a over the statement text and its parameter types. Never 0 (0 marks empty slots). */
-static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (const unsigned char *p = (const unsigned char *)sql; *p != 0; p++) {
-        h = (h ^ *p) * 1099511628211u;
-    }
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ types[i]) * 1099511628211u;
-    }
-    return h != 0 ? h : 1;
-}
-
 /* The result format for `sql`: binary when every result column has a binary decoder in the
  * snapshot, else text. Describes the statement (prepared unnamed) the first time; then
  * *prepared is set and the caller runs the prepared statement. On a server error the failed
@@ -237,7 +223,7 @@ static uint64_t stmt_hash(const char *sql, const Oid *types, size_t n)
 static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
                                int *fmt, bool *prepared, PGresult **res, wk_error *err)
 {
-    uint64_t h = stmt_hash(sql, types, n);
+    uint64_t h = wk__pq_stmt_hash(sql, types, n); /* never 0: 0 marks empty slots */
     wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
     *prepared = false;
     if (e->hash == h) {
@@ -272,14 +258,7 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
         *res = r;
         return wk__pq_take_error(c, r, "describing the query failed", err);
     }
-    *fmt = 1;
-    for (int i = 0; i < PQnfields(r); i++) {
-        if (wk_pg_registry_find_decoder(c->reg, PQftype(r, i), WK_PG_BINARY,
-                                        WK_PG_KIND_EVENTS) == NULL) {
-            *fmt = 0; /* a type without a binary decoder: the whole result in text */
-            break;
-        }
-    }
+    *fmt = wk__pq_described_format(c, r);
     PQclear(r);
     e->hash = h;
     e->format = *fmt;
@@ -319,84 +298,11 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
     }
     wk_buf buf;
     wk_buf_init(&buf, NULL, 0);
-    for (size_t i = 0; i < n && st == WK_OK; i++) {
-        const wk_pq_param *p = &params[i];
-        const wk_pg_encoder *e;
-        bool text_unknown = p->kind == WK_PG_KIND_TEXT && p->oid == 0;
-        wk_pg_format f = text_unknown ? WK_PG_TEXT : WK_PG_BINARY;
-        if (text_unknown) {
-            e = NULL;
-        } else if (p->oid != 0) {
-            e = wk_pg_registry_find_encoder_for(conn->reg, p->oid, f, p->kind);
-        } else if (p->kind == WK_PG_KIND_ARRAY) {
-            const wk_pg_array_in *a = p->value;
-            e = a != NULL ? wk_pg_registry_find_array_encoder(conn->reg, f, a->elem_kind) : NULL;
-        } else {
-            e = wk_pg_registry_find_encoder(conn->reg, f, p->kind);
-        }
-        if (!text_unknown && e == NULL && p->kind == WK_PG_KIND_TEXT && p->oid != 0 &&
-            wk_pg_registry_find_encoder_for(conn->reg, p->oid, WK_PG_TEXT, p->kind) != NULL) {
-            text_unknown = true; /* a text-only type (aclitem, tsquery, ...) */
-            f = WK_PG_TEXT;
-        }
-        if (!text_unknown && e == NULL && !(p->value == NULL && p->oid != 0)) {
-            st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no encoder for a parameter's kind");
-            break;
-        }
-        types[i] = e != NULL ? e->oid : p->oid;
-        fmts[i] = (int)f;
-        if (p->value == NULL) {
-            lens[i] = -1;
-            offs[i] = SIZE_MAX;
-            continue;
-        }
-        offs[i] = buf.len;
-        if (!text_unknown && p->kind == WK_PG_KIND_TEXT && e != NULL) {
-            /* a type whose text input wirekit does not parse goes as text */
-            size_t at = buf.len;
-            st = wk_pg_encode(e, p->value, &buf, err);
-            buf.len = st == WK_OK ? buf.len : at;
-            if (st == WK_ERR_UNSUPPORTED) {
-                text_unknown = true;
-                fmts[i] = (int)WK_PG_TEXT;
-                st = WK_OK;
-            } else if (st == WK_OK) {
-                lens[i] = (int)(buf.len - at);
-                if (buf.len - at > INT32_MAX) {
-                    st = wk__pg_fail(err, WK_ERR_LIMIT, i, "parameter longer than 2 GiB");
-                }
-                continue;
-            } else {
-                break;
-            }
-        }
-        if (text_unknown) {
-            const wk_slice *s = p->value;
-            st = wk_buf_append(&buf, s->ptr, s->len);
-            if (st == WK_OK) {
-                st = wk_buf_push(&buf, 0); /* text parameters are C strings for libpq */
-            }
-            if (st != WK_OK) {
-                wk__pg_fail(err, st, i, "out of memory for parameters");
-            }
-        } else {
-            st = wk_pg_encode(e, p->value, &buf, err);
-        }
-        if (st == WK_OK) {
-            size_t len = buf.len - offs[i] - (text_unknown ? 1 : 0);
-            if (len > INT32_MAX) {
-                st = wk__pg_fail(err, WK_ERR_LIMIT, i, "parameter longer than 2 GiB");
-            }
-            lens[i] = (int)len;
-        }
+    if (st == WK_OK) {
+        st = wk__pq_encode_params(conn, params, n, &buf, types, fmts, lens, offs, err);
     }
     if (st == WK_OK) {
-        for (size_t i = 0; i < n; i++) {
-            /* An empty value must not be a NULL pointer: libpq would send SQL NULL. */
-            vals[i] = offs[i] == SIZE_MAX ? NULL
-                      : buf.data == NULL  ? ""
-                                          : (const char *)buf.data + offs[i];
-        }
+        wk__pq_param_values(&buf, offs, n, vals);
         int rfmt = 1;
         bool prepared = false;
         wk__pq_clear_error(conn);

@@ -16,13 +16,6 @@
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
 
-static int64_t copy_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void copy_message(wk_pq_conn *c, const char *m)
 {
     snprintf(c->message, sizeof c->message, "%s", m);
@@ -31,7 +24,7 @@ static void copy_message(wk_pq_conn *c, const char *m)
 /* Waits until the socket is readable or `deadline` passes (false: passed). */
 static bool wait_readable(wk_pq_conn *c, int64_t deadline)
 {
-    int64_t left = deadline == INT64_MAX ? 60000 : deadline - copy_now_ms();
+    int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
     if (left <= 0) {
         return false;
     }
@@ -44,7 +37,7 @@ static bool wait_readable(wk_pq_conn *c, int64_t deadline)
 
 static int64_t next_deadline(const wk_pq_conn *c)
 {
-    return c->timeout_ms != 0 ? copy_now_ms() + c->timeout_ms : INT64_MAX;
+    return c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
 }
 
 /* Reads the results left after a copy ended, keeping the first error. */
@@ -70,13 +63,8 @@ static wk_status finish_results(wk_pq_conn *c, wk_error *err)
  * most one second; a server that does not answer leaves the connection unusable. */
 static void abandon(wk_pq_conn *c)
 {
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
-    }
-    int64_t deadline = copy_now_ms() + 1000;
+    wk__pq_cancel(c);
+    int64_t deadline = wk__pq_now_ms() + 1000;
     bool copying = true; /* try reading data first; PQgetCopyData says when not copying */
     for (;;) {
         if (copying) {

@@ -4,6 +4,8 @@
 #ifndef WK_PQ_INTERNAL_H
 #define WK_PQ_INTERNAL_H
 
+#include <time.h>
+
 #include "wirekit/pq.h"
 
 /* Result formats decided by describing a statement, by a hash of its text and types. */
@@ -22,6 +24,7 @@ struct wk_pq_conn {
     wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
+    struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
 };
 
 /* Records the error of `r` (NULL: the connection's own message) as the connection's last
@@ -40,11 +43,43 @@ void wk__pq_set_message(wk_pq_conn *c, const char *msg);
  * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
 
+/* Asks the server to cancel what the connection runs (PQcancel; errors ignored: the caller's
+ * deadline decides what happens next). */
+void wk__pq_cancel(wk_pq_conn *c);
+
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
 /* Runs the catalog query and builds `*out` = base + the database's own types. */
 wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
                               wk_error *err);
+
+/* Monotonic milliseconds, for deadlines. */
+static inline int64_t wk__pq_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Encodes params[0..n) with the connection's registry into `buf` (appending), recording each
+ * one's type, format (binary, or text for text-only types and server-inferred TEXT), length
+ * (-1 NULL) and offset in buf (SIZE_MAX NULL). On error err->offset is the parameter's index
+ * and buf keeps what was appended before it. (pq_params.c) */
+wk_status wk__pq_encode_params(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
+                               wk_buf *buf, Oid *types, int *fmts, int *lens, size_t *offs,
+                               wk_error *err);
+/* The value pointers for libpq once `buf` is complete. */
+void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const char **vals);
+/* The result format for a described statement: 1 (binary) when the snapshot has a binary
+ * decoder for every column, else 0 (text). */
+int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc);
+
+/* A hash of a statement's text and parameter types, never 0. (pq_stmt_cache.c) */
+uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
+
+/* Frees the connection's prepared-statement cache (the server side goes with the
+ * connection). (pq_stmt_cache.c) */
+void wk__pq_stmt_cache_free(wk_pq_conn *c);
 
 #endif

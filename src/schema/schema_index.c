@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/dtoa.h"
 #include "schema/schema_internal.h"
 #include "wirekit/msgpack.h"
+#include "wirekit/utf8.h"
 
 #define FP_MAX_NEST 32
 
@@ -141,7 +143,36 @@ static size_t mp_fixed_value_bytes(const wk_schema_field *f)
     }
 }
 
-/* Fills the flat plan of the fused MessagePack encoder (nothing when the struct is not flat). */
+/* Most bytes the fixed-size part of a field's value takes in JSON: a number (an integer's 20
+ * digits, a double's shortest text), `false`, `null`, or the quotes of an empty string (the
+ * payloads of strings, base64, timestamps and wk_value trees are sized when written). */
+#define JS_FIXED_VALUE_BYTES (WK__DTOA_JSON_MAX + 8u)
+
+/* True when `name` is its own JSON string text: valid UTF-8, no '"', '\\' nor control byte. */
+static bool json_plain_name(const char *name, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = (uint8_t)name[i];
+        if (c < 0x20 || c == '"' || c == '\\') {
+            return false;
+        }
+    }
+    return wk_utf8_valid(name, len, NULL);
+}
+
+/* A key's first 16 bytes as two zero-padded words and the masks of its bytes in them. */
+static void plan_words(const uint8_t *key, size_t len, uint64_t w[2], uint64_t m[2])
+{
+    uint8_t kb[16] = {0}, mb[16] = {0};
+    for (size_t k = 0; k < len && k < 16; k++) {
+        kb[k] = key[k];
+        mb[k] = 0xff;
+    }
+    memcpy(w, kb, 16);
+    memcpy(m, mb, 16);
+}
+
+/* Fills the flat plans of the fused encoders (nothing when the struct is not flat). */
 static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
 {
     if (!ix->mp_flat) {
@@ -149,6 +180,8 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         return;
     }
     size_t fixed = 5;
+    size_t jfixed = 2; /* '{' and '}' */
+    size_t jpos = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
         wk__mp_op *op = &ix->mp_ops[i];
@@ -160,19 +193,27 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         op->flags = (uint8_t)f->flags;
         op->reqbit = ix->reqbit[i];
         op->reqmask = op->reqbit != 0xff ? (uint64_t)1 << op->reqbit : 0;
-        uint8_t kb[16] = {0}, mb[16] = {0};
-        for (uint32_t k = 0; k < op->key_len && k < 16; k++) {
-            kb[k] = op->key[k];
-            mb[k] = 0xff;
+        plan_words(op->key, op->key_len, op->kw, op->km);
+        if (ix->js_flat) {
+            op->jkey = ix->js_keys + jpos;
+            op->jkey_len = (uint8_t)(f->name_len + 4);
+            uint8_t *k = ix->js_keys + jpos;
+            k[0] = ',';
+            k[1] = '"';
+            memcpy(k + 2, f->name, f->name_len);
+            k[f->name_len + 2] = '"';
+            k[f->name_len + 3] = ':';
+            plan_words(k + 1, op->jkey_len - 1u, op->jw, op->jm);
+            jpos += op->jkey_len;
+            jfixed += (size_t)op->jkey_len + WK__MP_KEY_PAD + JS_FIXED_VALUE_BYTES;
         }
-        memcpy(op->kw, kb, 16);
-        memcpy(op->km, mb, 16);
         fixed += (size_t)op->key_len + WK__MP_KEY_PAD + mp_fixed_value_bytes(f);
         if ((f->flags & WK_OMITEMPTY) != 0) {
             ix->mp_omit = true;
         }
     }
     ix->mp_fixed = fixed;
+    ix->js_fixed = jfixed;
 }
 
 static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *alloc,
@@ -183,12 +224,15 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
         slots *= 2;
     }
     size_t keybytes = 0;
+    size_t jkeybytes = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         keybytes += s->fields[i].name_len <= 250 ? s->fields[i].name_len + 2u : 0u;
+        jkeybytes += s->fields[i].name_len <= 250 ? s->fields[i].name_len + 4u : 0u;
     }
     size_t bytes = sizeof(wk__schema_index) + (size_t)s->nfields * sizeof(wk__mp_op) +
                    (size_t)s->nfields * sizeof(uint32_t) + (size_t)slots * sizeof(uint16_t) +
-                   2 * (size_t)s->nfields + keybytes + WK__MP_KEY_PAD;
+                   2 * (size_t)s->nfields + keybytes + WK__MP_KEY_PAD + jkeybytes +
+                   WK__MP_KEY_PAD;
     wk__schema_index *ix = wk_alloc(alloc, bytes);
     if (ix == NULL) {
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
@@ -204,6 +248,7 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mp_key_len = ix->reqbit + s->nfields;
     ix->mp_keys = ix->mp_key_len + s->nfields;
     ix->mp_flat = s->nfields <= 64;
+    ix->js_flat = true;
     uint32_t koff = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -219,7 +264,12 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
         } else {
             ix->mp_flat = false;
         }
+        if (!json_plain_name(f->name, f->name_len)) {
+            ix->js_flat = false;
+        }
     }
+    ix->js_flat = ix->js_flat && ix->mp_flat;
+    ix->js_keys = ix->mp_keys + koff + WK__MP_KEY_PAD;
     ix->mask = slots - 1;
     ix->nfields = s->nfields;
     ix->fingerprint = wk_schema_fingerprint(s);

@@ -16,17 +16,21 @@
 #define WK__SCHEMA_DEFAULT_DEPTH 64u
 #define WK__SCHEMA_MAX_DEPTH 256u
 
-/* One field of a flat struct in the fused MessagePack plan (see wk__schema_index). */
+/* One field of a flat struct in the fused plans, MessagePack and JSON (see wk__schema_index). */
 typedef struct wk__mp_op {
     const uint8_t *key; /* the pre-encoded key (str header + name); 16 readable bytes past it */
     uint64_t kw[2];     /* the key's first 16 bytes as two words (zero-padded) */
     uint64_t km[2];     /* masks of the key's bytes in those words (all-ones bytes) */
+    const uint8_t *jkey; /* JSON: `,"name":` (the name needs no escape); 16 readable bytes past */
+    uint64_t jw[2];      /* JSON: the first 16 bytes of `"name":` as two words (zero-padded) */
+    uint64_t jm[2];      /* and their masks */
     uint64_t reqmask;   /* the required-field bit of this field, 0 if not required */
     uint32_t offset;    /* offsetof the member */
     uint32_t size;      /* C size of the member (WK_SK_STRBUF: the buffer) */
     uint8_t kind;       /* wk_schema_kind */
     uint8_t flags;      /* field flags */
     uint8_t key_len;    /* bytes of `key` */
+    uint8_t jkey_len;   /* bytes of `jkey` (name + 4) */
     uint8_t reqbit;     /* bit of a required field, 0xff otherwise */
 } wk__mp_op;
 
@@ -57,6 +61,12 @@ typedef struct wk__schema_index {
     wk__mp_op *mp_ops;
     size_t mp_fixed;
     bool mp_omit;
+    /* The fused JSON plan (schema_json.c) over the same ops: usable when the struct is flat
+     * and every name is valid UTF-8 with nothing to escape (so a key's JSON text is the name
+     * in quotes); the most bytes an object's fixed-size parts take in JSON. */
+    bool js_flat;
+    size_t js_fixed;
+    uint8_t *js_keys;
 } wk__schema_index;
 
 /** The index of `s`, building it on first use from `alloc` (the call's allocator; NULL =

@@ -22,6 +22,7 @@
  */
 #include "msgpack/mp_token.h"
 #include "schema/schema_decode_util.h"
+#include "schema/schema_fast.h"
 #include "value/value_build_core.h"
 
 /* ---- encoding ----------------------------------------------------------------------------- */
@@ -153,7 +154,7 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
  * every fixed-size part still to come), so only variable-size parts check for room. The
  * cursor stays in registers: helpers take it and return it (NULL: the buffer cannot grow, or
  * a writer failed, and the caller takes the general path, which reports the exact error). */
-static __attribute__((noinline)) uint8_t *enc_grow(wk_buf *out, uint8_t *o, size_t need)
+__attribute__((noinline)) uint8_t *wk__schema_buf_grow(wk_buf *out, uint8_t *o, size_t need)
 {
     size_t len = o != NULL ? (size_t)(o - out->data) : out->len;
     out->len = len;
@@ -162,8 +163,6 @@ static __attribute__((noinline)) uint8_t *enc_grow(wk_buf *out, uint8_t *o, size
     }
     return out->data + len;
 }
-
-#define ENC_END(out) ((out)->data + (out)->cap)
 
 /* Writes `v` with the msgpack module's checked tree writer (same bytes) and returns the
  * cursor after it. */
@@ -178,7 +177,7 @@ static __attribute__((noinline)) uint8_t *enc_general_value(wk_buf *out, uint8_t
         return NULL;
     }
     o = out->data + out->len;
-    return (size_t)(ENC_END(out) - o) >= fixed ? o : enc_grow(out, o, fixed);
+    return (size_t)(WK__ENC_END(out) - o) >= fixed ? o : wk__schema_buf_grow(out, o, fixed);
 }
 
 /* The same for the field kinds without a cursor encoder (float32, timestamp, bytes). */
@@ -211,7 +210,7 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
         return NULL;
     }
     o = out->data + out->len;
-    return (size_t)(ENC_END(out) - o) >= fixed ? o : enc_grow(out, o, fixed);
+    return (size_t)(WK__ENC_END(out) - o) >= fixed ? o : wk__schema_buf_grow(out, o, fixed);
 }
 
 /* A str header, inline for the short forms. */
@@ -223,19 +222,6 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
     }
     return wk_mp_encode_str_header(o, (uint32_t)len);
 }
-
-/* Makes room for `need` bytes at `o`, keeping `end` (a local) in step; leaves the function
- * with `fail` when the buffer cannot grow. */
-#define ENC_ENSURE(need, fail)                                                               \
-    do {                                                                                     \
-        if (WK__UNLIKELY((size_t)(end - o) < (need))) {                                     \
-            o = enc_grow(out, o, (need));                                                    \
-            if (o == NULL) {                                                                 \
-                return fail;                                                                 \
-            }                                                                                \
-            end = ENC_END(out);                                                              \
-        }                                                                                    \
-    } while (0)
 
 /* One wk_value node: scalars and strings inline; any other node (float32, binary, ext,
  * timestamp, raw number, nested container, unknown type) through the msgpack module's tree
@@ -258,19 +244,19 @@ static inline __attribute__((always_inline)) uint8_t *enc_node(wk_buf *out, uint
         break;
     case WK_VAL_STR:
         o = enc_str_header(o, v->len);
-        ENC_ENSURE((size_t)v->len + fixed, NULL);
+        WK__ENC_ENSURE((size_t)v->len + fixed, NULL);
         o = (uint8_t *)wk__put_bytes(o, v->u.str, v->len);
         *endp = end;
         return o;
     default: goto general;
     }
     /* A scalar took at most 9 bytes of the room; restore the invariant. */
-    ENC_ENSURE(fixed, NULL);
+    WK__ENC_ENSURE(fixed, NULL);
     *endp = end;
     return o;
 general:
     o = enc_general_value(out, o, v, fixed);
-    *endp = ENC_END(out);
+    *endp = WK__ENC_END(out);
     return o;
 }
 
@@ -335,7 +321,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
             return NULL;
         }
         o = enc_str_header(o, len);
-        ENC_ENSURE(len + fixed, NULL);
+        WK__ENC_ENSURE(len + fixed, NULL);
         *endp = end;
         return (uint8_t *)wk__put_bytes(o, str, len);
     }
@@ -344,7 +330,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         const char *nul = memchr(str, 0, op->size);
         size_t len = nul != NULL ? (size_t)(nul - str) : op->size;
         o = enc_str_header(o, len);
-        ENC_ENSURE(len + fixed, NULL);
+        WK__ENC_ENSURE(len + fixed, NULL);
         *endp = end;
         return (uint8_t *)wk__put_bytes(o, str, len);
     }
@@ -353,7 +339,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     case WK_SK_TIMESTAMP:
     case WK_SK_BYTES:
         o = enc_general_field(out, o, op, p, fixed);
-        *endp = ENC_END(out);
+        *endp = WK__ENC_END(out);
         return o;
     default: return NULL; /* not in a flat plan */
     }
@@ -371,12 +357,12 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
         o = out->data + out->len;
     } else {
-        o = enc_grow(out, NULL, fixed);
+        o = wk__schema_buf_grow(out, NULL, fixed);
         if (o == NULL) {
             return false;
         }
     }
-    uint8_t *end = ENC_END(out);
+    uint8_t *end = WK__ENC_END(out);
     if (!ix->mp_omit) {
         /* Every field is written. */
         o = wk_mp_encode_map_header(o, ix->nfields);
@@ -627,89 +613,6 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
  * runs the general loop from the start, which rewrites the same fields and reports the
  * outcome. Giving up costs only the repeated work (and arena bytes, bounded by the input). */
 
-/* Copies `len` bytes of a string into the arena with a NUL (the bump inline). */
-static inline char *dec_strdup(wk_arena *a, const uint8_t *s, size_t len)
-{
-    char *d;
-    if (WK__LIKELY(a->cur != NULL && (size_t)(a->end - a->cur) > len)) {
-        d = (char *)a->cur;
-        a->cur += len + 1;
-    } else {
-        d = wk_arena_alloc(a, len + 1, 1);
-        if (d == NULL) {
-            return NULL;
-        }
-    }
-    wk__put_bytes(d, s, len);
-    d[len] = '\0';
-    return d;
-}
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define DEC_LE 1
-#else
-#define DEC_LE 0
-#endif
-
-/* True when `s[0..len)` holds a NUL byte (the memchr the general loop does). */
-static inline bool dec_has_nul(const uint8_t *s, size_t len)
-{
-    return memchr(s, 0, len) != NULL;
-}
-
-/* True when the word holds a zero byte. */
-static inline bool dec_word_has_zero(uint64_t w)
-{
-    return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0;
-}
-
-/* Copies the string `s[0..len)` into the arena with a NUL; with `check_nul`, NULL and *nul
- * set when it holds a NUL byte. Strings of up to 16 bytes are checked and copied as two
- * overlapping words inside the string (shorter than 8: one word ending at the string's end,
- * which needs 8 bytes of input before that end; `start` is the input's first byte), stored
- * into the arena when it has 17 bytes of room (bytes past the NUL land in its free space and
- * are overwritten by later allocations). NULL without *nul: out of arena. */
-static inline char *dec_copy_str(wk_arena *a, const uint8_t *s, size_t len,
-                                 const uint8_t *start, bool check_nul, bool *nul)
-{
-#if DEC_LE
-    if (len <= 16 && a->cur != NULL && (size_t)(a->end - a->cur) >= 17 &&
-        (len >= 8 || (size_t)(s + len - start) >= 8)) {
-        char *d = (char *)a->cur;
-        if (len >= 8) {
-            uint64_t w0, w1;
-            memcpy(&w0, s, 8);
-            memcpy(&w1, s + len - 8, 8);
-            if (check_nul && (dec_word_has_zero(w0) || dec_word_has_zero(w1))) {
-                *nul = true;
-                return NULL;
-            }
-            memcpy(d, &w0, 8);
-            memcpy(d + len - 8, &w1, 8);
-        } else if (len > 0) {
-            uint64_t w;
-            memcpy(&w, s + len - 8, 8);
-            w >>= 8 * (8 - len);
-            if (check_nul && dec_word_has_zero(w | ~(uint64_t)0 << (8 * len))) {
-                *nul = true;
-                return NULL;
-            }
-            memcpy(d, &w, 8);
-        }
-        d[len] = '\0';
-        a->cur += len + 1;
-        return d;
-    }
-#else
-    (void)start;
-#endif
-    if (check_nul && dec_has_nul(s, len)) {
-        *nul = true;
-        return NULL;
-    }
-    return dec_strdup(a, s, len);
-}
-
 /* Reads a str header at `p` (p < end): the length, with the bytes checked to be there.
  * Returns the first byte of the string, or NULL. */
 static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end, size_t *len)
@@ -767,7 +670,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
             return NULL;
         }
         bool nul = false;
-        char *c = dec_copy_str(a, p, n, start, false, &nul);
+        char *c = wk__dec_copy_str(a, p, n, start, false, &nul);
         if (c == NULL) {
             return NULL;
         }
@@ -964,38 +867,10 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
         u = (uint64_t)i;
         goto unsigned_value;
     }
-signed_value: {
-    unsigned bits = 8u * op->size;
-    if (op->kind > WK_SK_I64 || (bits < 64 && i < -((int64_t)1 << (bits - 1)))) {
-        return NULL;
-    }
-    u = (uint64_t)i;
-    goto store;
-}
-unsigned_value: {
-    unsigned bits = 8u * op->size;
-    uint64_t max = op->kind <= WK_SK_I64 ? ~(uint64_t)0 >> (65 - bits)
-                                         : ~(uint64_t)0 >> (64 - bits);
-    if (u > max) {
-        return NULL;
-    }
-}
-store:
-    switch (op->size) {
-    case 1: *dst = (uint8_t)u; break;
-    case 2: {
-        uint16_t v = (uint16_t)u;
-        memcpy(dst, &v, 2);
-        break;
-    }
-    case 4: {
-        uint32_t v = (uint32_t)u;
-        memcpy(dst, &v, 4);
-        break;
-    }
-    default: memcpy(dst, &u, 8); break;
-    }
-    return p;
+signed_value:
+    return wk__dec_int_store(op->kind, op->size, true, (uint64_t)i, dst) ? p : NULL;
+unsigned_value:
+    return wk__dec_int_store(op->kind, op->size, false, u, dst) ? p : NULL;
 }
 
 /* The expected key compared as two masked words (the input has 16 bytes left). */
@@ -1074,7 +949,7 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
                 return false;
             }
             bool nul = false;
-            char *c = dec_copy_str(a, p, len, in, true, &nul);
+            char *c = wk__dec_copy_str(a, p, len, in, true, &nul);
             if (c == NULL) {
                 return false;
             }

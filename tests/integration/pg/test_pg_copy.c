@@ -11,25 +11,11 @@
 #include <stdlib.h>
 
 #include "wirekit/json.h"
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-#define NEED_CONN()                                                                        \
-    do {                                                                                   \
-        if (getenv("WK_PG_DSN") == NULL) {                                                 \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                   \
-        }                                                                                  \
-        if (conn == NULL) {                                                                \
-            wk_error cerr = {0};                                                           \
-            if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &cerr) != WK_OK) {         \
-                wk_pq_conn_free(conn);                                                     \
-                conn = NULL;                                                               \
-            }                                                                              \
-            CHECK_MSG(conn != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));          \
-        }                                                                                  \
-    } while (0)
 
 typedef struct row3 {
     int64_t id;
@@ -296,25 +282,6 @@ static wk_status pump_row(void *ctx, const wk_pg_plan *plan, const uint8_t *cons
     return wk_pq_copy_in_row(p->in, p->ptrs, err);
 }
 
-static bool exec_ok(wk_pq_conn *c, const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(c), sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
-static long count_of(wk_pq_conn *c, const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(c), sql);
-    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : -1;
-    PQclear(r);
-    return n;
-}
-
 #define NEED_CONN_IN()                                                                     \
     do {                                                                                   \
         NEED_CONN();                                                                       \
@@ -331,8 +298,8 @@ static long count_of(wk_pq_conn *c, const char *sql)
 WK_TEST(test_pg_copy_in_round_trips_a_table_equal_by_except_both_ways)
 {
     NEED_CONN_IN();
-    CHECK(exec_ok(conn, "DROP TABLE IF EXISTS wk_copy_src, wk_copy_dst"));
-    CHECK(exec_ok(conn,
+    CHECK(pg_test_exec(conn, "DROP TABLE IF EXISTS wk_copy_src, wk_copy_dst"));
+    CHECK(pg_test_exec(conn,
                   "CREATE TABLE wk_copy_src AS SELECT i::int4 AS id, i::int8 * 1000003 AS big, "
                   "CASE WHEN i % 5 = 0 THEN NULL ELSE i / 3.0 END::float8 AS f, "
                   "(i / 7.0)::numeric(20,6) AS num, 'name \"' || i || E'\\\\' AS name, "
@@ -342,7 +309,7 @@ WK_TEST(test_pg_copy_in_round_trips_a_table_equal_by_except_both_ways)
                   "decode(md5(i::text), 'hex') AS by, date '2020-01-01' + i AS d, "
                   "i * interval '1 day 2 sec' AS iv, ('10.0.' || i % 256 || '.1/24')::inet AS ip "
                   "FROM generate_series(1, 5000) i"));
-    CHECK(exec_ok(conn, "CREATE TABLE wk_copy_dst (LIKE wk_copy_src)"));
+    CHECK(pg_test_exec(conn, "CREATE TABLE wk_copy_dst (LIKE wk_copy_src)"));
     static const char *const cols[14] = {"id", "big", "f", "num", "name", "at", "flag",
                                          "j",  "arr", "u", "by",  "d",   "iv", "ip"};
     wk_pg_kind kinds[14];
@@ -374,11 +341,11 @@ WK_TEST(test_pg_copy_in_round_trips_a_table_equal_by_except_both_ways)
     CHECK_MSG(est == WK_OK, "copy in: %s: %s", err.msg, wk_pq_conn_message(conn_in));
     CHECK_EQ(out_rows, 5000u);
     CHECK_EQ(in_rows, out_rows);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM wk_copy_dst"), 5000);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM (SELECT * FROM wk_copy_src EXCEPT ALL "
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_dst"), 5000);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM (SELECT * FROM wk_copy_src EXCEPT ALL "
                             "SELECT * FROM wk_copy_dst) x"),
              0);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM (SELECT * FROM wk_copy_dst EXCEPT ALL "
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM (SELECT * FROM wk_copy_dst EXCEPT ALL "
                             "SELECT * FROM wk_copy_src) x"),
              0);
     for (int i = 0; i < 14; i++) {
@@ -389,14 +356,14 @@ WK_TEST(test_pg_copy_in_round_trips_a_table_equal_by_except_both_ways)
     free(p.slices);
     free(p.ptrs);
     wk_arena_free(&p.arena);
-    CHECK(exec_ok(conn, "DROP TABLE wk_copy_src, wk_copy_dst"));
+    CHECK(pg_test_exec(conn, "DROP TABLE wk_copy_src, wk_copy_dst"));
 }
 
 WK_TEST(test_pg_copy_in_refuses_values_that_do_not_fit_and_commits_nothing_on_failure)
 {
     NEED_CONN_IN();
-    CHECK(exec_ok(conn, "DROP TABLE IF EXISTS wk_copy_fit"));
-    CHECK(exec_ok(conn, "CREATE TABLE wk_copy_fit (n int8 NOT NULL, s int2, t text)"));
+    CHECK(pg_test_exec(conn, "DROP TABLE IF EXISTS wk_copy_fit"));
+    CHECK(pg_test_exec(conn, "CREATE TABLE wk_copy_fit (n int8 NOT NULL, s int2, t text)"));
     static const char *const cols[3] = {"n", "s", "t"};
     static const wk_pg_kind kinds[3] = {WK_PG_KIND_I64, WK_PG_KIND_TEXT, WK_PG_KIND_TEXT};
     wk_error err = {0};
@@ -422,7 +389,7 @@ WK_TEST(test_pg_copy_in_refuses_values_that_do_not_fit_and_commits_nothing_on_fa
     uint64_t rows = 99;
     CHECK_EQ(wk_pq_copy_in_end(in, "a value did not fit", &rows, &err), WK_ERR_SERVER);
     CHECK_EQ(rows, 0u);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM wk_copy_fit"), 0);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_fit"), 0);
     /* a constraint the server checks (NOT NULL) fails the whole COPY: nothing is written */
     CHECK_OK(wk_pq_copy_in_start(conn_in, "wk_copy_fit", cols, kinds, 3, &in, &err));
     const void *row_null[3] = {NULL, &s_ok, &t};
@@ -431,12 +398,12 @@ WK_TEST(test_pg_copy_in_refuses_values_that_do_not_fit_and_commits_nothing_on_fa
     CHECK_EQ(wk_pq_copy_in_end(in, NULL, &rows, &err), WK_ERR_SERVER);
     CHECK_STR(wk_pq_last_error(conn_in)->sqlstate, "23502");
     CHECK_EQ(rows, 0u);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM wk_copy_fit"), 0);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_fit"), 0);
     /* and a good copy after the failures on the same connection */
     CHECK_OK(wk_pq_copy_in_start(conn_in, "wk_copy_fit", cols, kinds, 3, &in, &err));
     CHECK_OK(wk_pq_copy_in_row(in, row1, &err));
     CHECK_OK(wk_pq_copy_in_end(in, NULL, &rows, &err));
     CHECK_EQ(rows, 1u);
-    CHECK_EQ(count_of(conn, "SELECT count(*) FROM wk_copy_fit WHERE s = 12 AND t = 'x'"), 1);
-    CHECK(exec_ok(conn, "DROP TABLE wk_copy_fit"));
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_fit WHERE s = 12 AND t = 'x'"), 1);
+    CHECK(pg_test_exec(conn, "DROP TABLE wk_copy_fit"));
 }

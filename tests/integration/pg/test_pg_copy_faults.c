@@ -10,87 +10,10 @@
  */
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "pg_private.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
-
-static char dir[128];
-static char pgbin[64] = "/usr/lib/postgresql/15/bin";
-
-static int sh(const char *cmd)
-{
-    char full[4096];
-    /* PostgreSQL refuses to run as root: the postgres account then */
-    snprintf(full, sizeof full, "%s%s", geteuid() == 0 ? "runuser -u postgres -- " : "", cmd);
-    return system(full);
-}
-
-static bool restart_private(int port)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "%s/pg_ctl -D %s/data -l %s/server.log -w -t 60 -o \"-p %d -k %s -c "
-             "listen_addresses='' -c fsync=off\" start >/dev/null",
-             pgbin, dir, dir, port, dir);
-    return sh(cmd) == 0;
-}
-
-/* Forks a child that stops the private server after `us` microseconds. */
-static pid_t stop_later(useconds_t us)
-{
-    pid_t child = fork();
-    if (child == 0) {
-        usleep(us);
-        char cmd[2048];
-        snprintf(cmd, sizeof cmd, "%s/pg_ctl -D %s/data -m immediate -w stop >/dev/null 2>&1",
-                 pgbin, dir);
-        _exit(sh(cmd) == 0 ? 0 : 1);
-    }
-    return child;
-}
-
-static bool start_private(int port)
-{
-    char cmd[2048];
-    snprintf(dir, sizeof dir, "%s/wk-pgcopy-fault.XXXXXX",
-             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-        return false;
-    }
-    if (geteuid() == 0) {
-        snprintf(cmd, sizeof cmd, "chown postgres:postgres %s", dir);
-        if (system(cmd) != 0) {
-            return false;
-        }
-    }
-    snprintf(cmd, sizeof cmd,
-             "%s/initdb -D %s/data -U wirekit -A trust --no-sync -E UTF8 --locale=C "
-             ">%s/initdb.log 2>&1",
-             pgbin, dir, dir);
-    if (sh(cmd) != 0) {
-        return false;
-    }
-    return restart_private(port);
-}
-
-static void remove_private(void)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/pg_ctl -D %s/data -m immediate -w stop >/dev/null 2>&1", pgbin,
-             dir);
-    (void)sh(cmd);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    (void)system(cmd);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 typedef struct counter {
     uint64_t rows;
@@ -112,38 +35,29 @@ static wk_status count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *con
 
 WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
 {
-    char path[300];
-    snprintf(path, sizeof path, "%s/initdb", pgbin);
-    if (access(path, X_OK) != 0) {
-        SKIP("no PostgreSQL 15 initdb in /usr/lib/postgresql/15/bin");
-    }
     int port = 40000 + (int)(getpid() % 20000);
-    if (!start_private(port)) {
-        remove_private();
-        CHECK_MSG(false, "cannot start a private PostgreSQL in %s", dir);
-    }
     char dsn[512];
-    snprintf(dsn, sizeof dsn, "host=%s port=%d user=wirekit dbname=postgres", dir, port);
+    NEED_PRIVATE_SERVER("pgcopy-fault", port, dsn);
     wk_pq_conn *conn = NULL;
     wk_error err = {0};
     wk_status st = wk_pq_connect_timeout(dsn, NULL, 5000, &conn, &err);
     if (st != WK_OK) {
         wk_pq_conn_free(conn);
-        remove_private();
+        pg_private_remove();
         CHECK_MSG(false, "connect to the private server: %s", err.msg);
     }
     /* a stop from another process once rows are flowing */
-    pid_t child = stop_later(400000);
+    pid_t child = pg_private_stop_later(400000);
     counter c = {0, 0};
     uint64_t rows = 0;
     wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
-    double t0 = now_s();
+    double t0 = pg_private_now_s();
     /* 1,000,000 rows at about 10 per millisecond: far longer than the 400 ms before the stop */
     st = wk_pq_copy_out(conn,
                         "SELECT i::int8 AS id FROM generate_series(1, 1000000) i "
                         "WHERE i % 100 <> 0 OR pg_sleep(0.01) IS NOT NULL",
                         kinds, NULL, count_row, &c, &rows, &err);
-    double took = now_s() - t0;
+    double took = pg_private_now_s() - t0;
     int wst = 0;
     waitpid(child, &wst, 0);
     char msg[512];
@@ -166,7 +80,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     wk_pq_conn_free(conn);
     conn = NULL;
     /* COPY in: the server is stopped while rows stream in; nothing may be reported written */
-    bool restarted = restart_private(port);
+    bool restarted = pg_private_restart(port);
     wk_status in_st = WK_OK, end_st = WK_OK;
     uint64_t in_rows = 99, sent = 0;
     long after = -1;
@@ -180,10 +94,10 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
         wk_pq_copy_in *in = NULL;
         in_st = wk_pq_copy_in_start(conn, "t", cols, ik, 2, &in, &err);
         if (in_st == WK_OK) {
-            pid_t child2 = stop_later(300000);
-            t0 = now_s();
+            pid_t child2 = pg_private_stop_later(300000);
+            t0 = pg_private_now_s();
             wk_slice txt = {"some text to make the rows longer than a few bytes", 50};
-            for (int64_t id = 1; in_st == WK_OK && now_s() - t0 < 20.0; id++) {
+            for (int64_t id = 1; in_st == WK_OK && pg_private_now_s() - t0 < 20.0; id++) {
                 const void *vals[2] = {&id, &txt};
                 in_st = wk_pq_copy_in_row(in, vals, &err);
                 sent += in_st == WK_OK;
@@ -192,13 +106,13 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
                 }
             }
             end_st = wk_pq_copy_in_end(in, NULL, &in_rows, &err);
-            in_took = now_s() - t0;
+            in_took = pg_private_now_s() - t0;
             waitpid(child2, &wst2, 0);
         }
         wk_pq_conn_free(conn);
         conn = NULL;
         /* back up: the table holds no row of the broken COPY */
-        if (restart_private(port) && wk_pq_connect(dsn, NULL, &conn, &err) == WK_OK) {
+        if (pg_private_restart(port) && wk_pq_connect(dsn, NULL, &conn, &err) == WK_OK) {
             PGresult *n = PQexec(wk_pq_pgconn(conn), "SELECT count(*) FROM t");
             if (PQresultStatus(n) == PGRES_TUPLES_OK) {
                 after = strtol(PQgetvalue(n, 0, 0), NULL, 10);
@@ -210,7 +124,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     printf("    copy in: %llu rows sent, stopped in %.2f s: row %s, end %s, reported %llu\n",
            (unsigned long long)sent, in_took, wk_status_str(in_st), wk_status_str(end_st),
            (unsigned long long)in_rows);
-    remove_private();
+    pg_private_remove();
     CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
     CHECK(restarted);
     CHECK(sent > 0);

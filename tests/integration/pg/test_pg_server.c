@@ -8,31 +8,11 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-static wk_pq_conn *get_conn(void)
-{
-    if (conn == NULL && getenv("WK_PG_DSN") != NULL) {
-        wk_error err = {0};
-        if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
-            fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_conn_free(conn);
-            conn = NULL;
-        }
-    }
-    return conn;
-}
-
-#define NEED_CONN()                                                                       \
-    do {                                                                                  \
-        if (getenv("WK_PG_DSN") == NULL) {                                                \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                  \
-        }                                                                                 \
-        CHECK_MSG(get_conn() != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));       \
-    } while (0)
 
 /* Every type, edge values first. Each is selected as itself and as its ::text. */
 static const char *const exprs[] = {
@@ -418,28 +398,17 @@ WK_TEST(test_pg_server_hundred_thousand_mixed_rows_through_a_plan)
     PQclear(agg);
 }
 
-static bool run(const char *sql)
-{
-    PGresult *r = PQexec(wk_pq_pgconn(conn), sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s\n", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
 WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
 {
     NEED_CONN();
-    CHECK(run("DROP SCHEMA IF EXISTS wk_it CASCADE"));
-    CHECK(run("CREATE SCHEMA wk_it"));
-    CHECK(run("CREATE TYPE wk_it.mood AS ENUM ('sad', 'ok', 'happy day')"));
-    CHECK(run("CREATE DOMAIN wk_it.posint AS int4 CHECK (VALUE > 0)"));
-    CHECK(run("CREATE DOMAIN wk_it.moodd AS wk_it.mood"));
-    CHECK(run("CREATE TYPE wk_it.pair AS (a int4, b text, c wk_it.mood)"));
-    bool ext = run("CREATE EXTENSION IF NOT EXISTS citext") &&
-               run("CREATE EXTENSION IF NOT EXISTS hstore");
+    CHECK(pg_test_exec(conn, "DROP SCHEMA IF EXISTS wk_it CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE SCHEMA wk_it"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_it.mood AS ENUM ('sad', 'ok', 'happy day')"));
+    CHECK(pg_test_exec(conn, "CREATE DOMAIN wk_it.posint AS int4 CHECK (VALUE > 0)"));
+    CHECK(pg_test_exec(conn, "CREATE DOMAIN wk_it.moodd AS wk_it.mood"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_it.pair AS (a int4, b text, c wk_it.mood)"));
+    bool ext = pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS citext") &&
+               pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS hstore");
     /* A new connection: its catalog query sees the new types. */
     wk_pq_conn *c2;
     wk_error err = {0};
@@ -502,7 +471,7 @@ WK_TEST(test_pg_server_catalog_types_join_the_connections_snapshot)
     wk_buf_free(&out);
     wk_arena_free(&arena);
     wk_pq_conn_free(c2);
-    CHECK(run("DROP SCHEMA wk_it CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP SCHEMA wk_it CASCADE"));
     if (!ext) {
         printf("    citext/hstore extensions unavailable: those types were not checked\n");
     }

@@ -11,133 +11,13 @@
  */
 #include <stdlib.h>
 
+#include "pg_samples.h"
+#include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
 
-static wk_pq_conn *get_conn(void)
-{
-    if (conn == NULL && getenv("WK_PG_DSN") != NULL) {
-        wk_error err = {0};
-        if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &conn, &err) != WK_OK) {
-            fprintf(stderr, "connect: %s: %s\n", err.msg, conn ? wk_pq_conn_message(conn) : "");
-            wk_pq_conn_free(conn);
-            conn = NULL;
-        }
-    }
-    return conn;
-}
-
-#define NEED_CONN()                                                                       \
-    do {                                                                                  \
-        if (getenv("WK_PG_DSN") == NULL) {                                                \
-            SKIP("WK_PG_DSN is not set (run scripts/servers.sh start)");                  \
-        }                                                                                 \
-        CHECK_MSG(get_conn() != NULL, "cannot connect to %s", getenv("WK_PG_DSN"));       \
-    } while (0)
-
-/* A literal per type name (several for some types: each is checked). */
-static const char *const samples[][2] = {
-    {"bool", "t"},
-    {"bytea", "\\x00ff5c"},
-    {"char", "a"},
-    {"name", "pg type"},
-    {"int8", "-9223372036854775808"},
-    {"int2", "-3"},
-    {"int2vector", "1 -2 32767"},
-    {"int2vector", ""},
-    {"int4", "42"},
-    {"regproc", "now"},
-    {"text", "a b\"c\\"},
-    {"oid", "4294967295"},
-    {"tid", "(4294967295,65535)"},
-    {"xid", "4294967295"},
-    {"cid", "7"},
-    {"oidvector", "1 2 4294967295"},
-    {"json", "{\"a\": [1, 2.5]}"},
-    {"xml", "<a x=\"1\">t&amp;é</a>"},
-    {"pg_node_tree", NULL},
-    {"point", "(1.5,-2)"},
-    {"point", "(1e300,0.1)"},
-    {"lseg", "[(0,0),(-0.5,NaN)]"},
-    {"path", "((0,0),(1,1),(2,0))"},
-    {"path", "[(0,0),(1e-7,1)]"},
-    {"box", "(1,1),(0,0)"},
-    {"box", "(0,0),(2,3)"},
-    {"polygon", "((0,0),(1,1),(1,0))"},
-    {"line", "{1,-1,0.5}"},
-    {"cidr", "10.0.0.0/8"},
-    {"float4", "0.1"},
-    {"float8", "0.1"},
-    {"circle", "<(1,2),3.5>"},
-    {"macaddr8", "08:00:2b:01:02:03:04:05"},
-    {"macaddr8", "08-00-2b-01-02-03"},
-    {"money", "-1234567.89"},
-    {"money", "0.05"},
-    {"money", "92233720368547758.07"},
-    {"macaddr", "08:00:2B:01:02:03"},
-    {"inet", "::1"},
-    {"aclitem", "wirekit=arwdDxt/wirekit"},
-    {"bpchar", "ab"},
-    {"varchar", "x"},
-    {"date", "2024-02-29"},
-    {"time", "13:14:15.5"},
-    {"timestamp", "2000-01-01 00:00:00.5"},
-    {"timestamptz", "2000-01-01 05:30:00+05:30"},
-    {"interval", "1 mon -1 day"},
-    {"timetz", "12:00-08"},
-    {"bit", "1"},
-    {"varbit", "101100101"},
-    {"varbit", ""},
-    {"varbit", "x0F"},
-    {"numeric", "-1.50"},
-    {"refcursor", "cur"},
-    {"regprocedure", "abs(integer)"},
-    {"regoper", "||/"},
-    {"regoperator", "+(integer,integer)"},
-    {"regclass", "pg_class"},
-    {"regtype", "integer"},
-    {"uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
-    {"txid_snapshot", "10:20:10,14,15"},
-    {"txid_snapshot", "10:10:"},
-    {"pg_lsn", "16/B374D848"},
-    {"pg_lsn", "0/0"},
-    {"pg_ndistinct", NULL},
-    {"pg_dependencies", NULL},
-    {"tsvector", "a:1A fat:2,4B cat:5C rat it''s back\\\\slash"},
-    {"tsvector", ""},
-    {"tsquery", "fat & (rat | !cat) <-> x:*AB"},
-    {"gtsvector", NULL},
-    {"regconfig", "english"},
-    {"regdictionary", "simple"},
-    {"jsonb", "{\"a\": [1, 2.50, null]}"},
-    {"int4range", "[1,5)"},
-    {"int4range", "empty"},
-    {"numrange", "(1.5,\"2.50\"]"},
-    {"numrange", "(,)"},
-    {"tsrange", "[\"2020-01-01 00:00\",\"2021-01-01 00:00\")"},
-    {"tstzrange", "[2020-01-01 00:00+00,)"},
-    {"daterange", "[2020-01-01,2020-02-01]"},
-    {"int8range", "(-9223372036854775808,0]"},
-    {"jsonpath", "$.a[*] ? (@ > 1)"},
-    {"regnamespace", "pg_catalog"},
-    {"regrole", "wirekit"},
-    {"regcollation", "\"C\""},
-    {"int4multirange", "{[1,3),[5,7)}"},
-    {"int4multirange", "{}"},
-    {"nummultirange", "{(1.5,2]}"},
-    {"tsmultirange", "{[\"2020-01-01 00:00\",)}"},
-    {"tstzmultirange", "{(,\"2020-01-01 00:00+00\"]}"},
-    {"datemultirange", "{[2020-01-01,2020-01-05),[2020-02-01,)}"},
-    {"int8multirange", "{[1,2],[10,20)}"},
-    {"pg_brin_bloom_summary", NULL},
-    {"pg_brin_minmax_multi_summary", NULL},
-    {"pg_mcv_list", NULL},
-    {"pg_snapshot", "10:20:10,14,15"},
-    {"xid8", "18446744073709551615"},
-};
-#define NSAMPLES (sizeof samples / sizeof samples[0])
 
 static char *dup_n(const char *p, size_t n)
 {
@@ -189,12 +69,12 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
         const char *name = PQgetvalue(types, t, 1);
         n_types++;
         bool found = false;
-        for (size_t s = 0; s < NSAMPLES; s++) {
-            if (strcmp(samples[s][0], name) != 0) {
+        for (size_t s = 0; s < pg_type_nsamples; s++) {
+            if (strcmp(pg_type_samples[s][0], name) != 0) {
                 continue;
             }
             found = true;
-            if (samples[s][1] == NULL) {
+            if (pg_type_samples[s][1] == NULL) {
                 /* the server must refuse every literal of this type */
                 char sql[256];
                 snprintf(sql, sizeof sql, "SELECT ''::%s", name);
@@ -207,7 +87,7 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
                 continue;
             }
             for (int format = 1; format >= 0; format--) {
-                PGresult *r = select_sample(name, samples[s][1], format, false);
+                PGresult *r = select_sample(name, pg_type_samples[s][1], format, false);
                 wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(types, t, 0), NULL, 10);
                 if (format == 1 &&
                     wk_pg_registry_find_decoder(reg, oid, WK_PG_BINARY, WK_PG_KIND_TEXT) ==
@@ -222,9 +102,10 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
                     continue;
                 }
                 CHECK_MSG(PQresultStatus(r) == PGRES_TUPLES_OK, "%s '%s': %s", name,
-                          samples[s][1], PQresultErrorMessage(r));
+                          pg_type_samples[s][1], PQresultErrorMessage(r));
                 /* the oracle: the server's output functions, in a text-format result */
-                PGresult *o = select_sample(name, samples[s][1], 0, format == 1 && is_reg(name));
+                PGresult *o =
+                    select_sample(name, pg_type_samples[s][1], 0, format == 1 && is_reg(name));
                 CHECK(PQresultStatus(o) == PGRES_TUPLES_OK);
                 for (int col = 0; col < 2; col++) {
                     wk_pg_oid coid = PQftype(r, col);
@@ -241,13 +122,13 @@ WK_TEST(test_pg_types_every_builtin_type_decodes_to_the_servers_text)
                                                 (size_t)PQgetlength(r, 0, col), &out, &arena,
                                                 &err);
                     CHECK_MSG(st == WK_OK, "%s '%s' col %d (%s): %s at %zu", name,
-                              samples[s][1], col, format ? "binary" : "text", err.msg,
+                              pg_type_samples[s][1], col, format ? "binary" : "text", err.msg,
                               err.offset);
                     const char *want = PQgetvalue(o, 0, col);
                     if (!same(&out, want, PQgetlength(o, 0, col))) {
                         char *got = dup_n((const char *)out.data, out.len);
                         wk__test_fail(__FILE__, __LINE__, "%s '%s' col %d (%s): got '%s', "
-                                      "server says '%s'", name, samples[s][1], col,
+                                      "server says '%s'", name, pg_type_samples[s][1], col,
                                       format ? "binary" : "text", got, want);
                         free(got);
                         PQclear(r);
@@ -278,8 +159,8 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
     size_t sent_binary = 0, text_only = 0;
     wk_buf out;
     wk_buf_init(&out, NULL, 0);
-    for (size_t s = 0; s < NSAMPLES; s++) {
-        const char *name = samples[s][0], *lit = samples[s][1];
+    for (size_t s = 0; s < pg_type_nsamples; s++) {
+        const char *name = pg_type_samples[s][0], *lit = pg_type_samples[s][1];
         if (lit == NULL) {
             continue;
         }
@@ -336,18 +217,6 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
     wk_buf_free(&out);
 }
 
-/* Runs `sql` through libpq directly (set-up statements). */
-static bool run(PGconn *pg, const char *sql)
-{
-    PGresult *r = PQexec(pg, sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok) {
-        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-    }
-    PQclear(r);
-    return ok;
-}
-
 /* Every column of row 0 of `res` through a TEXT plan of `c` equals `want`'s text columns. */
 static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const char *what)
 {
@@ -402,19 +271,20 @@ static int make_every_type(PGconn *pg)
     wk_buf_append(&create, "CREATE TEMP TABLE every_type (", 30);
     wk_buf_append(&insert, "INSERT INTO every_type VALUES (", 31);
     int cols = 0;
-    for (size_t s = 0; s < NSAMPLES; s++) {
-        if (samples[s][1] == NULL || (s > 0 && strcmp(samples[s - 1][0], samples[s][0]) == 0)) {
+    for (size_t s = 0; s < pg_type_nsamples; s++) {
+        const char *type = pg_type_samples[s][0], *lit = pg_type_samples[s][1];
+        if (lit == NULL || (s > 0 && strcmp(pg_type_samples[s - 1][0], type) == 0)) {
             continue; /* the first sample of each type with input */
         }
         char col[256];
         int n = snprintf(col, sizeof col, "%s\"c_%s\" %s, \"a_%s\" %s[]", cols ? ", " : "",
-                         samples[s][0], samples[s][0], samples[s][0], samples[s][0]);
+                         type, type, type, type);
         wk_buf_append(&create, col, (size_t)n);
-        char *q = PQescapeLiteral(pg, samples[s][1], strlen(samples[s][1]));
+        char *q = PQescapeLiteral(pg, lit, strlen(lit));
         size_t cap = 2 * strlen(q) + 128;
         char *val = malloc(cap);
-        n = snprintf(val, cap, "%s%s::%s, array[%s::%s, NULL]", cols ? ", " : "", q, samples[s][0], q,
-                    samples[s][0]);
+        n = snprintf(val, cap, "%s%s::%s, array[%s::%s, NULL]", cols ? ", " : "", q, type, q,
+                     type);
         wk_buf_append(&insert, val, (size_t)n);
         free(val);
         PQfreemem(q);
@@ -422,8 +292,8 @@ static int make_every_type(PGconn *pg)
     }
     wk_buf_append(&create, ")", 2);
     wk_buf_append(&insert, ")", 2);
-    bool ok = run(pg, "DROP TABLE IF EXISTS every_type") &&
-              run(pg, (const char *)create.data) && run(pg, (const char *)insert.data);
+    bool ok = pg_test_exec(conn, "DROP TABLE IF EXISTS every_type") &&
+              pg_test_exec(conn, (const char *)create.data) && pg_test_exec(conn, (const char *)insert.data);
     wk_buf_free(&create);
     wk_buf_free(&insert);
     return ok ? cols : -1;
@@ -579,11 +449,11 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     NEED_CONN();
     PGconn *pg = wk_pq_pgconn(conn);
     /* types created after this connection took its snapshot are unknown to it */
-    CHECK(run(pg, "CREATE EXTENSION IF NOT EXISTS citext"));
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_textrange CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_textrange AS RANGE (subtype = text, "
+    CHECK(pg_test_exec(conn, "CREATE EXTENSION IF NOT EXISTS citext"));
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_floatrange CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_floatrange AS RANGE (subtype = float8)"));
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_textrange CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_textrange AS RANGE (subtype = text, "
                   "multirange_type_name = wk_textmultirange)"));
     static const char sql[] =
         "SELECT 'AbC'::citext AS c, array['x'::citext, NULL] AS ca, "
@@ -628,8 +498,8 @@ WK_TEST(test_pg_types_unknown_and_text_only_types_come_back_as_text)
     PQclear(res);
     wk_pq_conn_free(fresh);
     PQclear(want);
-    CHECK(run(pg, "DROP TYPE wk_floatrange CASCADE"));
-    CHECK(run(pg, "DROP TYPE wk_textrange CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_floatrange CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_textrange CASCADE"));
 }
 
 /* Runs `sql` expecting a server error; checks SQLSTATE and that the psql-style rendering
@@ -676,8 +546,8 @@ WK_TEST(test_pg_types_server_errors_carry_sqlstate_and_print_like_psql)
                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 1",
                 "42601", WK_ERR_SERVER);
     check_error("SELECT nosuchcolumn", "42703", WK_ERR_SERVER);
-    CHECK(run(wk_pq_pgconn(conn), "CREATE TEMP TABLE uq (id int PRIMARY KEY)"));
-    CHECK(run(wk_pq_pgconn(conn), "INSERT INTO uq VALUES (1)"));
+    CHECK(pg_test_exec(conn, "CREATE TEMP TABLE uq (id int PRIMARY KEY)"));
+    CHECK(pg_test_exec(conn, "INSERT INTO uq VALUES (1)"));
     check_error("INSERT INTO uq VALUES (1)", "23505", WK_ERR_SERVER);
     CHECK(wk_pq_last_error(conn)->detail != NULL &&
           strstr(wk_pq_last_error(conn)->detail, "already exists") != NULL);
@@ -703,7 +573,7 @@ WK_TEST(test_pg_types_connection_errors_are_not_query_errors)
     CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &c, &err));
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(wk_pq_pgconn(c)));
-    CHECK(run(wk_pq_pgconn(conn), sql));
+    CHECK(pg_test_exec(conn, sql));
     PGresult *r = NULL;
     CHECK_STATUS(wk_pq_exec(c, "SELECT 1", NULL, 0, &r, &err), WK_ERR_CONNECT);
     const wk_pq_error *e = wk_pq_last_error(c);
@@ -719,8 +589,8 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
 {
     NEED_CONN();
     PGconn *pg = wk_pq_pgconn(conn);
-    CHECK(run(pg, "DROP TYPE IF EXISTS wk_comp CASCADE"));
-    CHECK(run(pg, "CREATE TYPE wk_comp AS (a int4, b text, c point, d int4range, e text, "
+    CHECK(pg_test_exec(conn, "DROP TYPE IF EXISTS wk_comp CASCADE"));
+    CHECK(pg_test_exec(conn, "CREATE TYPE wk_comp AS (a int4, b text, c point, d int4range, e text, "
                   "f numeric[])"));
     wk_pq_conn *c = NULL;
     wk_error err = {0};
@@ -765,5 +635,5 @@ WK_TEST(test_pg_types_catalog_composites_encode_as_binary_parameters)
     CHECK_STATUS(wk_pq_exec(c, "SELECT $1::text", &p, 1, &r, &err), WK_ERR_SYNTAX);
     PQclear(r);
     wk_pq_conn_free(c);
-    CHECK(run(pg, "DROP TYPE wk_comp CASCADE"));
+    CHECK(pg_test_exec(conn, "DROP TYPE wk_comp CASCADE"));
 }

@@ -1,6 +1,7 @@
 /*
- * Test shapes for the schema tests: a struct with a field of every kind (nested struct, arrays
- * of scalars, structs, strings and arrays), and a recursive tree node.
+ * Test shapes for the schema tests and fuzz harness: a struct with a field of every kind
+ * (nested struct, arrays of scalars, structs, strings and arrays), a flat struct with every
+ * scalar kind and flag, and a recursive tree node.
  */
 #ifndef TEST_SHAPES_H
 #define TEST_SHAPES_H
@@ -69,6 +70,47 @@ WK_SCHEMA_DEFINE_STATIC(everything_schema, everything, "everything", 3,
     WK_FIELD_ARRAY(everything, tags, ntags, "tags", WK_ELEM(WK_SK_STR), WK_NULLABLE),
     WK_FIELD_ARRAY(everything, matrix, nmatrix, "matrix",
                    WK_ELEM_ARRAY(WK_ELEM(WK_SK_U8)), WK_OMITEMPTY));
+
+/* A flat struct with every scalar kind and every flag (omitempty, nullable, required, a key
+ * longer than 16 bytes): the fused paths' compiled plans. */
+typedef struct flat_all {
+    bool b;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+    char *str;
+    char *nstr;
+    char code[8];
+    wk_slice bytes;
+    wk_timestamp ts;
+    wk_value any;
+} flat_all;
+
+WK_SCHEMA_DEFINE_STATIC(flat_all_schema, flat_all, "flat_all", 1,
+    WK_FIELD(flat_all, b, "b", WK_SK_BOOL, WK_NULLABLE),
+    WK_FIELD(flat_all, i8, "i8", WK_SK_I8, 0),
+    WK_FIELD(flat_all, i16, "i16", WK_SK_I16, WK_OMITEMPTY),
+    WK_FIELD(flat_all, i32, "i32", WK_SK_I32, WK_NULLABLE),
+    WK_FIELD(flat_all, i64, "i64", WK_SK_I64, 0),
+    WK_FIELD(flat_all, u8, "u8", WK_SK_U8, 0),
+    WK_FIELD(flat_all, u16, "u16", WK_SK_U16, 0),
+    WK_FIELD(flat_all, u32, "u32", WK_SK_U32, WK_OMITEMPTY),
+    WK_FIELD(flat_all, u64, "u64", WK_SK_U64, 0),
+    WK_FIELD(flat_all, f32, "f32", WK_SK_F32, 0),
+    WK_FIELD(flat_all, f64, "f64", WK_SK_F64, 0),
+    WK_FIELD(flat_all, str, "a key longer than sixteen bytes", WK_SK_STR, WK_REQUIRED),
+    WK_FIELD(flat_all, nstr, "nstr", WK_SK_STR, WK_NULLABLE | WK_OMITEMPTY),
+    WK_FIELD_STRBUF(flat_all, code, "code", 0),
+    WK_FIELD(flat_all, bytes, "bytes", WK_SK_BYTES, WK_NULLABLE),
+    WK_FIELD(flat_all, ts, "ts", WK_SK_TIMESTAMP, WK_OMITEMPTY),
+    WK_FIELD(flat_all, any, "any", WK_SK_VALUE, 0));
 
 /* A recursive shape: a tree node with child nodes. */
 typedef struct node {

@@ -1,0 +1,57 @@
+/*
+ * A PRIVATE PostgreSQL 15 for fault tests: initdb in a temp dir, a Unix socket only, started,
+ * stopped (`pg_ctl stop -m immediate`, also from a forked child mid-operation) and removed by
+ * the test itself, so the shared test server is never touched. Run as root, it runs as the
+ * postgres account (PostgreSQL refuses root).
+ */
+#ifndef WK_PG_PRIVATE_H
+#define WK_PG_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "wk_test.h"
+
+/* True when the PostgreSQL 15 binaries (initdb) are installed. */
+bool pg_private_available(void);
+
+/* initdb into a new temp dir named after `tag`, then starts the server on `port`. The
+ * directory (pg_private_dir()) exists even when this fails: call pg_private_remove(). */
+bool pg_private_start(const char *tag, int port);
+
+/* Starts the server again (after a stop) on `port`. */
+bool pg_private_restart(int port);
+
+/* Forks a child that stops the server with `-m immediate` after `us` microseconds; its exit
+ * status is 0 when pg_ctl succeeded. */
+pid_t pg_private_stop_later(useconds_t us);
+
+/* Stops the server (immediate) and removes its directory. */
+void pg_private_remove(void);
+
+/* The directory holding data/, the logs and the socket. */
+const char *pg_private_dir(void);
+
+/* A DSN for the private server on `port` (user wirekit, database postgres). */
+void pg_private_dsn(char *out, size_t cap, int port);
+
+/* Monotonic seconds. */
+double pg_private_now_s(void);
+
+/* Skips the test without the binaries; else starts a private server named after `tag` on
+ * `port` and writes its DSN into the char array `dsn`, or fails the test. */
+#define NEED_PRIVATE_SERVER(tag, port, dsn)                                                \
+    do {                                                                                  \
+        if (!pg_private_available()) {                                                    \
+            SKIP("no PostgreSQL 15 initdb in /usr/lib/postgresql/15/bin");                \
+        }                                                                                 \
+        if (!pg_private_start(tag, port)) {                                               \
+            pg_private_remove();                                                          \
+            CHECK_MSG(false, "cannot start a private PostgreSQL in %s", pg_private_dir()); \
+        }                                                                                 \
+        pg_private_dsn(dsn, sizeof dsn, port);                                            \
+    } while (0)
+
+#endif

@@ -91,7 +91,7 @@ wk_status wk__feed_gather(wk__feed *f)
     return WK_OK;
 }
 
-wk_status wk__feed_append(wk__feed *f)
+wk_status wk__feed_append_to(wk__feed *f, size_t n)
 {
     size_t left = f->chunk_len - f->chunk_pos;
     if (left == 0) {
@@ -100,7 +100,7 @@ wk_status wk__feed_append(wk__feed *f)
     if (f->buf_len >= f->max) {
         return wk__feed_fail(f, WK_ERR_LIMIT, wk__feed_value_off(f), WK__FEED_MSG_LIMIT);
     }
-    size_t take = f->buf_len > FEED_MIN_PIECE ? f->buf_len : FEED_MIN_PIECE;
+    size_t take = n > f->buf_len ? n - f->buf_len : 0;
     if (take > left) {
         take = left;
     }
@@ -117,30 +117,8 @@ wk_status wk__feed_append(wk__feed *f)
     return WK_OK;
 }
 
-wk_status wk__feed_append_to(wk__feed *f, size_t n)
+wk_status wk__feed_append(wk__feed *f)
 {
-    if (n > f->max) {
-        n = f->max + 1; /* what fits, then WK_ERR_LIMIT */
-    }
-    while (f->buf_len < n) {
-        size_t left = f->chunk_len - f->chunk_pos;
-        if (left == 0) {
-            return WK_ERR_AGAIN;
-        }
-        if (f->buf_len >= f->max) {
-            return wk__feed_fail(f, WK_ERR_LIMIT, wk__feed_value_off(f), WK__FEED_MSG_LIMIT);
-        }
-        size_t take = n - f->buf_len < left ? n - f->buf_len : left;
-        if (take > f->max - f->buf_len) {
-            take = f->max - f->buf_len;
-        }
-        wk_status st = reserve(f, f->buf_len + take);
-        if (st != WK_OK) {
-            return st;
-        }
-        memcpy(f->buf + f->buf_len, f->chunk + f->chunk_pos, take);
-        f->buf_len += take;
-        f->chunk_pos += take;
-    }
-    return WK_OK;
+    return wk__feed_append_to(f, f->buf_len + (f->buf_len > FEED_MIN_PIECE ? f->buf_len
+                                                                           : FEED_MIN_PIECE));
 }

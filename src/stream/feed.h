@@ -59,6 +59,10 @@ wk_status wk__feed_gather(wk__feed *f);
  * used up, or a latched WK_ERR_LIMIT / WK_ERR_NOMEM. */
 wk_status wk__feed_append(wk__feed *f);
 
+/* The same, the piece being what `buf` lacks to hold `n` bytes (at most what the chunk and the
+ * cap allow: call again until it holds them). */
+wk_status wk__feed_append_to(wk__feed *f, size_t n);
+
 /* The value being framed ends `used` bytes after its start: advances past it. A value held in
  * `buf` stays readable until the next wk__feed_enter. */
 static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
@@ -92,9 +96,5 @@ static inline void wk__feed_consume_past(wk__feed *f, size_t in_chunk)
     f->chunk_pos += in_chunk;
     f->release = true;
 }
-
-/* Appends the chunk's next bytes to `buf` until it holds `n` bytes (or the chunk is used up).
- * Returns WK_OK, WK_ERR_AGAIN (chunk used up first) or a latched WK_ERR_LIMIT/NOMEM. */
-wk_status wk__feed_append_to(wk__feed *f, size_t n);
 
 #endif

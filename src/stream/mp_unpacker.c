@@ -489,7 +489,10 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                 return WK_OK;
             }
             /* paused or failed: the chunk's rest joins the buffer */
-            wk_status gst = wk__feed_append_to(f, old_len + rest);
+            wk_status gst = WK_OK;
+            while (gst == WK_OK && f->buf_len < old_len + rest) {
+                gst = wk__feed_append_to(f, old_len + rest);
+            }
             stop.at += old_len;
             if (st != WK_ERR_AGAIN) {
                 wk__mp_tree_restart(u->tree);

@@ -280,6 +280,9 @@ bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *ch
     }
     /* (built in the arena by a resumed run: strings point into the gather buffer already) */
     wk_value *root = s->root;
+    if ((uintptr_t)arena->cur < (uintptr_t)root) {
+        return false;
+    }
     size_t n = (size_t)((uintptr_t)arena->cur - (uintptr_t)root) / sizeof(wk_value);
     t->used = 0;
     if (n > t->cap && !block_grow(t, n, NULL, 0)) {
@@ -335,14 +338,15 @@ void wk__mp_tree_restart(struct wk__mp_tree *t)
 }
 
 /* Moves the paused tree from the block into `arena` (one block of nodes), where the run goes
- * on. False when the arena refuses. */
+ * on. False when the arena refuses, or gives the block a chunk of its own (the run's nodes
+ * must follow it in one region, for wk__mp_tree_adopt). */
 static bool move_in(struct wk__mp_tree *t, wk_arena *arena)
 {
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
     wk_value *dst = wk_arena_alloc(arena, t->used * sizeof(wk_value), 8);
-    if (dst == NULL) {
-        return false;
+    if (dst == NULL || (uint8_t *)(dst + t->used) != arena->cur) {
+        return false; /* refused, or a chunk of its own: the run's nodes would not follow */
     }
     memcpy(dst, t->nodes, t->used * sizeof(wk_value));
     move m = move_of(t->nodes, t->used * sizeof(wk_value), dst);

@@ -681,3 +681,39 @@ WK_TEST(test_mp_unpacker_tree_too_large_for_the_block_is_framed_and_decoded)
     wk_arena_free(&arena);
     wk_buf_free(&data);
 }
+
+WK_TEST(test_mp_unpacker_tree_that_moves_into_a_chunk_of_its_own_is_not_adopted_from_it)
+{
+    /* An array of 1500 integers and a 20000-byte string, after a large value: the array's
+     * 1501 children (24 KB of nodes) are in the block when the first chunk ends. The second
+     * chunk brings more bytes than the value had, so the tree moves into the caller's arena,
+     * whose 8 KiB buffer cannot hold it: the arena gives it a chunk of its own, and the
+     * run's later nodes would not follow it. The chunk ends inside the string again: the tree
+     * must not be moved back as if it were one region (framing takes over). Whether the old
+     * code read out of bounds here depended on where malloc put the arena's chunks (the
+     * fuzzer's input tree_move_in_dedicated_chunk found it); this checks the path's trees. */
+    static char text[20000];
+    memset(text, 's', sizeof text);
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    gen_fillers(&data, true);
+    size_t voff = data.len;
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &data);
+    wk_mp_writer_begin_array(&w, 1501);
+    for (uint32_t i = 0; i < 1500; i++) {
+        wk_mp_writer_uint(&w, i % 100);
+    }
+    wk_mp_writer_str(&w, text, sizeof text);
+    wk_mp_writer_finish(&w, NULL);
+    gen_fillers(&data, true);
+    uint8_t small[8192];
+    wk_arena arena;
+    wk_arena_init_buf(&arena, small, sizeof small, NULL, 0);
+    wk_read_opts o = {0};
+    size_t sizes[3] = {voff + 1000, 1600, 0};
+    sizes[2] = data.len - sizes[0] - sizes[1];
+    CHECK(trees_match(data.data, data.len, sizes, 3, &o, &arena, false, "own chunk"));
+    wk_arena_free(&arena);
+    wk_buf_free(&data);
+}

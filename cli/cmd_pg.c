@@ -56,8 +56,10 @@ static void usage(FILE *out)
             "                  it is refused (default 64 MiB)\n\n"
             "Mapping (json, msgpack): bool -> true/false; integers, finite floats and numerics ->\n"
             "numbers with exactly PostgreSQL's digits; arrays -> nested arrays; json/jsonb ->\n"
-            "the embedded value; anything else (and NaN/Infinity) -> a string with PostgreSQL's\n"
-            "text output (DateStyle=ISO, MDY, IntervalStyle=postgres, TimeZone=UTC).\n"
+            "the embedded value (msgpack: its integers as integers, other numbers as float64,\n"
+            "strings only beyond a double's range); anything else (and NaN/Infinity) -> a\n"
+            "string with PostgreSQL's text output (DateStyle=ISO, MDY, IntervalStyle=postgres,\n"
+            "TimeZone=UTC).\n"
             "SQL NULL vs JSON null: SQL NULL is null, except in a json/jsonb column, where an\n"
             "object leaves the key out, so null there is always the JSON value null; with\n"
             "--rows-as arrays, json/jsonb values are strings holding their JSON text instead.\n"
@@ -275,7 +277,8 @@ static int print_row(printer *p, const PGresult *res, long rowno)
             count += p->arrays || !(p->is_json[i] && PQgetisnull(res, 0, (int)i));
         }
         st = send_ev(p, p->arrays ? WK_EV_ARRAY : WK_EV_MAP, NULL, 0, count);
-        wk_pg_events ev = {&p->sink, p->fmt == OUT_JSON ? WK_PG_EV_RAW_FLOATS : 0u,
+        wk_pg_events ev = {&p->sink,
+                           p->fmt == OUT_JSON ? WK_PG_EV_RAW_FLOATS : WK_PG_EV_JSON_NUMBERS,
                            &p->scratch, p->max_text};
         for (size_t i = 0; i < p->ncols && st == WK_OK; i++) {
             bool null = PQgetisnull(res, 0, (int)i);
@@ -466,7 +469,8 @@ static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *
         wk_mp_writer_init(&o->mw, &o->buf);
         wk_mp_writer_sink(&o->mw, &o->sink);
     }
-    wk_pg_events ev = {&o->sink, o->msgpack ? 0u : WK_PG_EV_RAW_FLOATS, &o->scratch, 0};
+    wk_pg_events ev = {&o->sink, o->msgpack ? WK_PG_EV_JSON_NUMBERS : WK_PG_EV_RAW_FLOATS,
+                       &o->scratch, 0};
     wk_status st = wk_pg_plan_emit_row(plan, vals, lens, &ev, err);
     if (st == WK_OK && o->msgpack) {
         st = wk_mp_writer_finish(&o->mw, err);

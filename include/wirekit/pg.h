@@ -220,6 +220,11 @@ typedef struct wk_pg_array_in {
 /* Flags of wk_pg_events. */
 #define WK_PG_EV_RAW_FLOATS 0x01u /**< finite float4/float8 as WK_EV_RAWNUM (PostgreSQL text)
                                      instead of WK_EV_FLOAT: for textual writers (JSON) */
+/** Flag of wk_pg_events: numbers inside json/jsonb values as WK_EV_UINT / WK_EV_INT (integers
+ *  that fit 64 bits) or WK_EV_FLOAT (others: the nearest double, when finite and not an
+ *  underflow to zero) instead of WK_EV_RAWNUM with their exact text, which binary writers
+ *  (MessagePack) write as a string; a number beyond those stays WK_EV_RAWNUM. */
+#define WK_PG_EV_JSON_NUMBERS 0x02u
 
 /** Default cap on the text of one value rendered client-side (a record's text output, whose
  *  size can double per nesting level under PostgreSQL's quoting rules): 64 MiB. */

@@ -176,10 +176,12 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
 /* ---- binary COPY ---------------------------------------------------------------------- */
 
 /**
- * Called by wk_pq_copy_out for every row: vals[i][0..lens[i]) is column i in the binary wire
- * format (lens[i] -1 for NULL), valid only during the call; decode it with `plan`
- * (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other than
- * WK_OK stops the copy, which then returns it (with `err` as the function left it).
+ * Called by wk_pq_copy_out and by non-blocking queries (wk_pq_row_handler) for every row:
+ * vals[i][0..lens[i]) is column i (lens[i] -1 for NULL), valid only during the call, in the
+ * binary format with COPY and in the plan's column formats with a query; decode it with
+ * `plan` (wk_pg_plan_decode_row, wk_pg_plan_emit_row, wk_pg_plan_value_row). A status other
+ * than WK_OK stops the copy or query, which then returns it (with `err` as the function left
+ * it).
  */
 typedef wk_status (*wk_pq_copy_row_fn)(void *ctx, const wk_pg_plan *plan,
                                         const uint8_t *const *vals, const int *lens,
@@ -212,7 +214,10 @@ typedef struct wk_pq_copy_in wk_pq_copy_in;
  * (WK_PG_KIND_TEXT: a wk_slice of PostgreSQL text input). Returns WK_OK, WK_ERR_NOT_FOUND (no
  * such column, or no encoder for its type from that kind: err->offset is the index and
  * wk_pq_conn_message names the column), WK_ERR_SERVER / WK_ERR_CONNECT (wk_pq_last_error),
- * WK_ERR_ARG, WK_ERR_NOMEM. While it runs the connection serves nothing else.
+ * WK_ERR_IO (the server did not start the COPY within the connection's deadline, e.g. behind
+ * another session's lock: it was cancelled), WK_ERR_ARG, WK_ERR_NOMEM. While it runs the
+ * connection serves nothing else and its PGconn is in non-blocking mode: every wait of the
+ * copy (the start, each chunk sent, the end) is bounded by the connection's deadline.
  */
 WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
                                      const char *const *columns, const wk_pg_kind *kinds,
@@ -229,7 +234,9 @@ WK_API wk_pg_oid wk_pq_copy_in_oid(const wk_pq_copy_in *c, size_t col);
  * Tuples are buffered and sent in 64 KiB chunks. A value its encoder refuses drops the whole
  * row and returns the encoder's status, err->offset the column index, wk_pq_conn_message
  * "row N, column \"name\": why"; the copy can go on with the next row or be aborted.
- * WK_ERR_CONNECT when the connection broke.
+ * WK_ERR_CONNECT when the connection broke; WK_ERR_IO when the server took no chunk within the
+ * connection's deadline (it stopped reading): the COPY is then cancelled and failed. After
+ * either only wk_pq_copy_in_end is left, which returns the same status.
  */
 WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, wk_error *err);
 
@@ -286,7 +293,7 @@ typedef enum wk_pq_stmt_state {
 /** The outcome of one statement, as wk_pq_pipeline_next hands it out. */
 typedef struct wk_pq_stmt_result {
     size_t index;           /**< the statement's position in the batch (0 = first added) */
-    wk_pq_stmt_state state;
+    wk_pq_stmt_state state; /**< what became of it (OK, FAILED, ABORTED, UNKNOWN) */
     PGresult *res;          /**< OK: its result (rows in binary or text: decode them with
                                  wk_pq_plan); FAILED: the error result; else NULL. Owned by
                                  the pipeline, valid until the next wk_pq_pipeline_next or the
@@ -378,6 +385,99 @@ WK_API wk_status wk_pq_set_stmt_cache_capacity(wk_pq_conn *conn, size_t capacity
 
 /** Fills `*out` with the counters of `conn`'s prepared-statement cache. */
 WK_API void wk_pq_get_stmt_cache_stats(const wk_pq_conn *conn, wk_pq_stmt_cache_stats *out);
+
+
+/* ---- non-blocking queries for event loops (pq_async.c) --------------------------------- */
+
+/** A query in flight, driven by an event loop (opaque; wk_pq_async_start, wk_pq_async_free). */
+typedef struct wk_pq_async wk_pq_async;
+
+/** wk_pq_async_wants: wait until the socket is readable. */
+#define WK_PQ_WANT_READ 0x01u
+/** wk_pq_async_wants: wait until the socket is writable (libpq holds data to send). */
+#define WK_PQ_WANT_WRITE 0x02u
+
+/** Where the rows of a non-blocking query go. `kinds` and `offsets` (NULL: WK_PG_KIND_EVENTS
+ *  for every column, offsets 0) make the plan, built when the first row arrives; they must
+ *  stay valid until the query ends. */
+typedef struct wk_pq_row_handler {
+    const wk_pg_kind *kinds;  /**< the C kind of each result column, or NULL */
+    const size_t *offsets;    /**< the offset of each column in a row struct, or NULL */
+    wk_pq_copy_row_fn fn;     /**< called once per row as it arrives; NULL: rows are counted */
+    void *ctx;                /**< passed to fn */
+} wk_pq_row_handler;
+
+/**
+ * Sends `sql` with `params[0..n)` without waiting: parameters are encoded as wk_pq_exec
+ * encodes them (binary), the result format is chosen as wk_pq_exec chooses it (a statement
+ * not seen before on this connection is first prepared and described, two more round trips
+ * that the same loop drives), and rows arrive one by one (libpq's single-row mode), each
+ * handed to `rows->fn` with the plan as soon as wk_pq_async_step reads it, so any number of
+ * rows takes bounded memory. The PGconn is in non-blocking mode until the query ends;
+ * nothing on this path blocks except the cancel request (see wk_pq_async_cancel). One
+ * statement, no COPY. The deadline starts as the connection's timeout (wk_pq_set_timeout;
+ * none when 0) counted from now, for the whole query; see wk_pq_async_set_timeout.
+ * Returns WK_OK (`*out` is set: drive it with wk_pq_async_step, free it with
+ * wk_pq_async_free), WK_ERR_STATE (another query is in progress on the connection),
+ * WK_ERR_IO (the connection was given up after a timeout), WK_ERR_CONNECT (sending failed:
+ * wk_pq_last_error), WK_ERR_ARG, WK_ERR_NOMEM, or a parameter's encoding status (as
+ * wk_pq_exec). `conn` must outlive the query.
+ */
+WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                                   size_t n, const wk_pq_row_handler *rows, wk_pq_async **out,
+                                   wk_error *err);
+
+/** The socket to watch (PQsocket), valid while the query runs. */
+WK_API int wk_pq_async_socket(const wk_pq_async *q);
+
+/** What to wait for on the socket before the next wk_pq_async_step: WK_PQ_WANT_READ,
+ *  with WK_PQ_WANT_WRITE while libpq holds data to send; 0 once the query has ended. */
+WK_API unsigned wk_pq_async_wants(const wk_pq_async *q);
+
+/** Milliseconds until the query's deadline (or, after a cancel request, until the server
+ *  must have answered it): the timeout for poll(); 0 when it has passed (call
+ *  wk_pq_async_step now), -1 when there is none. */
+WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q);
+
+/** Sets the query's deadline to `timeout_ms` from now (0: none). When it passes,
+ *  wk_pq_async_step cancels the query and it ends with WK_ERR_IO. */
+WK_API void wk_pq_async_set_timeout(wk_pq_async *q, uint32_t timeout_ms);
+
+/**
+ * Advances the query without blocking: sends what libpq holds, reads what the socket has,
+ * hands every complete row to the row function, and sends the next protocol step. Call it
+ * when the socket is ready as wk_pq_async_wants says, and when wk_pq_async_timeout_ms
+ * passes (it enforces the deadline). Returns WK_ERR_AGAIN while the query goes on, then,
+ * once, its outcome (and the same again on later calls): WK_OK (every row was handed over;
+ * wk_pq_async_command has the tag), WK_ERR_SERVER (the server reported an error, possibly
+ * after some rows: wk_pq_last_error; after wk_pq_async_cancel, SQLSTATE 57014),
+ * WK_ERR_CONNECT (the connection was lost), WK_ERR_IO (the deadline passed: the query was
+ * cancelled; when the server did not answer the cancel within one second the connection is
+ * given up as wk_pq_exec gives it up), the row function's status, or a plan's status (a
+ * column without a decoder: WK_ERR_NOT_FOUND) — in the last two cases the query is
+ * cancelled and its remaining rows dropped before the status is returned.
+ */
+WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err);
+
+/**
+ * Asks the server to cancel the query (PQcancel: a short blocking exchange on a connection of
+ * its own, the one blocking call of this API); rows read meanwhile are still handed over and
+ * the query ends through wk_pq_async_step, normally with WK_ERR_SERVER and SQLSTATE 57014, or
+ * WK_OK when it had already finished. A server that does not answer within one second has
+ * the connection given up. Returns WK_OK, or WK_ERR_STATE when the query has ended.
+ */
+WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err);
+
+/** The number of rows handed to the row function so far. */
+WK_API uint64_t wk_pq_async_rows(const wk_pq_async *q);
+
+/** The command tag of the finished query ("SELECT 3", "INSERT 0 1"; "" before the end). */
+WK_API const char *wk_pq_async_command(const wk_pq_async *q);
+
+/** Frees the query. One still running is abandoned first: cancelled and drained, waiting
+ *  at most one second (then the connection is given up), so that the connection can run the
+ *  next query. The PGconn is back in blocking mode. NULL is a no-op. */
+WK_API void wk_pq_async_free(wk_pq_async *q);
 
 #ifdef __cplusplus
 }

@@ -12,11 +12,8 @@
  * backend): the query is cancelled, and if even the cancel gets no answer the connection is
  * given up.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
@@ -29,13 +26,16 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* Reads results until the query is done or `deadline` passes (true: done). */
+/* Reads results until the query is done or `deadline` passes (true: done). A lost
+ * connection is done too: PQgetResult then hands over libpq's error result. Output libpq
+ * still holds (non-blocking mode) is flushed first. */
 static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
 {
     for (;;) {
-        if (PQconsumeInput(c->pg) == 0) {
-            return true; /* connection lost: PQgetResult reports it */
+        if (PQflush(c->pg) > 0 && !wk__pq_poll(c, true, deadline)) {
+            return false;
         }
+        (void)PQconsumeInput(c->pg); /* on failure the connection is bad and not busy */
         while (!PQisBusy(c->pg)) {
             PGresult *r = PQgetResult(c->pg);
             if (r == NULL) {
@@ -48,14 +48,12 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
                 PQclear(*res);
                 *res = r;
             }
+            if (PQstatus(c->pg) == CONNECTION_BAD) {
+                return true; /* nothing more will come */
+            }
         }
-        int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
-        if (left <= 0) {
+        if (!wk__pq_poll(c, false, deadline)) {
             return false;
-        }
-        struct pollfd p = {PQsocket(c->pg), POLLIN, 0};
-        if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR) {
-            return true;
         }
     }
 }
@@ -75,15 +73,24 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
     *res = NULL;
     int64_t deadline = c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
     if (collect(c, deadline, res)) {
+        if (*res == NULL && PQstatus(c->pg) == CONNECTION_BAD) {
+            return wk__pq_take_error(c, NULL, "the connection was lost", err);
+        }
         if (*res == NULL) {
             wk__pq_set_message(c, PQerrorMessage(c->pg));
             return wk__pg_fail(err, WK_ERR_IO, 0, "the query returned no result");
         }
         return WK_OK;
     }
-    /* Past the deadline: ask the server to cancel, and give it one more second. */
-    wk__pq_cancel(c);
-    bool done = collect(c, wk__pq_now_ms() + 1000, res);
+    /* Past the deadline: ask the server to cancel, and give it one more second (asking
+     * again meanwhile: a cancel that reached the backend before the query did is ignored). */
+    int64_t grace = wk__pq_now_ms() + 1000;
+    bool done = false;
+    while (!done && wk__pq_now_ms() < grace) {
+        wk__pq_cancel(c);
+        int64_t slice = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+        done = collect(c, slice < grace ? slice : grace, res);
+    }
     PQclear(*res);
     *res = NULL;
     if (!done) {
@@ -264,6 +271,26 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     e->format = *fmt;
     *prepared = true;
     return WK_OK;
+}
+
+bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                       int *fmt)
+{
+    uint64_t h = wk__pq_stmt_hash(sql, types, n);
+    const wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
+    if (e->hash == h) {
+        *fmt = e->format;
+        return true;
+    }
+    return false;
+}
+
+void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt)
+{
+    uint64_t h = wk__pq_stmt_hash(sql, types, n);
+    wk__pq_fmt_entry *e = &c->fmt_cache[h % WK__PQ_FMT_CACHE];
+    e->hash = h;
+    e->format = fmt;
 }
 
 #define SEND_ASYNC 0x100u /* run_query: send only (wk_pq_send), results via wk_pq_next */

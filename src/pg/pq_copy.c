@@ -7,11 +7,8 @@
  * tuple that arrives whole in one CopyData message, as the server sends them, is decoded in
  * place without a copy).
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
@@ -19,25 +16,6 @@
 static void copy_message(wk_pq_conn *c, const char *m)
 {
     snprintf(c->message, sizeof c->message, "%s", m);
-}
-
-/* Waits until the socket is readable or `deadline` passes (false: passed). */
-static bool wait_readable(wk_pq_conn *c, int64_t deadline)
-{
-    int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
-    if (left <= 0) {
-        return false;
-    }
-    struct pollfd p = {PQsocket(c->pg), POLLIN, 0};
-    if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR) {
-        return true; /* PQconsumeInput reports the failure */
-    }
-    return true;
-}
-
-static int64_t next_deadline(const wk_pq_conn *c)
-{
-    return c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
 }
 
 /* Reads the results left after a copy ended, keeping the first error. */
@@ -57,43 +35,6 @@ static wk_status finish_results(wk_pq_conn *c, wk_error *err)
         PQclear(r);
     }
     return st;
-}
-
-/* Stops a copy out that the caller gave up: cancels it and drains what is in flight for at
- * most one second; a server that does not answer leaves the connection unusable. */
-static void abandon(wk_pq_conn *c)
-{
-    wk__pq_cancel(c);
-    int64_t deadline = wk__pq_now_ms() + 1000;
-    bool copying = true; /* try reading data first; PQgetCopyData says when not copying */
-    for (;;) {
-        if (copying) {
-            char *buf = NULL;
-            int n = PQgetCopyData(c->pg, &buf, 1);
-            if (buf != NULL) {
-                PQfreemem(buf);
-            }
-            if (n > 0) {
-                continue;
-            }
-            if (n < 0) {
-                copying = false; /* over, or not copying (yet): read the results */
-                continue;
-            }
-        } else if (!PQisBusy(c->pg)) {
-            PGresult *r = PQgetResult(c->pg);
-            if (r == NULL) {
-                return; /* the connection is idle again */
-            }
-            copying = PQresultStatus(r) == PGRES_COPY_OUT;
-            PQclear(r);
-            continue;
-        }
-        if (!wait_readable(c, deadline) || PQconsumeInput(c->pg) == 0) {
-            c->broken = true;
-            return;
-        }
-    }
 }
 
 /* Describes `query` and builds its binary plan. */
@@ -177,7 +118,7 @@ static wk_status start_copy(wk_pq_conn *c, const char *query, wk_error *err)
     if (!ok) {
         return wk__pq_take_error(c, NULL, "cannot send the COPY", err);
     }
-    int64_t deadline = next_deadline(c);
+    int64_t deadline = wk__pq_deadline(c);
     for (;;) {
         if (PQconsumeInput(c->pg) == 0) {
             return wk__pq_take_error(c, NULL, "the connection was lost", err);
@@ -196,8 +137,8 @@ static wk_status start_copy(wk_pq_conn *c, const char *query, wk_error *err)
             (void)finish_results(c, NULL);
             return st;
         }
-        if (!wait_readable(c, deadline)) {
-            abandon(c);
+        if (!wk__pq_poll(c, false, deadline)) {
+            (void)wk__pq_abandon(c);
             copy_message(c, c->broken ? "COPY timed out and the server did not answer the "
                                         "cancel request; the connection was given up"
                                       : "COPY timed out (cancelled)");
@@ -309,7 +250,7 @@ WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg
     if (st != WK_OK) {
         goto done;
     }
-    int64_t deadline = next_deadline(conn);
+    int64_t deadline = wk__pq_deadline(conn);
     for (;;) {
         char *buf = NULL;
         int n = PQgetCopyData(conn->pg, &buf, 1);
@@ -329,7 +270,7 @@ WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg
                     if (np == NULL) {
                         PQfreemem(buf);
                         st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a tuple");
-                        abandon(conn);
+                        (void)wk__pq_abandon(conn);
                         goto done;
                     }
                     pend = np;
@@ -343,15 +284,15 @@ WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg
             }
             PQfreemem(buf);
             if (st != WK_OK) {
-                abandon(conn);
+                (void)wk__pq_abandon(conn);
                 goto done;
             }
-            deadline = next_deadline(conn);
+            deadline = wk__pq_deadline(conn);
             continue;
         }
         if (n == 0) {
-            if (!wait_readable(conn, deadline)) {
-                abandon(conn);
+            if (!wk__pq_poll(conn, false, deadline)) {
+                (void)wk__pq_abandon(conn);
                 copy_message(conn, conn->broken
                                        ? "COPY timed out and the server did not answer the "
                                          "cancel request; the connection was given up"

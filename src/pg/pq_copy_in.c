@@ -22,9 +22,53 @@ struct wk_pq_copy_in {
     wk_pg_oid *oids;
     const wk_pg_encoder **enc;
     wk_buf buf;
-    uint64_t rows; /* rows encoded */
-    bool failed;   /* aborted or broken: only end/free are allowed */
+    uint64_t rows;      /* rows encoded */
+    bool failed;        /* timed out or broken: only end is allowed, it returns fail_st */
+    wk_status fail_st;  /* why */
 };
+
+/* The COPY is over on the client's side (timed out, or the connection broke). */
+static wk_status copy_in_failed(wk_pq_copy_in *c, wk_status st)
+{
+    c->failed = true;
+    c->fail_st = st;
+    return st;
+}
+
+/* A wait past the connection's deadline: the COPY is cancelled and drained. */
+static wk_status copy_in_timed_out(wk_pq_conn *conn, wk_error *err)
+{
+    bool answered = wk__pq_abandon(conn);
+    wk__pq_set_message(conn, answered ? "COPY timed out (cancelled)"
+                                      : "COPY timed out and the server did not answer the "
+                                        "cancel request; the connection was given up");
+    return wk__pg_fail(err, WK_ERR_IO, 0, "the COPY timed out");
+}
+
+/* Hands `n` bytes to libpq and flushes them within the connection's deadline, so that at
+ * most one chunk waits in libpq's buffer and a server that stops reading cannot hold the
+ * caller past the deadline. */
+static wk_status send_copy(wk_pq_conn *conn, const char *data, size_t n, const char *end_reason,
+                           bool end, wk_error *err)
+{
+    int64_t deadline = wk__pq_deadline(conn);
+    for (;;) {
+        int r = end ? PQputCopyEnd(conn->pg, end_reason)
+                    : PQputCopyData(conn->pg, data, (int)n);
+        if (r < 0) {
+            return wk__pq_take_error(conn, NULL, "the connection was lost during the COPY",
+                                     err);
+        }
+        wk_status st = wk__pq_flush(conn, deadline, err);
+        if (st != WK_OK) {
+            return st == WK_ERR_IO ? copy_in_timed_out(conn, err) : st;
+        }
+        if (r == 1) {
+            return WK_OK;
+        }
+        /* 0: libpq's buffer was full; it has been flushed, so try again */
+    }
+}
 
 static void copy_in_release(wk_pq_copy_in *c)
 {
@@ -46,9 +90,9 @@ static wk_status put(wk_pq_copy_in *c, wk_error *err)
     if (c->buf.len == 0) {
         return WK_OK;
     }
-    if (PQputCopyData(c->conn->pg, (const char *)c->buf.data, (int)c->buf.len) != 1) {
-        c->failed = true;
-        return wk__pq_take_error(c->conn, NULL, "the connection was lost during the COPY", err);
+    wk_status st = send_copy(c->conn, (const char *)c->buf.data, c->buf.len, NULL, false, err);
+    if (st != WK_OK) {
+        return copy_in_failed(c, st);
     }
     wk_buf_clear(&c->buf);
     return WK_OK;
@@ -156,20 +200,28 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
         return st;
     }
     r = NULL;
-    int sent = PQsendQuery(conn->pg, (const char *)sql.data);
+    /* non-blocking until the COPY ends: every wait is a poll() within the deadline */
+    int sent = PQsetnonblocking(conn->pg, 1) == 0 && PQsendQuery(conn->pg, (const char *)sql.data);
     wk_buf_free(&sql);
     if (!sent) {
         copy_in_release(c);
         return wk__pq_take_error(conn, NULL, "cannot send the COPY", err);
     }
-    /* COPY_IN arrives as a result of its own; wk__pq_wait would wait for the end */
+    /* CopyInResponse arrives as a result of its own; wk__pq_wait would wait for the end */
+    if (!wk__pq_await_ready(conn, wk__pq_deadline(conn))) {
+        copy_in_release(c);
+        st = copy_in_timed_out(conn, err);
+        (void)PQsetnonblocking(conn->pg, 0);
+        return st;
+    }
     r = PQgetResult(conn->pg);
     if (r == NULL || PQresultStatus(r) != PGRES_COPY_IN) {
         st = wk__pq_take_error(conn, r, "the COPY failed", err);
         PQclear(r);
-        while ((r = PQgetResult(conn->pg)) != NULL) {
+        while ((r = PQgetResult(conn->pg)) != NULL) { /* ready: the error's end follows */
             PQclear(r);
         }
+        (void)PQsetnonblocking(conn->pg, 0);
         copy_in_release(c);
         return st;
     }
@@ -178,10 +230,11 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
                                        0,   0,   0,   0,   0,   0,   0,    0,    0};
     st = wk_buf_append(&c->buf, header, sizeof header);
     if (st != WK_OK) {
-        (void)PQputCopyEnd(conn->pg, "out of memory");
-        while ((r = PQgetResult(conn->pg)) != NULL) {
-            PQclear(r);
-        }
+        (void)send_copy(conn, NULL, 0, "out of memory", true, NULL);
+        PGresult *last = NULL;
+        (void)wk__pq_wait(conn, &last, NULL);
+        PQclear(last);
+        (void)PQsetnonblocking(conn->pg, 0);
         copy_in_release(c);
         return st;
     }
@@ -249,34 +302,48 @@ WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, u
         *rows = 0;
     }
     wk_pq_conn *conn = c->conn;
+    if (c->failed) {
+        /* timed out (cancelled and drained) or broken: nothing more to send or read */
+        wk_status fst = c->fail_st;
+        (void)PQsetnonblocking(conn->pg, 0);
+        copy_in_release(c);
+        return wk__pg_fail(err, fst, 0, fst == WK_ERR_IO ? "the COPY timed out"
+                                                         : "the COPY failed");
+    }
     wk_status st = WK_OK;
-    if (abort_reason == NULL && !c->failed) {
+    if (abort_reason == NULL) {
         uint8_t trailer[2] = {0xff, 0xff};
         st = wk_buf_append(&c->buf, trailer, 2);
         st = st == WK_OK ? put(c, err) : st;
     }
-    if (st == WK_OK || !c->failed) {
+    if (!c->failed) {
         const char *why = abort_reason != NULL ? abort_reason
                           : st != WK_OK        ? "the client failed"
                                                : NULL;
-        if (PQputCopyEnd(conn->pg, why) != 1 && st == WK_OK) {
-            st = wk__pq_take_error(conn, NULL, "the connection was lost during the COPY", err);
+        wk_status est = send_copy(conn, NULL, 0, why, true, err);
+        if (est != WK_OK) {
+            st = st == WK_OK ? est : st;
+            c->failed = true; /* timed out and drained, or lost: no result to wait for */
         }
     }
     /* the COPY's result: rows written only when it completed */
     PGresult *r = NULL;
-    wk_status wst = wk__pq_wait(conn, &r, err);
-    if (wst != WK_OK) {
-        st = st == WK_OK ? wst : st;
-    } else if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        wk_status e = wk__pq_take_error(conn, r, abort_reason != NULL ? "the COPY was aborted"
-                                                                      : "the COPY failed",
-                                        err);
-        st = st == WK_OK ? e : st;
-    } else if (st == WK_OK && rows != NULL) {
-        *rows = strtoull(PQcmdTuples(r), NULL, 10);
+    if (!c->failed) {
+        wk_status wst = wk__pq_wait(conn, &r, err);
+        if (wst != WK_OK) {
+            st = st == WK_OK ? wst : st;
+        } else if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            wk_status e = wk__pq_take_error(conn, r,
+                                            abort_reason != NULL ? "the COPY was aborted"
+                                                                 : "the COPY failed",
+                                            err);
+            st = st == WK_OK ? e : st;
+        } else if (st == WK_OK && rows != NULL) {
+            *rows = strtoull(PQcmdTuples(r), NULL, 10);
+        }
     }
     PQclear(r);
+    (void)PQsetnonblocking(conn->pg, 0);
     copy_in_release(c);
     return st;
 }

@@ -82,4 +82,49 @@ uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n);
  * connection). (pq_stmt_cache.c) */
 void wk__pq_stmt_cache_free(wk_pq_conn *c);
 
+/* ---- waiting within the deadline (pq_wait.c) ---- */
+
+/* Now plus the connection's timeout, or INT64_MAX when it has none. */
+int64_t wk__pq_deadline(const wk_pq_conn *c);
+/* Waits until the socket is readable (or writable, with want_write) or `deadline` passes
+ * (false: passed). Waits at most 60 s at a time without a deadline. */
+bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline);
+/* Flushes what libpq holds to send (non-blocking mode), reading what the server sends
+ * meanwhile: WK_OK, WK_ERR_IO past `deadline`, WK_ERR_CONNECT when the connection broke. */
+wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err);
+/* Reads input until libpq has a result ready (true; also when the connection broke) or
+ * `deadline` passes (false), flushing pending output meanwhile. */
+bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
+/* A cancel request that arrives before the backend has started the query is ignored by the
+ * server: while waiting for a cancelled query to end, the request is sent again this often. */
+#define WK__PQ_CANCEL_AGAIN_MS 200
+/* Gives up the query or COPY in progress: cancels it (again every WK__PQ_CANCEL_AGAIN_MS),
+ * ends a COPY in, and drains what is in flight for at most one second. False when the server
+ * did not answer: the connection is then marked broken. */
+bool wk__pq_abandon(wk_pq_conn *c);
+
+/* ---- result formats remembered per statement (pq_conn.c) ---- */
+
+/* The cached result format of `sql` with these parameter types (false: not known yet). */
+bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                       int *fmt);
+/* Remembers the result format of `sql` with these parameter types. */
+void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt);
+
+/* ---- rows (pq_rows.c) ---- */
+
+/* The column slices of one row of a PGresult (stack arrays for up to 64 columns). */
+typedef struct wk__pq_slices {
+    const uint8_t *vals_s[64];
+    int lens_s[64];
+    const uint8_t **vals;
+    int *lens;
+} wk__pq_slices;
+
+/* Fills `s` with row `row` of `res` (lens -1 for NULL); release with wk__pq_slices_release.
+ * WK_ERR_ARG when the plan's column count or the row does not match the result. */
+wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
+                        wk__pq_slices *s, wk_error *err);
+void wk__pq_slices_release(wk__pq_slices *s);
+
 #endif

@@ -39,16 +39,8 @@ WK_API wk_status wk_pq_plan(const wk_pq_conn *conn, const PGresult *res, const w
     return st;
 }
 
-/* Gathers the column slices of one row (stack arrays for up to 64 columns). */
-typedef struct slices {
-    const uint8_t *vals_s[64];
-    int lens_s[64];
-    const uint8_t **vals;
-    int *lens;
-} slices;
-
-static wk_status gather(const wk_pg_plan *plan, const PGresult *res, int row, slices *s,
-                        wk_error *err)
+wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
+                        wk__pq_slices *s, wk_error *err)
 {
     size_t n = wk_pg_plan_ncols(plan);
     if ((int)n != PQnfields(res) || row < 0 || row >= PQntuples(res)) {
@@ -78,7 +70,7 @@ static wk_status gather(const wk_pg_plan *plan, const PGresult *res, int row, sl
     return WK_OK;
 }
 
-static void release(slices *s)
+void wk__pq_slices_release(wk__pq_slices *s)
 {
     if (s->vals != s->vals_s) {
         free(s->vals);
@@ -89,11 +81,11 @@ static void release(slices *s)
 WK_API wk_status wk_pq_decode_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                   void *dst, bool *nulls, wk_arena *arena, wk_error *err)
 {
-    slices s;
-    wk_status st = gather(plan, res, row, &s, err);
+    wk__pq_slices s;
+    wk_status st = wk__pq_gather(plan, res, row, &s, err);
     if (st == WK_OK) {
         st = wk_pg_plan_decode_row(plan, s.vals, s.lens, dst, nulls, arena, err);
-        release(&s);
+        wk__pq_slices_release(&s);
     }
     return st;
 }
@@ -101,11 +93,11 @@ WK_API wk_status wk_pq_decode_row(const wk_pg_plan *plan, const PGresult *res, i
 WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                 const wk_pg_events *ev, wk_error *err)
 {
-    slices s;
-    wk_status st = gather(plan, res, row, &s, err);
+    wk__pq_slices s;
+    wk_status st = wk__pq_gather(plan, res, row, &s, err);
     if (st == WK_OK) {
         st = wk_pg_plan_emit_row(plan, s.vals, s.lens, ev, err);
-        release(&s);
+        wk__pq_slices_release(&s);
     }
     return st;
 }
@@ -113,11 +105,11 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err)
 {
-    slices s;
-    wk_status st = gather(plan, res, row, &s, err);
+    wk__pq_slices s;
+    wk_status st = wk__pq_gather(plan, res, row, &s, err);
     if (st == WK_OK) {
         st = wk_pg_plan_value_row(plan, s.vals, s.lens, arena, out, err);
-        release(&s);
+        wk__pq_slices_release(&s);
     }
     return st;
 }

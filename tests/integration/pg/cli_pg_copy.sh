@@ -64,16 +64,26 @@ psql_ "CREATE TABLE wk_ci_src AS SELECT i AS id, i * 1.5::float8 AS f, \
 diff1=$(psql_ "SELECT count(*) FROM (SELECT * FROM wk_ci_src EXCEPT ALL SELECT * FROM wk_ci_dst) x")
 diff2=$(psql_ "SELECT count(*) FROM (SELECT * FROM wk_ci_dst EXCEPT ALL SELECT * FROM wk_ci_src) x")
 [ "$diff1/$diff2" = "0/0" ] || { echo "jsonl round trip differs: $diff1/$diff2"; exit 1; }
-# the same through MessagePack (from standard input), without the jsonb column: the
-# MessagePack mapping writes numbers inside json as strings
-psql_ "TRUNCATE wk_ci_dst; ALTER TABLE wk_ci_dst DROP COLUMN j" >/dev/null
-"$wirekit" pg copy out --dsn "$WK_PG_DSN" --format msgpack \
-  "SELECT id, f, num, t, a, ta, d, b, by, z, ts FROM wk_ci_src" 2>/dev/null |
-  "$wirekit" pg copy in --dsn "$WK_PG_DSN" --format msgpack wk_ci_dst 2>/dev/null
-diff1=$(psql_ "SELECT count(*) FROM (SELECT id, f, num, t, a, ta, d, b, by, z, ts FROM wk_ci_src \
-  EXCEPT ALL SELECT * FROM wk_ci_dst) x")
+# the same through MessagePack (from standard input), the jsonb column included: numbers
+# inside jsonb are MessagePack numbers (not strings) and come back as jsonb numbers
+psql_ "TRUNCATE wk_ci_dst" >/dev/null
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" --format msgpack "SELECT * FROM wk_ci_src" \
+  2>/dev/null >"$tmp/ci.mp"
+"$wirekit" pg copy in --dsn "$WK_PG_DSN" --format msgpack wk_ci_dst <"$tmp/ci.mp" 2>/dev/null
+diff1=$(psql_ "SELECT count(*) FROM (SELECT * FROM wk_ci_src EXCEPT ALL SELECT * FROM wk_ci_dst) x")
+diff2=$(psql_ "SELECT count(*) FROM (SELECT * FROM wk_ci_dst EXCEPT ALL SELECT * FROM wk_ci_src) x")
 n=$(psql_ "SELECT count(*) FROM wk_ci_dst")
-[ "$diff1/$n" = "0/3000" ] || { echo "msgpack round trip differs: $diff1/$n"; exit 1; }
+[ "$diff1/$diff2/$n" = "0/0/3000" ] || { echo "msgpack round trip differs: $diff1/$diff2/$n"; exit 1; }
+nums=$(psql_ "SELECT count(*) FROM wk_ci_dst WHERE jsonb_typeof(j->'k') = 'number' AND \
+  jsonb_typeof(j->'l'->0) = 'number' AND (j->'l'->>0)::numeric = 1.5")
+[ "$nums" = 3000 ] || { echo "jsonb numbers after the msgpack round trip: $nums/3000"; exit 1; }
+# and in the MessagePack itself: row 1's {"k": 1, "l": [1.5, null]} holds an integer and a
+# float64, no string
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" --format msgpack \
+  "SELECT j FROM wk_ci_src WHERE id = 1" "$tmp/j.mp" 2>/dev/null
+"$wirekit" inspect "$tmp/j.mp" >"$tmp/j.txt"
+grep -q 'positive fixint *value 1$' "$tmp/j.txt" && grep -q 'float 64 *1.5$' "$tmp/j.txt" &&
+  ! grep -q '"1.5"' "$tmp/j.txt" || { echo "jsonb numbers in msgpack:"; cat "$tmp/j.txt"; exit 1; }
 # a value that does not fit its column, and an unknown column: named, nothing written
 psql_ "CREATE TABLE wk_ci_fit (n int8, s int2)" >/dev/null
 printf '{"n":1,"s":2}\n{"n":2,"s":40000}\n' >"$tmp/bad.jsonl"

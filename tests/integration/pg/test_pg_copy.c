@@ -9,6 +9,7 @@
  * abort or a server-side constraint failure writes nothing.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "wirekit/json.h"
 #include "pg_test_conn.h"
@@ -406,4 +407,93 @@ WK_TEST(test_pg_copy_in_refuses_values_that_do_not_fit_and_commits_nothing_on_fa
     CHECK_EQ(rows, 1u);
     CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_fit WHERE s = 12 AND t = 'x'"), 1);
     CHECK(pg_test_exec(conn, "DROP TABLE wk_copy_fit"));
+}
+
+/* A second connection whose deadline is only the client's (statement_timeout 0 on the
+ * server), so that the waits of COPY in are what ends a stuck copy. */
+static wk_pq_conn *client_deadline_conn(uint32_t timeout_ms)
+{
+    wk_pq_conn *c = NULL;
+    wk_error err = {0};
+    if (wk_pq_connect(getenv("WK_PG_DSN"), NULL, &c, &err) != WK_OK ||
+        wk_pq_set_timeout(c, timeout_ms, &err) != WK_OK ||
+        !pg_test_exec(c, "SET statement_timeout = 0")) {
+        wk_pq_conn_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static double secs(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+WK_TEST(test_pg_copy_in_every_wait_honours_the_deadline)
+{
+    NEED_CONN();
+    CHECK(pg_test_exec(conn, "DROP TABLE IF EXISTS wk_copy_slow"));
+    CHECK(pg_test_exec(conn, "CREATE TABLE wk_copy_slow (id int8, s text)"));
+    wk_pq_conn *c2 = client_deadline_conn(400);
+    CHECK(c2 != NULL);
+    static const char *const cols[2] = {"id", "s"};
+    static const wk_pg_kind kinds[2] = {WK_PG_KIND_I64, WK_PG_KIND_STR};
+    wk_error err = {0};
+    wk_pq_copy_in *in = NULL;
+
+    /* 1. the start: another session holds the table locked, the server says nothing */
+    CHECK(pg_test_exec(conn, "BEGIN"));
+    CHECK(pg_test_exec(conn, "LOCK TABLE wk_copy_slow IN ACCESS EXCLUSIVE MODE"));
+    double t0 = secs();
+    wk_status st = wk_pq_copy_in_start(c2, "wk_copy_slow", cols, kinds, 2, &in, &err);
+    double took = secs() - t0;
+    CHECK(pg_test_exec(conn, "ROLLBACK"));
+    printf("    start behind a lock: %s after %.0f ms (%s)\n", wk_status_str(st), took * 1000,
+           wk_pq_conn_message(c2));
+    CHECK_EQ(st, WK_ERR_IO);
+    CHECK(in == NULL);
+    CHECK_MSG(took >= 0.39 && took < 1.9, "took %.2f s", took);
+    CHECK_STR(wk_pq_conn_message(c2), "COPY timed out (cancelled)");
+    CHECK_EQ(pg_test_count(c2, "SELECT 7"), 7); /* the connection serves again */
+
+    /* 2. sending: the server stops reading (a trigger sleeps on the first row) while the
+     * client has megabytes to send; the sockets' buffers fill and a chunk cannot go */
+    CHECK(pg_test_exec(conn, "CREATE OR REPLACE FUNCTION wk_copy_sleep() RETURNS trigger "
+                        "LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$"));
+    CHECK(pg_test_exec(conn, "CREATE TRIGGER wk_copy_sleep BEFORE INSERT ON wk_copy_slow FOR EACH "
+                        "ROW EXECUTE FUNCTION wk_copy_sleep()"));
+    CHECK_OK(wk_pq_copy_in_start(c2, "wk_copy_slow", cols, kinds, 2, &in, &err));
+    static char text[1024];
+    memset(text, 'x', sizeof text);
+    wk_slice s = {text, sizeof text};
+    uint64_t sent = 0;
+    double last_ok = secs();
+    st = WK_OK;
+    for (int64_t id = 1; st == WK_OK && id <= 256 * 1024; id++) { /* up to 256 MB */
+        const void *vals[2] = {&id, &s};
+        st = wk_pq_copy_in_row(in, vals, &err);
+        if (st == WK_OK) {
+            sent++;
+            last_ok = secs();
+        }
+    }
+    double stalled = secs() - last_ok;
+    uint64_t rows = 99;
+    wk_status end = wk_pq_copy_in_end(in, NULL, &rows, &err);
+    printf("    sending to a server that stopped reading: %llu rows (%llu KiB) went, then %s "
+           "after %.0f ms (%s); end %s\n",
+           (unsigned long long)sent, (unsigned long long)sent, wk_status_str(st),
+           stalled * 1000, wk_pq_conn_message(c2), wk_status_str(end));
+    CHECK_EQ(st, WK_ERR_IO);
+    CHECK_MSG(stalled >= 0.39 && stalled < 1.9, "a stalled chunk held the caller %.2f s",
+              stalled);
+    CHECK_EQ(end, WK_ERR_IO);
+    CHECK_EQ(rows, 0u);
+    CHECK_EQ(pg_test_count(c2, "SELECT 7"), 7);
+    CHECK_EQ(pg_test_count(conn, "SELECT count(*) FROM wk_copy_slow"), 0);
+    wk_pq_conn_free(c2);
+    CHECK(pg_test_exec(conn, "DROP TABLE wk_copy_slow"));
+    CHECK(pg_test_exec(conn, "DROP FUNCTION wk_copy_sleep()"));
 }

@@ -129,6 +129,9 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     CHECK(restarted);
     CHECK(sent > 0);
     CHECK_MSG(in_st != WK_OK || end_st != WK_OK, "the broken COPY in reported success");
+    /* a server gone mid-COPY is a lost connection, not a timeout or an I/O error */
+    wk_status in_fail = in_st != WK_OK ? in_st : end_st;
+    CHECK_MSG(in_fail == WK_ERR_CONNECT, "COPY in ended with %s", wk_status_str(in_fail));
     CHECK_EQ(in_rows, 0u);
     CHECK_EQ(after, 0);
     CHECK_MSG(in_took < 20.0 + 7.0, "copy in took %.2f s", in_took);

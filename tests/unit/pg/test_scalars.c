@@ -381,6 +381,41 @@ static wk_status events_of(wk_pg_oid oid, const char *text, unsigned flags, rec 
     return pgt_decode(oid, WK_PG_BINARY, WK_PG_KIND_EVENTS, copy, n, &ev, NULL);
 }
 
+WK_TEST(test_pg_scalars_json_numbers_become_native_numbers_only_when_asked_and_when_they_fit)
+{
+    rec r;
+    const char *doc = "[1, -2, 2.50, 18446744073709551615, 18446744073709551616, 1e400, "
+                      "1e-400, 0.0, -0, 1E2]";
+    /* by default: exact text */
+    CHECK_OK(events_of(WK_PG_OID_JSONB, doc, 0, &r));
+    CHECK_EQ(r.n, 12);
+    CHECK_EQ(r.ev[1].type, WK_EV_RAWNUM);
+    CHECK_STR(r.text[3], "2.50");
+    /* asked for: integers that fit 64 bits, finite doubles; the rest stays exact text */
+    CHECK_OK(events_of(WK_PG_OID_JSONB, doc, WK_PG_EV_JSON_NUMBERS, &r));
+    CHECK_EQ(r.n, 12);
+    CHECK_EQ(r.ev[1].type, WK_EV_UINT);
+    CHECK_EQ(r.ev[1].v.u, 1u);
+    CHECK_EQ(r.ev[2].type, WK_EV_INT);
+    CHECK_EQ(r.ev[2].v.i, -2);
+    CHECK_EQ(r.ev[3].type, WK_EV_FLOAT);
+    CHECK(r.ev[3].v.f == 2.5);
+    CHECK_EQ(r.ev[4].type, WK_EV_UINT);
+    CHECK_EQ(r.ev[4].v.u, UINT64_MAX);
+    CHECK_EQ(r.ev[5].type, WK_EV_FLOAT); /* past 64 bits: the nearest double */
+    CHECK(r.ev[5].v.f == 18446744073709551616.0);
+    CHECK_EQ(r.ev[6].type, WK_EV_RAWNUM); /* beyond a double: exact text */
+    CHECK_STR(r.text[6], "1e400");
+    CHECK_EQ(r.ev[7].type, WK_EV_RAWNUM); /* an underflow is not a zero */
+    CHECK_EQ(r.ev[8].type, WK_EV_FLOAT);  /* a written zero is */
+    CHECK(r.ev[8].v.f == 0.0);
+    CHECK_EQ(r.ev[9].type, WK_EV_FLOAT); /* the JSON reader's own rules: -0 is a double */
+    CHECK(r.ev[9].v.f == 0.0 && signbit(r.ev[9].v.f));
+    CHECK_EQ(r.ev[10].type, WK_EV_FLOAT); /* an exponent makes a double */
+    CHECK(r.ev[10].v.f == 100.0);
+    CHECK_EQ(r.ev[11].type, WK_EV_END);
+}
+
 WK_TEST(test_pg_scalars_emit_events_with_postgresql_number_text)
 {
     rec r;

@@ -58,21 +58,16 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
     }
 }
 
-void wk__pq_cancel(wk_pq_conn *c)
+/* wk__pq_cancel_wait's wait: the query's results, into *res. */
+static bool collected(wk_pq_conn *c, int64_t until, void *res)
 {
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
-    }
+    return collect(c, until, res);
 }
 
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
 {
     *res = NULL;
-    int64_t deadline = c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
-    if (collect(c, deadline, res)) {
+    if (collect(c, wk__pq_deadline(c), res)) {
         if (*res == NULL && PQstatus(c->pg) == CONNECTION_BAD) {
             return wk__pq_take_error(c, NULL, "the connection was lost", err);
         }
@@ -82,15 +77,10 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
         }
         return WK_OK;
     }
-    /* Past the deadline: ask the server to cancel, and give it one more second (asking
-     * again meanwhile: a cancel that reached the backend before the query did is ignored). */
-    int64_t grace = wk__pq_now_ms() + 1000;
-    bool done = false;
-    while (!done && wk__pq_now_ms() < grace) {
-        wk__pq_cancel(c);
-        int64_t slice = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
-        done = collect(c, slice < grace ? slice : grace, res);
-    }
+    /* Past the deadline: ask the server to cancel, and give it its grace (asking again
+     * meanwhile: a cancel that reached the backend before the query did is ignored). */
+    wk__pq_cancelling k = {0};
+    bool done = wk__pq_cancel_wait(c, &k, collected, res);
     PQclear(*res);
     *res = NULL;
     if (!done) {

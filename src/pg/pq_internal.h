@@ -43,10 +43,6 @@ void wk__pq_set_message(wk_pq_conn *c, const char *msg);
  * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
 
-/* Asks the server to cancel what the connection runs (PQcancel; errors ignored: the caller's
- * deadline decides what happens next). */
-void wk__pq_cancel(wk_pq_conn *c);
-
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
@@ -98,6 +94,36 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
 /* A cancel request that arrives before the backend has started the query is ignored by the
  * server: while waiting for a cancelled query to end, the request is sent again this often. */
 #define WK__PQ_CANCEL_AGAIN_MS 200
+/* How long the server has, after the first cancel request, to end the query. */
+#define WK__PQ_CANCEL_GRACE_MS 1000
+
+/* A cancel in progress, shared by every path that cancels (the blocking wait, the
+ * non-blocking query, the pipeline, giving a query or COPY up): the first request, the
+ * request repeated every WK__PQ_CANCEL_AGAIN_MS, and the grace within which the server must
+ * end the query. Zero-initialised: no request sent yet. */
+typedef struct wk__pq_cancelling {
+    bool sent;         /* the first request went out */
+    unsigned requests; /* requests sent so far */
+    int64_t again;     /* when the next request is due */
+    int64_t grace;     /* the end of the grace */
+} wk__pq_cancelling;
+/* When the next thing is due after a request: the next request or the end of the grace. */
+static inline int64_t wk__pq_cancel_due(const wk__pq_cancelling *k)
+{
+    return k->again < k->grace ? k->again : k->grace;
+}
+/* Sends the first cancel request and starts the grace (nothing when one was sent already). */
+void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k);
+/* Repeats the request when it is due. Returns the time until which to wait for the server
+ * (the next request or the end of the grace, whichever comes first), or -1 once the grace has
+ * passed: the server answers neither the query nor the cancel. Never blocks but for the
+ * request itself (PQcancel). */
+int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k);
+/* Cancels and waits: wk__pq_cancel_begin, then `ended(c, until, arg)` (true: the query
+ * ended, or whatever the caller waits for arrived; false: `until` passed) between requests
+ * until it is true (returns true) or the grace passes (false). */
+bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
+                        bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg);
 /* Gives up the query or COPY in progress: cancels it (again every WK__PQ_CANCEL_AGAIN_MS),
  * ends a COPY in, and drains what is in flight for at most one second. False when the server
  * did not answer: the connection is then marked broken. */

@@ -62,6 +62,7 @@ struct wk_pq_pipeline {
     bool flushing;     /* output is still pending */
     bool failed;       /* a statement failed: its error is the connection's last */
     bool cancelled;    /* the deadline passed: the batch was cancelled */
+    wk__pq_cancelling cancel; /* its cancel request, repeated until the server answers */
     wk_status lost;    /* WK_ERR_CONNECT or WK_ERR_IO once no more answers can come */
     PGresult *cur;     /* the result handed out last */
     int64_t deadline;
@@ -217,9 +218,18 @@ static void renew_deadline(wk_pq_pipeline *p)
     p->deadline = t != 0 ? wk__pq_now_ms() + t : INT64_MAX;
 }
 
+/* wk__pq_cancel_wait's wait in a pipeline: the server's next answer (or a broken
+ * connection), flushing the batch's pending output meanwhile. */
+static bool answered(wk_pq_conn *c, int64_t until, void *arg)
+{
+    (void)arg;
+    return wk__pq_await_ready(c, until);
+}
+
 /* The next thing libpq has for the pipeline: a result, the end of a query's results (libpq's
  * NULL), a Sync, or EV_LOST when nothing more can come. Flushes pending output and consumes
- * input while it waits; past the deadline cancels the batch and waits one more second. */
+ * input while it waits; past the deadline cancels the batch and waits out the cancel's
+ * grace (wk__pq_cancel_wait). */
 static ev next_event(wk_pq_pipeline *p, PGresult **r)
 {
     wk_pq_conn *c = p->c;
@@ -253,22 +263,21 @@ static ev next_event(wk_pq_pipeline *p, PGresult **r)
             set_lost(p, WK_ERR_CONNECT, NULL);
             return EV_LOST;
         }
-        int64_t now = wk__pq_now_ms();
-        if (now >= p->deadline) {
-            if (!p->cancelled) {
-                p->cancelled = true; /* the running statement fails with 57014 */
-                wk__pq_cancel(c);
-                p->deadline = now + 1000;
-                continue;
+        if (wk__pq_now_ms() >= p->deadline) {
+            /* the running statement fails with 57014, the rest of the batch is aborted */
+            p->cancelled = true;
+            if (!wk__pq_cancel_wait(c, &p->cancel, answered, NULL)) {
+                c->broken = true;
+                set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer "
+                                       "the cancel request; the connection was given up");
+                return EV_LOST;
             }
-            c->broken = true;
-            set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer the "
-                                   "cancel request; the connection was given up");
-            return EV_LOST;
+            renew_deadline(p);
+            continue;
         }
-        int64_t left = p->deadline - now;
         struct pollfd pf = {PQsocket(c->pg), (short)(POLLIN | (p->flushing ? POLLOUT : 0)), 0};
-        int rc = poll(&pf, 1, (int)(left > 60000 ? 60000 : left));
+        int64_t left = p->deadline - wk__pq_now_ms();
+        int rc = poll(&pf, 1, (int)(left > 60000 ? 60000 : left < 0 ? 0 : left));
         if (rc < 0 && errno != EINTR) {
             set_lost(p, WK_ERR_CONNECT, "poll() failed on the connection's socket");
             return EV_LOST;

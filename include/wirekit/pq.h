@@ -479,6 +479,61 @@ WK_API const char *wk_pq_async_command(const wk_pq_async *q);
  *  next query. The PGconn is back in blocking mode. NULL is a no-op. */
 WK_API void wk_pq_async_free(wk_pq_async *q);
 
+/* ---- non-blocking connect for event loops (pq_connect.c) ------------------------------- */
+
+/** A connection being made, driven by an event loop (opaque; wk_pq_connect_start,
+ *  wk_pq_connecting_take). */
+typedef struct wk_pq_connecting wk_pq_connecting;
+
+/**
+ * Starts connecting to `dsn` without blocking (libpq's PQconnectStartParams; a host name is
+ * still resolved by libpq, which can block unless `dsn` gives hostaddr or a numeric host).
+ * The rest is what wk_pq_connect does: the session settings, the catalog query and the
+ * registry snapshot from `base` (NULL: the built-in codecs), here in one round trip sent
+ * once the socket is up; the connection ends in the same state as wk_pq_connect's.
+ * `timeout_ms` (0: none) is the deadline of the whole connect and then the connection's
+ * per-query deadline, as wk_pq_connect_timeout (libpq's connect_timeout is not applied on
+ * this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
+ * wk_pq_connecting_step, then take the connection with wk_pq_connecting_take) or
+ * WK_ERR_NOMEM. A failure to start (a malformed `dsn`) is reported by the first step.
+ */
+WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
+                                     uint32_t timeout_ms, wk_pq_connecting **out,
+                                     wk_error *err);
+
+/** The socket to watch before the next step (-1 once it has failed). It can change between
+ *  steps while libpq tries the next host or address: read it again before each wait. */
+WK_API int wk_pq_connecting_socket(const wk_pq_connecting *k);
+
+/** What to wait for on the socket before the next step: WK_PQ_WANT_READ and/or
+ *  WK_PQ_WANT_WRITE; 0 once the connect has ended. */
+WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k);
+
+/** Milliseconds until the connect's deadline (0: passed, or ended: call
+ *  wk_pq_connecting_step now), -1 when there is none. */
+WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k);
+
+/**
+ * Does what the socket allows without blocking: advances libpq's connect, sends the set-up
+ * once the socket is up, reads its answers, and builds the snapshot once all are in. Call it
+ * when the socket is ready as wk_pq_connecting_wants says, and when
+ * wk_pq_connecting_timeout_ms has passed. Returns WK_ERR_AGAIN (wait and step again), WK_OK
+ * (connected: wk_pq_connecting_take), or the failure, which every later step repeats:
+ * WK_ERR_CONNECT (the server refused or could not be reached, a bad password or database:
+ * the server's message in wk_pq_conn_message of the taken connection and
+ * wk_pq_last_error; or the deadline passed: "connecting timed out after N ms"),
+ * WK_ERR_SERVER (the set-up or catalog query failed), WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err);
+
+/**
+ * Frees `k` and hands its connection over: once a step returned WK_OK, ready for queries;
+ * after a failure, the failed connection, whose message says why (free it with
+ * wk_pq_conn_free, as after a failed wk_pq_connect). A connect still in progress is given up
+ * (nothing is handed over: NULL). NULL is a no-op (NULL).
+ */
+WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k);
+
 #ifdef __cplusplus
 }
 #endif

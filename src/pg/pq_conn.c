@@ -1,7 +1,7 @@
 /*
- * libpq connections and queries: connect with the session settings wirekit's text output
- * follows, keep the connection's registry snapshot, and run queries whose parameters are
- * encoded by wirekit (binary) and whose results come back in binary.
+ * libpq connections and queries: keep the connection's registry snapshot (made when it
+ * connected, pq_connect.c), and run queries whose parameters are encoded by wirekit (binary)
+ * and whose results come back in binary.
  *
  * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
  * move while it grows), so a query costs a handful of allocations whatever its parameters.
@@ -18,13 +18,6 @@
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
 #include "wirekit/pq.h"
-
-/* libpq's default notice processor prints to stderr; a library must not print. */
-static void quiet_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
 
 /* Reads results until the query is done or `deadline` passes (true: done). A lost
  * connection is done too: PQgetResult then hands over libpq's error result. Output libpq
@@ -107,6 +100,7 @@ wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *e
     return wk__pq_wait(c, res, err);
 }
 
+/* Runs a statement of the session's (SET ...). */
 static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
 {
     PGresult *r = NULL;
@@ -119,60 +113,6 @@ static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
         st = wk__pq_take_error(c, r, "setting up the session failed", err);
     }
     PQclear(r);
-    return st;
-}
-
-WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
-                               wk_error *err)
-{
-    return wk_pq_connect_timeout(dsn, base, 0, out, err);
-}
-
-WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
-                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
-{
-    *out = NULL;
-    wk_pq_conn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
-    }
-    *out = c;
-    c->timeout_ms = timeout_ms;
-    if (timeout_ms == 0) {
-        c->pg = PQconnectdb(dsn);
-    } else {
-        /* The DSN is expanded first; the later keywords override it. */
-        char secs[16], opts[64];
-        uint32_t whole = (timeout_ms + 999) / 1000;
-        snprintf(secs, sizeof secs, "%u", whole < 2 ? 2 : whole);
-        snprintf(opts, sizeof opts, "-c statement_timeout=%u", timeout_ms);
-        const char *keys[4] = {"dbname", "connect_timeout", "options", NULL};
-        const char *vals[4] = {dsn, secs, opts, NULL};
-        c->pg = PQconnectdbParams(keys, vals, 1);
-    }
-    if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
-        return wk__pq_connect_error(c, err);
-    }
-    PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
-    wk_status st = run_simple(c,
-                              "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
-                              "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
-                              "SET extra_float_digits = 1; SET lc_monetary = 'C'",
-                              err);
-    if (st != WK_OK) {
-        return st;
-    }
-    wk_pg_registry *start = NULL;
-    if (base == NULL) {
-        st = wk_pg_registry_new_default(NULL, &start, err);
-    } else {
-        start = wk_pg_registry_ref((wk_pg_registry *)base);
-    }
-    if (st != WK_OK) {
-        return st;
-    }
-    st = wk__pq_load_catalog(c, start, &c->reg, err);
-    wk_pg_registry_unref(start);
     return st;
 }
 

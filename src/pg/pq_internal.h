@@ -31,8 +31,9 @@ struct wk_pq_conn {
  * error and returns WK_ERR_CONNECT when the connection is gone, else WK_ERR_SERVER, with
  * `err` filled with `what`. */
 wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, wk_error *err);
-/* Records a connection failure (PQconnectdb) and returns WK_ERR_CONNECT. */
-wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err);
+/* Records a connection failure and returns WK_ERR_CONNECT: `why`, or libpq's message when
+ * NULL. */
+wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err);
 /* Forgets the last error. */
 void wk__pq_clear_error(wk_pq_conn *c);
 /* Sets the connection's one-line message from msg (NULL: empty), without trailing newlines. */
@@ -46,9 +47,12 @@ wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *e
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
-/* Runs the catalog query and builds `*out` = base + the database's own types. */
-wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
-                              wk_error *err);
+/* The catalog query: the database's own types. (pq_catalog.c) */
+const char *wk__pq_catalog_sql(void);
+/* Builds `*out` = base + the database's own types from the catalog query's result `r` (not
+ * freed). */
+wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
+                               wk_pg_registry **out, wk_error *err);
 
 /* Monotonic milliseconds, for deadlines. */
 static inline int64_t wk__pq_now_ms(void)

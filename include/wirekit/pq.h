@@ -55,8 +55,10 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
                                wk_error *err);
 
 /**
- * wk_pq_connect with a deadline for every query the connection runs, the set-up and catalog
- * queries included (`timeout_ms` 0: none, as wk_pq_connect). The server gets
+ * wk_pq_connect with a deadline for every query the connection runs (`timeout_ms` 0: none,
+ * as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
+ * `timeout_ms` after the socket is up, else the connection is given up and the call returns
+ * WK_ERR_CONNECT ("setting up the session timed out after N ms"). The server gets
  * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
  * (at least 2, libpq's minimum); besides, the client waits at most `timeout_ms` for a result:
  * past it the query is cancelled (PQcancel) and the call returns WK_ERR_IO ("the query timed

@@ -60,6 +60,19 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Fills `fd` to wait on `sock` for what `want` (WK_PQ_WANT_*) says, and lowers *timeout
+ * (-1: none yet) to `left` (-1: no deadline). */
+static void watch(struct pollfd *fd, int sock, unsigned want, int left, int *timeout)
+{
+    fd->fd = sock;
+    fd->events = (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
+                         ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0));
+    fd->revents = 0;
+    if (left >= 0 && (*timeout < 0 || left < *timeout)) {
+        *timeout = left;
+    }
+}
+
 /* Connects conn[0..n) at once from one poll() loop: each connect says which socket to watch
  * and for what, and each step does what the socket allows (the socket, then the session
  * set-up and the catalog query); 5 s for each. Returns 0 when all are connected. */
@@ -82,17 +95,10 @@ static int connect_all(const char *dsn, wk_pq_conn **conn, int n)
             if (st[i] != WK_ERR_AGAIN) {
                 continue;
             }
-            unsigned want = wk_pq_connecting_wants(k[i]);
             /* the socket can change while libpq tries the next address: read it each time */
-            fds[nfds].fd = wk_pq_connecting_socket(k[i]);
-            fds[nfds].events = (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                       ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0));
-            fds[nfds].revents = 0;
+            watch(&fds[nfds], wk_pq_connecting_socket(k[i]), wk_pq_connecting_wants(k[i]),
+                  wk_pq_connecting_timeout_ms(k[i]), &timeout);
             idx[nfds++] = i;
-            int left = wk_pq_connecting_timeout_ms(k[i]);
-            if (left >= 0 && (timeout < 0 || left < timeout)) {
-                timeout = left;
-            }
         }
         if (poll(fds, (nfds_t)nfds, timeout) < 0) {
             perror("pq_async: poll");
@@ -173,15 +179,9 @@ int main(void)
             if (want == 0) {
                 continue;
             }
-            fds[nfds].fd = wk_pq_async_socket(q[i]);
-            fds[nfds].events = (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                       ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0));
-            fds[nfds].revents = 0;
+            watch(&fds[nfds], wk_pq_async_socket(q[i]), want, wk_pq_async_timeout_ms(q[i]),
+                  &timeout);
             idx[nfds++] = i;
-            int left = wk_pq_async_timeout_ms(q[i]);
-            if (left >= 0 && (timeout < 0 || left < timeout)) {
-                timeout = left;
-            }
         }
         if (poll(fds, (nfds_t)nfds, timeout) < 0) {
             perror("pq_async: poll");

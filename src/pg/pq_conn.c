@@ -34,13 +34,7 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
             if (r == NULL) {
                 return true;
             }
-            /* Keep the last result, as PQexec does (an error result wins). */
-            if (*res != NULL && PQresultStatus(*res) == PGRES_FATAL_ERROR) {
-                PQclear(r);
-            } else {
-                PQclear(*res);
-                *res = r;
-            }
+            wk__pq_keep_result(res, r);
             if (PQstatus(c->pg) == CONNECTION_BAD) {
                 return true; /* nothing more will come */
             }

@@ -180,12 +180,7 @@ static wk_status step_setup(wk_pq_connecting *k)
         if (r == NULL) {
             return finish_setup(k);
         }
-        if (k->last != NULL && PQresultStatus(k->last) == PGRES_FATAL_ERROR) {
-            PQclear(r);
-        } else {
-            PQclear(k->last);
-            k->last = r;
-        }
+        wk__pq_keep_result(&k->last, r);
     }
     return WK_ERR_AGAIN;
 }

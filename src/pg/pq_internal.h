@@ -44,6 +44,18 @@ void wk__pq_set_message(wk_pq_conn *c, const char *msg);
  * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
 
+/* Keeps the last result of a query in *last, as PQexec does: an error result wins over the
+ * results after it. */
+static inline void wk__pq_keep_result(PGresult **last, PGresult *r)
+{
+    if (*last != NULL && PQresultStatus(*last) == PGRES_FATAL_ERROR) {
+        PQclear(r);
+    } else {
+        PQclear(*last);
+        *last = r;
+    }
+}
+
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 

@@ -53,8 +53,8 @@ static void machine_line(char *out, size_t cap)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: wirekit-bench [--suite NAME]... [--json] [--quick] [--list] [--data DIR]\n"
-            "                     [--svg FILE] [--chart DIR] [--callgrind]\n");
+            "usage: wirekit-bench [--suite NAME]... [--case TEXT] [--json] [--quick] [--list]\n"
+            "                     [--data DIR] [--svg FILE] [--chart DIR] [--callgrind]\n");
 }
 
 static int write_svg(const char *path, const wk_bench_row *rows, size_t n, const char *title,
@@ -151,6 +151,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--suite") == 0 && has_arg && nonly < 32) {
             only[nonly++] = argv[++i];
+        } else if (strcmp(argv[i], "--case") == 0 && has_arg) {
+            b.case_filter = argv[++i];
         } else if (strcmp(argv[i], "--data") == 0 && has_arg) {
             b.data_dir = argv[++i];
         } else if (strcmp(argv[i], "--svg") == 0 && has_arg) {

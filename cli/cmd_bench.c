@@ -15,14 +15,18 @@ static int run(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (wk_cli_is_help(argv[i])) {
-            printf("usage: wirekit bench [--suite NAME]... [--json] [--quick] [--list] "
-                   "[--data DIR]\n"
-                   "                     [--svg FILE] [--chart DIR] [--callgrind]\n\n"
+            printf("usage: wirekit bench [--suite NAME]... [--case TEXT] [--json] [--quick] "
+                   "[--list]\n"
+                   "                     [--data DIR] [--svg FILE] [--chart DIR] "
+                   "[--callgrind]\n\n"
                    "Runs the seed benchmarks with the C peers side by side in one process, the\n"
                    "implementations interleaved within each repetition, and prints per case the\n"
                    "median time (and spread), throughput, allocations/op and each peer's ratio\n"
                    "to wirekit, then a one-screen summary.\n\n"
                    "  --suite NAME  run this suite only (repeatable; default: all suites)\n"
+                   "  --case TEXT   only the cases whose name contains TEXT (e.g. --suite "
+                   "cache\n"
+                   "                --case 'local hit')\n"
                    "  --json        one JSON object per measurement instead of the table\n"
                    "  --quick       few iterations: checks that everything runs, figures are "
                    "rough\n"

@@ -7,10 +7,13 @@
  * whitespace-separated values (JSON Lines); each becomes one MessagePack value, and each
  * MessagePack value becomes one line of JSON. JSON goes to MessagePack through its tree (the
  * fused parser on the chunk, then the tree encoder); every other pair goes through events.
+ * --check writes nothing: each value is taken out raw, which the unpacker validates without
+ * building it (wk_json_validate, wk_mp_check), and the values are counted.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,13 +24,16 @@
 
 static int usage(void)
 {
-    printf("usage: wirekit convert --from=FORMAT --to=FORMAT [OPTIONS] [IN [OUT]]\n\n"
+    printf("usage: wirekit convert --from=FORMAT --to=FORMAT [OPTIONS] [IN [OUT]]\n"
+           "       wirekit convert --from=FORMAT --check [OPTIONS] [IN]\n\n"
            "Converts between JSON and MessagePack, streaming: each value is written as soon\n"
            "as it has been read, and memory is bounded by the largest single value.\n"
            "FORMAT is json or msgpack. IN and OUT default to standard input and output\n"
            "('-' means them too).\n\n"
            "  --from=FORMAT      input format\n"
            "  --to=FORMAT        output format\n"
+           "  --check            only check the input (every check of a conversion, nothing\n"
+           "                     built or written) and print how many values it holds\n"
            "  --pretty           indent JSON output (2 spaces)\n"
            "  --max-value=BYTES  largest single value (default 256 MiB; K, M, G suffixes)\n"
            "  --progress         show a progress line on stderr (bytes, MB/s, percent, ETA)\n"
@@ -86,6 +92,7 @@ static size_t parse_size(const char *s)
 typedef struct job {
     int from, to;
     bool pretty;
+    bool check;
     size_t max_value;
     wk_cli_input in;
     wk_out out;
@@ -172,6 +179,32 @@ static const char *what_of(const job *j)
                              : "cannot re-encode MessagePack";
 }
 
+/* --check: each value taken out raw, validated by the unpacker (wk_json_validate for JSON,
+ * wk_mp_check for MessagePack) and counted; nothing is built or written. */
+static int check(job *j, unpacker *u)
+{
+    uint64_t values = 0;
+    for (;;) {
+        const uint8_t *d;
+        size_t n;
+        wk_status st = u->fmt == FMT_JSON ? wk_json_unpacker_next(&u->js, &d, &n, NULL)
+                                          : wk_mp_unpacker_next(&u->mp, &d, &n, NULL);
+        if (st == WK_OK) {
+            values++;
+        } else if (st == WK_ERR_AGAIN) {
+            if (refill(j, u) != 0) {
+                return WK_EXIT_FAIL;
+            }
+        } else if (st == WK_ERR_EOF) {
+            printf("%s: %" PRIu64 " %s value%s, valid\n", j->in.name, values,
+                   u->fmt == FMT_JSON ? "JSON" : "MessagePack", values == 1 ? "" : "s");
+            return WK_EXIT_OK;
+        } else {
+            return fail_input(j, u, u->fmt == FMT_JSON ? "invalid JSON" : "invalid MessagePack");
+        }
+    }
+}
+
 static int convert(job *j)
 {
     unpacker u = {.fmt = j->from};
@@ -180,6 +213,15 @@ static int convert(job *j)
         wk_json_unpacker_init(&u.js, &ro, j->max_value);
     } else {
         wk_mp_unpacker_init(&u.mp, &ro, j->max_value);
+    }
+    if (j->check) {
+        int rc = check(j, &u);
+        if (j->from == FMT_JSON) {
+            wk_json_unpacker_free(&u.js);
+        } else {
+            wk_mp_unpacker_free(&u.mp);
+        }
+        return rc;
     }
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
@@ -257,11 +299,12 @@ static int convert(job *j)
 
 static int run(int argc, char **argv)
 {
-    enum { O_FROM = 256, O_TO, O_PRETTY, O_PROGRESS, O_NO_PROGRESS, O_MAX_VALUE };
+    enum { O_FROM = 256, O_TO, O_PRETTY, O_PROGRESS, O_NO_PROGRESS, O_MAX_VALUE, O_CHECK };
     static const struct option longopts[] = {
         {"from", required_argument, NULL, O_FROM},
         {"to", required_argument, NULL, O_TO},
         {"pretty", no_argument, NULL, O_PRETTY},
+        {"check", no_argument, NULL, O_CHECK},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"no-progress", no_argument, NULL, O_NO_PROGRESS},
         {"max-value", required_argument, NULL, O_MAX_VALUE},
@@ -293,6 +336,7 @@ static int run(int argc, char **argv)
             break;
         }
         case O_PRETTY: j.pretty = true; break;
+        case O_CHECK: j.check = true; break;
         case O_PROGRESS: progress = 1; break;
         case O_NO_PROGRESS: progress = 0; break;
         case O_MAX_VALUE:
@@ -316,8 +360,11 @@ static int run(int argc, char **argv)
     for (int i = 0; optind + i < argc; i++) {
         paths[i] = argv[optind + i];
     }
-    if (j.from == FMT_NONE || j.to == FMT_NONE) {
-        return wk_cli_usage_error("convert", "--from and --to are required");
+    if (j.check && (j.to != FMT_NONE || j.pretty || paths[1] != NULL)) {
+        return wk_cli_usage_error("convert", "--check writes nothing: no --to, --pretty or OUT");
+    }
+    if (j.from == FMT_NONE || (j.to == FMT_NONE && !j.check)) {
+        return wk_cli_usage_error("convert", "--from and --to (or --check) are required");
     }
     if (j.pretty && j.to != FMT_JSON) {
         return wk_cli_usage_error("convert", "--pretty applies to JSON output only");

@@ -3,7 +3,10 @@
  *   local hit       wk_cache_get of an entry in the local tier (key build, hash, lock-free
  *                   chain walk, CLOCK bit, reference) + release, over 1,000 seed records;
  *                   1 thread, and 2 threads on the same cache, each on its own 500 keys
- *                   (ns/op is wall time / total gets: half of one thread's is linear).
+ *                   (ns/op is wall time / total gets: half of one thread's is linear); and
+ *                   the same with wk_cache_peek (borrowed, no reference) in pinned sections.
+ *                   All four interleaved; the 2-thread / 1-thread ratios are printed after
+ *                   the table. Alone: wirekit bench --suite cache --case "local hit".
  *   redis get       wk_cache_get with the local tier off: one GET round trip to Redis and a
  *                   schema decode of the 72-byte record. p50 and p99 from per-call timings.
  *   redis pipelined wk_cache_get_many of 16 ids per call (16 GETs in one round trip), local
@@ -14,9 +17,12 @@
  * cases are skipped with a message.
  *   redis cluster get, pipelined   wk_cache_get_many of 48 ids over a Redis Cluster (split by
  *                   master, pipelined to all at once), local tier off; interleaved with
- *                   redis-benchmark --cluster -P 16 (one client per master) run as a child
- *                   process for the same number of GETs. The cluster comes from
- *                   WK_REDIS_CLUSTER=HOST:PORT; without it the case is skipped.
+ *                   redis-benchmark --cluster -c <masters> -P 16 -d 72 -r 1000 (one client
+ *                   per master, the same depth in flight, value size and key count) run as
+ *                   a child process for the same number of GETs; "vs wk" is then its time
+ *                   over ours, i.e. our throughput over its (target >= 0.8). The cluster
+ *                   comes from WK_REDIS_CLUSTER=HOST:PORT; without it the case is skipped.
+ *                   Alone: wirekit bench --suite cache --case cluster.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -53,14 +59,30 @@ static wk_status seed_loader(void *ctx, const wk_schema *s, const char *id, size
     return WK_OK;
 }
 
-/* Hits over keys [lo, lo + n), stride 7. */
-static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n)
+/* Hits over keys [lo, lo + n), stride 7: wk_cache_get + release, or (`peek`) wk_cache_peek
+ * inside one pinned section per 64 gets. */
+static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n, bool peek)
 {
     uint64_t sum = 0;
     unsigned j = 0;
+    bool pinned = false;
     for (uint64_t i = 0; i < iters; i++) {
         j = n == NKEYS ? (j + 7) % NKEYS : (j + 7) % (NKEYS / 2); /* constant divisors */
         unsigned k = lo + j;
+        if (peek) {
+            if ((i & 63) == 0) {
+                if (pinned) {
+                    wk_cache_unpin(b->c);
+                }
+                pinned = wk_cache_pin(b->c);
+            }
+            const wk_cache_entry *r = wk_cache_peek(b->c, &seed_user_schema, b->ids[k],
+                                                    b->id_len[k]);
+            if (r != NULL) {
+                sum += (uint64_t)((const seed_user *)wk_cache_entry_object(r))->age;
+            }
+            continue;
+        }
         wk_cache_entry *r = NULL;
         if (wk_cache_get(b->c, &seed_user_schema, b->ids[k], b->id_len[k], seed_loader, NULL,
                          &r, NULL) == WK_OK) {
@@ -68,36 +90,107 @@ static uint64_t run_hits(bctx *b, uint64_t iters, unsigned lo, unsigned n)
             wk_cache_entry_unref(r);
         }
     }
+    if (pinned) {
+        wk_cache_unpin(b->c);
+    }
     return sum;
 }
 
 static uint64_t local_hit_1(void *arg, uint64_t iters)
 {
-    return run_hits(arg, iters, 0, NKEYS);
+    return run_hits(arg, iters, 0, NKEYS, false);
+}
+
+static uint64_t local_peek_1(void *arg, uint64_t iters)
+{
+    return run_hits(arg, iters, 0, NKEYS, true);
 }
 
 typedef struct half {
     bctx *b;
     uint64_t iters;
     unsigned lo; /* each thread has its own half of the keys */
+    bool peek;
     uint64_t sum;
+    char pad[64]; /* the two threads' records on different lines */
 } half;
 
 static void *half_thread(void *arg)
 {
     half *h = arg;
-    h->sum = run_hits(h->b, h->iters, h->lo, NKEYS / 2);
+    h->sum = run_hits(h->b, h->iters, h->lo, NKEYS / 2, h->peek);
     return NULL;
 }
 
-static uint64_t local_hit_2(void *arg, uint64_t iters)
+static uint64_t two_threads(void *arg, uint64_t iters, bool peek, bool same_keys)
 {
-    half h[2] = {{arg, iters / 2, 0, 0}, {arg, iters - iters / 2, NKEYS / 2, 0}};
+    half h[2] = {{arg, iters / 2, 0, peek, 0, {0}},
+                 {arg, iters - iters / 2, same_keys ? 0 : NKEYS / 2, peek, 0, {0}}};
     pthread_t t;
     pthread_create(&t, NULL, half_thread, &h[1]);
     half_thread(&h[0]);
     pthread_join(t, NULL);
     return h[0].sum + h[1].sum;
+}
+
+static uint64_t local_hit_2(void *arg, uint64_t iters)
+{
+    return two_threads(arg, iters, false, false);
+}
+
+static uint64_t local_peek_2(void *arg, uint64_t iters)
+{
+    return two_threads(arg, iters, true, false);
+}
+
+/* The contrast: both threads on the same 500 keys, so every hit's reference count moves a
+ * line the other thread also writes. */
+static uint64_t local_hit_2_same(void *arg, uint64_t iters)
+{
+    return two_threads(arg, iters, false, true);
+}
+
+/* The local-hit case: one thread and two threads (each on its own 500 keys), with references
+ * (wk_cache_get) and borrowed (wk_cache_peek), interleaved in every repetition so that a busy
+ * patch of the shared machine hits them alike; then the scaling ratios. */
+static void local_cases(wk_bench *b, bctx *ctx)
+{
+    static const char *const cname = "local hit";
+    /* one fixed count for all four (not calibrated: a 2-thread call starts a thread, and a
+     * calibration on a busy machine could settle on so few gets that the start dominates) */
+    uint64_t n = wk_bench_quick(b) ? 20000 : 4000000;
+    wk_bench_spec specs[] = {
+        {cname, "wirekit", local_hit_1, ctx, n, 0, "wk_cache_get + unref, 1 thread", 0},
+        {cname, "wirekit, 2 threads", local_hit_2, ctx, n, 0,
+         "wk_cache_get + unref, 2 threads on 500 keys each: wall time / total gets", 0},
+        {cname, "wirekit peek", local_peek_1, ctx, n, 0,
+         "wk_cache_peek (borrowed, pinned per 64 gets), 1 thread", 0},
+        {cname, "wirekit peek, 2 threads", local_peek_2, ctx, n, 0,
+         "wk_cache_peek, 2 threads on 500 keys each: wall time / total gets", 0},
+        {cname, "wirekit, 2 threads, same keys", local_hit_2_same, ctx, n, 0,
+         "contrast: wk_cache_get + unref, both threads on the same 500 keys (reference "
+         "counts written by both)",
+         0},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        /* under --callgrind the 2-thread rows would count thread starts, not hits */
+        if (!wk_bench_callgrind(b) || strstr(specs[i].impl, "2 threads") == NULL) {
+            wk_bench_add(b, &specs[i]);
+        }
+    }
+    wk_bench_flush(b);
+    double one = wk_bench_figure(b, cname, "wirekit");
+    double two = wk_bench_figure(b, cname, "wirekit, 2 threads");
+    double p1 = wk_bench_figure(b, cname, "wirekit peek");
+    double p2 = wk_bench_figure(b, cname, "wirekit peek, 2 threads");
+    double same = wk_bench_figure(b, cname, "wirekit, 2 threads, same keys");
+    if (one > 0 && two > 0 && !wk_bench_callgrind(b)) {
+        wk_bench_say(b,
+                     "local hit: 2 threads / 1 thread, wall time per get = %.2f (get), %.2f "
+                     "(peek), %.2f (get, same keys); target <= 0.60 on different keys; a "
+                     "figure near 1 means the second thread found no idle core",
+                     two / one, p2 > 0 && p1 > 0 ? p2 / p1 : 0.0, same > 0 ? same / one : 0.0);
+    }
 }
 
 static uint64_t redis_get(void *arg, uint64_t iters)
@@ -128,14 +221,15 @@ static uint64_t redis_pipelined(void *arg, uint64_t iters)
     wk_cache_entry *refs[BATCH];
     wk_status sts[BATCH];
     for (uint64_t i = 0; i < iters; i += BATCH) {
-        for (unsigned j = 0; j < BATCH; j++) {
+        unsigned m = iters - i < BATCH ? (unsigned)(iters - i) : BATCH; /* exactly iters keys */
+        for (unsigned j = 0; j < m; j++) {
             unsigned k = (unsigned)((i + j) % NKEYS);
             ids[j].ptr = b->ids[k];
             ids[j].len = b->id_len[k];
         }
-        if (wk_cache_get_many(b->c, &seed_user_schema, BATCH, ids, seed_loader, NULL, refs, sts,
+        if (wk_cache_get_many(b->c, &seed_user_schema, m, ids, seed_loader, NULL, refs, sts,
                               NULL) == WK_OK) {
-            for (unsigned j = 0; j < BATCH; j++) {
+            for (unsigned j = 0; j < m; j++) {
                 sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
                 wk_cache_entry_unref(refs[j]);
             }
@@ -282,14 +376,15 @@ static uint64_t cluster_pipelined(void *arg, uint64_t iters)
     wk_cache_entry *refs[CBATCH];
     wk_status sts[CBATCH];
     for (uint64_t i = 0; i < iters; i += CBATCH) {
-        for (unsigned j = 0; j < CBATCH; j++) {
+        unsigned m = iters - i < CBATCH ? (unsigned)(iters - i) : CBATCH; /* exactly iters */
+        for (unsigned j = 0; j < m; j++) {
             unsigned k = (unsigned)((i + j) % NKEYS);
             ids[j].ptr = b->ids[k];
             ids[j].len = b->id_len[k];
         }
-        if (wk_cache_get_many(b->c, &seed_user_schema, CBATCH, ids, seed_loader, NULL, refs,
-                              sts, NULL) == WK_OK) {
-            for (unsigned j = 0; j < CBATCH; j++) {
+        if (wk_cache_get_many(b->c, &seed_user_schema, m, ids, seed_loader, NULL, refs, sts,
+                              NULL) == WK_OK) {
+            for (unsigned j = 0; j < m; j++) {
                 sum += (uint64_t)((const seed_user *)wk_cache_entry_object(refs[j]))->age;
                 wk_cache_entry_unref(refs[j]);
             }
@@ -298,17 +393,20 @@ static uint64_t cluster_pipelined(void *arg, uint64_t iters)
     return sum;
 }
 
-/* redis-benchmark --cluster, `iters` GETs: one client per master, 16 deep each (as many in
- * flight as one wk_cache_get_many of CBATCH). Its start-up (asking the cluster for its
- * nodes) is inside the time, as the interleaved harness times whole calls. */
+/* redis-benchmark --cluster, `iters` GETs: one client per master (-c = masters), 16 deep
+ * each (-P 16: as many in flight per master as one wk_cache_get_many of CBATCH), 72-byte
+ * values (-d 72, the size of our encoded record), over NKEYS random keys per master (-r;
+ * redis-benchmark keeps each master's keys under one hash tag, so in one slot, where ours
+ * spread over about NKEYS slots). Its start-up (asking the cluster for its nodes, a few
+ * ms) is inside the time, as the interleaved harness times whole calls. */
 static uint64_t cluster_redis_benchmark(void *arg, uint64_t iters)
 {
     cluster_peer *p = arg;
     char cmd[320];
     snprintf(cmd, sizeof cmd,
-             "redis-benchmark --cluster -h %s -p %d -t get -n %llu -c %u -P 16 -d 72 -q "
+             "redis-benchmark --cluster -h %s -p %d -t get -n %llu -c %u -P 16 -d 72 -r %d -q "
              ">/dev/null 2>&1",
-             p->host, p->port, (unsigned long long)iters, p->nmasters);
+             p->host, p->port, (unsigned long long)iters, p->nmasters, NKEYS);
     return (uint64_t)system(cmd);
 }
 
@@ -368,22 +466,27 @@ static void cluster_cases(wk_bench *b, bctx *ctx)
     cluster_pipelined(ctx, NKEYS); /* fill: every later get is a Redis hit */
     /* the peer's keys, with 72-byte values */
     snprintf(cmd, sizeof cmd,
-             "redis-benchmark --cluster -h %s -p %d -t set -n 100000 -c %u -P 16 -d 72 -q "
-             ">/dev/null 2>&1",
-             peer.host, peer.port, peer.nmasters);
-    bool have_peer = system(cmd) == 0;
+             "redis-benchmark --cluster -h %s -p %d -t set -n 100000 -c %u -P 16 -d 72 -r %d "
+             "-q >/dev/null 2>&1",
+             peer.host, peer.port, peer.nmasters, NKEYS);
+    /* under --callgrind the peer is another process: no instruction count for it */
+    bool have_peer = !wk_bench_callgrind(b) && system(cmd) == 0;
     uint64_t n = wk_bench_quick(b) ? 4800 : 480000;
     wk_bench_spec s1 = {"redis cluster get, pipelined", "wirekit", cluster_pipelined, ctx, n, 72,
-                        "wk_cache_get_many of 48 ids over the masters, 1 connection each", 0};
+                        "wk_cache_get_many of 48 ids (about 16 per master in flight), 1 "
+                        "connection per master, 72-byte values decoded into objects, "
+                        "1000 keys over about 1000 slots",
+                        0};
     wk_bench_add(b, &s1);
     if (have_peer) {
         wk_bench_spec s2 = {"redis cluster get, pipelined", "redis-benchmark",
                             cluster_redis_benchmark, &peer, n, 72,
-                            "separate process, --cluster -P 16, 1 client per master, "
-                            "start-up included",
+                            "separate process, --cluster -c <masters> -P 16 -d 72 -r 1000: "
+                            "1 client per master 16 deep, values not decoded, each master's "
+                            "keys in one slot, start-up included",
                             0};
         wk_bench_add(b, &s2);
-    } else {
+    } else if (!wk_bench_callgrind(b)) {
         wk_bench_say(b, "cache: redis-benchmark --cluster not available; no reference figure");
     }
     wk_bench_flush(b);
@@ -404,18 +507,14 @@ int wk_bench_suite_cache(wk_bench *b)
     cfg.max_entries = 10 * NKEYS;
     cfg.local_ttl_ms = 3600 * 1000;
     wk_cache_new(&cfg, &ctx->c, NULL);
-    run_hits(ctx, NKEYS, 0, NKEYS); /* load everything once (stride 7 is coprime to NKEYS) */
+    run_hits(ctx, NKEYS, 0, NKEYS, false); /* load everything once (stride 7 is coprime) */
     wk_cache_stats st;
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS || st.local_entries != NKEYS) {
         wk_bench_fail(b, "cache: %llu loads, %llu entries after warm-up, want %d",
                       (unsigned long long)st.loads, (unsigned long long)st.local_entries, NKEYS);
     }
-    wk_bench_spec s1 = {"local hit", "wirekit", local_hit_1, ctx, 0, 0, "1 thread", 0};
-    wk_bench_run(b, &s1);
-    wk_bench_spec s2 = {"local hit, 2 threads", "wirekit", local_hit_2, ctx, 0, 0,
-                        "wall time / total gets, 500 keys each", 0};
-    wk_bench_run(b, &s2);
+    local_cases(b, ctx);
     wk_cache_get_stats(ctx->c, &st);
     if (st.loads != NKEYS) {
         wk_bench_fail(b, "cache: hits called the loader (%llu loads)",

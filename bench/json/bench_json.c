@@ -1,10 +1,12 @@
 /*
- * Suite `json`: wirekit's JSON codec against cJSON, jansson, json-c, rapidjson and simdjson.
+ * Suite `json`: wirekit's JSON codec against cJSON, jansson, json-c, yajl, rapidjson and
+ * simdjson.
  *
- * Cases: parse to a tree and stringify from a tree (compact) for each corpus file, MB/s of
- * the input (parse) or output (stringify); the seed record (101 bytes) encoded from a C struct
- * and decoded back into one, by hand through each library's API. Checks: every parse
- * succeeds; every peer's stringified output, read back by wirekit, is the same tree as
+ * Cases: parse to a tree, validate only (no tree: wk_json_validate against yajl without
+ * callbacks and rapidjson's SAX reader) and stringify from a tree (compact) for each corpus
+ * file, MB/s of the input (parse, validate) or output (stringify); the seed record (101
+ * bytes) encoded from a C struct and decoded back into one, by hand through each library's
+ * API. Checks: every parse and validation succeeds; every peer's stringified output, read back by wirekit, is the same tree as
  * wirekit's (cJSON excepted: it keeps numbers as doubles, so 64-bit ids change; its output
  * must still parse and keep the top-level shape); every seed encoding is the exact 101 bytes
  * and every seed decoding gives the original struct.
@@ -33,6 +35,16 @@ static uint64_t wk_parse(void *arg, uint64_t iters)
         wk_status st =
             wk_json_decode_value(c->in.data, c->in.len, NULL, &c->arena, &c->root, NULL, NULL);
         acc += st == WK_OK;
+    }
+    return acc;
+}
+
+static uint64_t wk_validate(void *arg, uint64_t iters)
+{
+    const jb_input *in = arg;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        acc += wk_json_validate(in->data, in->len, NULL, NULL, NULL) == WK_OK;
     }
     return acc;
 }
@@ -196,9 +208,30 @@ static void check_dump(wk_bench *b, const char *what, const char *impl, char *du
 #define NOTE_JSONC_PARSE "JSON_TOKENER_VALIDATE_UTF8, tokener reused; a malloc per node (no arena)"
 #define NOTE_RAPIDJSON_PARSE "kParseValidateEncodingFlag + kParseFullPrecisionFlag; MemoryPoolAllocator on one buffer, cleared per op"
 #define NOTE_SIMDJSON_PARSE "validates UTF-8; dom::parser reused; reads a padded copy of the input"
+#define NOTE_WK_VALIDATE "wk_json_validate: the parser's checks (UTF-8, escapes, depth 512), numbers checked but not converted, nothing built"
+#define NOTE_YAJL_VALIDATE "yajl_parse without callbacks (grammar, UTF-8; nothing built or converted); a handle per document; no depth limit"
+#define NOTE_RAPIDJSON_VALIDATE "SAX Reader, do-nothing handler, kParseValidateEncodingFlag | kParseNumbersAsStringsFlag (no conversion); escaped strings still decoded onto its stack; no depth limit"
+
+/* Validate only: wirekit and the peers that can check a document without building one. */
+static void validate_case(wk_bench *b, const jb_input *in, const char *name)
+{
+    wk_bench_spec specs[] = {
+        {name, "wirekit", wk_validate, (void *)in, 0, in->len, NOTE_WK_VALIDATE, 0},
+        {name, "yajl", jb_yajl_validate, (void *)in, 0, in->len, NOTE_YAJL_VALIDATE, 0},
+        {name, "rapidjson", jb_rapidjson_validate, (void *)in, 0, in->len,
+         NOTE_RAPIDJSON_VALIDATE, 0}};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        if (specs[i].fn(specs[i].arg, 1) != 1) {
+            wk_bench_fail(b, "%s: %s rejects the document", name, specs[i].impl);
+            continue;
+        }
+        wk_bench_add(b, &specs[i]);
+    }
+    wk_bench_flush(b);
+}
 
 static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
-                         const char *write_name)
+                         const char *validate_name, const char *write_name)
 {
     jb_input in;
     uint8_t *data = wk_bench_read_data(b, file, &in.len);
@@ -234,6 +267,7 @@ static void corpus_cases(wk_bench *b, const char *file, const char *parse_name,
         wk_bench_add(b, &parsers[i]);
     }
     wk_bench_flush(b);
+    validate_case(b, &in, validate_name);
 
     /* stringify from each library's own tree */
     wk_parse(&pc, 1);
@@ -363,7 +397,7 @@ static void seed_cases(wk_bench *b)
 
 int wk_bench_suite_json(wk_bench *b)
 {
-    static char builds[5][160];
+    static char builds[6][160];
     const char *dist = "Debian shared library, distribution build (-O2)";
     snprintf(builds[0], sizeof builds[0], "cJSON %s: %s", jb_cjson_version(), dist);
     snprintf(builds[1], sizeof builds[1], "jansson %s: %s", jb_jansson_version(), dist);
@@ -373,14 +407,20 @@ int wk_bench_suite_json(wk_bench *b)
              jb_rapidjson_version());
     snprintf(builds[4], sizeof builds[4], "simdjson %s: %s, runtime CPU dispatch",
              jb_simdjson_version(), dist);
-    static const char *const impls[5] = {"cJSON", "jansson", "json-c", "rapidjson", "simdjson"};
-    for (int i = 0; i < 5; i++) {
+    snprintf(builds[5], sizeof builds[5], "yajl %s: %s", jb_yajl_version(), dist);
+    static const char *const impls[6] = {"cJSON",     "jansson",  "json-c",
+                                         "rapidjson", "simdjson", "yajl"};
+    for (int i = 0; i < 6; i++) {
         wk_bench_peer(b, impls[i], builds[i]);
     }
-    corpus_cases(b, "twitter.json", "parse twitter.json", "stringify twitter.json");
-    corpus_cases(b, "citm_catalog.json", "parse citm_catalog.json",
+    wk_bench_say(b, "validate: simdjson has no validate-only call (its DOM parse is the parse "
+                    "row; On Demand checks only what is read), cJSON, jansson and json-c none either");
+    corpus_cases(b, "twitter.json", "parse twitter.json", "validate twitter.json",
+                 "stringify twitter.json");
+    corpus_cases(b, "citm_catalog.json", "parse citm_catalog.json", "validate citm_catalog.json",
                  "stringify citm_catalog.json");
-    corpus_cases(b, "canada.json", "parse canada.json", "stringify canada.json");
+    corpus_cases(b, "canada.json", "parse canada.json", "validate canada.json",
+                 "stringify canada.json");
     seed_cases(b);
     return 0;
 }

@@ -79,6 +79,11 @@ const char *jb_jsonc_version(void);
 const char *jb_rapidjson_version(void);
 const char *jb_simdjson_version(void);
 
+/* Validate-only peers: yajl (peers_yajl.c), rapidjson's SAX reader (peers_cpp.cpp). */
+uint64_t jb_yajl_validate(void *arg, uint64_t iters);
+const char *jb_yajl_version(void);
+uint64_t jb_rapidjson_validate(void *arg, uint64_t iters);
+
 /* C++ peers (peers_cpp.cpp). */
 uint64_t jb_rapidjson_parse(void *arg, uint64_t iters);
 void *jb_rapidjson_load(const jb_input *in);

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <rapidjson/document.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <simdjson.h>
@@ -35,6 +38,25 @@ extern "C" uint64_t jb_rapidjson_parse(void *arg, uint64_t iters)
         rapidjson::Document doc(&alloc);
         doc.Parse<RJ_PARSE_FLAGS>(reinterpret_cast<const char *>(in->data), in->len);
         acc += !doc.HasParseError();
+    }
+    return acc;
+}
+
+/* Validation without a DOM: the SAX Reader into a handler that accepts everything, numbers
+ * kept as text (kParseNumbersAsStringsFlag: no conversion), UTF-8 checked. */
+extern "C" uint64_t jb_rapidjson_validate(void *arg, uint64_t iters)
+{
+    const jb_input *in = static_cast<const jb_input *>(arg);
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        rapidjson::MemoryStream ms(reinterpret_cast<const char *>(in->data), in->len);
+        rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
+        rapidjson::Reader reader;
+        rapidjson::BaseReaderHandler<> handler;
+        acc += !reader
+                    .Parse<rapidjson::kParseValidateEncodingFlag |
+                           rapidjson::kParseNumbersAsStringsFlag>(is, handler)
+                    .IsError();
     }
     return acc;
 }

@@ -245,8 +245,16 @@ static void run_case(wk_bench *b, const wk_bench_spec *specs, size_t n)
     }
 }
 
+static bool case_wanted(const wk_bench *b, const char *case_name)
+{
+    return b->case_filter == NULL || strstr(case_name, b->case_filter) != NULL;
+}
+
 void wk_bench_add(wk_bench *b, const wk_bench_spec *s)
 {
+    if (!case_wanted(b, s->case_name)) {
+        return;
+    }
     if (b->nqueue == sizeof b->queue / sizeof b->queue[0]) {
         wk_bench_flush(b);
     }
@@ -283,7 +291,7 @@ void wk_bench_run(wk_bench *b, const wk_bench_spec *s)
 void wk_bench_record(wk_bench *b, const char *case_name, const char *impl, double ns_per_op,
                      size_t bytes_per_op, double allocs_per_op, const char *note)
 {
-    if (b->cg_file != NULL) {
+    if (b->cg_file != NULL || !case_wanted(b, case_name)) {
         return;
     }
     wk_bench_row *row = new_row(b);
@@ -392,4 +400,15 @@ uint8_t *wk_bench_read_data(wk_bench *b, const char *name, size_t *len)
                     "scripts/deps.sh in the source tree,\n  install wirekit with its "
                     "share/wirekit/bench files, or pass --data DIR.\n");
     return NULL;
+}
+
+double wk_bench_figure(const wk_bench *b, const char *case_name, const char *impl)
+{
+    for (size_t i = b->nrows; i > 0; i--) {
+        const wk_bench_row *r = &b->rows[i - 1];
+        if (strcmp(r->case_name, case_name) == 0 && strcmp(r->impl, impl) == 0) {
+            return wk_bench_metric(r);
+        }
+    }
+    return 0;
 }

@@ -65,6 +65,10 @@ void wk_bench_say(wk_bench *b, const char *fmt, ...) __attribute__((format(print
 /** Reports a failed correctness check (e.g. sizes differ); the run exits non-zero at the end. */
 void wk_bench_fail(wk_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/** The figure recorded for (case, impl) in this run: the median ns per op, or instructions
+ *  per op under --callgrind; 0 when there is no such row (e.g. filtered out by --case). */
+double wk_bench_figure(const wk_bench *b, const char *case_name, const char *impl);
+
 /** True in --quick mode: suites may shrink fixed iteration counts. */
 bool wk_bench_quick(const wk_bench *b);
 

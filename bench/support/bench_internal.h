@@ -36,6 +36,7 @@ struct wk_bench {
     bool progress;          /* stderr is a terminal and the output is a table */
     const char *cg_file;    /* under --callgrind: the file callgrind dumps into */
     const char *data_dir;   /* --data DIR */
+    const char *case_filter; /* --case TEXT: only cases whose name contains it */
     bool data_hint_shown;   /* where corpora come from: said once per run */
     const char *suite;
     unsigned suite_no, suite_count;

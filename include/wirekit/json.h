@@ -154,6 +154,27 @@ WK_API wk_status wk_json_decode_value(const void *data, size_t len, const wk_rea
                                       wk_arena *arena, wk_value **out, size_t *consumed,
                                       wk_error *err);
 
+/**
+ * Checks that `data[0..len)` is what wk_json_decode_value() accepts with the same options,
+ * without building anything: no tree, no copy, no unescaping, no number conversion (numbers
+ * are checked against the grammar only). Every check of the parser is kept: grammar, UTF-8,
+ * control characters, escapes (with surrogate pairs), the depth limit, the options'
+ * extensions (WK_JSON_READ_ALLOW_BOM, _NAN_INF, _ALLOW_TRAILING; WK_JSON_READ_MULTI stops
+ * after the first value as the parser does; WK_JSON_READ_RAW_NUMBERS and WK_READ_COPY_STRINGS
+ * change nothing). On bad input it returns the status wk_json_decode_value returns, and `err`
+ * gets the same message and byte offset: WK_ERR_SYNTAX, WK_ERR_TRUNCATED (also for empty
+ * input), WK_ERR_UTF8, WK_ERR_DEPTH, WK_ERR_TRAILING. It does not check what only a tree
+ * can run out of, so the parser may still fail where this passes: WK_ERR_NOMEM (the arena),
+ * WK_ERR_RANGE (a string of 4 GiB or more, a container of 2^32 elements or more).
+ * WK_ERR_NOMEM here means nesting deeper than 512 levels (with a higher `max_depth`) found
+ * `opts->alloc` (NULL = libc) out of memory for its stack of one bit per level, which is freed
+ * before returning. `*consumed` (may be NULL) gets what the parser's would: the bytes up to
+ * the end of the value and the whitespace after it, the whole input unless trailing content
+ * is allowed. On success `err` gets WK_OK and that offset. Thread-safe.
+ */
+WK_API wk_status wk_json_validate(const void *data, size_t len, const wk_read_opts *opts,
+                                  size_t *consumed, wk_error *err);
+
 /** Turns a byte offset into 1-based line and column numbers (columns count bytes; lines end
  *  at '\n'). Offsets past the end are clamped. Thread-safe. */
 WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t *line,

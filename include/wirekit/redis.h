@@ -103,7 +103,11 @@ WK_API bool wk_redis_store_feed_up(wk_redis_store *s);
 typedef bool (*wk_redis_key_fn)(void *ctx, const char *key, size_t len);
 
 /** Calls `fn` with every key that starts with `prefix` (SCAN MATCH on the server, or on every
- *  master of a cluster; a key may be reported twice while a slot migrates). */
+ *  master of a cluster). In a cluster each key is reported once even when it moves to
+ *  another master while the scan runs: the keys reported so far are remembered (their bytes
+ *  plus about 24 bytes each, from the store's allocator, until the call returns); a key that
+ *  moves may also be missed, as SCAN guarantees only keys present from start to end.
+ *  WK_ERR_NOMEM when that memory runs out. */
 WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix, wk_redis_key_fn fn,
                                      void *ctx, wk_error *err);
 

@@ -108,10 +108,11 @@ static inline void put_u32(char *p, size_t n, uint32_t v)
 /* Builds `<ns>:<entity>:v<version>:<id>` (see wk_cache_key). With `ns_padded`, `ns` is a
  * cache's namespace array, readable for WK_CACHE_NS_MAX bytes, and is copied whole (one
  * fixed-size move) when `cap` allows. */
-static inline size_t build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s,
-                               const char *id, size_t id_len, char *buf, size_t cap)
+static inline __attribute__((always_inline)) size_t
+build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s, const char *id,
+          size_t id_len, char *buf, size_t cap)
 {
-    size_t vn = u32_digits(s->version);
+    size_t vn = s->version < 10 ? 1 : u32_digits(s->version);
     size_t el = strlen(s->name);
     size_t total = nl + 1 + el + 2 + vn + 1 + id_len;
     if (total < id_len || total >= cap) {
@@ -128,7 +129,11 @@ static inline size_t build_key(const char *ns, size_t nl, bool ns_padded, const 
     p = (char *)wk__put_bytes(p, s->name, el);
     *p++ = ':';
     *p++ = 'v';
-    put_u32(p, vn, s->version);
+    if (vn == 1) {
+        *p = (char)('0' + s->version);
+    } else {
+        put_u32(p, vn, s->version);
+    }
     p += vn;
     *p++ = ':';
     p = (char *)wk__put_bytes(p, id, id_len);
@@ -143,8 +148,9 @@ WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, s
 }
 
 /* The key of `id` in cache `c` (the namespace's length is known, its copy is one move). */
-static inline size_t cache_key(const wk_cache *c, const wk_schema *s, const char *id,
-                               size_t id_len, char *buf, size_t cap)
+static inline __attribute__((always_inline)) size_t
+cache_key(const wk_cache *c, const wk_schema *s, const char *id, size_t id_len, char *buf,
+          size_t cap)
 {
     return build_key(c->ns, c->ns_len, true, s, id, id_len, buf, cap);
 }
@@ -496,18 +502,13 @@ static void flight_put(wk__flight *f)
     }
 }
 
-static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
-                         uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
-                         void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
+/* The get path past a lock-free hit: the locked lookup, then single-flight and the load. */
+static __attribute__((noinline)) wk_status
+get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uint64_t hash,
+           const char *id, size_t id_len, wk_cache_loader loader, void *loader_ctx,
+           unsigned flags, int64_t now, wk_cache_entry **out, wk_error *err)
 {
     wk__shard *sh = shard_of(c, hash);
-    int64_t now = wk__cache_now_ms();
-    if (local_usable(c, now)) {
-        wk_cache_entry *e = wk__shard_peek(sh, hash, key, key_len, now);
-        if (e != NULL) {
-            return deliver(c, e, out, err);
-        }
-    }
     pthread_mutex_lock(&sh->mu);
     if (local_usable(c, now)) {
         wk_cache_entry *e = wk__shard_find(sh, hash, key, key_len, now);
@@ -603,6 +604,21 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
     return st;
 }
 
+static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
+                         uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
+                         void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
+{
+    int64_t now = wk__cache_now_ms();
+    if (local_usable(c, now)) {
+        wk_cache_entry *e = wk__shard_peek(shard_of(c, hash), hash, key, key_len, now);
+        if (e != NULL) {
+            return deliver(c, e, out, err);
+        }
+    }
+    return get_locked(c, s, key, key_len, hash, id, id_len, loader, loader_ctx, flags, now, out,
+                      err);
+}
+
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err)
@@ -615,6 +631,29 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
     }
     return get_key(c, s, key, key_len, wk__cache_hash(key, key_len), id, id_len, loader,
                    loader_ctx, 0, out, err);
+}
+
+WK_API bool wk_cache_pin(wk_cache *c)
+{
+    return wk__ebr_pin(&c->ebr);
+}
+
+WK_API void wk_cache_unpin(wk_cache *c)
+{
+    wk__ebr_unpin(&c->ebr);
+}
+
+WK_API const wk_cache_entry *wk_cache_peek(wk_cache *c, const wk_schema *s, const char *id,
+                                           size_t id_len)
+{
+    char key[WK_CACHE_KEY_MAX];
+    size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
+    int64_t now = wk__cache_now_ms();
+    if (key_len >= sizeof key || !local_usable(c, now)) {
+        return NULL;
+    }
+    uint64_t hash = wk__cache_hash(key, key_len);
+    return wk__shard_borrow(shard_of(c, hash), hash, key, key_len, now);
 }
 
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
@@ -638,7 +677,6 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     if (block == NULL) {
         return wk_error_set(err, WK_ERR_NOMEM, 0, "cache: out of memory");
     }
-    memset(block, 0, block_bytes);
     wk_slice *krefs = (wk_slice *)block;
     wk_slice *mk = krefs + n;
     wk_buf *vals = (wk_buf *)(mk + n);
@@ -647,6 +685,8 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     size_t *miss = (size_t *)(epochs + n);
     char *keys = (char *)(miss + n);
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
+    memset(vals, 0, n * sizeof *vals); /* freed whole at the end; the rest is written first */
+    memset(found, 0, n * sizeof *found);
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -669,7 +709,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         wk_cache_entry *e = local_usable(c, now)
                                 ? wk__shard_peek(sh, hashes[i], key, kl, now)
                                 : NULL;
-        if (e == NULL) {
+        if (e == NULL && (c->flags & WK_CACHE_NO_LOCAL) != 0) {
+            epochs[i] = shard_epoch(sh); /* no local tier: nothing to look up under the lock */
+        } else if (e == NULL) {
             pthread_mutex_lock(&sh->mu);
             if (local_usable(c, now)) {
                 e = wk__shard_find(sh, hashes[i], key, kl, now);
@@ -713,12 +755,14 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 } else {
                     COUNT(c, shared_misses);
                 }
-                if (r == SHARED_HIT) {
+                if (r == SHARED_HIT && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
                     pthread_mutex_lock(&sh->mu);
                     if (local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
                         wk__shard_insert(sh, e);
                     }
                     pthread_mutex_unlock(&sh->mu);
+                }
+                if (r == SHARED_HIT) {
                     statuses[i] = deliver(c, e, &refs[i], NULL);
                 } else {
                     miss[left++] = i;

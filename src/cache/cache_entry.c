@@ -12,42 +12,6 @@
 
 #include "cache/cache_internal.h"
 
-int64_t wk__cache_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static inline uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline uint64_t mix(uint64_t a, uint64_t b)
-{
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-uint64_t wk__cache_hash(const void *p, size_t len)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-    while (len >= 8) {
-        h = mix(h ^ rd64(b), 0xa0761d6478bd642full);
-        b += 8;
-        len -= 8;
-    }
-    uint64_t tail = 0;
-    for (size_t i = 0; i < len; i++) {
-        tail |= (uint64_t)b[i] << (8 * i);
-    }
-    return mix(h ^ tail, 0xe7037ed1a0b428dbull);
-}
-
 static size_t align16(size_t n)
 {
     return (n + 15) & ~(size_t)15;

@@ -8,6 +8,8 @@
 #define WK_CACHE_INTERNAL_H
 
 #include <pthread.h>
+#include <string.h>
+#include <time.h>
 
 #include "wirekit/cache.h"
 
@@ -40,11 +42,15 @@ struct wk_cache_entry {
 /** Threads that may take the lock-free hit path (others take the shard lock). */
 #define WK__EBR_SLOTS 128u
 
-/** One thread's line: the epoch it is reading in (0 = not reading) and its hit count. */
+/** One thread's line (64-byte aligned and padded: no two threads write the same line): the
+ *  epoch it is reading in (0 = not reading), its hit count and its pinned-section depth. */
 typedef struct wk__rslot {
     _Alignas(64) uint64_t active; /* atomic */
     uint64_t hits;                /* atomic, written by its thread only */
+    uint32_t pins;                /* read and written by its thread only */
 } wk__rslot;
+
+_Static_assert(sizeof(wk__rslot) == 64, "one reader slot per cache line");
 
 /** A cache's reclamation domain. An entry unlinked at epoch E is freed once the epoch reaches
  *  E + 2: every reader that could have seen it has left by then. */
@@ -101,11 +107,61 @@ typedef struct wk__shard {
     const wk_allocator *alloc; /* the cache's (buckets) */
 } wk__shard;
 
-/** 64-bit hash of a key (fast, well mixed; not for hostile-collision resistance). */
-uint64_t wk__cache_hash(const void *p, size_t len);
+static inline uint64_t wk__rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
-/** Milliseconds of a monotonic coarse clock. */
-int64_t wk__cache_now_ms(void);
+static inline uint64_t wk__mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t wk__rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/** 64-bit hash of a key (fast, well mixed; not for hostile-collision resistance). Inline:
+ *  a local hit hashes its key on the caller's path. */
+static inline uint64_t wk__cache_hash(const void *p, size_t len)
+{
+    /* 8-byte blocks, then the last 1 to 8 bytes in one or two (possibly overlapping) loads
+     * instead of a byte loop: a 20-byte key is three multiplications. */
+    const uint8_t *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    size_t n = len;
+    while (n > 8) {
+        h = wk__mix(h ^ wk__rd64(b), 0xa0761d6478bd642full);
+        b += 8;
+        n -= 8;
+    }
+    uint64_t tail;
+    if (len >= 8) {
+        tail = wk__rd64(b + n - 8); /* overlaps the last block when n < 8 */
+    } else if (n >= 4) {
+        tail = (wk__rd32(b) << 32) | wk__rd32(b + n - 4);
+    } else if (n > 0) {
+        tail = ((uint64_t)b[0] << 16) | ((uint64_t)b[n >> 1] << 8) | b[n - 1];
+    } else {
+        tail = 0;
+    }
+    return wk__mix(h ^ tail, 0xe7037ed1a0b428dbull);
+}
+
+
+/** Milliseconds of a monotonic coarse clock (inline: every get reads it). */
+static inline int64_t wk__cache_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /** Builds an entry holding `bytes` (copied) decoded with `ser` (or a negative entry when
  *  `negative`). Returns NULL with *st set: WK_ERR_NOMEM, or the decoder's status (corrupt). */
@@ -125,6 +181,17 @@ void wk__shard_free(wk__shard *sh);
  *  Writes only the entry (its count, its CLOCK bit when clear) and this thread's own line. */
 wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                                int64_t now);
+/** Enters a pinned section of domain `d` on this thread (nestable): until the matching
+ *  wk__ebr_unpin no entry unlinked meanwhile is freed, so wk__shard_borrow may hand out
+ *  entries without a reference. False when this thread has no reader slot. */
+bool wk__ebr_pin(wk__ebr *d);
+/** Leaves a pinned section (the outermost one stops holding back reclamation). */
+void wk__ebr_unpin(wk__ebr *d);
+/** Lock-free hit inside a pinned section: a live, positive entry without a reference (valid
+ *  until the section ends), or NULL (absent, expired, negative, or not pinned). Writes only
+ *  the entry's CLOCK bit when clear and this thread's own line. */
+const wk_cache_entry *wk__shard_borrow(wk__shard *sh, uint64_t hash, const char *key,
+                                       size_t key_len, int64_t now);
 /** Finds a live entry (marking it referenced) or NULL; drops it when expired. */
 wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                              int64_t now);

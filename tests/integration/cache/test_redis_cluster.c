@@ -298,6 +298,76 @@ static void *reshard_load(void *arg)
     return NULL;
 }
 
+/* SCAN across masters while a slot migrates: the scan's callback moves every key of the slot
+ * from the master scanned first (the owner of slot 0: masters are scanned in slot order) to
+ * the master of slot 16383, which the scan reaches later and where it meets the same keys
+ * again. Each must be reported once. */
+typedef struct scan_move {
+    int src, dst, slot;
+    bool moved;
+    int count[10];
+    int other;
+} scan_move;
+
+static bool scan_and_move(void *ctx, const char *key, size_t len)
+{
+    scan_move *m = ctx;
+    char out[512];
+    if (!m->moved) {
+        m->moved = true;
+        rs_sh(out, sizeof out,
+              "redis-cli -p %d migrate 127.0.0.1 %d '' 0 5000 keys $(redis-cli -p %d cluster "
+              "getkeysinslot %d 100 | tr '\\n' ' ')",
+              m->src, m->dst, m->src, m->slot);
+    }
+    if (len == 12 && memcmp(key, "{wkscan51}:", 11) == 0 && key[11] >= '0' && key[11] <= '9') {
+        m->count[key[11] - '0']++;
+    } else {
+        m->other++;
+    }
+    return true;
+}
+
+static void scan_during_migration_reports_each_key_once(wk_redis_store *s)
+{
+    char out[512];
+    scan_move m;
+    memset(&m, 0, sizeof m);
+    m.src = owner_port("{wkscan51}"); /* slot 77 */
+    m.dst = owner_port("{wkscan161}"); /* slot 16301 */
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster keyslot '{wkscan51}'", base_port));
+    m.slot = (int)strtol(out, NULL, 10);
+    CHECK(m.src > 0 && m.dst > 0 && m.src != m.dst);
+    wk_error e = {0};
+    for (int i = 0; i < 10; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "{wkscan51}:%d", i);
+        CHECK_OK(put(s, key, "x", &e));
+    }
+    char src_id[64], dst_id[64];
+    CHECK(rs_sh(src_id, sizeof src_id, "redis-cli -p %d cluster myid", m.src));
+    CHECK(rs_sh(dst_id, sizeof dst_id, "redis-cli -p %d cluster myid", m.dst));
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d importing %s", m.dst,
+                m.slot, src_id));
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d migrating %s", m.src,
+                m.slot, dst_id));
+    CHECK_OK(wk_redis_store_scan(s, "{wkscan51}:", scan_and_move, &m, &e));
+    CHECK(m.moved);
+    /* the keys did move: the second master holds them now */
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster countkeysinslot %d", m.dst, m.slot));
+    CHECK_EQ(strtol(out, NULL, 10), 10);
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ(m.count[i], 1);
+    }
+    CHECK_EQ(m.other, 0);
+    for (int i = 0; i < NODES; i++) {
+        if (nodes[i].pid != 0) {
+            rs_sh(out, sizeof out, "redis-cli -p %d cluster setslot %d node %s", base_port + i,
+                  m.slot, dst_id);
+        }
+    }
+}
+
 WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
 {
     if (!start_cluster()) {
@@ -374,6 +444,7 @@ WK_TEST(cluster_reshard_a_slot_under_load_follows_ask_and_moved)
     CHECK_MSG(atomic_load(&l.errors) == 0, "%ld errors, last: %s", atomic_load(&l.errors),
               l.last_err);
     CHECK_EQ(owner_port("{wkslot}:3"), dst);
+    scan_during_migration_reports_each_key_once(s);
     wk_redis_store_free(s);
 }
 

@@ -187,6 +187,47 @@ WK_TEST(test_cache_references_outlive_eviction_invalidation_and_destroy)
     wk_cache_entry_unref(r);
 }
 
+WK_TEST(test_cache_peek_borrows_live_entries_only_inside_a_pinned_section)
+{
+    wk_cache_config cfg = {0};
+    cfg.max_entries = 1;
+    cfg.shards = 1;
+    cfg.negative_ttl_ms = 60000;
+    wk_cache *c = make_cache(&cfg);
+    db d = {0};
+    wk_status st;
+    CHECK_EQ(get_age(c, "1", &d, &st), 1);
+    CHECK(wk_cache_peek(c, &seed_user_schema, "1", 1) == NULL); /* not pinned */
+    CHECK(wk_cache_pin(c));
+    CHECK(wk_cache_pin(c)); /* nested */
+    const wk_cache_entry *b = wk_cache_peek(c, &seed_user_schema, "1", 1);
+    CHECK(b != NULL);
+    CHECK_STR(wk_cache_entry_key(b), "wk:user:v1:1");
+    CHECK(wk_cache_peek(c, &seed_user_schema, "2", 1) == NULL); /* absent: no load */
+    CHECK_EQ(atomic_load(&d.calls), 1);
+    wk_cache_unpin(c); /* the outer section still holds */
+    /* evict "1" and retire many more entries than a reclaim waits for: the borrowed entry
+     * must stay readable (ASan would see a free) */
+    char id[16];
+    for (int i = 2; i < 60; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        CHECK_EQ(get_age(c, id, &d, &st), i);
+    }
+    CHECK_OK(wk_cache_invalidate(c, &seed_user_schema, "59", 2, NULL));
+    CHECK(wk_cache_peek(c, &seed_user_schema, "1", 1) == NULL);
+    CHECK(wk_cache_peek(c, &seed_user_schema, "59", 2) == NULL);
+    CHECK_STR(((const seed_user *)wk_cache_entry_object(b))->username, "1");
+    get_age(c, "x1", &d, &st); /* a cached "not found" is not borrowed */
+    CHECK_STATUS(st, WK_ERR_NOT_FOUND);
+    CHECK(wk_cache_peek(c, &seed_user_schema, "x1", 2) == NULL);
+    wk_cache_unpin(c);
+    CHECK(wk_cache_peek(c, &seed_user_schema, "x1", 2) == NULL);
+    wk_cache_stats s;
+    wk_cache_get_stats(c, &s);
+    CHECK_EQ(s.local_hits, 1); /* the peek of "1"; the peeks that returned NULL count nothing */
+    wk_cache_free(c);
+}
+
 WK_TEST(test_cache_not_found_is_cached_only_with_negative_ttl)
 {
     wk_cache *c = make_cache(NULL);

@@ -4,8 +4,9 @@
  * expirations never stop. Every entry a get returns must be whole (the id it was asked for, a
  * canary field intact: a freed entry shows up here and under ASan/TSan) and not stale: a get
  * that begins after a put or invalidation of its key has returned sees that version or a
- * newer one; hits and misses add up to the gets. A second test runs a hot set from six
- * threads: every get a hit, no load.
+ * newer one; hits and misses add up to the gets. Half the readers go through wk_cache_peek in
+ * pinned sections: what they borrow must also stay whole until the section ends. A second
+ * test runs a hot set from six threads: every get a hit, no load.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -55,6 +56,13 @@ static unsigned next_rand(unsigned *s)
     return *s >> 8;
 }
 
+/* The entry of key `id` is whole and not older than `floor`. */
+static bool entry_ok(const seed_user *u, const char *id, int floor)
+{
+    return u->username != NULL && strcmp(u->username, id) == 0 && u->password != NULL &&
+           strcmp(u->password, "canary") == 0 && u->enabled && u->age >= floor;
+}
+
 static void *reader(void *arg)
 {
     worker *w = arg;
@@ -69,13 +77,53 @@ static void *reader(void *arg)
             atomic_fetch_add(&bad, 1);
             continue;
         }
-        const seed_user *u = wk_cache_entry_object(r);
-        if (u->username == NULL || strcmp(u->username, id) != 0 || u->password == NULL ||
-            strcmp(u->password, "canary") != 0 || !u->enabled || u->age < floor) {
+        if (!entry_ok(wk_cache_entry_object(r), id, floor)) {
             atomic_fetch_add(&bad, 1);
         }
         wk_cache_entry_unref(r);
         atomic_fetch_add(&gets_done, 1);
+    }
+    return NULL;
+}
+
+/* Like reader, through wk_cache_peek in pinned sections of up to 8 lookups (wk_cache_get on a
+ * peek miss). Every borrowed entry is checked when handed out and again at the end of its
+ * section, after the writers had the time to unlink it: it must still be whole. */
+static void *peek_reader(void *arg)
+{
+    worker *w = arg;
+    char ids[8][8];
+    const wk_cache_entry *held[8];
+    while (!atomic_load(&stop)) {
+        if (!wk_cache_pin(w->c)) {
+            atomic_fetch_add(&bad, 1);
+            break;
+        }
+        unsigned nheld = 1 + next_rand(&w->seed) % 8;
+        for (unsigned j = 0; j < nheld; j++) {
+            int k = (int)(next_rand(&w->seed) % NKEYS);
+            int n = snprintf(ids[j], sizeof ids[j], "%d", k);
+            int floor = atomic_load(&committed[k]);
+            held[j] = wk_cache_peek(w->c, &seed_user_schema, ids[j], (size_t)n);
+            if (held[j] == NULL) {
+                wk_cache_entry *r = NULL;
+                if (wk_cache_get(w->c, &seed_user_schema, ids[j], (size_t)n, truth_load, NULL,
+                                 &r, NULL) != WK_OK ||
+                    !entry_ok(wk_cache_entry_object(r), ids[j], floor)) {
+                    atomic_fetch_add(&bad, 1);
+                }
+                wk_cache_entry_unref(r);
+            } else if (!entry_ok(wk_cache_entry_object(held[j]), ids[j], floor)) {
+                atomic_fetch_add(&bad, 1);
+            }
+            atomic_fetch_add(&gets_done, 1);
+        }
+        for (unsigned j = 0; j < nheld; j++) {
+            if (held[j] != NULL && !entry_ok(wk_cache_entry_object(held[j]), ids[j], 0)) {
+                atomic_fetch_add(&bad, 1);
+            }
+        }
+        wk_cache_unpin(w->c);
     }
     return NULL;
 }
@@ -134,7 +182,8 @@ WK_TEST(test_cache_concurrent_hits_puts_invalidations_evictions_never_freed_or_s
         w[i].c = c;
         w[i].seed = 7919u * (unsigned)(i + 1);
         w[i].part = i - READERS;
-        CHECK(pthread_create(&t[i], NULL, i < READERS ? reader : writer, &w[i]) == 0);
+        void *(*fn)(void *) = i >= READERS ? writer : i % 2 == 0 ? reader : peek_reader;
+        CHECK(pthread_create(&t[i], NULL, fn, &w[i]) == 0);
     }
     struct timespec ts = {0, 700 * 1000 * 1000};
     nanosleep(&ts, NULL);

@@ -51,10 +51,33 @@ execute_process(COMMAND ${WIREKIT} convert --from json --to msgpack ${WORK}/bad.
 if(NOT rc EQUAL 1 OR NOT err MATCHES "^wirekit: .*trailing comma in array \\(at byte 12\\)\n$")
   message(FATAL_ERROR "bad JSON: exit ${rc}, stderr '${err}'")
 endif()
+# --check: counts valid values, writes nothing, and fails as the conversion does.
+function(run_check expect)
+  execute_process(COMMAND ${WIREKIT} convert ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out STREQUAL "${expect}")
+    message(FATAL_ERROR "convert ${ARGN}: exit ${rc}, stdout '${out}', stderr '${err}'")
+  endif()
+endfunction()
+run_check("${CORPUS}/twitter.json: 1 JSON value, valid\n" --from json --check ${CORPUS}/twitter.json)
+run_check("${WORK}/lines.json: 3 JSON values, valid\n" --from json --check ${WORK}/lines.json)
+run_check("${WORK}/lines.mp: 3 MessagePack values, valid\n" --from msgpack --check ${WORK}/lines.mp)
+execute_process(COMMAND ${WIREKIT} convert --from json --check ${WORK}/bad.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT out STREQUAL "" OR
+   NOT err MATCHES "^wirekit: .*trailing comma in array \\(at byte 12\\)\n$")
+  message(FATAL_ERROR "--check of bad JSON: exit ${rc}, stdout '${out}', stderr '${err}'")
+endif()
+execute_process(COMMAND ${WIREKIT} convert --from json --check --to msgpack ${WORK}/seed.json
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "--check with --to: exit ${rc}, want the usage error")
+endif()
+
 # Usage error: exit 2.
 execute_process(COMMAND ${WIREKIT} convert --from yaml --to json RESULT_VARIABLE rc
                 ERROR_VARIABLE err)
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "usage error: exit ${rc}")
 endif()
-message(STATUS "convert: 5 checks passed")
+message(STATUS "convert: 10 checks passed")

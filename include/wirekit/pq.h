@@ -523,7 +523,8 @@ WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k);
  * (connected: wk_pq_connecting_take), or the failure, which every later step repeats:
  * WK_ERR_CONNECT (the server refused or could not be reached, a bad password or database:
  * the server's message in wk_pq_conn_message of the taken connection and
- * wk_pq_last_error; or the deadline passed: "connecting timed out after N ms"),
+ * wk_pq_last_error; or the deadline passed: "connecting timed out after N ms", or "setting
+ * up the session timed out after N ms" once the socket was up),
  * WK_ERR_SERVER (the set-up or catalog query failed), WK_ERR_NOMEM.
  */
 WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err);

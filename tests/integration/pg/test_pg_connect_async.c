@@ -7,7 +7,8 @@
  * - a refused connection (a port just closed), a database that does not exist (the server's
  *   FATAL message) and a malformed connection string end with WK_ERR_CONNECT and say why;
  * - the deadline: a socket that accepts connections (the kernel's backlog) and never
- *   answers ends the connect at the deadline, not libpq's later connect_timeout;
+ *   answers ends the connect at the deadline, not libpq's later connect_timeout; a set-up
+ *   that waits on a lock held by another session ends at the deadline too, blocking or not;
  * - a connect given up half-way (wk_pq_connecting_take before it ended) leaks nothing (ASan).
  */
 #include <arpa/inet.h>
@@ -250,6 +251,42 @@ WK_TEST(test_pg_connect_async_a_server_that_never_answers_ends_at_the_deadline)
     CHECK(steps < 50); /* it waited on the socket, it did not spin */
     wk_pq_conn_free(c);
     close(fd);
+}
+
+WK_TEST(test_pg_connect_async_a_set_up_that_does_not_end_is_given_up_at_the_deadline)
+{
+    NEED_CONN();
+    /* another session holds a lock the catalog query waits for: the socket comes up, the
+     * set-up does not end. The server's statement_timeout (the same 300 ms) or the client's
+     * deadline ends it, whichever fires first; either way within the deadline and nothing
+     * handed out working. */
+    CHECK(pg_test_exec(conn, "BEGIN; LOCK TABLE pg_catalog.pg_range IN ACCESS EXCLUSIVE MODE"));
+    const char *dsn = getenv("WK_PG_DSN");
+    for (int blocking = 0; blocking < 2; blocking++) {
+        wk_error err = {0};
+        wk_pq_conn *c = NULL;
+        int steps = 0;
+        double t0 = now_s();
+        wk_status st = blocking ? wk_pq_connect_timeout(dsn, NULL, 300, &c, &err)
+                                : connect_async(dsn, 300, &c, &steps, &err);
+        double took = now_s() - t0;
+        const char *msg = c != NULL ? wk_pq_conn_message(c) : "";
+        printf("    %s: %s after %.3f s: %s\n", blocking ? "blocking" : "non-blocking",
+               wk_status_str(st), took, msg);
+        CHECK(st == WK_ERR_CONNECT || st == WK_ERR_SERVER);
+        CHECK(st != WK_ERR_CONNECT || strstr(msg, "setting up the session timed out") != NULL);
+        CHECK(st != WK_ERR_SERVER ||
+              (wk_pq_last_error(c) != NULL &&
+               strcmp(wk_pq_last_error(c)->sqlstate, "57014") == 0));
+        CHECK(took >= 0.25);
+        CHECK_MSG(took < 1.5, "took %.2f s", took);
+        wk_pq_conn_free(c);
+    }
+    CHECK(pg_test_exec(conn, "ROLLBACK"));
+    wk_pq_conn *c = NULL;
+    wk_error err = {0};
+    CHECK_STATUS(wk_pq_connect_timeout(dsn, NULL, 300, &c, &err), WK_OK); /* lock gone */
+    wk_pq_conn_free(c);
 }
 
 WK_TEST(test_pg_connect_async_a_connect_given_up_half_way_frees_everything)

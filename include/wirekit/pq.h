@@ -537,6 +537,40 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err);
  */
 WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k);
 
+/* ---- pipelines driven by an event loop (pq_pipeline.c) --------------------------------- */
+
+/**
+ * wk_pq_pipeline_next for an event loop: never waits. The first call sends the batch (or,
+ * when the cache lacks some of its statements, their preparation: the batch follows from the
+ * step that finds their answers in). Every call writes what the socket takes, reads the
+ * answers that have arrived, and hands out the next statement's outcome once its answer is
+ * in. Returns WK_OK (`*out` as wk_pq_pipeline_next gives it), WK_ERR_AGAIN (wait on
+ * wk_pq_pipeline_socket for what wk_pq_pipeline_wants says, at most
+ * wk_pq_pipeline_timeout_ms, and step again), WK_ERR_EOF (every outcome handed out and the
+ * batch's end read: wk_pq_pipeline_end returns without waiting), or WK_ERR_STATE (the
+ * pipeline is being read with wk_pq_pipeline_next). The connection's deadline applies to
+ * each wait for the next answer: past it a step cancels the batch (the running statement
+ * fails with 57014, the rest are ABORTED, the end gives WK_ERR_IO), and if the server
+ * answers neither within a second of grace the connection is given up (the statements not
+ * answered are UNKNOWN). The cancel request is the one blocking exchange, as for
+ * wk_pq_async_cancel. wk_pq_pipeline_next or wk_pq_pipeline_end may take over at any time
+ * (they then wait as usual).
+ */
+WK_API wk_status wk_pq_pipeline_step(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err);
+
+/** The socket to watch before the next wk_pq_pipeline_step. */
+WK_API int wk_pq_pipeline_socket(const wk_pq_pipeline *p);
+
+/** What to wait for on the socket before the next wk_pq_pipeline_step: WK_PQ_WANT_READ,
+ *  plus WK_PQ_WANT_WRITE while libpq holds part of the batch; 0 when the next step will not
+ *  wait (the batch is not sent yet, or what it reads is in). */
+WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
+
+/** Milliseconds until the deadline of the wait for the next answer (or until the cancel
+ *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
+ *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
+WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,7 +15,10 @@
  * not take, and every wait (poll on the socket, for writing while output is pending and
  * always for reading) flushes output and consumes input, so a server that writes results
  * while the client is still sending can never deadlock the two. The loop that does so,
- * next_event(), has no other blocking call: a non-blocking driver can take its place later.
+ * next_event(), has no other blocking call. An event loop drives the pipeline instead with
+ * wk_pq_pipeline_step: each step writes what the socket takes and reads the answers that are
+ * complete into a queue, and runs the next reading only once what it reads is queued;
+ * next_event() takes from that queue first, so the readers are the same for both.
  *
  * A statement is OK only when its result arrived, FAILED only when the server's error report
  * (with a SQLSTATE) arrived; an error libpq makes up itself (a lost connection) ends the

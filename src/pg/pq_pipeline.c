@@ -75,6 +75,7 @@ struct wk_pq_pipeline {
      * queue as they arrive, and a call runs only once the queue holds what it reads */
     bool driven;
     bool preparing;    /* driven: the preparations' answers are awaited before the batch */
+    bool cancel_answered; /* driven: answers came after the cancel request */
     PGresult **q;      /* a result, NULL (end of a query's results) or SYNC_EV */
     size_t q_head, q_n, q_cap;
     size_t syncs_sent, syncs_read; /* Syncs sent, and read into the queue */
@@ -714,6 +715,9 @@ static void pull(wk_pq_pipeline *p)
         p->flushing = f == 1;
     }
     (void)PQconsumeInput(pg); /* a failure shows as CONNECTION_BAD */
+    if (p->q_head == p->q_n) {
+        p->q_head = p->q_n = 0; /* everything read: the queue starts over */
+    }
     bool got = false;
     while (p->syncs_read < p->syncs_sent && PQstatus(pg) != CONNECTION_BAD && !PQisBusy(pg)) {
         if (!grow((void **)&p->q, &p->q_cap, p->q_n + 1, sizeof *p->q)) {
@@ -732,6 +736,7 @@ static void pull(wk_pq_pipeline *p)
     }
     if (got) {
         renew_deadline(p);
+        p->cancel_answered = p->cancel.sent;
     }
 }
 
@@ -771,12 +776,17 @@ static bool next_ready(const wk_pq_pipeline *p)
  * as the shared cancel does, and gives the connection up when its grace ends. */
 static wk_status check_deadline(wk_pq_pipeline *p)
 {
-    if (p->cancel.sent) {
+    if (p->cancel.sent && !p->cancel_answered) {
         if (wk__pq_cancel_tick(p->c, &p->cancel) < 0) {
             p->c->broken = true;
             set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer "
                                    "the cancel request; the connection was given up");
         }
+    } else if (wk__pq_now_ms() >= p->deadline && p->cancel.sent) {
+        /* the deadline passed again after the cancel was answered, as in the blocking path */
+        p->c->broken = true;
+        set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer the "
+                               "cancel request; the connection was given up");
     } else if (wk__pq_now_ms() >= p->deadline) {
         p->cancelled = true; /* the running statement fails with 57014, the rest aborted */
         wk__pq_cancel_begin(p->c, &p->cancel);
@@ -834,7 +844,8 @@ WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p)
     if (wk_pq_pipeline_wants(p) == 0) {
         return 0;
     }
-    int64_t until = p->cancel.sent ? wk__pq_cancel_due(&p->cancel) : p->deadline;
+    int64_t until = p->cancel.sent && !p->cancel_answered ? wk__pq_cancel_due(&p->cancel)
+                                                          : p->deadline;
     if (until == INT64_MAX) {
         return -1;
     }

@@ -584,7 +584,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
 
 /* Lexes a number at p (p[0] is '-' or a digit): wk__json_number converting (or, with `raw`,
  * giving its text). */
-WK__JSON_HOT const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
+static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,
                                                  wk__json_num *out, wk__json_fail *f)
 {
     return wk__json_number(p, end, raw, false, out, f);

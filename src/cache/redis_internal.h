@@ -140,6 +140,7 @@ struct wk_redis_store {
     int64_t refresh_after_ms; /* atomic: a refresh is wanted from then (INT64_MAX: none) */
     uint32_t feed_rr;         /* cluster: which server the subscriber tries next */
     unsigned wait_replicas;   /* WAIT this many replicas after each write */
+    size_t window;            /* GETs in flight per connection in a multi-get */
     unsigned db;
     char user[128];
     char pass[256];

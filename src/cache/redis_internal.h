@@ -73,7 +73,10 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
  *  WK_ERR_SYNTAX on bytes that are not RESP. After any failure the connection is unusable. */
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err);
 /** Non-blocking: completes a reply from buffered bytes and what the socket holds now
- *  (recv() until it would block); *got tells. Failures as wk__rconn_read. */
+ *  (recv() until it would block, or until one comes back shorter than the room it had: the
+ *  socket is empty then, and a second recv() would only say EAGAIN); *got tells; without a
+ *  reply, wait for the socket to be readable before calling again. Failures as
+ *  wk__rconn_read. */
 wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
 /** Most connections wk__rconn_wait_any watches at once. */
 #define WK__RCONN_WAIT_MAX 128u

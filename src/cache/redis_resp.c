@@ -366,6 +366,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
     *got = false;
     size_t start = next_start(c);
     size_t need = 0;
+    bool drained = false; /* a recv of this call came back short: the socket is empty */
     for (;;) {
         if (c->in_len >= need && c->in_len > start) {
             bool done = false;
@@ -380,6 +381,9 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
                 return WK_OK;
             }
         }
+        if (drained) {
+            return WK_OK; /* nothing more for now, without a recv that would say EAGAIN */
+        }
         compact(c, &start, &need);
         /* Room for at least `need` bytes plus a read chunk, never past the cap. */
         size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
@@ -391,9 +395,11 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         if (st != WK_OK) {
             return st;
         }
-        ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
+        size_t room = c->in_cap - c->in_len;
+        ssize_t r = wk__rt_recv(c, c->in + c->in_len, room);
         if (r > 0) {
             c->in_len += (size_t)r;
+            drained = (size_t)r < room;
             continue;
         }
         if (r == 0) {

@@ -15,14 +15,20 @@
  * (one connection; -P 1 for latency, -P 16 for pipelining) against a 72-byte value, and its
  * figures are recorded next to ours. Redis comes from WK_REDIS_URL; without it the Redis
  * cases are skipped with a message.
- *   redis cluster get, pipelined   wk_cache_get_many of 48 ids over a Redis Cluster (split by
- *                   master, pipelined to all at once), local tier off; interleaved with
- *                   redis-benchmark --cluster -c <masters> -P 16 -d 72 -r 1000 (one client
- *                   per master, the same depth in flight, value size and key count) run as
- *                   a child process for the same number of GETs; "vs wk" is then its time
- *                   over ours, i.e. our throughput over its (target >= 0.8). The cluster
- *                   comes from WK_REDIS_CLUSTER=HOST:PORT; without it the case is skipped.
- *                   Alone: wirekit bench --suite cache --case cluster.
+ *   redis cluster get, pipelined   wk_cache_get_many over a Redis Cluster, local tier off, 1
+ *                   connection per master, pipeline_window 16: 480 ids per call (each
+ *                   master's window refilled as its replies are read: 8 to 16 GETs in flight
+ *                   per master) and, informative, 48 ids per call (about 16 per master, each
+ *                   call waiting for its slowest master); interleaved with redis-benchmark
+ *                   --cluster -c <masters> -P 16 -d 72 -r 1000 (one client per master 16
+ *                   deep, the same value size and key count), as it runs by default (one
+ *                   thread per master) and with --threads 1 (one thread, like ours), each a
+ *                   child process for the same number of GETs. "vs wk" is its time over ours
+ *                   (our throughput over its; target >= 0.8); after the table each run's
+ *                   ratio (paired within a repetition), their median and range, and the
+ *                   share of the peer's time spent starting (wall time minus the time it
+ *                   reports). The cluster comes from WK_REDIS_CLUSTER=HOST:PORT; without it
+ *                   the case is skipped. Alone: wirekit bench --suite cache --case cluster.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -81,8 +81,9 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
 /** Most connections wk__rconn_wait_any watches at once. */
 #define WK__RCONN_WAIT_MAX 128u
 /** Waits until one of cs[0..n) has bytes to read (or hung up), before `deadline`; WK_ERR_IO
- *  on timeout. */
-wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err);
+ *  on timeout. ready[i] tells which (readable, hung up or failed), so only those are read. */
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_t deadline,
+                             wk_error *err);
 /** True when bytes of a next reply are already buffered. */
 bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);

@@ -431,7 +431,8 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
     }
 }
 
-wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err)
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_t deadline,
+                             wk_error *err)
 {
     struct pollfd p[WK__RCONN_WAIT_MAX];
     if (n > WK__RCONN_WAIT_MAX) {
@@ -442,7 +443,11 @@ wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, w
         p[i].events = POLLIN;
         p[i].revents = 0;
     }
-    return poll_until(p, n, deadline, err);
+    wk_status st = poll_until(p, n, deadline, err);
+    for (size_t i = 0; i < n; i++) {
+        ready[i] = st == WK_OK && p[i].revents != 0; /* readable, hung up or failed */
+    }
+    return st;
 }
 
 bool wk__rconn_buffered(const wk__rconn *c)

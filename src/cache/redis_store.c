@@ -263,6 +263,7 @@ typedef struct get_batch {
     size_t n;
     bool asking;
     size_t sent;  /* keys whose GET was sent */
+    bool ready;   /* its socket was readable at the last poll (or it was not polled) */
     size_t got;   /* replies read (ASKING's +OK included) */
     wk_status st; /* the batch's first failure */
 } get_batch;
@@ -381,24 +382,37 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
 {
     wk_status first = WK_OK;
     wk_error e2;
+    for (size_t b = 0; b < nb; b++) {
+        bs[b].ready = true; /* just sent: try before polling */
+    }
     for (;;) {
         wk__rconn *due[WK__RCONN_WAIT_MAX];
+        size_t which[WK__RCONN_WAIT_MAX];
+        bool ready[WK__RCONN_WAIT_MAX];
         size_t ndue = 0;
+        bool left = false;
         for (size_t b = 0; b < nb; b++) {
-            if (bs[b].c != NULL) {
+            if (bs[b].c != NULL && bs[b].ready) {
                 batch_step(s, &bs[b], vals, found, redir, asking, first == WK_OK ? err : &e2);
             }
             if (bs[b].c == NULL && bs[b].st != WK_OK && first == WK_OK) {
                 first = bs[b].st;
             }
-            if (bs[b].c != NULL && ndue < WK__RCONN_WAIT_MAX) {
-                due[ndue++] = bs[b].c;
+            if (bs[b].c != NULL) {
+                left = true;
+                if (ndue < WK__RCONN_WAIT_MAX) {
+                    which[ndue] = b;
+                    due[ndue++] = bs[b].c;
+                }
             }
         }
-        if (ndue == 0) {
+        if (!left) {
             return first;
         }
-        wk_status st = wk__rconn_wait_any(due, ndue, deadline, first == WK_OK ? err : &e2);
+        wk_status st = wk__rconn_wait_any(due, ndue, ready, deadline, first == WK_OK ? err : &e2);
+        for (size_t i = 0; i < ndue && st == WK_OK; i++) {
+            bs[which[i]].ready = ready[i]; /* the batches not polled stay ready */
+        }
         if (st != WK_OK) {
             for (size_t b = 0; b < nb; b++) {
                 if (bs[b].c != NULL) {

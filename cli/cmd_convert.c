@@ -237,6 +237,9 @@ static int convert(job *j)
         wk_status st;
         wk_error we = {WK_OK, 0, NULL};
         if (j->to == FMT_JSON) {
+            /* from JSON, WK_ERR_AGAIN may come inside a value (its events so far are written):
+             * refill() then flushes a part of a value, which is fine, the JSON writer keeps
+             * no cursor into its buffer */
             st = up_events(&u, &sink);
             if (st != WK_OK && st != WK_ERR_AGAIN && st != WK_ERR_EOF && jw.err.code != WK_OK) {
                 wk_json_writer_finish(&jw, &we);

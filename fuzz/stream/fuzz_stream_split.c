@@ -1,7 +1,9 @@
 /*
  * Fuzz harness for the incremental unpackers. The input is: one option byte (bit 0: JSON
  * instead of MessagePack; bit 1: JSON Lines; bit 2: strict UTF-8 / NaN-Infinity; bit 3: a
- * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap), a
+ * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap; bit
+ * 6, JSON only: events, each value's gathered over the calls it takes, compared re-encoded
+ * as MessagePack with the buffer reader's events for that value), a
  * count K (at most 16) and K chunk sizes (0 stands for 1), then the stream itself, which is
  * fed in chunks of those sizes in turn. Whatever the split, the unpacker must give exactly
  * the values, the final status, the message and the error offset of the buffer readers on
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "split.h"
 #include "wirekit/wirekit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -112,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 2 - k;
     bool json = opt & 1;
     bool tree = (opt & 16) != 0;
+    bool events = json && (opt & 64) != 0;
     size_t cap = (opt & 32) ? 64 : 0;
     wk_read_opts o = {0};
     if (json) {
@@ -142,6 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wk_arena arena, ref_arena;
     wk_arena_init(&arena, NULL, 0);
     wk_arena_init(&ref_arena, NULL, 0);
+    split_events ev;
+    split_events_init(&ev);
     size_t pos = 0, next_size = 0, got = 0;
     uint8_t *copy = NULL;
     wk_status st;
@@ -174,7 +180,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t voff = 0;
             wk_value *v = NULL;
             wk_arena_reset(&arena);
-            if (tree) {
+            if (events) {
+                st = split_events_next(&ev, &ju);
+            } else if (tree) {
                 st = json ? wk_json_unpacker_next_value(&ju, &arena, &v)
                           : wk_mp_unpacker_next_value(&mu, &arena, &v);
             } else {
@@ -188,7 +196,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fprintf(stderr, "value %zu beyond the reference\n", got);
                 abort();
             }
-            if (tree) {
+            if (events) {
+                if (!split_events_match(&ev, in + r.off[got], r.len[got], &o)) {
+                    fprintf(stderr, "events of value %zu differ\n", got);
+                    abort();
+                }
+            } else if (tree) {
                 wk_value *want = NULL;
                 wk_read_opts o1 = o;
                 o1.flags &= ~WK_JSON_READ_MULTI;
@@ -238,5 +251,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     wk_arena_free(&arena);
     wk_arena_free(&ref_arena);
+    split_events_free(&ev);
     return 0;
 }

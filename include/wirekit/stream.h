@@ -14,6 +14,8 @@
  *
  * The usual loop: feed a chunk, take values out until WK_ERR_AGAIN, feed the next chunk; at
  * the end of input call ..._finish() and take the remaining values out until WK_ERR_EOF.
+ * JSON events are the one exception to "whole values": wk_json_unpacker_next_events reads
+ * straight from the chunks and may stop inside a value (see there).
  */
 #ifndef WIREKIT_STREAM_H
 #define WIREKIT_STREAM_H
@@ -23,6 +25,7 @@
 #include "arena.h"
 #include "buffer.h"
 #include "event.h"
+#include "json.h"
 #include "value.h"
 
 #ifdef __cplusplus
@@ -144,6 +147,17 @@ typedef struct wk_json_unpacker {
     uint64_t err_col;    /**< byte column of the latched error */
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
     wk_status try_status; /**< status of the last tree parse attempt (internal) */
+    bool nl_try;         /**< trees: parse the gathered bytes up to the next newline first */
+    size_t leftover;     /**< a value handed out from the buffer ended this far into it, and
+                              the bytes after it came from an earlier chunk (internal) */
+    wk_json_reader ev;   /**< events: one reader carried across chunks (internal) */
+    size_t ev_pos;       /**< events: the reader's position in the gathered bytes */
+    size_t ev_scan;      /**< events: gathered bytes looked at for the end of a token */
+    size_t ev_retry;     /**< events: read the gathered bytes again once this many are there */
+    uint8_t ev_lex;      /**< events: string state of that look (internal) */
+    uint8_t use;         /**< values or events: which takes the stream serves (internal) */
+    bool ev_ready;       /**< events: the gathered bytes are worth reading again */
+    bool live;           /**< the chunk may be read (fed, no WK_ERR_AGAIN since) (internal) */
 } wk_json_unpacker;
 
 /**
@@ -176,7 +190,22 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
 WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
                                              wk_value **out);
 
-/** The next value as events to `sink`. As wk_mp_unpacker_next_events. */
+/**
+ * Sends the events of the next value to `sink`, reading straight from the chunks: a value
+ * is never framed first, nor read twice. Unlike wk_mp_unpacker_next_events, one call may
+ * send only part of a value's events: when the chunk ends inside a value, the events of its
+ * tokens that are whole in the chunk have been sent, and the call returns WK_ERR_AGAIN; after
+ * the next feed, the next call goes on with the same value's next event. WK_OK means the
+ * value's last event (its scalar, or the END of its outer container) has been sent. A sink
+ * that needs whole values (a writer that patches counts, an output buffer committed between
+ * values) must therefore not be committed or finished on WK_ERR_AGAIN. A token cut by a chunk
+ * end (a string, a number, a literal) is gathered in the internal buffer (cap as for the
+ * other takes) and sent from there, valid during the sink call. The events, statuses,
+ * messages and offsets are those of wk_json_reader on the whole input; when the input is
+ * bad, the events before the error have been sent. Events and the other takes (next,
+ * next_value) do not mix on one unpacker: after the first call of one kind, the other kind
+ * returns WK_ERR_STATE (not latched).
+ */
 WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink);
 
 /** Fills `err` with the latched error and returns its code; `line`/`col` (may be NULL) get

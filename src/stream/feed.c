@@ -93,6 +93,11 @@ wk_status wk__feed_gather(wk__feed *f)
 
 wk_status wk__feed_append(wk__feed *f)
 {
+    return wk__feed_append_n(f, f->buf_len > FEED_MIN_PIECE ? f->buf_len : FEED_MIN_PIECE);
+}
+
+wk_status wk__feed_append_n(wk__feed *f, size_t take)
+{
     size_t left = f->chunk_len - f->chunk_pos;
     if (left == 0) {
         return WK_ERR_AGAIN;
@@ -100,7 +105,6 @@ wk_status wk__feed_append(wk__feed *f)
     if (f->buf_len >= f->max) {
         return wk__feed_fail(f, WK_ERR_LIMIT, wk__feed_value_off(f), WK__FEED_MSG_LIMIT);
     }
-    size_t take = f->buf_len > FEED_MIN_PIECE ? f->buf_len : FEED_MIN_PIECE;
     if (take > left) {
         take = left;
     }

@@ -59,6 +59,10 @@ wk_status wk__feed_gather(wk__feed *f);
  * used up, or a latched WK_ERR_LIMIT / WK_ERR_NOMEM. */
 wk_status wk__feed_append(wk__feed *f);
 
+/* Appends the chunk's next `n` bytes (fewer when the chunk or the cap ends first; n > 0).
+ * Statuses as wk__feed_append. */
+wk_status wk__feed_append_n(wk__feed *f, size_t n);
+
 /* The value being framed ends `used` bytes after its start: advances past it. A value held in
  * `buf` stays readable until the next wk__feed_enter. */
 static inline wk_status wk__feed_consume(wk__feed *f, size_t used)

@@ -20,8 +20,10 @@
  * not even then, most of the time: when the parser's try on the chunk ends with
  * WK_ERR_TRUNCATED (the input ran out inside the value), the value is gathered unframed and
  * parsed again from the gathered bytes once the next chunk's bytes are appended; framing
- * starts from the value's start only if that try fails too (as in mp_unpacker.c). Events
- * always frame first: one call hands out one whole value's events.
+ * starts from the value's start only if that try fails too (as in mp_unpacker.c). In JSON
+ * Lines a value with no newline after it in the chunk is gathered unframed and parsed up to
+ * the next chunk's first newline. Events do not frame at all: one event reader runs over the
+ * whole stream and is undone and resumed at chunk ends (see "events" below).
  */
 #include <emmintrin.h>
 #include <string.h>
@@ -48,6 +50,9 @@ enum {
     M_N_ESIGN, /* after the exponent's sign */
     M_N_EXP    /* in the exponent digits */
 };
+
+/* Which takes an unpacker serves (u->use): the first call decides. */
+enum { USE_NONE, USE_VALUES, USE_EVENTS };
 
 static bool digit(uint8_t c)
 {
@@ -115,12 +120,17 @@ WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
 
 WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
 {
+    if (u->use == USE_EVENTS) { /* the events reader was started */
+        wk_json_reader_free(&u->ev);
+    }
     wk__feed_free(&u->f);
 }
 
 WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
 {
-    return wk__feed_feed(&u->f, data, len);
+    wk_status st = wk__feed_feed(&u->f, data, len);
+    u->live = st == WK_OK;
+    return st;
 }
 
 WK_API void wk_json_unpacker_finish(wk_json_unpacker *u)
@@ -145,12 +155,12 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
 
 WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
 {
-    return wk__feed_offset(&u->f);
+    return wk__feed_offset(&u->f) + u->leftover;
 }
 
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
 {
-    return wk__feed_buffered(&u->f);
+    return wk__feed_buffered(&u->f) - u->leftover;
 }
 
 /* Counts the lines in `p[0..n)`, the bytes at stream offset u->line_off on. */
@@ -197,14 +207,13 @@ static wk_status fail_at(wk_json_unpacker *u, const uint8_t *base, size_t avail,
 static size_t trim_ws(const uint8_t *p, size_t consumed);
 
 /*
- * Reads the value at base[0..avail) (framed: it is whole there) with the event reader,
- * sending its events to `sink` when not NULL. Returns WK_OK with *vlen = the value's length,
- * or the reader's (or the sink's) error, latched. Without a sink nothing is read but the
- * check: wk_json_validate, which answers what the reader answers (same status, message and
- * offset; test_json_validate compares them) without making events.
+ * Checks the value at base[0..avail) (framed: it is whole there) with wk_json_validate,
+ * which answers what the event reader answers (same status, message and offset;
+ * test_json_validate compares them) without making events. Returns WK_OK with *vlen = the
+ * value's length, or the error, latched.
  */
 static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t avail,
-                            const wk_sink *sink, size_t *vlen)
+                            size_t *vlen)
 {
     wk_json_reader r;
     wk_read_opts o = u->opts;
@@ -221,53 +230,13 @@ static wk_status read_value(wk_json_unpacker *u, const uint8_t *base, size_t ava
         wk_json_reader_free(&r);
         return fail_at(u, base, avail, e.code, u->value_off + e.offset - 1, e.msg);
     }
-    if (sink == NULL) {
-        wk_error e;
-        size_t used = 0;
-        wk_status st = wk_json_validate(base, avail, &o, &used, &e);
-        if (st != WK_OK) {
-            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
-        }
-        *vlen = trim_ws(base, used);
-        return WK_OK;
+    wk_error e;
+    size_t used = 0;
+    wk_status st = wk_json_validate(base, avail, &o, &used, &e);
+    if (st != WK_OK) {
+        return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
     }
-    wk_json_reader_init(&r, base, avail, &o, NULL);
-    uint32_t depth = 0;
-    wk_status st;
-    wk_event ev;
-    for (;;) {
-        st = wk_json_reader_next(&r, &ev);
-        if (st != WK_OK) {
-            wk_error e;
-            wk_json_reader_error(&r, &e);
-            if (st == WK_ERR_EOF) { /* framing found no value: cannot happen, say so */
-                e.offset = avail;
-                e.msg = "input ends where a value should start";
-                st = WK_ERR_TRUNCATED;
-            }
-            wk_json_reader_free(&r);
-            return fail_at(u, base, avail, st, u->value_off + e.offset, e.msg);
-        }
-        if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
-            depth++;
-        } else if (ev.type == WK_EV_END) {
-            depth--;
-        }
-        if (sink != NULL) {
-            st = sink->event(sink->self, &ev);
-            if (st != WK_OK) {
-                wk_error e;
-                sink->error(sink->self, &e);
-                wk_json_reader_free(&r);
-                return wk__feed_fail(&u->f, st, e.offset, e.msg);
-            }
-        }
-        if (depth == 0) {
-            break;
-        }
-    }
-    *vlen = wk_json_reader_offset(&r);
-    wk_json_reader_free(&r);
+    *vlen = trim_ws(base, used);
     return WK_OK;
 }
 
@@ -512,6 +481,20 @@ out:
 
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
+/* The value handed out ends `vlen` bytes after its start. A value parsed from gathered bytes
+ * may end before the bytes appended from the current chunk (it was gathered unframed): the
+ * bytes after it then stay gathered, as the start of the next value (see take). */
+static wk_status consume(wk_json_unpacker *u, size_t vlen)
+{
+    wk__feed *f = &u->f;
+    size_t from_chunk = !u->live ? 0 : f->buf_len < f->chunk_pos ? f->buf_len : f->chunk_pos;
+    if (f->buf_len > 0 && f->buf_len - vlen > from_chunk) {
+        u->leftover = vlen;
+        return WK_OK;
+    }
+    return wk__feed_consume(f, vlen);
+}
+
 /* The length of a value decoded from `p` with `consumed` bytes used (trailing whitespace
  * included by the decoder): the whitespace trimmed. */
 static size_t trim_ws(const uint8_t *p, size_t consumed)
@@ -525,8 +508,8 @@ static size_t trim_ws(const uint8_t *p, size_t consumed)
 /* Hands the value at base[0..) (in the chunk or in buf) out: decodes or reads it and
  * consumes its bytes. */
 static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, size_t vlen,
-                      enum take_mode mode, const wk_sink *sink, wk_arena *arena,
-                      wk_value **out, const uint8_t **data, size_t *len)
+                      enum take_mode mode, wk_arena *arena, wk_value **out,
+                      const uint8_t **data, size_t *len)
 {
     wk_status st;
     if (mode == TAKE_TREE) {
@@ -539,7 +522,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
         st = wk_json_decode_value(base, avail, &o, arena, out, &used, NULL);
         if (st != WK_OK) {
             size_t ignored;
-            st = read_value(u, base, avail, NULL, &ignored);
+            st = read_value(u, base, avail, &ignored);
             if (st == WK_OK) { /* the reader took it: the failure was the arena's */
                 return fail_at(u, base, avail, WK_ERR_NOMEM, u->value_off,
                                "out of memory (arena) for the value");
@@ -548,7 +531,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
         }
         vlen = trim_ws(base, used);
     } else {
-        st = read_value(u, base, avail, sink, &vlen);
+        st = read_value(u, base, avail, &vlen);
         if (st != WK_OK) {
             return st;
         }
@@ -559,7 +542,7 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
     count_lines(u, base, vlen);
     u->values++;
     u->sep = false;
-    return wk__feed_consume(&u->f, vlen);
+    return consume(u, vlen);
 }
 
 /* Chunks smaller than this get no parse attempt on the gathered bytes (framing has then
@@ -592,20 +575,76 @@ static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk
             count_lines(u, base, vlen);
             u->values++;
             u->sep = false;
-            return wk__feed_consume(&u->f, vlen);
+            return consume(u, vlen);
         }
     }
     *out = NULL;
     return WK_ERR_AGAIN;
 }
 
-static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *sink,
-                      wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
+/* Checks where a top-level value may start (stream offset `off`, base[0..n) the bytes there)
+ * and resets the framing state for it. */
+static wk_status start_value(wk_json_unpacker *u, const uint8_t *base, size_t n, uint64_t off)
+{
+    if (u->values > 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
+        return fail_at(u, base, n, WK_ERR_TRAILING, off, "content after the JSON value");
+    }
+    if (u->values > 0 && !u->sep) {
+        return fail_at(u, base, n, WK_ERR_SYNTAX, off,
+                       "top-level values must be separated by whitespace");
+    }
+    u->value_off = off;
+    u->mode = M_TOP;
+    u->depth = 0;
+    u->nl_try = false;
+    u->f.scan = 0;
+    u->f.need = 0;
+    u->f.attempt = 0;
+    return WK_OK;
+}
+
+/* Drops the value handed out last from the gathered bytes when bytes of an earlier chunk
+ * follow it (consume): they, past their whitespace, start the next value. */
+static wk_status drop_leftover(wk_json_unpacker *u)
+{
+    wk__feed *f = &u->f;
+    size_t k = u->leftover;
+    u->leftover = 0;
+    size_t ws = k;
+    while (ws < f->buf_len && ws_byte(f->buf[ws])) {
+        ws++;
+    }
+    if (ws > k) {
+        count_lines(u, f->buf + k, ws - k);
+        u->sep = true;
+    }
+    memmove(f->buf, f->buf + ws, f->buf_len - ws);
+    f->buf_len -= ws;
+    if (f->buf_len == 0) {
+        return WK_OK;
+    }
+    wk_status st = start_value(u, f->buf, f->buf_len, wk__feed_value_off(f));
+    u->nl_try = st == WK_OK && u->line > 1;
+    return st;
+}
+
+static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
+                      wk_value **out, const uint8_t **data, size_t *len)
 {
     wk__feed *f = &u->f;
     wk_status st = wk__feed_enter(f);
     if (st != WK_OK) {
         return st;
+    }
+    if (u->use == USE_EVENTS) {
+        return WK_ERR_STATE;
+    }
+    u->use = USE_VALUES;
+    if (u->leftover != 0) {
+        st = drop_leftover(u);
+        if (st != WK_OK) {
+            return st;
+        }
     }
     size_t vlen = 0;
     if (f->buf_len == 0) {
@@ -632,22 +671,25 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             }
             return WK_ERR_EOF;
         }
-        if (u->values > 0 && !(u->opts.flags & WK_JSON_READ_MULTI)) {
-            return fail_at(u, p, n, WK_ERR_TRAILING, off, "content after the JSON value");
+        st = start_value(u, p, n, off);
+        if (st != WK_OK) {
+            return st;
         }
-        if (u->values > 0 && !u->sep) {
-            return fail_at(u, p, n, WK_ERR_SYNTAX,
-                           off, "top-level values must be separated by whitespace");
+        /* Trees: the parser runs on the rest of the chunk unless the value is probably cut.
+         * In JSON Lines (newlines seen) it is cut when no newline follows in the chunk: it is
+         * then gathered as it is, unframed, and parsed up to the next chunk's first newline
+         * (the buffer loop below). Otherwise it is cut when values have been larger than
+         * what is left, and framing goes first. */
+        bool lines = u->line > 1;
+        if (mode == TAKE_TREE && !f->finished && lines && memchr(p, '\n', n) == NULL) {
+            st = wk__feed_gather(f);
+            if (st != WK_OK) {
+                return st;
+            }
+            u->nl_try = true;
+            return WK_ERR_AGAIN;
         }
-        u->value_off = off;
-        /* fast path: the tree parser on the rest of the chunk, unless values have been larger
-         * than what is left (the value is then probably cut: framing goes first) */
-        u->mode = M_TOP;
-        u->depth = 0;
-        f->scan = 0;
-        f->need = 0;
-        f->attempt = 0;
-        if (mode == TAKE_TREE && n >= u->typical) {
+        if (mode == TAKE_TREE && (f->finished || lines || n >= u->typical)) {
             st = try_tree(u, p, n, arena, out, data, len);
             if (st != WK_ERR_AGAIN) {
                 return st;
@@ -667,7 +709,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         }
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
-            return emit(u, p, n, vlen, mode, sink, arena, out, data, len);
+            return emit(u, p, n, vlen, mode, arena, out, data, len);
         }
         if (st == WK_ERR_AGAIN && !f->finished) {
             st = wk__feed_gather(f);
@@ -681,9 +723,26 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             return WK_ERR_AGAIN;
         }
         size_t ignored;
-        return read_value(u, p, n, NULL, &ignored); /* depth, or input ends inside the value */
+        return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
     for (;;) {
+        if (u->nl_try && f->chunk_pos < f->chunk_len) {
+            /* JSON Lines: the framed bytes hold no end, so the value most likely ends at the
+             * next newline. Parse up to it; if that fails, framing goes on where it was. */
+            u->nl_try = false;
+            const uint8_t *c = f->chunk + f->chunk_pos;
+            const uint8_t *nl = memchr(c, '\n', f->chunk_len - f->chunk_pos);
+            if (nl != NULL) {
+                st = wk__feed_append_n(f, (size_t)(nl + 1 - c));
+                if (st != WK_OK) {
+                    return st;
+                }
+                st = try_tree(u, f->buf, f->buf_len, arena, out, data, len);
+                if (st != WK_ERR_AGAIN) {
+                    return st;
+                }
+            }
+        }
         if (f->attempt != 0 && f->buf_len >= f->attempt) {
             f->attempt = 0;
             st = try_tree(u, f->buf, f->buf_len, arena, out, data, len);
@@ -696,7 +755,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
         }
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
-            return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+            return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
         }
         if (st == WK_ERR_AGAIN) {
             st = wk__feed_append(f);
@@ -712,11 +771,11 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, const wk_sink *s
             /* finished: a top-level scalar ends at the end of input */
             st = frame(u, f->buf, f->buf_len, &vlen);
             if (st == WK_OK) {
-                return emit(u, f->buf, f->buf_len, vlen, mode, sink, arena, out, data, len);
+                return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
             }
         }
         size_t ignored;
-        return read_value(u, f->buf, f->buf_len, NULL, &ignored);
+        return read_value(u, f->buf, f->buf_len, &ignored);
     }
 }
 
@@ -725,7 +784,8 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
 {
     const uint8_t *d = NULL;
     size_t n = 0;
-    wk_status st = take(u, TAKE_RAW, NULL, NULL, NULL, &d, &n);
+    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
+    u->live = u->live && st != WK_ERR_AGAIN; /* the caller may now free or reuse the chunk */
     if (st == WK_OK) {
         *data = d;
         *len = n;
@@ -742,16 +802,310 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_value *v = NULL;
-    wk_status st = take(u, TAKE_TREE, NULL, arena, &v, &d, &n);
+    wk_status st = take(u, TAKE_TREE, arena, &v, &d, &n);
+    u->live = u->live && st != WK_ERR_AGAIN;
     if (st == WK_OK) {
         *out = v;
     }
     return st;
 }
 
+
+/* ---- events: one reader carried across chunks ------------------------------------------- */
+
+/*
+ * Events need no framing: one wk_json_reader reads the whole stream, pointed at each chunk in
+ * turn, and sends each event as soon as it is read. A reader call that runs into the end of
+ * the chunk (its token is cut, or, for a number, might go on) is undone: the reader's state
+ * is a cursor, a state, a depth and a count, saved before each call and put back. The bytes
+ * from where that call started are gathered in the buffer, and the reader goes on from there
+ * once more bytes are appended; as soon as its cursor is back in the bytes of the current
+ * chunk, it returns to the chunk itself. So each byte is read once, plus the cut token again.
+ *
+ * A failed call is told from a genuine error by where it stopped: the end of the input is
+ * WK_ERR_TRUNCATED, or (a cut UTF-8 sequence, `\u` escape, number or literal) an error within
+ * EV_LOOKAHEAD bytes of the end. Anything else is the reader's error on the whole input too.
+ * Gathered bytes are read again when a token may have ended in the new bytes (a closing
+ * quote, a bracket, a comma or colon, the first whitespace after a token), when they reach
+ * EV_LOOKAHEAD bytes past a near-end error, or when they have doubled since the last try;
+ * the doubling keeps the work linear whatever that look gets wrong.
+ */
+
+#define EV_LOOKAHEAD 16u
+
+enum { LEX_WS, LEX_TOKEN, LEX_STR, LEX_STR_ESC };
+
+/* Stream offset of the first gathered byte, or of the chunk. */
+static uint64_t ev_base_off(const wk_json_unpacker *u)
+{
+    return u->f.buf_len > 0 ? wk__feed_value_off(&u->f) : u->f.chunk_off;
+}
+
+/* Counts the lines of base[..] (stream offset base_off) up to stream offset `to`. */
+static void ev_lines_to(wk_json_unpacker *u, const uint8_t *base, uint64_t base_off, uint64_t to)
+{
+    if (to > u->line_off) {
+        count_lines(u, base + (u->line_off - base_off), (size_t)(to - u->line_off));
+    }
+}
+
+/* Looks at the gathered bytes from u->ev_scan on for the end of a token; `arm` says whether a
+ * token end there makes the bytes worth reading again (new bytes) or only moves the state
+ * (bytes a failed call has read already). Stops at the first token end when armed. */
+static void ev_look(wk_json_unpacker *u, bool arm)
+{
+    const uint8_t *b = u->f.buf;
+    size_t n = u->f.buf_len;
+    size_t i = u->ev_scan;
+    uint8_t lex = u->ev_lex;
+    bool end = false;
+    while (i < n && !(arm && end)) {
+        uint8_t c = b[i++];
+        end = false;
+        if (lex == LEX_STR) {
+            if (c == '"') {
+                lex = LEX_TOKEN;
+                end = true;
+            } else if (c == '\\') {
+                lex = LEX_STR_ESC;
+            }
+        } else if (lex == LEX_STR_ESC) {
+            lex = LEX_STR;
+        } else if (c == '"') {
+            lex = LEX_STR;
+        } else if (ws_byte(c)) {
+            end = lex == LEX_TOKEN;
+            lex = LEX_WS;
+        } else if (c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}') {
+            end = true;
+            lex = LEX_WS;
+        } else {
+            lex = LEX_TOKEN;
+        }
+    }
+    u->ev_scan = i;
+    u->ev_lex = lex;
+    if (arm && (end || (u->ev_retry != 0 && n >= u->ev_retry))) {
+        u->ev_ready = true;
+    }
+}
+
+/* A latched WK_ERR_LIMIT (or NOMEM) for gathered bytes p[0..n) at stream offset `off` is
+ * put at the token they hold, past the whitespace the reader call started with. */
+static wk_status ev_limit_at_token(wk_json_unpacker *u, const uint8_t *p, size_t n,
+                                   uint64_t off)
+{
+    size_t k = 0;
+    while (k < n && ws_byte(p[k])) {
+        k++;
+    }
+    u->f.err.offset = (size_t)(off + k);
+    return u->f.err.code;
+}
+
+/* The reader call that started at base[keep] needs bytes past base[len): keeps base[keep..len)
+ * in the buffer (dropping what was read before it) and returns WK_ERR_AGAIN when the chunk is
+ * used up, WK_OK when the buffer got more bytes to try, or a latched error. `retry` is the
+ * buffer length at which to try again regardless (0 = none). */
+static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t len, size_t keep,
+                              size_t retry)
+{
+    wk__feed *f = &u->f;
+    uint64_t base_off = ev_base_off(u);
+    ev_lines_to(u, base, base_off, base_off + keep);
+    if (f->buf_len == 0) {
+        f->chunk_pos = keep;
+        wk_status st = wk__feed_gather(f);
+        if (st != WK_OK) {
+            return ev_limit_at_token(u, base + keep, len - keep, base_off + keep);
+        }
+    } else if (keep > 0) {
+        memmove(f->buf, f->buf + keep, len - keep);
+        f->buf_len = len - keep;
+    }
+    u->ev_pos = 0;
+    u->ev_scan = 0;
+    u->ev_lex = LEX_WS;
+    ev_look(u, false); /* the state at the end of what the failed call read */
+    u->ev_ready = false;
+    size_t twice = f->buf_len * 2;
+    u->ev_retry = retry != 0 && retry - keep < twice ? retry - keep : twice;
+    for (;;) {
+        if (f->buf_len == 0 && f->chunk_pos == f->chunk_len) {
+            return WK_ERR_AGAIN; /* nothing pending: the next chunk starts afresh */
+        }
+        wk_status st = wk__feed_append(f);
+        if (st != WK_OK) { /* WK_ERR_AGAIN: used up; or latched */
+            return st == WK_ERR_AGAIN ? st
+                                      : ev_limit_at_token(u, f->buf, f->buf_len,
+                                                          wk__feed_value_off(f));
+        }
+        ev_look(u, true);
+        if (u->ev_ready) {
+            return WK_OK;
+        }
+    }
+}
+
+static bool ev_is_number(wk_event_type t)
+{
+    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
+}
+
+static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
+{
+    wk__feed *f = &u->f;
+    wk_json_reader *r = &u->ev;
+    if (f->err.code != WK_OK) {
+        return f->err.code;
+    }
+    if (u->use != USE_EVENTS) {
+        if (u->use != USE_NONE) {
+            return WK_ERR_STATE;
+        }
+        /* the reader starts on the first three bytes, where it looks for a byte order mark */
+        if (!f->finished) {
+            wk_status st = WK_OK;
+            if (f->buf_len == 0 && f->chunk_len - f->chunk_pos < 3) {
+                st = wk__feed_gather(f);
+            }
+            while (st == WK_OK && f->buf_len > 0 && f->buf_len < 3) {
+                st = wk__feed_append(f);
+            }
+            if (st != WK_OK) {
+                return st;
+            }
+            if (f->buf_len == 0 && f->chunk_len - f->chunk_pos < 3) {
+                return WK_ERR_AGAIN;
+            }
+        }
+        const uint8_t *b = f->buf_len > 0 ? f->buf : f->chunk + f->chunk_pos;
+        size_t n = f->buf_len > 0 ? f->buf_len : f->chunk_len - f->chunk_pos;
+        wk_json_reader_init(r, b, n, &u->opts, NULL);
+        u->use = USE_EVENTS;
+        u->ev_pos = 0;
+        u->ev_ready = true;
+        if (r->err.code != WK_OK) {
+            return fail_at(u, b, n, r->err.code, wk__feed_value_off(f) + r->err.offset,
+                           r->err.msg);
+        }
+    }
+    for (;;) {
+        bool in_buf = f->buf_len > 0;
+        if (in_buf && !u->ev_ready && !f->finished) {
+            wk_status st = wk__feed_append(f);
+            if (st != WK_OK) {
+                return st == WK_ERR_AGAIN ? st
+                                          : ev_limit_at_token(u, f->buf, f->buf_len,
+                                                              wk__feed_value_off(f));
+            }
+            ev_look(u, true);
+            continue;
+        }
+        const uint8_t *base = in_buf ? f->buf : f->chunk;
+        size_t len = in_buf ? f->buf_len : f->chunk_len;
+        r->start = base;
+        r->p = base + (in_buf ? u->ev_pos : f->chunk_pos);
+        r->end = base + len;
+        const uint8_t *save_p;
+        uint32_t save_state, save_depth, save_values;
+        wk_event ev;
+        wk_status st;
+        for (;;) {
+            save_p = r->p;
+            save_state = r->state;
+            save_depth = r->depth;
+            save_values = r->values;
+            st = wk_json_reader_next(r, &ev);
+            if (st != WK_OK) {
+                break;
+            }
+            if (r->p == r->end && !f->finished && ev_is_number(ev.type)) {
+                st = WK_ERR_AGAIN; /* the number may go on in the next chunk */
+                break;
+            }
+            st = sink->event(sink->self, &ev);
+            if (st != WK_OK) {
+                wk_error e;
+                sink->error(sink->self, &e);
+                return wk__feed_fail(f, st, e.offset, e.msg);
+            }
+            if (r->depth == 0 || in_buf) {
+                break; /* the value is whole, or the reader may be back in the chunk */
+            }
+        }
+        size_t pos = (size_t)(r->p - base);
+        if (st == WK_OK) {
+            if (!in_buf) {
+                f->chunk_pos = pos;
+                return WK_OK;
+            }
+            u->ev_pos = pos;
+            /* the gathered bytes end with a copy of the chunk's bytes before chunk_pos, which
+             * the reader may go on from while the chunk is still the caller's */
+            size_t from_chunk = !u->live               ? 0
+                                : f->buf_len < f->chunk_pos ? f->buf_len
+                                                            : f->chunk_pos;
+            if (pos >= f->buf_len - from_chunk) { /* back in the chunk's own bytes */
+                uint64_t base_off = ev_base_off(u);
+                ev_lines_to(u, base, base_off, base_off + pos);
+                f->chunk_pos -= f->buf_len - pos;
+                f->buf_len = 0;
+            }
+            if (r->depth == 0) {
+                return WK_OK;
+            }
+            continue;
+        }
+        if (st == WK_ERR_EOF && f->finished) {
+            return WK_ERR_EOF;
+        }
+        size_t retry = 0;
+        if (st != WK_ERR_EOF && st != WK_ERR_AGAIN) {
+            size_t at = r->err.offset;
+            if (f->finished || (st != WK_ERR_TRUNCATED && at + EV_LOOKAHEAD < len)) {
+                uint64_t base_off = ev_base_off(u);
+                size_t from = (size_t)(u->line_off - base_off);
+                return fail_at(u, base + from, len - from, st, base_off + at, r->err.msg);
+            }
+            if (st != WK_ERR_TRUNCATED) {
+                retry = at + EV_LOOKAHEAD + 1;
+            }
+        }
+        /* the call needs bytes past the end: undo it and wait for them. Whitespace where it
+         * started is not kept, except one byte between top-level values (the reader checks
+         * that they are separated). */
+        size_t keep = (size_t)(save_p - base);
+        size_t q = keep;
+        while (q < len && ws_byte(base[q])) {
+            q++;
+        }
+        if (q > keep) {
+            keep = save_depth == 0 && save_values > 0 ? q - 1 : q;
+        }
+        r->p = save_p;
+        r->state = save_state;
+        r->depth = save_depth;
+        r->values = save_values;
+        r->err.code = WK_OK;
+        if (in_buf) {
+            u->ev_pos = keep;
+        }
+        st = ev_need_more(u, base, len, keep, retry);
+        if (st != WK_OK) {
+            if (st == WK_ERR_AGAIN && f->buf_len == 0) {
+                ev_lines_to(u, f->chunk, f->chunk_off, f->chunk_off + f->chunk_len);
+            }
+            return st;
+        }
+    }
+}
+
 WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink)
 {
-    const uint8_t *d = NULL;
-    size_t n = 0;
-    return take(u, TAKE_RAW, sink, NULL, NULL, &d, &n);
+    wk_status st = ev_next(u, sink);
+    if (st == WK_ERR_AGAIN) {
+        u->live = false; /* the caller may now free or reuse the chunk */
+    }
+    return st;
 }

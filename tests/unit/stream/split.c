@@ -86,3 +86,54 @@ void split_feeder_free(split_feeder *f)
     free(f->copy);
     f->copy = NULL;
 }
+
+void split_json_events(const uint8_t *d, size_t n, const wk_read_opts *o, wk_buf *out)
+{
+    wk_json_reader r;
+    wk_source src;
+    wk_mp_writer w;
+    wk_sink sink;
+    out->len = 0;
+    wk_json_reader_init(&r, d, n, o, NULL);
+    wk_json_reader_source(&r, &src);
+    wk_mp_writer_init(&w, out);
+    wk_mp_writer_sink(&w, &sink);
+    wk_transcode(&src, &sink, NULL);
+    wk_mp_writer_finish(&w, NULL);
+    wk_json_reader_free(&r);
+}
+
+void split_events_init(split_events *e)
+{
+    memset(e, 0, sizeof *e);
+    wk_buf_init(&e->got, NULL, 0);
+    wk_buf_init(&e->want, NULL, 0);
+}
+
+wk_status split_events_next(split_events *e, wk_json_unpacker *u)
+{
+    if (!e->open) {
+        e->got.len = 0;
+        wk_mp_writer_init(&e->w, &e->got);
+        wk_mp_writer_sink(&e->w, &e->sink);
+        e->open = true;
+    }
+    wk_status st = wk_json_unpacker_next_events(u, &e->sink);
+    if (st != WK_ERR_AGAIN) {
+        wk_mp_writer_finish(&e->w, NULL);
+        e->open = false;
+    }
+    return st;
+}
+
+bool split_events_match(split_events *e, const uint8_t *d, size_t n, const wk_read_opts *o)
+{
+    split_json_events(d, n, o, &e->want);
+    return e->got.len == e->want.len && memcmp(e->got.data, e->want.data, e->got.len) == 0;
+}
+
+void split_events_free(split_events *e)
+{
+    wk_buf_free(&e->got);
+    wk_buf_free(&e->want);
+}

@@ -215,8 +215,31 @@ WK_TEST(test_mp_unpacker_out_of_memory_is_a_clean_error)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const char *unit,
-                                   size_t total, size_t *values)
+typedef struct ev_count {
+    size_t events, values;
+    uint32_t depth;
+} ev_count;
+
+static wk_status count_event(void *self, const wk_event *ev)
+{
+    ev_count *c = self;
+    c->events++;
+    c->depth += ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP;
+    c->depth -= ev->type == WK_EV_END;
+    return WK_OK;
+}
+
+static wk_status count_error(const void *self, wk_error *err)
+{
+    (void)self;
+    return wk_error_set(err, WK_OK, 0, NULL);
+}
+
+/* Feeds `head`, then `total` bytes of `unit` repeated in PIECE-byte chunks, taking values out
+ * (raw spans, or events when `events` is not NULL: it counts them); *values gets the count of
+ * values taken out. Returns the final status. */
+static wk_status json_feed(wk_json_unpacker *u, const char *head, const char *unit,
+                           size_t total, size_t *values, ev_count *events)
 {
     uint8_t chunk[PIECE];
     size_t ulen = strlen(unit);
@@ -246,7 +269,12 @@ static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const 
         for (;;) {
             const uint8_t *d;
             size_t n;
-            st = wk_json_unpacker_next(u, &d, &n, NULL);
+            if (events != NULL) {
+                wk_sink sink = {count_event, count_error, events};
+                st = wk_json_unpacker_next_events(u, &sink);
+            } else {
+                st = wk_json_unpacker_next(u, &d, &n, NULL);
+            }
             if (st == WK_OK) {
                 (*values)++;
                 continue;
@@ -257,6 +285,12 @@ static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const 
             return st;
         }
     }
+}
+
+static wk_status json_feed_pattern(wk_json_unpacker *u, const char *head, const char *unit,
+                                   size_t total, size_t *values)
+{
+    return json_feed(u, head, unit, total, values, NULL);
 }
 
 WK_TEST(test_json_unpacker_endless_string_hits_the_cap)
@@ -331,4 +365,94 @@ WK_TEST(test_json_unpacker_million_tiny_values)
     CHECK_EQ(values, 2000000);
     CHECK_MSG(ta.peak_bytes <= 8192, "peak %zu", ta.peak_bytes);
     wk_json_unpacker_free(&u);
+}
+
+/* ---- JSON events: read straight from the chunks, only a cut token is gathered ---------- */
+
+typedef struct events_run {
+    wk_status st;
+    size_t values;
+    ev_count c;
+    wk_error err;
+    size_t peak;
+} events_run;
+
+/* json_feed taking events, on a JSON Lines unpacker with the CAP and a counting allocator. */
+static void run_events(const char *head, const char *unit, size_t total, events_run *run)
+{
+    memset(run, 0, sizeof *run);
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.flags = WK_JSON_READ_MULTI, .alloc = &ta.a};
+    wk_json_unpacker u;
+    wk_json_unpacker_init(&u, &o, CAP);
+    run->st = json_feed(&u, head, unit, total, &run->values, &run->c);
+    wk_json_unpacker_error(&u, &run->err, NULL, NULL);
+    run->peak = ta.peak_bytes;
+    wk_json_unpacker_free(&u);
+    CHECK_EQ(ta.live_bytes, 0);
+}
+
+WK_TEST(test_json_events_endless_string_hits_the_cap_at_the_strings_offset)
+{
+    events_run r;
+    run_events("1\n\"", "abc", 10 * CAP, &r);
+    CHECK_STATUS(r.st, WK_ERR_LIMIT);
+    CHECK_EQ(r.values, 1);
+    CHECK_EQ(r.c.events, 1);
+    CHECK_EQ(r.err.offset, 2);
+    CHECK_MSG(r.peak <= CAP + 4096, "peak %zu", r.peak);
+}
+
+WK_TEST(test_json_events_whitespace_flood_between_values_is_not_gathered)
+{
+    events_run r;
+    run_events("[1]", " \n\t", 30 * CAP, &r);
+    CHECK_STATUS(r.st, WK_ERR_EOF);
+    CHECK_EQ(r.values, 1);
+    CHECK_MSG(r.peak <= 8192, "peak %zu", r.peak);
+}
+
+WK_TEST(test_json_events_huge_array_streams_in_little_memory)
+{
+    /* events need no whole value: an array ten times the cap goes through, its events sent
+     * as its chunks come, and ends as the reader ends it (truncated, no closing bracket) */
+    events_run r;
+    run_events("[", "1,", 10 * CAP, &r);
+    CHECK_STATUS(r.st, WK_ERR_TRUNCATED);
+    CHECK_EQ(r.values, 0);
+    CHECK_EQ(r.c.events, 1 + 10 * CAP / 2);
+    CHECK_EQ(r.c.depth, 1);
+    CHECK_EQ(r.err.offset, 1 + 10 * CAP);
+    CHECK_MSG(r.peak <= 8192, "peak %zu", r.peak);
+}
+
+WK_TEST(test_json_events_whitespace_flood_after_a_comma_hits_the_cap)
+{
+    /* a reader call starts at the comma, so the whitespace after it is gathered with it (the
+     * same cap as for a whole value in the other takes) */
+    events_run r;
+    run_events("[1,", " \n\t", 30 * CAP, &r);
+    CHECK_STATUS(r.st, WK_ERR_LIMIT);
+    CHECK_EQ(r.c.events, 2);
+    CHECK_MSG(r.peak <= CAP + 4096, "peak %zu", r.peak);
+}
+
+WK_TEST(test_json_events_depth_bomb_is_the_readers_depth_error)
+{
+    events_run r;
+    run_events(NULL, "[", 4 * CAP, &r);
+    CHECK_STATUS(r.st, WK_ERR_DEPTH);
+    CHECK_EQ(r.err.offset, WK_JSON_DEFAULT_MAX_DEPTH);
+    CHECK_EQ(r.c.events, WK_JSON_DEFAULT_MAX_DEPTH);
+}
+
+WK_TEST(test_json_events_million_tiny_values_fed_in_place)
+{
+    events_run r;
+    run_events(NULL, "7\n{}\n", 5 * 1000000, &r);
+    CHECK_STATUS(r.st, WK_ERR_EOF);
+    CHECK_EQ(r.values, 2000000);
+    CHECK_EQ(r.c.events, 3000000);
+    CHECK_MSG(r.peak <= 8192, "peak %zu", r.peak);
 }

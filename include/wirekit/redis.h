@@ -74,7 +74,8 @@ typedef struct wk_redis_opts {
                                       each server's connection, sending more as replies are
                                       read (when half the window is answered), so a multi-get
                                       of many keys keeps every master busy without queueing
-                                      all its replies in the server at once: 64 */
+                                      all its replies in the server at once; a small window
+                                      costs more sends per key: 256 */
     void *reserved[4];           /**< zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 

@@ -1196,7 +1196,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
     s->pool_max = opts->pool != 0 ? opts->pool : 4;
     s->wait_replicas = opts->wait_replicas;
-    s->window = opts->pipeline_window != 0 ? opts->pipeline_window : 64;
+    s->window = opts->pipeline_window != 0 ? opts->pipeline_window : 256;
     /* server 0: the single server, the first seed node, or (sentinel) a placeholder until
      * the sentinels name the master: the first sentinel, refused as a data node by the
      * refresh that runs before the first command */

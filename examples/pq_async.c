@@ -1,6 +1,10 @@
 /*
- * Example: two PostgreSQL queries at once, on two connections, from one plain poll() loop.
+ * Example: two PostgreSQL connections made at once, then two queries at once on them, from
+ * plain poll() loops: nothing blocks after the start.
  *
+ * wk_pq_connect_start starts a connection without waiting; wk_pq_connecting_step advances it
+ * (the socket, then the session settings and the catalog query in one round trip) as the
+ * socket allows, and wk_pq_connecting_take hands the connection over.
  * wk_pq_async_start sends a query (parameters encoded by wirekit in binary) without waiting;
  * the loop then watches each query's socket for what wk_pq_async_wants says, with the
  * earliest wk_pq_async_timeout_ms as poll's timeout, and calls wk_pq_async_step when a socket
@@ -56,6 +60,75 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Fills `fd` to wait on `sock` for what `want` (WK_PQ_WANT_*) says, and lowers *timeout
+ * (-1: none yet) to `left` (-1: no deadline). */
+static void watch(struct pollfd *fd, int sock, unsigned want, int left, int *timeout)
+{
+    fd->fd = sock;
+    fd->events = (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
+                         ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0));
+    fd->revents = 0;
+    if (left >= 0 && (*timeout < 0 || left < *timeout)) {
+        *timeout = left;
+    }
+}
+
+/* Connects conn[0..n) at once from one poll() loop: each connect says which socket to watch
+ * and for what, and each step does what the socket allows (the socket, then the session
+ * set-up and the catalog query); 5 s for each. Returns 0 when all are connected. */
+static int connect_all(const char *dsn, wk_pq_conn **conn, int n)
+{
+    wk_pq_connecting *k[8] = {NULL};
+    wk_status st[8];
+    wk_error err = {0};
+    int running = 0, rc = 0;
+    for (int i = 0; i < n && i < 8; i++) {
+        st[i] = wk_pq_connect_start(dsn, NULL, 5000, &k[i], &err);
+        running += st[i] == WK_OK;
+        rc |= st[i] != WK_OK;
+        st[i] = st[i] == WK_OK ? WK_ERR_AGAIN : st[i];
+    }
+    while (running > 0) {
+        struct pollfd fds[8];
+        int idx[8], nfds = 0, timeout = -1;
+        for (int i = 0; i < n && i < 8; i++) {
+            if (st[i] != WK_ERR_AGAIN) {
+                continue;
+            }
+            /* the socket can change while libpq tries the next address: read it each time */
+            watch(&fds[nfds], wk_pq_connecting_socket(k[i]), wk_pq_connecting_wants(k[i]),
+                  wk_pq_connecting_timeout_ms(k[i]), &timeout);
+            idx[nfds++] = i;
+        }
+        if (poll(fds, (nfds_t)nfds, timeout) < 0) {
+            perror("pq_async: poll");
+            rc = 1;
+            break;
+        }
+        for (int j = 0; j < nfds; j++) {
+            int i = idx[j];
+            /* a ready socket, or a deadline that has come: step; it never blocks */
+            if (fds[j].revents == 0 && wk_pq_connecting_timeout_ms(k[i]) != 0) {
+                continue;
+            }
+            st[i] = wk_pq_connecting_step(k[i], &err);
+            running -= st[i] != WK_ERR_AGAIN;
+        }
+    }
+    for (int i = 0; i < n && i < 8; i++) {
+        conn[i] = wk_pq_connecting_take(k[i]); /* NULL when given up half-way */
+        if (st[i] != WK_OK) {
+            fprintf(stderr, "pq_async: connection %d: %s: %s\n", i, wk_status_str(st[i]),
+                    conn[i] != NULL ? wk_pq_conn_message(conn[i]) : "not connected");
+            rc = 1;
+        }
+    }
+    if (rc == 0) {
+        printf("%d connections made from one poll() loop\n", n);
+    }
+    return rc;
+}
+
 int main(void)
 {
     const char *dsn = getenv("WK_PG_DSN");
@@ -68,13 +141,8 @@ int main(void)
     wk_pq_async *q[NQ] = {NULL, NULL};
     wk_error err = {0};
     int rc = 0;
-    for (int i = 0; i < NQ && rc == 0; i++) {
-        /* connecting blocks; everything after it does not */
-        if (wk_pq_connect(dsn, NULL, &conn[i], &err) != WK_OK) {
-            fprintf(stderr, "pq_async: %s\n",
-                    conn[i] != NULL ? wk_pq_conn_message(conn[i]) : err.msg);
-            rc = 1;
-        }
+    if (connect_all(dsn, conn, NQ) != 0) {
+        rc = 1;
     }
 
     /* query 0: many rows; query 1: a few rows after a server-side sleep */
@@ -111,15 +179,9 @@ int main(void)
             if (want == 0) {
                 continue;
             }
-            fds[nfds].fd = wk_pq_async_socket(q[i]);
-            fds[nfds].events = (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                       ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0));
-            fds[nfds].revents = 0;
+            watch(&fds[nfds], wk_pq_async_socket(q[i]), want, wk_pq_async_timeout_ms(q[i]),
+                  &timeout);
             idx[nfds++] = i;
-            int left = wk_pq_async_timeout_ms(q[i]);
-            if (left >= 0 && (timeout < 0 || left < timeout)) {
-                timeout = left;
-            }
         }
         if (poll(fds, (nfds_t)nfds, timeout) < 0) {
             perror("pq_async: poll");

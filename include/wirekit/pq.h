@@ -55,8 +55,10 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
                                wk_error *err);
 
 /**
- * wk_pq_connect with a deadline for every query the connection runs, the set-up and catalog
- * queries included (`timeout_ms` 0: none, as wk_pq_connect). The server gets
+ * wk_pq_connect with a deadline for every query the connection runs (`timeout_ms` 0: none,
+ * as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
+ * `timeout_ms` after the socket is up, else the connection is given up and the call returns
+ * WK_ERR_CONNECT ("setting up the session timed out after N ms"). The server gets
  * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
  * (at least 2, libpq's minimum); besides, the client waits at most `timeout_ms` for a result:
  * past it the query is cancelled (PQcancel) and the call returns WK_ERR_IO ("the query timed
@@ -478,6 +480,96 @@ WK_API const char *wk_pq_async_command(const wk_pq_async *q);
  *  at most one second (then the connection is given up), so that the connection can run the
  *  next query. The PGconn is back in blocking mode. NULL is a no-op. */
 WK_API void wk_pq_async_free(wk_pq_async *q);
+
+/* ---- non-blocking connect for event loops (pq_connect.c) ------------------------------- */
+
+/** A connection being made, driven by an event loop (opaque; wk_pq_connect_start,
+ *  wk_pq_connecting_take). */
+typedef struct wk_pq_connecting wk_pq_connecting;
+
+/**
+ * Starts connecting to `dsn` without blocking (libpq's PQconnectStartParams; a host name is
+ * still resolved by libpq, which can block unless `dsn` gives hostaddr or a numeric host).
+ * The rest is what wk_pq_connect does: the session settings, the catalog query and the
+ * registry snapshot from `base` (NULL: the built-in codecs), here in one round trip sent
+ * once the socket is up; the connection ends in the same state as wk_pq_connect's.
+ * `timeout_ms` (0: none) is the deadline of the whole connect and then the connection's
+ * per-query deadline, as wk_pq_connect_timeout (libpq's connect_timeout is not applied on
+ * this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
+ * wk_pq_connecting_step, then take the connection with wk_pq_connecting_take) or
+ * WK_ERR_NOMEM. A failure to start (a malformed `dsn`) is reported by the first step.
+ */
+WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
+                                     uint32_t timeout_ms, wk_pq_connecting **out,
+                                     wk_error *err);
+
+/** The socket to watch before the next step (-1 once it has failed). It can change between
+ *  steps while libpq tries the next host or address: read it again before each wait. */
+WK_API int wk_pq_connecting_socket(const wk_pq_connecting *k);
+
+/** What to wait for on the socket before the next step: WK_PQ_WANT_READ and/or
+ *  WK_PQ_WANT_WRITE; 0 once the connect has ended. */
+WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k);
+
+/** Milliseconds until the connect's deadline (0: passed, or ended: call
+ *  wk_pq_connecting_step now), -1 when there is none. */
+WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k);
+
+/**
+ * Does what the socket allows without blocking: advances libpq's connect, sends the set-up
+ * once the socket is up, reads its answers, and builds the snapshot once all are in. Call it
+ * when the socket is ready as wk_pq_connecting_wants says, and when
+ * wk_pq_connecting_timeout_ms has passed. Returns WK_ERR_AGAIN (wait and step again), WK_OK
+ * (connected: wk_pq_connecting_take), or the failure, which every later step repeats:
+ * WK_ERR_CONNECT (the server refused or could not be reached, a bad password or database:
+ * the server's message in wk_pq_conn_message of the taken connection and
+ * wk_pq_last_error; or the deadline passed: "connecting timed out after N ms", or "setting
+ * up the session timed out after N ms" once the socket was up),
+ * WK_ERR_SERVER (the set-up or catalog query failed), WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err);
+
+/**
+ * Frees `k` and hands its connection over: once a step returned WK_OK, ready for queries;
+ * after a failure, the failed connection, whose message says why (free it with
+ * wk_pq_conn_free, as after a failed wk_pq_connect). A connect still in progress is given up
+ * (nothing is handed over: NULL). NULL is a no-op (NULL).
+ */
+WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k);
+
+/* ---- pipelines driven by an event loop (pq_pipeline.c) --------------------------------- */
+
+/**
+ * wk_pq_pipeline_next for an event loop: never waits. The first call sends the batch (or,
+ * when the cache lacks some of its statements, their preparation: the batch follows from the
+ * step that finds their answers in). Every call writes what the socket takes, reads the
+ * answers that have arrived, and hands out the next statement's outcome once its answer is
+ * in. Returns WK_OK (`*out` as wk_pq_pipeline_next gives it), WK_ERR_AGAIN (wait on
+ * wk_pq_pipeline_socket for what wk_pq_pipeline_wants says, at most
+ * wk_pq_pipeline_timeout_ms, and step again), WK_ERR_EOF (every outcome handed out and the
+ * batch's end read: wk_pq_pipeline_end returns without waiting), or WK_ERR_STATE (the
+ * pipeline is being read with wk_pq_pipeline_next). The connection's deadline applies to
+ * each wait for the next answer: past it a step cancels the batch (the running statement
+ * fails with 57014, the rest are ABORTED, the end gives WK_ERR_IO), and if the server
+ * answers neither within a second of grace the connection is given up (the statements not
+ * answered are UNKNOWN). The cancel request is the one blocking exchange, as for
+ * wk_pq_async_cancel. wk_pq_pipeline_next or wk_pq_pipeline_end may take over at any time
+ * (they then wait as usual).
+ */
+WK_API wk_status wk_pq_pipeline_step(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err);
+
+/** The socket to watch before the next wk_pq_pipeline_step. */
+WK_API int wk_pq_pipeline_socket(const wk_pq_pipeline *p);
+
+/** What to wait for on the socket before the next wk_pq_pipeline_step: WK_PQ_WANT_READ,
+ *  plus WK_PQ_WANT_WRITE while libpq holds part of the batch; 0 when the next step will not
+ *  wait (the batch is not sent yet, or what it reads is in). */
+WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
+
+/** Milliseconds until the deadline of the wait for the next answer (or until the cancel
+ *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
+ *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
+WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,8 @@ typedef struct wk__feed {
 
 /* ==== MessagePack ========================================================================== */
 
+struct wk__mp_tree; /* internal: a tree build paused at a chunk's end */
+
 /** The incremental MessagePack unpacker. Treat as opaque; lives on the caller's stack or heap
  *  (wk_mp_unpacker_init / wk_mp_unpacker_free). */
 typedef struct wk_mp_unpacker {
@@ -67,6 +69,8 @@ typedef struct wk_mp_unpacker {
     uint64_t left;      /**< framing: elements left in the innermost open container */
     uint64_t value_off; /**< stream offset of the value handed out last */
     size_t typical;     /**< running estimate of value sizes (decides the first try) */
+    struct wk__mp_tree *tree; /**< tree build paused at a chunk's end (internal) */
+    uint8_t cut;        /**< how the value in the gather buffer is read (internal) */
 } wk_mp_unpacker;
 
 /**
@@ -103,8 +107,12 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
 
 /**
  * Takes out the next complete value as a tree in `arena` (as wk_mp_decode_value builds it;
- * strings point into the input, valid until the next call, unless WK_READ_COPY_STRINGS).
- * Statuses as wk_mp_unpacker_next, plus the arena's WK_ERR_NOMEM/WK_ERR_LIMIT (latched).
+ * strings point into the input or the internal buffer, valid until the next call, unless
+ * WK_READ_COPY_STRINGS). A value cut by chunk ends is built as its bytes arrive: between
+ * calls its partial tree lives in the unpacker (its nodes in a block of at most the buffer
+ * cap, beside a list of its containers), so `arena` may be reset or used for anything between
+ * calls; the complete tree is copied into `arena`. Statuses as wk_mp_unpacker_next,
+ * plus the arena's WK_ERR_NOMEM/WK_ERR_LIMIT (latched).
  */
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out);
 

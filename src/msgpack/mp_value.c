@@ -9,38 +9,9 @@
  * allocator: the reader options', else the arena's; the output buffer's for the encoder), and
  * tests check they agree with the generic paths.
  */
-#include "mp_token.h"
-#include "wirekit/utf8.h"
+#include "mp_cursor.h"
 
 #define INLINE_FRAMES 64
-
-/* The cursor: the token decoder over the input, with the optional UTF-8 check of strings.
- * `at` is where the last token started (or the bad byte of a string), for error offsets. */
-typedef struct mp_cursor {
-    const uint8_t *p;
-    const uint8_t *end;
-    const uint8_t *at;
-    bool strict;
-} mp_cursor;
-
-static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
-{
-    c->at = c->p;
-    if (WK__UNLIKELY(c->p == c->end)) {
-        *msg = WK_MP_MSG_TRUNCATED;
-        return WK_ERR_TRUNCATED;
-    }
-    wk_status st = wk__mp_token(&c->p, c->end, ev, msg);
-    if (c->strict && st == WK_OK && ev->type == WK_EV_STR) {
-        size_t bad = 0;
-        if (!wk_utf8_valid(ev->v.str.ptr, ev->v.str.len, &bad)) {
-            c->at = (const uint8_t *)ev->v.str.ptr + bad;
-            *msg = WK_MP_MSG_UTF8;
-            return WK_ERR_UTF8;
-        }
-    }
-    return st;
-}
 
 #define VB_FN build_from_tokens
 #define VB_CURSOR mp_cursor

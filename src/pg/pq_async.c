@@ -39,12 +39,10 @@ struct wk_pq_async {
     wk_status status;   /* the first failure, WK_OK */
     wk_error err;       /* its detail */
     bool stop;          /* drop rows and send no further step (a failure or a cancel) */
-    bool cancel_sent;
     bool timed_out;
     bool write_pending; /* libpq holds data to send */
     int64_t deadline;   /* INT64_MAX: none */
-    int64_t grace;      /* after a cancel request: the server must have ended the query */
-    int64_t cancel_again; /* when to repeat the cancel request (one that came too early) */
+    wk__pq_cancelling cancel; /* the cancel request, repeated until the grace ends */
     char command[64];
 };
 
@@ -58,16 +56,6 @@ static void fail(wk_pq_async *q, wk_status st, const wk_error *e)
         }
     }
     q->stop = true;
-}
-
-static void send_cancel(wk_pq_async *q)
-{
-    if (!q->cancel_sent) {
-        q->cancel_sent = true;
-        q->grace = wk__pq_now_ms() + 1000;
-        q->cancel_again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
-        wk__pq_cancel(q->conn);
-    }
 }
 
 /* The query has ended: the connection is back in blocking mode for the blocking calls. */
@@ -141,7 +129,7 @@ static void hand_over(wk_pq_async *q, const PGresult *r)
         q->rows++;
     } else {
         fail(q, st, &e);
-        send_cancel(q);
+        wk__pq_cancel_begin(q->conn, &q->cancel);
     }
 }
 
@@ -271,7 +259,6 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
         return st;
     }
     q->deadline = wk__pq_deadline(conn);
-    q->grace = INT64_MAX;
     q->rfmt = 1;
     bool known = wk__pq_fmt_cached(conn, sql, q->types, n, &q->rfmt);
     q->ph = PH_PREPARE;
@@ -308,11 +295,10 @@ WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
 
 WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
 {
-    int64_t until = q->cancel_sent ? (q->cancel_again < q->grace ? q->cancel_again : q->grace)
-                                   : q->deadline;
     if (q->ph == PH_DONE) {
         return 0;
     }
+    int64_t until = q->cancel.sent ? wk__pq_cancel_due(&q->cancel) : q->deadline;
     if (until == INT64_MAX) {
         return -1;
     }
@@ -347,8 +333,7 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
     if (q->ph == PH_DONE) {
         return outcome(q, err);
     }
-    int64_t now = wk__pq_now_ms();
-    if (q->cancel_sent && now >= q->grace) {
+    if (q->cancel.sent && wk__pq_cancel_tick(q->conn, &q->cancel) < 0) {
         /* the server answers neither the query nor the cancel: give the connection up */
         q->conn->broken = true;
         bool timed_out = q->timed_out;
@@ -364,15 +349,10 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
         }
         return outcome(q, err);
     }
-    if (q->cancel_sent && now >= q->cancel_again) {
-        /* the server ignores a cancel that reached the backend before the query did */
-        wk__pq_cancel(q->conn);
-        q->cancel_again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
-    }
-    if (!q->cancel_sent && now >= q->deadline) {
+    if (!q->cancel.sent && wk__pq_now_ms() >= q->deadline) {
         q->timed_out = true;
         q->stop = true;
-        send_cancel(q);
+        wk__pq_cancel_begin(q->conn, &q->cancel);
     }
     return WK_ERR_AGAIN;
 }
@@ -382,7 +362,7 @@ WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err)
     if (q->ph == PH_DONE) {
         return wk__pg_fail(err, WK_ERR_STATE, 0, "the query has ended");
     }
-    send_cancel(q);
+    wk__pq_cancel_begin(q->conn, &q->cancel);
     return WK_OK;
 }
 

@@ -1,6 +1,7 @@
 /*
- * Per-connection types: one catalog query at connect time finds the database's own types and
- * turns each into a codec added to a snapshot private to the connection.
+ * Per-connection types: one catalog query at connect time (sent by pq_connect.c behind the
+ * session settings) finds the database's own types and turns each into a codec added to a
+ * snapshot private to the connection.
  *
  * - enums: text-like (both wire formats carry the label), decode to STR;
  * - domains over a type the registry knows: the base type's codec under the domain's OIDs;
@@ -78,19 +79,18 @@ static uint32_t get_oid(const PGresult *r, int row, int col)
     return i > 0 && s[i] == '\0' ? (uint32_t)v : 0;
 }
 
-wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
-                              wk_error *err)
+const char *wk__pq_catalog_sql(void)
+{
+    return catalog_sql;
+}
+
+wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
+                               wk_pg_registry **out, wk_error *err)
 {
     *out = NULL;
-    PGresult *r = NULL;
-    if (wk__pq_run(c, catalog_sql, &r, err) != WK_OK) {
-        PQclear(r);
-        return WK_ERR_IO;
-    }
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        wk_status st = wk__pq_take_error(c, r, "the catalog query failed", err);
-        PQclear(r);
-        return st;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) < 8) {
+        wk__pq_set_message(c, "the catalog query returned no types");
+        return wk__pg_fail(err, WK_ERR_SERVER, 0, "the catalog query failed");
     }
     int rows = PQntuples(r);
     owned **made = calloc((size_t)rows + 1, sizeof *made);
@@ -98,7 +98,6 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
     if (made == NULL || list == NULL) {
         free(made);
         free(list);
-        PQclear(r);
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for catalog types");
     }
     size_t n = 0;
@@ -169,7 +168,6 @@ wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registr
         list[n] = &o->codec;
         n++;
     }
-    PQclear(r);
     wk_pg_registry *next = NULL;
     if (st == WK_OK && n > 0) {
         st = wk_pg_registry_add(base, list, n, &next, err);

@@ -1,7 +1,7 @@
 /*
- * libpq connections and queries: connect with the session settings wirekit's text output
- * follows, keep the connection's registry snapshot, and run queries whose parameters are
- * encoded by wirekit (binary) and whose results come back in binary.
+ * libpq connections and queries: keep the connection's registry snapshot (made when it
+ * connected, pq_connect.c), and run queries whose parameters are encoded by wirekit (binary)
+ * and whose results come back in binary.
  *
  * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
  * move while it grows), so a query costs a handful of allocations whatever its parameters.
@@ -19,13 +19,6 @@
 #include "pg/pq_internal.h"
 #include "wirekit/pq.h"
 
-/* libpq's default notice processor prints to stderr; a library must not print. */
-static void quiet_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
 /* Reads results until the query is done or `deadline` passes (true: done). A lost
  * connection is done too: PQgetResult then hands over libpq's error result. Output libpq
  * still holds (non-blocking mode) is flushed first. */
@@ -41,13 +34,7 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
             if (r == NULL) {
                 return true;
             }
-            /* Keep the last result, as PQexec does (an error result wins). */
-            if (*res != NULL && PQresultStatus(*res) == PGRES_FATAL_ERROR) {
-                PQclear(r);
-            } else {
-                PQclear(*res);
-                *res = r;
-            }
+            wk__pq_keep_result(res, r);
             if (PQstatus(c->pg) == CONNECTION_BAD) {
                 return true; /* nothing more will come */
             }
@@ -58,21 +45,16 @@ static bool collect(wk_pq_conn *c, int64_t deadline, PGresult **res)
     }
 }
 
-void wk__pq_cancel(wk_pq_conn *c)
+/* wk__pq_cancel_wait's wait: the query's results, into *res. */
+static bool collected(wk_pq_conn *c, int64_t until, void *res)
 {
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
-    }
+    return collect(c, until, res);
 }
 
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
 {
     *res = NULL;
-    int64_t deadline = c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
-    if (collect(c, deadline, res)) {
+    if (collect(c, wk__pq_deadline(c), res)) {
         if (*res == NULL && PQstatus(c->pg) == CONNECTION_BAD) {
             return wk__pq_take_error(c, NULL, "the connection was lost", err);
         }
@@ -82,15 +64,10 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
         }
         return WK_OK;
     }
-    /* Past the deadline: ask the server to cancel, and give it one more second (asking
-     * again meanwhile: a cancel that reached the backend before the query did is ignored). */
-    int64_t grace = wk__pq_now_ms() + 1000;
-    bool done = false;
-    while (!done && wk__pq_now_ms() < grace) {
-        wk__pq_cancel(c);
-        int64_t slice = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
-        done = collect(c, slice < grace ? slice : grace, res);
-    }
+    /* Past the deadline: ask the server to cancel, and give it its grace (asking again
+     * meanwhile: a cancel that reached the backend before the query did is ignored). */
+    wk__pq_cancelling k = {0};
+    bool done = wk__pq_cancel_wait(c, &k, collected, res);
     PQclear(*res);
     *res = NULL;
     if (!done) {
@@ -117,6 +94,7 @@ wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *e
     return wk__pq_wait(c, res, err);
 }
 
+/* Runs a statement of the session's (SET ...). */
 static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
 {
     PGresult *r = NULL;
@@ -129,60 +107,6 @@ static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
         st = wk__pq_take_error(c, r, "setting up the session failed", err);
     }
     PQclear(r);
-    return st;
-}
-
-WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
-                               wk_error *err)
-{
-    return wk_pq_connect_timeout(dsn, base, 0, out, err);
-}
-
-WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
-                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
-{
-    *out = NULL;
-    wk_pq_conn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
-    }
-    *out = c;
-    c->timeout_ms = timeout_ms;
-    if (timeout_ms == 0) {
-        c->pg = PQconnectdb(dsn);
-    } else {
-        /* The DSN is expanded first; the later keywords override it. */
-        char secs[16], opts[64];
-        uint32_t whole = (timeout_ms + 999) / 1000;
-        snprintf(secs, sizeof secs, "%u", whole < 2 ? 2 : whole);
-        snprintf(opts, sizeof opts, "-c statement_timeout=%u", timeout_ms);
-        const char *keys[4] = {"dbname", "connect_timeout", "options", NULL};
-        const char *vals[4] = {dsn, secs, opts, NULL};
-        c->pg = PQconnectdbParams(keys, vals, 1);
-    }
-    if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
-        return wk__pq_connect_error(c, err);
-    }
-    PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
-    wk_status st = run_simple(c,
-                              "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
-                              "SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'; "
-                              "SET extra_float_digits = 1; SET lc_monetary = 'C'",
-                              err);
-    if (st != WK_OK) {
-        return st;
-    }
-    wk_pg_registry *start = NULL;
-    if (base == NULL) {
-        st = wk_pg_registry_new_default(NULL, &start, err);
-    } else {
-        start = wk_pg_registry_ref((wk_pg_registry *)base);
-    }
-    if (st != WK_OK) {
-        return st;
-    }
-    st = wk__pq_load_catalog(c, start, &c->reg, err);
-    wk_pg_registry_unref(start);
     return st;
 }
 

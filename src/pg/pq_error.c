@@ -110,9 +110,10 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
     return wk__pg_fail(err, gone ? WK_ERR_CONNECT : WK_ERR_SERVER, 0, what);
 }
 
-wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err)
+wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err)
 {
-    char *m = strip_libpq(c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory");
+    char *m = strip_libpq(why != NULL ? why : c->pg != NULL ? PQerrorMessage(c->pg)
+                                                            : "out of memory");
     wk__pq_set_message(c, m);
     const char *f[5] = {"FATAL", m != NULL ? m : "out of memory", NULL, NULL, NULL};
     keep(c, NULL, f, 0);

@@ -31,8 +31,9 @@ struct wk_pq_conn {
  * error and returns WK_ERR_CONNECT when the connection is gone, else WK_ERR_SERVER, with
  * `err` filled with `what`. */
 wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, wk_error *err);
-/* Records a connection failure (PQconnectdb) and returns WK_ERR_CONNECT. */
-wk_status wk__pq_connect_error(wk_pq_conn *c, wk_error *err);
+/* Records a connection failure and returns WK_ERR_CONNECT: `why`, or libpq's message when
+ * NULL. */
+wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err);
 /* Forgets the last error. */
 void wk__pq_clear_error(wk_pq_conn *c);
 /* Sets the connection's one-line message from msg (NULL: empty), without trailing newlines. */
@@ -43,16 +44,27 @@ void wk__pq_set_message(wk_pq_conn *c, const char *msg);
  * timeout the query is cancelled; *res is NULL and WK_ERR_IO is returned. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err);
 
-/* Asks the server to cancel what the connection runs (PQcancel; errors ignored: the caller's
- * deadline decides what happens next). */
-void wk__pq_cancel(wk_pq_conn *c);
+/* Keeps the last result of a query in *last, as PQexec does: an error result wins over the
+ * results after it. */
+static inline void wk__pq_keep_result(PGresult **last, PGresult *r)
+{
+    if (*last != NULL && PQresultStatus(*last) == PGRES_FATAL_ERROR) {
+        PQclear(r);
+    } else {
+        PQclear(*last);
+        *last = r;
+    }
+}
 
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
-/* Runs the catalog query and builds `*out` = base + the database's own types. */
-wk_status wk__pq_load_catalog(wk_pq_conn *c, wk_pg_registry *base, wk_pg_registry **out,
-                              wk_error *err);
+/* The catalog query: the database's own types. (pq_catalog.c) */
+const char *wk__pq_catalog_sql(void);
+/* Builds `*out` = base + the database's own types from the catalog query's result `r` (not
+ * freed). */
+wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
+                               wk_pg_registry **out, wk_error *err);
 
 /* Monotonic milliseconds, for deadlines. */
 static inline int64_t wk__pq_now_ms(void)
@@ -98,6 +110,36 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
 /* A cancel request that arrives before the backend has started the query is ignored by the
  * server: while waiting for a cancelled query to end, the request is sent again this often. */
 #define WK__PQ_CANCEL_AGAIN_MS 200
+/* How long the server has, after the first cancel request, to end the query. */
+#define WK__PQ_CANCEL_GRACE_MS 1000
+
+/* A cancel in progress, shared by every path that cancels (the blocking wait, the
+ * non-blocking query, the pipeline, giving a query or COPY up): the first request, the
+ * request repeated every WK__PQ_CANCEL_AGAIN_MS, and the grace within which the server must
+ * end the query. Zero-initialised: no request sent yet. */
+typedef struct wk__pq_cancelling {
+    bool sent;         /* the first request went out */
+    unsigned requests; /* requests sent so far */
+    int64_t again;     /* when the next request is due */
+    int64_t grace;     /* the end of the grace */
+} wk__pq_cancelling;
+/* When the next thing is due after a request: the next request or the end of the grace. */
+static inline int64_t wk__pq_cancel_due(const wk__pq_cancelling *k)
+{
+    return k->again < k->grace ? k->again : k->grace;
+}
+/* Sends the first cancel request and starts the grace (nothing when one was sent already). */
+void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k);
+/* Repeats the request when it is due. Returns the time until which to wait for the server
+ * (the next request or the end of the grace, whichever comes first), or -1 once the grace has
+ * passed: the server answers neither the query nor the cancel. Never blocks but for the
+ * request itself (PQcancel). */
+int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k);
+/* Cancels and waits: wk__pq_cancel_begin, then `ended(c, until, arg)` (true: the query
+ * ended, or whatever the caller waits for arrived; false: `until` passed) between requests
+ * until it is true (returns true) or the grace passes (false). */
+bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
+                        bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg);
 /* Gives up the query or COPY in progress: cancels it (again every WK__PQ_CANCEL_AGAIN_MS),
  * ends a COPY in, and drains what is in flight for at most one second. False when the server
  * did not answer: the connection is then marked broken. */

@@ -15,13 +15,17 @@
  * not take, and every wait (poll on the socket, for writing while output is pending and
  * always for reading) flushes output and consumes input, so a server that writes results
  * while the client is still sending can never deadlock the two. The loop that does so,
- * next_event(), has no other blocking call: a non-blocking driver can take its place later.
+ * next_event(), has no other blocking call. An event loop drives the pipeline instead with
+ * wk_pq_pipeline_step: each step writes what the socket takes and reads the answers that are
+ * complete into a queue, and runs the next reading only once what it reads is queued;
+ * next_event() takes from that queue first, so the readers are the same for both.
  *
  * A statement is OK only when its result arrived, FAILED only when the server's error report
  * (with a SQLSTATE) arrived; an error libpq makes up itself (a lost connection) ends the
  * reading and every statement not answered yet is UNKNOWN.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +66,24 @@ struct wk_pq_pipeline {
     bool flushing;     /* output is still pending */
     bool failed;       /* a statement failed: its error is the connection's last */
     bool cancelled;    /* the deadline passed: the batch was cancelled */
+    wk__pq_cancelling cancel; /* its cancel request, repeated until the server answers */
     wk_status lost;    /* WK_ERR_CONNECT or WK_ERR_IO once no more answers can come */
     PGresult *cur;     /* the result handed out last */
     int64_t deadline;
     size_t ndrop;      /* DEALLOCATEs sent after the batch */
+    /* driven by an event loop (wk_pq_pipeline_step): libpq's answers are read ahead into a
+     * queue as they arrive, and a call runs only once the queue holds what it reads */
+    bool driven;
+    bool preparing;    /* driven: the preparations' answers are awaited before the batch */
+    bool cancel_answered; /* driven: answers came after the cancel request */
+    PGresult **q;      /* a result, NULL (end of a query's results) or SYNC_EV */
+    size_t q_head, q_n, q_cap;
+    size_t syncs_sent, syncs_read; /* Syncs sent, and read into the queue */
 };
+
+/* The queue's mark for a Sync (never dereferenced). */
+static char sync_mark;
+#define SYNC_EV ((PGresult *)(void *)&sync_mark)
 
 WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s)
 {
@@ -217,14 +234,42 @@ static void renew_deadline(wk_pq_pipeline *p)
     p->deadline = t != 0 ? wk__pq_now_ms() + t : INT64_MAX;
 }
 
+/* wk__pq_cancel_wait's wait in a pipeline: the server's next answer (or a broken
+ * connection), flushing the batch's pending output meanwhile. */
+static bool answered(wk_pq_conn *c, int64_t until, void *arg)
+{
+    (void)arg;
+    return wk__pq_await_ready(c, until);
+}
+
 /* The next thing libpq has for the pipeline: a result, the end of a query's results (libpq's
  * NULL), a Sync, or EV_LOST when nothing more can come. Flushes pending output and consumes
- * input while it waits; past the deadline cancels the batch and waits one more second. */
+ * input while it waits; past the deadline cancels the batch and waits out the cancel's
+ * grace (wk__pq_cancel_wait). */
 static ev next_event(wk_pq_pipeline *p, PGresult **r)
 {
     wk_pq_conn *c = p->c;
     *r = NULL;
     if (p->lost != WK_OK) {
+        return EV_LOST;
+    }
+    if (p->q_head < p->q_n) {
+        *r = p->q[p->q_head++];
+        if (*r == SYNC_EV) {
+            *r = NULL;
+            return EV_SYNC;
+        }
+        return *r == NULL ? EV_END : EV_RESULT;
+    }
+    if (p->driven) {
+        /* a driven call runs only once its answers are queued, or the connection broke */
+        if (PQstatus(c->pg) == CONNECTION_BAD) {
+            set_lost(p, WK_ERR_CONNECT, NULL);
+        } else {
+            p->c->broken = true;
+            set_lost(p, WK_ERR_CONNECT, "the server's answers did not match the pipeline's "
+                                        "statements; the connection was given up");
+        }
         return EV_LOST;
     }
     for (;;) {
@@ -253,22 +298,21 @@ static ev next_event(wk_pq_pipeline *p, PGresult **r)
             set_lost(p, WK_ERR_CONNECT, NULL);
             return EV_LOST;
         }
-        int64_t now = wk__pq_now_ms();
-        if (now >= p->deadline) {
-            if (!p->cancelled) {
-                p->cancelled = true; /* the running statement fails with 57014 */
-                wk__pq_cancel(c);
-                p->deadline = now + 1000;
-                continue;
+        if (wk__pq_now_ms() >= p->deadline) {
+            /* the running statement fails with 57014, the rest of the batch is aborted */
+            p->cancelled = true;
+            if (!wk__pq_cancel_wait(c, &p->cancel, answered, NULL)) {
+                c->broken = true;
+                set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer "
+                                       "the cancel request; the connection was given up");
+                return EV_LOST;
             }
-            c->broken = true;
-            set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer the "
-                                   "cancel request; the connection was given up");
-            return EV_LOST;
+            renew_deadline(p);
+            continue;
         }
-        int64_t left = p->deadline - now;
         struct pollfd pf = {PQsocket(c->pg), (short)(POLLIN | (p->flushing ? POLLOUT : 0)), 0};
-        int rc = poll(&pf, 1, (int)(left > 60000 ? 60000 : left));
+        int64_t left = p->deadline - wk__pq_now_ms();
+        int rc = poll(&pf, 1, (int)(left > 60000 ? 60000 : left < 0 ? 0 : left));
         if (rc < 0 && errno != EINTR) {
             set_lost(p, WK_ERR_CONNECT, "poll() failed on the connection's socket");
             return EV_LOST;
@@ -351,10 +395,10 @@ static bool is_new(const wk_pq_pipeline *p, const wk__pq_stmt *s)
     return s->sql != NULL && s->batch == p->batch && !s->ready;
 }
 
-/* Prepares and describes the statements of this batch the cache did not hold, in one round
- * trip; one that fails stays unprepared (its statements go with their text, and fail in
+/* Prepares and describes the statements of this batch the cache did not hold (sent here,
+ * their answers read by prepare_read: one round trip); one that fails stays unprepared (its statements go with their text, and fail in
  * place if they fail again) and is forgotten once the batch is sent. */
-static void prepare_new(wk_pq_pipeline *p)
+static size_t prepare_send(wk_pq_pipeline *p)
 {
     wk__pq_stmt_cache *sc = p->sc;
     PGconn *pg = p->c->pg;
@@ -370,10 +414,15 @@ static void prepare_new(wk_pq_pipeline *p)
         }
         k++;
     }
-    if (k == 0) {
-        return;
-    }
-    p->flushing = true;
+    p->syncs_sent += k;
+    p->flushing = p->flushing || k > 0;
+    return k;
+}
+
+/* Reads the answers to prepare_send's preparations. */
+static void prepare_read(wk_pq_pipeline *p)
+{
+    wk__pq_stmt_cache *sc = p->sc;
     for (size_t i = 0; i < sc->cap && p->lost == WK_OK; i++) {
         wk__pq_stmt *s = &sc->slots[i];
         if (!is_new(p, s)) {
@@ -428,6 +477,7 @@ static void send_batch(wk_pq_pipeline *p)
     if (p->lost == WK_OK && !PQpipelineSync(pg)) {
         set_lost(p, WK_ERR_CONNECT, NULL);
     }
+    p->syncs_sent++;
     for (size_t d = 0; d < sc->ndrop && p->lost == WK_OK; d++) {
         char sql[WK__PQ_STMT_NAME + 16];
         snprintf(sql, sizeof sql, "DEALLOCATE %s", sc->drop[d]);
@@ -435,6 +485,7 @@ static void send_batch(wk_pq_pipeline *p)
             set_lost(p, WK_ERR_CONNECT, NULL);
         }
         p->ndrop++;
+        p->syncs_sent++;
     }
     sc->ndrop = 0;
     p->flushing = true;
@@ -472,7 +523,11 @@ static void start(wk_pq_pipeline *p)
         return;
     }
     renew_deadline(p);
-    prepare_new(p);
+    if (prepare_send(p) > 0 && p->driven) {
+        p->preparing = true; /* the batch follows once their answers are in (step) */
+        return;
+    }
+    prepare_read(p);
     send_batch(p);
     release_new(p); /* the statements the server would not prepare went unprepared */
 }
@@ -510,9 +565,10 @@ static wk_pq_stmt_state classify(wk_pq_pipeline *p, const pipe_stmt *s, PGresult
     }
 }
 
-WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err)
+/* The next statement's outcome (wk_pq_pipeline_next, and wk_pq_pipeline_step once its
+ * answers are queued). */
+static wk_status next_outcome(wk_pq_pipeline *p, wk_pq_stmt_result *out)
 {
-    (void)err;
     memset(out, 0, sizeof *out);
     if (p->state == ADDING) {
         start(p);
@@ -545,11 +601,37 @@ WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, 
     return WK_OK;
 }
 
+/* The caller reads on with the blocking calls: the queue is read first, then libpq with its
+ * waits; a batch still waiting for its preparations' answers is sent first. */
+static void undrive(wk_pq_pipeline *p)
+{
+    p->driven = false;
+    if (p->preparing) {
+        p->preparing = false;
+        prepare_read(p);
+        send_batch(p);
+        release_new(p);
+    }
+}
+
+WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err)
+{
+    (void)err;
+    undrive(p);
+    return next_outcome(p, out);
+}
+
 static void free_pipeline(wk_pq_pipeline *p)
 {
     release_new(p);
     p->sc->open = false;
     PQclear(p->cur);
+    for (size_t i = p->q_head; i < p->q_n; i++) {
+        if (p->q[i] != SYNC_EV) {
+            PQclear(p->q[i]);
+        }
+    }
+    free(p->q);
     free(p->stmts);
     free(p->types);
     free(p->fmts);
@@ -566,6 +648,7 @@ WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err)
     if (p == NULL) {
         return WK_OK;
     }
+    undrive(p);
     wk_pq_stmt_result r;
     while (wk_pq_pipeline_next(p, &r, NULL) == WK_OK) {
     }
@@ -611,4 +694,161 @@ WK_API void wk_pq_pipeline_discard(wk_pq_pipeline *p)
         return;
     }
     (void)wk_pq_pipeline_end(p, NULL);
+}
+
+/* ---- driven by an event loop ------------------------------------------------------------ */
+
+/* Flushes pending output and reads every answer libpq has complete into the queue, up to the
+ * last Sync sent (past it libpq has nothing more to give). */
+static void pull(wk_pq_pipeline *p)
+{
+    PGconn *pg = p->c->pg;
+    if (p->lost != WK_OK) {
+        return;
+    }
+    if (p->flushing) {
+        int f = PQflush(pg);
+        if (f < 0) {
+            set_lost(p, WK_ERR_CONNECT, NULL);
+            return;
+        }
+        p->flushing = f == 1;
+    }
+    (void)PQconsumeInput(pg); /* a failure shows as CONNECTION_BAD */
+    if (p->q_head == p->q_n) {
+        p->q_head = p->q_n = 0; /* everything read: the queue starts over */
+    }
+    bool got = false;
+    while (p->syncs_read < p->syncs_sent && PQstatus(pg) != CONNECTION_BAD && !PQisBusy(pg)) {
+        if (!grow((void **)&p->q, &p->q_cap, p->q_n + 1, sizeof *p->q)) {
+            p->c->broken = true;
+            set_lost(p, WK_ERR_NOMEM, "out of memory for the pipeline");
+            return;
+        }
+        PGresult *r = PQgetResult(pg);
+        if (r != NULL && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            r = SYNC_EV;
+            p->syncs_read++;
+        }
+        p->q[p->q_n++] = r;
+        got = true;
+    }
+    if (got) {
+        renew_deadline(p);
+        p->cancel_answered = p->cancel.sent;
+    }
+}
+
+/* The queued answers not read yet. */
+static size_t queued(const wk_pq_pipeline *p)
+{
+    return p->q_n - p->q_head;
+}
+
+/* Whether `need_syncs` Syncs and `need_events` answers are queued, or nothing more can come
+ * (every Sync read, the connection broken or given up). */
+static bool have(const wk_pq_pipeline *p, size_t need_syncs, size_t need_events)
+{
+    if (p->lost != WK_OK || PQstatus(p->c->pg) == CONNECTION_BAD ||
+        p->syncs_read >= p->syncs_sent) {
+        return true;
+    }
+    return p->syncs_read >= need_syncs && queued(p) >= need_events;
+}
+
+/* Whether the next step can run without waiting: what it reads is queued. */
+static bool next_ready(const wk_pq_pipeline *p)
+{
+    if (p->state == ADDING) {
+        return true;
+    }
+    if (p->preparing) {
+        return have(p, p->syncs_sent, 0);
+    }
+    if (p->next < p->n) {
+        return have(p, 0, p->need_end ? 2 : 1);
+    }
+    return have(p, p->syncs_sent, 0);
+}
+
+/* The deadline while nothing is ready: cancels the batch when it passes, repeats the request
+ * as the shared cancel does, and gives the connection up when its grace ends. */
+static wk_status check_deadline(wk_pq_pipeline *p)
+{
+    if (p->cancel.sent && !p->cancel_answered) {
+        if (wk__pq_cancel_tick(p->c, &p->cancel) < 0) {
+            p->c->broken = true;
+            set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer "
+                                   "the cancel request; the connection was given up");
+        }
+    } else if (wk__pq_now_ms() >= p->deadline && p->cancel.sent) {
+        /* the deadline passed again after the cancel was answered, as in the blocking path */
+        p->c->broken = true;
+        set_lost(p, WK_ERR_IO, "the pipeline timed out and the server did not answer the "
+                               "cancel request; the connection was given up");
+    } else if (wk__pq_now_ms() >= p->deadline) {
+        p->cancelled = true; /* the running statement fails with 57014, the rest aborted */
+        wk__pq_cancel_begin(p->c, &p->cancel);
+    }
+    return WK_ERR_AGAIN;
+}
+
+WK_API wk_status wk_pq_pipeline_step(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (p->state == ADDING) {
+        p->driven = true;
+        start(p);
+    }
+    if (!p->driven) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "the pipeline is read with wk_pq_pipeline_next");
+    }
+    pull(p);
+    if (p->preparing) {
+        if (!next_ready(p)) {
+            return check_deadline(p);
+        }
+        p->preparing = false;
+        prepare_read(p);
+        send_batch(p);
+        release_new(p);
+        pull(p);
+    }
+    PQclear(p->cur);
+    p->cur = NULL;
+    if (!next_ready(p)) {
+        return check_deadline(p);
+    }
+    if (p->next < p->n) {
+        return next_outcome(p, out);
+    }
+    return WK_ERR_EOF;
+}
+
+WK_API int wk_pq_pipeline_socket(const wk_pq_pipeline *p)
+{
+    return PQsocket(p->c->pg);
+}
+
+WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p)
+{
+    if (!p->driven || next_ready(p)) {
+        return 0; /* step without waiting */
+    }
+    return WK_PQ_WANT_READ | (p->flushing ? WK_PQ_WANT_WRITE : 0u);
+}
+
+WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p)
+{
+    if (wk_pq_pipeline_wants(p) == 0) {
+        return 0;
+    }
+    int64_t until = p->cancel.sent && !p->cancel_answered ? wk__pq_cancel_due(&p->cancel)
+                                                          : p->deadline;
+    if (until == INT64_MAX) {
+        return -1;
+    }
+    int64_t left = until - wk__pq_now_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }

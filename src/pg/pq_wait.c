@@ -1,8 +1,9 @@
 /*
  * Waiting on a libpq connection within its deadline: poll() on the socket for reading and
  * writing, flushing what libpq holds in non-blocking mode, waiting for a result to be ready,
- * and giving a query or COPY up (cancel, then drain for a second). The wait for a query's last
- * result (wk__pq_wait) and the cancel request are in pq_conn.c.
+ * giving a query or COPY up (cancel, then drain for a second), and the cancel every path
+ * shares (wk__pq_cancel_begin/tick/wait). The wait for a query's last result (wk__pq_wait) is
+ * in pq_conn.c.
  *
  * A deadline is an absolute time on the monotonic clock in milliseconds (INT64_MAX: none).
  * The client-side deadline ends a wait on a server that does not answer at all (a stopped
@@ -67,19 +68,69 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline)
     }
 }
 
-bool wk__pq_abandon(wk_pq_conn *c)
+/* One cancel request (PQcancel; its errors ignored: the grace decides what happens next). */
+static void request(wk_pq_conn *c, wk__pq_cancelling *k)
 {
-    wk__pq_cancel(c);
-    int64_t deadline = wk__pq_now_ms() + 1000;
-    int64_t again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
-    bool copying = true; /* try reading data first; PQgetCopyData says when not copying */
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char ebuf[256];
+    if (cancel != NULL) {
+        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
+        PQfreeCancel(cancel);
+    }
+    k->requests++;
+    k->again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+}
+
+void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
+{
+    if (!k->sent) {
+        k->sent = true;
+        k->grace = wk__pq_now_ms() + WK__PQ_CANCEL_GRACE_MS;
+        request(c, k);
+    }
+}
+
+int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
+{
+    int64_t now = wk__pq_now_ms();
+    if (now >= k->grace) {
+        return -1;
+    }
+    if (now >= k->again) {
+        /* the server ignores a cancel that reached the backend before the query did */
+        request(c, k);
+    }
+    return wk__pq_cancel_due(k);
+}
+
+bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
+                        bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg)
+{
+    wk__pq_cancel_begin(c, k);
     for (;;) {
-        if (wk__pq_now_ms() >= again) {
-            /* a cancel that reached the backend before the query did was ignored */
-            wk__pq_cancel(c);
-            again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+        int64_t until = wk__pq_cancel_tick(c, k);
+        if (until < 0) {
+            return false;
         }
-        if (copying) {
+        if (ended(c, until, arg)) {
+            return true;
+        }
+    }
+}
+
+/* What is drained of a query or COPY given up. */
+typedef struct drain {
+    bool copying; /* try reading data first; PQgetCopyData says when not copying */
+    bool failed;  /* the connection broke */
+} drain;
+
+/* Drains the query or COPY given up until the connection is idle (true; also when it broke,
+ * with d->failed) or `until` passes (false). */
+static bool drained(wk_pq_conn *c, int64_t until, void *arg)
+{
+    drain *d = arg;
+    for (;;) {
+        if (d->copying) {
             char *buf = NULL;
             int n = PQgetCopyData(c->pg, &buf, 1);
             if (buf != NULL) {
@@ -89,7 +140,7 @@ bool wk__pq_abandon(wk_pq_conn *c)
                 continue;
             }
             if (n < 0) {
-                copying = false; /* over, or not copying (yet): read the results */
+                d->copying = false; /* over, or not copying (yet): read the results */
                 continue;
             }
         } else if (!PQisBusy(c->pg)) {
@@ -99,7 +150,7 @@ bool wk__pq_abandon(wk_pq_conn *c)
             }
             ExecStatusType s = PQresultStatus(r);
             PQclear(r);
-            copying = s == PGRES_COPY_OUT;
+            d->copying = s == PGRES_COPY_OUT;
             /* CopyFail, queued behind any data still held: the server fails the COPY. Not
              * queued (libpq's buffer is full): flush and wait first. */
             if (s != PGRES_COPY_IN || PQputCopyEnd(c->pg, "cancelled by the client") == 1) {
@@ -107,11 +158,27 @@ bool wk__pq_abandon(wk_pq_conn *c)
             }
         }
         int f = PQflush(c->pg);
-        int64_t until = again < deadline ? again : deadline;
-        if (f < 0 || (!wk__pq_poll(c, f > 0, until) && until == deadline) ||
-            PQconsumeInput(c->pg) == 0) {
-            c->broken = true;
+        if (f < 0) {
+            d->failed = true;
+            return true;
+        }
+        if (!wk__pq_poll(c, f > 0, until)) {
             return false;
         }
+        if (PQconsumeInput(c->pg) == 0) {
+            d->failed = true;
+            return true;
+        }
     }
+}
+
+bool wk__pq_abandon(wk_pq_conn *c)
+{
+    wk__pq_cancelling k = {0};
+    drain d = {true, false};
+    if (!wk__pq_cancel_wait(c, &k, drained, &d) || d.failed) {
+        c->broken = true;
+        return false;
+    }
+    return true;
 }

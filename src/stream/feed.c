@@ -91,11 +91,6 @@ wk_status wk__feed_gather(wk__feed *f)
     return WK_OK;
 }
 
-wk_status wk__feed_append(wk__feed *f)
-{
-    return wk__feed_append_n(f, f->buf_len > FEED_MIN_PIECE ? f->buf_len : FEED_MIN_PIECE);
-}
-
 wk_status wk__feed_append_n(wk__feed *f, size_t take)
 {
     size_t left = f->chunk_len - f->chunk_pos;
@@ -119,4 +114,14 @@ wk_status wk__feed_append_n(wk__feed *f, size_t take)
     f->buf_len += take;
     f->chunk_pos += take;
     return WK_OK;
+}
+
+wk_status wk__feed_append_to(wk__feed *f, size_t n)
+{
+    return wk__feed_append_n(f, n > f->buf_len ? n - f->buf_len : 0);
+}
+
+wk_status wk__feed_append(wk__feed *f)
+{
+    return wk__feed_append_n(f, f->buf_len > FEED_MIN_PIECE ? f->buf_len : FEED_MIN_PIECE);
 }

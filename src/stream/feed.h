@@ -59,9 +59,13 @@ wk_status wk__feed_gather(wk__feed *f);
  * used up, or a latched WK_ERR_LIMIT / WK_ERR_NOMEM. */
 wk_status wk__feed_append(wk__feed *f);
 
-/* Appends the chunk's next `n` bytes (fewer when the chunk or the cap ends first; n > 0).
- * Statuses as wk__feed_append. */
+/* Appends the chunk's next `n` bytes (fewer when the chunk or the cap ends first; n == 0
+ * appends nothing). Statuses as wk__feed_append. */
 wk_status wk__feed_append_n(wk__feed *f, size_t n);
+
+/* The same, the piece being what `buf` lacks to hold `n` bytes (at most what the chunk and the
+ * cap allow: call again until it holds them). */
+wk_status wk__feed_append_to(wk__feed *f, size_t n);
 
 /* The value being framed ends `used` bytes after its start: advances past it. A value held in
  * `buf` stays readable until the next wk__feed_enter. */
@@ -83,6 +87,18 @@ static inline wk_status wk__feed_consume(wk__feed *f, size_t used)
     f->chunk_pos -= f->buf_len - used;
     f->release = true;
     return WK_OK;
+}
+
+/* The value being framed, whose start is held in `buf`, ends `in_chunk` bytes past the chunk
+ * cursor (its rest was read in place): advances past it. `buf` stays readable until the next
+ * wk__feed_enter. */
+static inline void wk__feed_consume_past(wk__feed *f, size_t in_chunk)
+{
+    f->scan = 0;
+    f->need = 0;
+    f->attempt = 0;
+    f->chunk_pos += in_chunk;
+    f->release = true;
 }
 
 #endif

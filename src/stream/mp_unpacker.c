@@ -6,18 +6,19 @@
  * its start. A token the chunk cuts short (a header, a payload, or a count larger than the
  * bytes present, which the token decoder reports the same way) simply waits for more input.
  *
- * A value that lies inside the chunk takes the fast path first: the buffer decoder itself
- * (wk_mp_check, or wk_mp_decode_value for a tree) runs on the rest of the chunk; it succeeds
- * exactly when the value is whole there, and the value is handed out in place in one pass.
- * Only the value that the chunk cuts (one per chunk) is gathered. For trees it is not framed
- * either when the decoder's own try on the chunk ended with WK_ERR_TRUNCATED (exact: the bytes
- * ran out, or a count exceeds the bytes present): the decoder simply runs again on the
- * gathered bytes once the next chunk's bytes are appended, and framing (from the value's
- * start) is needed only when that try fails too, a value longer than what was appended. A
- * value reached with too few bytes left for a try (fewer than the running typical size) is
- * framed to the chunk's end as before, and then tried once when the gathered bytes reach a
- * typical size. Each value gets at most one such try on gathered bytes, on bytes it owns,
- * so the work stays linear.
+ * A value that lies inside the chunk takes the fast path first: the buffer checker
+ * (wk_mp_check) runs on the rest of the chunk, succeeds exactly when the value is whole there,
+ * and the value is handed out in place in one pass; a value reached with fewer bytes left than
+ * values have been taking is framed first. Only the value that the chunk cuts (one per chunk)
+ * is gathered, and framed on as the next chunks are appended.
+ *
+ * Trees (see mp_tree.h) are built by the buffer decoder's own loop in a form that pauses: on
+ * the chunk in place, and when the chunk cuts the value, on from the token where it stopped
+ * as the gathered bytes grow, so no byte is decoded twice. A value expected to be cut (fewer
+ * bytes left than values have been taking) is gathered first and built in the tree's own
+ * block from its start; one that was not expected to be cut moves its partial tree out of the
+ * caller's arena when it pauses. With chunks under WK_STREAM_TREE_MIN_CHUNK bytes, and for a
+ * tree that would outgrow the cap in the block, the value is framed and decoded once whole.
  *
  * Errors are never worded here: when framing meets a bad byte, or input ends inside a value,
  * the buffer scan (wk__mp_scan, the scan behind wk_mp_check) runs over the value's bytes, so
@@ -27,6 +28,7 @@
  */
 #include "../msgpack/mp_token.h"
 #include "feed.h"
+#include "mp_tree.h"
 #include "wirekit/utf8.h"
 
 #define MP_STACK_MIN 16u
@@ -48,6 +50,8 @@ WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, siz
 WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
 {
     wk__feed_free(&u->f);
+    wk__mp_tree_free(u->tree);
+    u->tree = NULL;
     if (u->stack != NULL) {
         wk_free(u->opts.alloc, u->stack, (size_t)u->stack_cap * sizeof(uint64_t));
     }
@@ -211,27 +215,18 @@ out:
     return st;
 }
 
-enum take_mode { TAKE_RAW, TAKE_TREE };
-
-/* Chunks smaller than this get no decode attempt on the gathered bytes (see take); a build
- * may lower it (the fuzz runs of the stream work did, to reach the attempt with small
- * chunks). */
-#ifndef WK_STREAM_ATTEMPT_MIN_CHUNK
-#define WK_STREAM_ATTEMPT_MIN_CHUNK 256u
+/* Chunks smaller than this get no pausing tree build: with a run per token or two, the runs'
+ * entry and exit would cost more than framing the value token by token and decoding it once
+ * it is whole, which such chunks get instead (a build may lower it). */
+#ifndef WK_STREAM_TREE_MIN_CHUNK
+#define WK_STREAM_TREE_MIN_CHUNK 64u
 #endif
-#define ATTEMPT_MIN_CHUNK WK_STREAM_ATTEMPT_MIN_CHUNK
 
-/* The buffer decoder on base[0..n): a tree into *out, or only a check. WK_OK with *vlen = the
- * value's length when it is whole there. */
-static inline wk_status decode_or_check(wk_mp_unpacker *u, enum take_mode mode,
-                                        const uint8_t *base, size_t n, wk_arena *arena,
-                                        wk_value **out, size_t *vlen)
-{
-    if (mode == TAKE_TREE) {
-        return wk_mp_decode_value(base, n, &u->opts, arena, out, vlen, NULL);
-    }
-    return wk_mp_check(base, n, &u->opts, vlen, NULL);
-}
+/* How the value in the gather buffer is being read. */
+enum cut_mode {
+    CUT_FRAMED, /* framed token by token (raw spans, events; a tree too large for the block) */
+    CUT_TREE    /* built as it arrives (mp_tree.c) */
+};
 
 /* A small chunk that cannot complete the token framing waits for is appended whole, with no
  * framing and no growth, before anything else runs: 1-byte feeds cost a compare and a copy. */
@@ -256,115 +251,32 @@ static inline bool absorb_small_chunk(wk__feed *f)
     return true;
 }
 
-/* Hands out the value at p[0..vlen) (in the chunk or the gather buffer), consumes it and, for a
- * tree that was not built while framing, decodes it into `arena`. */
-static wk_status hand_out(wk_mp_unpacker *u, enum take_mode mode, const uint8_t *p, size_t vlen,
-                          wk_arena *arena, wk_value **out, const uint8_t **data, size_t *len)
+/* Values have been taking about this many bytes (a running average): decides whether the
+ * value at a chunk's end is checked (built) in place first, or framed (gathered) first. */
+static inline void expect(wk_mp_unpacker *u, size_t vlen)
 {
-    wk__feed *f = &u->f;
-    *data = p;
-    *len = vlen;
     u->typical = u->typical / 2 + vlen / 2;
-    wk_status st = wk__feed_consume(f, vlen);
-    if (st != WK_OK) {
-        return st;
-    }
-    if (mode == TAKE_TREE && *out == NULL) {
-        wk_error e;
-        st = wk_mp_decode_value(p, vlen, &u->opts, arena, out, NULL, &e);
-        if (st != WK_OK) {
-            return wk__feed_fail(f, st, u->value_off + e.offset, e.msg);
-        }
-    }
-    return WK_OK;
 }
 
-/*
- * Finds the next value. On WK_OK, (data, len) is the value (consumed already); for
- * TAKE_TREE the tree is in *out too. Every other status is returned as it is.
- */
-static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, wk_value **out,
-                      const uint8_t **data, size_t *len)
+/* The token at base[at..avail) is cut short: framing or building goes on from it once the
+ * bytes it needs are there. */
+static void wait_for_token(wk__feed *f, const uint8_t *base, size_t avail, size_t at)
+{
+    uint64_t here = (uint64_t)(avail - at);
+    uint64_t need = here != 0 ? wk__mp_token_need(base + at, avail - at) : 1;
+    f->scan = at;
+    f->need = (uint64_t)at + (need > here ? need : here + 1);
+}
+
+/* Frames the value gathered in the buffer on to its end, appending the chunk a piece at a
+ * time. WK_OK with *vlen; WK_ERR_AGAIN (chunk used up); or a latched error. */
+static wk_status frame_gathered(wk_mp_unpacker *u, size_t *vlen)
 {
     wk__feed *f = &u->f;
-    wk_status st = wk__feed_enter(f);
-    if (st != WK_OK) {
-        return st;
-    }
-    size_t vlen = 0;
-    if (f->buf_len == 0) {
-        const uint8_t *p = f->chunk + f->chunk_pos;
-        size_t n = f->chunk_len - f->chunk_pos;
-        if (n == 0) {
-            return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
-        }
-        u->value_off = f->chunk_off + f->chunk_pos;
-        /* Fast path: the buffer decoder on the rest of the chunk, unless values have been
-         * larger than what is left (then the value is probably cut, and a failed try would
-         * be a wasted pass: framing goes first). */
-        u->depth = 0;
-        u->left = 0;
-        f->scan = 0;
-        f->need = 0;
-        f->attempt = 0;
-        if (n >= u->typical) {
-            st = decode_or_check(u, mode, p, n, arena, out, &vlen);
-            if (st == WK_OK) {
-                goto found_in_chunk;
-            }
-            if (st == WK_ERR_TRUNCATED && !f->finished && mode == TAKE_TREE) {
-                /* The decoder's TRUNCATED is exact (bytes ran out, or a count larger than
-                 * the bytes present): the value is cut, and nothing is framed yet. Gather
-                 * it and decode it again once more bytes are there; framing (from the
-                 * value's start) only if that fails too. */
-                st = wk__feed_gather(f);
-                if (st != WK_OK) {
-                    return st;
-                }
-                f->need = f->buf_len + 1;
-                f->attempt = f->buf_len + 1;
-                return WK_ERR_AGAIN;
-            }
-            if (mode == TAKE_TREE) {
-                *out = NULL;
-            }
-        }
-        st = frame(u, p, n, &vlen);
-        if (st == WK_OK) {
-            goto found_in_chunk; /* only when the fast path failed on its own (arena) */
-        }
-        if (st == WK_ERR_AGAIN && !f->finished) {
-            st = wk__feed_gather(f);
-            if (st != WK_OK) {
-                return st;
-            }
-            /* framed as far as the chunk goes: decode once the value may be whole (if
-             * chunks are not tiny: then framing has already read almost every byte) */
-            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
-                size_t at = f->buf_len + 1;
-                at = f->need > at ? (size_t)f->need : at;
-                f->attempt = u->typical > at ? u->typical : at;
-            }
-            return WK_ERR_AGAIN;
-        }
-        return fail_as_buffer_reader(u, p, n, st, WK_MP_MSG_NOMEM);
-    }
     for (;;) {
-        if (f->attempt != 0 && f->buf_len >= f->attempt) {
-            f->attempt = 0;
-            if (decode_or_check(u, mode, f->buf, f->buf_len, arena, out, &vlen) == WK_OK) {
-                break; /* one pass, no framing */
-            }
-            if (mode == TAKE_TREE) {
-                *out = NULL;
-            }
-            if (f->scan == 0 && u->depth == 0) {
-                f->need = 0; /* nothing framed yet: framing starts at the value's start */
-            }
-        }
-        st = frame(u, f->buf, f->buf_len, &vlen);
+        wk_status st = frame(u, f->buf, f->buf_len, vlen);
         if (st == WK_OK) {
-            break;
+            return WK_OK;
         }
         if (st != WK_ERR_AGAIN) {
             return fail_as_buffer_reader(u, f->buf, f->buf_len, st, WK_MP_MSG_NOMEM);
@@ -381,10 +293,311 @@ static wk_status take(wk_mp_unpacker *u, enum take_mode mode, wk_arena *arena, w
             return st;
         }
     }
-    return hand_out(u, mode, f->buf, vlen, arena, out, data, len);
+}
 
-found_in_chunk:
-    return hand_out(u, mode, f->chunk + f->chunk_pos, vlen, arena, out, data, len);
+/* Starts framing the gathered value over from its start (a tree build given up). */
+static void frame_from_start(wk_mp_unpacker *u)
+{
+    if (u->tree != NULL) {
+        wk__mp_tree_restart(u->tree);
+    }
+    u->cut = CUT_FRAMED;
+    u->depth = 0;
+    u->left = 0;
+    u->f.scan = 0;
+    u->f.need = 0;
+}
+
+/* The value at p[0..vlen) (in the chunk or the gather buffer) is handed out: consumes it. */
+static wk_status hand_out(wk_mp_unpacker *u, const uint8_t *p, size_t vlen, const uint8_t **data,
+                          size_t *len)
+{
+    *data = p;
+    *len = vlen;
+    expect(u, vlen);
+    return wk__feed_consume(&u->f, vlen);
+}
+
+/*
+ * Finds the next value and hands out its bytes (consumed already). Every status other than
+ * WK_OK is returned as it is.
+ */
+static wk_status take(wk_mp_unpacker *u, const uint8_t **data, size_t *len)
+{
+    wk__feed *f = &u->f;
+    wk_status st = wk__feed_enter(f);
+    if (st != WK_OK) {
+        return st;
+    }
+    size_t vlen = 0;
+    if (f->buf_len != 0) {
+        if (u->cut == CUT_TREE) {
+            frame_from_start(u); /* a tree call took the value's start: frame it instead */
+        }
+        st = frame_gathered(u, &vlen);
+        if (st != WK_OK) {
+            return st;
+        }
+        return hand_out(u, f->buf, vlen, data, len);
+    }
+    const uint8_t *p = f->chunk + f->chunk_pos;
+    size_t n = f->chunk_len - f->chunk_pos;
+    if (n == 0) {
+        return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
+    }
+    u->value_off = f->chunk_off + f->chunk_pos;
+    /* Fast path: the buffer check on the rest of the chunk, unless values have been larger
+     * than what is left (then the value is probably cut, and a failed try would be a wasted
+     * pass: framing goes first). */
+    u->depth = 0;
+    u->left = 0;
+    u->cut = CUT_FRAMED;
+    f->scan = 0;
+    f->need = 0;
+    if (n >= u->typical && wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
+        return hand_out(u, p, vlen, data, len);
+    }
+    st = frame(u, p, n, &vlen);
+    if (st == WK_OK) {
+        return hand_out(u, p, vlen, data, len);
+    }
+    if (st == WK_ERR_AGAIN && !f->finished) {
+        st = wk__feed_gather(f);
+        return st != WK_OK ? st : WK_ERR_AGAIN;
+    }
+    return fail_as_buffer_reader(u, p, n, st, WK_MP_MSG_NOMEM);
+}
+
+/* A tree build stopped with `st` on base[0..avail): latches the error as the buffer decoder
+ * reports it. */
+static wk_status tree_failed(wk_mp_unpacker *u, const uint8_t *base, size_t avail, wk_status st,
+                             const wk__mp_tree_stop *stop)
+{
+    if (st == WK_ERR_NOMEM) { /* the arena or the nesting stack: the builder's own words */
+        return wk__feed_fail(&u->f, st, wk__feed_value_off(&u->f) + stop->at,
+                             stop->msg != NULL ? stop->msg : WK__FEED_MSG_NOMEM);
+    }
+    return fail_as_buffer_reader(u, base, avail, st, stop->msg);
+}
+
+/* Decodes the value d[0..vlen), framed and consumed already, into `arena`. */
+static wk_status decode_taken(wk_mp_unpacker *u, const uint8_t *d, size_t vlen, wk_arena *arena,
+                              wk_value **out)
+{
+    wk_error e;
+    wk_status st = wk_mp_decode_value(d, vlen, &u->opts, arena, out, NULL, &e);
+    if (st != WK_OK) {
+        return wk__feed_fail(&u->f, st, u->value_off + e.offset, e.msg);
+    }
+    return WK_OK;
+}
+
+/* The gathered value is whole (vlen bytes): consumes it and decodes it into `arena` (the
+ * fallback for a tree that did not stay in the block). */
+static wk_status decode_gathered(wk_mp_unpacker *u, size_t vlen, wk_arena *arena,
+                                 wk_value **out)
+{
+    wk_status st = wk__feed_consume(&u->f, vlen);
+    return st != WK_OK ? st : decode_taken(u, u->f.buf, vlen, arena, out);
+}
+
+/* The tree is given up (it would outgrow the block, or cannot leave the caller's arena):
+ * the gathered value is framed from its start and decoded once whole. */
+static wk_status frame_and_decode(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+{
+    frame_from_start(u);
+    size_t vlen;
+    wk_status st = frame_gathered(u, &vlen);
+    return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
+}
+
+/* Appends to the gather buffer (a piece, or up to `upto` bytes), string pointers of the tree
+ * in the block following the buffer if it moves. */
+static wk_status append(wk_mp_unpacker *u, size_t upto)
+{
+    wk__feed *f = &u->f;
+    const uint8_t *old = f->buf;
+    size_t old_len = f->buf_len;
+    wk_status st = upto != 0 ? wk__feed_append_to(f, upto) : wk__feed_append(f);
+    if (f->buf != old && old != NULL) {
+        wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
+    }
+    return st;
+}
+
+/*
+ * Goes on with the tree of the gathered value, from the token it paused at, once the bytes
+ * that token needs are there. When the chunk brings at least as many new bytes as the value
+ * had (so that moving the tree into the arena, and back if it pauses again, is paid for by new
+ * bytes), and strings are not to be copied: only the cut token is completed in the buffer, the
+ * tree moves into `arena` and the run goes on over the chunk in place; if the chunk ends
+ * first, its rest joins the buffer and the tree moves back to the block. Otherwise (and for
+ * the run at a value's start when `block_first`) the chunk is appended a piece at a time and
+ * the tree is built in the block, copied into `arena` once complete.
+ */
+static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
+                             bool block_first)
+{
+    wk__feed *f = &u->f;
+    wk__mp_tree_stop stop;
+    bool copy = (u->opts.flags & WK_READ_COPY_STRINGS) != 0;
+    wk_status st;
+    size_t vlen;
+    for (;;) {
+        size_t rest = f->chunk_len - f->chunk_pos;
+        bool direct = !block_first && !copy && rest != 0 &&
+                      f->buf_len - f->scan + rest >= f->scan;
+        if (f->buf_len < f->need) {
+            st = append(u, direct ? (size_t)f->need : 0);
+            if (st == WK_ERR_AGAIN) {
+                return !f->finished ? WK_ERR_AGAIN
+                                    : fail_as_buffer_reader(u, f->buf, f->buf_len,
+                                                            WK_ERR_TRUNCATED,
+                                                            WK_MP_MSG_TRUNCATED);
+            }
+            if (st != WK_OK) {
+                return st;
+            }
+            continue;
+        }
+        if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* chunks became small */
+            return frame_and_decode(u, arena, out);
+        }
+        block_first = false;
+        st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan, direct ? arena : NULL,
+                                out, &stop);
+        if (st == WK_OK) {
+            vlen = stop.at;
+            break;
+        }
+        if (stop.block_full) { /* the tree outgrows the cap */
+            return frame_and_decode(u, arena, out);
+        }
+        if (st != WK_ERR_AGAIN) {
+            return tree_failed(u, f->buf, f->buf_len, st, &stop);
+        }
+        if (direct && stop.at == f->buf_len) {
+            /* the buffer ends at a token's end: the rest of the value is read in place */
+            size_t old_len = f->buf_len;
+            const uint8_t *old = f->buf;
+            const uint8_t *part = f->chunk + f->chunk_pos;
+            st = wk__mp_tree_resume(u->tree, part, rest, 0, arena, out, &stop);
+            if (st == WK_OK) {
+                wk__feed_consume_past(f, stop.at);
+                expect(u, old_len + stop.at);
+                u->cut = CUT_FRAMED;
+                return WK_OK;
+            }
+            /* paused or failed: the chunk's rest joins the buffer */
+            wk_status gst = WK_OK;
+            while (gst == WK_OK && f->buf_len < old_len + rest) {
+                gst = wk__feed_append_to(f, old_len + rest);
+            }
+            stop.at += old_len;
+            if (st != WK_ERR_AGAIN) {
+                wk__mp_tree_restart(u->tree);
+                return tree_failed(u, f->buf, f->buf_len, st, &stop);
+            }
+            if (gst != WK_OK) {
+                wk__mp_tree_restart(u->tree);
+                return gst;
+            }
+            if (!wk__mp_tree_adopt(u->tree, arena, part, rest, f->buf + old_len)) {
+                return frame_and_decode(u, arena, out);
+            }
+            if (f->buf != old) {
+                wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
+            }
+        } else if (direct && !wk__mp_tree_adopt(u->tree, arena, NULL, 0, NULL)) {
+            return frame_and_decode(u, arena, out);
+        }
+        wait_for_token(f, f->buf, f->buf_len, stop.at);
+    }
+    expect(u, vlen);
+    st = wk__feed_consume(f, vlen);
+    if (st != WK_OK) {
+        return st;
+    }
+    u->cut = CUT_FRAMED;
+    if (*out == NULL && !wk__mp_tree_deliver(u->tree, arena, copy, out)) {
+        /* the arena refused the block: the buffer decoder's own run says how it fails */
+        return decode_taken(u, f->buf, vlen, arena, out);
+    }
+    return WK_OK;
+}
+
+/* Takes out the next value as a tree (see mp_tree.h): built in place when the chunk holds it
+ * whole, else paused at the chunk's end and resumed as the next chunks arrive. */
+static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+{
+    wk__feed *f = &u->f;
+    wk_status st = wk__feed_enter(f);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (f->buf_len != 0) {
+        if (u->cut == CUT_TREE) {
+            return resume_tree(u, arena, out, false);
+        }
+        size_t vlen;
+        st = frame_gathered(u, &vlen);
+        return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
+    }
+    const uint8_t *p = f->chunk + f->chunk_pos;
+    size_t n = f->chunk_len - f->chunk_pos;
+    if (n == 0) {
+        return f->finished ? WK_ERR_EOF : WK_ERR_AGAIN;
+    }
+    if (f->chunk_len < WK_STREAM_TREE_MIN_CHUNK) { /* framed, decoded once whole */
+        const uint8_t *d = NULL;
+        size_t vlen = 0;
+        st = take(u, &d, &vlen);
+        return st != WK_OK ? st : decode_taken(u, d, vlen, arena, out);
+    }
+    u->value_off = f->chunk_off + f->chunk_pos;
+    if (n < u->typical && !f->finished) {
+        /* values have been larger than what is left: this one is probably cut. Gather it
+         * now and build in the block, so that the pause costs nothing. */
+        st = wk__feed_gather(f);
+        if (st != WK_OK) {
+            return st;
+        }
+        if (!wk__mp_tree_start(&u->tree, &u->opts, f->max)) {
+            return wk__feed_fail(f, WK_ERR_NOMEM, u->value_off, WK__FEED_MSG_NOMEM);
+        }
+        u->cut = CUT_TREE;
+        f->scan = 0;
+        f->need = 0;
+        return resume_tree(u, arena, out, true);
+    }
+    wk__mp_tree_stop stop;
+    st = wk__mp_tree_first(&u->tree, &u->opts, f->max, p, n, arena, out, &stop);
+    if (st == WK_OK) {
+        f->chunk_pos += stop.at;
+        expect(u, stop.at);
+        return WK_OK;
+    }
+    if (st != WK_ERR_AGAIN) {
+        return tree_failed(u, p, n, st, &stop);
+    }
+    if (f->finished) {
+        wk__mp_tree_restart(u->tree);
+        return fail_as_buffer_reader(u, p, n, WK_ERR_TRUNCATED, WK_MP_MSG_TRUNCATED);
+    }
+    st = wk__feed_gather(f);
+    if (st != WK_OK) {
+        wk__mp_tree_restart(u->tree);
+        return st;
+    }
+    u->cut = CUT_TREE;
+    f->scan = 0;
+    f->need = 0;
+    if (!wk__mp_tree_adopt(u->tree, arena, p, n, f->buf)) {
+        wk__mp_tree_restart(u->tree); /* built again from the gathered bytes, once */
+        return resume_tree(u, arena, out, true);
+    }
+    wait_for_token(f, f->buf, f->buf_len, stop.at);
+    return WK_ERR_AGAIN;
 }
 
 WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
@@ -395,7 +608,7 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
     }
     const uint8_t *d = NULL;
     size_t n = 0;
-    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
+    wk_status st = take(u, &d, &n);
     if (st == WK_OK) {
         *data = d;
         *len = n;
@@ -411,10 +624,8 @@ WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, w
     if (absorb_small_chunk(&u->f)) {
         return WK_ERR_AGAIN;
     }
-    const uint8_t *d = NULL;
-    size_t n = 0;
     wk_value *v = NULL;
-    wk_status st = take(u, TAKE_TREE, arena, &v, &d, &n);
+    wk_status st = take_tree(u, arena, &v);
     if (st == WK_OK) {
         *out = v;
     }
@@ -428,7 +639,7 @@ WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *si
     }
     const uint8_t *d = NULL;
     size_t n = 0;
-    wk_status st = take(u, TAKE_RAW, NULL, NULL, &d, &n);
+    wk_status st = take(u, &d, &n);
     if (st != WK_OK) {
         return st;
     }

@@ -20,12 +20,25 @@
  *                      WK_EV_END and counts are optional (any wk_source): children gather on a
  *                      scratch stack and move to the arena in one copy at their END.
  *   VB_MSG_STACK       message when the frame or scratch stack cannot grow
+ * and optionally (VB_COUNTED only):
+ *   VB_RESUMABLE       1: the build can pause. A WK_ERR_TRUNCATED from the cursor (the token
+ *                      at the cursor is cut short; the cursor has not moved) returns
+ *                      WK_ERR_AGAIN with the open frames, the slot to fill next and the root
+ *                      saved in a wk__vb_state; a later call with that state goes on from
+ *                      there (over a cursor that holds the same token, now whole).
+ *   VB_ALLOC_KIDS(c, arena, n, frames, depth, v)
+ *                      where the root (n = 1, v NULL) and the n children of node v come from;
+ *                      default: the arena. A hook that moves nodes already built must fix
+ *                      the pointers to them in the nodes and in frames[0..depth), and
+ *   VB_MOVED(c, v)     then gives the node `v` (built before the call) where it is now;
+ *                      default: `v`.
  * The generated function is
  *   static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o,
  *                          wk_value **out, wk__vb_fail *f)
- * and returns WK_OK (*out: the root, in the arena) or a status with `f` saying whether the
- * cursor failed (then the adapter asks it for details and offset) or the builder did (with a
- * static message). Nesting is an explicit stack (core/kernel.h) on the caller's allocator.
+ * (VB_RESUMABLE: `wk__vb_state *s` in place of `out`; the root is s->root) and returns WK_OK
+ * (*out: the root, in the arena) or a status with `f` saying whether the cursor failed (then
+ * the adapter asks it for details and offset) or the builder did (with a static message).
+ * Nesting is an explicit stack (core/kernel.h) on the caller's allocator.
  */
 #ifndef WK_VALUE_BUILD_CORE_SHARED
 #define WK_VALUE_BUILD_CORE_SHARED
@@ -168,12 +181,78 @@ typedef struct wk__vb_frame {
 #define WK__VB_INLINE_FRAMES 64
 #define WK__VB_INLINE_SCRATCH 128
 
+/* A paused counted build (VB_RESUMABLE). Zero it before the first call. The frames live on
+ * the builder's allocator (o->alloc) between calls; the owner frees them with
+ * wk__vb_state_free (they are kept from one value to the next). */
+typedef struct wk__vb_state {
+    wk__vb_frame *frames; /* open frames while paused, else spare storage (or NULL) */
+    size_t cap;           /* frames' capacity */
+    size_t depth;         /* frames open while paused */
+    wk_value *root;       /* the root (set when a build starts) */
+    wk_value *v;          /* paused: the slot to fill next; NULL: no build in progress */
+} wk__vb_state;
+
+static inline void wk__vb_state_free(wk__vb_state *s, const wk_allocator *alloc)
+{
+    if (s->frames != NULL) {
+        wk_free(alloc, s->frames, s->cap * sizeof(wk__vb_frame));
+    }
+    s->frames = NULL;
+    s->cap = 0;
+    s->v = NULL;
+}
+
+/* Hands the frames stack of a build that returns back to `s`: heap storage the loop grew or
+ * was given stays in `s`; frames still on the C stack are copied out when the build pauses
+ * (`keep` frames). False when that copy cannot be allocated. */
+static inline bool wk__vb_state_keep(wk__vb_state *s, wk__stack *fs, void *inline_mem,
+                                     size_t keep, const wk_allocator *alloc)
+{
+    if (fs->mem != inline_mem) {
+        if (s->frames != NULL && s->frames != fs->mem) {
+            wk_free(alloc, s->frames, s->cap * sizeof(wk__vb_frame));
+        }
+        s->frames = fs->mem;
+        s->cap = fs->cap;
+        return true;
+    }
+    if (keep > s->cap) {
+        wk__vb_state_free(s, alloc);
+        size_t cap = keep > 16 ? keep * 2 : 16;
+        s->frames = wk_alloc(alloc, cap * sizeof(wk__vb_frame));
+        if (s->frames == NULL) {
+            return false;
+        }
+        s->cap = cap;
+    }
+    if (keep != 0) {
+        memcpy(s->frames, inline_mem, keep * sizeof(wk__vb_frame));
+    }
+    return true;
+}
+
 #endif /* WK_VALUE_BUILD_CORE_SHARED */
 
 #ifdef VB_FN
 
+#ifndef VB_RESUMABLE
+#define VB_RESUMABLE 0
+#endif
+#ifndef VB_ALLOC_KIDS
+#define VB_ALLOC_KIDS(c, arena, n, frames, depth, v) \
+    wk__vb_alloc((arena), (size_t)(n) * sizeof(wk_value))
+#endif
+#ifndef VB_MOVED
+#define VB_MOVED(c, v) (v)
+#endif
+
+#if VB_RESUMABLE
+static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+                       wk__vb_fail *f)
+#else
 static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_value **out,
                        wk__vb_fail *f)
+#endif
 {
     wk__vb_frame inline_frames[WK__VB_INLINE_FRAMES];
     wk__stack fs;
@@ -186,12 +265,37 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
     f->cursor = false;
     f->msg = NULL;
 #if VB_COUNTED
-    wk_value *root = wk__vb_alloc(arena, sizeof(wk_value));
-    if (root == NULL) {
+#if VB_RESUMABLE
+    wk_value *v = s->v;
+    if (v != NULL) { /* resume: the saved frames become the stack */
+        depth = s->depth;
+        if (depth <= WK__VB_INLINE_FRAMES) {
+            if (depth != 0) {
+                memcpy(inline_frames, s->frames, depth * sizeof(wk__vb_frame));
+            }
+        } else { /* their heap storage, taken over */
+            fs.mem = s->frames;
+            fs.cap = s->cap;
+            frames = fs.mem;
+            s->frames = NULL;
+            s->cap = 0;
+        }
+    } else {
+        v = VB_ALLOC_KIDS(c, arena, 1, frames, depth, NULL);
+        s->root = v;
+        if (v == NULL) {
+            f->msg = WK__VB_MSG_ARENA;
+            return WK_ERR_NOMEM;
+        }
+    }
+#else
+    wk_value *v = wk__vb_alloc(arena, sizeof(wk_value));
+    wk_value *root = v;
+    if (v == NULL) {
         f->msg = WK__VB_MSG_ARENA;
         return WK_ERR_NOMEM;
     }
-    wk_value *v = root;
+#endif
 #else
     wk_value scratch_inline[WK__VB_INLINE_SCRATCH];
     wk__stack ss;
@@ -205,6 +309,19 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
     for (;;) {
         st = VB_NEXT(c, &ev, &f->msg);
         if (WK__UNLIKELY(st != WK_OK)) {
+#if VB_RESUMABLE
+            if (st == WK_ERR_TRUNCATED) { /* pause before the cut token */
+                if (!wk__vb_state_keep(s, &fs, inline_frames, depth, o->alloc)) {
+                    s->v = NULL;
+                    st = WK_ERR_NOMEM;
+                    f->msg = VB_MSG_STACK;
+                    return st;
+                }
+                s->depth = depth;
+                s->v = v;
+                return WK_ERR_AGAIN;
+            }
+#endif
 #if !VB_COUNTED
             if (st == WK_ERR_EOF && started) {
                 st = WK_ERR_TRUNCATED;
@@ -237,12 +354,13 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
                 if (n != 0) {
                     uint64_t kids = is_map ? 2 * (uint64_t)n : n;
                     /* kids <= remaining bytes (the cursor checked): no overflow. */
-                    wk_value *items = wk__vb_alloc(arena, (size_t)kids * sizeof(wk_value));
+                    wk_value *items = VB_ALLOC_KIDS(c, arena, kids, frames, depth, v);
                     if (items == NULL) {
                         st = WK_ERR_NOMEM;
                         f->msg = WK__VB_MSG_ARENA;
                         goto fail;
                     }
+                    v = VB_MOVED(c, v);
                     v->u.items = items;
                     if (WK__UNLIKELY(depth == fs.cap) && !wk__stack_grow(&fs, depth, 0)) {
                         goto stack_full;
@@ -337,7 +455,10 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
         scratch[sn++] = node;
 #endif
     }
-#if VB_COUNTED
+#if VB_RESUMABLE
+    st = WK_OK;
+    goto fail; /* the same exit: the frames' storage goes back to the state */
+#elif VB_COUNTED
     wk__stack_free(&fs);
     *out = root;
     return WK_OK;
@@ -346,7 +467,12 @@ stack_full:
     st = WK_ERR_NOMEM;
     f->msg = VB_MSG_STACK;
 fail:
+#if VB_RESUMABLE
+    (void)wk__vb_state_keep(s, &fs, inline_frames, 0, o->alloc); /* keeps 0: cannot fail */
+    s->v = NULL;
+#else
     wk__stack_free(&fs);
+#endif
 #if !VB_COUNTED
     wk__stack_free(&ss);
 #endif
@@ -358,5 +484,8 @@ fail:
 #undef VB_NEXT
 #undef VB_COUNTED
 #undef VB_MSG_STACK
+#undef VB_RESUMABLE
+#undef VB_ALLOC_KIDS
+#undef VB_MOVED
 
 #endif /* VB_FN */

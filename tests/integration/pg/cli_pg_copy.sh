@@ -84,26 +84,19 @@ nums=$(psql_ "SELECT count(*) FROM wk_ci_dst WHERE jsonb_typeof(j->'k') = 'numbe
 "$wirekit" inspect "$tmp/j.mp" >"$tmp/j.txt"
 grep -q 'positive fixint *value 1$' "$tmp/j.txt" && grep -q 'float 64 *1.5$' "$tmp/j.txt" &&
   ! grep -q '"1.5"' "$tmp/j.txt" || { echo "jsonb numbers in msgpack:"; cat "$tmp/j.txt"; exit 1; }
-# a value that does not fit its column, and an unknown column: named, nothing written
+# a value that does not fit its column, an unknown column, malformed JSON: named, nothing written
 psql_ "CREATE TABLE wk_ci_fit (n int8, s int2)" >/dev/null
-printf '{"n":1,"s":2}\n{"n":2,"s":40000}\n' >"$tmp/bad.jsonl"
-set +e
-"$wirekit" pg copy in --dsn "$WK_PG_DSN" wk_ci_fit "$tmp/bad.jsonl" 2>"$tmp/err"; rc=$?
-set -e
-[ "$rc" = 1 ] && grep -q "bad.jsonl:2: column \"s\"" "$tmp/err" ||
-  { echo "a value that does not fit: rc $rc"; cat "$tmp/err"; exit 1; }
-printf '{"n":1,"s":2}\n{"n":2,"nope":3}\n' >"$tmp/bad.jsonl"
-set +e
-"$wirekit" pg copy in --dsn "$WK_PG_DSN" wk_ci_fit "$tmp/bad.jsonl" 2>"$tmp/err"; rc=$?
-set -e
-[ "$rc" = 1 ] && grep -q "bad.jsonl:2: column \"nope\"" "$tmp/err" ||
-  { echo "an unknown key: rc $rc"; cat "$tmp/err"; exit 1; }
-printf '{"n":1,"s":2}\n{"n":2,\n' >"$tmp/bad.jsonl"
-set +e
-"$wirekit" pg copy in --dsn "$WK_PG_DSN" wk_ci_fit "$tmp/bad.jsonl" 2>"$tmp/err"; rc=$?
-set -e
-[ "$rc" = 1 ] && grep -q "bad.jsonl:2:" "$tmp/err" ||
-  { echo "malformed JSON: rc $rc"; cat "$tmp/err"; exit 1; }
+# refused WHAT RECORDS PATTERN: pg copy in of RECORDS exits 1 with PATTERN on stderr
+refused() {
+  printf '%b' "$2" >"$tmp/bad.jsonl"
+  set +e
+  "$wirekit" pg copy in --dsn "$WK_PG_DSN" wk_ci_fit "$tmp/bad.jsonl" 2>"$tmp/err"; rc=$?
+  set -e
+  [ "$rc" = 1 ] && grep -q "$3" "$tmp/err" || { echo "$1: rc $rc"; cat "$tmp/err"; exit 1; }
+}
+refused "a value that does not fit" '{"n":1,"s":2}\n{"n":2,"s":40000}\n' 'bad.jsonl:2: column "s"'
+refused "an unknown key" '{"n":1,"s":2}\n{"n":2,"nope":3}\n' 'bad.jsonl:2: column "nope"'
+refused "malformed JSON" '{"n":1,"s":2}\n{"n":2,\n' 'bad.jsonl:2:'
 [ "$(psql_ "SELECT count(*) FROM wk_ci_fit")" = 0 ] || { echo "rows were written"; exit 1; }
 psql_ "DROP TABLE wk_ci_src, wk_ci_dst, wk_ci_fit" >/dev/null
 echo "ok"

@@ -1,6 +1,7 @@
 /*
  * The private PostgreSQL of the fault tests (pg_private.h): pg_ctl and initdb run through
- * system(), under `runuser -u postgres` when the test runs as root.
+ * system(), under `runuser -u postgres` when the test runs as root; and the fault tests' row
+ * counter.
  */
 #include "pg_private.h"
 
@@ -97,4 +98,17 @@ double pg_private_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+wk_status pg_count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
+                       const int *lens, wk_error *err)
+{
+    pg_counter *c = ctx;
+    int64_t id = 0;
+    wk_status st = wk_pg_plan_decode_row(plan, vals, lens, &id, NULL, NULL, err);
+    if (st == WK_OK) {
+        c->rows++;
+        c->last_id = id;
+    }
+    return st;
 }

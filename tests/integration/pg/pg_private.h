@@ -2,7 +2,8 @@
  * A PRIVATE PostgreSQL 15 for fault tests: initdb in a temp dir, a Unix socket only, started,
  * stopped (`pg_ctl stop -m immediate`, also from a forked child mid-operation) and removed by
  * the test itself, so the shared test server is never touched. Run as root, it runs as the
- * postgres account (PostgreSQL refuses root).
+ * postgres account (PostgreSQL refuses root). Also the row counter the fault tests read
+ * their rows with.
  */
 #ifndef WK_PG_PRIVATE_H
 #define WK_PG_PRIVATE_H
@@ -12,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "wirekit/pg.h"
 #include "wk_test.h"
 
 /* True when the PostgreSQL 15 binaries (initdb) are installed. */
@@ -39,6 +41,17 @@ void pg_private_dsn(char *out, size_t cap, int port);
 
 /* Monotonic seconds. */
 double pg_private_now_s(void);
+
+/* What pg_count_row has seen: the rows, and the int8 first column of the last one. */
+typedef struct pg_counter {
+    uint64_t rows;
+    int64_t last_id;
+} pg_counter;
+
+/* A row function (wk_pq_copy_row_fn) counting rows into the pg_counter `ctx`; the plan
+ * decodes the first column as WK_PG_KIND_I64. */
+wk_status pg_count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
+                       const int *lens, wk_error *err);
 
 /* Skips the test without the binaries; else starts a private server named after `tag` on
  * `port` and writes its DSN into the char array `dsn`, or fails the test. */

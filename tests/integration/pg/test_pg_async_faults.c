@@ -14,24 +14,6 @@
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
-typedef struct counter {
-    uint64_t rows;
-    int64_t last_id;
-} counter;
-
-static wk_status count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
-                           const int *lens, wk_error *err)
-{
-    counter *c = ctx;
-    int64_t id = 0;
-    wk_status st = wk_pg_plan_decode_row(plan, vals, lens, &id, NULL, NULL, err);
-    if (st == WK_OK) {
-        c->rows++;
-        c->last_id = id;
-    }
-    return st;
-}
-
 WK_TEST(test_pg_async_faults_server_stopped_during_a_non_blocking_query)
 {
     if (!pg_private_available()) {
@@ -53,8 +35,8 @@ WK_TEST(test_pg_async_faults_server_stopped_during_a_non_blocking_query)
         CHECK_MSG(false, "connect to the private server: %s", err.msg);
     }
     static const wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
-    counter c = {0, 0};
-    wk_pq_row_handler h = {kinds, NULL, count_row, &c};
+    pg_counter c = {0, 0};
+    wk_pq_row_handler h = {kinds, NULL, pg_count_row, &c};
     wk_pq_async *q = NULL;
     /* about 10 rows per millisecond for far longer than the 400 ms before the stop */
     st = wk_pq_async_start(conn,

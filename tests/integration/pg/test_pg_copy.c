@@ -36,6 +36,19 @@ typedef struct sums {
     uint64_t stop_after; /* 0 = never */
 } sums;
 
+static void sums_init(sums *s)
+{
+    memset(s, 0, sizeof *s);
+    wk_buf_init(&s->r.name, NULL, 0);
+    wk_arena_init(&s->arena, NULL, 0);
+}
+
+static void sums_free(sums *s)
+{
+    wk_buf_free(&s->r.name);
+    wk_arena_free(&s->arena);
+}
+
 static wk_status sum_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
                          const int *lens, wk_error *err)
 {
@@ -72,9 +85,7 @@ WK_TEST(test_pg_copy_out_streams_many_rows_into_c_kinds)
 {
     NEED_CONN();
     sums s;
-    memset(&s, 0, sizeof s);
-    wk_buf_init(&s.r.name, NULL, 0);
-    wk_arena_init(&s.arena, NULL, 0);
+    sums_init(&s);
     wk_error err = {0};
     uint64_t rows = 0;
     wk_status st = wk_pq_copy_out(conn, rows_sql, kinds3, offs3, sum_row, &s, &rows, &err);
@@ -93,8 +104,7 @@ WK_TEST(test_pg_copy_out_streams_many_rows_into_c_kinds)
     CHECK_EQ(s.name_bytes, strtoull(PQgetvalue(want, 0, 3), NULL, 10));
     CHECK_EQ(s.nulls_seen, strtoull(PQgetvalue(want, 0, 4), NULL, 10));
     PQclear(want);
-    wk_buf_free(&s.r.name);
-    wk_arena_free(&s.arena);
+    sums_free(&s);
 }
 
 typedef struct json_rows {
@@ -170,9 +180,7 @@ WK_TEST(test_pg_copy_out_failures_are_reported_and_leave_the_connection_usable)
 {
     NEED_CONN();
     sums s;
-    memset(&s, 0, sizeof s);
-    wk_buf_init(&s.r.name, NULL, 0);
-    wk_arena_init(&s.arena, NULL, 0);
+    sums_init(&s);
     wk_error err = {0};
     uint64_t rows = 0;
     /* a syntax error: the server's report, no rows */
@@ -214,8 +222,7 @@ WK_TEST(test_pg_copy_out_failures_are_reported_and_leave_the_connection_usable)
                             &err),
              WK_ERR_ARG);
     check_usable();
-    wk_buf_free(&s.r.name);
-    wk_arena_free(&s.arena);
+    sums_free(&s);
 }
 
 WK_TEST(test_pg_copy_out_timeout_cancels_a_silent_query)
@@ -223,9 +230,7 @@ WK_TEST(test_pg_copy_out_timeout_cancels_a_silent_query)
     NEED_CONN();
     wk_error err = {0};
     sums s;
-    memset(&s, 0, sizeof s);
-    wk_buf_init(&s.r.name, NULL, 0);
-    wk_arena_init(&s.arena, NULL, 0);
+    sums_init(&s);
     CHECK_OK(wk_pq_set_timeout(conn, 300, &err));
     uint64_t rows = 0;
     wk_status st = wk_pq_copy_out(conn,
@@ -242,8 +247,7 @@ WK_TEST(test_pg_copy_out_timeout_cancels_a_silent_query)
     CHECK_MSG(wk_pq_set_timeout(conn, 0, &err) == WK_OK, "%s after %s",
               wk_pq_conn_message(conn), wk_status_str(st));
     check_usable();
-    wk_buf_free(&s.r.name);
-    wk_arena_free(&s.arena);
+    sums_free(&s);
 }
 
 

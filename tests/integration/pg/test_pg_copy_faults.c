@@ -15,24 +15,6 @@
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
-typedef struct counter {
-    uint64_t rows;
-    int64_t last_id;
-} counter;
-
-static wk_status count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
-                           const int *lens, wk_error *err)
-{
-    counter *c = ctx;
-    int64_t id = 0;
-    wk_status st = wk_pg_plan_decode_row(plan, vals, lens, &id, NULL, NULL, err);
-    if (st == WK_OK) {
-        c->rows++;
-        c->last_id = id;
-    }
-    return st;
-}
-
 WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
 {
     int port = 40000 + (int)(getpid() % 20000);
@@ -48,7 +30,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     }
     /* a stop from another process once rows are flowing */
     pid_t child = pg_private_stop_later(400000);
-    counter c = {0, 0};
+    pg_counter c = {0, 0};
     uint64_t rows = 0;
     wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
     double t0 = pg_private_now_s();
@@ -56,7 +38,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     st = wk_pq_copy_out(conn,
                         "SELECT i::int8 AS id FROM generate_series(1, 1000000) i "
                         "WHERE i % 100 <> 0 OR pg_sleep(0.01) IS NOT NULL",
-                        kinds, NULL, count_row, &c, &rows, &err);
+                        kinds, NULL, pg_count_row, &c, &rows, &err);
     double took = pg_private_now_s() - t0;
     int wst = 0;
     waitpid(child, &wst, 0);

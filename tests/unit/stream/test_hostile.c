@@ -213,6 +213,128 @@ WK_TEST(test_mp_unpacker_out_of_memory_is_a_clean_error)
     }
 }
 
+/* Feeds `in` in chunks of `piece` bytes and takes trees out until an error or EOF. */
+static wk_status mp_trees(wk_mp_unpacker *u, const uint8_t *in, size_t len, size_t piece,
+                          wk_arena *arena, size_t *trees)
+{
+    size_t pos = 0;
+    *trees = 0;
+    for (;;) {
+        if (pos == len) {
+            wk_mp_unpacker_finish(u);
+        } else {
+            size_t n = len - pos < piece ? len - pos : piece;
+            wk_status st = wk_mp_unpacker_feed(u, in + pos, n);
+            if (st != WK_OK) {
+                return st;
+            }
+            pos += n;
+        }
+        wk_status st;
+        wk_value *v;
+        while ((st = wk_mp_unpacker_next_value(u, arena, &v)) == WK_OK) {
+            (*trees)++;
+            wk_arena_reset(arena);
+        }
+        if (st != WK_ERR_AGAIN || u->f.finished) {
+            return st;
+        }
+    }
+}
+
+WK_TEST(test_mp_unpacker_tree_count_bomb_allocates_by_bytes_present)
+{
+    /* an array declaring 4G-1 elements, then 2 MB of ones in 4 KiB chunks, as trees: the
+     * paused tree allocates nothing for the count; the buffer stops at the cap */
+    wk_test_alloc ta;
+    wk_test_alloc_init(&ta);
+    wk_read_opts o = {.alloc = &ta.a};
+    size_t len = 2 * CAP;
+    uint8_t *in = malloc(len);
+    memset(in, 0x01, len);
+    memcpy(in + 1, "\xdd\xff\xff\xff\xff", 5);
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, &o, CAP);
+    wk_arena arena;
+    wk_arena_init(&arena, &ta.a, 0);
+    size_t trees;
+    CHECK_STATUS(mp_trees(&u, in, len, PIECE, &arena, &trees), WK_ERR_LIMIT);
+    CHECK_EQ(trees, 1);
+    wk_error e;
+    wk_mp_unpacker_error(&u, &e);
+    CHECK_EQ(e.offset, 1);
+    CHECK_MSG(ta.peak_bytes <= CAP + 64 * 1024, "peak %zu", ta.peak_bytes);
+    wk_mp_unpacker_free(&u);
+    wk_arena_free(&arena);
+    CHECK_EQ(ta.live_bytes, 0);
+    free(in);
+}
+
+WK_TEST(test_mp_unpacker_tree_depth_bomb_is_the_checkers_depth_error)
+{
+    size_t total = 100000;
+    uint8_t *in = malloc(total);
+    memset(in, 0x91, total); /* [[[[... */
+    wk_error want;
+    CHECK_STATUS(wk_mp_check(in, total, NULL, NULL, &want), WK_ERR_DEPTH);
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, NULL, CAP);
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    size_t trees;
+    CHECK_STATUS(mp_trees(&u, in, total, 100, &arena, &trees), WK_ERR_DEPTH);
+    wk_error e;
+    wk_mp_unpacker_error(&u, &e);
+    CHECK_EQ(e.offset, want.offset);
+    CHECK_STR(e.msg, want.msg);
+    wk_mp_unpacker_free(&u);
+    wk_arena_free(&arena);
+    free(in);
+}
+
+WK_TEST(test_mp_unpacker_tree_out_of_memory_at_every_allocation_is_clean)
+{
+    /* values cut by 100-byte chunks: the gather buffer, the tree state, its node block, the
+     * container list and the frames each fail in turn */
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &data);
+    for (int i = 0; i < 6; i++) {
+        wk_mp_writer_begin_array(&w, 40);
+        for (int j = 0; j < 40; j++) {
+            wk_mp_writer_begin_map(&w, 1);
+            wk_mp_writer_str(&w, "key", 3);
+            wk_mp_writer_uint(&w, (uint64_t)(i * j));
+        }
+    }
+    wk_mp_writer_finish(&w, NULL);
+    bool failed_once = false;
+    for (size_t fail = 1; fail <= 40; fail++) {
+        wk_test_alloc ta;
+        wk_test_alloc_init(&ta);
+        ta.fail_at = fail;
+        wk_read_opts o = {.alloc = &ta.a};
+        wk_mp_unpacker u;
+        wk_mp_unpacker_init(&u, &o, CAP);
+        wk_arena arena;
+        wk_arena_init(&arena, NULL, 0);
+        size_t trees;
+        wk_status st = mp_trees(&u, data.data, data.len, 100, &arena, &trees);
+        if (st == WK_ERR_EOF) {
+            CHECK_EQ(trees, 6);
+        } else {
+            CHECK_STATUS(st, WK_ERR_NOMEM);
+            failed_once = true;
+        }
+        wk_mp_unpacker_free(&u);
+        wk_arena_free(&arena);
+        CHECK_EQ(ta.live_bytes, 0);
+    }
+    CHECK(failed_once);
+    wk_buf_free(&data);
+}
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 typedef struct ev_count {

@@ -152,6 +152,18 @@ static void reference(const uint8_t *d, size_t len, const wk_read_opts *o, resul
 
 enum mode { RAW, TREE, EVENTS };
 
+/* Resets `a` and writes garbage over its memory, as a caller that reuses its arena between
+ * calls does: a tree the unpacker keeps in it across calls would be destroyed. */
+static void scribble(wk_arena *a)
+{
+    wk_arena_reset(a);
+    if (a->cur != NULL && a->end > a->cur) {
+        size_t room = (size_t)(a->end - a->cur);
+        memset(wk_arena_alloc(a, room, 1), 0xa5, room);
+        wk_arena_reset(a);
+    }
+}
+
 /* Re-encodes the events of d[0..n) (one value) through the writer sink. */
 static void reencode_ref(const uint8_t *d, size_t n, const wk_read_opts *o, wk_buf *out)
 {
@@ -202,7 +214,7 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
             size_t vl = 0;
             uint64_t voff = 0;
             wk_value *tree = NULL;
-            wk_arena_reset(&arena);
+            scribble(&arena);
             if (mode == RAW) {
                 st = wk_mp_unpacker_next(&u, &vd, &vl, &voff);
             } else if (mode == TREE) {
@@ -286,23 +298,26 @@ out:
     return ok;
 }
 
-static void property_run(uint64_t seed, int rounds, bool strict)
+/* `values` values per stream at most; chunks of 1..`piece` bytes (kinds 0 and 3). */
+static void property_run(uint64_t seed, int rounds, bool strict, size_t values, size_t piece,
+                         uint32_t flags)
 {
     split_rng r = {seed};
     wk_read_opts o = {0};
+    o.flags = flags;
     if (strict) {
-        o.flags = WK_READ_STRICT_UTF8;
+        o.flags |= WK_READ_STRICT_UTF8;
     }
     for (int round = 0; round < rounds; round++) {
         wk_buf data;
         wk_buf_init(&data, NULL, 0);
-        gen_stream(&data, &r, 1 + split_below(&r, 12), strict);
+        gen_stream(&data, &r, 1 + split_below(&r, values), strict);
         o.max_depth = split_below(&r, 4) == 0 ? (uint32_t)(1 + split_below(&r, 4)) : 0;
         result ref;
         reference(data.data, data.len, &o, &ref);
         for (int kind = 0; kind < 4; kind++) {
             size_t *sizes;
-            size_t count = split_plan(&r, data.len, kind, 1 + split_below(&r, 300), &sizes);
+            size_t count = split_plan(&r, data.len, kind, 1 + split_below(&r, piece), &sizes);
             for (int mode = RAW; mode <= EVENTS; mode++) {
                 char what[96];
                 snprintf(what, sizeof what, "seed %llu round %d split %d mode %d",
@@ -324,12 +339,21 @@ static void property_run(uint64_t seed, int rounds, bool strict)
 
 WK_TEST(test_mp_unpacker_matches_buffer_reader_on_random_splits)
 {
-    property_run(0x9e3779b97f4a7c15ull, 600, false);
+    property_run(0x9e3779b97f4a7c15ull, 600, false, 12, 300, 0);
 }
 
 WK_TEST(test_mp_unpacker_matches_buffer_reader_with_strict_utf8)
 {
-    property_run(0x2545f4914f6cdd1dull, 300, true);
+    property_run(0x2545f4914f6cdd1dull, 300, true, 12, 300, 0);
+}
+
+/* Chunks of up to 4 KiB over longer streams: trees cut by chunk ends are built as they
+ * arrive (chunks under 64 bytes, the 1-byte pieces of split kinds 1 and 3, switch a value to
+ * framing mid-way), with strings copied or not. */
+WK_TEST(test_mp_unpacker_matches_buffer_reader_on_large_chunks)
+{
+    property_run(0x853c49e6748fea9bull, 150, false, 60, 4096, 0);
+    property_run(0xda3e39cb94b95bdbull, 60, true, 60, 1024, WK_READ_COPY_STRINGS);
 }
 
 /* ---- contract cases ------------------------------------------------------------------- */
@@ -401,4 +425,295 @@ WK_TEST(test_mp_unpacker_gives_back_bytes_appended_past_a_value)
     CHECK(d == b + 11 && off == 13);
     CHECK_STATUS(wk_mp_unpacker_next(&u, &d, &n, &off), WK_ERR_AGAIN);
     wk_mp_unpacker_free(&u);
+}
+
+/* ---- the pausing tree build: a value cut at every byte ---------------------------------- */
+
+/* A value nested `depth` deep (maps and arrays in turn), with short and long strings, binary
+ * data and numbers at every level. */
+static void gen_nested(wk_mp_writer *w, int depth)
+{
+    static char text[400];
+    memset(text, 'q', sizeof text);
+    wk_mp_writer_begin_map(w, 3);
+    wk_mp_writer_str(w, "name", 4);
+    wk_mp_writer_str(w, text, 20 + (size_t)depth * 7);
+    wk_mp_writer_str(w, "items", 5);
+    wk_mp_writer_begin_array(w, 4);
+    wk_mp_writer_uint(w, (uint64_t)depth * 1000003u);
+    wk_mp_writer_double(w, depth / 3.0);
+    if (depth > 0) {
+        gen_nested(w, depth - 1);
+    } else {
+        wk_mp_writer_str(w, text, sizeof text); /* str 16 */
+    }
+    wk_mp_writer_begin_map(w, 0);
+    wk_mp_writer_bin(w, "bin", 3);
+    wk_mp_writer_bin(w, text, 9);
+}
+
+/* Takes every value of `d` split into chunks `sizes` out as a tree (the arena scribbled over
+ * before each call, or with `keep` kept whole and every tree compared again at the end, which
+ * copied strings must survive), against the buffer decoder's trees. */
+static bool trees_match(const uint8_t *d, size_t len, size_t *sizes, size_t count,
+                        const wk_read_opts *o, wk_arena *arena, bool keep, const char *what)
+{
+    result ref;
+    reference(d, len, o, &ref);
+    wk_value **got = calloc(ref.n + 1, sizeof *got);
+    wk_arena ref_arena;
+    wk_arena_init(&ref_arena, NULL, 0);
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, o, 0);
+    split_feeder fd;
+    split_feeder_init(&fd, d, len, sizes, count);
+    size_t k = 0;
+    bool ok = false;
+    wk_status st = WK_OK;
+    for (;;) {
+        size_t n;
+        const uint8_t *c = split_feeder_next(&fd, &n);
+        if (c == NULL) {
+            wk_mp_unpacker_finish(&u);
+        } else if (wk_mp_unpacker_feed(&u, c, n) != WK_OK) {
+            break;
+        }
+        for (;;) {
+            if (!keep) {
+                scribble(arena);
+            }
+            wk_value *v = NULL;
+            st = wk_mp_unpacker_next_value(&u, arena, &v);
+            if (st != WK_OK) {
+                break;
+            }
+            wk_value *want = NULL;
+            wk_arena_reset(&ref_arena);
+            if (k == ref.n ||
+                wk_mp_decode_value(d + ref.v[k].off, ref.v[k].len, o, &ref_arena, &want, NULL,
+                                   NULL) != WK_OK ||
+                !wk_value_equal(v, want, NULL)) {
+                wk__test_fail(__FILE__, __LINE__, "%s: tree %zu differs", what, k);
+                goto out;
+            }
+            got[k++] = v;
+        }
+        if (st != WK_ERR_AGAIN || c == NULL) {
+            break;
+        }
+    }
+    if (st != WK_ERR_EOF || k != ref.n) {
+        wk__test_fail(__FILE__, __LINE__, "%s: %zu trees then %s, want %zu then EOF", what, k,
+                      wk_status_str(st), ref.n);
+        goto out;
+    }
+    for (size_t i = 0; keep && i < k; i++) {
+        wk_value *want = NULL;
+        wk_arena_reset(&ref_arena);
+        wk_mp_decode_value(d + ref.v[i].off, ref.v[i].len, o, &ref_arena, &want, NULL, NULL);
+        if (!wk_value_equal(got[i], want, NULL)) {
+            wk__test_fail(__FILE__, __LINE__, "%s: tree %zu changed after the stream", what, i);
+            goto out;
+        }
+    }
+    ok = true;
+out:
+    split_feeder_free(&fd);
+    wk_mp_unpacker_free(&u);
+    wk_arena_free(&ref_arena);
+    free(got);
+    free(ref.v);
+    return ok;
+}
+
+/* Builds filler + nested value + filler; the fillers are one 2000-byte string each (values
+ * have been large: the cut value is expected cut and built in the unpacker's block from its
+ * start) or 80 one-byte values (values have been small: it is tried in the caller's arena
+ * and its partial tree moves out at the chunk's end). */
+static void gen_fillers(wk_buf *out, bool big)
+{
+    static char text[2000];
+    memset(text, 'f', sizeof text);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, out);
+    if (big) {
+        wk_mp_writer_str(&w, text, sizeof text);
+    } else {
+        for (int i = 0; i < 80; i++) {
+            wk_mp_writer_uint(&w, (uint64_t)i);
+        }
+    }
+    wk_mp_writer_finish(&w, NULL);
+}
+
+static void gen_cut_stream(wk_buf *out, bool big_fillers, int depth, size_t *value_off,
+                           size_t *value_end)
+{
+    gen_fillers(out, big_fillers);
+    *value_off = out->len;
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, out);
+    gen_nested(&w, depth);
+    wk_mp_writer_finish(&w, NULL);
+    *value_end = out->len;
+    gen_fillers(out, big_fillers);
+}
+
+/* Cuts the nested value at every byte (two chunks), and at every byte again followed by a
+ * second cut a little or a lot later (three chunks: the tree pauses, moves into the caller's
+ * arena when enough new bytes came and pauses again, or stays in the block). */
+static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind)
+{
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    size_t voff = 0;
+    size_t vend = 0;
+    gen_cut_stream(&data, big_fillers, 12, &voff, &vend);
+    wk_read_opts o = {0};
+    o.flags = flags;
+    uint8_t small[256]; /* arena kind 1: a small caller buffer first, then chunks */
+    wk_arena arena;
+    if (arena_kind == 1) {
+        wk_arena_init_buf(&arena, small, sizeof small, NULL, 0);
+    } else {
+        wk_arena_init(&arena, NULL, 0);
+    }
+    char what[128];
+    for (size_t k = voff + 1; k < vend; k++) {
+        size_t two[2] = {k, data.len - k};
+        snprintf(what, sizeof what, "fillers %d flags %u arena %d cut at %zu", big_fillers,
+                 flags, arena_kind, k - voff);
+        if (!trees_match(data.data, data.len, two, 2, &o, &arena, flags != 0, what)) {
+            break;
+        }
+        size_t m = (k - voff) % 3 == 0 ? (k - voff) / 2 + 64 : 2 * (k - voff) + 64;
+        if (k + m < vend) {
+            size_t three[3] = {k, m, data.len - k - m};
+            snprintf(what, sizeof what, "fillers %d flags %u arena %d cuts at %zu and %zu",
+                     big_fillers, flags, arena_kind, k - voff, k + m - voff);
+            if (!trees_match(data.data, data.len, three, 3, &o, &arena, flags != 0, what)) {
+                break;
+            }
+        }
+        if (flags != 0) {
+            wk_arena_reset(&arena);
+        }
+    }
+    wk_arena_free(&arena);
+    wk_buf_free(&data);
+}
+
+WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_of_a_nested_value_in_the_block)
+{
+    cut_everywhere(true, 0, 0);
+}
+
+WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_moves_out_of_the_callers_arena)
+{
+    cut_everywhere(false, 0, 0);
+}
+
+WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_copied_strings)
+{
+    cut_everywhere(false, WK_READ_COPY_STRINGS, 0);
+    cut_everywhere(true, WK_READ_COPY_STRINGS, 0);
+}
+
+WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_an_arena_that_starts_new_chunks)
+{
+    cut_everywhere(false, 0, 1);
+    cut_everywhere(true, 0, 1);
+}
+
+WK_TEST(test_mp_unpacker_tree_too_large_for_the_block_is_framed_and_decoded)
+{
+    /* an array of 3000 small integers (about 3 KB, 48 KB of nodes) cut by 512-byte chunks,
+     * with a 16 KiB cap: the node block cannot hold it, framing takes over */
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &data);
+    wk_mp_writer_str(&w, "x", 1);
+    wk_mp_writer_begin_array(&w, 3000);
+    for (uint32_t i = 0; i < 3000; i++) {
+        wk_mp_writer_uint(&w, i % 100);
+    }
+    wk_mp_writer_begin_map(&w, 1);
+    wk_mp_writer_str(&w, "k", 1);
+    wk_mp_writer_nil(&w);
+    wk_mp_writer_finish(&w, NULL);
+    size_t sizes[64];
+    size_t count = 0;
+    for (size_t at = 0; at < data.len; at += 512) {
+        sizes[count++] = data.len - at < 512 ? data.len - at : 512;
+    }
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, NULL, 16 << 10);
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    split_feeder fd;
+    split_feeder_init(&fd, data.data, data.len, sizes, count);
+    size_t trees = 0;
+    wk_status st = WK_OK;
+    for (;;) {
+        size_t n;
+        const uint8_t *c = split_feeder_next(&fd, &n);
+        if (c == NULL) {
+            wk_mp_unpacker_finish(&u);
+        } else {
+            CHECK_OK(wk_mp_unpacker_feed(&u, c, n));
+        }
+        wk_value *v;
+        while ((st = wk_mp_unpacker_next_value(&u, &arena, &v)) == WK_OK) {
+            if (trees == 1) {
+                CHECK(v->type == WK_VAL_ARRAY && v->len == 3000 && v->u.items[2999].u.u == 99);
+            }
+            trees++;
+        }
+        if (st != WK_ERR_AGAIN || c == NULL) {
+            break;
+        }
+    }
+    CHECK_STATUS(st, WK_ERR_EOF);
+    CHECK_EQ(trees, 3);
+    split_feeder_free(&fd);
+    wk_mp_unpacker_free(&u);
+    wk_arena_free(&arena);
+    wk_buf_free(&data);
+}
+
+WK_TEST(test_mp_unpacker_tree_that_moves_into_a_chunk_of_its_own_is_not_adopted_from_it)
+{
+    /* An array of 1500 integers and a 20000-byte string, after a large value: the array's
+     * 1501 children (24 KB of nodes) are in the block when the first chunk ends. The second
+     * chunk brings more bytes than the value had, so the tree moves into the caller's arena,
+     * whose 8 KiB buffer cannot hold it: the arena gives it a chunk of its own, and the
+     * run's later nodes would not follow it. The chunk ends inside the string again: the tree
+     * must not be moved back as if it were one region (framing takes over). Whether the old
+     * code read out of bounds here depended on where malloc put the arena's chunks (the
+     * fuzzer's input tree_move_in_dedicated_chunk found it); this checks the path's trees. */
+    static char text[20000];
+    memset(text, 's', sizeof text);
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    gen_fillers(&data, true);
+    size_t voff = data.len;
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &data);
+    wk_mp_writer_begin_array(&w, 1501);
+    for (uint32_t i = 0; i < 1500; i++) {
+        wk_mp_writer_uint(&w, i % 100);
+    }
+    wk_mp_writer_str(&w, text, sizeof text);
+    wk_mp_writer_finish(&w, NULL);
+    gen_fillers(&data, true);
+    uint8_t small[8192];
+    wk_arena arena;
+    wk_arena_init_buf(&arena, small, sizeof small, NULL, 0);
+    wk_read_opts o = {0};
+    size_t sizes[3] = {voff + 1000, 1600, 0};
+    sizes[2] = data.len - sizes[0] - sizes[1];
+    CHECK(trees_match(data.data, data.len, sizes, 3, &o, &arena, false, "own chunk"));
+    wk_arena_free(&arena);
+    wk_buf_free(&data);
 }

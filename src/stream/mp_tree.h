@@ -1,0 +1,85 @@
+/*
+ * Internal: the tree side of wk_mp_unpacker, a MessagePack tree builder that pauses where a
+ * chunk ends and goes on when the next chunk arrives, so that a value cut by chunk ends is
+ * decoded once, a piece at a time. It is value/value_build_core.h's counted loop (the loop of
+ * wk_mp_decode_value) compiled twice in its resumable form:
+ *
+ *   - on the caller's chunk, into the caller's arena: a value that ends inside the chunk is
+ *     built exactly as wk_mp_decode_value builds it, strings in place;
+ *   - on the unpacker's gather buffer, into the tree's own node block: the rest of a value
+ *     that the chunk cut.
+ *
+ * When the first run pauses, the nodes it built move out of the caller's arena (the caller may
+ * reset it before the next call) into the node block, in one copy: the run's allocations are
+ * one contiguous run of nodes when the arena did not start a new chunk meanwhile and strings
+ * were not copied; otherwise the gathered bytes are decoded again from the value's start, once.
+ * String pointers into the chunk move to the same bytes in the gather buffer (the unpacker has
+ * copied the chunk's rest there), and follow the buffer when it grows. When the value is
+ * complete, its nodes are copied into the caller's arena in one block (strings copied too with
+ * WK_READ_COPY_STRINGS, else pointing into the gather buffer until the next call).
+ *
+ * The node block never grows past the unpacker's buffer cap: a value whose tree would need
+ * more goes back to the unpacker's framing and is decoded once complete.
+ */
+#ifndef WK_STREAM_MP_TREE_H
+#define WK_STREAM_MP_TREE_H
+
+#include "wirekit/stream.h"
+
+/* Why a run stopped, beside its status. */
+typedef struct wk__mp_tree_stop {
+    size_t at;       /* WK_OK: the value's length; WK_ERR_AGAIN: offset of the token that is
+                      * cut short; otherwise: offset of the error */
+    const char *msg; /* static message of an error */
+    bool block_full; /* WK_ERR_NOMEM because the node block reached the cap, or the tree
+                      * could not move into the caller's arena: the tree is given up */
+} wk__mp_tree_stop;
+
+/* Builds the value at base[0..n) into `arena`, with `*tp` (allocated here on the first pause,
+ * NULL before; `opts` and the block cap `max` are kept in it) holding what a pause needs.
+ * WK_OK: *out is the tree, whole in the arena; WK_ERR_AGAIN: paused (call wk__mp_tree_adopt
+ * next); WK_ERR_NOMEM with a null stop->msg: no memory for the pause itself; other statuses
+ * as the builder's. */
+wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
+                            const uint8_t *base, size_t n, wk_arena *arena, wk_value **out,
+                            wk__mp_tree_stop *stop);
+
+/* After a pause of a run into `arena` (wk__mp_tree_first on `chunk_rest`, whose bytes are now
+ * copied at `buf`; or wk__mp_tree_resume, `chunk_rest` NULL), in the same call: moves the
+ * partial tree out of `arena` into the node block. Returns false when it cannot (strings
+ * copied, the arena started a new chunk, or the block would pass the cap): the build then
+ * starts over from the value's start with wk__mp_tree_resume. */
+bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
+                       size_t rest_len, const uint8_t *buf);
+
+/* Makes the tree state (*tp NULL) or forgets the build in progress; false when out of
+ * memory. A value read with wk__mp_tree_resume from its start follows. */
+bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max);
+
+/* Forgets the build in progress (the next wk__mp_tree_resume starts at the value's start). */
+void wk__mp_tree_restart(struct wk__mp_tree *t);
+
+/* Goes on with the value at base[from..n): `from` is the token the last pause stopped at
+ * (0 after a restart, when base[0] is the value's start), in the gather buffer or, when the
+ * buffer ended at a token's end, in the next chunk. With `arena` NULL it builds into the node
+ * block (a complete tree is then taken out by wk__mp_tree_deliver); else the tree so far moves
+ * into `arena` (if it is not there yet) and the run goes on there: *out is then the complete
+ * tree, and a pause leaves the tree in the arena (wk__mp_tree_adopt it, or run again on the
+ * next bytes in the same call). Statuses as wk__mp_tree_first; `stop->block_full` says that
+ * the tree must be given up (the block reached the cap, or `arena` refused the tree). */
+wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
+                             wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop);
+
+/* The gather buffer moved from `old` to `buf` (it holds `n` bytes): string pointers follow. */
+void wk__mp_tree_buffer_moved(struct wk__mp_tree *t, const uint8_t *old, size_t n,
+                              const uint8_t *buf);
+
+/* Copies the complete tree into `arena` (strings too when `copy`) and empties the block.
+ * False when the arena refuses (the caller then decodes the gathered value itself, which
+ * gives the buffer decoder's verdict). */
+bool wk__mp_tree_deliver(struct wk__mp_tree *t, wk_arena *arena, bool copy, wk_value **out);
+
+/* Releases everything the tree holds (NULL is fine). */
+void wk__mp_tree_free(struct wk__mp_tree *t);
+
+#endif

@@ -70,6 +70,12 @@ typedef struct wk_redis_opts {
                                       replicas (half the command timeout); fewer is a
                                       failure, so an acknowledged write survives a failover:
                                       0 (no WAIT) */
+    unsigned pipeline_window;    /**< a multi-get keeps at most this many GETs in flight on
+                                      each server's connection, sending more as replies are
+                                      read (when half the window is answered), so a multi-get
+                                      of many keys keeps every master busy without queueing
+                                      all its replies in the server at once; a small window
+                                      costs more sends per key: 256 */
     void *reserved[4];           /**< zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 

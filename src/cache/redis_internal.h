@@ -73,13 +73,17 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
  *  WK_ERR_SYNTAX on bytes that are not RESP. After any failure the connection is unusable. */
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err);
 /** Non-blocking: completes a reply from buffered bytes and what the socket holds now
- *  (recv() until it would block); *got tells. Failures as wk__rconn_read. */
+ *  (recv() until it would block, or until one comes back shorter than the room it had: the
+ *  socket is empty then, and a second recv() would only say EAGAIN); *got tells; without a
+ *  reply, wait for the socket to be readable before calling again. Failures as
+ *  wk__rconn_read. */
 wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
 /** Most connections wk__rconn_wait_any watches at once. */
 #define WK__RCONN_WAIT_MAX 128u
 /** Waits until one of cs[0..n) has bytes to read (or hung up), before `deadline`; WK_ERR_IO
- *  on timeout. */
-wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err);
+ *  on timeout. ready[i] tells which (readable, hung up or failed), so only those are read. */
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_t deadline,
+                             wk_error *err);
 /** True when bytes of a next reply are already buffered. */
 bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
@@ -140,6 +144,7 @@ struct wk_redis_store {
     int64_t refresh_after_ms; /* atomic: a refresh is wanted from then (INT64_MAX: none) */
     uint32_t feed_rr;         /* cluster: which server the subscriber tries next */
     unsigned wait_replicas;   /* WAIT this many replicas after each write */
+    size_t window;            /* GETs in flight per connection in a multi-get */
     unsigned db;
     char user[128];
     char pass[256];

@@ -366,6 +366,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
     *got = false;
     size_t start = next_start(c);
     size_t need = 0;
+    bool drained = false; /* a recv of this call came back short: the socket is empty */
     for (;;) {
         if (c->in_len >= need && c->in_len > start) {
             bool done = false;
@@ -380,6 +381,9 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
                 return WK_OK;
             }
         }
+        if (drained) {
+            return WK_OK; /* nothing more for now, without a recv that would say EAGAIN */
+        }
         compact(c, &start, &need);
         /* Room for at least `need` bytes plus a read chunk, never past the cap. */
         size_t ceiling = lim->max_bytes + 2 * LINE_MAX_BYTES;
@@ -391,9 +395,11 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         if (st != WK_OK) {
             return st;
         }
-        ssize_t r = wk__rt_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
+        size_t room = c->in_cap - c->in_len;
+        ssize_t r = wk__rt_recv(c, c->in + c->in_len, room);
         if (r > 0) {
             c->in_len += (size_t)r;
+            drained = (size_t)r < room;
             continue;
         }
         if (r == 0) {
@@ -425,7 +431,8 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
     }
 }
 
-wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, wk_error *err)
+wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_t deadline,
+                             wk_error *err)
 {
     struct pollfd p[WK__RCONN_WAIT_MAX];
     if (n > WK__RCONN_WAIT_MAX) {
@@ -436,7 +443,11 @@ wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, int64_t deadline, w
         p[i].events = POLLIN;
         p[i].revents = 0;
     }
-    return poll_until(p, n, deadline, err);
+    wk_status st = poll_until(p, n, deadline, err);
+    for (size_t i = 0; i < n; i++) {
+        ready[i] = st == WK_OK && p[i].revents != 0; /* readable, hung up or failed */
+    }
+    return st;
 }
 
 bool wk__rconn_buffered(const wk__rconn *c)

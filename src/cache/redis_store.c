@@ -252,53 +252,82 @@ static wk_status append_cmds(wk__rconn *c, int ncmd, const int *argc, const char
     return WK_OK;
 }
 
-/* A multi-get on one server: the GETs of keys idx[0..n) pipelined on one connection. */
+/* A multi-get on one server: the GETs of keys idx[0..n) pipelined on one connection, at most
+ * the store's window of them in flight. */
 typedef struct get_batch {
     wk__rsrv *v;
     wk__rconn *c; /* while replies are due */
+    const wk_slice *keys; /* the call's keys, and its deadline */
+    int64_t deadline;
     size_t *idx;
     size_t n;
     bool asking;
+    size_t sent;  /* keys whose GET was sent */
+    bool ready;   /* its socket was readable at the last poll (or it was not polled) */
     size_t got;   /* replies read (ASKING's +OK included) */
     wk_status st; /* the batch's first failure */
 } get_batch;
 
-/* Sends a batch; false (batch failed, `err` set) when no connection or the send failed. */
-static bool batch_send(wk_redis_store *s, get_batch *b, const wk_slice *keys,
-                       int64_t deadline, wk_error *err)
+/* Sends the next keys of a batch, as many as the window has room for; false (connection
+ * given back broken, `err` set) when the send failed. */
+static bool batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
 {
-    b->c = acquire(s, b->v, deadline, err);
-    if (b->c == NULL) {
-        return false;
-    }
+    const wk_slice *keys = b->keys;
+    size_t answered = b->asking ? b->got / 2 : b->got;
+    size_t end = answered + s->window < b->n ? answered + s->window : b->n;
     wk_status st = WK_OK;
-    for (size_t j = 0; j < b->n && st == WK_OK; j++) {
-        const char *argv[2] = {"GET", keys[b->idx[j]].ptr};
-        size_t lens[2] = {3, keys[b->idx[j]].len};
+    for (; b->sent < end && st == WK_OK; b->sent++) {
+        const char *argv[2] = {"GET", keys[b->idx[b->sent]].ptr};
+        size_t lens[2] = {3, keys[b->idx[b->sent]].len};
         int argc[1] = {2};
         st = append_cmds(b->c, 1, argc, argv, lens, b->asking, err);
     }
     if (st == WK_OK) {
-        st = wk__rconn_flush(b->c, deadline, err);
+        st = wk__rconn_flush(b->c, b->deadline, err);
     }
     if (st != WK_OK) {
         give_back(s, b->v, b->c, true);
         b->c = NULL;
+        if (b->st == WK_OK) {
+            b->st = st;
+        }
         return false;
     }
     return true;
 }
 
-/* Reads the replies of a batch that have arrived, into vals/found, without waiting: returns
- * with b->c set while some are still due. Keys redirected (MOVED/ASK) get redir[i] set to
- * their target and asking[i] for ASK. A reply-level failure is kept in b->st (the first,
- * described in `err`) and the pipeline is drained; a connection failure ends the batch. */
+/* Takes a connection and sends the first window of a batch; false (batch failed, `err`
+ * set) when no connection or the send failed. */
+static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
+{
+    b->c = acquire(s, b->v, b->deadline, err);
+    if (b->c == NULL) {
+        b->st = WK_ERR_IO;
+        return false;
+    }
+    return batch_fill(s, b, err);
+}
+
+/* Reads the replies of a batch that have arrived, into vals/found, without waiting, and
+ * sends the next keys once half the window is answered: returns with b->c set while some are
+ * still due. Keys redirected (MOVED/ASK) get redir[i] set to their target and asking[i] for
+ * ASK. A reply-level failure is kept in b->st (the first, described in `err`): nothing more
+ * is sent and the pipeline is drained (the keys not sent stay not found); a connection
+ * failure ends the batch. */
 static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
                        wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
-    size_t due = b->asking ? 2 * b->n : b->n;
-    while (b->got < due) {
+    for (;;) {
+        size_t answered = b->asking ? b->got / 2 : b->got;
+        bool more = b->st == WK_OK && b->sent < b->n;
+        if (more && 2 * (b->sent - answered) <= s->window) {
+            if (!batch_fill(s, b, err)) {
+                return;
+            }
+        } else if (!more && answered == b->sent) {
+            break;
+        }
         bool got = false;
         wk_status st = wk__rconn_try_read(c, &s->lim, &got, err);
         if (st != WK_OK) {
@@ -353,24 +382,37 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
 {
     wk_status first = WK_OK;
     wk_error e2;
+    for (size_t b = 0; b < nb; b++) {
+        bs[b].ready = true; /* just sent: try before polling */
+    }
     for (;;) {
         wk__rconn *due[WK__RCONN_WAIT_MAX];
+        size_t which[WK__RCONN_WAIT_MAX];
+        bool ready[WK__RCONN_WAIT_MAX];
         size_t ndue = 0;
+        bool left = false;
         for (size_t b = 0; b < nb; b++) {
-            if (bs[b].c != NULL) {
+            if (bs[b].c != NULL && bs[b].ready) {
                 batch_step(s, &bs[b], vals, found, redir, asking, first == WK_OK ? err : &e2);
             }
             if (bs[b].c == NULL && bs[b].st != WK_OK && first == WK_OK) {
                 first = bs[b].st;
             }
-            if (bs[b].c != NULL && ndue < WK__RCONN_WAIT_MAX) {
-                due[ndue++] = bs[b].c;
+            if (bs[b].c != NULL) {
+                left = true;
+                if (ndue < WK__RCONN_WAIT_MAX) {
+                    which[ndue] = b;
+                    due[ndue++] = bs[b].c;
+                }
             }
         }
-        if (ndue == 0) {
+        if (!left) {
             return first;
         }
-        wk_status st = wk__rconn_wait_any(due, ndue, deadline, first == WK_OK ? err : &e2);
+        wk_status st = wk__rconn_wait_any(due, ndue, ready, deadline, first == WK_OK ? err : &e2);
+        for (size_t i = 0; i < ndue && st == WK_OK; i++) {
+            bs[which[i]].ready = ready[i]; /* the batches not polled stay ready */
+        }
         if (st != WK_OK) {
             for (size_t b = 0; b < nb; b++) {
                 if (bs[b].c != NULL) {
@@ -438,8 +480,11 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
                 }
                 bs[nb].v = target[i];
                 bs[nb].asking = ask[i];
+                bs[nb].keys = keys;
+                bs[nb].deadline = deadline;
                 bs[nb].n = 0;
                 bs[nb].c = NULL;
+                bs[nb].sent = 0;
                 bs[nb].got = 0;
                 bs[nb].st = WK_OK;
                 nb++;
@@ -463,8 +508,9 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
                 bs[b].idx[bs[b].n++] = i;
             }
         }
+        wk_error e2;
         for (size_t b = 0; b < nb; b++) {
-            if (!batch_send(s, &bs[b], keys, deadline, err) && first == WK_OK) {
+            if (!batch_send(s, &bs[b], first == WK_OK ? err : &e2) && first == WK_OK) {
                 first = WK_ERR_IO;
             }
         }
@@ -472,7 +518,6 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
         for (size_t i = 0; i < n; i++) {
             redir[i] = NULL;
         }
-        wk_error e2;
         wk_status st = batches_read(s, bs, nb, vals, found, redir, ask, deadline,
                                     first == WK_OK ? err : &e2);
         if (st != WK_OK && first == WK_OK) {
@@ -1151,6 +1196,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
         opts->max_reply_elements != 0 ? opts->max_reply_elements : WK_REDIS_MAX_ELEMENTS_DEFAULT;
     s->pool_max = opts->pool != 0 ? opts->pool : 4;
     s->wait_replicas = opts->wait_replicas;
+    s->window = opts->pipeline_window != 0 ? opts->pipeline_window : 256;
     /* server 0: the single server, the first seed node, or (sentinel) a placeholder until
      * the sentinels name the master: the first sentinel, refused as a data node by the
      * refresh that runs before the first command */

@@ -12,8 +12,8 @@
  *
  * This is the one tree builder that does not instantiate value/value_build_core.h: its
  * grammar is written straight into the loop (no event between the lexer and the node); the
- * event form costs 1.8x the instructions (wk_value_decode over the JSON reader: 5.58 M on
- * twitter.json against this parser's 3.07 M, docs/benchmarks.md). It shares the lexer, the
+ * event form costs 1.7x the instructions (wk_value_decode over the JSON reader: 5.47 M on
+ * twitter.json against this parser's 3.18 M, docs/benchmarks.md). It shares the lexer, the
  * number parser and the stacks. The loop itself is json/decode_loop.h, instantiated here once
  * per instance of the lexer's wide scans (baseline, AVX2); the entry point picks the one
  * wk__json_simd() chose for the process.

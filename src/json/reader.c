@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json/lex.h"
+#include "json/reader_run.h"
 #include "wirekit/json.h"
 
 enum {
@@ -577,7 +578,7 @@ WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *
  * every failure, goes to next_general by a tail call from an unchanged reader. All calls here
  * are tail calls, so the common path saves no registers. A latched error is a state of its
  * own (ST_FAILED), so it needs no test here. */
-WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
 {
     uint32_t state = r->state;
     const uint8_t *p = r->p;
@@ -611,6 +612,50 @@ WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
         }
     }
     return next_general(r, ev);
+}
+
+WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+{
+    return reader_step(r, ev);
+}
+
+static bool is_number(wk_event_type t)
+{
+    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
+}
+
+wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
+                              wk__json_run *out)
+{
+    wk_status (*event)(void *, const wk_event *) = sink->event;
+    void *self = sink->self;
+    for (;;) {
+        wk_event ev;
+        const uint8_t *save_p = r->p;
+        uint32_t save_state = r->state;
+        wk_status st = reader_step(r, &ev);
+        if (WK__UNLIKELY(st != WK_OK)) {
+            out->save_p = save_p;
+            out->save_state = save_state;
+            return st;
+        }
+        if (WK__UNLIKELY(r->p == r->end) && more && is_number(ev.type)) {
+            if (r->depth == 0) {
+                r->values--; /* the top-level number value_done counted */
+            }
+            out->save_p = save_p;
+            out->save_state = save_state;
+            return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+        }
+        st = event(self, &ev);
+        if (WK__UNLIKELY(st != WK_OK)) {
+            out->sink_failed = true;
+            return st;
+        }
+        if (r->depth == 0 || one) {
+            return WK_OK;
+        }
+    }
 }
 
 static wk_status source_next(void *self, wk_event *ev)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "json/reader_run.h"
 #include "wirekit/json.h"
 
 /* Framing states. A top-level number is followed through the grammar's states so that it
@@ -947,11 +948,6 @@ static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t l
     }
 }
 
-static bool ev_is_number(wk_event_type t)
-{
-    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
-}
-
 static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
 {
     wk__feed *f = &u->f;
@@ -1010,33 +1006,12 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         /* What a call that is undone can have changed: the cursor and the state (a failure
          * latches; a number read to the end moves to the next state and, at the top level,
          * counts a value). The nesting depth changes only with an event that stays. */
-        const uint8_t *save_p;
-        uint32_t save_state;
-        wk_event ev;
-        wk_status st;
-        for (;;) {
-            save_p = r->p;
-            save_state = r->state;
-            st = wk_json_reader_next(r, &ev);
-            if (st != WK_OK) {
-                break;
-            }
-            if (WK_UNLIKELY(r->p == r->end) && !f->finished && ev_is_number(ev.type)) {
-                st = WK_ERR_AGAIN; /* the number may go on in the next chunk */
-                if (r->depth == 0) {
-                    r->values--; /* the top-level number read_value counted */
-                }
-                break;
-            }
-            st = sink->event(sink->self, &ev);
-            if (st != WK_OK) {
-                wk_error e;
-                sink->error(sink->self, &e);
-                return wk__feed_fail(f, st, e.offset, e.msg);
-            }
-            if (r->depth == 0 || in_buf) {
-                break; /* the value is whole, or the reader may be back in the chunk */
-            }
+        wk__json_run run = {NULL, 0, false};
+        wk_status st = wk__json_reader_run(r, sink, in_buf, !f->finished, &run);
+        if (WK_UNLIKELY(run.sink_failed)) {
+            wk_error e;
+            sink->error(sink->self, &e);
+            return wk__feed_fail(f, st, e.offset, e.msg);
         }
         size_t pos = (size_t)(r->p - base);
         if (st == WK_OK) {
@@ -1079,7 +1054,7 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         /* the call needs bytes past the end: undo it and wait for them. Whitespace where it
          * started is not kept, except one byte between top-level values (the reader checks
          * that they are separated). */
-        size_t keep = (size_t)(save_p - base);
+        size_t keep = (size_t)(run.save_p - base);
         size_t q = keep;
         while (q < len && ws_byte(base[q])) {
             q++;
@@ -1087,8 +1062,8 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         if (q > keep) {
             keep = r->depth == 0 && r->values > 0 ? q - 1 : q;
         }
-        r->p = save_p;
-        r->state = save_state;
+        r->p = run.save_p;
+        r->state = run.save_state;
         r->err.code = WK_OK;
         if (in_buf) {
             u->ev_pos = keep;

@@ -629,6 +629,7 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
 {
     wk_status (*event)(void *, const wk_event *) = sink->event;
     void *self = sink->self;
+    uint32_t stop = one ? UINT32_MAX : 0; /* the deepest nesting after which a run ends */
     for (;;) {
         wk_event ev;
         const uint8_t *save_p = r->p;
@@ -652,7 +653,7 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
             out->sink_failed = true;
             return st;
         }
-        if (r->depth == 0 || one) {
+        if (r->depth <= stop) {
             return WK_OK;
         }
     }

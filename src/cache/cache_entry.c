@@ -94,10 +94,47 @@ WK_API wk_cache_entry *wk_cache_entry_ref(wk_cache_entry *r)
     return r;
 }
 
+void wk__entry_destroy(wk_cache_entry *e)
+{
+    wk_arena_free(&e->arena);
+    wk_free(e->alloc, e, e->block);
+}
+
+void wk__entry_unbias(wk_cache_entry *e)
+{
+    if (__atomic_sub_fetch(&e->refs, WK__REF_BIAS, __ATOMIC_ACQ_REL) == 0) {
+        wk__entry_destroy(e);
+    }
+}
+
+/* The release past the top slot: another slot, else the count. */
+static __attribute__((noinline)) void unref_slow(wk_cache_entry *r)
+{
+    wk__tslot *t = wk__tls_refs;
+    if (t == NULL || !wk__ref_put_below(t, r)) {
+        if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+            wk__entry_destroy(r);
+        }
+    }
+}
+
 WK_API void wk_cache_entry_unref(wk_cache_entry *r)
 {
-    if (r != NULL && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        wk_arena_free(&r->arena);
-        wk_free(r->alloc, r, r->block);
+    if (r == NULL) {
+        return;
     }
+    /* the reference the latest lock-free hit on this thread left on top of its slots */
+    wk__tslot *t = wk__tls_refs;
+    if (__builtin_expect(t != NULL, 1)) {
+        size_t i = t->top; /* ref[0] is NULL: never equal */
+        if (__builtin_expect(__atomic_load_n(&t->ref[i], __ATOMIC_RELAXED) == r, 1)) {
+            /* release: the caller's reads of the entry come before a reclaimer that sees
+             * the slot empty drops the shard's hold */
+            __atomic_store_n(&t->ref[i], NULL, __ATOMIC_RELEASE);
+            t->top = i - 1;
+            wk__ref_after_put();
+            return;
+        }
+    }
+    unref_slow(r);
 }

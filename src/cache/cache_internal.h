@@ -1,7 +1,8 @@
 /*
  * Internal structures of the entity cache: immutable reference-counted entries, the sharded
- * local tier (lock-free hits, CLOCK eviction, epoch-based reclamation), and single-flight
- * records. Shared by cache.c (the get/put/invalidate logic), cache_local.c (the local tier)
+ * local tier (lock-free hits, CLOCK eviction, epoch-based reclamation), each thread's
+ * reference slots, and single-flight records. Shared by cache.c (the get/put/invalidate
+ * logic), cache_local.c (the local tier), cache_thread.c (thread ids and reference slots)
  * and cache_entry.c (building entries).
  */
 #ifndef WK_CACHE_INTERNAL_H
@@ -14,7 +15,9 @@
 #include "wirekit/cache.h"
 
 struct wk_cache_entry {
-    uint32_t refs;        /* atomic */
+    uint32_t refs;        /* atomic: counted references, plus WK__REF_BIAS while the entry
+                             is in a shard (linked or retired) or orphaned; minus references
+                             held in a thread's slots and released on another thread */
     bool negative;        /* a cached "not found" */
     bool in_local;        /* linked in a shard (shard lock) */
     uint8_t clock;        /* atomic: CLOCK "referenced" bit, set by hits, cleared by the hand */
@@ -37,10 +40,109 @@ struct wk_cache_entry {
     uint64_t retire_epoch;  /* the reclamation epoch when it was unlinked (shard lock) */
 };
 
-/* ---- epoch-based reclamation for lock-free hits ---- */
+/* ---- threads: process-wide ids and reference slots ---- */
 
 /** Threads that may take the lock-free hit path (others take the shard lock). */
 #define WK__EBR_SLOTS 128u
+/** Reference slots per thread. */
+#define WK__REF_SLOTS 6u
+/** Added to an entry's count while a shard holds it: a thread's slots may hold references
+ *  the count does not see, so the count may drop below them; the bias keeps it above zero
+ *  until no slot holds the entry. */
+#define WK__REF_BIAS ((uint32_t)1 << 30)
+
+/**
+ * One thread's reference slots (process-wide, one 64-byte line per thread id, written by
+ * that thread only). A lock-free hit pushes the entry on the thread's stack of slots instead
+ * of counting it: the reference is then the slot, and a release on the same thread of the
+ * entry on top pops it. Both are plain stores to the thread's own line. A release of another
+ * slot's entry clears that slot (a hole, skipped when the top comes down to it); a reference
+ * released on another thread (or after wk_cache_entry_ref) goes through the entry's count,
+ * which may then sit below the slot references (the bias covers them). An entry leaves its
+ * shard's retired list only once no slot holds it: slots are filled only inside an epoch
+ * section, so after the grace period no slot can take it any more and a scan that finds none
+ * is final.
+ */
+typedef struct wk__tslot {
+    _Alignas(64) wk_cache_entry *ref[WK__REF_SLOTS + 1]; /* atomic (scanned by reclaimers);
+                                                           ref[0] stays NULL */
+    size_t top; /* ref[1..top] may hold references (NULL: a hole); 0 = none */
+} wk__tslot;
+
+_Static_assert(sizeof(wk__tslot) == 64, "one thread's reference slots per cache line");
+
+/* (hidden: inside the library, addressed directly rather than through the GOT) */
+#define WK__HIDDEN __attribute__((visibility("hidden")))
+/** Every thread id's reference slots. */
+extern WK__HIDDEN wk__tslot wk__tslots[WK__EBR_SLOTS];
+/** This thread's id + 1; 0 = not asked yet, -1 = none left (or the thread is exiting). */
+extern WK__HIDDEN __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
+/** This thread's reference slots (NULL when it has no id). */
+extern WK__HIDDEN __thread wk__tslot *wk__tls_refs __attribute__((tls_model("initial-exec")));
+/** Ids handed out so far are below this (atomic). */
+extern WK__HIDDEN uint32_t wk__slot_hi;
+/** Entries on the orphan list (atomic; see wk__refs_orphan). */
+extern WK__HIDDEN uint32_t wk__orphans;
+
+/** Gives this thread an id; -1 when all WK__EBR_SLOTS are taken. */
+int wk__slot_assign(void);
+
+static inline int wk__my_slot(void)
+{
+    int s = wk__tls_slot;
+    if (__builtin_expect(s > 0, 1)) {
+        return s - 1;
+    }
+    return s == 0 ? wk__slot_assign() : -1;
+}
+
+/** Takes a reference to `e`, found in a shard inside an epoch section, in this thread's
+ *  slots `t` (wk__tls_refs, not NULL once the thread has an id). With every slot taken, the
+ *  top one's reference becomes counted and its slot is reused: counted before the slot is
+ *  overwritten (a release store), so a reclaimer that sees the slot not holding it sees the
+ *  count. */
+static inline void wk__ref_take(wk__tslot *t, wk_cache_entry *e)
+{
+    size_t i = t->top;
+    if (__builtin_expect(i < WK__REF_SLOTS, 1)) {
+        t->top = ++i;
+    } else if (t->ref[i] != NULL) { /* NULL: a hole the top came down to */
+        __atomic_fetch_add(&t->ref[i]->refs, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&t->ref[i], e, __ATOMIC_RELEASE);
+}
+
+/** Releases a reference to `e` from this thread's slots `t` when a slot below the top holds
+ *  it (returns false when none does). */
+bool wk__ref_put_below(wk__tslot *t, wk_cache_entry *e);
+/** Frees the orphans no slot holds any more. */
+void wk__orphans_sweep(void);
+
+/** After a slot release: a sweep when a freed cache left orphans. The slot store comes first
+ *  in program order (wk__refs_publish pairs with it). */
+static inline void wk__ref_after_put(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(&wk__orphans, __ATOMIC_RELAXED) != 0, 0)) {
+        wk__orphans_sweep();
+    }
+}
+
+/** Whether any thread's slot holds `e` (call after its grace period: final then). */
+bool wk__refs_held(const wk_cache_entry *e);
+/** Hands `e` (which still has its bias) to the process-wide orphan list: its cache is being
+ *  freed while a slot holds it. It is freed by the sweep that finds no slot holding it. */
+void wk__refs_orphan(wk_cache_entry *e);
+/** After wk__refs_orphan calls: makes sure every thread either sees the orphans or has its
+ *  slot releases seen by the sweep that follows (a process-wide barrier), then sweeps. */
+void wk__refs_publish(void);
+/** Drops the bias of an entry that left its shard and is held by no slot (frees it when no
+ *  counted reference is left). */
+void wk__entry_unbias(wk_cache_entry *e);
+/** Frees an entry's memory (its count reached zero). */
+void wk__entry_destroy(wk_cache_entry *e);
+
+/* ---- epoch-based reclamation for lock-free hits ---- */
 
 /** One thread's line (64-byte aligned and padded: no two threads write the same line): the
  *  epoch it is reading in (0 = not reading), its hit count and its pinned-section depth. */
@@ -94,6 +196,8 @@ typedef struct wk__shard {
     wk_cache_entry *retired; /* unlinked, awaiting the grace period */
     size_t nretired;
     size_t retired_bytes;
+    size_t nheld;         /* retired entries the last reclaim pass found held by a slot */
+    size_t held_bytes;    /* ... and their bytes */
     size_t entries;
     size_t bytes;
     size_t max_entries;
@@ -174,7 +278,8 @@ wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializ
 
 wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
                          size_t max_bytes, wk__ebr *ebr);
-/** Frees every entry; no reader may be left. */
+/** Frees every entry no reference holds (the others go when released); no reader may be
+ *  left. Call wk__refs_publish after the last shard. */
 void wk__shard_free(wk__shard *sh);
 /** Lock-free hit: a live entry with a reference taken for the caller, or NULL (absent,
  *  expired, or this thread has no reader slot: then use wk__shard_find under the lock).

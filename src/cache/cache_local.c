@@ -29,61 +29,6 @@
 
 #include "cache/cache_internal.h"
 
-/* ---- process-wide reader slot ids ---- */
-
-static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
-static pthread_key_t slot_key;
-static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t slot_used[WK__EBR_SLOTS / 64];
-static uint32_t slot_hi; /* atomic: ids ever handed out are below this */
-/* 0 = not asked yet, -1 = none left, else id + 1 */
-static __thread int tls_slot __attribute__((tls_model("initial-exec")));
-
-static void slot_release(void *v)
-{
-    unsigned id = (unsigned)(uintptr_t)v - 1u;
-    pthread_mutex_lock(&slot_mu);
-    slot_used[id / 64] &= ~((uint64_t)1 << (id % 64));
-    pthread_mutex_unlock(&slot_mu);
-}
-
-static void slot_init(void)
-{
-    (void)pthread_key_create(&slot_key, slot_release);
-}
-
-static int slot_assign(void)
-{
-    pthread_once(&slot_once, slot_init);
-    int id = -1;
-    pthread_mutex_lock(&slot_mu);
-    for (unsigned i = 0; i < WK__EBR_SLOTS && id < 0; i++) {
-        if ((slot_used[i / 64] & ((uint64_t)1 << (i % 64))) == 0) {
-            slot_used[i / 64] |= (uint64_t)1 << (i % 64);
-            id = (int)i;
-        }
-    }
-    if (id >= 0 && (uint32_t)id + 1 > __atomic_load_n(&slot_hi, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&slot_hi, (uint32_t)id + 1, __ATOMIC_SEQ_CST);
-    }
-    pthread_mutex_unlock(&slot_mu);
-    if (id >= 0 && pthread_setspecific(slot_key, (void *)(uintptr_t)(id + 1)) != 0) {
-        slot_release((void *)(uintptr_t)(id + 1));
-        id = -1;
-    }
-    tls_slot = id >= 0 ? id + 1 : -1;
-    return id;
-}
-
-static inline int my_slot(void)
-{
-    int s = tls_slot;
-    if (__builtin_expect(s > 0, 1)) {
-        return s - 1;
-    }
-    return s == 0 ? slot_assign() : -1;
-}
-
 /* ---- reclamation domain ---- */
 
 #define SLOTS_BYTES (WK__EBR_SLOTS * sizeof(wk__rslot) + 63)
@@ -122,7 +67,7 @@ uint64_t wk__ebr_hits(const wk__ebr *d)
 static void ebr_try_advance(wk__ebr *d)
 {
     uint64_t g = __atomic_load_n(&d->epoch, __ATOMIC_SEQ_CST);
-    uint32_t hi = __atomic_load_n(&slot_hi, __ATOMIC_SEQ_CST);
+    uint32_t hi = __atomic_load_n(&wk__slot_hi, __ATOMIC_SEQ_CST);
     for (uint32_t i = 0; i < hi; i++) {
         uint64_t v = __atomic_load_n(&d->slots[i].active, __ATOMIC_SEQ_CST);
         if (v != 0 && v != g) {
@@ -173,7 +118,9 @@ wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_en
     return WK_OK;
 }
 
-/* Frees retired entries whose grace period is over (all of them with `all`). */
+/* Drops the shard's hold (the bias) on retired entries whose grace period is over and that
+ * no thread's slot holds; those a slot still holds stay for a later pass. With `all` (the
+ * cache is being freed) every retired entry goes, the held ones to the orphan list. */
 static void reclaim(wk__shard *sh, bool all)
 {
     if (!all) {
@@ -182,16 +129,29 @@ static void reclaim(wk__shard *sh, bool all)
     }
     uint64_t g = __atomic_load_n(&sh->ebr->epoch, __ATOMIC_SEQ_CST);
     wk_cache_entry **pp = &sh->retired;
+    sh->nheld = 0;
+    sh->held_bytes = 0;
     while (*pp != NULL) {
         wk_cache_entry *e = *pp;
-        if (all || e->retire_epoch + 2 <= g) {
-            *pp = e->next;
-            sh->nretired--;
-            sh->retired_bytes -= e->charge;
-            e->retired = false;
-            wk_cache_entry_unref(e);
-        } else {
+        if (!all && e->retire_epoch + 2 > g) {
             pp = &e->next;
+            continue;
+        }
+        bool held = wk__refs_held(e);
+        if (held && !all) {
+            sh->nheld++;
+            sh->held_bytes += e->charge;
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        sh->nretired--;
+        sh->retired_bytes -= e->charge;
+        e->retired = false;
+        if (held) {
+            wk__refs_orphan(e);
+        } else {
+            wk__entry_unbias(e);
         }
     }
 }
@@ -219,9 +179,11 @@ static void unlink_entry(wk__shard *sh, wk_cache_entry *e)
     sh->retired_bytes += e->charge;
 }
 
+/* Reclaims once 16 entries (or an eighth of the bytes) are pending beyond those the last pass
+ * found held by a thread's slot. */
 static void maybe_reclaim(wk__shard *sh)
 {
-    if (sh->nretired >= 16 || sh->retired_bytes > sh->max_bytes / 8) {
+    if (sh->nretired >= sh->nheld + 16 || sh->retired_bytes > sh->held_bytes + sh->max_bytes / 8) {
         reclaim(sh, false);
     }
 }
@@ -249,10 +211,18 @@ void wk__shard_free(wk__shard *sh)
  * memcmp call, for the short keys a cache holds. */
 static inline bool key_eq(const char *a, const char *b, size_t n)
 {
-    if (n < 8) {
-        return memcmp(a, b, n) == 0;
-    }
     const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    if (n < 8) { /* no memcmp call: the hit path stays a leaf */
+        if (n >= 4) {
+            return wk__rd32(x) == wk__rd32(y) && wk__rd32(x + n - 4) == wk__rd32(y + n - 4);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (x[i] != y[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
     for (size_t i = 0; i + 8 < n; i += 8) {
         if (wk__rd64(x + i) != wk__rd64(y + i)) {
             return false;
@@ -299,21 +269,29 @@ static inline void count_hit(wk__rslot *slot)
                      __ATOMIC_RELAXED);
 }
 
+/* The first lock-free hit of a thread: gives it an id, then the hit (NULL without one). */
+static __attribute__((noinline)) wk_cache_entry *
+peek_first(wk__shard *sh, uint64_t hash, const char *key, size_t key_len, int64_t now)
+{
+    return wk__my_slot() >= 0 ? wk__shard_peek(sh, hash, key, key_len, now) : NULL;
+}
+
 wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                                int64_t now)
 {
-    int id = my_slot();
-    if (id < 0) {
-        return NULL;
+    /* no call on the way of a hit: the function then saves no register */
+    wk__tslot *t = wk__tls_refs;
+    if (__builtin_expect(t == NULL, 0)) {
+        return wk__tls_slot == 0 ? peek_first(sh, hash, key, key_len, now) : NULL;
     }
-    wk__rslot *slot = &sh->ebr->slots[id];
+    wk__rslot *slot = &sh->ebr->slots[t - wk__tslots]; /* the same id */
     bool pinned = slot->pins != 0; /* inside wk__ebr_pin: already announced */
     if (!pinned) {
         ebr_enter(sh->ebr, slot);
     }
     wk_cache_entry *e = lookup(sh, hash, key, key_len);
     if (e != NULL && e->expires_ms > now) {
-        __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
+        wk__ref_take(t, e); /* inside the section: see wk__tslot */
         mark_referenced(e);
     } else {
         e = NULL; /* an expired entry is dropped by the locked path */
@@ -329,7 +307,7 @@ wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, si
 
 bool wk__ebr_pin(wk__ebr *d)
 {
-    int id = my_slot();
+    int id = wk__my_slot();
     if (id < 0) {
         return false;
     }
@@ -342,7 +320,7 @@ bool wk__ebr_pin(wk__ebr *d)
 
 void wk__ebr_unpin(wk__ebr *d)
 {
-    int id = my_slot();
+    int id = wk__my_slot();
     if (id < 0) {
         return;
     }
@@ -355,7 +333,7 @@ void wk__ebr_unpin(wk__ebr *d)
 const wk_cache_entry *wk__shard_borrow(wk__shard *sh, uint64_t hash, const char *key,
                                        size_t key_len, int64_t now)
 {
-    int id = my_slot();
+    int id = wk__my_slot();
     if (id < 0) {
         return NULL;
     }
@@ -442,7 +420,7 @@ bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
         sh->nretired--;
         sh->retired_bytes -= e->charge;
     } else {
-        wk_cache_entry_ref(e);
+        __atomic_fetch_add(&e->refs, WK__REF_BIAS, __ATOMIC_RELAXED); /* the shard's hold */
     }
     __atomic_store_n(&e->clock, 0, __ATOMIC_RELAXED);
     /* in the ring just behind the hand: the last the hand will look at */

@@ -6,9 +6,13 @@
  * that begins after a put or invalidation of its key has returned sees that version or a
  * newer one; hits and misses add up to the gets. Half the readers go through wk_cache_peek in
  * pinned sections: what they borrow must also stay whole until the section ends. A second
- * test runs a hot set from six threads: every get a hit, no load.
+ * test runs a hot set from six threads: every get a hit, no load. The last two move
+ * references every way the contract allows (released on another thread, re-referenced,
+ * held past the exit of the thread that took them or past wk_cache_free, more at once than
+ * a thread's reference slots) and check that every byte comes back.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,4 +262,331 @@ WK_TEST(test_cache_hot_set_hits_from_many_threads_without_loads)
     CHECK_EQ(s.loads, s0.loads);
     CHECK_EQ(s.local_hits - s0.local_hits, 6 * 20000);
     wk_cache_free(c);
+}
+
+/* ---- references that travel: released on another thread, re-referenced, outliving the
+ * thread that took them or the cache itself. A hit keeps its reference in a slot of its
+ * thread's own line; these tests move references every other way while writers evict,
+ * invalidate and clear, then check that every byte the cache took is given back (a
+ * reference lost or released twice shows up as live bytes, or as a use after free under
+ * ASan/TSan). ---- */
+
+/* An allocator counting live bytes, safe from any thread. */
+typedef struct counting {
+    wk_allocator a;
+    atomic_long live;
+} counting;
+
+static void *cnt_malloc(void *ctx, size_t n)
+{
+    void *p = malloc(n);
+    if (p != NULL) {
+        atomic_fetch_add(&((counting *)ctx)->live, (long)n);
+    }
+    return p;
+}
+
+static void *cnt_realloc(void *ctx, void *p, size_t old, size_t n)
+{
+    void *q = realloc(p, n);
+    if (q != NULL) {
+        atomic_fetch_add(&((counting *)ctx)->live, (long)n - (long)old);
+    }
+    return q;
+}
+
+static void cnt_free(void *ctx, void *p, size_t n)
+{
+    if (p != NULL) {
+        atomic_fetch_sub(&((counting *)ctx)->live, (long)n);
+        free(p);
+    }
+}
+
+static void counting_init(counting *t)
+{
+    t->a.malloc = cnt_malloc;
+    t->a.realloc = cnt_realloc;
+    t->a.free = cnt_free;
+    t->a.ctx = t;
+    atomic_store(&t->live, 0);
+}
+
+/* References in transit between threads, with the key each one must hold. */
+#define MAILBOX 1024
+static pthread_mutex_t mail_mu = PTHREAD_MUTEX_INITIALIZER;
+static wk_cache_entry *mail[MAILBOX];
+static int mail_key[MAILBOX];
+static size_t mail_n;
+
+static bool entry_is(const wk_cache_entry *r, int k)
+{
+    char id[8];
+    snprintf(id, sizeof id, "%d", k);
+    return entry_ok(wk_cache_entry_object(r), id, 0);
+}
+
+/* Hands `r` to whichever thread takes it next (released here when the mailbox is full). */
+static void post(wk_cache_entry *r, int k)
+{
+    pthread_mutex_lock(&mail_mu);
+    if (mail_n < MAILBOX) {
+        mail[mail_n] = r;
+        mail_key[mail_n++] = k;
+        r = NULL;
+    }
+    pthread_mutex_unlock(&mail_mu);
+    wk_cache_entry_unref(r);
+}
+
+/* Takes one posted reference, checks it and releases it; false when none is posted. */
+static bool take_one(void)
+{
+    pthread_mutex_lock(&mail_mu);
+    wk_cache_entry *r = mail_n > 0 ? mail[--mail_n] : NULL;
+    int k = r != NULL ? mail_key[mail_n] : 0;
+    pthread_mutex_unlock(&mail_mu);
+    if (r == NULL) {
+        return false;
+    }
+    if (!entry_is(r, k)) {
+        atomic_fetch_add(&bad, 1);
+    }
+    wk_cache_entry_unref(r);
+    return true;
+}
+
+/* Gets `n` random keys into held[] / keys[] (each checked against its committed version). */
+static size_t get_some(wk_cache *c, unsigned *seed, size_t n, wk_cache_entry **held, int *keys)
+{
+    size_t got = 0;
+    for (size_t j = 0; j < n; j++) {
+        char id[8];
+        int k = (int)(next_rand(seed) % NKEYS);
+        int len = snprintf(id, sizeof id, "%d", k);
+        int floor = atomic_load(&committed[k]);
+        wk_cache_entry *r = NULL;
+        if (wk_cache_get(c, &seed_user_schema, id, (size_t)len, truth_load, NULL, &r, NULL) !=
+                WK_OK ||
+            !entry_ok(wk_cache_entry_object(r), id, floor)) {
+            atomic_fetch_add(&bad, 1);
+            wk_cache_entry_unref(r);
+            continue;
+        }
+        held[got] = r;
+        keys[got++] = k;
+        atomic_fetch_add(&gets_done, 1);
+    }
+    return got;
+}
+
+/* Holds up to 14 references at once (more than a thread's slots), posts some to other
+ * threads, posts a second reference (wk_cache_entry_ref) of others, then checks what it kept
+ * and releases it in random order. */
+static void *holder(void *arg)
+{
+    worker *w = arg;
+    wk_cache_entry *held[14];
+    int keys[14];
+    while (!atomic_load(&stop)) {
+        size_t n = get_some(w->c, &w->seed, 1 + next_rand(&w->seed) % 14, held, keys);
+        size_t kept = 0;
+        for (size_t j = 0; j < n; j++) {
+            unsigned how = next_rand(&w->seed) % 4;
+            if (how == 0) {
+                post(held[j], keys[j]);
+                continue;
+            }
+            if (how == 1) {
+                post(wk_cache_entry_ref(held[j]), keys[j]);
+            }
+            held[kept] = held[j];
+            keys[kept++] = keys[j];
+        }
+        sched_yield(); /* the writers unlink some of them meanwhile */
+        while (kept > 0) {
+            size_t j = next_rand(&w->seed) % kept;
+            if (!entry_is(held[j], keys[j])) {
+                atomic_fetch_add(&bad, 1);
+            }
+            wk_cache_entry_unref(held[j]);
+            held[j] = held[--kept];
+            keys[j] = keys[kept];
+        }
+    }
+    return NULL;
+}
+
+static void *taker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop)) {
+        if (!take_one()) {
+            sched_yield();
+        }
+    }
+    return NULL;
+}
+
+/* A thread that takes a few references, posts them and exits still "holding" them in its
+ * slots: they must stay valid wherever they went. */
+static void *short_lived(void *arg)
+{
+    worker *w = arg;
+    wk_cache_entry *held[10];
+    int keys[10];
+    size_t n = get_some(w->c, &w->seed, 1 + next_rand(&w->seed) % 10, held, keys);
+    for (size_t j = 0; j < n; j++) {
+        post(held[j], keys[j]);
+    }
+    return NULL;
+}
+
+static void *spawner(void *arg)
+{
+    worker *w = arg;
+    while (!atomic_load(&stop)) {
+        pthread_t t;
+        worker child = *w;
+        child.seed = next_rand(&w->seed);
+        if (pthread_create(&t, NULL, short_lived, &child) != 0) {
+            atomic_fetch_add(&bad, 1);
+            break;
+        }
+        pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
+WK_TEST(test_cache_references_released_on_other_threads_rereferenced_and_outliving_threads)
+{
+    counting cnt;
+    counting_init(&cnt);
+    wk_cache_config cfg = {0};
+    cfg.max_entries = 32;
+    cfg.shards = 4;
+    cfg.local_ttl_ms = 3;
+    cfg.alloc = &cnt.a;
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    for (int k = 0; k < NKEYS; k++) {
+        atomic_store(&version[k], 1);
+        atomic_store(&committed[k], 1);
+    }
+    atomic_store(&stop, false);
+    atomic_store(&bad, 0);
+    atomic_store(&gets_done, 0);
+    enum { HOLDERS = 2, NT = HOLDERS + 2 + WRITERS };
+    pthread_t t[NT];
+    worker w[NT];
+    for (int i = 0; i < NT; i++) {
+        w[i].c = c;
+        w[i].seed = 104729u * (unsigned)(i + 1);
+        w[i].part = i - (NT - WRITERS);
+        void *(*fn)(void *) = i < HOLDERS         ? holder
+                              : i == HOLDERS      ? taker
+                              : i == HOLDERS + 1  ? spawner
+                                                  : writer;
+        CHECK(pthread_create(&t[i], NULL, fn, &w[i]) == 0);
+    }
+    struct timespec ts = {0, 700 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(&stop, true);
+    for (int i = 0; i < NT; i++) {
+        pthread_join(t[i], NULL);
+    }
+    while (take_one()) {
+    }
+    wk_cache_stats s;
+    wk_cache_get_stats(c, &s);
+    CHECK_EQ(atomic_load(&bad), 0);
+    CHECK(atomic_load(&gets_done) > 1000);
+    CHECK(s.evictions > 0);
+    CHECK(s.local_hits > 0);
+    CHECK(s.local_entries <= cfg.max_entries);
+    wk_cache_free(c);
+    CHECK_EQ(atomic_load(&cnt.live), 0); /* every entry freed once its last reference went */
+}
+
+/* The cache is freed while another thread holds references from lock-free hits (more than
+ * its slots) and the freeing thread holds some too: all stay valid, and the memory comes
+ * back when the last of them is released, on either thread. */
+typedef struct late {
+    wk_cache *c;
+    wk_cache_entry *held[10];
+    int keys[10];
+    size_t n;
+    pthread_barrier_t *bar;
+} late;
+
+static void *late_holder(void *arg)
+{
+    late *l = arg;
+    unsigned seed = 99;
+    l->n = get_some(l->c, &seed, 10, l->held, l->keys);
+    pthread_barrier_wait(l->bar); /* holding them */
+    pthread_barrier_wait(l->bar); /* the cache is gone */
+    for (size_t j = 0; j < l->n; j++) {
+        if (!entry_is(l->held[j], l->keys[j])) {
+            atomic_fetch_add(&bad, 1);
+        }
+    }
+    for (size_t j = 0; j < l->n; j += 2) { /* half here, half on the main thread */
+        wk_cache_entry_unref(l->held[j]);
+    }
+    return NULL;
+}
+
+WK_TEST(test_cache_references_from_hits_outlive_the_cache_on_any_thread)
+{
+    counting cnt;
+    counting_init(&cnt);
+    wk_cache_config cfg = {0};
+    cfg.max_entries = 64;
+    cfg.local_ttl_ms = 3600 * 1000;
+    cfg.alloc = &cnt.a;
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    atomic_store(&bad, 0);
+    for (int k = 0; k < NKEYS; k++) {
+        atomic_store(&version[k], 1);
+        atomic_store(&committed[k], 1);
+    }
+    unsigned seed = 99; /* the same keys as the other thread: loaded now, hits there */
+    wk_cache_entry *mine[10];
+    int mykeys[10];
+    size_t n = get_some(c, &seed, 10, mine, mykeys);
+    for (size_t j = 0; j < n; j++) {
+        wk_cache_entry_unref(mine[j]);
+    }
+    wk_cache_stats s0;
+    wk_cache_get_stats(c, &s0);
+    seed = 99;
+    n = get_some(c, &seed, 3, mine, mykeys); /* hits, in this thread's slots */
+    CHECK_EQ(n, 3);
+    pthread_barrier_t bar;
+    CHECK(pthread_barrier_init(&bar, NULL, 2) == 0);
+    late l = {.c = c, .bar = &bar};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, late_holder, &l) == 0);
+    pthread_barrier_wait(&bar);
+    wk_cache_stats s;
+    wk_cache_get_stats(c, &s);
+    CHECK_EQ(s.loads, s0.loads); /* the other thread's gets were all hits */
+    wk_cache_free(c);
+    pthread_barrier_wait(&bar);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&cnt.live) > 0);
+    for (size_t j = 1; j < l.n; j += 2) {
+        CHECK(entry_is(l.held[j], l.keys[j]));
+        wk_cache_entry_unref(l.held[j]);
+    }
+    for (size_t j = 0; j < n; j++) {
+        CHECK(entry_is(mine[j], mykeys[j]));
+        wk_cache_entry_unref(mine[j]);
+    }
+    CHECK_EQ(atomic_load(&bad), 0);
+    CHECK_EQ(l.n, 10);
+    CHECK_EQ(atomic_load(&cnt.live), 0);
+    pthread_barrier_destroy(&bar);
 }

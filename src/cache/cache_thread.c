@@ -123,7 +123,8 @@ static void process_barrier(void)
         __atomic_store_n(&registered, r, __ATOMIC_RELEASE);
     }
     if (r < 0 || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        /* this thread's own barrier at least (a sequentially consistent read-modify-write) */
+        (void)__atomic_fetch_add(&wk__orphans, 0, __ATOMIC_SEQ_CST);
     }
 }
 

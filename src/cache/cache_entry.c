@@ -110,11 +110,8 @@ void wk__entry_unbias(wk_cache_entry *e)
 /* The release past the top slot: another slot, else the count. */
 static __attribute__((noinline)) void unref_slow(wk_cache_entry *r)
 {
-    wk__tslot *t = wk__tls_refs;
-    if (t == NULL || !wk__ref_put_below(t, r)) {
-        if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-            wk__entry_destroy(r);
-        }
+    if (!wk__ref_put_below(r) && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        wk__entry_destroy(r);
     }
 }
 
@@ -123,18 +120,16 @@ WK_API void wk_cache_entry_unref(wk_cache_entry *r)
     if (r == NULL) {
         return;
     }
-    /* the reference the latest lock-free hit on this thread left on top of its slots */
-    wk__tslot *t = wk__tls_refs;
-    if (__builtin_expect(t != NULL, 1)) {
-        size_t i = t->top; /* ref[0] is NULL: never equal */
-        if (__builtin_expect(__atomic_load_n(&t->ref[i], __ATOMIC_RELAXED) == r, 1)) {
-            /* release: the caller's reads of the entry come before a reclaimer that sees
-             * the slot empty drops the shard's hold */
-            __atomic_store_n(&t->ref[i], NULL, __ATOMIC_RELEASE);
-            t->top = i - 1;
-            wk__ref_after_put();
-            return;
-        }
+    /* the reference the latest lock-free hit on this thread left on top of its slots (the
+     * bottom slot and wk__no_refs hold NULL: never equal) */
+    wk_cache_entry **top = wk__tls_top;
+    if (__builtin_expect(__atomic_load_n(top, __ATOMIC_RELAXED) == r, 1)) {
+        /* release: the caller's reads of the entry come before a reclaimer that sees the
+         * slot empty drops the shard's hold */
+        __atomic_store_n(top, NULL, __ATOMIC_RELEASE);
+        wk__tls_top = top - 1;
+        wk__ref_after_put();
+        return;
     }
     unref_slow(r);
 }

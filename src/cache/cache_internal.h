@@ -45,7 +45,7 @@ struct wk_cache_entry {
 /** Threads that may take the lock-free hit path (others take the shard lock). */
 #define WK__EBR_SLOTS 128u
 /** Reference slots per thread. */
-#define WK__REF_SLOTS 6u
+#define WK__REF_SLOTS 7u
 /** Added to an entry's count while a shard holds it: a thread's slots may hold references
  *  the count does not see, so the count may drop below them; the bias keeps it above zero
  *  until no slot holds the entry. */
@@ -55,18 +55,17 @@ struct wk_cache_entry {
  * One thread's reference slots (process-wide, one 64-byte line per thread id, written by
  * that thread only). A lock-free hit pushes the entry on the thread's stack of slots instead
  * of counting it: the reference is then the slot, and a release on the same thread of the
- * entry on top pops it. Both are plain stores to the thread's own line. A release of another
- * slot's entry clears that slot (a hole, skipped when the top comes down to it); a reference
- * released on another thread (or after wk_cache_entry_ref) goes through the entry's count,
- * which may then sit below the slot references (the bias covers them). An entry leaves its
- * shard's retired list only once no slot holds it: slots are filled only inside an epoch
- * section, so after the grace period no slot can take it any more and a scan that finds none
- * is final.
+ * entry on top pops it. Both are plain stores to the thread's own line (and its top in
+ * thread-local storage). A release of another slot's entry clears that slot (a hole, skipped
+ * when the top comes down to it); a reference released on another thread (or after
+ * wk_cache_entry_ref) goes through the entry's count, which may then sit below the slot
+ * references (the bias covers them). An entry leaves its shard's retired list only once no
+ * slot holds it: slots are filled only inside an epoch section, so after the grace period no
+ * slot can take it any more and a scan that finds none is final.
  */
 typedef struct wk__tslot {
-    _Alignas(64) wk_cache_entry *ref[WK__REF_SLOTS + 1]; /* atomic (scanned by reclaimers);
-                                                           ref[0] stays NULL */
-    size_t top; /* ref[1..top] may hold references (NULL: a hole); 0 = none */
+    /* atomic (scanned by reclaimers); ref[0] stays NULL: the bottom of the stack */
+    _Alignas(64) wk_cache_entry *ref[WK__REF_SLOTS + 1];
 } wk__tslot;
 
 _Static_assert(sizeof(wk__tslot) == 64, "one thread's reference slots per cache line");
@@ -77,8 +76,10 @@ _Static_assert(sizeof(wk__tslot) == 64, "one thread's reference slots per cache 
 extern WK__HIDDEN wk__tslot wk__tslots[WK__EBR_SLOTS];
 /** This thread's id + 1; 0 = not asked yet, -1 = none left (or the thread is exiting). */
 extern WK__HIDDEN __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
-/** This thread's reference slots (NULL when it has no id). */
-extern WK__HIDDEN __thread wk__tslot *wk__tls_refs __attribute__((tls_model("initial-exec")));
+/** This thread's top slot: &ref[n] in its line with ref[1..n] in use (NULL ones are holes;
+ *  ref[n+1..] are NULL). A thread without a line points at wk__no_refs (never written). */
+extern WK__HIDDEN __thread wk_cache_entry **wk__tls_top __attribute__((tls_model("initial-exec")));
+extern WK__HIDDEN wk_cache_entry *wk__no_refs[1];
 /** Ids handed out so far are below this (atomic). */
 extern WK__HIDDEN uint32_t wk__slot_hi;
 /** Entries on the orphan list (atomic; see wk__refs_orphan). */
@@ -96,25 +97,29 @@ static inline int wk__my_slot(void)
     return s == 0 ? wk__slot_assign() : -1;
 }
 
-/** Takes a reference to `e`, found in a shard inside an epoch section, in this thread's
- *  slots `t` (wk__tls_refs, not NULL once the thread has an id). With every slot taken, the
- *  top one's reference becomes counted and its slot is reused: counted before the slot is
- *  overwritten (a release store), so a reclaimer that sees the slot not holding it sees the
- *  count. */
-static inline void wk__ref_take(wk__tslot *t, wk_cache_entry *e)
+/** The thread id whose line holds slot `top` (WK__EBR_SLOTS or more for wk__no_refs). */
+static inline size_t wk__ref_line(wk_cache_entry *const *top)
 {
-    size_t i = t->top;
-    if (__builtin_expect(i < WK__REF_SLOTS, 1)) {
-        t->top = ++i;
-    } else if (t->ref[i] != NULL) { /* NULL: a hole the top came down to */
-        __atomic_fetch_add(&t->ref[i]->refs, 1, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(&t->ref[i], e, __ATOMIC_RELEASE);
+    return ((uintptr_t)top - (uintptr_t)wk__tslots) / sizeof(wk__tslot);
 }
 
-/** Releases a reference to `e` from this thread's slots `t` when a slot below the top holds
- *  it (returns false when none does). */
-bool wk__ref_put_below(wk__tslot *t, wk_cache_entry *e);
+/** Takes a reference to `e`, found in a shard inside an epoch section, on top of this
+ *  thread's slots (`top` is wk__tls_top, in a line). With every slot taken, the top one's
+ *  reference becomes counted and its slot is reused: counted before the slot is overwritten
+ *  (a release store), so a reclaimer that sees the slot not holding it sees the count. */
+static inline void wk__ref_take(wk_cache_entry **top, wk_cache_entry *e)
+{
+    if (__builtin_expect(((uintptr_t)top & 63) != WK__REF_SLOTS * sizeof *top, 1)) {
+        wk__tls_top = ++top;
+    } else if (*top != NULL) { /* NULL: a hole the top came down to */
+        __atomic_fetch_add(&(*top)->refs, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(top, e, __ATOMIC_RELEASE);
+}
+
+/** Releases a reference to `e` from a slot of this thread below its top (false when none
+ *  holds it). */
+bool wk__ref_put_below(wk_cache_entry *e);
 /** Frees the orphans no slot holds any more. */
 void wk__orphans_sweep(void);
 

@@ -280,18 +280,18 @@ wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, si
                                int64_t now)
 {
     /* no call on the way of a hit: the function then saves no register */
-    wk__tslot *t = wk__tls_refs;
-    if (__builtin_expect(t == NULL, 0)) {
-        return wk__tls_slot == 0 ? peek_first(sh, hash, key, key_len, now) : NULL;
+    int id = wk__tls_slot;
+    if (__builtin_expect(id <= 0, 0)) {
+        return id == 0 ? peek_first(sh, hash, key, key_len, now) : NULL;
     }
-    wk__rslot *slot = &sh->ebr->slots[t - wk__tslots]; /* the same id */
+    wk__rslot *slot = &sh->ebr->slots[id - 1];
     bool pinned = slot->pins != 0; /* inside wk__ebr_pin: already announced */
     if (!pinned) {
         ebr_enter(sh->ebr, slot);
     }
     wk_cache_entry *e = lookup(sh, hash, key, key_len);
     if (e != NULL && e->expires_ms > now) {
-        wk__ref_take(t, e); /* inside the section: see wk__tslot */
+        wk__ref_take(wk__tls_top, e); /* inside the section: see wk__tslot */
         mark_referenced(e);
     } else {
         e = NULL; /* an expired entry is dropped by the locked path */

@@ -20,7 +20,8 @@
 
 wk__tslot wk__tslots[WK__EBR_SLOTS];
 __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
-__thread wk__tslot *wk__tls_refs __attribute__((tls_model("initial-exec")));
+wk_cache_entry *wk__no_refs[1];
+__thread wk_cache_entry **wk__tls_top __attribute__((tls_model("initial-exec"))) = wk__no_refs;
 uint32_t wk__slot_hi;
 _Alignas(64) uint32_t wk__orphans; /* its own line: read by every release, rarely written */
 
@@ -34,20 +35,25 @@ static wk_cache_entry *orphan_list; /* linked through `next` (orphan_mu) */
 
 /* ---- reference slots ---- */
 
-bool wk__ref_put_below(wk__tslot *t, wk_cache_entry *e)
+bool wk__ref_put_below(wk_cache_entry *e)
 {
-    size_t i = t->top;
-    while (i > 0 && __atomic_load_n(&t->ref[i], __ATOMIC_RELAXED) != e) {
-        i--;
-    }
-    if (i == 0) {
+    wk_cache_entry **top = wk__tls_top;
+    if (wk__ref_line(top) >= WK__EBR_SLOTS) {
         return false;
     }
-    __atomic_store_n(&t->ref[i], NULL, __ATOMIC_RELEASE);
-    /* the top comes down past the holes */
-    while (t->top > 0 && __atomic_load_n(&t->ref[t->top], __ATOMIC_RELAXED) == NULL) {
-        t->top--;
+    wk_cache_entry **bottom = wk__tslots[wk__ref_line(top)].ref;
+    wk_cache_entry **p = top;
+    while (p != bottom && __atomic_load_n(p, __ATOMIC_RELAXED) != e) {
+        p--;
     }
+    if (p == bottom) {
+        return false;
+    }
+    __atomic_store_n(p, NULL, __ATOMIC_RELEASE);
+    while (top != bottom && __atomic_load_n(top, __ATOMIC_RELAXED) == NULL) {
+        top--; /* the top comes down past the holes */
+    }
+    wk__tls_top = top;
     wk__ref_after_put();
     return true;
 }
@@ -67,16 +73,19 @@ bool wk__refs_held(const wk_cache_entry *e)
 
 /* Turns every reference in this thread's slots into a counted one (the thread is leaving:
  * whoever holds them now releases them through the count). */
-static void refs_flush(wk__tslot *t)
+static void refs_flush(void)
 {
-    for (size_t i = 1; i <= t->top; i++) {
-        wk_cache_entry *e = __atomic_load_n(&t->ref[i], __ATOMIC_RELAXED);
-        if (e != NULL) {
-            __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
-            __atomic_store_n(&t->ref[i], NULL, __ATOMIC_RELEASE);
+    wk_cache_entry **top = wk__tls_top;
+    if (wk__ref_line(top) < WK__EBR_SLOTS) {
+        for (wk_cache_entry **p = wk__tslots[wk__ref_line(top)].ref + 1; p <= top; p++) {
+            wk_cache_entry *e = __atomic_load_n(p, __ATOMIC_RELAXED);
+            if (e != NULL) {
+                __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
+                __atomic_store_n(p, NULL, __ATOMIC_RELEASE);
+            }
         }
     }
-    t->top = 0;
+    wk__tls_top = wk__no_refs;
 }
 
 /* ---- orphans ---- */
@@ -143,9 +152,8 @@ void wk__refs_publish(void)
 static void slot_release(void *v)
 {
     unsigned id = (unsigned)(uintptr_t)v - 1u;
-    refs_flush(&wk__tslots[id]);
+    refs_flush();
     wk__tls_slot = -1;
-    wk__tls_refs = NULL;
     if (__atomic_load_n(&wk__orphans, __ATOMIC_ACQUIRE) != 0) {
         wk__orphans_sweep();
     }
@@ -181,6 +189,8 @@ int wk__slot_assign(void)
         id = -1;
     }
     wk__tls_slot = id >= 0 ? id + 1 : -1;
-    wk__tls_refs = id >= 0 ? &wk__tslots[id] : NULL;
+    if (id >= 0) {
+        wk__tls_top = wk__tslots[id].ref;
+    }
     return id;
 }

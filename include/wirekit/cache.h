@@ -17,15 +17,19 @@
  * decoded object and its encoded bytes, valid until released, whatever other threads do.
  *
  * How far memory may exceed the bounds: an entry that leaves the local tier (evicted,
- * invalidated, replaced, expired, cleared) is freed, once no reference is held, by the first
- * writer of its shard (a fill, put, invalidation or eviction) that runs after every thread
- * that was inside a lock-free lookup when it left has come out of it (a lookup is a few
- * hundred instructions; a wk_cache_pin section lasts until wk_cache_unpin). Writers try
- * once 16 such entries are pending in the shard or their bytes pass an eighth of its share
- * of max_bytes. So the excess is: fewer than 16 entries (or an eighth of the bytes) per shard
- * when no reader lingers, plus everything the shard unlinks while the oldest lingering reader
- * stays inside (a thread descheduled mid-lookup, a long pinned section). Nobody ever waits
- * for a reader: a lingering one costs memory, never time.
+ * invalidated, replaced, expired, cleared) is freed by the first writer of its shard (a
+ * fill, put, invalidation or eviction) that runs after every thread that was inside a
+ * lock-free lookup when it left has come out of it (a lookup is a few hundred instructions;
+ * a wk_cache_pin section lasts until wk_cache_unpin) and after the references that lookups
+ * handed out for it are released; a reference taken otherwise (a miss, wk_cache_entry_ref)
+ * frees it with its release instead. Writers try once 16 such entries are pending in the
+ * shard beyond those still referenced, or their bytes pass an eighth of its share of
+ * max_bytes. So the excess is: fewer than 16 entries (or an eighth of the bytes) per shard
+ * when no reader lingers, plus everything the shard unlinks while the oldest lingering
+ * reader stays inside (a thread descheduled mid-lookup, a long pinned section), plus, per
+ * thread, at most 7 entries whose reference a lock-free hit on that thread took and another
+ * thread released, until the taking thread releases another reference to the same entry or
+ * exits. Nobody ever waits for a reader: a lingering one costs memory, never time.
  *
  * Consistency: wk_cache_invalidate and wk_cache_put drop the local copy before returning and
  * ask the shared tier to broadcast the key, so every other process drops its copy when the

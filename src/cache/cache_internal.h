@@ -286,9 +286,10 @@ wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_en
 /** Frees every entry no reference holds (the others go when released); no reader may be
  *  left. Call wk__refs_publish after the last shard. */
 void wk__shard_free(wk__shard *sh);
-/** Lock-free hit: a live entry with a reference taken for the caller, or NULL (absent,
- *  expired, or this thread has no reader slot: then use wk__shard_find under the lock).
- *  Writes only the entry (its count, its CLOCK bit when clear) and this thread's own line. */
+/** Lock-free hit: a live entry with a reference taken for the caller (in this thread's
+ *  reference slots), or NULL (absent, expired, or this thread has no reader slot: then use
+ *  wk__shard_find under the lock). Writes only the entry's CLOCK bit when clear and this
+ *  thread's own lines. */
 wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                                int64_t now);
 /** Enters a pinned section of domain `d` on this thread (nestable): until the matching

@@ -4,22 +4,27 @@
  * changed only under the shard's mutex; eviction is CLOCK (second chance): a hit sets the
  * entry's "referenced" bit (only when it is clear, so a hot entry's line is not written on
  * every hit) and the hand, moved by inserts that overflow the bounds, clears set bits and
- * evicts the first entry found clear. A hit therefore writes only the entry it returns (its
- * reference count) and the calling thread's own cache line: no lock, no list to reorder.
+ * evicts the first entry found clear. The reference a hit hands out is a slot in its
+ * thread's own line (cache_thread.c), not a count. A hit therefore writes only its thread's
+ * own cache lines (and the entry's bit when clear): no lock, no list to reorder, no atomic
+ * read-modify-write but the epoch announcement.
  *
  * Memory safety without the lock is epoch-based reclamation per cache: a reader announces the
  * current epoch in its thread's slot while it walks a chain; an unlinked entry keeps its
- * chain link and the shard's reference, goes on the shard's retired list stamped with the
- * epoch, and loses that reference only once the epoch has advanced twice, which needs every
- * announced reader to have moved on. A reader's `refs` increment thus always lands on a live
- * entry. The announcement and every chain access are sequentially consistent, so a reader
+ * chain link and the shard's hold (the bias in its count), goes on the shard's retired list
+ * stamped with the epoch, and loses that hold only once the epoch has advanced twice, which
+ * needs every announced reader to have moved on, and no thread's reference slot holds it
+ * (slots are filled inside the announcement, so once the grace period is over a scan that
+ * finds none is final). A reader thus never takes a reference to a freed entry. The
+ * announcement and every chain access are sequentially consistent, so a reader
  * that announced before a writer looked at its slot sees the unlink or is waited for.
  * Threads past WK__EBR_SLOTS (slot ids are process-wide and recycled when a thread exits)
  * take the locked path, which stays correct because entries are freed only under the lock.
  *
  * The table never resizes: its bucket count is fixed at creation from the shard's entry
- * bound. Retired entries are reclaimed by writers once 16 are pending (or their bytes reach an
- * eighth of the shard's bound) and their grace period is over; until then they are memory
+ * bound. Retired entries are reclaimed by writers once 16 are pending beyond those a slot
+ * still held at the last pass (or their bytes reach an eighth of the shard's bound) and their
+ * grace period is over; until then they are memory
  * above the bounds (the exact statement is in wirekit/cache.h). Writers never wait for
  * readers, so a reader that lingers (descheduled mid-walk, or in a long pinned section)
  * holds back memory, never another thread.

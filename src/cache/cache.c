@@ -285,10 +285,11 @@ WK_API void wk_cache_free(wk_cache *c)
     if (c->watching) {
         c->store->watch(c->store->self, &c->watch, false);
     }
+    wk__refs_flush_mine(); /* this thread's references then free their entries */
     for (uint32_t i = 0; i < c->nshards; i++) {
         wk__shard_free(&c->shards[i]);
     }
-    wk__refs_publish(); /* entries still held in threads' slots are freed on release */
+    wk__orphans_sweep(); /* what other threads released meanwhile */
     wk__ebr_free(&c->ebr);
     const wk_allocator *alloc = c->alloc;
     wk_free(alloc, c->shards_block, c->shards_bytes);

@@ -128,7 +128,6 @@ WK_API void wk_cache_entry_unref(wk_cache_entry *r)
          * slot empty drops the shard's hold */
         __atomic_store_n(top, NULL, __ATOMIC_RELEASE);
         wk__tls_top = top - 1;
-        wk__ref_after_put();
         return;
     }
     unref_slow(r);

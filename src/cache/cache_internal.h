@@ -123,24 +123,15 @@ bool wk__ref_put_below(wk_cache_entry *e);
 /** Frees the orphans no slot holds any more. */
 void wk__orphans_sweep(void);
 
-/** After a slot release: a sweep when a freed cache left orphans. The slot store comes first
- *  in program order (wk__refs_publish pairs with it). */
-static inline void wk__ref_after_put(void)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (__builtin_expect(__atomic_load_n(&wk__orphans, __ATOMIC_RELAXED) != 0, 0)) {
-        wk__orphans_sweep();
-    }
-}
-
 /** Whether any thread's slot holds `e` (call after its grace period: final then). */
 bool wk__refs_held(const wk_cache_entry *e);
 /** Hands `e` (which still has its bias) to the process-wide orphan list: its cache is being
- *  freed while a slot holds it. It is freed by the sweep that finds no slot holding it. */
+ *  freed while another thread's slot holds it. It is freed by the first sweep that finds no
+ *  slot holding it: at a cache's free, a thread's exit, or a reclamation pass of any cache. */
 void wk__refs_orphan(wk_cache_entry *e);
-/** After wk__refs_orphan calls: makes sure every thread either sees the orphans or has its
- *  slot releases seen by the sweep that follows (a process-wide barrier), then sweeps. */
-void wk__refs_publish(void);
+/** Before a cache frees its shards: the calling thread's slot references become counted, so
+ *  that its own references of the cache's entries free them on release. */
+void wk__refs_flush_mine(void);
 /** Drops the bias of an entry that left its shard and is held by no slot (frees it when no
  *  counted reference is left). */
 void wk__entry_unbias(wk_cache_entry *e);
@@ -284,7 +275,8 @@ wk_cache_entry *wk__cache_entry_new(const wk_allocator *alloc, const wk_serializ
 wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
                          size_t max_bytes, wk__ebr *ebr);
 /** Frees every entry no reference holds (the others go when released); no reader may be
- *  left. Call wk__refs_publish after the last shard. */
+ *  left. Call wk__refs_flush_mine before the first shard and wk__orphans_sweep after the
+ *  last. */
 void wk__shard_free(wk__shard *sh);
 /** Lock-free hit: a live entry with a reference taken for the caller (in this thread's
  *  reference slots), or NULL (absent, expired, or this thread has no reader slot: then use

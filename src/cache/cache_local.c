@@ -131,6 +131,7 @@ static void reclaim(wk__shard *sh, bool all)
     if (!all) {
         ebr_try_advance(sh->ebr);
         ebr_try_advance(sh->ebr);
+        wk__orphans_sweep(); /* a freed cache's entries whose holders let go */
     }
     uint64_t g = __atomic_load_n(&sh->ebr->epoch, __ATOMIC_SEQ_CST);
     wk_cache_entry **pp = &sh->retired;

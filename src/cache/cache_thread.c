@@ -9,13 +9,11 @@
  * Besides the fast paths (inline in cache_internal.h) this file holds what is rare: slots
  * full, a release that is not in the latest slot, a reclaimer's scan of every thread's
  * slots, a thread exiting with references in its slots (they become counted references,
- * valid wherever they went), and orphans: entries a freed cache left while slots held them,
- * freed by the first sweep that finds no slot holding them.
+ * valid wherever they went), and orphans: entries a freed cache left while other threads'
+ * slots held them, freed by the first sweep that finds no slot holding them (at a cache's
+ * free, a thread's exit, or a reclamation pass of any cache: a release itself does not look,
+ * so that it stays two plain stores).
  */
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include "cache/cache_internal.h"
 
 wk__tslot wk__tslots[WK__EBR_SLOTS];
@@ -23,7 +21,7 @@ __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
 wk_cache_entry *wk__no_refs[1];
 __thread wk_cache_entry **wk__tls_top __attribute__((tls_model("initial-exec"))) = wk__no_refs;
 uint32_t wk__slot_hi;
-_Alignas(64) uint32_t wk__orphans; /* its own line: read by every release, rarely written */
+uint32_t wk__orphans;
 
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slot_key;
@@ -54,7 +52,6 @@ bool wk__ref_put_below(wk_cache_entry *e)
         top--; /* the top comes down past the holes */
     }
     wk__tls_top = top;
-    wk__ref_after_put();
     return true;
 }
 
@@ -71,21 +68,23 @@ bool wk__refs_held(const wk_cache_entry *e)
     return false;
 }
 
-/* Turns every reference in this thread's slots into a counted one (the thread is leaving:
- * whoever holds them now releases them through the count). */
-static void refs_flush(void)
+/* Turns every reference in this thread's slots into a counted one (valid wherever it went;
+ * released through the count). */
+void wk__refs_flush_mine(void)
 {
     wk_cache_entry **top = wk__tls_top;
-    if (wk__ref_line(top) < WK__EBR_SLOTS) {
-        for (wk_cache_entry **p = wk__tslots[wk__ref_line(top)].ref + 1; p <= top; p++) {
-            wk_cache_entry *e = __atomic_load_n(p, __ATOMIC_RELAXED);
-            if (e != NULL) {
-                __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
-                __atomic_store_n(p, NULL, __ATOMIC_RELEASE);
-            }
+    if (wk__ref_line(top) >= WK__EBR_SLOTS) {
+        return;
+    }
+    wk_cache_entry **bottom = wk__tslots[wk__ref_line(top)].ref;
+    for (wk_cache_entry **p = bottom + 1; p <= top; p++) {
+        wk_cache_entry *e = __atomic_load_n(p, __ATOMIC_RELAXED);
+        if (e != NULL) {
+            __atomic_fetch_add(&e->refs, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(p, NULL, __ATOMIC_RELEASE);
         }
     }
-    wk__tls_top = wk__no_refs;
+    wk__tls_top = bottom;
 }
 
 /* ---- orphans ---- */
@@ -101,6 +100,9 @@ void wk__refs_orphan(wk_cache_entry *e)
 
 void wk__orphans_sweep(void)
 {
+    if (__atomic_load_n(&wk__orphans, __ATOMIC_ACQUIRE) == 0) {
+        return;
+    }
     pthread_mutex_lock(&orphan_mu);
     wk_cache_entry **pp = &orphan_list;
     while (*pp != NULL) {
@@ -116,35 +118,6 @@ void wk__orphans_sweep(void)
     pthread_mutex_unlock(&orphan_mu);
 }
 
-/* A barrier on every thread of the process: each one's earlier stores are visible after it.
- * A release clears its slot, then reads wk__orphans; with this between the orphans' count
- * and the sweep, either the release sees the count (and sweeps) or the sweep sees the
- * cleared slot. Without membarrier (old kernels) an orphan whose last slot is released in
- * that window waits for the next sweep (any release while orphans exist, a thread exit, or
- * another cache's free). */
-static void process_barrier(void)
-{
-    static int registered; /* atomic: 1 registered, -1 unavailable */
-    int r = __atomic_load_n(&registered, __ATOMIC_ACQUIRE);
-    if (r == 0) {
-        r = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1
-                                                                                         : -1;
-        __atomic_store_n(&registered, r, __ATOMIC_RELEASE);
-    }
-    if (r < 0 || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        /* this thread's own barrier at least (a sequentially consistent read-modify-write) */
-        (void)__atomic_fetch_add(&wk__orphans, 0, __ATOMIC_SEQ_CST);
-    }
-}
-
-void wk__refs_publish(void)
-{
-    if (__atomic_load_n(&wk__orphans, __ATOMIC_ACQUIRE) != 0) {
-        process_barrier();
-        wk__orphans_sweep();
-    }
-}
-
 /* ---- thread ids ---- */
 
 /* Key destructor: the thread is exiting. Its slots' references become counted, and from now
@@ -152,11 +125,10 @@ void wk__refs_publish(void)
 static void slot_release(void *v)
 {
     unsigned id = (unsigned)(uintptr_t)v - 1u;
-    refs_flush();
+    wk__refs_flush_mine();
+    wk__tls_top = wk__no_refs;
     wk__tls_slot = -1;
-    if (__atomic_load_n(&wk__orphans, __ATOMIC_ACQUIRE) != 0) {
-        wk__orphans_sweep();
-    }
+    wk__orphans_sweep();
     pthread_mutex_lock(&slot_mu);
     slot_used[id / 64] &= ~((uint64_t)1 << (id % 64));
     pthread_mutex_unlock(&slot_mu);

@@ -590,3 +590,68 @@ WK_TEST(test_cache_references_from_hits_outlive_the_cache_on_any_thread)
     CHECK_EQ(atomic_load(&cnt.live), 0);
     pthread_barrier_destroy(&bar);
 }
+
+/* References from hits released after the cache was freed, by a thread that lives on: the
+ * release itself stays two plain stores, so the entries are freed by the next sweep (here
+ * the free of another cache), before that thread exits. */
+static void *living_holder(void *arg)
+{
+    late *l = arg;
+    unsigned seed = 7;
+    l->n = get_some(l->c, &seed, 5, l->held, l->keys);
+    pthread_barrier_wait(l->bar); /* holding them */
+    pthread_barrier_wait(l->bar); /* the cache is gone */
+    for (size_t j = 0; j < l->n; j++) {
+        if (!entry_is(l->held[j], l->keys[j])) {
+            atomic_fetch_add(&bad, 1);
+        }
+    }
+    for (size_t j = l->n; j > 0; j--) { /* newest first: each one the top slot */
+        wk_cache_entry_unref(l->held[j - 1]);
+    }
+    pthread_barrier_wait(l->bar); /* released */
+    pthread_barrier_wait(l->bar); /* checked */
+    return NULL;
+}
+
+WK_TEST(test_cache_entries_of_a_freed_cache_released_on_a_living_thread_are_freed_by_a_sweep)
+{
+    counting cnt;
+    counting_init(&cnt);
+    wk_cache_config cfg = {0};
+    cfg.max_entries = 64;
+    cfg.local_ttl_ms = 3600 * 1000;
+    cfg.alloc = &cnt.a;
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    atomic_store(&bad, 0);
+    unsigned seed = 7; /* the other thread's keys, loaded here: hits there */
+    wk_cache_entry *mine[5];
+    int mykeys[5];
+    size_t n = get_some(c, &seed, 5, mine, mykeys);
+    for (size_t j = 0; j < n; j++) {
+        wk_cache_entry_unref(mine[j]);
+    }
+    pthread_barrier_t bar;
+    CHECK(pthread_barrier_init(&bar, NULL, 2) == 0);
+    late l = {.c = c, .bar = &bar};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, living_holder, &l) == 0);
+    pthread_barrier_wait(&bar);
+    wk_cache_free(c);
+    long held_live = atomic_load(&cnt.live); /* held by the other thread */
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar);
+    wk_cache *other = NULL;
+    wk_status st = wk_cache_new(NULL, &other, NULL);
+    wk_cache_free(other); /* a sweep */
+    long swept_live = atomic_load(&cnt.live);
+    pthread_barrier_wait(&bar); /* checked: the other thread may exit now */
+    pthread_join(t, NULL);
+    CHECK_OK(st);
+    CHECK(held_live > 0);
+    CHECK_EQ(swept_live, 0);
+    CHECK_EQ(l.n, 5);
+    CHECK_EQ(atomic_load(&bad), 0);
+    pthread_barrier_destroy(&bar);
+}

@@ -29,7 +29,10 @@
  * reader stays inside (a thread descheduled mid-lookup, a long pinned section), plus, per
  * thread, at most 7 entries whose reference a lock-free hit on that thread took and another
  * thread released, until the taking thread releases another reference to the same entry or
- * exits. Nobody ever waits for a reader: a lingering one costs memory, never time.
+ * exits. Nobody ever waits for a reader: a lingering one costs memory, never time. An entry
+ * a lookup handed out on another thread than the one calling wk_cache_free, and released
+ * after it, is freed by the next wk_cache_free of any cache, thread exit, or reclamation
+ * pass of any cache in the process.
  *
  * Consistency: wk_cache_invalidate and wk_cache_put drop the local copy before returning and
  * ask the shared tier to broadcast the key, so every other process drops its copy when the

@@ -16,18 +16,17 @@
  * needs every announced reader to have moved on, and no thread's reference slot holds it
  * (slots are filled inside the announcement, so once the grace period is over a scan that
  * finds none is final). A reader thus never takes a reference to a freed entry. The
- * announcement and every chain access are sequentially consistent, so a reader
- * that announced before a writer looked at its slot sees the unlink or is waited for.
+ * announcement and every chain access are sequentially consistent, so a reader that
+ * announced before a writer looked at its slot sees the unlink or is waited for.
  * Threads past WK__EBR_SLOTS (slot ids are process-wide and recycled when a thread exits)
  * take the locked path, which stays correct because entries are freed only under the lock.
  *
  * The table never resizes: its bucket count is fixed at creation from the shard's entry
  * bound. Retired entries are reclaimed by writers once 16 are pending beyond those a slot
  * still held at the last pass (or their bytes reach an eighth of the shard's bound) and their
- * grace period is over; until then they are memory
- * above the bounds (the exact statement is in wirekit/cache.h). Writers never wait for
- * readers, so a reader that lingers (descheduled mid-walk, or in a long pinned section)
- * holds back memory, never another thread.
+ * grace period is over; until then they are memory above the bounds (the exact statement is
+ * in wirekit/cache.h). Writers never wait for readers, so a reader that lingers (descheduled
+ * mid-walk, or in a long pinned section) holds back memory, never another thread.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -183,7 +183,14 @@ static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, wk__vb_fram
     }
     wk_value *p = t->nodes + t->used;
     t->used += n;
-    memset(p, 0, n * sizeof(wk_value));
+    static const wk_value nil;
+    switch (n) { /* most containers are small: no call for them */
+    case 4: p[3] = nil; /* fall through */
+    case 3: p[2] = nil; /* fall through */
+    case 2: p[1] = nil; /* fall through */
+    case 1: p[0] = nil; break;
+    default: memset(p, 0, n * sizeof(wk_value)); break;
+    }
     return p;
 }
 
@@ -379,6 +386,10 @@ static void runs_complete(struct wk__mp_tree *t, wk_value **out)
     t->in_arena = false;
 }
 
+/* Node types (as bits) whose payload points at children, and at bytes. */
+#define CONTAINERS (1u << WK_VAL_ARRAY | 1u << WK_VAL_MAP)
+#define BYTES (1u << WK_VAL_STR | 1u << WK_VAL_BIN | 1u << WK_VAL_EXT)
+
 /* After the runs' nodes moved into the block: fixes node `at` of the block, a container
  * whose children moved with them (listed then), or bytes in the chunk's rest, which the
  * gather buffer holds now. False when out of memory. */
@@ -386,23 +397,15 @@ static inline bool fix_moved(struct wk__mp_tree *t, size_t at, const move *m, co
 {
     wk_value *v = &t->nodes[at];
     uintptr_t p = (uintptr_t)v->u.items;
-    switch ((wk_value_type)v->type) {
-    case WK_VAL_ARRAY:
-    case WK_VAL_MAP:
-        if (p - m->lo < m->span) { /* children sit inside the region, never at its end */
-            v->u.items = (wk_value *)(p + m->delta);
-            return kids_push(t, at);
-        }
-        return true;
-    case WK_VAL_STR:
-    case WK_VAL_BIN:
-    case WK_VAL_EXT:
-        if (moves(bytes, p)) {
-            v->u.bin = (const uint8_t *)(p + bytes->delta);
-        }
-        return true;
-    default: return true;
+    uint32_t kind = 1u << (v->type & 31u);
+    if ((kind & CONTAINERS) != 0 && p - m->lo < m->span) { /* children: never at the end */
+        v->u.items = (wk_value *)(p + m->delta);
+        return kids_push(t, at);
     }
+    if ((kind & BYTES) != 0 && moves(bytes, p)) {
+        v->u.bin = (const uint8_t *)(p + bytes->delta);
+    }
+    return true;
 }
 
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,

@@ -430,12 +430,13 @@ static wk_status append(wk_mp_unpacker *u, size_t upto)
 /*
  * Goes on with the tree of the gathered value, from the token it paused at, once the bytes
  * that token needs are there. When the chunk brings at least as many new bytes as the value
- * had (so that moving the tree into the arena, and back if it pauses again, is paid for by new
- * bytes), and strings are not to be copied: only the cut token is completed in the buffer, the
- * tree moves into `arena` and the run goes on over the chunk in place; if the chunk ends
- * first, its rest joins the buffer and the tree moves back to the block. Otherwise (and for
- * the run at a value's start when `block_first`) the chunk is appended a piece at a time and
- * the tree is built in the block, copied into `arena` once complete.
+ * had (the value is then likely to end in it; if not, the nodes built on it move into the
+ * block once, paid for by the new bytes), and strings are not to be copied: only the cut token
+ * is completed in the buffer and the run goes on over the chunk in place, its new nodes in
+ * `arena` (the block's nodes join them when the tree is complete); if the chunk ends first,
+ * its rest joins the buffer and the new nodes move into the block. Otherwise (and for the run
+ * at a value's start when `block_first`) the chunk is appended a piece at a time and the tree
+ * is built in the block, copied into `arena` once complete.
  */
 static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                              bool block_first)

@@ -1,7 +1,7 @@
 /*
  * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the value module's
- * counted build loop in its resumable form (compiled twice: into the caller's arena and into
- * the block), the node block a paused tree lives in, and the pointer moves between the
+ * counted build loop in its resumable form (into the caller's arena: the buffer decoder's own
+ * build; into the block: compiled here), the node block a paused tree lives in, and the pointer moves between the
  * caller's arena, the block, the chunk and the gather buffer. Every move is one linear pass
  * over the nodes it concerns: a run's new nodes once when they leave the caller's arena at a
  * pause (with the block's slots the run filled), the block when it doubles, string pointers
@@ -194,31 +194,21 @@ static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, wk__vb_fram
     return p;
 }
 
-/* The build, compiled twice (so that the token decoder is inlined into each): into the
- * caller's arena, as wk_mp_decode_value builds (the first run on the chunk, and the runs that
- * go on from the block in the arena), and into the block (the runs on the gather buffer). */
+/* The builds: into the caller's arena, the buffer decoder's own (wk__mp_build: the first run
+ * on the chunk, and the runs that go on from the block in the arena), and into the block (the
+ * runs on the gather buffer), compiled here with the token decoder inlined. */
 typedef struct tree_cursor {
     mp_cursor c;
     struct wk__mp_tree *t; /* the block's owner */
 } tree_cursor;
 
 #if defined(__GNUC__)
-#define TREE_FLATTEN __attribute__((flatten)) /* the token decoder inlined into both */
+#define TREE_FLATTEN __attribute__((flatten)) /* the token decoder inlined */
 #else
 #define TREE_FLATTEN
 #endif
-static wk_status build_in_arena(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
-                                wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                 wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
-
-#define VB_FN build_in_arena
-#define VB_CURSOR tree_cursor
-#define VB_NEXT(c, ev, m) mp_next(&(c)->c, (ev), (m))
-#define VB_COUNTED 1
-#define VB_RESUMABLE 1
-#define VB_MSG_STACK WK_MP_MSG_NOMEM
-#include "value/value_build_core.h"
 
 #define VB_FN build_in_block
 #define VB_CURSOR tree_cursor
@@ -248,6 +238,7 @@ static struct wk__mp_tree *tree_new(const wk_read_opts *opts, size_t max)
         t->copy = (opts->flags & WK_READ_COPY_STRINGS) != 0;
         t->max_nodes = max / sizeof(wk_value);
         t->last = no_move;
+        t->b.pause = true;
     }
     return t;
 }
@@ -270,6 +261,7 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     struct wk__mp_tree *t = *tp;
     wk__vb_state local;
     memset(&local, 0, sizeof local);
+    local.pause = true;
     wk__vb_state *s = t != NULL ? &t->b : &local;
     s->v = NULL;
     tree_cursor c = {{base, base + n, base, (opts->flags & WK_READ_STRICT_UTF8) != 0}, t};
@@ -280,7 +272,7 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
     wk__vb_fail f;
-    wk_status st = build_in_arena(&c, arena, &o, s, &f);
+    wk_status st = wk__mp_build(&c.c, arena, &o, s, &f);
     stop->at = (size_t)(c.c.at - base);
     stop->msg = f.msg;
     stop->block_full = false;
@@ -503,7 +495,7 @@ wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t 
     o.alloc = t->alloc;
     wk__vb_fail f;
     t->full = false;
-    wk_status st = arena != NULL ? build_in_arena(&c, arena, &o, &t->b, &f)
+    wk_status st = arena != NULL ? wk__mp_build(&c.c, arena, &o, &t->b, &f)
                                  : build_in_block(&c, NULL, &o, &t->b, &f);
     stop->at = (size_t)(c.c.at - base);
     stop->msg = f.msg;

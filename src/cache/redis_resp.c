@@ -361,12 +361,12 @@ static void compact(wk__rconn *c, size_t *start, size_t *need)
     }
 }
 
-wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, bool *got,
+                         wk_error *err)
 {
     *got = false;
     size_t start = next_start(c);
     size_t need = 0;
-    bool drained = false; /* a recv of this call came back short: the socket is empty */
     for (;;) {
         if (c->in_len >= need && c->in_len > start) {
             bool done = false;
@@ -381,7 +381,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
                 return WK_OK;
             }
         }
-        if (drained) {
+        if (!*may_recv) {
             return WK_OK; /* nothing more for now, without a recv that would say EAGAIN */
         }
         compact(c, &start, &need);
@@ -399,7 +399,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         ssize_t r = wk__rt_recv(c, c->in + c->in_len, room);
         if (r > 0) {
             c->in_len += (size_t)r;
-            drained = (size_t)r < room;
+            *may_recv = (size_t)r == room; /* a short read: the socket is empty */
             continue;
         }
         if (r == 0) {
@@ -410,10 +410,17 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            *may_recv = false;
             return WK_OK; /* nothing more for now */
         }
         return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
     }
+}
+
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+{
+    bool may_recv = true;
+    return wk__rconn_next(c, lim, &may_recv, got, err);
 }
 
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)

@@ -308,28 +308,23 @@ static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
     return batch_fill(s, b, err);
 }
 
-/* Reads the replies of a batch that have arrived, into vals/found, without waiting, and
- * sends the next keys once half the window is answered: returns with b->c set while some are
- * still due. Keys redirected (MOVED/ASK) get redir[i] set to their target and asking[i] for
- * ASK. A reply-level failure is kept in b->st (the first, described in `err`): nothing more
- * is sent and the pipeline is drained (the keys not sent stay not found); a connection
- * failure ends the batch. */
+/* Reads the replies of a batch that have arrived, into vals/found, without waiting: what
+ * the socket holds is read at once (one recv() when it fits the buffer), every reply
+ * buffered is taken, and only then, once at most half the window is still due, the window
+ * is refilled in one send; so a server that answers a window in one write gets the next
+ * window in one send, not in pieces. Returns with b->c set while some are still due. Keys
+ * redirected (MOVED/ASK) get redir[i] set to their target and asking[i] for ASK. A
+ * reply-level failure is kept in b->st (the first, described in `err`): nothing more is sent
+ * and the pipeline is drained (the keys not sent stay not found); a connection failure ends
+ * the batch. */
 static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
                        wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
+    bool may_recv = true; /* the socket was reported readable (or never polled) */
     for (;;) {
-        size_t answered = b->asking ? b->got / 2 : b->got;
-        bool more = b->st == WK_OK && b->sent < b->n;
-        if (more && 2 * (b->sent - answered) <= s->window) {
-            if (!batch_fill(s, b, err)) {
-                return;
-            }
-        } else if (!more && answered == b->sent) {
-            break;
-        }
         bool got = false;
-        wk_status st = wk__rconn_try_read(c, &s->lim, &got, err);
+        wk_status st = wk__rconn_next(c, &s->lim, &may_recv, &got, err);
         if (st != WK_OK) {
             give_back(s, b->v, c, true);
             b->c = NULL;
@@ -339,7 +334,16 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *foun
             return;
         }
         if (!got) {
-            return; /* the rest later */
+            size_t answered = b->asking ? b->got / 2 : b->got;
+            bool more = b->st == WK_OK && b->sent < b->n;
+            if (more && 2 * (b->sent - answered) <= s->window) {
+                (void)batch_fill(s, b, err); /* the replies come after a poll */
+                return;
+            }
+            if (more || answered < b->sent) {
+                return; /* the rest later */
+            }
+            break;
         }
         size_t k = b->got++;
         if (b->asking && k % 2 == 0) {
@@ -383,7 +387,7 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
     wk_status first = WK_OK;
     wk_error e2;
     for (size_t b = 0; b < nb; b++) {
-        bs[b].ready = true; /* just sent: try before polling */
+        bs[b].ready = false; /* just sent: a recv now would find nothing, so poll first */
     }
     for (;;) {
         wk__rconn *due[WK__RCONN_WAIT_MAX];
@@ -403,6 +407,8 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
                 if (ndue < WK__RCONN_WAIT_MAX) {
                     which[ndue] = b;
                     due[ndue++] = bs[b].c;
+                } else {
+                    bs[b].ready = true; /* not polled: tried again next round */
                 }
             }
         }
@@ -411,7 +417,7 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
         }
         wk_status st = wk__rconn_wait_any(due, ndue, ready, deadline, first == WK_OK ? err : &e2);
         for (size_t i = 0; i < ndue && st == WK_OK; i++) {
-            bs[which[i]].ready = ready[i]; /* the batches not polled stay ready */
+            bs[which[i]].ready = ready[i];
         }
         if (st != WK_OK) {
             for (size_t b = 0; b < nb; b++) {

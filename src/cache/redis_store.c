@@ -308,7 +308,8 @@ static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
     return batch_fill(s, b, err);
 }
 
-/* Reads the replies of a batch that have arrived, into vals/found, without waiting: what
+/* Reads the replies of a batch that have arrived, handing each value to `take`, without
+ * waiting: what
  * the socket holds is read at once (one recv() when it fits the buffer), every reply
  * buffered is taken, and only then, once at most half the window is still due, the window
  * is refilled in one send; so a server that answers a window in one write gets the next
@@ -317,7 +318,7 @@ static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
  * reply-level failure is kept in b->st (the first, described in `err`): nothing more is sent
  * and the pipeline is drained (the keys not sent stay not found); a connection failure ends
  * the batch. */
-static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
+static void batch_step(wk_redis_store *s, get_batch *b, wk_cache_take_fn take, void *ctx,
                        wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
@@ -351,7 +352,6 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *foun
         }
         size_t i = b->idx[b->asking ? k / 2 : k];
         const wk__rnode *r = &c->nodes[0];
-        found[i] = false;
         if (b->st != WK_OK) {
             continue; /* drain the pipeline, keep the first failure */
         }
@@ -361,9 +361,11 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *foun
             redir[i] = to;
             asking[i] = kind == 2;
         } else if (r->type == '$' && r->n >= 0) {
-            found[i] = true;
-            if (wk_buf_append(&vals[i], wk__rnode_str(c, r), (size_t)r->n) != WK_OK) {
-                b->st = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
+            wk_status ts = take(ctx, i, c->in + r->off, (size_t)r->n);
+            if (ts != WK_OK) {
+                b->st = wk_error_set(err, ts, i,
+                                     ts == WK_ERR_NOMEM ? "redis: out of memory for a value"
+                                                        : "redis: a value was refused");
             }
         } else if (r->type == '-') {
             b->st = wk_error_set(
@@ -380,9 +382,9 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *foun
 
 /* Reads every batch's replies as they arrive, whichever server answers first (one poll over
  * the connections still due, so a slow server does not hold up reading the others). */
-static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_buf *vals,
-                              bool *found, wk__rsrv **redir, bool *asking, int64_t deadline,
-                              wk_error *err)
+static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb,
+                              wk_cache_take_fn take, void *ctx, wk__rsrv **redir, bool *asking,
+                              int64_t deadline, wk_error *err)
 {
     wk_status first = WK_OK;
     wk_error e2;
@@ -397,7 +399,7 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
         bool left = false;
         for (size_t b = 0; b < nb; b++) {
             if (bs[b].c != NULL && bs[b].ready) {
-                batch_step(s, &bs[b], vals, found, redir, asking, first == WK_OK ? err : &e2);
+                batch_step(s, &bs[b], take, ctx, redir, asking, first == WK_OK ? err : &e2);
             }
             if (bs[b].c == NULL && bs[b].st != WK_OK && first == WK_OK) {
                 first = bs[b].st;
@@ -431,11 +433,11 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
     }
 }
 
-/* Multi-get: the keys are split by server (one server outside a cluster), every batch is
+/* `fetch_each`, the multi-get: the keys are split by server (one server outside a cluster), every batch is
  * sent before any reply is read, so the servers work in parallel; keys redirected by MOVED
  * or ASK are sent again to their new server, twice at most. */
-static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
-                         bool *found, wk_error *err)
+static wk_status r_fetch_each(void *self, size_t n, const wk_slice *keys,
+                              wk_cache_take_fn take, void *ctx, wk_error *err)
 {
     wk_redis_store *s = self;
     maybe_refresh(s);
@@ -464,7 +466,6 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
     for (size_t i = 0; i < n; i++) {
         target[i] = wk__redis_route(s, keys[i].ptr, keys[i].len);
         ask[i] = false;
-        found[i] = false;
     }
     for (int round = 0; round < 3 && pending > 0 && first == WK_OK; round++) {
         /* group the pending keys by (server, asking); pending ones have target != NULL */
@@ -524,7 +525,7 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
         for (size_t i = 0; i < n; i++) {
             redir[i] = NULL;
         }
-        wk_status st = batches_read(s, bs, nb, vals, found, redir, ask, deadline,
+        wk_status st = batches_read(s, bs, nb, take, ctx, redir, ask, deadline,
                                     first == WK_OK ? err : &e2);
         if (st != WK_OK && first == WK_OK) {
             first = st;
@@ -548,6 +549,30 @@ out:
         wk_free(s->alloc, bs, maxb * sizeof *bs);
     }
     return first;
+}
+
+/* `fetch`: the values copied into vals[i] (the cache uses r_fetch_each instead). */
+typedef struct copy_ctx {
+    wk_buf *vals;
+    bool *found;
+} copy_ctx;
+
+static wk_status copy_value(void *ctx, size_t i, const uint8_t *bytes, size_t len)
+{
+    copy_ctx *cc = ctx;
+    wk_status st = wk_buf_append(&cc->vals[i], bytes, len);
+    cc->found[i] = st == WK_OK;
+    return st;
+}
+
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
+                         bool *found, wk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        found[i] = false;
+    }
+    copy_ctx cc = {vals, found};
+    return r_fetch_each(self, n, keys, copy_value, &cc, err);
 }
 
 /* Runs `ncmd` pipelined commands about `key` on its server, following MOVED and ASK
@@ -1226,6 +1251,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     }
     s->subscribe = !opts->no_subscribe;
     s->iface.fetch = r_fetch;
+    s->iface.fetch_each = r_fetch_each;
     s->iface.store = r_store;
     s->iface.invalidate = r_invalidate;
     s->iface.remove = r_remove;

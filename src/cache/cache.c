@@ -749,9 +749,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     char *keys = (char *)(miss + n);
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
     uint8_t *took = (uint8_t *)(found + n);
-    memset(vals, 0, n * sizeof *vals); /* freed whole at the end; the rest is written first */
-    memset(found, 0, n * sizeof *found);
-    memset(took, 0, n * sizeof *took);
+    memset(took, 0, n * sizeof *took); /* the rest is written before it is read */
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -807,12 +805,14 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         } else {
             for (size_t j = 0; j < nmiss; j++) {
                 wk_buf_init(&vals[j], c->alloc, 0);
+                found[j] = false;
             }
             st = c->store->fetch(c->store->self, nmiss, mk, vals, found, &serr);
-            for (size_t j = 0; j < nmiss && st == WK_OK; j++) {
-                if (found[j]) {
+            for (size_t j = 0; j < nmiss; j++) {
+                if (st == WK_OK && found[j]) {
                     (void)take_shared(&m, j, vals[j].data, vals[j].len);
                 }
+                wk_buf_free(&vals[j]);
             }
         }
         flags = SKIP_STORE;
@@ -846,9 +846,6 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 *err = e1;
             }
         }
-    }
-    for (size_t j = 0; j < n; j++) {
-        wk_buf_free(&vals[j]); /* zeroed ones hold nothing */
     }
     wk_free(c->alloc, block, block_bytes);
     return first;

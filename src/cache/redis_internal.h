@@ -66,6 +66,10 @@ void wk__rconn_free(wk__rconn *c);
 /** Queues one command (RESP array of bulk strings). */
 wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
                            wk_error *err);
+/** Queues GET `key`, preceded by ASKING when `asking`: wk__rconn_append without the
+ *  general command's bookkeeping, for a multi-get's many GETs. */
+wk_status wk__rconn_append_get(wk__rconn *c, const char *key, size_t len, bool asking,
+                               wk_error *err);
 /** Sends what is queued before `deadline` (monotonic ms). */
 wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
 /** Reads one whole reply before `deadline` into c->nodes. WK_ERR_LIMIT when a cap is passed

@@ -138,6 +138,35 @@ wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, cons
     return WK_OK;
 }
 
+wk_status wk__rconn_append_get(wk__rconn *c, const char *key, size_t len, bool asking,
+                               wk_error *err)
+{
+    static const char ask[] = "*1\r\n$6\r\nASKING\r\n";
+    static const char get[] = "*2\r\n$3\r\nGET\r\n";
+    if (len > SIZE_MAX / 2) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: command too large");
+    }
+    wk_status st = out_room(c, sizeof ask + sizeof get + 23 + len + 2, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    uint8_t *p = c->out + c->out_len;
+    if (asking) {
+        memcpy(p, ask, sizeof ask - 1);
+        p += sizeof ask - 1;
+    }
+    memcpy(p, get, sizeof get - 1);
+    p = put_header(p + sizeof get - 1, '$', len);
+    if (len != 0) {
+        memcpy(p, key, len);
+    }
+    p += len;
+    *p++ = '\r';
+    *p++ = '\n';
+    c->out_len = (size_t)(p - c->out);
+    return WK_OK;
+}
+
 wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
 {
     size_t at = 0;
@@ -201,11 +230,45 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
     return WK_OK;
 }
 
+/* The common reply, a bulk string of fewer than 10^9 bytes wholly buffered at `start`, read
+ * without a line search: true with c->nodes and *used set; false for anything else (an
+ * incomplete or malformed one included), which the general parser then reads and judges. */
+static bool parse_bulk(wk__rconn *c, size_t start, const wk__rlimits *lim, size_t *used)
+{
+    const uint8_t *p = c->in + start;
+    size_t avail = c->in_len - start;
+    if (avail < 4 || p[0] != '$' || c->nodes_cap == 0) {
+        return false;
+    }
+    size_t v = 0, i = 1;
+    while (i < avail && i < 10 && p[i] >= '0' && p[i] <= '9') {
+        v = v * 10 + (size_t)(p[i++] - '0');
+    }
+    if (i == 1 || avail - i < 2 || p[i] != '\r' || p[i + 1] != '\n') {
+        return false;
+    }
+    size_t after = start + i + 2;
+    if (v > lim->max_bytes || c->in_len - after < v + 2 || c->in[after + v] != '\r' ||
+        c->in[after + v + 1] != '\n') {
+        return false;
+    }
+    c->nodes[0].type = '$';
+    c->nodes[0].n = (int64_t)v;
+    c->nodes[0].off = after;
+    c->nnodes = 1;
+    *used = after + v + 2;
+    return true;
+}
+
 /* Parses one reply at the start of the input. WK_OK with *done true and *used set when the
  * reply is complete; WK_OK with *done false and *need set when more bytes are needed. */
 static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool *done,
                        size_t *used, size_t *need, wk_error *err)
 {
+    if (parse_bulk(c, start, lim, used)) {
+        *done = true;
+        return WK_OK;
+    }
     int64_t pending[MAX_NESTING];
     size_t depth = 0;
     size_t pos = start;

@@ -277,10 +277,8 @@ static bool batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
     size_t end = answered + s->window < b->n ? answered + s->window : b->n;
     wk_status st = WK_OK;
     for (; b->sent < end && st == WK_OK; b->sent++) {
-        const char *argv[2] = {"GET", keys[b->idx[b->sent]].ptr};
-        size_t lens[2] = {3, keys[b->idx[b->sent]].len};
-        int argc[1] = {2};
-        st = append_cmds(b->c, 1, argc, argv, lens, b->asking, err);
+        const wk_slice *k = &keys[b->idx[b->sent]];
+        st = wk__rconn_append_get(b->c, k->ptr, k->len, b->asking, err);
     }
     if (st == WK_OK) {
         st = wk__rconn_flush(b->c, b->deadline, err);
@@ -356,7 +354,9 @@ static void batch_step(wk_redis_store *s, get_batch *b, wk_cache_take_fn take, v
             continue; /* drain the pipeline, keep the first failure */
         }
         wk__rsrv *to = NULL;
-        int kind = s->mode == WK__MODE_CLUSTER ? wk__redis_redirect(s, c, r, b->v, &to) : 0;
+        int kind = s->mode == WK__MODE_CLUSTER && r->type == '-'
+                       ? wk__redis_redirect(s, c, r, b->v, &to)
+                       : 0;
         if (kind != 0) {
             redir[i] = to;
             asking[i] = kind == 2;

@@ -268,30 +268,32 @@ typedef struct get_batch {
     wk_status st; /* the batch's first failure */
 } get_batch;
 
-/* Sends the next keys of a batch, as many as the window has room for; false (connection
- * given back broken, `err` set) when the send failed. */
-static bool batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
+/* Sends the next keys of a batch, as many as the window has room for. On failure the
+ * connection is unusable: the caller gives it back broken. */
+static wk_status batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
 {
     const wk_slice *keys = b->keys;
     size_t answered = b->asking ? b->got / 2 : b->got;
     size_t end = answered + s->window < b->n ? answered + s->window : b->n;
-    wk_status st = WK_OK;
-    for (; b->sent < end && st == WK_OK; b->sent++) {
+    for (; b->sent < end; b->sent++) {
         const wk_slice *k = &keys[b->idx[b->sent]];
-        st = wk__rconn_append_get(b->c, k->ptr, k->len, b->asking, err);
-    }
-    if (st == WK_OK) {
-        st = wk__rconn_flush(b->c, b->deadline, err);
-    }
-    if (st != WK_OK) {
-        give_back(s, b->v, b->c, true);
-        b->c = NULL;
-        if (b->st == WK_OK) {
-            b->st = st;
+        wk_status st = wk__rconn_append_get(b->c, k->ptr, k->len, b->asking, err);
+        if (st != WK_OK) {
+            return st;
         }
-        return false;
     }
-    return true;
+    return wk__rconn_flush(b->c, b->deadline, err);
+}
+
+/* Ends a batch's use of its connection, broken by `st` (kept as the batch's failure when it
+ * is the first) or, with WK_OK, usable. */
+static void batch_end(wk_redis_store *s, get_batch *b, wk_status st)
+{
+    give_back(s, b->v, b->c, st != WK_OK);
+    b->c = NULL;
+    if (b->st == WK_OK) {
+        b->st = st;
+    }
 }
 
 /* Takes a connection and sends the first window of a batch; false (batch failed, `err`
@@ -303,81 +305,108 @@ static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
         b->st = WK_ERR_IO;
         return false;
     }
-    return batch_fill(s, b, err);
+    wk_status st = batch_fill(s, b, err);
+    if (st != WK_OK) {
+        batch_end(s, b, st);
+        return false;
+    }
+    return true;
 }
 
-/* Reads the replies of a batch that have arrived, handing each value to `take`, without
- * waiting: what
- * the socket holds is read at once (one recv() when it fits the buffer), every reply
- * buffered is taken, and only then, once at most half the window is still due, the window
- * is refilled in one send; so a server that answers a window in one write gets the next
- * window in one send, not in pieces. Returns with b->c set while some are still due. Keys
- * redirected (MOVED/ASK) get redir[i] set to their target and asking[i] for ASK. A
- * reply-level failure is kept in b->st (the first, described in `err`): nothing more is sent
- * and the pipeline is drained (the keys not sent stay not found); a connection failure ends
- * the batch. */
+/* The k-th reply of a batch, `r`: a value handed to `take`, a miss, a redirect (redir[i] set
+ * to the target, asking[i] for ASK) or a failure kept in b->st (the first, described in
+ * `err`; the replies after it are only drained). */
+static void batch_reply(wk_redis_store *s, get_batch *b, size_t k, const wk__rnode *r,
+                        wk_cache_take_fn take, void *ctx, wk__rsrv **redir, bool *asking,
+                        wk_error *err)
+{
+    if ((b->asking && k % 2 == 0) || b->st != WK_OK) {
+        return; /* +OK of ASKING, or draining the pipeline after a failure */
+    }
+    wk__rconn *c = b->c;
+    size_t i = b->idx[b->asking ? k / 2 : k];
+    wk__rsrv *to = NULL;
+    int kind = s->mode == WK__MODE_CLUSTER && r->type == '-'
+                   ? wk__redis_redirect(s, c, r, b->v, &to)
+                   : 0;
+    if (kind != 0) {
+        redir[i] = to;
+        asking[i] = kind == 2;
+    } else if (r->type == '$' && r->n >= 0) {
+        wk_status ts = take(ctx, i, c->in + r->off, (size_t)r->n);
+        if (ts != WK_OK) {
+            b->st = wk_error_set(err, ts, i,
+                                 ts == WK_ERR_NOMEM ? "redis: out of memory for a value"
+                                                    : "redis: a value was refused");
+        }
+    } else if (r->type == '-') {
+        b->st = wk_error_set(err, WK_ERR_IO, i,
+                             wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
+    } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
+        b->st = wk_error_set(err, WK_ERR_IO, i,
+                             "redis: GET answered with a reply of the wrong type");
+    }
+}
+
+/* Replies a step reads before handling them. */
+#define STEP_REPLIES 64u
+
+/* Reads the replies of a batch that have arrived, without waiting: what the socket holds is
+ * read at once (one recv() when it fits the buffer) and every whole reply buffered is noted;
+ * then, once at most half the window is still due, the window is refilled in one send, so
+ * a server that answers a window in one write gets the next in one send and works on it
+ * while the values just read are handed to `take` (and decoded there). Returns with b->c set
+ * while some replies are still due. A connection failure ends the batch. */
 static void batch_step(wk_redis_store *s, get_batch *b, wk_cache_take_fn take, void *ctx,
                        wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
     bool may_recv = true; /* the socket was reported readable (or never polled) */
     for (;;) {
-        bool got = false;
-        wk_status st = wk__rconn_next(c, &s->lim, &may_recv, &got, err);
-        if (st != WK_OK) {
-            give_back(s, b->v, c, true);
-            b->c = NULL;
-            if (b->st == WK_OK) {
-                b->st = st;
-            }
-            return;
-        }
-        if (!got) {
-            size_t answered = b->asking ? b->got / 2 : b->got;
-            bool more = b->st == WK_OK && b->sent < b->n;
-            if (more && 2 * (b->sent - answered) <= s->window) {
-                (void)batch_fill(s, b, err); /* the replies come after a poll */
+        /* The nodes point into the read buffer: no recv() once one is kept (a recv may move
+         * the buffer's bytes); GET replies are one node each. */
+        wk__rnode rs[STEP_REPLIES];
+        size_t nr = 0;
+        while (nr < STEP_REPLIES) {
+            bool allow = nr == 0 && may_recv;
+            bool got = false;
+            wk_status st = wk__rconn_next(c, &s->lim, &allow, &got, err);
+            if (st != WK_OK) {
+                batch_end(s, b, st);
                 return;
             }
-            if (more || answered < b->sent) {
-                return; /* the rest later */
+            if (nr == 0) {
+                may_recv = allow;
             }
-            break;
-        }
-        size_t k = b->got++;
-        if (b->asking && k % 2 == 0) {
-            continue; /* +OK of ASKING */
-        }
-        size_t i = b->idx[b->asking ? k / 2 : k];
-        const wk__rnode *r = &c->nodes[0];
-        if (b->st != WK_OK) {
-            continue; /* drain the pipeline, keep the first failure */
-        }
-        wk__rsrv *to = NULL;
-        int kind = s->mode == WK__MODE_CLUSTER && r->type == '-'
-                       ? wk__redis_redirect(s, c, r, b->v, &to)
-                       : 0;
-        if (kind != 0) {
-            redir[i] = to;
-            asking[i] = kind == 2;
-        } else if (r->type == '$' && r->n >= 0) {
-            wk_status ts = take(ctx, i, c->in + r->off, (size_t)r->n);
-            if (ts != WK_OK) {
-                b->st = wk_error_set(err, ts, i,
-                                     ts == WK_ERR_NOMEM ? "redis: out of memory for a value"
-                                                        : "redis: a value was refused");
+            if (!got) {
+                break;
             }
-        } else if (r->type == '-') {
-            b->st = wk_error_set(
-                err, WK_ERR_IO, i,
-                wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
-        } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
-            b->st = wk_error_set(err, WK_ERR_IO, i,
-                                 "redis: GET answered with a reply of the wrong type");
+            rs[nr++] = c->nodes[0];
         }
+        size_t k0 = b->got;
+        b->got += nr;
+        size_t answered = b->asking ? b->got / 2 : b->got;
+        wk_status fill = WK_OK;
+        if (b->st == WK_OK && b->sent < b->n && 2 * (b->sent - answered) <= s->window) {
+            fill = batch_fill(s, b, err);
+        }
+        for (size_t j = 0; j < nr; j++) {
+            batch_reply(s, b, k0 + j, &rs[j], take, ctx, redir, asking, err);
+        }
+        if (fill != WK_OK) {
+            batch_end(s, b, fill);
+            return;
+        }
+        if (nr == STEP_REPLIES) {
+            continue; /* more may be buffered */
+        }
+        bool more = b->st == WK_OK && b->sent < b->n;
+        if (!more && answered == b->sent) {
+            batch_end(s, b, WK_OK);
+            return;
+        }
+        return; /* the rest after a poll */
     }
-    give_back(s, b->v, c, false);
-    b->c = NULL;
 }
 
 /* Reads every batch's replies as they arrive, whichever server answers first (one poll over

@@ -4,7 +4,7 @@
  * parameters the server is to infer, which go as text), and its type, format, length and
  * offset are recorded for PQsendQueryParams / PQsendQueryPrepared. Offsets, not pointers,
  * because the buffer may move while it grows; the pointers are made once it is complete.
- * Shared by the one-statement path (pq_conn.c) and pipelines (pq_pipeline.c).
+ * Shared by the one-statement path (pq_conn.c) and pipelines (pq_pipeline*.c).
  */
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "wirekit/pg.h"
+#include "wirekit/pq.h"
 #include "wk_test.h"
 
 /* True when the PostgreSQL 15 binaries (initdb) are installed. */
@@ -29,6 +30,20 @@ bool pg_private_restart(int port);
 /* Forks a child that stops the server with `-m immediate` after `us` microseconds; its exit
  * status is 0 when pg_ctl succeeded. */
 pid_t pg_private_stop_later(useconds_t us);
+
+/* What a client saw when the server was stopped under it (pg_private_stop_later). */
+typedef struct pg_stopped {
+    int wait_status; /* the stopping child's, from waitpid */
+    char msg[512];   /* the connection's message */
+    char sqlstate[6]; /* its last error's SQLSTATE, "-" when none */
+} pg_stopped;
+
+/* Waits for the stopping `child` and records what `conn` reports into `out`. */
+void pg_private_stopped(pid_t child, const wk_pq_conn *conn, pg_stopped *out);
+
+/* Whether `st` is an honest end for an operation the stop cut short: the connection lost, or
+ * the server's own shutdown report (SQLSTATE class 57P). */
+bool pg_private_stop_honest(wk_status st, const pg_stopped *s);
 
 /* Stops the server (immediate) and removes its directory. */
 void pg_private_remove(void);

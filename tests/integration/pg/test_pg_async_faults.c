@@ -59,18 +59,11 @@ WK_TEST(test_pg_async_faults_server_stopped_during_a_non_blocking_query)
         }
     }
     double took = pg_private_now_s() - t0;
-    int wst = 0;
-    waitpid(child, &wst, 0);
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(conn));
-    const wk_pq_error *le = wk_pq_last_error(conn);
-    char sqlstate[6] = "-";
-    if (le != NULL) {
-        memcpy(sqlstate, le->sqlstate, sizeof sqlstate);
-    }
+    pg_stopped stop;
+    pg_private_stopped(child, conn, &stop);
     uint64_t rows = wk_pq_async_rows(q);
     printf("    stopped after %llu rows, %d steps, %.2f s: %s (%s)\n", (unsigned long long)rows,
-           steps, took, wk_status_str(st), msg);
+           steps, took, wk_status_str(st), stop.msg);
     wk_pq_async_free(q);
     /* the next query fails at once */
     double t1 = pg_private_now_s();
@@ -84,10 +77,11 @@ WK_TEST(test_pg_async_faults_server_stopped_during_a_non_blocking_query)
     double next_took = pg_private_now_s() - t1;
     wk_pq_conn_free(conn);
     pg_private_remove();
-    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
-    bool honest = st == WK_ERR_CONNECT || (st == WK_ERR_SERVER && strncmp(sqlstate, "57P", 3) == 0);
-    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), sqlstate, msg);
-    CHECK_MSG(msg[0] != '\0', "no message");
+    CHECK_MSG(WIFEXITED(stop.wait_status) && WEXITSTATUS(stop.wait_status) == 0,
+              "pg_ctl stop failed");
+    bool honest = pg_private_stop_honest(st, &stop);
+    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), stop.sqlstate, stop.msg);
+    CHECK_MSG(stop.msg[0] != '\0', "no message");
     CHECK_MSG(took < 5.0, "the loop took %.2f s to see the server gone", took);
     CHECK_MSG(rows == c.rows && rows > 0 && rows < 1000000u && c.last_id == (int64_t)rows,
               "rows %llu, handed over %llu, last id %lld", (unsigned long long)rows,

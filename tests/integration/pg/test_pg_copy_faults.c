@@ -40,18 +40,11 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
                         "WHERE i % 100 <> 0 OR pg_sleep(0.01) IS NOT NULL",
                         kinds, NULL, pg_count_row, &c, &rows, &err);
     double took = pg_private_now_s() - t0;
-    int wst = 0;
-    waitpid(child, &wst, 0);
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(conn));
-    const wk_pq_error *le = wk_pq_last_error(conn);
-    char sqlstate[6] = "-";
-    if (le != NULL) {
-        memcpy(sqlstate, le->sqlstate, sizeof sqlstate);
-    }
+    pg_stopped stop;
+    pg_private_stopped(child, conn, &stop);
     printf("    stopped after %llu rows, %.2f s: %s (%s)\n", (unsigned long long)rows, took,
-           wk_status_str(st), msg);
-    bool honest = st == WK_ERR_CONNECT || (st == WK_ERR_SERVER && strncmp(sqlstate, "57P", 3) == 0);
+           wk_status_str(st), stop.msg);
+    bool honest = pg_private_stop_honest(st, &stop);
     bool within = took < 5.0 + 2.0;
     bool counted = rows == c.rows && rows > 0 && rows < 1000000u &&
                    c.last_id == (int64_t)rows; /* every row, in order */
@@ -107,7 +100,8 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
            (unsigned long long)sent, in_took, wk_status_str(in_st), wk_status_str(end_st),
            (unsigned long long)in_rows);
     pg_private_remove();
-    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
+    CHECK_MSG(WIFEXITED(stop.wait_status) && WEXITSTATUS(stop.wait_status) == 0,
+              "pg_ctl stop failed");
     CHECK(restarted);
     CHECK(sent > 0);
     CHECK_MSG(in_st != WK_OK || end_st != WK_OK, "the broken COPY in reported success");
@@ -117,9 +111,9 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     CHECK_EQ(in_rows, 0u);
     CHECK_EQ(after, 0);
     CHECK_MSG(in_took < 20.0 + 7.0, "copy in took %.2f s", in_took);
-    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), sqlstate,
-              msg);
-    CHECK_MSG(msg[0] != '\0', "no message");
+    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), stop.sqlstate,
+              stop.msg);
+    CHECK_MSG(stop.msg[0] != '\0', "no message");
     CHECK_MSG(within, "the copy took %.2f s past a 5 s deadline", took);
     CHECK_MSG(counted, "rows %llu, handed over %llu, last id %lld", (unsigned long long)rows,
               (unsigned long long)c.rows, (long long)c.last_id);

@@ -172,6 +172,18 @@ static int local_port(bool listening, int *fd)
     return ntohs(a.sin_port);
 }
 
+/* Connects to `dsn` without blocking, expecting WK_ERR_CONNECT with the connection kept in
+ * *c for its message (printed); the caller frees *c. */
+static void connect_fails(const char *dsn, wk_pq_conn **c)
+{
+    wk_error err = {0};
+    int steps = 0;
+    *c = NULL;
+    CHECK_STATUS(connect_async(dsn, 5000, c, &steps, &err), WK_ERR_CONNECT);
+    CHECK(*c != NULL);
+    printf("    %s\n", wk_pq_conn_message(*c));
+}
+
 WK_TEST(test_pg_connect_async_a_refused_connection_says_so)
 {
     int fd;
@@ -179,13 +191,9 @@ WK_TEST(test_pg_connect_async_a_refused_connection_says_so)
     CHECK(port > 0);
     char dsn[128];
     snprintf(dsn, sizeof dsn, "host=127.0.0.1 port=%d dbname=postgres", port);
-    wk_error err = {0};
     wk_pq_conn *c = NULL;
-    int steps = 0;
-    CHECK_STATUS(connect_async(dsn, 5000, &c, &steps, &err), WK_ERR_CONNECT);
-    CHECK(c != NULL);
+    connect_fails(dsn, &c);
     if (c != NULL) {
-        printf("    %s\n", wk_pq_conn_message(c));
         CHECK(strstr(wk_pq_conn_message(c), "refused") != NULL);
         const wk_pq_error *e = wk_pq_last_error(c);
         CHECK(e != NULL && strstr(e->message, "refused") != NULL);
@@ -200,11 +208,8 @@ WK_TEST(test_pg_connect_async_a_database_that_does_not_exist_gives_the_servers_m
     snprintf(dsn, sizeof dsn, "%s dbname=wk_no_such_database", getenv("WK_PG_DSN"));
     wk_error err = {0};
     wk_pq_conn *c = NULL;
-    int steps = 0;
-    CHECK_STATUS(connect_async(dsn, 5000, &c, &steps, &err), WK_ERR_CONNECT);
-    CHECK(c != NULL);
+    connect_fails(dsn, &c);
     if (c != NULL) {
-        printf("    %s\n", wk_pq_conn_message(c));
         CHECK(strstr(wk_pq_conn_message(c),
                      "database \"wk_no_such_database\" does not exist") != NULL);
     }

@@ -77,22 +77,30 @@ static void add_all(wk_pq_pipeline *p, const char *const *sqls, size_t n)
     }
 }
 
+/* Waits up to `timeout_ms` for what the pipeline wants of its socket, counting the waits for
+ * writing: poll()'s result, or 1 when it wants nothing (a step can run at once). */
+static int wait_wanted(wk_pq_pipeline *p, outcome *o, int timeout_ms)
+{
+    unsigned want = wk_pq_pipeline_wants(p);
+    if (want == 0) {
+        return 1;
+    }
+    struct pollfd pf = {wk_pq_pipeline_socket(p),
+                        (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
+                                ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
+                        0};
+    o->write_waits += (want & WK_PQ_WANT_WRITE) != 0;
+    return poll(&pf, 1, timeout_ms);
+}
+
 /* The event loop of one pipeline: poll for what it wants, step until WK_ERR_EOF. */
 static wk_status drive(wk_pq_pipeline *p, outcome *o, size_t take_over_after)
 {
     wk_error err = {0};
     size_t got = 0;
     for (;;) {
-        unsigned want = wk_pq_pipeline_wants(p);
-        if (want != 0) {
-            struct pollfd pf = {wk_pq_pipeline_socket(p),
-                                (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                        ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
-                                0};
-            o->write_waits += (want & WK_PQ_WANT_WRITE) != 0;
-            if (poll(&pf, 1, wk_pq_pipeline_timeout_ms(p)) < 0) {
-                return WK_ERR_IO;
-            }
+        if (wait_wanted(p, o, wk_pq_pipeline_timeout_ms(p)) < 0) {
+            return WK_ERR_IO;
         }
         wk_pq_stmt_result r;
         double t0 = now_s();
@@ -249,15 +257,7 @@ WK_TEST(test_pg_pipeline_driven_a_batch_larger_than_the_socket_buffers_completes
     memset(&o, 0, sizeof o);
     size_t ok = 0, total = 0;
     for (;;) {
-        unsigned want = wk_pq_pipeline_wants(p);
-        if (want != 0) {
-            struct pollfd pf = {wk_pq_pipeline_socket(p),
-                                (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                        ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
-                                0};
-            o.write_waits += (want & WK_PQ_WANT_WRITE) != 0;
-            CHECK(poll(&pf, 1, 20000) > 0);
-        }
+        CHECK(wait_wanted(p, &o, 20000) > 0);
         wk_pq_stmt_result r;
         wk_status st = wk_pq_pipeline_step(p, &r, &err);
         if (st == WK_OK) {

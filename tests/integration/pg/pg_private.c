@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/wait.h>
 
 static char dir[128];
@@ -95,12 +94,6 @@ void pg_private_remove(void)
     (void)system(cmd);
 }
 
-double pg_private_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 wk_status pg_count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
                        const int *lens, wk_error *err)

@@ -54,9 +54,6 @@ const char *pg_private_dir(void);
 /* A DSN for the private server on `port` (user wirekit, database postgres). */
 void pg_private_dsn(char *out, size_t cap, int port);
 
-/* Monotonic seconds. */
-double pg_private_now_s(void);
-
 /* What pg_count_row has seen: the rows, and the int8 first column of the last one. */
 typedef struct pg_counter {
     uint64_t rows;

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pg_test_conn.h"
@@ -26,13 +25,6 @@
 #include "wk_test.h"
 
 static wk_pq_conn *conn; /* the blocking connection, through pg_test_conn */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* An event loop of one connect: poll() for what it wants, step, until it ends. *steps counts
  * the steps; the connection (ready or failed) lands in *out. */
@@ -94,9 +86,9 @@ WK_TEST(test_pg_connect_async_ends_as_the_blocking_connect_does)
     wk_pq_conn *blocking = NULL, *async = NULL;
     CHECK_STATUS(wk_pq_connect(dsn, NULL, &blocking, &err), WK_OK);
     int steps = 0;
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     CHECK_STATUS(connect_async(dsn, 0, &async, &steps, &err), WK_OK);
-    printf("    connected in %d steps, %.1f ms\n", steps, (now_s() - t0) * 1e3);
+    printf("    connected in %d steps, %.1f ms\n", steps, (wk_test_now_s() - t0) * 1e3);
     CHECK(steps >= 2); /* it waited on the socket at least once */
     CHECK(blocking != NULL && async != NULL);
     if (blocking == NULL || async == NULL) {
@@ -244,9 +236,9 @@ WK_TEST(test_pg_connect_async_a_server_that_never_answers_ends_at_the_deadline)
     wk_error err = {0};
     wk_pq_conn *c = NULL;
     int steps = 0;
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     wk_status st = connect_async(dsn, 300, &c, &steps, &err);
-    double took = now_s() - t0;
+    double took = wk_test_now_s() - t0;
     printf("    ended after %.3f s, %d steps: %s\n", took, steps,
            c != NULL ? wk_pq_conn_message(c) : "");
     CHECK_STATUS(st, WK_ERR_CONNECT);
@@ -271,10 +263,10 @@ WK_TEST(test_pg_connect_async_a_set_up_that_does_not_end_is_given_up_at_the_dead
         wk_error err = {0};
         wk_pq_conn *c = NULL;
         int steps = 0;
-        double t0 = now_s();
+        double t0 = wk_test_now_s();
         wk_status st = blocking ? wk_pq_connect_timeout(dsn, NULL, 300, &c, &err)
                                 : connect_async(dsn, 300, &c, &steps, &err);
-        double took = now_s() - t0;
+        double took = wk_test_now_s() - t0;
         const char *msg = c != NULL ? wk_pq_conn_message(c) : "";
         printf("    %s: %s after %.3f s: %s\n", blocking ? "blocking" : "non-blocking",
                wk_status_str(st), took, msg);

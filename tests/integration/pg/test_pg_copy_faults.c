@@ -33,13 +33,13 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     pg_counter c = {0, 0};
     uint64_t rows = 0;
     wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
-    double t0 = pg_private_now_s();
+    double t0 = wk_test_now_s();
     /* 1,000,000 rows at about 10 per millisecond: far longer than the 400 ms before the stop */
     st = wk_pq_copy_out(conn,
                         "SELECT i::int8 AS id FROM generate_series(1, 1000000) i "
                         "WHERE i % 100 <> 0 OR pg_sleep(0.01) IS NOT NULL",
                         kinds, NULL, pg_count_row, &c, &rows, &err);
-    double took = pg_private_now_s() - t0;
+    double took = wk_test_now_s() - t0;
     pg_stopped stop;
     pg_private_stopped(child, conn, &stop);
     printf("    stopped after %llu rows, %.2f s: %s (%s)\n", (unsigned long long)rows, took,
@@ -70,9 +70,9 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
         in_st = wk_pq_copy_in_start(conn, "t", cols, ik, 2, &in, &err);
         if (in_st == WK_OK) {
             pid_t child2 = pg_private_stop_later(300000);
-            t0 = pg_private_now_s();
+            t0 = wk_test_now_s();
             wk_slice txt = {"some text to make the rows longer than a few bytes", 50};
-            for (int64_t id = 1; in_st == WK_OK && pg_private_now_s() - t0 < 20.0; id++) {
+            for (int64_t id = 1; in_st == WK_OK && wk_test_now_s() - t0 < 20.0; id++) {
                 const void *vals[2] = {&id, &txt};
                 in_st = wk_pq_copy_in_row(in, vals, &err);
                 sent += in_st == WK_OK;
@@ -81,7 +81,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
                 }
             }
             end_st = wk_pq_copy_in_end(in, NULL, &in_rows, &err);
-            in_took = pg_private_now_s() - t0;
+            in_took = wk_test_now_s() - t0;
             waitpid(child2, &wst2, 0);
         }
         wk_pq_conn_free(conn);

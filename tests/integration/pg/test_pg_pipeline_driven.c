@@ -23,13 +23,6 @@
 
 static wk_pq_conn *conn;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* What became of a batch: each statement's state, SQLSTATE and first value (as text or the
  * bytes of a binary value), and how the loop went. */
 typedef struct outcome {
@@ -103,9 +96,9 @@ static wk_status drive(wk_pq_pipeline *p, outcome *o, size_t take_over_after)
             return WK_ERR_IO;
         }
         wk_pq_stmt_result r;
-        double t0 = now_s();
+        double t0 = wk_test_now_s();
         wk_status st = wk_pq_pipeline_step(p, &r, &err);
-        double t = now_s() - t0;
+        double t = wk_test_now_s() - t0;
         o->max_step = t > o->max_step ? t : o->max_step;
         if (st == WK_OK) {
             record(o, &r);
@@ -134,7 +127,7 @@ static void run(const char *const *sqls, size_t n, bool driven, size_t take_over
         return;
     }
     add_all(p, sqls, n);
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     if (driven) {
         wk_status st = drive(p, o, take_over_after);
         CHECK_MSG(st == WK_ERR_EOF || (take_over_after != 0 && st == WK_OK), "%s",
@@ -145,12 +138,12 @@ static void run(const char *const *sqls, size_t n, bool driven, size_t take_over
             record(o, &r);
         }
     }
-    double t1 = now_s();
+    double t1 = wk_test_now_s();
     o->end = wk_pq_pipeline_end(p, &err);
     if (driven && take_over_after == 0) {
-        CHECK_MSG(now_s() - t1 < 0.05, "the end waited %.3f s", now_s() - t1);
+        CHECK_MSG(wk_test_now_s() - t1 < 0.05, "the end waited %.3f s", wk_test_now_s() - t1);
     }
-    o->took = now_s() - t0;
+    o->took = wk_test_now_s() - t0;
 }
 
 static void same(const outcome *a, const outcome *b)

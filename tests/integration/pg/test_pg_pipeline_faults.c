@@ -44,7 +44,7 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
     }
     /* about 4.5 s of work: the stop lands well inside it */
     pid_t child = pg_private_stop_later(800000);
-    double t0 = pg_private_now_s();
+    double t0 = wk_test_now_s();
     size_t ok = 0, unknown = 0, other = 0, ok_after = 0, n = 0;
     wk_pq_stmt_result r;
     while (st == WK_OK && wk_pq_pipeline_next(p, &r, &err) == WK_OK) {
@@ -62,7 +62,7 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
         n++;
     }
     wk_status end = wk_pq_pipeline_end(p, &err);
-    double took = pg_private_now_s() - t0;
+    double took = wk_test_now_s() - t0;
     pg_stopped stop;
     pg_private_stopped(child, conn, &stop);
     printf("    %zu statements: %zu ok, %zu unknown, %zu other; %.2f s; end %s (%s)\n", n, ok,

@@ -29,25 +29,13 @@ static wk_pq_conn *conn;
 static bool decoded_text(const PGresult *res, wk_buf *out)
 {
     int n = PQnfields(res);
-    wk_pg_kind kinds[8];
-    size_t offs[8];
     wk_buf cols[8];
+    bool nulls[8];
     if (n > 8 || PQntuples(res) != 1) {
         return false;
     }
-    for (int i = 0; i < n; i++) {
-        kinds[i] = WK_PG_KIND_TEXT;
-        offs[i] = (size_t)i * sizeof(wk_buf);
-        wk_buf_init(&cols[i], NULL, 0);
-    }
-    wk_pg_plan *plan = NULL;
     wk_error err = {0};
-    bool nulls[8];
-    wk_arena arena; /* escaped text array elements are unescaped into it */
-    wk_arena_init(&arena, NULL, 0);
-    bool ok = wk_pq_plan(conn, res, kinds, offs, &plan, &err) == WK_OK &&
-              wk_pq_decode_row(plan, res, 0, cols, nulls, &arena, &err) == WK_OK;
-    wk_arena_free(&arena);
+    bool ok = pg_test_decode_text_row(conn, res, cols, nulls, &err) == WK_OK;
     if (!ok) {
         printf("    decode failed: %s at %zu\n", err.msg != NULL ? err.msg : "", err.offset);
     }
@@ -58,7 +46,6 @@ static bool decoded_text(const PGresult *res, wk_buf *out)
         }
         wk_buf_free(&cols[i]);
     }
-    wk_pg_plan_free(plan);
     return ok;
 }
 

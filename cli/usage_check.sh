@@ -26,6 +26,7 @@ expect() {
 
 expect 0 '^usage: wirekit' --help
 expect 0 '^usage: wirekit' -h
+expect 0 '^  --version' --help
 expect 0 '^wirekit [0-9]' --version
 expect 2 'usage: wirekit' # no command
 expect 2 "Try 'wirekit --help'" no-such-command

@@ -114,7 +114,7 @@ void pg_private_stopped(pid_t child, const wk_pq_conn *conn, pg_stopped *out)
     waitpid(child, &out->wait_status, 0);
     snprintf(out->msg, sizeof out->msg, "%s", wk_pq_conn_message(conn));
     const wk_pq_error *le = wk_pq_last_error(conn);
-    memcpy(out->sqlstate, le != NULL ? le->sqlstate : "-", sizeof out->sqlstate);
+    snprintf(out->sqlstate, sizeof out->sqlstate, "%.5s", le != NULL ? le->sqlstate : "-");
 }
 
 bool pg_private_stop_honest(wk_status st, const pg_stopped *s)

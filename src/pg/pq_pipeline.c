@@ -26,24 +26,6 @@ WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s)
     return "?";
 }
 
-bool wk__pq_pipe_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) {
-        return true;
-    }
-    size_t ncap = *cap == 0 ? 16 : *cap;
-    while (ncap < need) {
-        ncap *= 2;
-    }
-    void *na = realloc(*arr, ncap * elem);
-    if (na == NULL) {
-        return false;
-    }
-    *arr = na;
-    *cap = ncap;
-    return true;
-}
-
 static bool grow_params(wk_pq_pipeline *p, size_t need)
 {
     if (need <= p->pcap) {

@@ -3,7 +3,8 @@
  * statements, reading outcomes with the blocking calls, ending), pq_pipeline_send.c (what
  * goes out: the preparations, the batch, the DEALLOCATEs), pq_pipeline_read.c (what comes
  * back: libpq's events, each statement's outcome) and pq_pipeline_step.c (an event loop
- * driving the pipeline without blocking).
+ * driving the pipeline without blocking); and the two small helpers every path calls
+ * (growing an array, leaving the event loop), inline.
  *
  * The parameters of every statement are encoded into one buffer for the whole batch, kept as
  * offsets (the buffer grows while statements are added) and turned into pointers only when
@@ -16,6 +17,8 @@
 #define WK_PQ_PIPELINE_H
 
 #include "pg/pg_internal.h"
+#include <stdlib.h>
+
 #include "pg/pq_stmt_cache.h"
 
 /* A pipeline holds at most this many statements. */
@@ -73,8 +76,24 @@ extern char wk__pq_sync_mark;
 #define WK__PQ_SYNC_EV ((PGresult *)(void *)&wk__pq_sync_mark)
 
 /* Grows an array to hold `need` elements of `elem` bytes (doubling); false: no memory, the
- * array unchanged. (pq_pipeline.c) */
-bool wk__pq_pipe_grow(void **arr, size_t *cap, size_t need, size_t elem);
+ * array unchanged. Inline: the batch calls it once per statement. */
+static inline bool wk__pq_pipe_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    size_t ncap = *cap == 0 ? 16 : *cap;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    void *na = realloc(*arr, ncap * elem);
+    if (na == NULL) {
+        return false;
+    }
+    *arr = na;
+    *cap = ncap;
+    return true;
+}
 
 /* ---- sending (pq_pipeline_send.c) ---- */
 
@@ -107,10 +126,18 @@ bool wk__pq_pipe_read_sync(wk_pq_pipeline *p);
  * WK_ERR_EOF after the last. */
 wk_status wk__pq_pipe_next_outcome(wk_pq_pipeline *p, wk_pq_stmt_result *out);
 
-/* ---- driven by an event loop (pq_pipeline_step.c) ---- */
+/* ---- leaving the event loop ---- */
 
 /* The caller reads on with the blocking calls: the queue is read first, then libpq with its
- * waits; a batch still waiting for its preparations' answers is sent first. */
-void wk__pq_pipe_undrive(wk_pq_pipeline *p);
+ * waits; a batch still waiting for its preparations' answers is sent first. Inline: every
+ * blocking read starts with it. */
+static inline void wk__pq_pipe_undrive(wk_pq_pipeline *p)
+{
+    p->driven = false;
+    if (p->preparing) {
+        p->preparing = false;
+        wk__pq_pipe_send_batch(p);
+    }
+}
 
 #endif

@@ -158,13 +158,3 @@ WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p)
     int64_t left = until - wk__pq_now_ms();
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
-
-void wk__pq_pipe_undrive(wk_pq_pipeline *p)
-{
-    p->driven = false;
-    if (p->preparing) {
-        p->preparing = false;
-        wk__pq_pipe_send_batch(p);
-    }
-}
-

@@ -26,25 +26,6 @@ WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s)
     return "?";
 }
 
-static bool grow_params(wk_pq_pipeline *p, size_t need)
-{
-    if (need <= p->pcap) {
-        return true;
-    }
-    size_t cap = p->pcap; /* each array grows from the same old capacity */
-    bool ok = wk__pq_pipe_grow((void **)&p->types, &cap, need, sizeof *p->types);
-    cap = p->pcap;
-    ok = ok && wk__pq_pipe_grow((void **)&p->fmts, &cap, need, sizeof *p->fmts);
-    cap = p->pcap;
-    ok = ok && wk__pq_pipe_grow((void **)&p->lens, &cap, need, sizeof *p->lens);
-    cap = p->pcap;
-    ok = ok && wk__pq_pipe_grow((void **)&p->offs, &cap, need, sizeof *p->offs);
-    if (ok) {
-        p->pcap = cap;
-    }
-    return ok;
-}
-
 WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk_error *err)
 {
     *out = NULL;
@@ -91,13 +72,11 @@ WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
     if (p->n >= WK__PQ_PIPE_MAX_STMTS) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "a pipeline holds at most 1,000,000 statements");
     }
-    if (!wk__pq_pipe_grow((void **)&p->stmts, &p->cap, p->n + 1, sizeof *p->stmts) ||
-        !grow_params(p, p->np + n)) {
+    if (!wk__pq_pipe_grow((void **)&p->stmts, &p->cap, p->n + 1, sizeof *p->stmts)) {
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the pipeline");
     }
     size_t vlen = p->vals.len, tlen = p->text.len, at = p->np;
-    wk_status st = wk__pq_encode_params(p->c, params, n, &p->vals, p->types + at, p->fmts + at,
-                                        p->lens + at, p->offs + at, err);
+    wk_status st = wk__pq_param_arrays_encode(&p->prm, at, p->c, params, n, &p->vals, err);
     if (st == WK_OK) {
         st = wk_buf_append(&p->text, sql, strlen(sql) + 1);
         if (st != WK_OK) {
@@ -107,7 +86,7 @@ WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
     long slot = -1;
     bool hit = false;
     if (st == WK_OK) {
-        st = wk__pq_stmt_acquire(p->sc, sql, p->types + at, n, p->batch, &slot, &hit, err);
+        st = wk__pq_stmt_acquire(p->sc, sql, p->prm.types + at, n, p->batch, &slot, &hit, err);
     }
     if (st != WK_OK) {
         p->vals.len = vlen;
@@ -145,10 +124,7 @@ static void free_pipeline(wk_pq_pipeline *p)
     }
     free(p->q);
     free(p->stmts);
-    free(p->types);
-    free(p->fmts);
-    free(p->lens);
-    free(p->offs);
+    wk__pq_param_arrays_free(&p->prm);
     free(p->valp);
     wk_buf_free(&p->vals);
     wk_buf_free(&p->text);

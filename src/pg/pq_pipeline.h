@@ -40,10 +40,8 @@ struct wk_pq_pipeline {
     uint64_t batch; /* marks the cache slots this batch uses */
     wk__pq_pipe_stmt *stmts;
     size_t n, cap;
-    Oid *types; /* parameters of every statement, one after the other */
-    int *fmts, *lens;
-    size_t *offs;
-    size_t np, pcap;
+    wk__pq_param_arrays prm; /* parameters of every statement, one after the other */
+    size_t np;               /* how many */
     wk_buf vals; /* the encoded parameter values */
     wk_buf text; /* texts of the statements without a cache slot, NUL-terminated */
     const char **valp;

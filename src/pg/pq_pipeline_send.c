@@ -84,16 +84,17 @@ static void send_statements(wk_pq_pipeline *p)
             return;
         }
         size_t a = s->param0;
-        wk__pq_param_values(&p->vals, p->offs + a, s->nparams, p->valp);
+        const wk__pq_param_arrays *prm = &p->prm;
+        wk__pq_param_values(&p->vals, prm->offs + a, s->nparams, p->valp);
         const wk__pq_stmt *slot = s->slot >= 0 ? &sc->slots[s->slot] : NULL;
         int ok;
         if (slot != NULL && slot->ready && slot->batch == p->batch) {
-            ok = PQsendQueryPrepared(pg, slot->name, (int)s->nparams, p->valp, p->lens + a,
-                                     p->fmts + a, slot->format);
+            ok = PQsendQueryPrepared(pg, slot->name, (int)s->nparams, p->valp, prm->lens + a,
+                                     prm->fmts + a, slot->format);
         } else {
             const char *sql = slot != NULL ? slot->sql : (const char *)p->text.data + s->text;
-            ok = PQsendQueryParams(pg, sql, (int)s->nparams, p->types + a, p->valp,
-                                   p->lens + a, p->fmts + a, 0);
+            ok = PQsendQueryParams(pg, sql, (int)s->nparams, prm->types + a, p->valp,
+                                   prm->lens + a, prm->fmts + a, 0);
         }
         if (!ok) {
             wk__pq_pipe_set_lost(p, WK_ERR_CONNECT, NULL);

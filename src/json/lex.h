@@ -381,6 +381,13 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* The digits of the word x (p[0] lowest) before its first other byte, k of them (k < 8),
+ * moved to the top with '0's below: the same value for wk__json_digits8_value. */
+static inline uint64_t wk__json_digits8_top(uint64_t x, unsigned k)
+{
+    return (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+}
+
 /* 10^k for k = 0..8. */
 static const uint64_t wk__json_pow10_8[9] = {1,      10,      100,      1000,     10000,
                                              100000, 1000000, 10000000, 100000000};
@@ -450,8 +457,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             uint64_t x = wk__json_load8(p);
             unsigned k = wk__json_digits8_count(x);
             if (k < 8) {
-                /* the k digits to the top, '0's below them: same value */
-                x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                x = wk__json_digits8_top(x, k);
             }
             w = wk__json_digits8_value(x);
             nd = (int)k;
@@ -491,7 +497,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
                     uint64_t x = wk__json_load8(p);
                     unsigned k = wk__json_digits8_count(x); /* >= 1: *p is a digit */
                     if (k < 8) {
-                        x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                        x = wk__json_digits8_top(x, k);
                     }
                     w = w * wk__json_pow10_8[k] + wk__json_digits8_value(x);
                     nd += (int)k;
@@ -622,6 +628,71 @@ static inline const uint8_t *wk__json_small_uint(const uint8_t *p, const uint8_t
         return NULL;
     }
     *v = x;
+    return q;
+}
+
+/*
+ * An integer at p (p[0] is '-' or a digit; raw numbers off) of at most 19 digits with no
+ * fraction or exponent, read in words of eight bytes: the kind, value and end that
+ * wk__json_lex_number gives it. Only while each word lies inside the input, so the byte
+ * after the digits is there too and the number is whole. Returns the byte after the digits,
+ * or NULL for anything else (the lexer then decides, and reports every error).
+ */
+WK__JSON_HOT const uint8_t *wk__json_word_int(const uint8_t *p, const uint8_t *end,
+                                              wk__json_num *out)
+{
+    bool neg = *p == '-';
+    const uint8_t *q = p + neg;
+    if (end - q < 8) {
+        return NULL;
+    }
+    uint64_t x = wk__json_load8(q);
+    unsigned k = wk__json_digits8_count(x);
+    uint64_t w;
+    if (WK__LIKELY(k < 8)) {
+        if (k == 0 || (k > 1 && *q == '0')) {
+            return NULL; /* not a digit after '-', or a leading zero */
+        }
+        w = wk__json_digits8_value(wk__json_digits8_top(x, k));
+        q += k;
+    } else {
+        if (*q == '0' || end - q < 16) {
+            return NULL;
+        }
+        w = wk__json_digits8_value(x);
+        x = wk__json_load8(q + 8);
+        k = wk__json_digits8_count(x);
+        if (k == 8) {
+            /* 16 digits and up to three more (19 fit uint64) */
+            if (end - q < 24) {
+                return NULL;
+            }
+            w = w * 100000000u + wk__json_digits8_value(x);
+            q += 8;
+            x = wk__json_load8(q + 8);
+            k = wk__json_digits8_count(x);
+            if (k > 3) {
+                return NULL;
+            }
+        }
+        if (k > 0) {
+            w = w * wk__json_pow10_8[k] + wk__json_digits8_value(wk__json_digits8_top(x, k));
+        }
+        q += 8 + k;
+    }
+    if (*q == '.' || (*q | 0x20) == 'e') {
+        return NULL;
+    }
+    if (!neg) {
+        out->kind = WK__NUM_UINT;
+        out->v.u = w;
+        return q;
+    }
+    if (w == 0 || w > (1ull << 63)) {
+        return NULL; /* "-0" is a float, and so is anything below INT64_MIN */
+    }
+    out->kind = WK__NUM_INT;
+    out->v.i = (int64_t)(0 - w);
     return q;
 }
 

@@ -48,7 +48,7 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     r->scratch.max = WK_BUF_DEFAULT_MAX;
     r->scratch.alloc = alloc;
     r->scratch.fixed = false;
-    r->flags = opts != NULL ? opts->flags : 0;
+    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
     r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                         : WK_JSON_DEFAULT_MAX_DEPTH;
     r->stack = r->inline_stack;
@@ -248,7 +248,8 @@ static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
  * Out of line, so the number lexer's registers do not weigh on next()'s common path. */
 __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_event *ev)
 {
-    uint8_t c = *r->p;
+    const uint8_t *at = r->p;
+    uint8_t c = *at;
     wk_status st;
     switch (c) {
     case 't':
@@ -295,6 +296,9 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
             if (e == NULL) {
                 return fail_lex(r, &f);
             }
+            if (WK__UNLIKELY(e == r->end) && (r->flags & WK__JSON_READ_MORE)) {
+                return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+            }
             switch (num.kind) {
             case WK__NUM_UINT:
                 ev->type = WK_EV_UINT;
@@ -326,6 +330,11 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
     }
     if (st != WK_OK) {
         return st;
+    }
+    if (WK__UNLIKELY(r->p == r->end) && (r->flags & WK__JSON_READ_MORE) &&
+        ev->type == WK_EV_FLOAT) {
+        r->p = at; /* NaN, Infinity, -Infinity: held back as a number is */
+        return WK_ERR_AGAIN;
     }
     value_done(r);
     return WK_OK;
@@ -551,6 +560,27 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->p = p + 1;
         return WK_OK;
     }
+    if ((wk__json_digit(c) || c == '-') && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        wk__json_num num;
+        const uint8_t *e = wk__json_word_int(p, end, &num);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = num.kind == WK__NUM_UINT ? WK_EV_UINT : WK_EV_INT;
+            ev->v.u = num.v.u;
+            r->p = e;
+            value_done(r);
+            return WK_OK;
+        }
+    } else if ((c == 't' || c == 'f' || c == 'n') && end - p >= 5) {
+        wk__json_fail f;
+        const uint8_t *e = wk__json_literal(p, end, &f);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = c == 'n' ? WK_EV_NIL : WK_EV_BOOL;
+            ev->v.b = c == 't';
+            r->p = e;
+            value_done(r);
+            return WK_OK;
+        }
+    }
     r->p = p;
     return c == '{' || c == '[' ? read_value(r, ev) : read_scalar(r, ev);
 }
@@ -619,44 +649,37 @@ WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
     return reader_step(r, ev);
 }
 
-static bool is_number(wk_event_type t)
-{
-    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
-}
-
 wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
                               wk__json_run *out)
 {
     wk_status (*event)(void *, const wk_event *) = sink->event;
     void *self = sink->self;
     uint32_t stop = one ? UINT32_MAX : 0; /* the deepest nesting after which a run ends */
+    wk_status st;
+    if (more) {
+        r->flags |= WK__JSON_READ_MORE;
+    }
     for (;;) {
         wk_event ev;
         const uint8_t *save_p = r->p;
         uint32_t save_state = r->state;
-        wk_status st = reader_step(r, &ev);
+        st = reader_step(r, &ev);
         if (WK__UNLIKELY(st != WK_OK)) {
             out->save_p = save_p;
             out->save_state = save_state;
-            return st;
-        }
-        if (WK__UNLIKELY(r->p == r->end) && more && is_number(ev.type)) {
-            if (r->depth == 0) {
-                r->values--; /* the top-level number value_done counted */
-            }
-            out->save_p = save_p;
-            out->save_state = save_state;
-            return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+            break;
         }
         st = event(self, &ev);
         if (WK__UNLIKELY(st != WK_OK)) {
             out->sink_failed = true;
-            return st;
+            break;
         }
         if (r->depth <= stop) {
-            return WK_OK;
+            break;
         }
     }
+    r->flags &= ~WK__JSON_READ_MORE;
+    return st;
 }
 
 static wk_status source_next(void *self, wk_event *ev)

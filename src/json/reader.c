@@ -49,10 +49,7 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     r->scratch.max = WK_BUF_DEFAULT_MAX;
     r->scratch.alloc = alloc;
     r->scratch.fixed = false;
-    r->flags = opts != NULL ? opts->flags & ~(WK__JSON_READ_MORE | WK__JSON_READ_AVX2) : 0;
-    if (wk__json_simd() == WK__JSON_SIMD_AVX2) {
-        r->flags |= WK__JSON_READ_AVX2;
-    }
+    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
     r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                         : WK_JSON_DEFAULT_MAX_DEPTH;
     r->stack = r->inline_stack;
@@ -171,28 +168,6 @@ static void value_done(wk_json_reader *r)
     }
 }
 
-#if WK__JSON_HAVE_AVX2
-/* wk__json_scan_string's AVX2 instance, in a function of its own compiled for AVX2. */
-WK__NOINLINE WK__JSON_AVX2_FN static const uint8_t *
-scan_string_avx2(const uint8_t *s, const uint8_t *end, const uint8_t **esc, wk__json_fail *f)
-{
-    return wk__json_scan_string_avx2(s, end, esc, f);
-}
-#endif
-
-/* wk__json_scan_string of the instance chosen for the process when the reader started
- * (32-byte steps with AVX2): long strings are where the width pays. */
-static inline const uint8_t *scan_string(const wk_json_reader *r, const uint8_t *s,
-                                         const uint8_t **esc, wk__json_fail *f)
-{
-#if WK__JSON_HAVE_AVX2
-    if (r->flags & WK__JSON_READ_AVX2) {
-        return scan_string_avx2(s, r->end, esc, f);
-    }
-#endif
-    return wk__json_scan_string(s, r->end, esc, f);
-}
-
 static wk_status read_string_slow(wk_json_reader *r, wk_event *ev, size_t plain);
 
 /* wk__json_short_plain's answer k for a string that is not short and plain: how many bytes of
@@ -225,7 +200,7 @@ __attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, w
     const uint8_t *s = r->p + 1;
     const uint8_t *esc;
     wk__json_fail f = {WK_OK, NULL, NULL};
-    const uint8_t *close = scan_string(r, s + plain, &esc, &f);
+    const uint8_t *close = wk__json_scan_string(s + plain, r->end, &esc, &f);
     if (close == NULL) {
         return fail_lex(r, &f);
     }
@@ -631,7 +606,7 @@ __attribute__((noinline)) static wk_status key_long(wk_json_reader *r, wk_event 
     const uint8_t *s = r->p + 1;
     const uint8_t *esc;
     wk__json_fail f = {WK_OK, NULL, NULL};
-    const uint8_t *close = scan_string(r, s + 16, &esc, &f);
+    const uint8_t *close = wk__json_scan_string(s + 16, r->end, &esc, &f);
     if (close != NULL && esc == NULL && r->end - close > 1 && close[1] == ':') {
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;

@@ -16,10 +16,6 @@
  * may go on in the next chunk. wk_json_reader_init clears it from the caller's flags. */
 #define WK__JSON_READ_MORE 0x80000000u
 
-/* A reader flag of its own: long strings are scanned with the lexer's AVX2 instance (set by
- * wk_json_reader_init when wk__json_simd() chose it). */
-#define WK__JSON_READ_AVX2 0x40000000u
-
 /* What the step that ended a run started from, and whether the sink failed. */
 typedef struct wk__json_run {
     const uint8_t *save_p; /* the cursor before the last step */

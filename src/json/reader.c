@@ -16,7 +16,8 @@
 
 enum {
     ST_TOP,       /* a top-level value may start */
-    ST_VALUE,     /* a value must start (after ',' in an array or ':' in an object) */
+    ST_VALUE,     /* a key's value must start (after ':'; after ',' in an array the general
+                   * step reads the value at once, so this state is always in an object) */
     ST_ARR_FIRST, /* after '[' */
     ST_OBJ_FIRST, /* after '{' */
     ST_AFTER_OBJ, /* after a value inside an object */
@@ -891,8 +892,7 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     if (r->err.code != WK_OK) {
         return r->err.code;
     }
-    bool due = r->state == ST_OBJ_FIRST ||
-               r->state == ST_AFTER_OBJ;
+    bool due = r->state == ST_OBJ_FIRST || r->state == ST_AFTER_OBJ;
     if (!due) {
         return WK_ERR_STATE;
     }

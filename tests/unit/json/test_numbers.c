@@ -330,8 +330,8 @@ WK_TEST(test_json_word_int_agrees_with_the_lexer)
                       fast.kind, (unsigned long long)fast.v.u, e1 - buf, slow.kind,
                       (unsigned long long)slow.v.u, e2 != NULL ? e2 - buf : -1);
         }
-        bool plain = digits >= 1 && digits <= 19 && (digits == 1 || text[neg] != '0') &&
-                     after != '.' && after != 'e' && after != 'E' && !(after >= '0' && after <= '9') &&
+        bool ends = after != '.' && after != 'e' && after != 'E' && !(after >= '0' && after <= '9');
+        bool plain = digits >= 1 && digits <= 19 && (digits == 1 || text[neg] != '0') && ends &&
                      (slow.kind == WK__NUM_UINT || slow.kind == WK__NUM_INT) &&
                      len >= (size_t)neg + (digits / 8 + 1) * 8;
         CHECK_MSG(!plain || e1 != NULL, "'%.*s': the word path gave up", (int)len, text);

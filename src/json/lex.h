@@ -631,69 +631,63 @@ static inline const uint8_t *wk__json_small_uint(const uint8_t *p, const uint8_t
     return q;
 }
 
+/* How many decimal digits start the 16 bytes at p (16 when all are): one compare pair on
+ * SSE2, two word counts elsewhere. */
+static inline unsigned wk__json_digits16_count(const uint8_t *p)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i d = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+                              _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    return (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(d));
+#else
+    unsigned n = wk__json_digits8_count(wk__json_load8(p));
+    return n < 8 ? n : 8 + wk__json_digits8_count(wk__json_load8(p + 8));
+#endif
+}
+
 /*
- * An integer at p (p[0] is '-' or a digit; raw numbers off) of at most 19 digits with no
- * fraction or exponent, read in words of eight bytes: the kind, value and end that
- * wk__json_lex_number gives it. Only while each word lies inside the input, so the byte
- * after the digits is there too and the number is whole. Returns the byte after the digits,
- * or NULL for anything else (the lexer then decides, and reports every error).
+ * An integer at p (p[0] is '-' or a digit; raw numbers off) of at most 15 digits with no
+ * fraction or exponent, counted in one 16-byte step and converted in one or two words of
+ * eight: the kind, value and end that wk__json_lex_number gives it. Only while those 16
+ * bytes lie inside the input, so the byte after the digits is there too and the number is
+ * whole. Returns the byte after the digits, or NULL for anything else (the lexer then
+ * decides, and reports every error).
  */
 WK__JSON_HOT const uint8_t *wk__json_word_int(const uint8_t *p, const uint8_t *end,
                                               wk__json_num *out)
 {
     bool neg = *p == '-';
     const uint8_t *q = p + neg;
-    if (end - q < 8) {
+    if (end - q < 16) {
         return NULL;
     }
-    uint64_t x = wk__json_load8(q);
-    unsigned k = wk__json_digits8_count(x);
+    unsigned n = wk__json_digits16_count(q);
+    if (n == 0 || n == 16 || (n > 1 && *q == '0') || q[n] == '.' || (q[n] | 0x20) == 'e') {
+        return NULL; /* not a digit after '-', 16 digits or more, a leading zero, a float */
+    }
     uint64_t w;
-    if (WK__LIKELY(k < 8)) {
-        if (k == 0 || (k > 1 && *q == '0')) {
-            return NULL; /* not a digit after '-', or a leading zero */
-        }
-        w = wk__json_digits8_value(wk__json_digits8_top(x, k));
-        q += k;
+    if (n < 8) {
+        w = wk__json_digits8_value(wk__json_digits8_top(wk__json_load8(q), n));
     } else {
-        if (*q == '0' || end - q < 16) {
-            return NULL;
+        /* the first n - 8 digits, then the last eight */
+        uint64_t hi = 0;
+        if (n > 8) {
+            hi = wk__json_digits8_value(wk__json_digits8_top(wk__json_load8(q), n - 8));
         }
-        w = wk__json_digits8_value(x);
-        x = wk__json_load8(q + 8);
-        k = wk__json_digits8_count(x);
-        if (k == 8) {
-            /* 16 digits and up to three more (19 fit uint64) */
-            if (end - q < 24) {
-                return NULL;
-            }
-            w = w * 100000000u + wk__json_digits8_value(x);
-            q += 8;
-            x = wk__json_load8(q + 8);
-            k = wk__json_digits8_count(x);
-            if (k > 3) {
-                return NULL;
-            }
-        }
-        if (k > 0) {
-            w = w * wk__json_pow10_8[k] + wk__json_digits8_value(wk__json_digits8_top(x, k));
-        }
-        q += 8 + k;
-    }
-    if (*q == '.' || (*q | 0x20) == 'e') {
-        return NULL;
+        w = hi * 100000000u + wk__json_digits8_value(wk__json_load8(q + n - 8));
     }
     if (!neg) {
         out->kind = WK__NUM_UINT;
         out->v.u = w;
-        return q;
+        return q + n;
     }
-    if (w == 0 || w > (1ull << 63)) {
-        return NULL; /* "-0" is a float, and so is anything below INT64_MIN */
+    if (w == 0) {
+        return NULL; /* "-0" is a float */
     }
     out->kind = WK__NUM_INT;
     out->v.i = (int64_t)(0 - w);
-    return q;
+    return q + n;
 }
 
 #endif

@@ -120,6 +120,71 @@ WK__JSON_HOT const uint8_t *wk__json_literal(const uint8_t *p, const uint8_t *en
            : c == 'n' ? wk__json_word(p, end, "null", 4, f)
                       : wk__json_word(p, end, "false", 5, f);
 }
+/* The grammar's failures, written once for the tree parser (json/decode_loop.h) and the
+ * validator (json/validate_loop.h), which must report the same status, message and offset:
+ * each fills f and returns NULL, so that a step reads `return wk__json_...(..., f);`. */
+
+/* The byte at p cannot start a value. */
+static inline const uint8_t *wk__json_not_a_value(const uint8_t *p, wk__json_fail *f)
+{
+    uint8_t c = *p;
+    return wk__json_failed(f, WK_ERR_SYNTAX,
+                           c == ']' || c == '}' ? "value expected before closing bracket"
+                           : (c == 'N' || c == 'I')
+                               ? "unexpected character (NaN/Infinity are not JSON)"
+                               : "unexpected character where a value should start",
+                           p);
+}
+
+/* The input ends (p == end) inside an open object or array. */
+static inline const uint8_t *wk__json_ends_inside(bool object, const uint8_t *p,
+                                                  wk__json_fail *f)
+{
+    return wk__json_failed(f, WK_ERR_TRUNCATED,
+                           object ? "input ends inside an object" : "input ends inside an array",
+                           p);
+}
+
+/* The byte at p after a value in an open container is neither ',' nor its closing bracket. */
+static inline const uint8_t *wk__json_no_separator(bool object, const uint8_t *p,
+                                                   wk__json_fail *f)
+{
+    return wk__json_failed(f, WK_ERR_SYNTAX,
+                           object ? "',' or '}' expected in object"
+                                  : "',' or ']' expected in array",
+                           p);
+}
+
+/* After an array's ',' and its whitespace: p when a value can start there, else NULL. */
+static inline const uint8_t *wk__json_array_item(const uint8_t *p, const uint8_t *end,
+                                                 wk__json_fail *f)
+{
+    if (WK__UNLIKELY(p == end)) {
+        return wk__json_ends_inside(false, p, f);
+    }
+    if (WK__UNLIKELY(*p == ']')) {
+        return wk__json_failed(f, WK_ERR_SYNTAX, "trailing comma in array", p);
+    }
+    return p;
+}
+
+/* Where an object's key is due (after '{' or ',' and their whitespace): p when a string
+ * starts there, else NULL. */
+static inline const uint8_t *wk__json_key_start(const uint8_t *p, const uint8_t *end,
+                                                wk__json_fail *f)
+{
+    if (WK__UNLIKELY(p == end)) {
+        return wk__json_ends_inside(true, p, f);
+    }
+    if (WK__UNLIKELY(*p != '"')) {
+        return wk__json_failed(f, WK_ERR_SYNTAX,
+                               *p == '}' ? "trailing comma in object"
+                                         : "object key must be a string",
+                               p);
+    }
+    return p;
+}
+
 
 /* Validates one UTF-8 sequence starting at p (p[0] >= 0x80) that must end before `end`.
  * Returns the position after it, or NULL. */

@@ -1,5 +1,6 @@
 /*
- * Helpers of the fused fast paths, MessagePack (schema_mp.c) and JSON (schema_json.c).
+ * Helpers of the fused fast paths, MessagePack (schema_mp.c) and JSON (schema_json_enc.c,
+ * schema_json_dec.c).
  * Encoders write with a cursor `o` straight into the output buffer, bounded by
  * out->data + out->cap, keeping at least the plan's `fixed` bytes of room (the bound of every
  * fixed-size part still to come), so only variable-size parts check for room. Decoders copy

@@ -61,9 +61,10 @@ typedef struct wk__schema_index {
     wk__mp_op *mp_ops;
     size_t mp_fixed;
     bool mp_omit;
-    /* The fused JSON plan (schema_json.c) over the same ops: usable when the struct is flat
-     * and every name is valid UTF-8 with nothing to escape (so a key's JSON text is the name
-     * in quotes); the most bytes an object's fixed-size parts take in JSON. */
+    /* The fused JSON plan (schema_json_enc.c, schema_json_dec.c) over the same ops: usable
+     * when the struct is flat and every name is valid UTF-8 with nothing to escape (so a key's
+     * JSON text is the name in quotes); the most bytes an object's fixed-size parts take in
+     * JSON. */
     bool js_flat;
     size_t js_fixed;
     uint8_t *js_keys;

@@ -36,10 +36,21 @@
 /* The instruction sets of the lexer's instances. */
 enum { WK__JSON_SIMD_BASE = 1, WK__JSON_SIMD_AVX2 = 2 };
 
+/* The instance chosen for the process, 0 until decided (json/simd.c). */
+extern int wk__json_simd_level;
+
+/* Decides the instance for the process and returns it (json/simd.c). */
+int wk__json_simd_decide(void);
+
 /* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
  * the instance, else WK__JSON_SIMD_BASE; the environment variable WK_JSON_SIMD=base forces the
- * baseline (tests, comparisons). Decided once per process (json/simd.c). */
-int wk__json_simd(void);
+ * baseline (tests, comparisons). Decided once per process; then one load and one compare,
+ * inline (a call costs the fused schema decoder 11 instructions per record). */
+static inline int wk__json_simd(void)
+{
+    int level = __atomic_load_n(&wk__json_simd_level, __ATOMIC_RELAXED);
+    return WK__LIKELY(level != 0) ? level : wk__json_simd_decide();
+}
 
 /* Forces the instance for the calls that follow (tests of each path in one process): a level
  * above what the machine has is lowered to it; 0 goes back to the automatic choice. */
@@ -230,6 +241,16 @@ static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
+/* The bytes the string scans compare with ('"', '\\', and 0x20 for the control bytes), 32 of
+ * each, in memory (json/simd.c): in code compiled for AVX2, GCC 12 builds a constant vector of
+ * equal bytes from a general register (three instructions per constant per short string),
+ * where a compare can read it from memory; it cannot when the value is out of sight. */
+enum { WK__JSON_VQUOTE, WK__JSON_VBSLASH, WK__JSON_VSPACE };
+extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
+#if defined(__SSE2__)
+#define WK__JSON_V16(i) _mm_load_si128((const __m128i *)(const void *)wk__json_vbytes[i])
+#endif
+
 /* The wide scans (json/lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
  * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
@@ -272,9 +293,9 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
     }
 #if defined(__SSE2__)
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VQUOTE)),
+                                          _mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VBSLASH))),
+                             _mm_cmplt_epi8(x, WK__JSON_V16(WK__JSON_VSPACE)));
     unsigned mask = (unsigned)_mm_movemask_epi8(m);
     if (mask == 0) {
         return -2;

@@ -204,10 +204,9 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run)(const uint8_t *p, const uin
 WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const uint8_t *end)
 {
 #if WK__LEX_AVX2
-    /* the constants from memory (lex.h says why) */
-    const __m256i quote = _mm256_load_si256((const __m256i *)(const void *)wk__json_vbytes[0]);
-    const __m256i bslash = _mm256_load_si256((const __m256i *)(const void *)wk__json_vbytes[1]);
-    const __m256i space = _mm256_load_si256((const __m256i *)(const void *)wk__json_vbytes[2]);
+    const __m256i quote = _mm256_set1_epi8('"');
+    const __m256i bslash = _mm256_set1_epi8('\\');
+    const __m256i space = _mm256_set1_epi8(0x20);
     while (end - p >= 32) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
         /* Signed compare: bytes >= 0x80 are negative, so they count as "< 0x20" too. */
@@ -222,9 +221,9 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const 
     }
 #endif
 #if defined(__SSE2__)
-    const __m128i quote16 = WK__JSON_V16(WK__JSON_VQUOTE);
-    const __m128i bslash16 = WK__JSON_V16(WK__JSON_VBSLASH);
-    const __m128i space16 = WK__JSON_V16(WK__JSON_VSPACE);
+    const __m128i quote16 = _mm_set1_epi8('"');
+    const __m128i bslash16 = _mm_set1_epi8('\\');
+    const __m128i space16 = _mm_set1_epi8(0x20);
     while (end - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i m =

@@ -174,15 +174,10 @@ WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, siz
                                        void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                        wk_schema_error *err)
 {
-    wk__schema_error_reset(err);
-    if (s == NULL || (data == NULL && len != 0) || obj == NULL || arena == NULL) {
-        return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
-                            "schema: NULL argument");
-    }
-    const wk__schema_index *ix = wk__schema_index_get(s, opts != NULL ? opts->alloc : NULL,
-                                                      err != NULL ? &err->base : NULL);
+    wk_status st;
+    const wk__schema_index *ix = wk__schema_decode_begin(s, data, len, obj, arena, opts, err, &st);
     if (ix == NULL) {
-        return err != NULL ? err->base.code : WK_ERR_ARG;
+        return st;
     }
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->js_flat && len != 0) {
         uint32_t limit = wk__schema_depth_limit(opts);

@@ -227,11 +227,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
 {
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
-    memcpy(o, op->jkey, WK__MP_KEY_PAD); /* room and source padding: the plan's */
-    if (WK__UNLIKELY(op->jkey_len > WK__MP_KEY_PAD)) {
-        memcpy(o, op->jkey, op->jkey_len);
-    }
-    o += op->jkey_len;
+    o = wk__schema_put_key(o, op->jkey, op->jkey_len); /* room: the plan's */
     switch ((wk_schema_kind)op->kind) {
     case WK_SK_BOOL: return enc_bool(o, *(const bool *)p);
     case WK_SK_I8: return enc_i64(o, *(const int8_t *)p);

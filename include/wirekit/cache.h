@@ -83,6 +83,11 @@ typedef struct wk_cache_watch {
 #define WK_CACHE_STORE_FILL 0u    /**< only when the key is absent (a fill after a load) */
 #define WK_CACHE_STORE_REPLACE 1u /**< always, then broadcast the key (a put) */
 
+/** Receives one value of a `fetch_each`: the index of its key and its bytes, which are valid
+ *  during the call only (they point into the store's read buffer). A status other than WK_OK
+ *  ends the fetch with that status. */
+typedef wk_status (*wk_cache_take_fn)(void *ctx, size_t i, const uint8_t *bytes, size_t len);
+
 /**
  * A shared tier. Every operation is bounded in time (the store's timeouts) and returns WK_OK,
  * or WK_ERR_IO / WK_ERR_LIMIT when the tier is unavailable, slow, refuses the command or
@@ -96,8 +101,12 @@ typedef struct wk_cache_watch {
  * deletes it quietly. `watch` (NULL when the store cannot
  * broadcast) registers (`enable` true) or unregisters the callbacks `w`, which stay at that
  * address while registered; a store reports the feed's state to a new watcher at once if it
- * is up. Once unregistering returns, no callback of `w` runs any more. The store is shared by
- * any number of threads and caches; it outlives them.
+ * is up. Once unregistering returns, no callback of `w` runs any more. `fetch_each`
+ * (optional, NULL when absent) is `fetch` without a copy per value: it calls `take` for each
+ * key found, from the calling thread, at most once per key, in any order, with the bytes where
+ * the store read them; a key without a call was not found when it returns WK_OK, and is of
+ * unknown state when it fails (the values taken before a failure stand). `take` must not call
+ * the store. The store is shared by any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
     /** Gets `n` keys in one round trip (see above). */
@@ -115,6 +124,10 @@ typedef struct wk_cache_store {
      * broadcast. */
     void (*watch)(void *self, const wk_cache_watch *w, bool enable);
     void *self; /**< the store object, passed to every callback */
+    /** Gets `n` keys in one round trip, handing each value found to `take` in place (see
+     *  above); NULL: the cache uses `fetch`. */
+    wk_status (*fetch_each)(void *self, size_t n, const wk_slice *keys, wk_cache_take_fn take,
+                            void *ctx, wk_error *err);
 } wk_cache_store;
 
 /* ---- creating a cache --------------------------------------------------------------------- */

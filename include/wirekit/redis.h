@@ -72,7 +72,8 @@ typedef struct wk_redis_opts {
                                       0 (no WAIT) */
     unsigned pipeline_window;    /**< a multi-get keeps at most this many GETs in flight on
                                       each server's connection, sending more as replies are
-                                      read (when half the window is answered), so a multi-get
+                                      read (when half the window is answered, in one send once
+                                      the replies that arrived are read), so a multi-get
                                       of many keys keeps every master busy without queueing
                                       all its replies in the server at once; a small window
                                       costs more sends per key: 256 */

@@ -318,11 +318,12 @@ static bool still_current(const load_ctx *l)
            __atomic_load_n(&l->c->feed_epoch, __ATOMIC_ACQUIRE) == l->feed_epoch;
 }
 
-enum { SHARED_HIT, SHARED_MISS, SHARED_TOMBSTONE, SHARED_FAILED };
+enum { SHARED_HIT, SHARED_MISS, SHARED_TOMBSTONE, SHARED_FAILED, SHARED_CORRUPT };
 
-/* Turns bytes from the shared tier into an entry. Corrupt entries are counted and removed. */
-static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_entry **out,
-                       wk_status *st)
+/* Turns bytes from the shared tier into an entry; SHARED_CORRUPT (counted) when they do not
+ * decode. Does not call the store. */
+static int shared_entry(const load_ctx *l, const uint8_t *bytes, size_t len,
+                        wk_cache_entry **out, wk_status *st)
 {
     wk_cache *c = l->c;
     int64_t now = wk__cache_now_ms();
@@ -343,12 +344,29 @@ static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_c
         return SHARED_FAILED;
     }
     COUNT(c, corrupt);
+    *st = WK_OK;
+    return SHARED_CORRUPT;
+}
+
+/* Removes a corrupt entry from the shared tier. */
+static void remove_corrupt(wk_cache *c, const char *key, size_t key_len)
+{
     wk_error e;
-    if (c->store->remove(c->store->self, l->key, l->key_len, &e) != WK_OK) {
+    if (c->store->remove(c->store->self, key, key_len, &e) != WK_OK) {
         COUNT(c, shared_errors);
     }
-    *st = WK_OK;
-    return SHARED_MISS;
+}
+
+/* shared_entry, and a corrupt entry removed (a miss). */
+static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_entry **out,
+                       wk_status *st)
+{
+    int r = shared_entry(l, bytes, len, out, st);
+    if (r == SHARED_CORRUPT) {
+        remove_corrupt(l->c, l->key, l->key_len);
+        r = SHARED_MISS;
+    }
+    return r;
 }
 
 static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
@@ -656,6 +674,51 @@ WK_API const wk_cache_entry *wk_cache_peek(wk_cache *c, const wk_schema *s, cons
     return wk__shard_borrow(shard_of(c, hash), hash, key, key_len, now);
 }
 
+/* What a multi-get knows of each key it asked the shared tier for. */
+enum { TAKE_NONE, TAKE_DONE, TAKE_MISS, TAKE_CORRUPT };
+
+/* A multi-get's state, for the values the shared tier hands over (take_shared). */
+typedef struct many_ctx {
+    wk_cache *c;
+    const wk_schema *s;
+    const wk_slice *krefs;
+    const uint64_t *hashes, *epochs;
+    uint64_t feed;
+    const size_t *miss; /* the j-th key asked is key miss[j] of the call */
+    uint8_t *took;      /* TAKE_* per key asked */
+    wk_cache_entry **refs;
+    wk_status *statuses;
+} many_ctx;
+
+/* The value of the j-th key asked becomes its answer (and a local entry when still current),
+ * or a miss. Calls no store function (fetch_each forbids it). */
+static wk_status take_shared(void *ctx, size_t j, const uint8_t *bytes, size_t len)
+{
+    many_ctx *m = ctx;
+    wk_cache *c = m->c;
+    size_t i = m->miss[j];
+    wk__shard *sh = shard_of(c, m->hashes[i]);
+    load_ctx l = {c, m->s, m->krefs[i].ptr, m->krefs[i].len, m->hashes[i], sh, m->epochs[i],
+                  m->feed};
+    wk_cache_entry *e = NULL;
+    wk_status est;
+    int r = shared_entry(&l, bytes, len, &e, &est);
+    if (r != SHARED_HIT) {
+        m->took[j] = r == SHARED_CORRUPT ? TAKE_CORRUPT : TAKE_MISS;
+        return WK_OK;
+    }
+    if ((c->flags & WK_CACHE_NO_LOCAL) == 0) {
+        pthread_mutex_lock(&sh->mu);
+        if (local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
+            wk__shard_insert(sh, e);
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    m->statuses[i] = deliver(c, e, &m->refs[i], NULL);
+    m->took[j] = TAKE_DONE;
+    return WK_OK;
+}
+
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                                    const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
@@ -668,7 +731,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     /* One scratch block from the cache's allocator for every per-id array (the arrays with
      * 8-byte members first, so each stays aligned). */
     size_t per_id = 2 * sizeof(wk_slice) + sizeof(wk_buf) + 2 * sizeof(uint64_t) +
-                    sizeof(size_t) + WK_CACHE_KEY_MAX + sizeof(bool);
+                    sizeof(size_t) + WK_CACHE_KEY_MAX + sizeof(bool) + sizeof(uint8_t);
     size_t block_bytes;
     if (!wk_size_mul(n, per_id, &block_bytes)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "cache: too many ids");
@@ -685,8 +748,8 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     size_t *miss = (size_t *)(epochs + n);
     char *keys = (char *)(miss + n);
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
-    memset(vals, 0, n * sizeof *vals); /* freed whole at the end; the rest is written first */
-    memset(found, 0, n * sizeof *found);
+    uint8_t *took = (uint8_t *)(found + n);
+    memset(took, 0, n * sizeof *took); /* the rest is written before it is read */
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -733,43 +796,44 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     if (c->store != NULL && nmiss > 0) {
         for (size_t j = 0; j < nmiss; j++) {
             mk[j] = krefs[miss[j]];
-            wk_buf_init(&vals[j], c->alloc, 0);
         }
+        many_ctx m = {c, s, krefs, hashes, epochs, feed, miss, took, refs, statuses};
         wk_error serr;
-        wk_status st = c->store->fetch(c->store->self, nmiss, mk, vals, found, &serr);
+        wk_status st;
+        if (c->store->fetch_each != NULL) { /* each value decoded where the store read it */
+            st = c->store->fetch_each(c->store->self, nmiss, mk, take_shared, &m, &serr);
+        } else {
+            for (size_t j = 0; j < nmiss; j++) {
+                wk_buf_init(&vals[j], c->alloc, 0);
+                found[j] = false;
+            }
+            st = c->store->fetch(c->store->self, nmiss, mk, vals, found, &serr);
+            for (size_t j = 0; j < nmiss; j++) {
+                if (st == WK_OK && found[j]) {
+                    (void)take_shared(&m, j, vals[j].data, vals[j].len);
+                }
+                wk_buf_free(&vals[j]);
+            }
+        }
         flags = SKIP_STORE;
         if (st != WK_OK) {
             COUNT(c, shared_errors);
             flags |= STORE_FAILED;
-        } else {
-            size_t left = 0;
-            for (size_t j = 0; j < nmiss; j++) {
-                size_t i = miss[j];
-                wk__shard *sh = shard_of(c, hashes[i]);
-                load_ctx l = {c, s, krefs[i].ptr, krefs[i].len, hashes[i], sh, epochs[i], feed};
-                wk_cache_entry *e = NULL;
-                wk_status est = WK_OK;
-                int r = SHARED_MISS;
-                if (found[j]) {
-                    r = from_shared(&l, vals[j].data, vals[j].len, &e, &est);
-                } else {
-                    COUNT(c, shared_misses);
-                }
-                if (r == SHARED_HIT && (c->flags & WK_CACHE_NO_LOCAL) == 0) {
-                    pthread_mutex_lock(&sh->mu);
-                    if (local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
-                        wk__shard_insert(sh, e);
-                    }
-                    pthread_mutex_unlock(&sh->mu);
-                }
-                if (r == SHARED_HIT) {
-                    statuses[i] = deliver(c, e, &refs[i], NULL);
-                } else {
-                    miss[left++] = i;
-                }
-            }
-            nmiss = left;
         }
+        size_t left = 0;
+        for (size_t j = 0; j < nmiss; j++) {
+            size_t i = miss[j];
+            if (took[j] == TAKE_DONE) {
+                continue;
+            }
+            if (took[j] == TAKE_CORRUPT) {
+                remove_corrupt(c, krefs[i].ptr, krefs[i].len);
+            } else if (took[j] == TAKE_NONE && st == WK_OK) {
+                COUNT(c, shared_misses);
+            }
+            miss[left++] = i;
+        }
+        nmiss = left;
     }
     for (size_t j = 0; j < nmiss; j++) {
         size_t i = miss[j];
@@ -782,9 +846,6 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 *err = e1;
             }
         }
-    }
-    for (size_t j = 0; j < n; j++) {
-        wk_buf_free(&vals[j]); /* zeroed ones hold nothing */
     }
     wk_free(c->alloc, block, block_bytes);
     return first;

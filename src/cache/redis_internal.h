@@ -66,6 +66,10 @@ void wk__rconn_free(wk__rconn *c);
 /** Queues one command (RESP array of bulk strings). */
 wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
                            wk_error *err);
+/** Queues GET `key`, preceded by ASKING when `asking`: wk__rconn_append without the
+ *  general command's bookkeeping, for a multi-get's many GETs. */
+wk_status wk__rconn_append_get(wk__rconn *c, const char *key, size_t len, bool asking,
+                               wk_error *err);
 /** Sends what is queued before `deadline` (monotonic ms). */
 wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err);
 /** Reads one whole reply before `deadline` into c->nodes. WK_ERR_LIMIT when a cap is passed
@@ -78,6 +82,12 @@ wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline,
  *  reply, wait for the socket to be readable before calling again. Failures as
  *  wk__rconn_read. */
 wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err);
+/** wk__rconn_try_read for a caller that reads many replies per wake-up: recv() only while
+ *  *may_recv, which turns false once a recv() found the socket empty (came back short, or
+ *  would block), so the replies behind the first come from the buffer without a recv() that
+ *  would only say EAGAIN. Set *may_recv true again after poll() reports the socket. */
+wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, bool *got,
+                         wk_error *err);
 /** Most connections wk__rconn_wait_any watches at once. */
 #define WK__RCONN_WAIT_MAX 128u
 /** Waits until one of cs[0..n) has bytes to read (or hung up), before `deadline`; WK_ERR_IO

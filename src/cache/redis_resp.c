@@ -138,6 +138,35 @@ wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, cons
     return WK_OK;
 }
 
+wk_status wk__rconn_append_get(wk__rconn *c, const char *key, size_t len, bool asking,
+                               wk_error *err)
+{
+    static const char ask[] = "*1\r\n$6\r\nASKING\r\n";
+    static const char get[] = "*2\r\n$3\r\nGET\r\n";
+    if (len > SIZE_MAX / 2) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "redis: command too large");
+    }
+    wk_status st = out_room(c, sizeof ask + sizeof get + 23 + len + 2, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    uint8_t *p = c->out + c->out_len;
+    if (asking) {
+        memcpy(p, ask, sizeof ask - 1);
+        p += sizeof ask - 1;
+    }
+    memcpy(p, get, sizeof get - 1);
+    p = put_header(p + sizeof get - 1, '$', len);
+    if (len != 0) {
+        memcpy(p, key, len);
+    }
+    p += len;
+    *p++ = '\r';
+    *p++ = '\n';
+    c->out_len = (size_t)(p - c->out);
+    return WK_OK;
+}
+
 wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
 {
     size_t at = 0;
@@ -201,11 +230,45 @@ static wk_status add_node(wk__rconn *c, char type, int64_t n, size_t off, size_t
     return WK_OK;
 }
 
+/* The common reply, a bulk string of fewer than 10^9 bytes wholly buffered at `start`, read
+ * without a line search: true with c->nodes and *used set; false for anything else (an
+ * incomplete or malformed one included), which the general parser then reads and judges. */
+static bool parse_bulk(wk__rconn *c, size_t start, const wk__rlimits *lim, size_t *used)
+{
+    const uint8_t *p = c->in + start;
+    size_t avail = c->in_len - start;
+    if (avail < 4 || p[0] != '$' || c->nodes_cap == 0) {
+        return false;
+    }
+    size_t v = 0, i = 1;
+    while (i < avail && i < 10 && p[i] >= '0' && p[i] <= '9') {
+        v = v * 10 + (size_t)(p[i++] - '0');
+    }
+    if (i == 1 || avail - i < 2 || p[i] != '\r' || p[i + 1] != '\n') {
+        return false;
+    }
+    size_t after = start + i + 2;
+    if (v > lim->max_bytes || c->in_len - after < v + 2 || c->in[after + v] != '\r' ||
+        c->in[after + v + 1] != '\n') {
+        return false;
+    }
+    c->nodes[0].type = '$';
+    c->nodes[0].n = (int64_t)v;
+    c->nodes[0].off = after;
+    c->nnodes = 1;
+    *used = after + v + 2;
+    return true;
+}
+
 /* Parses one reply at the start of the input. WK_OK with *done true and *used set when the
  * reply is complete; WK_OK with *done false and *need set when more bytes are needed. */
 static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool *done,
                        size_t *used, size_t *need, wk_error *err)
 {
+    if (parse_bulk(c, start, lim, used)) {
+        *done = true;
+        return WK_OK;
+    }
     int64_t pending[MAX_NESTING];
     size_t depth = 0;
     size_t pos = start;
@@ -361,12 +424,12 @@ static void compact(wk__rconn *c, size_t *start, size_t *need)
     }
 }
 
-wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, bool *got,
+                         wk_error *err)
 {
     *got = false;
     size_t start = next_start(c);
     size_t need = 0;
-    bool drained = false; /* a recv of this call came back short: the socket is empty */
     for (;;) {
         if (c->in_len >= need && c->in_len > start) {
             bool done = false;
@@ -381,7 +444,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
                 return WK_OK;
             }
         }
-        if (drained) {
+        if (!*may_recv) {
             return WK_OK; /* nothing more for now, without a recv that would say EAGAIN */
         }
         compact(c, &start, &need);
@@ -399,7 +462,7 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
         ssize_t r = wk__rt_recv(c, c->in + c->in_len, room);
         if (r > 0) {
             c->in_len += (size_t)r;
-            drained = (size_t)r < room;
+            *may_recv = (size_t)r == room; /* a short read: the socket is empty */
             continue;
         }
         if (r == 0) {
@@ -410,10 +473,17 @@ wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            *may_recv = false;
             return WK_OK; /* nothing more for now */
         }
         return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
     }
+}
+
+wk_status wk__rconn_try_read(wk__rconn *c, const wk__rlimits *lim, bool *got, wk_error *err)
+{
+    bool may_recv = true;
+    return wk__rconn_next(c, lim, &may_recv, got, err);
 }
 
 wk_status wk__rconn_read(wk__rconn *c, const wk__rlimits *lim, int64_t deadline, wk_error *err)

@@ -268,32 +268,32 @@ typedef struct get_batch {
     wk_status st; /* the batch's first failure */
 } get_batch;
 
-/* Sends the next keys of a batch, as many as the window has room for; false (connection
- * given back broken, `err` set) when the send failed. */
-static bool batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
+/* Sends the next keys of a batch, as many as the window has room for. On failure the
+ * connection is unusable: the caller gives it back broken. */
+static wk_status batch_fill(wk_redis_store *s, get_batch *b, wk_error *err)
 {
     const wk_slice *keys = b->keys;
     size_t answered = b->asking ? b->got / 2 : b->got;
     size_t end = answered + s->window < b->n ? answered + s->window : b->n;
-    wk_status st = WK_OK;
-    for (; b->sent < end && st == WK_OK; b->sent++) {
-        const char *argv[2] = {"GET", keys[b->idx[b->sent]].ptr};
-        size_t lens[2] = {3, keys[b->idx[b->sent]].len};
-        int argc[1] = {2};
-        st = append_cmds(b->c, 1, argc, argv, lens, b->asking, err);
-    }
-    if (st == WK_OK) {
-        st = wk__rconn_flush(b->c, b->deadline, err);
-    }
-    if (st != WK_OK) {
-        give_back(s, b->v, b->c, true);
-        b->c = NULL;
-        if (b->st == WK_OK) {
-            b->st = st;
+    for (; b->sent < end; b->sent++) {
+        const wk_slice *k = &keys[b->idx[b->sent]];
+        wk_status st = wk__rconn_append_get(b->c, k->ptr, k->len, b->asking, err);
+        if (st != WK_OK) {
+            return st;
         }
-        return false;
     }
-    return true;
+    return wk__rconn_flush(b->c, b->deadline, err);
+}
+
+/* Ends a batch's use of its connection, broken by `st` (kept as the batch's failure when it
+ * is the first) or, with WK_OK, usable. */
+static void batch_end(wk_redis_store *s, get_batch *b, wk_status st)
+{
+    give_back(s, b->v, b->c, st != WK_OK);
+    b->c = NULL;
+    if (b->st == WK_OK) {
+        b->st = st;
+    }
 }
 
 /* Takes a connection and sends the first window of a batch; false (batch failed, `err`
@@ -305,85 +305,120 @@ static bool batch_send(wk_redis_store *s, get_batch *b, wk_error *err)
         b->st = WK_ERR_IO;
         return false;
     }
-    return batch_fill(s, b, err);
+    wk_status st = batch_fill(s, b, err);
+    if (st != WK_OK) {
+        batch_end(s, b, st);
+        return false;
+    }
+    return true;
 }
 
-/* Reads the replies of a batch that have arrived, into vals/found, without waiting, and
- * sends the next keys once half the window is answered: returns with b->c set while some are
- * still due. Keys redirected (MOVED/ASK) get redir[i] set to their target and asking[i] for
- * ASK. A reply-level failure is kept in b->st (the first, described in `err`): nothing more
- * is sent and the pipeline is drained (the keys not sent stay not found); a connection
- * failure ends the batch. */
-static void batch_step(wk_redis_store *s, get_batch *b, wk_buf *vals, bool *found,
+/* The k-th reply of a batch, `r`: a value handed to `take`, a miss, a redirect (redir[i] set
+ * to the target, asking[i] for ASK) or a failure kept in b->st (the first, described in
+ * `err`; the replies after it are only drained). */
+static void batch_reply(wk_redis_store *s, get_batch *b, size_t k, const wk__rnode *r,
+                        wk_cache_take_fn take, void *ctx, wk__rsrv **redir, bool *asking,
+                        wk_error *err)
+{
+    if ((b->asking && k % 2 == 0) || b->st != WK_OK) {
+        return; /* +OK of ASKING, or draining the pipeline after a failure */
+    }
+    wk__rconn *c = b->c;
+    size_t i = b->idx[b->asking ? k / 2 : k];
+    wk__rsrv *to = NULL;
+    int kind = s->mode == WK__MODE_CLUSTER && r->type == '-'
+                   ? wk__redis_redirect(s, c, r, b->v, &to)
+                   : 0;
+    if (kind != 0) {
+        redir[i] = to;
+        asking[i] = kind == 2;
+    } else if (r->type == '$' && r->n >= 0) {
+        wk_status ts = take(ctx, i, c->in + r->off, (size_t)r->n);
+        if (ts != WK_OK) {
+            b->st = wk_error_set(err, ts, i,
+                                 ts == WK_ERR_NOMEM ? "redis: out of memory for a value"
+                                                    : "redis: a value was refused");
+        }
+    } else if (r->type == '-') {
+        b->st = wk_error_set(err, WK_ERR_IO, i,
+                             wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
+    } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
+        b->st = wk_error_set(err, WK_ERR_IO, i,
+                             "redis: GET answered with a reply of the wrong type");
+    }
+}
+
+/* Replies a step reads before handling them. */
+#define STEP_REPLIES 64u
+
+/* Reads the replies of a batch that have arrived, without waiting: what the socket holds is
+ * read at once (one recv() when it fits the buffer) and every whole reply buffered is noted;
+ * then, once at most half the window is still due, the window is refilled in one send, so
+ * a server that answers a window in one write gets the next in one send and works on it
+ * while the values just read are handed to `take` (and decoded there). Returns with b->c set
+ * while some replies are still due. A connection failure ends the batch. */
+static void batch_step(wk_redis_store *s, get_batch *b, wk_cache_take_fn take, void *ctx,
                        wk__rsrv **redir, bool *asking, wk_error *err)
 {
     wk__rconn *c = b->c;
+    bool may_recv = true; /* the socket was reported readable (or never polled) */
     for (;;) {
-        size_t answered = b->asking ? b->got / 2 : b->got;
-        bool more = b->st == WK_OK && b->sent < b->n;
-        if (more && 2 * (b->sent - answered) <= s->window) {
-            if (!batch_fill(s, b, err)) {
+        /* The nodes point into the read buffer: no recv() once one is kept (a recv may move
+         * the buffer's bytes); GET replies are one node each. */
+        wk__rnode rs[STEP_REPLIES];
+        size_t nr = 0;
+        while (nr < STEP_REPLIES) {
+            bool allow = nr == 0 && may_recv;
+            bool got = false;
+            wk_status st = wk__rconn_next(c, &s->lim, &allow, &got, err);
+            if (st != WK_OK) {
+                batch_end(s, b, st);
                 return;
             }
-        } else if (!more && answered == b->sent) {
-            break;
-        }
-        bool got = false;
-        wk_status st = wk__rconn_try_read(c, &s->lim, &got, err);
-        if (st != WK_OK) {
-            give_back(s, b->v, c, true);
-            b->c = NULL;
-            if (b->st == WK_OK) {
-                b->st = st;
+            if (nr == 0) {
+                may_recv = allow;
             }
+            if (!got) {
+                break;
+            }
+            rs[nr++] = c->nodes[0];
+        }
+        size_t k0 = b->got;
+        b->got += nr;
+        size_t answered = b->asking ? b->got / 2 : b->got;
+        wk_status fill = WK_OK;
+        if (b->st == WK_OK && b->sent < b->n && 2 * (b->sent - answered) <= s->window) {
+            fill = batch_fill(s, b, err);
+        }
+        for (size_t j = 0; j < nr; j++) {
+            batch_reply(s, b, k0 + j, &rs[j], take, ctx, redir, asking, err);
+        }
+        if (fill != WK_OK) {
+            batch_end(s, b, fill);
             return;
         }
-        if (!got) {
-            return; /* the rest later */
+        if (nr == STEP_REPLIES) {
+            continue; /* more may be buffered */
         }
-        size_t k = b->got++;
-        if (b->asking && k % 2 == 0) {
-            continue; /* +OK of ASKING */
+        bool more = b->st == WK_OK && b->sent < b->n;
+        if (!more && answered == b->sent) {
+            batch_end(s, b, WK_OK);
+            return;
         }
-        size_t i = b->idx[b->asking ? k / 2 : k];
-        const wk__rnode *r = &c->nodes[0];
-        found[i] = false;
-        if (b->st != WK_OK) {
-            continue; /* drain the pipeline, keep the first failure */
-        }
-        wk__rsrv *to = NULL;
-        int kind = s->mode == WK__MODE_CLUSTER ? wk__redis_redirect(s, c, r, b->v, &to) : 0;
-        if (kind != 0) {
-            redir[i] = to;
-            asking[i] = kind == 2;
-        } else if (r->type == '$' && r->n >= 0) {
-            found[i] = true;
-            if (wk_buf_append(&vals[i], wk__rnode_str(c, r), (size_t)r->n) != WK_OK) {
-                b->st = wk_error_set(err, WK_ERR_NOMEM, i, "redis: out of memory for a value");
-            }
-        } else if (r->type == '-') {
-            b->st = wk_error_set(
-                err, WK_ERR_IO, i,
-                wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
-        } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
-            b->st = wk_error_set(err, WK_ERR_IO, i,
-                                 "redis: GET answered with a reply of the wrong type");
-        }
+        return; /* the rest after a poll */
     }
-    give_back(s, b->v, c, false);
-    b->c = NULL;
 }
 
 /* Reads every batch's replies as they arrive, whichever server answers first (one poll over
  * the connections still due, so a slow server does not hold up reading the others). */
-static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_buf *vals,
-                              bool *found, wk__rsrv **redir, bool *asking, int64_t deadline,
-                              wk_error *err)
+static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb,
+                              wk_cache_take_fn take, void *ctx, wk__rsrv **redir, bool *asking,
+                              int64_t deadline, wk_error *err)
 {
     wk_status first = WK_OK;
     wk_error e2;
     for (size_t b = 0; b < nb; b++) {
-        bs[b].ready = true; /* just sent: try before polling */
+        bs[b].ready = false; /* just sent: a recv now would find nothing, so poll first */
     }
     for (;;) {
         wk__rconn *due[WK__RCONN_WAIT_MAX];
@@ -393,7 +428,7 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
         bool left = false;
         for (size_t b = 0; b < nb; b++) {
             if (bs[b].c != NULL && bs[b].ready) {
-                batch_step(s, &bs[b], vals, found, redir, asking, first == WK_OK ? err : &e2);
+                batch_step(s, &bs[b], take, ctx, redir, asking, first == WK_OK ? err : &e2);
             }
             if (bs[b].c == NULL && bs[b].st != WK_OK && first == WK_OK) {
                 first = bs[b].st;
@@ -403,6 +438,8 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
                 if (ndue < WK__RCONN_WAIT_MAX) {
                     which[ndue] = b;
                     due[ndue++] = bs[b].c;
+                } else {
+                    bs[b].ready = true; /* not polled: tried again next round */
                 }
             }
         }
@@ -411,7 +448,7 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
         }
         wk_status st = wk__rconn_wait_any(due, ndue, ready, deadline, first == WK_OK ? err : &e2);
         for (size_t i = 0; i < ndue && st == WK_OK; i++) {
-            bs[which[i]].ready = ready[i]; /* the batches not polled stay ready */
+            bs[which[i]].ready = ready[i];
         }
         if (st != WK_OK) {
             for (size_t b = 0; b < nb; b++) {
@@ -425,11 +462,11 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb, wk_bu
     }
 }
 
-/* Multi-get: the keys are split by server (one server outside a cluster), every batch is
+/* `fetch_each`, the multi-get: the keys are split by server (one server outside a cluster), every batch is
  * sent before any reply is read, so the servers work in parallel; keys redirected by MOVED
  * or ASK are sent again to their new server, twice at most. */
-static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
-                         bool *found, wk_error *err)
+static wk_status r_fetch_each(void *self, size_t n, const wk_slice *keys,
+                              wk_cache_take_fn take, void *ctx, wk_error *err)
 {
     wk_redis_store *s = self;
     maybe_refresh(s);
@@ -458,7 +495,6 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
     for (size_t i = 0; i < n; i++) {
         target[i] = wk__redis_route(s, keys[i].ptr, keys[i].len);
         ask[i] = false;
-        found[i] = false;
     }
     for (int round = 0; round < 3 && pending > 0 && first == WK_OK; round++) {
         /* group the pending keys by (server, asking); pending ones have target != NULL */
@@ -518,7 +554,7 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
         for (size_t i = 0; i < n; i++) {
             redir[i] = NULL;
         }
-        wk_status st = batches_read(s, bs, nb, vals, found, redir, ask, deadline,
+        wk_status st = batches_read(s, bs, nb, take, ctx, redir, ask, deadline,
                                     first == WK_OK ? err : &e2);
         if (st != WK_OK && first == WK_OK) {
             first = st;
@@ -542,6 +578,30 @@ out:
         wk_free(s->alloc, bs, maxb * sizeof *bs);
     }
     return first;
+}
+
+/* `fetch`: the values copied into vals[i] (the cache uses r_fetch_each instead). */
+typedef struct copy_ctx {
+    wk_buf *vals;
+    bool *found;
+} copy_ctx;
+
+static wk_status copy_value(void *ctx, size_t i, const uint8_t *bytes, size_t len)
+{
+    copy_ctx *cc = ctx;
+    wk_status st = wk_buf_append(&cc->vals[i], bytes, len);
+    cc->found[i] = st == WK_OK;
+    return st;
+}
+
+static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
+                         bool *found, wk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        found[i] = false;
+    }
+    copy_ctx cc = {vals, found};
+    return r_fetch_each(self, n, keys, copy_value, &cc, err);
 }
 
 /* Runs `ncmd` pipelined commands about `key` on its server, following MOVED and ASK
@@ -1220,6 +1280,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     }
     s->subscribe = !opts->no_subscribe;
     s->iface.fetch = r_fetch;
+    s->iface.fetch_each = r_fetch_each;
     s->iface.store = r_store;
     s->iface.invalidate = r_invalidate;
     s->iface.remove = r_remove;

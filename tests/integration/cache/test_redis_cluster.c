@@ -8,7 +8,9 @@
  * key reach a subscriber in a second process; a master killed: gets fall back to the loader,
  * the promoted replica is found, and a value invalidated (acknowledged with WAIT) before the
  * kill never comes back; a multi-get larger than its pipeline window (refilled per master)
- * across a slot moved behind the store's back, a refused GET and a paused master. Skipped
+ * across a slot moved behind the store's back, a refused GET and a paused master; the CRC16
+ * slot of keys of every length and hash-tag shape against CLUSTER KEYSLOT; fetch_each (values
+ * handed over in place, a refused value ending the fetch). Skipped
  * (77) without redis-server / redis-cli.
  */
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "../../unit/schema/seed_user.h"
+#include "cache/redis_internal.h"
 #include "redis_server.h"
 #include "wirekit/redis.h"
 #include "wk_test.h"
@@ -262,6 +265,98 @@ WK_TEST(cluster_keys_spread_any_seed_and_multiget_in_order)
     CHECK(ttl > 0 && ttl <= 600000);
     CHECK_OK(wk_redis_store_pttl(s, "wkc:absent:1", &ttl, &e));
     CHECK_EQ(ttl, -2);
+    wk_redis_store_free(s);
+}
+
+/* Values handed over by fetch_each, copied; `refuse_at` makes the take refuse its n-th. */
+typedef struct taken {
+    char vals[64][32];
+    int count[64];
+    int calls, refuse_at;
+} taken;
+
+static wk_status take_copy(void *ctx, size_t i, const uint8_t *bytes, size_t len)
+{
+    taken *t = ctx;
+    if (++t->calls == t->refuse_at) {
+        return WK_ERR_LIMIT;
+    }
+    if (i < 64) {
+        snprintf(t->vals[i], sizeof t->vals[i], "%.*s", (int)len, (const char *)bytes);
+        t->count[i]++;
+    }
+    return WK_OK;
+}
+
+WK_TEST(cluster_slots_match_the_server_and_fetch_each_hands_values_over_in_place)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster (redis-server/redis-cli missing or ports busy)");
+    }
+    /* our CRC16 slot against the server's CLUSTER KEYSLOT: every length 0-40 (the sliced
+     * loop and its tail), any byte, and hash tags of every shape */
+    redisContext *r = redisConnect("127.0.0.1", base_port);
+    CHECK(r != NULL && r->err == 0);
+    static const char *const tagged[] = {"{user1000}.following", "{}x", "a{b}{c}", "{", "}{x}",
+                                         "x{{y}}", "{a", "k}{", "{ab}", "p{q}r"};
+    uint32_t seed = 12345;
+    for (int i = 0; i < 300; i++) {
+        char key[48];
+        size_t len;
+        if (i < (int)(sizeof tagged / sizeof tagged[0])) {
+            len = strlen(tagged[i]);
+            memcpy(key, tagged[i], len);
+        } else {
+            len = (size_t)(i % 41);
+            for (size_t j = 0; j < len; j++) {
+                seed = seed * 1103515245u + 12345u;
+                key[j] = (char)(seed >> 16);
+            }
+        }
+        redisReply *rep = redisCommand(r, "CLUSTER KEYSLOT %b", key, len);
+        CHECK(rep != NULL && rep->type == REDIS_REPLY_INTEGER);
+        CHECK_MSG(rep->integer == wk__redis_slot(key, len), "key %d (%zu bytes): server %lld",
+                  i, len, rep->integer);
+        freeReplyObject(rep);
+    }
+    redisFree(r);
+    /* fetch_each: each value found once, in place; a window of 4 over 3 masters */
+    const char *one[1] = {seed_strs[0]};
+    wk_error e = {0};
+    wk_redis_store *s = open_store_w(one, 1, false, 0, 4, &e);
+    CHECK(s != NULL);
+    enum { N = 48 };
+    char keys[N][32];
+    wk_slice refs[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], i % 7 == 3 ? "wkc:each:absent:%d" : "wkc:each:%d", i);
+        refs[i].ptr = keys[i];
+        refs[i].len = strlen(keys[i]);
+        char val[32];
+        snprintf(val, sizeof val, "e%d", i);
+        if (i % 7 != 3) {
+            CHECK_OK(put(s, keys[i], val, &e));
+        }
+    }
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    CHECK(st->fetch_each != NULL);
+    taken t = {0};
+    CHECK_OK(st->fetch_each(st->self, N, refs, take_copy, &t, &e));
+    for (int i = 0; i < N; i++) {
+        char val[32];
+        snprintf(val, sizeof val, "e%d", i);
+        CHECK_EQ(t.count[i], i % 7 == 3 ? 0 : 1);
+        if (i % 7 != 3) {
+            CHECK_STR(t.vals[i], val);
+        }
+    }
+    /* a take that refuses a value ends the fetch with its status; the store stays usable */
+    memset(&t, 0, sizeof t);
+    t.refuse_at = 5;
+    CHECK_STATUS(st->fetch_each(st->self, N, refs, take_copy, &t, &e), WK_ERR_LIMIT);
+    memset(&t, 0, sizeof t);
+    CHECK_OK(st->fetch_each(st->self, N, refs, take_copy, &t, &e));
+    CHECK_EQ(t.calls, N - 7);
     wk_redis_store_free(s);
 }
 

@@ -56,12 +56,21 @@ static void broadcast(fake_store *f, const char *key, size_t len)
     }
 }
 
+/* Counts a call made from inside a take (under f->mu). */
+static void check_reentry(fake_store *f)
+{
+    if (f->in_take && pthread_equal(f->taker, pthread_self())) {
+        f->reentered++;
+    }
+}
+
 static wk_status f_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *vals,
                          bool *found, wk_error *err)
 {
     fake_store *f = self;
     pthread_mutex_lock(&f->mu);
     f->fetches++;
+    check_reentry(f);
     if (f->down) {
         pthread_mutex_unlock(&f->mu);
         return wk_error_set(err, WK_ERR_IO, 0, "fake store is down");
@@ -77,12 +86,61 @@ static wk_status f_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
     return WK_OK;
 }
 
+/* Values handed to `take` with the lock released (as a store would hold only its
+ * connection), so a take that calls the store is counted instead of deadlocking. */
+static wk_status f_fetch_each(void *self, size_t n, const wk_slice *keys, wk_cache_take_fn take,
+                              void *ctx, wk_error *err)
+{
+    fake_store *f = self;
+    pthread_mutex_lock(&f->mu);
+    f->fetches++;
+    bool down = f->down;
+    pthread_mutex_unlock(&f->mu);
+    if (down) {
+        return wk_error_set(err, WK_ERR_IO, 0, "fake store is down");
+    }
+    unsigned taken = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (f->fail_after != 0 && taken == f->fail_after) {
+            return wk_error_set(err, WK_ERR_IO, i, "fake store failed part-way");
+        }
+        pthread_mutex_lock(&f->mu);
+        fake_item *it = find(f, keys[i].ptr, keys[i].len);
+        uint8_t *copy = NULL;
+        size_t len = 0;
+        if (it != NULL) {
+            len = it->val_len;
+            copy = malloc(len + 1);
+            memcpy(copy, it->val, len);
+        }
+        if (copy != NULL) {
+            f->taker = pthread_self();
+            f->in_take = true;
+        }
+        pthread_mutex_unlock(&f->mu);
+        if (copy == NULL) {
+            continue;
+        }
+        wk_status st = take(ctx, i, copy, len);
+        pthread_mutex_lock(&f->mu);
+        f->in_take = false;
+        pthread_mutex_unlock(&f->mu);
+        free(copy);
+        taken++;
+        if (st != WK_OK) {
+            return wk_error_set(err, st, i, "take refused a value");
+        }
+    }
+    return WK_OK;
+}
+
 static wk_status f_store(void *self, const char *key, size_t key_len, const void *val,
                          size_t val_len, uint32_t ttl_ms, unsigned mode, wk_error *err)
 {
     fake_store *f = self;
     pthread_mutex_lock(&f->mu);
     f->stores++;
+    check_reentry(f);
     if (f->down) {
         pthread_mutex_unlock(&f->mu);
         return wk_error_set(err, WK_ERR_IO, 0, "fake store is down");
@@ -103,6 +161,7 @@ static wk_status f_invalidate(void *self, const char *key, size_t key_len, uint3
     fake_store *f = self;
     pthread_mutex_lock(&f->mu);
     f->invalidates++;
+    check_reentry(f);
     if (f->down) {
         pthread_mutex_unlock(&f->mu);
         return wk_error_set(err, WK_ERR_IO, 0, "fake store is down");
@@ -118,6 +177,7 @@ static wk_status f_remove(void *self, const char *key, size_t key_len, wk_error 
     fake_store *f = self;
     pthread_mutex_lock(&f->mu);
     f->removes++;
+    check_reentry(f);
     if (f->down) {
         pthread_mutex_unlock(&f->mu);
         return wk_error_set(err, WK_ERR_IO, 0, "fake store is down");
@@ -163,6 +223,11 @@ void fake_store_init(fake_store *f)
     f->store.remove = f_remove;
     f->store.watch = f_watch;
     f->store.self = f;
+}
+
+void fake_store_in_place(fake_store *f, bool on)
+{
+    f->store.fetch_each = on ? f_fetch_each : NULL;
 }
 
 void fake_store_free(fake_store *f)

@@ -651,6 +651,97 @@ WK_TEST(test_cache_get_many_uses_each_tier_once)
     fake_store_free(&f);
 }
 
+/* One multi-get over keys in every shared state, with the store's `fetch` or its
+ * `fetch_each`; `fail_after` makes fetch_each fail after that many values. */
+typedef struct many_result {
+    wk_status sts[6];
+    int64_t ages[6];
+    int loads;
+    wk_cache_stats stats;
+    unsigned removes, stores, reentered;
+    bool corrupt_left; /* the corrupt bytes still in the store */
+} many_result;
+
+static void many_over_states(bool in_place, unsigned fail_after, many_result *out)
+{
+    fake_store f;
+    fake_store_init(&f);
+    fake_store_in_place(&f, in_place);
+    f.fail_after = fail_after;
+    wk_cache_config cfg = {0};
+    cfg.store = &f.store;
+    cfg.negative_ttl_ms = 60000;
+    wk_cache *a = make_cache(&cfg);
+    db d = {0};
+    wk_status st;
+    get_age(a, "1", &d, &st); /* "1" and "6": good values in the shared tier */
+    get_age(a, "6", &d, &st);
+    wk_cache_free(a);
+    fake_store_put_raw(&f, "wk:user:v1:2", WK_CACHE_TOMBSTONE_MARK, WK_CACHE_MARK_LEN);
+    fake_store_put_raw(&f, "wk:user:v1:3", WK_CACHE_NEGATIVE_MARK, WK_CACHE_MARK_LEN);
+    fake_store_put_raw(&f, "wk:user:v1:4", "\x85\xa8garbage", 9); /* "5": absent */
+    wk_cache *c = make_cache(&cfg);
+    unsigned removes = f.removes, stores = f.stores;
+    atomic_store(&d.calls, 0);
+    wk_slice ids[6] = {{"1", 1}, {"2", 1}, {"3", 1}, {"4", 1}, {"5", 1}, {"6", 1}};
+    wk_cache_entry *refs[6];
+    (void)wk_cache_get_many(c, &seed_user_schema, 6, ids, db_load, &d, refs, out->sts, NULL);
+    for (int i = 0; i < 6; i++) {
+        out->ages[i] = -1;
+        if (out->sts[i] == WK_OK) {
+            out->ages[i] = ((const seed_user *)wk_cache_entry_object(refs[i]))->age;
+            wk_cache_entry_unref(refs[i]);
+        }
+    }
+    out->loads = atomic_load(&d.calls);
+    wk_cache_get_stats(c, &out->stats);
+    out->removes = f.removes - removes;
+    out->stores = f.stores - stores;
+    out->reentered = f.reentered;
+    size_t len = 0;
+    const uint8_t *raw = fake_store_get_raw(&f, "wk:user:v1:4", &len);
+    out->corrupt_left = raw != NULL && len == 9;
+    wk_cache_free(c);
+    fake_store_free(&f);
+}
+
+WK_TEST(test_cache_get_many_in_place_fetch_answers_like_the_copying_fetch)
+{
+    many_result copy, place;
+    many_over_states(false, 0, &copy);
+    many_over_states(true, 0, &place);
+    for (const many_result *r = &copy; r != NULL; r = r == &copy ? &place : NULL) {
+        CHECK_OK(r->sts[0]);
+        CHECK_EQ(r->ages[0], 1);             /* from the shared tier */
+        CHECK_OK(r->sts[1]);                 /* tombstone: loaded */
+        CHECK_STATUS(r->sts[2], WK_ERR_NOT_FOUND); /* negative mark: no load */
+        CHECK_OK(r->sts[3]);                 /* corrupt: loaded, */
+        CHECK(!r->corrupt_left);             /* removed (after the fetch: not from a take) */
+        CHECK_OK(r->sts[4]);                 /* absent: loaded */
+        CHECK_EQ(r->ages[5], 6);
+        CHECK_EQ(r->loads, 3);
+        CHECK_EQ(r->stats.shared_hits, 3); /* 1, 3 and 6 */
+        CHECK_EQ(r->stats.corrupt, 1);
+        CHECK_EQ(r->reentered, 0);
+    }
+    CHECK_EQ(copy.stats.shared_misses, place.stats.shared_misses);
+    CHECK_EQ(copy.removes, place.removes);
+    CHECK_EQ(copy.stores, place.stores);
+    /* failing after the first value: it stands, the rest is loaded without filling */
+    many_result part;
+    many_over_states(true, 1, &part);
+    CHECK_OK(part.sts[0]);
+    CHECK_EQ(part.ages[0], 1);
+    CHECK_EQ(part.stats.shared_hits, 1);
+    CHECK_EQ(part.stats.shared_errors, 1);
+    CHECK_OK(part.sts[1]);
+    CHECK_OK(part.sts[2]); /* never reached the store: loaded */
+    CHECK_EQ(part.ages[5], 6);
+    CHECK_EQ(part.loads, 5);
+    CHECK_EQ(part.stores, 0); /* the tier failed: nothing written back */
+    CHECK_EQ(part.reentered, 0);
+}
+
 WK_TEST(test_cache_stores_free_form_documents)
 {
     WK_SCHEMA_DEFINE_VALUE(doc_schema, "doc", 1);

@@ -210,6 +210,25 @@ static inline bool wk__schema_member_empty(unsigned kind, const uint8_t *p)
     }
 }
 
+/** The checks a fused encoder (wk_schema_encode_mp, wk_schema_encode_json) starts with: the
+ *  arguments, the schema's index. Returns the index, or NULL with the status to return in *st
+ *  (err filled). */
+static inline const wk__schema_index *wk__schema_encode_begin(const wk_schema *s,
+                                                              const void *obj,
+                                                              const wk_buf *out, wk_error *err,
+                                                              wk_status *st)
+{
+    if (s == NULL || obj == NULL || out == NULL) {
+        *st = wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
+        return NULL;
+    }
+    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
+    if (ix == NULL) {
+        *st = err != NULL ? err->code : WK_ERR_ARG;
+    }
+    return ix;
+}
+
 /** The checks a fused decoder (wk_schema_decode_mp, wk_schema_decode_json) starts with: the
  *  error reset, the arguments, the schema's index. Returns the index, or NULL with the status to
  *  return in *st (err filled). */

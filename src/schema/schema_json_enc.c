@@ -336,12 +336,10 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
 WK_API wk_status wk_schema_encode_json(const wk_schema *s, const void *obj, wk_buf *out,
                                        wk_error *err)
 {
-    if (s == NULL || obj == NULL || out == NULL) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
-    }
-    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
+    wk_status st;
+    const wk__schema_index *ix = wk__schema_encode_begin(s, obj, out, err, &st);
     if (ix == NULL) {
-        return err != NULL ? err->code : WK_ERR_ARG;
+        return st;
     }
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->js_flat) {
         size_t start = out->len;

@@ -22,6 +22,17 @@ uint8_t *wk__schema_buf_grow(wk_buf *out, uint8_t *o, size_t need);
 
 #define WK__ENC_END(out) ((out)->data + (out)->cap)
 
+/* The cursor at the end of `out` with `fixed` bytes of room reserved (the flat plans' start,
+ * MessagePack and JSON); NULL when the buffer cannot grow. */
+static inline __attribute__((always_inline)) uint8_t *wk__schema_enc_start(wk_buf *out,
+                                                                      size_t fixed)
+{
+    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
+        return out->data + out->len;
+    }
+    return wk__schema_buf_grow(out, NULL, fixed);
+}
+
 /* Makes room for `need` bytes at `o`, keeping `end` (a local) in step; leaves the function
  * with `fail` when the buffer cannot grow. */
 #define WK__ENC_ENSURE(need, fail)                                                           \

@@ -349,14 +349,9 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     const size_t fixed = ix->mp_fixed;
     const wk__mp_op *op = ix->mp_ops;
     const wk__mp_op *const op_end = op + ix->nfields;
-    uint8_t *o;
-    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
-        o = out->data + out->len;
-    } else {
-        o = wk__schema_buf_grow(out, NULL, fixed);
-        if (o == NULL) {
-            return false;
-        }
+    uint8_t *o = wk__schema_enc_start(out, fixed);
+    if (o == NULL) {
+        return false;
     }
     uint8_t *end = WK__ENC_END(out);
     if (!ix->mp_omit) {

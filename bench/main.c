@@ -14,6 +14,7 @@
 #include <valgrind/valgrind.h>
 
 #include "bench_internal.h"
+#include "cli.h"
 #include "wirekit/core.h"
 #include "bench_suites.h"
 
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
     const char *svg = NULL, *chart = NULL;
     bool callgrind = false;
     for (int i = 1; i < argc; i++) {
-        bool has_arg = i + 1 < argc;
+        const char *v = NULL;
         if (strcmp(argv[i], "--json") == 0) {
             b.json = true;
         } else if (strcmp(argv[i], "--quick") == 0) {
@@ -149,24 +150,29 @@ int main(int argc, char **argv)
                 printf("%s\n", wk_bench_suites[k].name);
             }
             return 0;
-        } else if (strcmp(argv[i], "--suite") == 0 && has_arg && nonly < 32) {
-            only[nonly++] = argv[++i];
-        } else if (strcmp(argv[i], "--case") == 0 && has_arg) {
-            b.case_filter = argv[++i];
-        } else if (strcmp(argv[i], "--data") == 0 && has_arg) {
-            b.data_dir = argv[++i];
-        } else if (strcmp(argv[i], "--svg") == 0 && has_arg) {
-            svg = argv[++i];
-        } else if (strcmp(argv[i], "--chart") == 0 && has_arg) {
-            chart = argv[++i];
+        } else if (wk_cli_opt(argc, argv, &i, "--suite", &v)) {
+            if (nonly == sizeof only / sizeof only[0]) {
+                fprintf(stderr, "wirekit-bench: at most %zu --suite options\n", nonly);
+                return 2;
+            }
+            only[nonly++] = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--case", &v)) {
+            b.case_filter = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--data", &v)) {
+            b.data_dir = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--svg", &v)) {
+            svg = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--chart", &v)) {
+            chart = v;
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
-        } else if (strcmp(argv[i], "--callgrind-out") == 0 && has_arg) {
-            b.cg_file = argv[++i]; /* set by --callgrind for the run inside valgrind */
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--callgrind-out", &v)) {
+            b.cg_file = v; /* set by --callgrind for the run inside valgrind */
+        } else if (wk_cli_is_help(argv[i])) {
             usage(stdout);
             return 0;
         } else {
+            fprintf(stderr, "wirekit-bench: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);
             return 2;
         }

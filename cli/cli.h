@@ -28,6 +28,10 @@ int wk_cli_fail_at(const char *what, const wk_error *err);
 int wk_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** True when `arg` is -h or --help. */
 int wk_cli_is_help(const char *arg);
+/** True when argv[*i] is the option `name` ("--dsn") with its value, spelled `--dsn VALUE` or
+ *  `--dsn=VALUE` as in every subcommand: sets *value and moves *i onto a separate value.
+ *  False, nothing changed, for another option or when the value is missing. */
+bool wk_cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
 
 /** Reads all of `path` ("-" or NULL = stdin) into a malloc'd buffer. Returns 0 or -1 (errno
  *  set; message already printed). */

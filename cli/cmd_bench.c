@@ -37,7 +37,8 @@ static int run(int argc, char **argv)
                    "  --svg FILE    write an SVG bar chart of every measurement\n"
                    "  --chart DIR   write one SVG bar chart per suite, DIR/<suite>.svg\n"
                    "  --callgrind   count instructions per operation under valgrind instead of "
-                   "timing\n");
+                   "timing\n\n"
+                   "Exit status: 0 success, 1 a failure, 2 usage error.\n");
             return WK_EXIT_OK;
         }
     }

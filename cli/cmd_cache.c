@@ -74,7 +74,8 @@ static const char usage[] =
     "  --ttl MS         lifetime of a put in Redis, milliseconds (default 600000)\n"
     "  --timeout MS     Redis connect timeout, and the total time one Redis command may\n"
     "                   take, however slowly the server answers (default 1000)\n"
-    "  --channel NAME   invalidation channel (default wirekit:invalidate)\n";
+    "  --channel NAME   invalidation channel (default wirekit:invalidate)\n\n"
+    "Exit status: 0 success, 1 a failure or an id not there (get, ttl), 2 usage error.\n";
 
 typedef struct cache_cli {
     const char *redis;
@@ -497,42 +498,39 @@ static int run(int argc, char **argv)
             fputs(usage, stdout);
             return WK_EXIT_OK;
         }
-        if (i + 1 >= argc) {
-            return wk_cli_usage_error("cache", "%s needs a value", o);
-        }
-        const char *v = argv[++i];
-        if (strcmp(o, "--redis") == 0) {
+        const char *v = NULL;
+        if (wk_cli_opt(argc, argv, &i, "--redis", &v)) {
             c.redis = v;
-        } else if (strcmp(o, "--client-name") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--client-name", &v)) {
             c.client_name = v;
-        } else if (strcmp(o, "--redis-cluster") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--redis-cluster", &v)) {
             c.cluster = v;
             c.redis = v; /* "a shared tier is given" */
-        } else if (strcmp(o, "--redis-sentinel") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--redis-sentinel", &v)) {
             c.sentinels = v;
             c.redis = v;
-        } else if (strcmp(o, "--sentinel-master") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--sentinel-master", &v)) {
             c.sentinel_master = v;
-        } else if (strcmp(o, "--ns") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--ns", &v)) {
             c.ns = v;
-        } else if (strcmp(o, "--entity") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--entity", &v)) {
             c.entity = v;
-        } else if (strcmp(o, "--channel") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--channel", &v)) {
             c.channel = v;
-        } else if (strcmp(o, "--format") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--format", &v)) {
             c.ser = wk_serializer_find(v);
             if (c.ser == NULL) {
                 return wk_cli_usage_error("cache", "unknown format '%s' (msgpack or json)", v);
             }
-        } else if (strcmp(o, "--version") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--version", &v)) {
             if (!parse_u32(v, &c.version)) {
                 return wk_cli_usage_error("cache", "--version needs a number");
             }
-        } else if (strcmp(o, "--ttl") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--ttl", &v)) {
             if (!parse_u32(v, &c.ttl_ms) || c.ttl_ms == 0) {
                 return wk_cli_usage_error("cache", "--ttl needs a positive number");
             }
-        } else if (strcmp(o, "--max-bytes") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--max-bytes", &v)) {
             char *end = NULL;
             errno = 0;
             unsigned long long mb = strtoull(v, &end, 10);
@@ -540,12 +538,12 @@ static int run(int argc, char **argv)
                 return wk_cli_usage_error("cache", "--max-bytes needs a positive number");
             }
             c.max_bytes = (size_t)mb;
-        } else if (strcmp(o, "--timeout") == 0) {
+        } else if (wk_cli_opt(argc, argv, &i, "--timeout", &v)) {
             if (!parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
                 return wk_cli_usage_error("cache", "--timeout needs a positive number");
             }
         } else {
-            return wk_cli_usage_error("cache", "unknown option %s", o);
+            return wk_cli_usage_error("cache", "unknown or incomplete option '%s'", o);
         }
     }
     if (i >= argc) {

@@ -46,7 +46,9 @@ static int usage(void)
            "reads back. MessagePack values JSON lacks: bin -> base64 string, ext ->\n"
            "{\"ext\":TYPE,\"data\":BASE64}, timestamp -> RFC 3339 string, non-string map keys\n"
            "-> the string of their JSON text (docs/formats.md). Errors name the input, the\n"
-           "line:column (JSON) and the byte offset.\n");
+           "line:column (JSON) and the byte offset.\n\n"
+           "Exit status: 0 success (--check: every value valid), 1 unreadable or invalid\n"
+           "input, 2 usage error.\n");
     return WK_EXIT_OK;
 }
 

@@ -166,9 +166,10 @@ static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read
             break;
         case WK_EV_ARRAY:
         case WK_EV_MAP:
-            printf(ev.type == WK_EV_MAP ? "{ map of %" PRIu32 " pairs" : "[ array of %" PRIu32
-                                                                           " elements",
-                   ev.v.count);
+            printf("%s of %" PRIu32 " %s", ev.type == WK_EV_MAP ? "{ map" : "[ array",
+                   ev.v.count,
+                   ev.type == WK_EV_MAP ? (ev.v.count == 1 ? "pair" : "pairs")
+                                        : (ev.v.count == 1 ? "element" : "elements"));
             depth++;
             levels[depth].is_map = ev.type == WK_EV_MAP;
             levels[depth].seen = 0;

@@ -336,18 +336,31 @@ static void print_error(wk_pq_conn *conn, const char *sql)
     wk_buf_free(&b);
 }
 
+/* Connects within the timeout: WK_EXIT_OK with *conn set, else the message printed and
+ * WK_EXIT_CONNECT (psql's status) or WK_EXIT_FAIL, *conn NULL. */
+static int connect_or_fail(const char *dsn, uint32_t timeout_ms, wk_pq_conn **conn)
+{
+    wk_error err = {0};
+    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, conn, &err);
+    if (cst != WK_OK) {
+        int rc = wk_cli_fail("%s: %s", err.msg, *conn != NULL ? wk_pq_conn_message(*conn) : "");
+        wk_pq_conn_free(*conn);
+        *conn = NULL;
+        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    }
+    return WK_EXIT_OK;
+}
+
 static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_token,
                  uint32_t timeout_ms, size_t max_text, const char *sql, char **params,
                  int nparams)
 {
     wk_pq_conn *conn = NULL;
-    wk_error err = {0};
-    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err);
-    if (cst != WK_OK) {
-        int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
-        wk_pq_conn_free(conn);
-        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    int crc = connect_or_fail(dsn, timeout_ms, &conn);
+    if (crc != WK_EXIT_OK) {
+        return crc;
     }
+    wk_error err = {0};
     wk_pq_param *p = calloc((size_t)nparams + 1, sizeof *p);
     wk_slice *s = calloc((size_t)nparams + 1, sizeof *s);
     if (p == NULL || s == NULL) {
@@ -490,13 +503,11 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, cons
                         const char *path)
 {
     wk_pq_conn *conn = NULL;
-    wk_error err = {0};
-    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &conn, &err);
-    if (cst != WK_OK) {
-        int rc = wk_cli_fail("%s: %s", err.msg, conn != NULL ? wk_pq_conn_message(conn) : "");
-        wk_pq_conn_free(conn);
-        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    int crc = connect_or_fail(dsn, timeout_ms, &conn);
+    if (crc != WK_EXIT_OK) {
+        return crc;
     }
+    wk_error err = {0};
     copy_out o;
     memset(&o, 0, sizeof o);
     o.msgpack = msgpack;
@@ -763,13 +774,11 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
 {
     copy_in_cli c;
     memset(&c, 0, sizeof c);
-    wk_error err = {0};
-    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, &c.conn, &err);
-    if (cst != WK_OK) {
-        int rc = wk_cli_fail("%s: %s", err.msg, c.conn != NULL ? wk_pq_conn_message(c.conn) : "");
-        wk_pq_conn_free(c.conn);
-        return cst == WK_ERR_CONNECT ? WK_EXIT_CONNECT : rc;
+    int crc = connect_or_fail(dsn, timeout_ms, &c.conn);
+    if (crc != WK_EXIT_OK) {
+        return crc;
     }
+    wk_error err = {0};
     wk_cli_input in;
     if (wk_cli_input_open(&in, path, WK_CLI_PROGRESS_AUTO) != 0) {
         wk_pq_conn_free(c.conn);
@@ -895,6 +904,10 @@ static int run(int argc, char **argv)
         return wk_cli_usage_error("pg", "unknown subcommand '%s'", argv[1]);
     }
     bool copy_in = copy && argc >= 3 && strcmp(argv[2], "in") == 0;
+    if (copy && argc >= 3 && wk_cli_is_help(argv[2])) {
+        usage(stdout);
+        return WK_EXIT_OK;
+    }
     if (copy && (argc < 3 || (strcmp(argv[2], "out") != 0 && !copy_in))) {
         return wk_cli_usage_error("pg", "copy needs a direction: out or in");
     }
@@ -906,13 +919,14 @@ static int run(int argc, char **argv)
     size_t max_text = 0;
     int i = copy ? 3 : 2;
     for (; i < argc; i++) {
+        const char *v = NULL;
         if (wk_cli_is_help(argv[i])) {
             usage(stdout);
             return WK_EXIT_OK;
-        } else if (strcmp(argv[i], "--dsn") == 0 && i + 1 < argc) {
-            dsn = argv[++i];
-        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-            const char *f = argv[++i];
+        } else if (wk_cli_opt(argc, argv, &i, "--dsn", &v)) {
+            dsn = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--format", &v)) {
+            const char *f = v;
             if (strcmp(f, "msgpack") == 0) {
                 fmt = 1;
             } else if (copy && strcmp(f, "jsonl") == 0) {
@@ -926,33 +940,33 @@ static int run(int argc, char **argv)
                 return wk_cli_usage_error("pg", "unknown format '%s' (json, msgpack or csv)",
                                           f);
             }
-        } else if (strcmp(argv[i], "--rows-as") == 0 && i + 1 < argc) {
-            const char *r = argv[++i];
+        } else if (wk_cli_opt(argc, argv, &i, "--rows-as", &v)) {
+            const char *r = v;
             if (strcmp(r, "arrays") == 0) {
                 arrays = true;
             } else if (strcmp(r, "objects") != 0) {
                 return wk_cli_usage_error("pg", "unknown --rows-as '%s' (objects or arrays)",
                                           r);
             }
-        } else if (strcmp(argv[i], "--null") == 0 && i + 1 < argc) {
-            null_token = argv[++i];
-        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+        } else if (wk_cli_opt(argc, argv, &i, "--null", &v)) {
+            null_token = v;
+        } else if (wk_cli_opt(argc, argv, &i, "--timeout", &v)) {
             char *end = NULL;
-            double secs = strtod(argv[++i], &end);
-            if (end == argv[i] || *end != '\0' || !(secs > 0) || secs > 86400.0) {
+            double secs = strtod(v, &end);
+            if (end == v || *end != '\0' || !(secs > 0) || secs > 86400.0) {
                 return wk_cli_usage_error("pg", "--timeout needs seconds, more than 0");
             }
             timeout_ms = (uint32_t)(secs * 1000.0 + 0.5);
             if (timeout_ms == 0) {
                 timeout_ms = 1;
             }
-        } else if (strcmp(argv[i], "--max-value-bytes") == 0 && i + 1 < argc) {
+        } else if (wk_cli_opt(argc, argv, &i, "--max-value-bytes", &v)) {
             char *end = NULL;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (end == argv[i] || *end != '\0' || v == 0 || argv[i][0] == '-') {
+            unsigned long long mb = strtoull(v, &end, 10);
+            if (end == v || *end != '\0' || mb == 0 || v[0] == '-') {
                 return wk_cli_usage_error("pg", "--max-value-bytes needs a positive number");
             }
-            max_text = (size_t)v;
+            max_text = (size_t)mb;
         } else if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
@@ -963,7 +977,7 @@ static int run(int argc, char **argv)
         }
     }
     if (i >= argc) {
-        return wk_cli_usage_error("pg", "missing SQL");
+        return wk_cli_usage_error("pg", "missing %s", copy_in ? "TABLE" : copy ? "QUERY" : "SQL");
     }
     if (copy && (arrays || null_token != NULL || max_text != 0)) {
         return wk_cli_usage_error("pg", "--rows-as, --null and --max-value-bytes are options of "

@@ -12,8 +12,11 @@ static void print_help(FILE *out)
     for (size_t i = 0; wk_cli_commands[i] != NULL; i++) {
         fprintf(out, "  %-10s %s\n", wk_cli_commands[i]->name, wk_cli_commands[i]->summary);
     }
-    fprintf(out, "\n'wirekit <command> --help' describes each command.\n"
-                 "Exit status: 0 success, 1 bad input or failure, 2 usage error.\n");
+    fprintf(out, "\noptions:\n"
+                 "  -h, --help  this help ('wirekit <command> --help' describes each command)\n"
+                 "  --version   print the version\n\n"
+                 "Exit status: 0 success, 1 bad input or failure, 2 usage error (and, for pg,\n"
+                 "no connection).\n");
 }
 
 int main(int argc, char **argv)

@@ -39,11 +39,6 @@ int wk_cli_usage_error(const char *cmd, const char *fmt, ...)
     return WK_EXIT_USAGE;
 }
 
-int wk_cli_is_help(const char *arg)
-{
-    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)
 {
     return wk_cli_read_max(path, SIZE_MAX, data, len);

@@ -10,6 +10,8 @@
  * without it the example exits 77 (skipped).
  * Run: WK_REDIS_URL=redis://127.0.0.1:6379 ./cache_redis
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep: the example builds alone with -std=c11 */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

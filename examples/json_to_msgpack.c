@@ -8,6 +8,8 @@
  * with wk_json_from_msgpack.
  * Run: ./json_to_msgpack IN.jsonl OUT.mp
  */
+#define _POSIX_C_SOURCE 200809L /* getline and ssize_t: the example builds alone with -std=c11 */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

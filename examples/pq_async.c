@@ -16,6 +16,8 @@
  * "host=127.0.0.1 dbname=postgres"); without it the example exits 77 (skipped).
  * Run: WK_PG_DSN='host=127.0.0.1 dbname=postgres' ./pq_async
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime and poll: the example builds alone with -std=c11 */
+
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>

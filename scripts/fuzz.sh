@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Fuzzes every libFuzzer harness for SECONDS each (default 60) with clang, ASan and UBSan.
+# Fuzzes the libFuzzer harnesses for SECONDS each (default 60) with clang, ASan and UBSan:
+# every harness, or only the NAMEs given (the part after fuzz_: stream_split json_reader
+# schema_decode pg_copy ...; only those are built then).
+# usage: scripts/fuzz.sh [SECONDS [NAME...]]
 # Each harness starts from a copy of its committed seed corpus (fuzz/<module>/corpus/<name>/);
 # new interesting inputs stay in build/fuzz-corpus/. A crash stops the run and leaves the
 # crashing input in build/fuzz-artifacts/. Not part of the test command (it takes long).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
+case "$secs" in
+  ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS [NAME...]]" >&2; exit 2 ;;
+esac
+[ $# -gt 0 ] && shift
+names=("$@")
 scripts/deps.sh
-CC=clang CXX=clang++ scripts/build.sh build/fuzz -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_FLAGS=-O1 -DWK_FUZZ=ON -DWK_SANITIZE=ON -DWK_BUILD_BENCH=OFF -DWK_WERROR=OFF
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_FLAGS=-O1 -DWK_FUZZ=ON -DWK_SANITIZE=ON -DWK_BUILD_BENCH=OFF -DWK_WERROR=OFF \
+  >/dev/null
+if [ ${#names[@]} -eq 0 ]; then
+  cmake --build build/fuzz -j "$(nproc)"
+else
+  cmake --build build/fuzz -j "$(nproc)" --target "${names[@]/#/fuzz_}"
+fi
 mkdir -p build/fuzz-corpus build/fuzz-artifacts
 status=0
 for bin in build/fuzz/fuzz/*/fuzz_*; do
   case "$bin" in *_replay) continue ;; esac
   [ -x "$bin" ] || continue
   name=${bin##*/fuzz_}
+  if [ ${#names[@]} -gt 0 ] && [[ " ${names[*]} " != *" $name "* ]]; then
+    continue
+  fi
   module=$(basename "$(dirname "$bin")")
   work=build/fuzz-corpus/$name
   mkdir -p "$work"

@@ -34,7 +34,10 @@ start() {
     redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
     sleep 0.1
   done
-  redis-cli -p "$redis_port" ping >/dev/null
+  # The server answering must be ours, not one left on the port by an earlier run.
+  [ "$(redis-cli -p "$redis_port" info server | sed -n 's/^process_id:\([0-9]*\).*/\1/p')" = \
+    "$(cat "$state/redis/redis.pid" 2>/dev/null)" ] ||
+    { echo "servers.sh: Redis port $redis_port is held by another server" >&2; exit 1; }
   echo "export WK_PG_DSN='host=127.0.0.1 port=$pg_port user=wirekit dbname=postgres'"
   echo "export WK_REDIS_URL='redis://127.0.0.1:$redis_port'"
   echo "export WK_REDIS_PORT='$redis_port'"

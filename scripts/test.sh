@@ -14,7 +14,10 @@ scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 \
   -DCMAKE_CXX_FLAGS=-O1 -DWK_SANITIZE=ON "${all[@]}" -DWK_BUILD_BENCH=OFF
 
 trap 'scripts/servers.sh stop' EXIT
-eval "$(scripts/servers.sh start)"
+# Taken into a variable first: `eval "$(...)"` alone would carry on with the servers down and
+# every integration test skipped.
+servers_env=$(scripts/servers.sh start)
+eval "$servers_env"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

@@ -469,6 +469,13 @@ static inline uint64_t wk__json_digits8_value(uint64_t x)
     return x;
 }
 
+/* The digits of the word x (p[0] lowest) before its first other byte, k of them (k < 8),
+ * moved to the top with '0's below: the same value for wk__json_digits8_value. */
+static inline uint64_t wk__json_digits8_top(uint64_t x, unsigned k)
+{
+    return (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+}
+
 /* 10^k for k = 0..8. */
 static const uint64_t wk__json_pow10_8[9] = {1,      10,      100,      1000,     10000,
                                              100000, 1000000, 10000000, 100000000};
@@ -538,8 +545,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             uint64_t x = wk__json_load8(p);
             unsigned k = wk__json_digits8_count(x);
             if (k < 8) {
-                /* the k digits to the top, '0's below them: same value */
-                x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                x = wk__json_digits8_top(x, k);
             }
             w = wk__json_digits8_value(x);
             nd = (int)k;
@@ -579,7 +585,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
                     uint64_t x = wk__json_load8(p);
                     unsigned k = wk__json_digits8_count(x); /* >= 1: *p is a digit */
                     if (k < 8) {
-                        x = (x << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+                        x = wk__json_digits8_top(x, k);
                     }
                     w = w * wk__json_pow10_8[k] + wk__json_digits8_value(x);
                     nd += (int)k;
@@ -711,6 +717,65 @@ static inline const uint8_t *wk__json_small_uint(const uint8_t *p, const uint8_t
     }
     *v = x;
     return q;
+}
+
+/* How many decimal digits start the 16 bytes at p (16 when all are): one compare pair on
+ * SSE2, two word counts elsewhere. */
+static inline unsigned wk__json_digits16_count(const uint8_t *p)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i d = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+                              _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    return (unsigned)__builtin_ctz(~(unsigned)_mm_movemask_epi8(d));
+#else
+    unsigned n = wk__json_digits8_count(wk__json_load8(p));
+    return n < 8 ? n : 8 + wk__json_digits8_count(wk__json_load8(p + 8));
+#endif
+}
+
+/*
+ * An integer at p (p[0] is '-' or a digit; raw numbers off) of at most 15 digits with no
+ * fraction or exponent, counted in one 16-byte step and converted in one or two words of
+ * eight: the kind, value and end that wk__json_lex_number gives it. Only while those 16
+ * bytes lie inside the input, so the byte after the digits is there too and the number is
+ * whole. Returns the byte after the digits, or NULL for anything else (the lexer then
+ * decides, and reports every error).
+ */
+WK__JSON_HOT const uint8_t *wk__json_word_int(const uint8_t *p, const uint8_t *end,
+                                              wk__json_num *out)
+{
+    bool neg = *p == '-';
+    const uint8_t *q = p + neg;
+    if (end - q < 16) {
+        return NULL;
+    }
+    unsigned n = wk__json_digits16_count(q);
+    if (n == 0 || n == 16 || (n > 1 && *q == '0') || q[n] == '.' || (q[n] | 0x20) == 'e') {
+        return NULL; /* not a digit after '-', 16 digits or more, a leading zero, a float */
+    }
+    uint64_t w;
+    if (n < 8) {
+        w = wk__json_digits8_value(wk__json_digits8_top(wk__json_load8(q), n));
+    } else {
+        /* the first n - 8 digits, then the last eight */
+        uint64_t hi = 0;
+        if (n > 8) {
+            hi = wk__json_digits8_value(wk__json_digits8_top(wk__json_load8(q), n - 8));
+        }
+        w = hi * 100000000u + wk__json_digits8_value(wk__json_load8(q + n - 8));
+    }
+    if (!neg) {
+        out->kind = WK__NUM_UINT;
+        out->v.u = w;
+        return q + n;
+    }
+    if (w == 0) {
+        return NULL; /* "-0" is a float */
+    }
+    out->kind = WK__NUM_INT;
+    out->v.i = (int64_t)(0 - w);
+    return q + n;
 }
 
 #endif

@@ -16,10 +16,12 @@
 
 enum {
     ST_TOP,       /* a top-level value may start */
-    ST_VALUE,     /* a value must start (after ',' in an array or ':' in an object) */
+    ST_VALUE,     /* a key's value must start (after ':'; after ',' in an array the general
+                   * step reads the value at once, so this state is always in an object) */
     ST_ARR_FIRST, /* after '[' */
     ST_OBJ_FIRST, /* after '{' */
-    ST_AFTER,     /* after a value inside a container */
+    ST_AFTER_OBJ, /* after a value inside an object */
+    ST_AFTER_ARR, /* after a value inside an array (the two: no look at the nesting stack) */
     ST_DONE,      /* input used up */
     ST_FAILED     /* an error is latched (r->err): next() returns it without another look */
 };
@@ -48,7 +50,7 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     r->scratch.max = WK_BUF_DEFAULT_MAX;
     r->scratch.alloc = alloc;
     r->scratch.fixed = false;
-    r->flags = opts != NULL ? opts->flags : 0;
+    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
     r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
                                                         : WK_JSON_DEFAULT_MAX_DEPTH;
     r->stack = r->inline_stack;
@@ -163,11 +165,18 @@ static void value_done(wk_json_reader *r)
         r->values++;
         r->state = ST_TOP;
     } else {
-        r->state = ST_AFTER;
+        r->state = top_is_object(r) ? ST_AFTER_OBJ : ST_AFTER_ARR;
     }
 }
 
-static wk_status read_string_slow(wk_json_reader *r, wk_event *ev);
+static wk_status read_string_slow(wk_json_reader *r, wk_event *ev, size_t plain);
+
+/* wk__json_short_plain's answer k for a string that is not short and plain: how many bytes of
+ * it are known plain (16 for -2), so a scan may start after them. */
+static inline size_t known_plain(int k)
+{
+    return k == -2 ? 16 : 0;
+}
 
 /* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
 static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
@@ -181,16 +190,18 @@ static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
         r->p = s + k + 1;
         return WK_OK;
     }
-    return read_string_slow(r, ev);
+    return read_string_slow(r, ev, known_plain(k));
 }
 
-/* Any string: long, escaped, non-ASCII, near the end of the input. */
-__attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, wk_event *ev)
+/* Any string: long, escaped, non-ASCII, near the end of the input. Its first `plain` bytes
+ * are known to need no look (so they are inside the input). */
+__attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, wk_event *ev,
+                                                            size_t plain)
 {
     const uint8_t *s = r->p + 1;
     const uint8_t *esc;
     wk__json_fail f = {WK_OK, NULL, NULL};
-    const uint8_t *close = wk__json_scan_string(s, r->end, &esc, &f);
+    const uint8_t *close = wk__json_scan_string(s + plain, r->end, &esc, &f);
     if (close == NULL) {
         return fail_lex(r, &f);
     }
@@ -248,7 +259,8 @@ static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
  * Out of line, so the number lexer's registers do not weigh on next()'s common path. */
 __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_event *ev)
 {
-    uint8_t c = *r->p;
+    const uint8_t *at = r->p;
+    uint8_t c = *at;
     wk_status st;
     switch (c) {
     case 't':
@@ -295,6 +307,9 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
             if (e == NULL) {
                 return fail_lex(r, &f);
             }
+            if (WK__UNLIKELY(e == r->end) && (r->flags & WK__JSON_READ_MORE)) {
+                return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+            }
             switch (num.kind) {
             case WK__NUM_UINT:
                 ev->type = WK_EV_UINT;
@@ -326,6 +341,11 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
     }
     if (st != WK_OK) {
         return st;
+    }
+    if (WK__UNLIKELY(r->p == r->end) && (r->flags & WK__JSON_READ_MORE) &&
+        ev->type == WK_EV_FLOAT) {
+        r->p = at; /* NaN, Infinity, -Infinity: held back as a number is */
+        return WK_ERR_AGAIN;
     }
     value_done(r);
     return WK_OK;
@@ -412,8 +432,8 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
 {
     uint32_t state = r->state;
     const uint8_t *end = r->end;
-    if (WK__LIKELY(state == ST_AFTER)) {
-        bool object = top_is_object(r);
+    if (WK__LIKELY(state == ST_AFTER_OBJ || state == ST_AFTER_ARR)) {
+        bool object = state == ST_AFTER_OBJ;
         const uint8_t *p = skip_ws(r->p, end);
         r->p = p;
         if (p == end) {
@@ -506,9 +526,10 @@ close:
 }
 
 /* A string value at r->p beyond read_string's fast path, then the value's end. */
-__attribute__((noinline)) static wk_status string_value_slow(wk_json_reader *r, wk_event *ev)
+__attribute__((noinline)) static wk_status string_value_slow(wk_json_reader *r, wk_event *ev,
+                                                             size_t plain)
 {
-    wk_status st = read_string_slow(r, ev);
+    wk_status st = read_string_slow(r, ev, plain);
     if (st == WK_OK) {
         value_done(r);
     }
@@ -516,22 +537,25 @@ __attribute__((noinline)) static wk_status string_value_slow(wk_json_reader *r, 
 }
 
 /* The value at p (no whitespace before it, p < end), read as next_general reads it: a short
- * plain string or a container inline, anything else by a tail call (r->p = p first). */
+ * plain string, a container, an integer or a literal inline, anything else by a tail call
+ * (r->p = p first). `after` is the state after a scalar: the value is inside a container of
+ * that kind (a constant at each call site), or at the top level, where only containers come
+ * here. */
 WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
-                                  const uint8_t *end)
+                                  const uint8_t *end, uint32_t after)
 {
     uint8_t c = *p;
     if (c == '"') {
         int k = wk__json_short_plain(p + 1, end);
         if (k < 0) {
             r->p = p;
-            return string_value_slow(r, ev);
+            return string_value_slow(r, ev, known_plain(k));
         }
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)p + 1;
         ev->v.str.len = (size_t)k;
         r->p = p + k + 2;
-        value_done(r);
+        r->state = after;
         return WK_OK;
     }
     uint32_t d = r->depth;
@@ -551,8 +575,48 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->p = p + 1;
         return WK_OK;
     }
+    if ((wk__json_digit(c) || c == '-') && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        wk__json_num num;
+        const uint8_t *e = wk__json_word_int(p, end, &num);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = num.kind == WK__NUM_UINT ? WK_EV_UINT : WK_EV_INT;
+            ev->v.u = num.v.u;
+            r->p = e;
+            r->state = after;
+            return WK_OK;
+        }
+    } else if ((c == 't' || c == 'f' || c == 'n') && end - p >= 5) {
+        wk__json_fail f;
+        const uint8_t *e = wk__json_literal(p, end, &f);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = c == 'n' ? WK_EV_NIL : WK_EV_BOOL;
+            ev->v.b = c == 't';
+            r->p = e;
+            r->state = after;
+            return WK_OK;
+        }
+    }
     r->p = p;
     return c == '{' || c == '[' ? read_value(r, ev) : read_scalar(r, ev);
+}
+
+/* A key at r->p longer than the short path, whose first 16 bytes are plain: a plain key with
+ * its ':' right after it here, anything else by read_key from the start. */
+__attribute__((noinline)) static wk_status key_long(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *s = r->p + 1;
+    const uint8_t *esc;
+    wk__json_fail f = {WK_OK, NULL, NULL};
+    const uint8_t *close = wk__json_scan_string(s + 16, r->end, &esc, &f);
+    if (close != NULL && esc == NULL && r->end - close > 1 && close[1] == ':') {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)(close - s);
+        r->p = close + 2;
+        r->state = ST_VALUE;
+        return WK_OK;
+    }
+    return read_key(r, ev);
 }
 
 /* The key at p (p[0] is '"'), read as read_key reads it: a short plain key with its ':' right
@@ -570,7 +634,17 @@ WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *
         return WK_OK;
     }
     r->p = p;
-    return read_key_call(r, ev);
+    return k == -2 ? key_long(r, ev) : read_key_call(r, ev);
+}
+
+/* The END of the container at p (p[0] is its closing bracket; d: the depth after it). */
+WK__JSON_HOT wk_status close_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p, uint32_t d)
+{
+    r->p = p + 1;
+    r->depth = d;
+    ev->type = WK_EV_END;
+    value_done(r);
+    return WK_OK;
 }
 
 /* The event reader's step. Compact input (no whitespace between tokens) in the common states
@@ -584,32 +658,37 @@ WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
     const uint8_t *p = r->p;
     const uint8_t *end = r->end;
     if (WK__LIKELY(p < end && *p > ' ')) {
-        if (WK__LIKELY(state == ST_AFTER)) {
-            uint32_t d = r->depth - 1;
-            bool object = (r->stack[d >> 6] >> (d & 63)) & 1;
-            uint8_t c = *p;
-            if (c == ',' && end - p > 1 && p[1] > ' ') {
-                if (object) {
-                    if (p[1] == '"') {
-                        return key_fast(r, ev, p + 1, end);
-                    }
-                } else if (p[1] != ']') {
-                    return value_fast(r, ev, p + 1, end);
-                }
-            } else if (c == (object ? '}' : ']')) {
-                r->p = p + 1;
-                r->depth = d;
-                ev->type = WK_EV_END;
-                value_done(r);
-                return WK_OK;
+        uint8_t c = *p;
+        if (WK__LIKELY(state == ST_AFTER_OBJ)) {
+            if (c == ',' && end - p > 1 && p[1] == '"') {
+                return key_fast(r, ev, p + 1, end);
+            }
+            if (c == '}') {
+                return close_fast(r, ev, p, r->depth - 1);
             }
         } else if (WK__LIKELY(state == ST_VALUE)) {
-            return value_fast(r, ev, p, end);
-        } else if (state == ST_OBJ_FIRST && *p == '"') {
-            return key_fast(r, ev, p, end);
-        } else if (state == ST_ARR_FIRST && *p != ']') {
-            return value_fast(r, ev, p, end);
+            return value_fast(r, ev, p, end, ST_AFTER_OBJ);
+        } else if (state == ST_AFTER_ARR) {
+            if (c == ',' && end - p > 1 && p[1] > ' ' && p[1] != ']') {
+                return value_fast(r, ev, p + 1, end, ST_AFTER_ARR);
+            }
+            if (c == ']') {
+                return close_fast(r, ev, p, r->depth - 1);
+            }
+        } else if (state == ST_OBJ_FIRST) {
+            if (c == '"') {
+                return key_fast(r, ev, p, end);
+            }
+            if (c == '}') {
+                return close_fast(r, ev, p, r->depth - 1);
+            }
+        } else if (state == ST_ARR_FIRST) {
+            return c != ']' ? value_fast(r, ev, p, end, ST_AFTER_ARR)
+                            : close_fast(r, ev, p, r->depth - 1);
         }
+    } else if (state == ST_TOP && p < end && *p == '\n' && end - p > 1 &&
+               (p[1] == '{' || p[1] == '[') && (r->flags & WK_JSON_READ_MULTI)) {
+        return value_fast(r, ev, p + 1, end, ST_TOP); /* the next line of JSON Lines */
     }
     return next_general(r, ev);
 }
@@ -619,44 +698,37 @@ WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
     return reader_step(r, ev);
 }
 
-static bool is_number(wk_event_type t)
-{
-    return t == WK_EV_INT || t == WK_EV_UINT || t == WK_EV_FLOAT || t == WK_EV_RAWNUM;
-}
-
 wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
                               wk__json_run *out)
 {
     wk_status (*event)(void *, const wk_event *) = sink->event;
     void *self = sink->self;
     uint32_t stop = one ? UINT32_MAX : 0; /* the deepest nesting after which a run ends */
+    wk_status st;
+    if (more) {
+        r->flags |= WK__JSON_READ_MORE;
+    }
     for (;;) {
         wk_event ev;
         const uint8_t *save_p = r->p;
         uint32_t save_state = r->state;
-        wk_status st = reader_step(r, &ev);
+        st = reader_step(r, &ev);
         if (WK__UNLIKELY(st != WK_OK)) {
             out->save_p = save_p;
             out->save_state = save_state;
-            return st;
-        }
-        if (WK__UNLIKELY(r->p == r->end) && more && is_number(ev.type)) {
-            if (r->depth == 0) {
-                r->values--; /* the top-level number value_done counted */
-            }
-            out->save_p = save_p;
-            out->save_state = save_state;
-            return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+            break;
         }
         st = event(self, &ev);
         if (WK__UNLIKELY(st != WK_OK)) {
             out->sink_failed = true;
-            return st;
+            break;
         }
         if (r->depth <= stop) {
-            return WK_OK;
+            break;
         }
     }
+    r->flags &= ~WK__JSON_READ_MORE;
+    return st;
 }
 
 static wk_status source_next(void *self, wk_event *ev)
@@ -820,15 +892,14 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     if (r->err.code != WK_OK) {
         return r->err.code;
     }
-    bool due = r->state == ST_OBJ_FIRST ||
-               (r->state == ST_AFTER && r->depth > 0 && top_is_object(r));
+    bool due = r->state == ST_OBJ_FIRST || r->state == ST_AFTER_OBJ;
     if (!due) {
         return WK_ERR_STATE;
     }
     /* Fast path: compact input, a short plain key and its ':' (what next() does, minus the
      * general checks). */
     const uint8_t *p = r->p;
-    const uint8_t *q = p + (r->state == ST_AFTER);
+    const uint8_t *q = p + (r->state == ST_AFTER_OBJ);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
         int k = wk__json_short_plain(q + 1, r->end);
         if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
@@ -851,7 +922,7 @@ __attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const cha
     const uint8_t *p = r->p;
     wk_event ev;
     wk_status st;
-    if (r->state == ST_AFTER && r->end - p >= 2 && p[0] == ',' && p[1] == '"') {
+    if (r->state == ST_AFTER_OBJ && r->end - p >= 2 && p[0] == ',' && p[1] == '"') {
         r->p = p + 1; /* compact input: what next() does after the ',', minus the checks */
         st = read_key(r, &ev);
     } else {
@@ -875,7 +946,8 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
         return WK_ERR_STATE;
     }
     const uint8_t *p = r->p;
-    if ((r->state == ST_AFTER || r->state == ST_OBJ_FIRST || r->state == ST_ARR_FIRST) &&
+    if ((r->state == ST_AFTER_OBJ || r->state == ST_AFTER_ARR || r->state == ST_OBJ_FIRST ||
+         r->state == ST_ARR_FIRST) &&
         p < r->end && *p == (top_is_object(r) ? '}' : ']')) {
         ev_end_fast(r); /* compact input: the END right here, read as next() reads it */
         return WK_OK;
@@ -902,7 +974,7 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
             r->p += k + 2;
-            r->state = ST_AFTER;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }
     }
@@ -929,7 +1001,7 @@ static inline int64_t small_uint(wk_json_reader *r)
         return -1;
     }
     r->p = q;
-    r->state = ST_AFTER;
+    r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
     return (int64_t)v;
 }
 
@@ -1002,13 +1074,13 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
         if (memcmp(r->p, "true", 4) == 0) {
             *v = true;
             r->p += 4;
-            r->state = ST_AFTER;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }
         if (memcmp(r->p, "false", 5) == 0) {
             *v = false;
             r->p += 5;
-            r->state = ST_AFTER;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }
     }

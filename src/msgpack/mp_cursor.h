@@ -9,6 +9,7 @@
 #define WK_MP_CURSOR_H
 
 #include "mp_token.h"
+#include "value/value_build_core.h"
 #include "wirekit/utf8.h"
 
 typedef struct mp_cursor {
@@ -36,5 +37,12 @@ static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
     }
     return st;
 }
+
+/* The fused token -> tree build (value/value_build_core.h, counted and resumable) over a
+ * cursor: wk_mp_decode_value runs it over a whole buffer, the stream unpacker over chunks
+ * (s->pause set), so both run the same machine code. Returns as the core's VB_FN; the root is
+ * s->root. */
+wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+                       wk__vb_fail *f);
 
 #endif

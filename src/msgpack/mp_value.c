@@ -17,8 +17,15 @@
 #define VB_CURSOR mp_cursor
 #define VB_NEXT(c, ev, m) mp_next((c), (ev), (m))
 #define VB_COUNTED 1
+#define VB_RESUMABLE 1
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
 #include "value/value_build_core.h"
+
+wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+                       wk__vb_fail *f)
+{
+    return build_from_tokens(c, arena, o, s, f);
+}
 
 WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
                                    wk_arena *arena, wk_value **out, size_t *consumed,
@@ -44,8 +51,11 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_
         }
     }
     wk__vb_fail f;
-    wk_value *root;
-    wk_status st = build_from_tokens(&c, arena, &o, &root, &f);
+    wk__vb_state s;
+    memset(&s, 0, sizeof s); /* no pause: a cut token is the cursor's error */
+    wk_status st = wk__mp_build(&c, arena, &o, &s, &f);
+    wk_value *root = s.root;
+    wk__vb_state_free(&s, o.alloc); /* frames the build grew on the heap */
     if (st != WK_OK) {
         return wk_error_set(err, st, (size_t)(c.at - start), f.msg);
     }

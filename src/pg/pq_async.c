@@ -26,9 +26,7 @@ struct wk_pq_async {
     char *sql;
     /* the encoded parameters, kept for the execute step */
     size_t n;
-    Oid *types;
-    int *lens, *fmts;
-    size_t *offs;
+    wk__pq_param_arrays prm;
     const char **vals;
     wk_buf buf;
     phase ph;
@@ -82,15 +80,16 @@ static bool send_phase(wk_pq_async *q, phase ph)
     PGconn *pg = q->conn->pg;
     int ok;
     if (ph == PH_PREPARE) {
-        ok = PQsendPrepare(pg, "", q->sql, (int)q->n, q->types);
+        ok = PQsendPrepare(pg, "", q->sql, (int)q->n, q->prm.types);
     } else if (ph == PH_DESCRIBE) {
         ok = PQsendDescribePrepared(pg, "");
     } else {
         /* after a describe the unnamed statement is prepared; else the text goes along */
-        ok = (q->ph == PH_DESCRIBE ? PQsendQueryPrepared(pg, "", (int)q->n, q->vals, q->lens,
-                                                         q->fmts, q->rfmt)
-                                   : PQsendQueryParams(pg, q->sql, (int)q->n, q->types, q->vals,
-                                                       q->lens, q->fmts, q->rfmt)) &&
+        const wk__pq_param_arrays *a = &q->prm;
+        ok = (q->ph == PH_DESCRIBE ? PQsendQueryPrepared(pg, "", (int)q->n, q->vals, a->lens,
+                                                         a->fmts, q->rfmt)
+                                   : PQsendQueryParams(pg, q->sql, (int)q->n, a->types, q->vals,
+                                                       a->lens, a->fmts, q->rfmt)) &&
              PQsetSingleRowMode(pg);
     }
     if (!ok) {
@@ -156,7 +155,7 @@ static void take(wk_pq_async *q, PGresult *r)
     }
     if (q->ph == PH_DESCRIBE && s == PGRES_COMMAND_OK) {
         q->rfmt = wk__pq_described_format(q->conn, r);
-        wk__pq_fmt_remember(q->conn, q->sql, q->types, q->n, q->rfmt);
+        wk__pq_fmt_remember(q->conn, q->sql, q->prm.types, q->n, q->rfmt);
     } else if (q->ph == PH_EXECUTE && s == PGRES_SINGLE_TUPLE) {
         if (!q->stop) {
             hand_over(q, r);
@@ -179,10 +178,7 @@ static void advance(wk_pq_async *q)
 static void release(wk_pq_async *q)
 {
     wk_pg_plan_free(q->plan);
-    free(q->types);
-    free(q->lens);
-    free(q->fmts);
-    free(q->offs);
+    wk__pq_param_arrays_free(&q->prm);
     free(q->vals);
     wk_buf_free(&q->buf);
     free(q->sql);
@@ -195,22 +191,14 @@ static wk_status encode(wk_pq_async *q, const wk_pq_param *params, size_t n, wk_
     if (n > 65535) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
-    size_t m = n > 0 ? n : 1;
     q->n = n;
-    q->types = malloc(m * sizeof *q->types);
-    q->lens = malloc(m * sizeof *q->lens);
-    q->fmts = malloc(m * sizeof *q->fmts);
-    q->offs = malloc(m * sizeof *q->offs);
-    q->vals = malloc(m * sizeof *q->vals);
-    if (q->types == NULL || q->lens == NULL || q->fmts == NULL || q->offs == NULL ||
-        q->vals == NULL) {
+    q->vals = malloc((n > 0 ? n : 1) * sizeof *q->vals);
+    if (q->vals == NULL) {
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
     }
-    wk_status st =
-        wk__pq_encode_params(q->conn, params, n, &q->buf, q->types, q->fmts, q->lens, q->offs,
-                             err);
+    wk_status st = wk__pq_param_arrays_encode(&q->prm, 0, q->conn, params, n, &q->buf, err);
     if (st == WK_OK) {
-        wk__pq_param_values(&q->buf, q->offs, n, q->vals);
+        wk__pq_param_values(&q->buf, q->prm.offs, n, q->vals);
     }
     return st;
 }
@@ -260,7 +248,7 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
     }
     q->deadline = wk__pq_deadline(conn);
     q->rfmt = 1;
-    bool known = wk__pq_fmt_cached(conn, sql, q->types, n, &q->rfmt);
+    bool known = wk__pq_fmt_cached(conn, sql, q->prm.types, n, &q->rfmt);
     q->ph = PH_PREPARE;
     if (PQsetnonblocking(conn->pg, 1) != 0 ||
         !send_phase(q, known ? PH_EXECUTE : PH_PREPARE)) {

@@ -81,6 +81,37 @@ static inline int64_t wk__pq_now_ms(void)
 wk_status wk__pq_encode_params(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
                                wk_buf *buf, Oid *types, int *fmts, int *lens, size_t *offs,
                                wk_error *err);
+/* What libpq takes per parameter (type, format, length) and each value's offset in the
+ * encoding buffer, for `cap` parameters, kept by the statements that outlive one call (a
+ * pipeline's batch, a non-blocking query). Zero-initialised: empty. (pq_params.c) */
+typedef struct wk__pq_param_arrays {
+    Oid *types;
+    int *fmts, *lens;
+    size_t *offs;
+    size_t cap;
+} wk__pq_param_arrays;
+/* Makes room for `need` parameters (at least doubling; the first call allocates even for
+ * none, so the arrays are never NULL once encoded into): WK_OK, or WK_ERR_NOMEM with `err`
+ * filled and nothing lost. */
+wk_status wk__pq_param_arrays_reserve(wk__pq_param_arrays *a, size_t need, wk_error *err);
+/* wk__pq_encode_params into parameters at..at+n of `a`, grown first. Inline: a pipeline
+ * calls it per statement and it rarely grows. */
+static inline wk_status wk__pq_param_arrays_encode(wk__pq_param_arrays *a, size_t at,
+                                                   const wk_pq_conn *conn,
+                                                   const wk_pq_param *params, size_t n,
+                                                   wk_buf *buf, wk_error *err)
+{
+    if (a->cap == 0 || at + n > a->cap) {
+        wk_status st = wk__pq_param_arrays_reserve(a, at + n, err);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+    return wk__pq_encode_params(conn, params, n, buf, a->types + at, a->fmts + at, a->lens + at,
+                                a->offs + at, err);
+}
+/* Frees the arrays and empties `a`. */
+void wk__pq_param_arrays_free(wk__pq_param_arrays *a);
 /* The value pointers for libpq once `buf` is complete. */
 void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const char **vals);
 /* The result format for a described statement: 1 (binary) when the snapshot has a binary

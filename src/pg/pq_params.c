@@ -4,8 +4,11 @@
  * parameters the server is to infer, which go as text), and its type, format, length and
  * offset are recorded for PQsendQueryParams / PQsendQueryPrepared. Offsets, not pointers,
  * because the buffer may move while it grows; the pointers are made once it is complete.
- * Shared by the one-statement path (pq_conn.c) and pipelines (pq_pipeline.c).
+ * Shared by the one-statement path (pq_conn.c), the non-blocking query (pq_async.c) and
+ * pipelines (pq_pipeline*.c); the last two keep their arrays in a wk__pq_param_arrays.
  */
+#include <stdlib.h>
+
 #include "pg/pg_internal.h"
 #include "pg/pq_internal.h"
 
@@ -109,4 +112,38 @@ int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc)
         }
     }
     return 1;
+}
+
+wk_status wk__pq_param_arrays_reserve(wk__pq_param_arrays *a, size_t need, wk_error *err)
+{
+    if (a->cap != 0 && need <= a->cap) {
+        return WK_OK;
+    }
+    size_t cap = a->cap == 0 ? 16 : a->cap;
+    while (cap < need) {
+        cap *= 2;
+    }
+    /* each array grows from the same old capacity, which changes only when all four grew */
+    Oid *types = realloc(a->types, cap * sizeof *types);
+    a->types = types != NULL ? types : a->types;
+    int *fmts = realloc(a->fmts, cap * sizeof *fmts);
+    a->fmts = fmts != NULL ? fmts : a->fmts;
+    int *lens = realloc(a->lens, cap * sizeof *lens);
+    a->lens = lens != NULL ? lens : a->lens;
+    size_t *offs = realloc(a->offs, cap * sizeof *offs);
+    a->offs = offs != NULL ? offs : a->offs;
+    if (types == NULL || fmts == NULL || lens == NULL || offs == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
+    }
+    a->cap = cap;
+    return WK_OK;
+}
+
+void wk__pq_param_arrays_free(wk__pq_param_arrays *a)
+{
+    free(a->types);
+    free(a->fmts);
+    free(a->lens);
+    free(a->offs);
+    memset(a, 0, sizeof *a);
 }

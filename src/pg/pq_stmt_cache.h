@@ -1,6 +1,6 @@
 /*
  * The prepared statements of a connection's pipelines, cached by statement text and
- * parameter types (pq_stmt_cache.c), as pq_pipeline.c uses them.
+ * parameter types (pq_stmt_cache.c), as the pipelines (pq_pipeline*.c) use them.
  */
 #ifndef WK_PQ_STMT_CACHE_H
 #define WK_PQ_STMT_CACHE_H

@@ -1004,8 +1004,8 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
         r->p = base + (in_buf ? u->ev_pos : f->chunk_pos);
         r->end = base + len;
         /* What a call that is undone can have changed: the cursor and the state (a failure
-         * latches; a number read to the end moves to the next state and, at the top level,
-         * counts a value). The nesting depth changes only with an event that stays. */
+         * latches; a number that reaches the end is not read at all). The nesting depth
+         * changes only with an event that stays. */
         wk__json_run run = {NULL, 0, false};
         wk_status st = wk__json_reader_run(r, sink, in_buf, !f->finished, &run);
         if (WK_UNLIKELY(run.sink_failed)) {

@@ -1,11 +1,12 @@
 /*
- * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the value module's counted
- * build loop in its resumable form, the node block a paused tree
- * lives in, and the pointer moves between the caller's arena, the block, the chunk and the
- * gather buffer. Every move is one linear pass over the nodes it concerns: the partial tree
- * once when it leaves the caller's arena, the block when it doubles, string pointers when the
- * gather buffer doubles, the finished tree once into the caller's arena; with doubling, the
- * total stays linear in the value's size.
+ * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the value module's
+ * counted build loop in its resumable form (into the caller's arena: the buffer decoder's own
+ * build; into the block: compiled here), the node block a paused tree lives in, and the pointer moves between the
+ * caller's arena, the block, the chunk and the gather buffer. Every move is one linear pass
+ * over the nodes it concerns: a run's new nodes once when they leave the caller's arena at a
+ * pause (with the block's slots the run filled), the block when it doubles, string pointers
+ * when the gather buffer doubles, the block once into the caller's arena when the tree is
+ * complete; with doubling, the total stays linear in the value's size.
  */
 #include "mp_tree.h"
 
@@ -28,20 +29,31 @@ struct wk__mp_tree {
     size_t used;         /* nodes in use (0 while the tree is not in the block) */
     size_t cap;          /* nodes the block holds */
     size_t max_nodes;    /* the cap, in nodes */
-    uint8_t *arena_cur;  /* the caller's arena before the first run: where its nodes start */
-    wk_arena_chunk *arena_chunks; /* ... and its chunk list then (the run's nodes are
-                                   * contiguous if the list is the same after it) */
+    uint8_t *arena_cur;  /* the caller's arena before this call's runs into it (given back
+                          * when their nodes move into the block) */
+    wk_arena_chunk *arena_chunks; /* its chunk list once the runs began (their nodes are
+                                   * contiguous if the list is the same after them) */
+    uintptr_t run_lo;    /* where the runs' nodes start in the arena */
+    wk_value *dst;       /* room in the arena for the block's nodes, taken when the runs
+                          * began (the block moves there if they complete the tree) */
     const wk_allocator *alloc;
     uint32_t max_depth;
     bool strict;
     bool copy;
     bool full;           /* the block could not grow (at the cap, or no memory) */
     move last;           /* how the block moved in the last allocation (or no move) */
-    bool in_arena;       /* the paused tree is in the caller's arena (same call), not the block */
+    bool in_arena;       /* runs of this call have put nodes in the caller's arena */
     size_t *kids;        /* indexes in the block of the containers with children there */
     size_t nkids;
     size_t kids_cap;
+    size_t *open;        /* before the runs into the arena: the unfilled slots of the open
+                          * frames in the block, as index pairs [from, to) (runs fill them) */
+    size_t nopen;        /* pairs in `open` */
+    size_t open_cap;     /* pairs `open` holds */
+    size_t slot;         /* ... and the slot to fill next then, if in the block (else none) */
 };
+
+#define NO_SLOT SIZE_MAX
 
 static inline move move_of(const void *old, size_t bytes, const void *now)
 {
@@ -119,7 +131,8 @@ static void move_build(wk__vb_frame *frames, size_t depth, wk_value **vp, const 
 
 /* Makes room for `n` more nodes in the block, moving what points into it when it moves.
  * False at the cap or when the allocator fails. */
-static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, size_t depth)
+static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, size_t depth,
+                       wk_value **vp)
 {
     if (n > t->max_nodes - t->used) {
         return false;
@@ -142,7 +155,7 @@ static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, si
     if (old != NULL && now != old && t->used != 0) {
         move m = move_of(old, t->used * sizeof(wk_value), now);
         move_kids(t, now, m.delta);
-        move_build(frames, depth, NULL, &m);
+        move_build(frames, depth, vp, &m);
         t->last = m;
     }
     t->nodes = now;
@@ -163,35 +176,48 @@ static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, wk__vb_fram
 {
     t->last = no_move;
     size_t at = v != NULL ? (size_t)(v - t->nodes) : 0;
-    if ((n > t->cap - t->used && !block_grow(t, n, frames, depth)) ||
+    if ((n > t->cap - t->used && !block_grow(t, n, frames, depth, NULL)) ||
         (v != NULL && !kids_push(t, at))) {
         t->full = true;
         return NULL;
     }
     wk_value *p = t->nodes + t->used;
     t->used += n;
-    memset(p, 0, n * sizeof(wk_value));
+    static const wk_value nil;
+    switch (n) { /* most containers are small: no call for them */
+    case 4: p[3] = nil; /* fall through */
+    case 3: p[2] = nil; /* fall through */
+    case 2: p[1] = nil; /* fall through */
+    case 1: p[0] = nil; break;
+    default: memset(p, 0, n * sizeof(wk_value)); break;
+    }
     return p;
 }
 
-/* The build, compiled once (so that the token decoder is inlined into it): the first run on
- * the chunk puts nodes in the caller's arena, as wk_mp_decode_value does; the later runs on
- * the gather buffer put them in the block. */
+/* The builds: into the caller's arena, the buffer decoder's own (wk__mp_build: the first run
+ * on the chunk, and the runs that go on from the block in the arena), and into the block (the
+ * runs on the gather buffer), compiled here with the token decoder inlined. */
 typedef struct tree_cursor {
     mp_cursor c;
-    struct wk__mp_tree *t; /* the block's owner when `own` */
-    bool own;
+    struct wk__mp_tree *t; /* the block's owner */
 } tree_cursor;
 
-#define VB_FN build
+#if defined(__GNUC__)
+#define TREE_FLATTEN __attribute__((flatten)) /* the token decoder inlined */
+#else
+#define TREE_FLATTEN
+#endif
+static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
+                                wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
+
+#define VB_FN build_in_block
 #define VB_CURSOR tree_cursor
 #define VB_NEXT(c, ev, m) mp_next(&(c)->c, (ev), (m))
 #define VB_COUNTED 1
 #define VB_RESUMABLE 1
-#define VB_ALLOC_KIDS(c, arena, n, frames, depth, v)                                   \
-    ((c)->own ? block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))               \
-              : wk__vb_alloc((arena), (size_t)(n) * sizeof(wk_value)))
-#define VB_MOVED(c, v) ((c)->own ? block_moved((c)->t, (v)) : (v))
+#define VB_ALLOC_KIDS(c, arena, n, frames, depth, v) \
+    block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))
+#define VB_MOVED(c, v) block_moved((c)->t, (v))
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
 #include "value/value_build_core.h"
 
@@ -212,6 +238,7 @@ static struct wk__mp_tree *tree_new(const wk_read_opts *opts, size_t max)
         t->copy = (opts->flags & WK_READ_COPY_STRINGS) != 0;
         t->max_nodes = max / sizeof(wk_value);
         t->last = no_move;
+        t->b.pause = true;
     }
     return t;
 }
@@ -234,9 +261,10 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     struct wk__mp_tree *t = *tp;
     wk__vb_state local;
     memset(&local, 0, sizeof local);
+    local.pause = true;
     wk__vb_state *s = t != NULL ? &t->b : &local;
     s->v = NULL;
-    tree_cursor c = {{base, base + n, base, (opts->flags & WK_READ_STRICT_UTF8) != 0}, t, false};
+    tree_cursor c = {{base, base + n, base, (opts->flags & WK_READ_STRICT_UTF8) != 0}, t};
     wk__vb_opts o;
     o.copy = (opts->flags & WK_READ_COPY_STRINGS) != 0;
     o.max_depth = max_depth_of(opts);
@@ -244,7 +272,7 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
     wk__vb_fail f;
-    wk_status st = build(&c, arena, &o, s, &f);
+    wk_status st = wk__mp_build(&c.c, arena, &o, s, &f);
     stop->at = (size_t)(c.c.at - base);
     stop->msg = f.msg;
     stop->block_full = false;
@@ -266,9 +294,110 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
         t->b = local;
         *tp = t;
     }
+    t->used = 0; /* a pause leaves the whole tree in the arena, for wk__mp_tree_adopt */
+    t->nkids = 0;
+    t->nopen = 0;
+    t->slot = NO_SLOT;
     t->arena_cur = cur;
     t->arena_chunks = chunks;
+    t->run_lo = ((uintptr_t)cur + 7u) & ~(uintptr_t)7u;
+    t->in_arena = st == WK_ERR_AGAIN;
     return st;
+}
+
+/* Makes room for `pairs` index pairs in t->open. False when out of memory. */
+static bool open_grow(struct wk__mp_tree *t, size_t pairs)
+{
+    size_t cap = t->open_cap != 0 ? t->open_cap : 16;
+    while (cap < pairs) {
+        cap *= 2;
+    }
+    size_t *n = t->open == NULL ? wk_alloc(t->alloc, cap * 2 * sizeof(size_t))
+                                : wk_realloc(t->alloc, t->open, t->open_cap * 2 * sizeof(size_t),
+                                             cap * 2 * sizeof(size_t));
+    if (n == NULL) {
+        return false;
+    }
+    t->open = n;
+    t->open_cap = cap;
+    return true;
+}
+
+/* Before the first run of a call into the caller's arena: takes room there for the block's
+ * nodes (filled if the runs complete the tree) and notes what the runs may change in the
+ * block, the open frames' unfilled slots and the slot to fill next. False when the arena
+ * refuses, or puts that room in a chunk of its own (the runs' nodes would not follow it in one
+ * region), or out of memory: the caller gives the tree up. */
+static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
+{
+    wk__vb_state *s = &t->b;
+    uint8_t *cur = arena->cur;
+    wk_arena_chunk *chunks = arena->chunks;
+    t->nopen = 0;
+    t->slot = NO_SLOT;
+    t->dst = NULL;
+    t->arena_cur = cur;
+    if (t->used != 0) {
+        t->dst = wk_arena_alloc(arena, t->used * sizeof(wk_value), 8);
+        if (t->dst == NULL || (uint8_t *)(t->dst + t->used) != arena->cur) {
+            return false;
+        }
+        if (arena->chunks != chunks) {
+            t->arena_cur = (uint8_t *)t->dst;
+        }
+        if (s->depth > t->open_cap && !open_grow(t, s->depth)) {
+            return false;
+        }
+        t->slot = (size_t)(s->v - t->nodes);
+        for (size_t i = 0; i < s->depth; i++) {
+            size_t from = (size_t)(s->frames[i].next - t->nodes);
+            t->open[2 * i] = from;
+            t->open[2 * i + 1] = from + (size_t)s->frames[i].left;
+        }
+        t->nopen = s->depth;
+    }
+    t->arena_chunks = arena->chunks;
+    t->run_lo = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u;
+    t->in_arena = true;
+    return true;
+}
+
+/* The runs completed the tree: the block's nodes move into the room taken for them, where
+ * the runs' nodes point already. *out is the root. */
+static void runs_complete(struct wk__mp_tree *t, wk_value **out)
+{
+    if (t->used != 0) {
+        memcpy(t->dst, t->nodes, t->used * sizeof(wk_value));
+        move_kids(t, t->dst, (uintptr_t)t->dst - (uintptr_t)t->nodes);
+        *out = t->dst;
+    } else {
+        *out = t->b.root;
+    }
+    t->used = 0;
+    t->nkids = 0;
+    t->in_arena = false;
+}
+
+/* Node types (as bits) whose payload points at children, and at bytes. */
+#define CONTAINERS (1u << WK_VAL_ARRAY | 1u << WK_VAL_MAP)
+#define BYTES (1u << WK_VAL_STR | 1u << WK_VAL_BIN | 1u << WK_VAL_EXT)
+
+/* After the runs' nodes moved into the block: fixes node `at` of the block, a container
+ * whose children moved with them (listed then), or bytes in the chunk's rest, which the
+ * gather buffer holds now. False when out of memory. */
+static inline bool fix_moved(struct wk__mp_tree *t, size_t at, const move *m, const move *bytes)
+{
+    wk_value *v = &t->nodes[at];
+    uintptr_t p = (uintptr_t)v->u.items;
+    uint32_t kind = 1u << (v->type & 31u);
+    if ((kind & CONTAINERS) != 0 && p - m->lo < m->span) { /* children: never at the end */
+        v->u.items = (wk_value *)(p + m->delta);
+        return kids_push(t, at);
+    }
+    if ((kind & BYTES) != 0 && moves(bytes, p)) {
+        v->u.bin = (const uint8_t *)(p + bytes->delta);
+    }
+    return true;
 }
 
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
@@ -278,54 +407,62 @@ bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *ch
     if (t->copy || arena->chunks != t->arena_chunks) {
         return false; /* strings in the arena among the nodes, or nodes in two regions */
     }
-    /* (built in the arena by a resumed run: strings point into the gather buffer already) */
-    wk_value *root = s->root;
-    if ((uintptr_t)arena->cur < (uintptr_t)root) {
+    uintptr_t lo = t->run_lo;
+    size_t n = (uintptr_t)arena->cur > lo ? ((uintptr_t)arena->cur - lo) / sizeof(wk_value) : 0;
+    size_t base = t->used;
+    if (n > t->cap - base && !block_grow(t, n, s->frames, s->depth, &s->v)) {
         return false;
     }
-    size_t n = (size_t)((uintptr_t)arena->cur - (uintptr_t)root) / sizeof(wk_value);
-    t->used = 0;
-    if (n > t->cap && !block_grow(t, n, NULL, 0)) {
-        return false;
+    /* the runs' nodes go after the block's: pointers to them follow */
+    wk_value *dst = t->nodes + base;
+    if (n != 0) {
+        memcpy(dst, (const void *)lo, n * sizeof(wk_value));
     }
-    memcpy(t->nodes, root, n * sizeof(wk_value));
-    move m = move_of(root, n * sizeof(wk_value), t->nodes);
+    move m = move_of((const void *)lo, n * sizeof(wk_value), dst);
     move_build(s->frames, s->depth, &s->v, &m);
-    /* the slots not filled yet hold whatever the arena held: make them nil */
-    memset(s->v, 0, sizeof(wk_value));
-    for (size_t i = 0; i < s->depth; i++) {
-        memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
+    if (base == 0) {
+        s->root = t->nodes; /* the runs built the root first */
     }
-    /* children pointers into the region move with it (the containers are listed); byte
-     * pointers into the chunk move to the copy in the gather buffer: one pass */
-    move bytes = chunk_rest != NULL ? move_of(chunk_rest, rest_len, buf) : no_move;
-    t->nkids = 0;
-    for (size_t i = 0; i < n; i++) {
-        wk_value *v = &t->nodes[i];
-        uintptr_t p = (uintptr_t)v->u.items;
-        switch ((wk_value_type)v->type) {
-        case WK_VAL_ARRAY:
-        case WK_VAL_MAP:
-            if (moves(&m, p)) {
-                v->u.items = (wk_value *)(p + m.delta);
-                if (!kids_push(t, i)) {
-                    return false;
-                }
-            }
-            break;
-        case WK_VAL_STR:
-        case WK_VAL_BIN:
-        case WK_VAL_EXT:
-            if (moves(&bytes, p)) {
-                v->u.bin = (const uint8_t *)(p + bytes.delta);
-            }
-            break;
-        default: break;
+    /* their slots not filled yet hold whatever the arena held: make them nil */
+    move here = move_of(dst, n * sizeof(wk_value), dst);
+    if (moves(&here, (uintptr_t)s->v)) {
+        memset(s->v, 0, sizeof(wk_value));
+    }
+    for (size_t i = 0; i < s->depth; i++) {
+        if (moves(&here, (uintptr_t)s->frames[i].next)) {
+            memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
         }
     }
-    t->used = n;
+    /* the nodes the runs built or filled: the moved ones, the slot that was to be filled
+     * next, and the open frames' slots filled since (all of them for a frame closed since) */
+    move bytes = chunk_rest != NULL ? move_of(chunk_rest, rest_len, buf) : no_move;
+    for (size_t i = base; i < base + n; i++) {
+        if (!fix_moved(t, i, &m, &bytes)) {
+            return false;
+        }
+    }
+    if (t->slot != NO_SLOT && !fix_moved(t, t->slot, &m, &bytes)) {
+        return false;
+    }
+    for (size_t j = 0; j < t->nopen; j++) {
+        size_t from = t->open[2 * j];
+        size_t to = t->open[2 * j + 1];
+        if (j < s->depth) {
+            size_t at = (size_t)((uintptr_t)s->frames[j].next - (uintptr_t)t->nodes) /
+                        sizeof(wk_value);
+            if (at >= from && at <= to) { /* still open: filled up to its next slot */
+                to = at;
+            }
+        }
+        for (size_t i = from; i < to; i++) {
+            if (!fix_moved(t, i, &m, &bytes)) {
+                return false;
+            }
+        }
+    }
+    t->used = base + n;
     t->in_arena = false;
-    arena->cur = t->arena_cur; /* the caller's arena is as it was before the value */
+    arena->cur = t->arena_cur; /* the caller's arena is as it was before the runs */
     return true;
 }
 
@@ -337,68 +474,37 @@ void wk__mp_tree_restart(struct wk__mp_tree *t)
     t->in_arena = false;
 }
 
-/* Moves the paused tree from the block into `arena` (one block of nodes), where the run goes
- * on. False when the arena refuses, or gives the block a chunk of its own (the run's nodes
- * must follow it in one region, for wk__mp_tree_adopt). */
-static bool move_in(struct wk__mp_tree *t, wk_arena *arena)
-{
-    uint8_t *cur = arena->cur;
-    wk_arena_chunk *chunks = arena->chunks;
-    wk_value *dst = wk_arena_alloc(arena, t->used * sizeof(wk_value), 8);
-    if (dst == NULL || (uint8_t *)(dst + t->used) != arena->cur) {
-        return false; /* refused, or a chunk of its own: the run's nodes would not follow */
-    }
-    memcpy(dst, t->nodes, t->used * sizeof(wk_value));
-    move m = move_of(t->nodes, t->used * sizeof(wk_value), dst);
-    move_kids(t, dst, m.delta);
-    move_build(t->b.frames, t->b.depth, &t->b.v, &m);
-    t->b.root = dst;
-    t->used = 0;
-    t->nkids = 0;
-    t->in_arena = true;
-    t->arena_chunks = arena->chunks;
-    t->arena_cur = arena->chunks == chunks ? cur : (uint8_t *)dst;
-    return true;
-}
-
 wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
                              wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop)
 {
-    if (arena != NULL && !t->in_arena) {
-        if (t->b.v == NULL) { /* a new build, in the arena */
-            t->arena_cur = arena->cur;
-            t->arena_chunks = arena->chunks;
-            t->in_arena = true;
-        } else if (!move_in(t, arena)) { /* the arena is full: the caller gives the tree up */
-            stop->at = from;
-            stop->msg = NULL;
-            stop->block_full = true;
-            *out = NULL;
-            return WK_ERR_NOMEM;
-        }
+    *out = NULL;
+    if (t->b.v == NULL) { /* a new build: the root is the block's first node, or the arena's */
+        t->used = 0;
+        t->nkids = 0;
     }
-    tree_cursor c = {{base + from, base + n, base + from, t->strict}, t, arena == NULL};
+    if (arena != NULL && !t->in_arena && !runs_begin(t, arena)) {
+        stop->at = from; /* the arena is full: the caller gives the tree up */
+        stop->msg = NULL;
+        stop->block_full = true;
+        return WK_ERR_NOMEM;
+    }
+    tree_cursor c = {{base + from, base + n, base + from, t->strict}, t};
     wk__vb_opts o;
     o.copy = false;
     o.max_depth = t->max_depth;
     o.alloc = t->alloc;
-    if (t->b.v == NULL && arena == NULL) { /* a new build: the root is the block's first node */
-        t->used = 0;
-        t->nkids = 0;
-    }
     wk__vb_fail f;
     t->full = false;
-    wk_status st = build(&c, arena, &o, &t->b, &f);
+    wk_status st = arena != NULL ? wk__mp_build(&c.c, arena, &o, &t->b, &f)
+                                 : build_in_block(&c, NULL, &o, &t->b, &f);
     stop->at = (size_t)(c.c.at - base);
     stop->msg = f.msg;
     stop->block_full = st == WK_ERR_NOMEM && t->full;
-    *out = NULL;
     if (st == WK_OK) {
         stop->at = (size_t)(c.c.p - base);
         if (arena != NULL) {
-            *out = t->b.root;
+            runs_complete(t, out);
         }
-        t->in_arena = false;
     } else if (st != WK_ERR_AGAIN) {
         t->in_arena = false;
     }
@@ -450,6 +556,9 @@ void wk__mp_tree_free(struct wk__mp_tree *t)
     }
     if (t->kids != NULL) {
         wk_free(alloc, t->kids, t->kids_cap * sizeof(size_t));
+    }
+    if (t->open != NULL) {
+        wk_free(alloc, t->open, t->open_cap * 2 * sizeof(size_t));
     }
     wk_free(alloc, t, sizeof *t);
 }

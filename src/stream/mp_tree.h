@@ -9,14 +9,20 @@
  *   - on the unpacker's gather buffer, into the tree's own node block: the rest of a value
  *     that the chunk cut.
  *
- * When the first run pauses, the nodes it built move out of the caller's arena (the caller may
- * reset it before the next call) into the node block, in one copy: the run's allocations are
- * one contiguous run of nodes when the arena did not start a new chunk meanwhile and strings
- * were not copied; otherwise the gathered bytes are decoded again from the value's start, once.
- * String pointers into the chunk move to the same bytes in the gather buffer (the unpacker has
- * copied the chunk's rest there), and follow the buffer when it grows. When the value is
- * complete, its nodes are copied into the caller's arena in one block (strings copied too with
- * WK_READ_COPY_STRINGS, else pointing into the gather buffer until the next call).
+ * A paused tree lives in the node block (the caller may reset its arena before the next call).
+ * When the first run pauses, the nodes it built move out of the caller's arena into the
+ * block, in one copy: the run's allocations are one contiguous run of nodes when the arena
+ * did not start a new chunk meanwhile and strings were not copied; otherwise the gathered
+ * bytes are decoded again from the value's start, once. String pointers into the chunk move to
+ * the same bytes in the gather buffer (the unpacker has copied the chunk's rest there), and
+ * follow the buffer when it grows. A run that goes on from the block on the next chunk in
+ * place leaves the block where it is and puts its new nodes in the caller's arena, after room
+ * taken for the block's nodes: if it completes the tree, the block is copied into that room
+ * (each node built before the last pause is copied once); if it pauses again, only the nodes
+ * it built move into the block, and only the nodes it built or filled are looked at. A run on
+ * the gather buffer builds in the block, and the complete tree is copied into the caller's
+ * arena in one block (strings copied too with WK_READ_COPY_STRINGS, else pointing into the
+ * gather buffer until the next call).
  *
  * The node block never grows past the unpacker's buffer cap: a value whose tree would need
  * more goes back to the unpacker's framing and is decoded once complete.
@@ -44,11 +50,12 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
                             const uint8_t *base, size_t n, wk_arena *arena, wk_value **out,
                             wk__mp_tree_stop *stop);
 
-/* After a pause of a run into `arena` (wk__mp_tree_first on `chunk_rest`, whose bytes are now
- * copied at `buf`; or wk__mp_tree_resume, `chunk_rest` NULL), in the same call: moves the
- * partial tree out of `arena` into the node block. Returns false when it cannot (strings
- * copied, the arena started a new chunk, or the block would pass the cap): the build then
- * starts over from the value's start with wk__mp_tree_resume. */
+/* After a pause of the runs of this call into `arena` (wk__mp_tree_first on `chunk_rest`,
+ * whose bytes are now copied at `buf`; or wk__mp_tree_resume, on `chunk_rest` or, NULL, on the
+ * gather buffer), in the same call: moves the nodes they put in `arena` into the node block
+ * and gives that room back to `arena`. Returns false when it cannot (strings copied, the arena
+ * started a new chunk, the block would pass the cap, out of memory): the tree is then given
+ * up (wk__mp_tree_restart; the value is built again from its start). */
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                        size_t rest_len, const uint8_t *buf);
 
@@ -62,11 +69,12 @@ void wk__mp_tree_restart(struct wk__mp_tree *t);
 /* Goes on with the value at base[from..n): `from` is the token the last pause stopped at
  * (0 after a restart, when base[0] is the value's start), in the gather buffer or, when the
  * buffer ended at a token's end, in the next chunk. With `arena` NULL it builds into the node
- * block (a complete tree is then taken out by wk__mp_tree_deliver); else the tree so far moves
- * into `arena` (if it is not there yet) and the run goes on there: *out is then the complete
- * tree, and a pause leaves the tree in the arena (wk__mp_tree_adopt it, or run again on the
- * next bytes in the same call). Statuses as wk__mp_tree_first; `stop->block_full` says that
- * the tree must be given up (the block reached the cap, or `arena` refused the tree). */
+ * block (a complete tree is then taken out by wk__mp_tree_deliver). Else the new nodes go in
+ * `arena` (the first such run of a call takes room there for the block's nodes too): *out is
+ * then the complete tree, wholly in `arena`; a pause leaves the new nodes there (run again on
+ * the next bytes in the same call, or wk__mp_tree_adopt them). Statuses as
+ * wk__mp_tree_first; `stop->block_full` says that the tree must be given up (the block
+ * reached the cap, or `arena` refused the room for the block). */
 wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
                              wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop);
 

@@ -239,7 +239,9 @@ static inline bool absorb_small_chunk(wk__feed *f)
     }
     const uint8_t *src = f->chunk + f->chunk_pos;
     uint8_t *dst = f->buf + f->buf_len;
-    if (left <= 8) {
+    if (left == 1) {
+        dst[0] = src[0];
+    } else if (left <= 8) {
         for (size_t i = 0; i < left; i++) {
             dst[i] = src[i];
         }
@@ -428,12 +430,13 @@ static wk_status append(wk_mp_unpacker *u, size_t upto)
 /*
  * Goes on with the tree of the gathered value, from the token it paused at, once the bytes
  * that token needs are there. When the chunk brings at least as many new bytes as the value
- * had (so that moving the tree into the arena, and back if it pauses again, is paid for by new
- * bytes), and strings are not to be copied: only the cut token is completed in the buffer, the
- * tree moves into `arena` and the run goes on over the chunk in place; if the chunk ends
- * first, its rest joins the buffer and the tree moves back to the block. Otherwise (and for
- * the run at a value's start when `block_first`) the chunk is appended a piece at a time and
- * the tree is built in the block, copied into `arena` once complete.
+ * had (the value is then likely to end in it; if not, the nodes built on it move into the
+ * block once, paid for by the new bytes), and strings are not to be copied: only the cut token
+ * is completed in the buffer and the run goes on over the chunk in place, its new nodes in
+ * `arena` (the block's nodes join them when the tree is complete); if the chunk ends first,
+ * its rest joins the buffer and the new nodes move into the block. Otherwise (and for the run
+ * at a value's start when `block_first`) the chunk is appended a piece at a time and the tree
+ * is built in the block, copied into `arena` once complete.
  */
 static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                              bool block_first)
@@ -600,12 +603,17 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
     return WK_ERR_AGAIN;
 }
 
-WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
-                                     uint64_t *offset)
+/* The three takes check the small-chunk shortcut inline and call the rest out of line, so
+ * that a 1-byte feed does not pay for the registers the whole take saves and restores. */
+#if defined(__GNUC__)
+#define OUT_OF_LINE __attribute__((noinline))
+#else
+#define OUT_OF_LINE
+#endif
+
+static OUT_OF_LINE wk_status next_span(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
+                                       uint64_t *offset)
 {
-    if (absorb_small_chunk(&u->f)) {
-        return WK_ERR_AGAIN;
-    }
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_status st = take(u, &d, &n);
@@ -619,11 +627,14 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
     return st;
 }
 
-WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
+                                     uint64_t *offset)
 {
-    if (absorb_small_chunk(&u->f)) {
-        return WK_ERR_AGAIN;
-    }
+    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_span(u, data, len, offset);
+}
+
+static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+{
     wk_value *v = NULL;
     wk_status st = take_tree(u, arena, &v);
     if (st == WK_OK) {
@@ -632,11 +643,13 @@ WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, w
     return st;
 }
 
-WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
+WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
 {
-    if (absorb_small_chunk(&u->f)) {
-        return WK_ERR_AGAIN;
-    }
+    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out);
+}
+
+static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
+{
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_status st = take(u, &d, &n);
@@ -654,4 +667,9 @@ WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *si
         return wk__feed_fail(&u->f, st, e.offset, e.msg);
     }
     return WK_OK;
+}
+
+WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
+{
+    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_events(u, sink);
 }

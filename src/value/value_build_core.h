@@ -21,11 +21,13 @@
  *                      scratch stack and move to the arena in one copy at their END.
  *   VB_MSG_STACK       message when the frame or scratch stack cannot grow
  * and optionally (VB_COUNTED only):
- *   VB_RESUMABLE       1: the build can pause. A WK_ERR_TRUNCATED from the cursor (the token
- *                      at the cursor is cut short; the cursor has not moved) returns
- *                      WK_ERR_AGAIN with the open frames, the slot to fill next and the root
- *                      saved in a wk__vb_state; a later call with that state goes on from
- *                      there (over a cursor that holds the same token, now whole).
+ *   VB_RESUMABLE       1: the build can pause. With `pause` set in its wk__vb_state, a
+ *                      WK_ERR_TRUNCATED from the cursor (the token at the cursor is cut short;
+ *                      the cursor has not moved) returns WK_ERR_AGAIN with the open frames,
+ *                      the slot to fill next and the root saved in the state; a later call
+ *                      with that state goes on from there (over a cursor that holds the same
+ *                      token, now whole). Without `pause` it fails as the cursor says (a
+ *                      build over a whole buffer).
  *   VB_ALLOC_KIDS(c, arena, n, frames, depth, v)
  *                      where the root (n = 1, v NULL) and the n children of node v come from;
  *                      default: the arena. A hook that moves nodes already built must fix
@@ -192,6 +194,7 @@ typedef struct wk__vb_state {
     size_t depth;         /* frames open while paused */
     wk_value *root;       /* the root (set when a build starts) */
     wk_value *v;          /* paused: the slot to fill next; NULL: no build in progress */
+    bool pause;           /* a cut token pauses the build (else it is the cursor's error) */
 } wk__vb_state;
 
 static inline void wk__vb_state_free(wk__vb_state *s, const wk_allocator *alloc)
@@ -312,7 +315,7 @@ static wk_status VB_FN(VB_CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk_v
         st = VB_NEXT(c, &ev, &f->msg);
         if (WK__UNLIKELY(st != WK_OK)) {
 #if VB_RESUMABLE
-            if (st == WK_ERR_TRUNCATED) { /* pause before the cut token */
+            if (st == WK_ERR_TRUNCATED && s->pause) { /* pause before the cut token */
                 if (!wk__vb_state_keep(s, &fs, inline_frames, depth, o->alloc)) {
                     s->v = NULL;
                     st = WK_ERR_NOMEM;

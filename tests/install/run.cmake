@@ -10,7 +10,9 @@
 # PHASE=consume: builds and runs a consumer of every installed library (core, pq, redis), shared
 # and static, through find_package(wirekit) and through pkg-config, and checks with nm that a
 # consumer of the shared libraries defines no wk_ symbol itself (no second copy of the core)
-# while a static one does and needs no libwirekit*.so.
+# while a static one does and needs no libwirekit*.so. Then builds every program of examples/
+# both ways, as strict C11 (-std=c11 -pedantic, warnings as errors), with only the installed
+# package: they are run by ctest (example_*), here they must compile and link on their own.
 #
 # Variables: BUILD_DIR, SOURCE_DIR, CONSUMER_DIR, HAVE_PQ, HAVE_REDIS (phase install);
 # WORK_DIR, HAVE_PQ, HAVE_REDIS (phase consume). WK_PG_DSN / WK_REDIS_URL in the environment
@@ -40,6 +42,9 @@ if(NOT PHASE STREQUAL "consume")
     endforeach()
   endforeach()
   file(COPY ${CONSUMER_DIR}/ DESTINATION ${WORK_DIR}/src)
+  # the example programs too, built as a user would build them from the installed package
+  file(GLOB examples ${SOURCE_DIR}/examples/*.c)
+  file(COPY ${examples} DESTINATION ${WORK_DIR}/src/examples)
   set(consume ${CMAKE_COMMAND} -DPHASE=consume -DWORK_DIR=${WORK_DIR} -DHAVE_PQ=${HAVE_PQ}
       -DHAVE_REDIS=${HAVE_REDIS} -P ${WORK_DIR}/src/run.cmake)
   execute_process(COMMAND unshare -m true RESULT_VARIABLE can_unshare OUTPUT_QUIET ERROR_QUIET)
@@ -170,6 +175,40 @@ foreach(n ${names})
     check_exe(${exe} ${flavour})
   endforeach()
 endforeach()
+# The examples through pkg-config (the find_package build above built them too).
+file(GLOB examples ${WORK_DIR}/src/examples/*.c)
+set(nexamples 0)
+foreach(e ${examples})
+  get_filename_component(n ${e} NAME_WE)
+  if(n MATCHES "^pq_")
+    set(pc wirekit-pq)
+    set(have ${HAVE_PQ})
+  elseif(n MATCHES "^cache_")
+    set(pc wirekit-redis)
+    set(have ${HAVE_REDIS})
+  else()
+    set(pc wirekit)
+    set(have ON)
+  endif()
+  if(NOT have)
+    continue()
+  endif()
+  execute_process(COMMAND pkg-config --cflags --libs ${pc} OUTPUT_VARIABLE flags
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  execute_process(COMMAND cc -std=c11 -pedantic -Wall -Wextra -Werror ${e}
+                  -o ${WORK_DIR}/pc_example_${n} ${flags} -Wl,-rpath,${libdir}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "example ${n} does not build against the installed ${pc} with "
+                        "pkg-config:\n${err}")
+  endif()
+  math(EXPR nexamples "${nexamples} + 1")
+endforeach()
+if(nexamples LESS 4)
+  message(FATAL_ERROR "only ${nexamples} examples found in ${WORK_DIR}/src/examples")
+endif()
+message(STATUS "install consumer: ${nexamples} examples built with find_package and pkg-config")
 list(LENGTH names k)
 math(EXPR k "${k} * 4")
 message(STATUS "install consumer: ${k} programs (${names}; shared and static; CMake and pkg-config) ok")

@@ -96,6 +96,8 @@ void wk_test_dump_diff(const void *a, size_t alen, const void *b, size_t blen);
 size_t wk_test_hex(const char *hex, uint8_t *out, size_t cap);
 /** Reads a whole file into a malloc'd buffer (NUL-terminated, not counted). NULL on error. */
 uint8_t *wk_test_read_file(const char *path, size_t *len);
+/** Monotonic seconds, for timing what a test waits for. */
+double wk_test_now_s(void);
 /** Path of a WHATWG MIME vector file (mime-types.json, generated-mime-types.json) in the
  *  directory Debian's librust-data-url-dev installs (static buffer, overwritten by the next
  *  call). */

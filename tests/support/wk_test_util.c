@@ -1,6 +1,8 @@
-/* Helpers shared by the tests: hex, files, paths to the registry-installed
- * test data (node_modules, the WHATWG MIME vectors) and a counting allocator. */
+/* Helpers shared by the tests: hex, files, a monotonic clock, paths to the
+ * registry-installed test data (node_modules, the WHATWG MIME vectors) and a counting
+ * allocator. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "wirekit/json.h"
 #include "wk_test.h"
@@ -91,6 +93,13 @@ uint8_t *wk_test_read_file(const char *path, size_t *len)
     buf[n] = 0;
     *len = n;
     return buf;
+}
+
+double wk_test_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 const char *wk_test_mime_vectors(const char *name)

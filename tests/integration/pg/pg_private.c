@@ -7,7 +7,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
+#include <sys/wait.h>
 
 static char dir[128];
 static const char pgbin[] = "/usr/lib/postgresql/15/bin";
@@ -93,12 +94,6 @@ void pg_private_remove(void)
     (void)system(cmd);
 }
 
-double pg_private_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 wk_status pg_count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *vals,
                        const int *lens, wk_error *err)
@@ -111,4 +106,18 @@ wk_status pg_count_row(void *ctx, const wk_pg_plan *plan, const uint8_t *const *
         c->last_id = id;
     }
     return st;
+}
+
+void pg_private_stopped(pid_t child, const wk_pq_conn *conn, pg_stopped *out)
+{
+    out->wait_status = 0;
+    waitpid(child, &out->wait_status, 0);
+    snprintf(out->msg, sizeof out->msg, "%s", wk_pq_conn_message(conn));
+    const wk_pq_error *le = wk_pq_last_error(conn);
+    snprintf(out->sqlstate, sizeof out->sqlstate, "%.5s", le != NULL ? le->sqlstate : "-");
+}
+
+bool pg_private_stop_honest(wk_status st, const pg_stopped *s)
+{
+    return st == WK_ERR_CONNECT || (st == WK_ERR_SERVER && strncmp(s->sqlstate, "57P", 3) == 0);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "wirekit/pg.h"
+#include "wirekit/pq.h"
 #include "wk_test.h"
 
 /* True when the PostgreSQL 15 binaries (initdb) are installed. */
@@ -30,6 +31,20 @@ bool pg_private_restart(int port);
  * status is 0 when pg_ctl succeeded. */
 pid_t pg_private_stop_later(useconds_t us);
 
+/* What a client saw when the server was stopped under it (pg_private_stop_later). */
+typedef struct pg_stopped {
+    int wait_status; /* the stopping child's, from waitpid */
+    char msg[512];   /* the connection's message */
+    char sqlstate[6]; /* its last error's SQLSTATE, "-" when none */
+} pg_stopped;
+
+/* Waits for the stopping `child` and records what `conn` reports into `out`. */
+void pg_private_stopped(pid_t child, const wk_pq_conn *conn, pg_stopped *out);
+
+/* Whether `st` is an honest end for an operation the stop cut short: the connection lost, or
+ * the server's own shutdown report (SQLSTATE class 57P). */
+bool pg_private_stop_honest(wk_status st, const pg_stopped *s);
+
 /* Stops the server (immediate) and removes its directory. */
 void pg_private_remove(void);
 
@@ -38,9 +53,6 @@ const char *pg_private_dir(void);
 
 /* A DSN for the private server on `port` (user wirekit, database postgres). */
 void pg_private_dsn(char *out, size_t cap, int port);
-
-/* Monotonic seconds. */
-double pg_private_now_s(void);
 
 /* What pg_count_row has seen: the rows, and the int8 first column of the last one. */
 typedef struct pg_counter {

@@ -11,7 +11,6 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pg_samples.h"
 #include "pg_test_conn.h"
@@ -19,13 +18,6 @@
 #include "wk_test.h"
 
 static wk_pq_conn *conn;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* How a driven query went. */
 typedef struct drive_stats {
@@ -39,7 +31,7 @@ typedef struct drive_stats {
 static wk_status drive(wk_pq_async *q, drive_stats *ds, void (*tick)(wk_pq_async *, double),
                        wk_error *err)
 {
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     memset(ds, 0, sizeof *ds);
     for (;;) {
         unsigned want = wk_pq_async_wants(q);
@@ -58,7 +50,7 @@ static wk_status drive(wk_pq_async *q, drive_stats *ds, void (*tick)(wk_pq_async
         wk_status st = wk_pq_async_step(q, err);
         ds->steps++;
         ds->steps_with_rows += wk_pq_async_rows(q) > before;
-        ds->took = now_s() - t0;
+        ds->took = wk_test_now_s() - t0;
         if (st != WK_ERR_AGAIN) {
             return st;
         }
@@ -283,10 +275,10 @@ WK_TEST(test_pg_async_a_parameter_larger_than_the_socket_buffers_is_sent_when_wr
     wk_pq_row_handler h = {k, NULL, keep_i64, &len};
     wk_pq_async *q = NULL;
     wk_error err = {0};
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     CHECK_OK(wk_pq_async_start(conn, "SELECT octet_length($1::text)::int8", params, 1, &h, &q,
                                &err));
-    double start_took = now_s() - t0;
+    double start_took = wk_test_now_s() - t0;
     int wrote = 0;
     wk_status st = WK_ERR_AGAIN;
     while (st == WK_ERR_AGAIN) {
@@ -416,9 +408,9 @@ WK_TEST(test_pg_async_a_row_function_that_stops_cancels_the_rest)
         if (i == 0) {
             CHECK_EQ(wk_pq_async_step(q, &err), WK_ERR_AGAIN);
         }
-        double t0 = now_s();
+        double t0 = wk_test_now_s();
         wk_pq_async_free(q);
-        CHECK_MSG(now_s() - t0 < 1.5, "free took %.2f s", now_s() - t0);
+        CHECK_MSG(wk_test_now_s() - t0 < 1.5, "free took %.2f s", wk_test_now_s() - t0);
         CHECK(usable(conn));
     }
 }
@@ -431,7 +423,7 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
     CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &other, &err));
     wk_pq_conn *cs[2] = {conn, other};
     wk_pq_async *q[2] = {NULL, NULL};
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     for (int i = 0; i < 2; i++) {
         CHECK_OK(wk_pq_async_start(cs[i], "SELECT pg_sleep(1)", NULL, 0, NULL, &q[i], &err));
     }
@@ -454,7 +446,7 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
             }
         }
     }
-    double took = now_s() - t0;
+    double took = wk_test_now_s() - t0;
     CHECK_EQ(out[0], WK_OK);
     CHECK_EQ(out[1], WK_OK);
     CHECK_MSG(took >= 0.99 && took < 1.9, "two 1 s queries took %.2f s: not at once", took);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pg_test_conn.h"
@@ -26,13 +25,6 @@
 #include "wk_test.h"
 
 static wk_pq_conn *conn; /* the blocking connection, through pg_test_conn */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* An event loop of one connect: poll() for what it wants, step, until it ends. *steps counts
  * the steps; the connection (ready or failed) lands in *out. */
@@ -94,9 +86,9 @@ WK_TEST(test_pg_connect_async_ends_as_the_blocking_connect_does)
     wk_pq_conn *blocking = NULL, *async = NULL;
     CHECK_STATUS(wk_pq_connect(dsn, NULL, &blocking, &err), WK_OK);
     int steps = 0;
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     CHECK_STATUS(connect_async(dsn, 0, &async, &steps, &err), WK_OK);
-    printf("    connected in %d steps, %.1f ms\n", steps, (now_s() - t0) * 1e3);
+    printf("    connected in %d steps, %.1f ms\n", steps, (wk_test_now_s() - t0) * 1e3);
     CHECK(steps >= 2); /* it waited on the socket at least once */
     CHECK(blocking != NULL && async != NULL);
     if (blocking == NULL || async == NULL) {
@@ -172,6 +164,18 @@ static int local_port(bool listening, int *fd)
     return ntohs(a.sin_port);
 }
 
+/* Connects to `dsn` without blocking, expecting WK_ERR_CONNECT with the connection kept in
+ * *c for its message (printed); the caller frees *c. */
+static void connect_fails(const char *dsn, wk_pq_conn **c)
+{
+    wk_error err = {0};
+    int steps = 0;
+    *c = NULL;
+    CHECK_STATUS(connect_async(dsn, 5000, c, &steps, &err), WK_ERR_CONNECT);
+    CHECK(*c != NULL);
+    printf("    %s\n", wk_pq_conn_message(*c));
+}
+
 WK_TEST(test_pg_connect_async_a_refused_connection_says_so)
 {
     int fd;
@@ -179,13 +183,9 @@ WK_TEST(test_pg_connect_async_a_refused_connection_says_so)
     CHECK(port > 0);
     char dsn[128];
     snprintf(dsn, sizeof dsn, "host=127.0.0.1 port=%d dbname=postgres", port);
-    wk_error err = {0};
     wk_pq_conn *c = NULL;
-    int steps = 0;
-    CHECK_STATUS(connect_async(dsn, 5000, &c, &steps, &err), WK_ERR_CONNECT);
-    CHECK(c != NULL);
+    connect_fails(dsn, &c);
     if (c != NULL) {
-        printf("    %s\n", wk_pq_conn_message(c));
         CHECK(strstr(wk_pq_conn_message(c), "refused") != NULL);
         const wk_pq_error *e = wk_pq_last_error(c);
         CHECK(e != NULL && strstr(e->message, "refused") != NULL);
@@ -200,11 +200,8 @@ WK_TEST(test_pg_connect_async_a_database_that_does_not_exist_gives_the_servers_m
     snprintf(dsn, sizeof dsn, "%s dbname=wk_no_such_database", getenv("WK_PG_DSN"));
     wk_error err = {0};
     wk_pq_conn *c = NULL;
-    int steps = 0;
-    CHECK_STATUS(connect_async(dsn, 5000, &c, &steps, &err), WK_ERR_CONNECT);
-    CHECK(c != NULL);
+    connect_fails(dsn, &c);
     if (c != NULL) {
-        printf("    %s\n", wk_pq_conn_message(c));
         CHECK(strstr(wk_pq_conn_message(c),
                      "database \"wk_no_such_database\" does not exist") != NULL);
     }
@@ -239,9 +236,9 @@ WK_TEST(test_pg_connect_async_a_server_that_never_answers_ends_at_the_deadline)
     wk_error err = {0};
     wk_pq_conn *c = NULL;
     int steps = 0;
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     wk_status st = connect_async(dsn, 300, &c, &steps, &err);
-    double took = now_s() - t0;
+    double took = wk_test_now_s() - t0;
     printf("    ended after %.3f s, %d steps: %s\n", took, steps,
            c != NULL ? wk_pq_conn_message(c) : "");
     CHECK_STATUS(st, WK_ERR_CONNECT);
@@ -266,10 +263,10 @@ WK_TEST(test_pg_connect_async_a_set_up_that_does_not_end_is_given_up_at_the_dead
         wk_error err = {0};
         wk_pq_conn *c = NULL;
         int steps = 0;
-        double t0 = now_s();
+        double t0 = wk_test_now_s();
         wk_status st = blocking ? wk_pq_connect_timeout(dsn, NULL, 300, &c, &err)
                                 : connect_async(dsn, 300, &c, &steps, &err);
-        double took = now_s() - t0;
+        double took = wk_test_now_s() - t0;
         const char *msg = c != NULL ? wk_pq_conn_message(c) : "";
         printf("    %s: %s after %.3f s: %s\n", blocking ? "blocking" : "non-blocking",
                wk_status_str(st), took, msg);

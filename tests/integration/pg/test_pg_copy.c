@@ -9,7 +9,6 @@
  * abort or a server-side constraint failure writes nothing.
  */
 #include <stdlib.h>
-#include <time.h>
 
 #include "wirekit/json.h"
 #include "pg_test_conn.h"
@@ -428,13 +427,6 @@ static wk_pq_conn *client_deadline_conn(uint32_t timeout_ms)
     return c;
 }
 
-static double secs(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 WK_TEST(test_pg_copy_in_every_wait_honours_the_deadline)
 {
     NEED_CONN();
@@ -450,9 +442,9 @@ WK_TEST(test_pg_copy_in_every_wait_honours_the_deadline)
     /* 1. the start: another session holds the table locked, the server says nothing */
     CHECK(pg_test_exec(conn, "BEGIN"));
     CHECK(pg_test_exec(conn, "LOCK TABLE wk_copy_slow IN ACCESS EXCLUSIVE MODE"));
-    double t0 = secs();
+    double t0 = wk_test_now_s();
     wk_status st = wk_pq_copy_in_start(c2, "wk_copy_slow", cols, kinds, 2, &in, &err);
-    double took = secs() - t0;
+    double took = wk_test_now_s() - t0;
     CHECK(pg_test_exec(conn, "ROLLBACK"));
     printf("    start behind a lock: %s after %.0f ms (%s)\n", wk_status_str(st), took * 1000,
            wk_pq_conn_message(c2));
@@ -473,17 +465,17 @@ WK_TEST(test_pg_copy_in_every_wait_honours_the_deadline)
     memset(text, 'x', sizeof text);
     wk_slice s = {text, sizeof text};
     uint64_t sent = 0;
-    double last_ok = secs();
+    double last_ok = wk_test_now_s();
     st = WK_OK;
     for (int64_t id = 1; st == WK_OK && id <= 256 * 1024; id++) { /* up to 256 MB */
         const void *vals[2] = {&id, &s};
         st = wk_pq_copy_in_row(in, vals, &err);
         if (st == WK_OK) {
             sent++;
-            last_ok = secs();
+            last_ok = wk_test_now_s();
         }
     }
-    double stalled = secs() - last_ok;
+    double stalled = wk_test_now_s() - last_ok;
     uint64_t rows = 99;
     wk_status end = wk_pq_copy_in_end(in, NULL, &rows, &err);
     printf("    sending to a server that stopped reading: %llu rows (%llu KiB) went, then %s "

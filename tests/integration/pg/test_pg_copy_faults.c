@@ -33,25 +33,18 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     pg_counter c = {0, 0};
     uint64_t rows = 0;
     wk_pg_kind kinds[1] = {WK_PG_KIND_I64};
-    double t0 = pg_private_now_s();
+    double t0 = wk_test_now_s();
     /* 1,000,000 rows at about 10 per millisecond: far longer than the 400 ms before the stop */
     st = wk_pq_copy_out(conn,
                         "SELECT i::int8 AS id FROM generate_series(1, 1000000) i "
                         "WHERE i % 100 <> 0 OR pg_sleep(0.01) IS NOT NULL",
                         kinds, NULL, pg_count_row, &c, &rows, &err);
-    double took = pg_private_now_s() - t0;
-    int wst = 0;
-    waitpid(child, &wst, 0);
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(conn));
-    const wk_pq_error *le = wk_pq_last_error(conn);
-    char sqlstate[6] = "-";
-    if (le != NULL) {
-        memcpy(sqlstate, le->sqlstate, sizeof sqlstate);
-    }
+    double took = wk_test_now_s() - t0;
+    pg_stopped stop;
+    pg_private_stopped(child, conn, &stop);
     printf("    stopped after %llu rows, %.2f s: %s (%s)\n", (unsigned long long)rows, took,
-           wk_status_str(st), msg);
-    bool honest = st == WK_ERR_CONNECT || (st == WK_ERR_SERVER && strncmp(sqlstate, "57P", 3) == 0);
+           wk_status_str(st), stop.msg);
+    bool honest = pg_private_stop_honest(st, &stop);
     bool within = took < 5.0 + 2.0;
     bool counted = rows == c.rows && rows > 0 && rows < 1000000u &&
                    c.last_id == (int64_t)rows; /* every row, in order */
@@ -77,9 +70,9 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
         in_st = wk_pq_copy_in_start(conn, "t", cols, ik, 2, &in, &err);
         if (in_st == WK_OK) {
             pid_t child2 = pg_private_stop_later(300000);
-            t0 = pg_private_now_s();
+            t0 = wk_test_now_s();
             wk_slice txt = {"some text to make the rows longer than a few bytes", 50};
-            for (int64_t id = 1; in_st == WK_OK && pg_private_now_s() - t0 < 20.0; id++) {
+            for (int64_t id = 1; in_st == WK_OK && wk_test_now_s() - t0 < 20.0; id++) {
                 const void *vals[2] = {&id, &txt};
                 in_st = wk_pq_copy_in_row(in, vals, &err);
                 sent += in_st == WK_OK;
@@ -88,7 +81,7 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
                 }
             }
             end_st = wk_pq_copy_in_end(in, NULL, &in_rows, &err);
-            in_took = pg_private_now_s() - t0;
+            in_took = wk_test_now_s() - t0;
             waitpid(child2, &wst2, 0);
         }
         wk_pq_conn_free(conn);
@@ -107,7 +100,8 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
            (unsigned long long)sent, in_took, wk_status_str(in_st), wk_status_str(end_st),
            (unsigned long long)in_rows);
     pg_private_remove();
-    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
+    CHECK_MSG(WIFEXITED(stop.wait_status) && WEXITSTATUS(stop.wait_status) == 0,
+              "pg_ctl stop failed");
     CHECK(restarted);
     CHECK(sent > 0);
     CHECK_MSG(in_st != WK_OK || end_st != WK_OK, "the broken COPY in reported success");
@@ -117,9 +111,9 @@ WK_TEST(test_pg_copy_faults_server_stopped_during_copy_out_and_copy_in)
     CHECK_EQ(in_rows, 0u);
     CHECK_EQ(after, 0);
     CHECK_MSG(in_took < 20.0 + 7.0, "copy in took %.2f s", in_took);
-    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), sqlstate,
-              msg);
-    CHECK_MSG(msg[0] != '\0', "no message");
+    CHECK_MSG(honest, "status %s, sqlstate %s: %s", wk_status_str(st), stop.sqlstate,
+              stop.msg);
+    CHECK_MSG(stop.msg[0] != '\0', "no message");
     CHECK_MSG(within, "the copy took %.2f s past a 5 s deadline", took);
     CHECK_MSG(counted, "rows %llu, handed over %llu, last id %lld", (unsigned long long)rows,
               (unsigned long long)c.rows, (long long)c.last_id);

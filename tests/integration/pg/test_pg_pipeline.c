@@ -17,7 +17,6 @@
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pg_samples.h"
 #include "pg_test_conn.h"
@@ -30,25 +29,13 @@ static wk_pq_conn *conn;
 static bool decoded_text(const PGresult *res, wk_buf *out)
 {
     int n = PQnfields(res);
-    wk_pg_kind kinds[8];
-    size_t offs[8];
     wk_buf cols[8];
+    bool nulls[8];
     if (n > 8 || PQntuples(res) != 1) {
         return false;
     }
-    for (int i = 0; i < n; i++) {
-        kinds[i] = WK_PG_KIND_TEXT;
-        offs[i] = (size_t)i * sizeof(wk_buf);
-        wk_buf_init(&cols[i], NULL, 0);
-    }
-    wk_pg_plan *plan = NULL;
     wk_error err = {0};
-    bool nulls[8];
-    wk_arena arena; /* escaped text array elements are unescaped into it */
-    wk_arena_init(&arena, NULL, 0);
-    bool ok = wk_pq_plan(conn, res, kinds, offs, &plan, &err) == WK_OK &&
-              wk_pq_decode_row(plan, res, 0, cols, nulls, &arena, &err) == WK_OK;
-    wk_arena_free(&arena);
+    bool ok = pg_test_decode_text_row(conn, res, cols, nulls, &err) == WK_OK;
     if (!ok) {
         printf("    decode failed: %s at %zu\n", err.msg != NULL ? err.msg : "", err.offset);
     }
@@ -59,7 +46,6 @@ static bool decoded_text(const PGresult *res, wk_buf *out)
         }
         wk_buf_free(&cols[i]);
     }
-    wk_pg_plan_free(plan);
     return ok;
 }
 
@@ -442,11 +428,9 @@ WK_TEST(test_pg_pipeline_a_statement_past_the_deadline_is_cancelled_and_the_rest
                                         "SELECT 4"};
     wk_pq_stmt_state states[4];
     char sqlstates[4][6];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = wk_test_now_s();
     wk_status st = run_batch(sqls, 4, states, sqlstates);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double took = wk_test_now_s() - t0;
     printf("    batch ended in %.2f s: %s (%s)\n", took, wk_status_str(st),
            wk_pq_conn_message(conn));
     CHECK_STATUS(st, WK_ERR_IO);

@@ -23,13 +23,6 @@
 
 static wk_pq_conn *conn;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* What became of a batch: each statement's state, SQLSTATE and first value (as text or the
  * bytes of a binary value), and how the loop went. */
 typedef struct outcome {
@@ -77,27 +70,35 @@ static void add_all(wk_pq_pipeline *p, const char *const *sqls, size_t n)
     }
 }
 
+/* Waits up to `timeout_ms` for what the pipeline wants of its socket, counting the waits for
+ * writing: poll()'s result, or 1 when it wants nothing (a step can run at once). */
+static int wait_wanted(wk_pq_pipeline *p, outcome *o, int timeout_ms)
+{
+    unsigned want = wk_pq_pipeline_wants(p);
+    if (want == 0) {
+        return 1;
+    }
+    struct pollfd pf = {wk_pq_pipeline_socket(p),
+                        (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
+                                ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
+                        0};
+    o->write_waits += (want & WK_PQ_WANT_WRITE) != 0;
+    return poll(&pf, 1, timeout_ms);
+}
+
 /* The event loop of one pipeline: poll for what it wants, step until WK_ERR_EOF. */
 static wk_status drive(wk_pq_pipeline *p, outcome *o, size_t take_over_after)
 {
     wk_error err = {0};
     size_t got = 0;
     for (;;) {
-        unsigned want = wk_pq_pipeline_wants(p);
-        if (want != 0) {
-            struct pollfd pf = {wk_pq_pipeline_socket(p),
-                                (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                        ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
-                                0};
-            o->write_waits += (want & WK_PQ_WANT_WRITE) != 0;
-            if (poll(&pf, 1, wk_pq_pipeline_timeout_ms(p)) < 0) {
-                return WK_ERR_IO;
-            }
+        if (wait_wanted(p, o, wk_pq_pipeline_timeout_ms(p)) < 0) {
+            return WK_ERR_IO;
         }
         wk_pq_stmt_result r;
-        double t0 = now_s();
+        double t0 = wk_test_now_s();
         wk_status st = wk_pq_pipeline_step(p, &r, &err);
-        double t = now_s() - t0;
+        double t = wk_test_now_s() - t0;
         o->max_step = t > o->max_step ? t : o->max_step;
         if (st == WK_OK) {
             record(o, &r);
@@ -126,7 +127,7 @@ static void run(const char *const *sqls, size_t n, bool driven, size_t take_over
         return;
     }
     add_all(p, sqls, n);
-    double t0 = now_s();
+    double t0 = wk_test_now_s();
     if (driven) {
         wk_status st = drive(p, o, take_over_after);
         CHECK_MSG(st == WK_ERR_EOF || (take_over_after != 0 && st == WK_OK), "%s",
@@ -137,12 +138,12 @@ static void run(const char *const *sqls, size_t n, bool driven, size_t take_over
             record(o, &r);
         }
     }
-    double t1 = now_s();
+    double t1 = wk_test_now_s();
     o->end = wk_pq_pipeline_end(p, &err);
     if (driven && take_over_after == 0) {
-        CHECK_MSG(now_s() - t1 < 0.05, "the end waited %.3f s", now_s() - t1);
+        CHECK_MSG(wk_test_now_s() - t1 < 0.05, "the end waited %.3f s", wk_test_now_s() - t1);
     }
-    o->took = now_s() - t0;
+    o->took = wk_test_now_s() - t0;
 }
 
 static void same(const outcome *a, const outcome *b)
@@ -249,15 +250,7 @@ WK_TEST(test_pg_pipeline_driven_a_batch_larger_than_the_socket_buffers_completes
     memset(&o, 0, sizeof o);
     size_t ok = 0, total = 0;
     for (;;) {
-        unsigned want = wk_pq_pipeline_wants(p);
-        if (want != 0) {
-            struct pollfd pf = {wk_pq_pipeline_socket(p),
-                                (short)(((want & WK_PQ_WANT_READ) ? POLLIN : 0) |
-                                        ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)),
-                                0};
-            o.write_waits += (want & WK_PQ_WANT_WRITE) != 0;
-            CHECK(poll(&pf, 1, 20000) > 0);
-        }
+        CHECK(wait_wanted(p, &o, 20000) > 0);
         wk_pq_stmt_result r;
         wk_status st = wk_pq_pipeline_step(p, &r, &err);
         if (st == WK_OK) {

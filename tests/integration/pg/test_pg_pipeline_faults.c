@@ -44,7 +44,7 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
     }
     /* about 4.5 s of work: the stop lands well inside it */
     pid_t child = pg_private_stop_later(800000);
-    double t0 = pg_private_now_s();
+    double t0 = wk_test_now_s();
     size_t ok = 0, unknown = 0, other = 0, ok_after = 0, n = 0;
     wk_pq_stmt_result r;
     while (st == WK_OK && wk_pq_pipeline_next(p, &r, &err) == WK_OK) {
@@ -62,13 +62,11 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
         n++;
     }
     wk_status end = wk_pq_pipeline_end(p, &err);
-    double took = pg_private_now_s() - t0;
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(conn));
-    int wst = 0;
-    waitpid(child, &wst, 0);
+    double took = wk_test_now_s() - t0;
+    pg_stopped stop;
+    pg_private_stopped(child, conn, &stop);
     printf("    %zu statements: %zu ok, %zu unknown, %zu other; %.2f s; end %s (%s)\n", n, ok,
-           unknown, other, took, wk_status_str(end), msg);
+           unknown, other, took, wk_status_str(end), stop.msg);
     /* the next call on the dead connection fails promptly */
     PGresult *res = NULL;
     wk_status next = wk_pq_exec(conn, "SELECT 1", NULL, 0, &res, &err);
@@ -93,14 +91,15 @@ WK_TEST(test_pg_pipeline_faults_server_stopped_during_a_pipeline)
     }
     wk_pq_conn_free(conn);
     pg_private_remove();
-    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "pg_ctl stop failed");
+    CHECK_MSG(WIFEXITED(stop.wait_status) && WEXITSTATUS(stop.wait_status) == 0,
+              "pg_ctl stop failed");
     CHECK_EQ(st, WK_OK);
     CHECK_EQ(n, (size_t)STMTS);
     CHECK_MSG(end == WK_ERR_CONNECT || end == WK_ERR_SERVER, "end: %s", wk_status_str(end));
     CHECK_MSG(ok > 0 && ok < STMTS, "%zu ok", ok);
     CHECK_MSG(unknown > 0, "no statement left unanswered?");
     CHECK_MSG(ok_after == 0, "an OK after an unanswered one, or a failure without a report");
-    CHECK_MSG(msg[0] != '\0', "no message");
+    CHECK_MSG(stop.msg[0] != '\0', "no message");
     CHECK_MSG(took < 5.0 + 2.0, "the pipeline took %.2f s past a 5 s deadline", took);
     CHECK(next != WK_OK);
     CHECK_EQ(after, 0);

@@ -221,24 +221,11 @@ WK_TEST(test_pg_types_every_type_with_input_round_trips_as_a_binary_parameter)
 static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const char *what)
 {
     int n = PQnfields(res);
-    wk_pg_kind *kinds = malloc((size_t)n * sizeof *kinds);
-    size_t *offs = malloc((size_t)n * sizeof *offs);
     wk_buf *bufs = malloc((size_t)n * sizeof *bufs);
-    for (int i = 0; i < n; i++) {
-        kinds[i] = WK_PG_KIND_TEXT;
-        offs[i] = (size_t)i * sizeof(wk_buf);
-        wk_buf_init(&bufs[i], NULL, 0);
-    }
-    wk_pg_plan *plan = NULL;
-    wk_error err = {0};
-    wk_status st = wk_pq_plan(c, res, kinds, offs, &plan, &err);
     bool *nulls = calloc((size_t)n, sizeof *nulls);
-    if (st == WK_OK) {
-        wk_arena arena;
-        wk_arena_init(&arena, NULL, 0);
-        st = wk_pq_decode_row(plan, res, 0, bufs, nulls, &arena, &err);
-        wk_arena_free(&arena);
-    }
+    CHECK(bufs != NULL && nulls != NULL);
+    wk_error err = {0};
+    wk_status st = pg_test_decode_text_row(c, res, bufs, nulls, &err);
     char *bad = NULL;
     for (int i = 0; i < n && st == WK_OK && bad == NULL; i++) {
         if (!same(&bufs[i], PQgetvalue(want, 0, i), PQgetlength(want, 0, i))) {
@@ -254,9 +241,6 @@ static void check_row_text(wk_pq_conn *c, PGresult *res, PGresult *want, const c
     for (int i = 0; i < n; i++) {
         wk_buf_free(&bufs[i]);
     }
-    wk_pg_plan_free(plan);
-    free(kinds);
-    free(offs);
     free(bufs);
     free(nulls);
 }

@@ -270,6 +270,75 @@ WK_TEST(test_json_integer_word_path_agrees_with_the_byte_path_on_every_prefix)
     }
 }
 
+/* The word integer path (wk__json_word_int) against the lexer: on random integers of 0 to
+ * 22 digits, with and without '-' and leading zeros, followed by each byte that can and
+ * cannot continue a number, in a buffer that ends 0 to 24 bytes after the digits (allocated
+ * to size, so ASan sees any read past the end). Where it answers it gives the lexer's end,
+ * kind and value; it must answer for plain integers of up to 15 digits with 16 bytes of
+ * input from the first digit, the case it is there for. */
+WK_TEST(test_json_word_int_agrees_with_the_lexer)
+{
+    static const char follow[] = ",]} \n.eE0x-+";
+    for (int iter = 0; iter < 40000 && !wk__test_failed(); iter++) {
+        uint64_t r = rng();
+        char text[64];
+        size_t n = 0;
+        bool neg = r & 1;
+        if (neg) {
+            text[n++] = '-';
+        }
+        size_t digits = (size_t)((r >> 1) % 23);
+        bool lead_zero = ((r >> 6) & 7) == 0;
+        for (size_t i = 0; i < digits; i++) {
+            uint64_t d = rng() % 10;
+            text[n++] = (char)('0' + (i == 0 && !lead_zero && digits > 1 && d == 0 ? 1 : d));
+        }
+        if (digits > 0 && lead_zero) {
+            text[neg] = '0';
+        }
+        if (((r >> 9) & 15) == 0) {
+            /* near the edges: 2^63, 2^64, 10^19 */
+            static const char *const edge[] = {"9223372036854775808", "9223372036854775809",
+                                               "18446744073709551615", "9999999999999999999",
+                                               "1000000000000000000", "0"};
+            const char *e = edge[(r >> 13) % 6];
+            n = (size_t)neg;
+            memcpy(text + n, e, strlen(e));
+            n += strlen(e);
+            digits = strlen(e);
+        }
+        if (!neg && digits == 0) {
+            continue; /* not a number: both take text that starts with '-' or a digit */
+        }
+        char after = follow[(r >> 16) % (sizeof follow - 1)];
+        text[n++] = after;
+        size_t tail = (size_t)((r >> 24) % 25);
+        for (size_t i = 0; i < tail; i++) {
+            text[n++] = '7';
+        }
+        size_t len = n - (tail == 0 && (r >> 32) % 2 ? 1 : 0); /* sometimes no byte after */
+        uint8_t *buf = malloc(len);
+        CHECK(buf != NULL);
+        memcpy(buf, text, len);
+        wk__json_num fast = {-1, {0}}, slow = {-1, {0}};
+        wk__json_fail f;
+        const uint8_t *e1 = wk__json_word_int(buf, buf + len, &fast);
+        const uint8_t *e2 = wk__json_lex_number(buf, buf + len, false, &slow, &f);
+        if (e1 != NULL) {
+            CHECK_MSG(e1 == e2 && fast.kind == slow.kind && fast.v.u == slow.v.u,
+                      "'%.*s': word path %d %llu at %td, lexer %d %llu at %td", (int)len, text,
+                      fast.kind, (unsigned long long)fast.v.u, e1 - buf, slow.kind,
+                      (unsigned long long)slow.v.u, e2 != NULL ? e2 - buf : -1);
+        }
+        bool ends = after != '.' && after != 'e' && after != 'E' && !(after >= '0' && after <= '9');
+        bool plain = digits >= 1 && digits <= 15 && (digits == 1 || text[neg] != '0') && ends &&
+                     (slow.kind == WK__NUM_UINT || slow.kind == WK__NUM_INT) &&
+                     len >= (size_t)neg + 16;
+        CHECK_MSG(!plain || e1 != NULL, "'%.*s': the word path gave up", (int)len, text);
+        free(buf);
+    }
+}
+
 /* The reference for wk__json_utf8_run: one sequence at a time with wk__json_utf8_one. */
 static const uint8_t *utf8_run_slow(const uint8_t *p, const uint8_t *end)
 {

@@ -39,3 +39,10 @@ if(NOT rc EQUAL 2)
   message(FATAL_ERROR "inspect with a bad option exited ${rc}, want 2")
 endif()
 message(STATUS "cli_inspect: 3 checks passed")
+
+# One element, one pair: the count's noun is singular (one_of_each.msgpack: [[1], {"a": 1}]).
+execute_process(COMMAND ${WIREKIT} inspect RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  ERROR_VARIABLE err INPUT_FILE ${DATA}/one_of_each.msgpack)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "array of 1 element\n" OR NOT out MATCHES "map of 1 pair\n")
+  message(FATAL_ERROR "inspect of one element and one pair: ${out}${err}")
+endif()

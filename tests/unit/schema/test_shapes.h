@@ -72,7 +72,8 @@ WK_SCHEMA_DEFINE_STATIC(everything_schema, everything, "everything", 3,
                    WK_ELEM_ARRAY(WK_ELEM(WK_SK_U8)), WK_OMITEMPTY));
 
 /* A flat struct with every scalar kind and every flag (omitempty, nullable, required, a key
- * longer than 16 bytes): the fused paths' compiled plans. */
+ * longer than 16 bytes, one longer than 31: a str8 header in MessagePack): the fused paths'
+ * compiled plans, against the generic ones. */
 typedef struct flat_all {
     bool b;
     int8_t i8;
@@ -91,6 +92,7 @@ typedef struct flat_all {
     wk_slice bytes;
     wk_timestamp ts;
     wk_value any;
+    int32_t far;
 } flat_all;
 
 WK_SCHEMA_DEFINE_STATIC(flat_all_schema, flat_all, "flat_all", 1,
@@ -110,7 +112,9 @@ WK_SCHEMA_DEFINE_STATIC(flat_all_schema, flat_all, "flat_all", 1,
     WK_FIELD_STRBUF(flat_all, code, "code", 0),
     WK_FIELD(flat_all, bytes, "bytes", WK_SK_BYTES, WK_NULLABLE),
     WK_FIELD(flat_all, ts, "ts", WK_SK_TIMESTAMP, WK_OMITEMPTY),
-    WK_FIELD(flat_all, any, "any", WK_SK_VALUE, 0));
+    WK_FIELD(flat_all, any, "any", WK_SK_VALUE, 0),
+    WK_FIELD(flat_all, far, "an int32 whose key is longer than 31 bytes", WK_SK_I32,
+             WK_OMITEMPTY));
 
 /* A recursive shape: a tree node with child nodes. */
 typedef struct node {

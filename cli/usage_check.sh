@@ -1,0 +1,76 @@
+#!/bin/sh
+# The command's surface as a user meets it (no server needed): --help of the command and of
+# every subcommand it lists exits 0 with its usage on standard output; no command, an unknown
+# command or an unknown option exits 2 with a hint on standard error; every option that takes
+# a value takes it as `--opt VALUE` and as `--opt=VALUE` (the same error for the same bad
+# value both ways proves the value was read). usage: usage_check.sh WIREKIT
+set -u
+W=$1
+fails=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# expect RC PATTERN ARGS...: runs wirekit ARGS (stdin empty), checks the exit status and that
+# stdout+stderr match the grep pattern
+expect() {
+    want=$1 pat=$2
+    shift 2
+    "$W" "$@" </dev/null >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" != "$want" ] || { [ -n "$pat" ] && ! cat "$out" "$err" | grep -q -- "$pat"; }; then
+        echo "FAIL: wirekit $* exited $rc (want $want), output not matching '$pat':"
+        cat "$out" "$err" | head -5
+        fails=$((fails + 1))
+    fi
+}
+
+expect 0 '^usage: wirekit' --help
+expect 0 '^usage: wirekit' -h
+expect 0 '^  --version' --help
+expect 0 '^wirekit [0-9]' --version
+expect 2 'usage: wirekit' # no command
+expect 2 "Try 'wirekit --help'" no-such-command
+commands=$("$W" --help | sed -n '/^commands:/,/^$/p' | awk 'NF > 1 {print $1}')
+[ -n "$commands" ] || { echo "FAIL: no commands listed by wirekit --help"; exit 1; }
+for c in $commands; do
+    expect 0 "^usage: wirekit $c" "$c" --help
+    expect 0 "^usage: wirekit $c" "$c" -h
+    "$W" "$c" --help | grep -q '^Exit status: 0 ' ||
+        { echo "FAIL: wirekit $c --help does not state its exit status"; fails=$((fails + 1)); }
+done
+expect 0 '^usage: wirekit pg' pg copy --help
+expect 0 '^usage: wirekit pg' pg query --help
+for c in cache convert inspect mime pg; do
+    expect 2 "Try 'wirekit $c --help'" "$c" --no-such-option x
+done
+
+# both spellings of an option's value, per subcommand: opt NAME VALUE prints the option with
+# the current separator (unquoted use splits it into two arguments with a space)
+opt() {
+    printf '%s%s%s' "$1" "$sep" "$2"
+}
+for sep in ' ' '='; do
+    # shellcheck disable=SC2046
+    {
+        expect 2 "unknown format 'bogus'" pg query $(opt --format bogus) 'select 1'
+        expect 2 "unknown copy format 'bogus'" pg copy out $(opt --format bogus) 'select 1'
+        expect 2 "timeout needs seconds" pg query $(opt --timeout -1) 'select 1'
+        expect 2 "unknown format 'bogus'" cache $(opt --format bogus) run
+        expect 0 '' cache $(opt --ns other) run
+        expect 2 "unknown format 'bogus'" convert --from=json $(opt --to bogus)
+        expect 2 "max-depth wants" inspect $(opt --max-depth 0)
+        if [ -x "$(dirname "$W")/wirekit-bench" ]; then
+            expect 2 "unknown suite 'bogus'" bench $(opt --suite bogus)
+        fi
+    }
+done
+expect 2 "unknown or incomplete option '--dsn'" pg query --dsn
+expect 2 "unknown or incomplete option '--ns'" cache --ns
+expect 2 "missing QUERY" pg copy out
+expect 2 "missing TABLE" pg copy in
+
+if [ "$fails" -ne 0 ]; then
+    echo "usage_check: $fails failed"
+    exit 1
+fi
+echo "usage_check: passed"

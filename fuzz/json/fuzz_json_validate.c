@@ -1,12 +1,15 @@
 /*
  * Fuzz harness for wk_json_validate. Any input: it must answer what the fused tree parser
  * (wk_json_decode_value) answers with the same options: the same status, message and byte
- * offset on failure, the same `consumed` on success. The first byte picks the options (flags
- * and a depth limit from 1 to 121, so depth limits are reached too). Any disagreement traps.
+ * offset on failure, the same `consumed` on success; and the validator forced to the lexer's
+ * baseline instance answers what the machine's best instance (AVX2 where it has it) answers.
+ * The first byte picks the options (flags and a depth limit from 1 to 121, so depth limits are
+ * reached too). Any disagreement traps.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "json/lex.h"
 #include "wirekit/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sd == WK_OK ? used_d != used_v || ev.offset != used_v
                     : ed.offset != ev.offset || strcmp(ed.msg, ev.msg) != 0) {
+        __builtin_trap();
+    }
+    size_t used_b = 0;
+    wk_error eb = {WK_OK, 0, NULL};
+    wk__json_simd_force(WK__JSON_SIMD_BASE);
+    wk_status sb = wk_json_validate(data, size, &ro, &used_b, &eb);
+    wk__json_simd_force(0);
+    if (sb != sv || eb.offset != ev.offset || eb.msg != ev.msg || used_b != used_v) {
         __builtin_trap();
     }
     return 0;

@@ -38,17 +38,8 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
     wk_value *v;
     uint8_t c;
 
-    if (len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
-        if (!(flags & WK_JSON_READ_ALLOW_BOM)) {
-            wk__json_failed(&f, WK_ERR_SYNTAX,
-                            "byte order mark before JSON (not allowed by default)", p);
-            goto fail;
-        }
-        p += 3;
-    }
-    p = WK__DECODE(wk__json_skip_ws)(p, end);
-    if (p == end) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "no JSON value in the input", p);
+    p = WK__DECODE(wk__json_doc_start)(p, end, (flags & WK_JSON_READ_ALLOW_BOM) != 0, &f);
+    if (p == NULL) {
         goto fail;
     }
 
@@ -97,9 +88,7 @@ value_room:
         n++;
         p = WK__DECODE(wk__json_skip_ws_indent)(p + 1, end);
         if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED,
-                            c == '{' ? "input ends inside an object" : "input ends inside an array",
-                            p);
+            wk__json_ends_inside(obj, p, &f);
             goto fail;
         }
         if (*p == (c == '{' ? '}' : ']')) {
@@ -114,27 +103,9 @@ value_room:
         goto value;
     case 't':
     case 'f':
-    case 'n': {
-        size_t wl = c == 'f' ? 5 : 4;
-        size_t left = (size_t)(end - p);
-        if (WK__LIKELY(left >= 5)) {
-            /* one word compare, no libc call: "true", "null", "fals" + 'e' */
-            uint32_t w4 = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                          (uint32_t)p[3] << 24;
-            bool ok = c == 't'   ? w4 == 0x65757274u
-                      : c == 'n' ? w4 == 0x6c6c756eu
-                                 : w4 == 0x736c6166u && p[4] == 'e';
-            if (WK__UNLIKELY(!ok)) {
-                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-                goto fail;
-            }
-        } else if (memcmp(p, c == 't' ? "true" : c == 'f' ? "false" : "null",
-                          left < wl ? left : wl) != 0) {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-            goto fail;
-        }
-        if (left < wl) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
+    case 'n':
+        p = wk__json_literal(p, end, &f);
+        if (WK__UNLIKELY(p == NULL)) {
             goto fail;
         }
         memset(v, 0, sizeof *v);
@@ -142,26 +113,18 @@ value_room:
             v->type = WK_VAL_BOOL;
             v->u.b = c == 't';
         }
-        p += wl;
         break;
-    }
     default:
         if (WK__LIKELY(c == '-' || wk__json_digit(c))) {
             if (WK__UNLIKELY(c == '-' && (flags & WK_JSON_READ_NAN_INF) && end - p > 1 &&
                              p[1] == 'I')) {
-                size_t left = (size_t)(end - p - 1);
-                if (memcmp(p + 1, "Infinity", left < 8 ? left : 8) != 0) {
-                    wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p + 1);
-                    goto fail;
-                }
-                if (left < 8) {
-                    wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
+                p = wk__json_word(p + 1, end, "Infinity", 8, &f);
+                if (p == NULL) {
                     goto fail;
                 }
                 memset(v, 0, sizeof *v);
                 v->type = WK_VAL_FLOAT;
                 v->u.f = -__builtin_inf();
-                p += 9;
                 break;
             }
             wk__json_num num;
@@ -200,29 +163,17 @@ value_room:
             break;
         }
         if ((c == 'N' || c == 'I') && (flags & WK_JSON_READ_NAN_INF)) {
-            const char *word = c == 'N' ? "NaN" : "Infinity";
-            size_t wl = c == 'N' ? 3 : 8;
-            size_t left = (size_t)(end - p);
-            if (memcmp(p, word, left < wl ? left : wl) != 0) {
-                wk__json_failed(&f, WK_ERR_SYNTAX, "invalid literal", p);
-                goto fail;
-            }
-            if (left < wl) {
-                wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside a literal", end);
+            p = c == 'N' ? wk__json_word(p, end, "NaN", 3, &f)
+                         : wk__json_word(p, end, "Infinity", 8, &f);
+            if (p == NULL) {
                 goto fail;
             }
             memset(v, 0, sizeof *v);
             v->type = WK_VAL_FLOAT;
             v->u.f = c == 'N' ? __builtin_nan("") : __builtin_inf();
-            p += wl;
             break;
         }
-        wk__json_failed(&f, WK_ERR_SYNTAX,
-                        c == ']' || c == '}' ? "value expected before closing bracket"
-                        : (c == 'N' || c == 'I')
-                            ? "unexpected character (NaN/Infinity are not JSON)"
-                            : "unexpected character where a value should start",
-                        p);
+        wk__json_not_a_value(p, &f);
         goto fail;
     }
     n++;
@@ -234,8 +185,7 @@ after_value:
     if (WK__UNLIKELY(p == end || *p <= ' ')) {
         p = WK__DECODE(wk__json_skip_ws)(p, end);
         if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED,
-                            obj ? "input ends inside an object" : "input ends inside an array", p);
+            wk__json_ends_inside(obj, p, &f);
             goto fail;
         }
     }
@@ -245,12 +195,7 @@ after_value:
         if (obj) {
             goto key;
         }
-        if (WK__UNLIKELY(p == end)) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside an array", p);
-            goto fail;
-        }
-        if (WK__UNLIKELY(*p == ']')) {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "trailing comma in array", p);
+        if (WK__UNLIKELY(wk__json_array_item(p, end, &f) == NULL)) {
             goto fail;
         }
         goto value;
@@ -258,10 +203,7 @@ after_value:
     {
         frame *fr = &fs[depth - 1];
         if (c != (fr->object ? '}' : ']')) {
-            wk__json_failed(&f, WK_ERR_SYNTAX,
-                            fr->object ? "',' or '}' expected in object"
-                                       : "',' or ']' expected in array",
-                            p);
+            wk__json_no_separator(fr->object, p, &f);
             goto fail;
         }
         p++;
@@ -288,13 +230,7 @@ after_value:
     }
 
 key:
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends inside an object", p);
-        goto fail;
-    }
-    if (WK__UNLIKELY(*p != '"')) {
-        wk__json_failed(&f, WK_ERR_SYNTAX,
-                        *p == '}' ? "trailing comma in object" : "object key must be a string", p);
+    if (WK__UNLIKELY(wk__json_key_start(p, end, &f) == NULL)) {
         goto fail;
     }
     if (WK__UNLIKELY(n + 1 >= cap)) {
@@ -313,43 +249,16 @@ key:
         n++;
         p = close + 1;
     }
-    /* The two common separators, ":" and ": ", before a value's first byte (three bytes
-     * left: the value cannot be shorter than one byte after them). */
-    if (WK__LIKELY(end - p >= 3 && p[0] == ':')) {
-        if (p[1] > ' ') {
-            p += 1;
-            goto value_room;
-        }
-        if (p[1] == ' ' && p[2] > ' ') {
-            p += 2;
-            goto value_room;
-        }
-        p++;
-    } else if (p < end && *p == ':') {
-        p++;
-    } else {
-        p = WK__DECODE(wk__json_skip_ws)(p, end);
-        if (p == end) {
-            wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends after an object key", p);
-            goto fail;
-        }
-        if (*p != ':') {
-            wk__json_failed(&f, WK_ERR_SYNTAX, "':' expected after object key", p);
-            goto fail;
-        }
-        p++;
-    }
-    p = WK__DECODE(wk__json_skip_ws)(p, end);
-    if (WK__UNLIKELY(p == end)) {
-        wk__json_failed(&f, WK_ERR_TRUNCATED, "input ends where a value should start", p);
+    p = WK__DECODE(wk__json_colon)(p, end, &f);
+    if (WK__UNLIKELY(p == NULL)) {
         goto fail;
     }
     goto value_room; /* the key made room for its value too */
 
 done:
-    p = WK__DECODE(wk__json_skip_ws)(p, end);
-    if (p != end && !(flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI))) {
-        wk__json_failed(&f, WK_ERR_TRAILING, "content after the JSON value", p);
+    p = WK__DECODE(wk__json_doc_end)(
+        p, end, (flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI)) != 0, &f);
+    if (p == NULL) {
         goto fail;
     }
     {

@@ -1,6 +1,6 @@
 /*
  * The JSON writer's byte-level string printers, for the fused schema encoder
- * (src/schema/schema_json.c), which writes its own keys, numbers and separators but must print
+ * (src/schema/schema_json_enc.c), which writes its own keys, numbers and separators but must print
  * strings, base64 and timestamps exactly as the writer does. Each appends to `b` and returns
  * WK_OK or the writer's status for the same data (WK_ERR_UTF8, WK_ERR_RANGE, WK_ERR_LIMIT,
  * WK_ERR_NOMEM); on failure `b` may hold part of the text (the caller drops it).

@@ -36,10 +36,21 @@
 /* The instruction sets of the lexer's instances. */
 enum { WK__JSON_SIMD_BASE = 1, WK__JSON_SIMD_AVX2 = 2 };
 
+/* The instance chosen for the process, 0 until decided (json/simd.c). */
+extern int wk__json_simd_level;
+
+/* Decides the instance for the process and returns it (json/simd.c). */
+int wk__json_simd_decide(void);
+
 /* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
  * the instance, else WK__JSON_SIMD_BASE; the environment variable WK_JSON_SIMD=base forces the
- * baseline (tests, comparisons). Decided once per process (json/simd.c). */
-int wk__json_simd(void);
+ * baseline (tests, comparisons). Decided once per process; then one load and one compare,
+ * inline (a call costs the fused schema decoder 11 instructions per record). */
+static inline int wk__json_simd(void)
+{
+    int level = __atomic_load_n(&wk__json_simd_level, __ATOMIC_RELAXED);
+    return WK__LIKELY(level != 0) ? level : wk__json_simd_decide();
+}
 
 /* Forces the instance for the calls that follow (tests of each path in one process): a level
  * above what the machine has is lowered to it; 0 goes back to the automatic choice. */
@@ -120,6 +131,71 @@ WK__JSON_HOT const uint8_t *wk__json_literal(const uint8_t *p, const uint8_t *en
            : c == 'n' ? wk__json_word(p, end, "null", 4, f)
                       : wk__json_word(p, end, "false", 5, f);
 }
+/* The grammar's failures, written once for the tree parser (json/decode_loop.h) and the
+ * validator (json/validate_loop.h), which must report the same status, message and offset:
+ * each fills f and returns NULL, so that a step reads `return wk__json_...(..., f);`. */
+
+/* The byte at p cannot start a value. */
+static inline const uint8_t *wk__json_not_a_value(const uint8_t *p, wk__json_fail *f)
+{
+    uint8_t c = *p;
+    return wk__json_failed(f, WK_ERR_SYNTAX,
+                           c == ']' || c == '}' ? "value expected before closing bracket"
+                           : (c == 'N' || c == 'I')
+                               ? "unexpected character (NaN/Infinity are not JSON)"
+                               : "unexpected character where a value should start",
+                           p);
+}
+
+/* The input ends (p == end) inside an open object or array. */
+static inline const uint8_t *wk__json_ends_inside(bool object, const uint8_t *p,
+                                                  wk__json_fail *f)
+{
+    return wk__json_failed(f, WK_ERR_TRUNCATED,
+                           object ? "input ends inside an object" : "input ends inside an array",
+                           p);
+}
+
+/* The byte at p after a value in an open container is neither ',' nor its closing bracket. */
+static inline const uint8_t *wk__json_no_separator(bool object, const uint8_t *p,
+                                                   wk__json_fail *f)
+{
+    return wk__json_failed(f, WK_ERR_SYNTAX,
+                           object ? "',' or '}' expected in object"
+                                  : "',' or ']' expected in array",
+                           p);
+}
+
+/* After an array's ',' and its whitespace: p when a value can start there, else NULL. */
+static inline const uint8_t *wk__json_array_item(const uint8_t *p, const uint8_t *end,
+                                                 wk__json_fail *f)
+{
+    if (WK__UNLIKELY(p == end)) {
+        return wk__json_ends_inside(false, p, f);
+    }
+    if (WK__UNLIKELY(*p == ']')) {
+        return wk__json_failed(f, WK_ERR_SYNTAX, "trailing comma in array", p);
+    }
+    return p;
+}
+
+/* Where an object's key is due (after '{' or ',' and their whitespace): p when a string
+ * starts there, else NULL. */
+static inline const uint8_t *wk__json_key_start(const uint8_t *p, const uint8_t *end,
+                                                wk__json_fail *f)
+{
+    if (WK__UNLIKELY(p == end)) {
+        return wk__json_ends_inside(true, p, f);
+    }
+    if (WK__UNLIKELY(*p != '"')) {
+        return wk__json_failed(f, WK_ERR_SYNTAX,
+                               *p == '}' ? "trailing comma in object"
+                                         : "object key must be a string",
+                               p);
+    }
+    return p;
+}
+
 
 /* Validates one UTF-8 sequence starting at p (p[0] >= 0x80) that must end before `end`.
  * Returns the position after it, or NULL. */
@@ -165,6 +241,18 @@ static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
+/* The bytes the short-string step compares with ('"', '\\', and 0x20 for the control bytes),
+ * in memory (json/simd.c): in code compiled for AVX2, GCC 12 builds a constant vector of equal
+ * bytes from a general register (three instructions per constant per short string), where a
+ * compare can read it from memory; it cannot when the value is out of sight. The loops of the
+ * wide scans keep their constants in registers and are left as they are (memory constants
+ * measured 1% to 3% dearer in the parser). */
+enum { WK__JSON_VQUOTE, WK__JSON_VBSLASH, WK__JSON_VSPACE };
+extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
+#if defined(__SSE2__)
+#define WK__JSON_V16(i) _mm_load_si128((const __m128i *)(const void *)wk__json_vbytes[i])
+#endif
+
 /* The wide scans (json/lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
  * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
@@ -207,9 +295,9 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
     }
 #if defined(__SSE2__)
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VQUOTE)),
+                                          _mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VBSLASH))),
+                             _mm_cmplt_epi8(x, WK__JSON_V16(WK__JSON_VSPACE)));
     unsigned mask = (unsigned)_mm_movemask_epi8(m);
     if (mask == 0) {
         return -2;

@@ -82,8 +82,10 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
 }
 
 /* The first byte at or after p that is not JSON whitespace, or `end`. The common cases, no
- * whitespace and a single space (after ':' or ',' in indented text), take one or two compares. */
-WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint8_t *end)
+ * whitespace and a single space (after ':' or ',' in indented text), take one or two compares.
+ * Always inlined (the run is not): GCC -O2 kept it out of line in the schema JSON decoder,
+ * a call per separator (seed record 1,067 instructions against 1,215 out of line). */
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint8_t *end)
 {
     if (WK__LIKELY(p < end && *p > ' ')) {
         return p;
@@ -96,7 +98,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint
 
 /* The same where indented text has a line break and indentation (after '{', '[' and ','):
  * no whitespace in one compare, else straight to the run. */
-WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, const uint8_t *end)
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, const uint8_t *end)
 {
     if (WK__LIKELY(p < end && *p > ' ')) {
         return p;
@@ -104,10 +106,12 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_indent)(const uint8_t *p, con
     return p < end ? WK__LEX(wk__json_skip_ws_run)(p, end) : p;
 }
 
-/* After a three-byte sequence (CJK text): skips further three-byte sequences ten at a time
- * while 32 bytes are left (AVX2 instance), five at a time while 16 are (SSE2 baseline): lead
- * bytes 1110xxxx every third byte, continuation bytes 10xxxxxx in between, no E0 before 80-9F
- * (overlong) nor ED before A0-BF (surrogate). Stops at the first group that is anything else
+/* After a three-byte sequence (CJK text): skips further three-byte sequences, up to ten per
+ * 32-byte step (AVX2 instance) or five per 16-byte step (SSE2 baseline) while that many bytes
+ * are left: lead bytes 1110xxxx every third byte, continuation bytes 10xxxxxx in between, no E0
+ * before 80-9F (overlong) nor ED before A0-BF (surrogate). A step also takes the valid groups
+ * before the first other one (a run shorter than the step, as most in JSON text are), so one
+ * step ends any run within its width. Stops at the first group that is anything else
  * and leaves it to the caller. */
 WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run3)(const uint8_t *p, const uint8_t *end)
 {
@@ -118,22 +122,23 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run3)(const uint8_t *p, const ui
             _mm256_and_si256(x, _mm256_set1_epi8((char)0xF0)), _mm256_set1_epi8((char)0xE0)));
         unsigned cont = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
             _mm256_and_si256(x, _mm256_set1_epi8((char)0xC0)), _mm256_set1_epi8((char)0x80)));
-        if ((lead & 0x09249249u) != 0x09249249u || (cont & 0x36DB6DB6u) != 0x36DB6DB6u) {
-            break;
-        }
         unsigned e0 =
             (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_set1_epi8((char)0xE0)));
         unsigned ed =
             (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_set1_epi8((char)0xED)));
         /* bit 5 of each byte lands on its sign bit; shifted down one, on the byte before */
         unsigned b5 = (unsigned)_mm256_movemask_epi8(_mm256_slli_epi16(x, 2)) >> 1;
-        if (((e0 & ~b5) | (ed & b5)) & 0x09249249u) {
+        /* the bytes of groups 0..9 where a group is not a valid sequence; bit 30 ends them */
+        unsigned bad = (~lead & 0x09249249u) | (~cont & 0x36DB6DB6u) |
+                       (((e0 & ~b5) | (ed & b5)) & 0x09249249u) | 0x40000000u;
+        unsigned k = (unsigned)__builtin_ctz(bad);
+        p += k / 3 * 3; /* the whole groups before the first bad byte */
+        if (k < 30) {
             break;
         }
-        p += 30;
     }
-    /* no 16-byte groups after these: the caller's word steps finish the run (measured:
-     * fewer instructions on twitter.json and citm_catalog.json than an SSE2 step here) */
+    /* the caller's word steps finish a run the step could not reach (fewer than 32 bytes
+     * left in the input); a 16-byte step here too cost more than it saved on the corpora */
 #elif defined(__SSE2__)
     while (end - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
@@ -141,16 +146,16 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run3)(const uint8_t *p, const ui
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0)));
         unsigned cont = (unsigned)_mm_movemask_epi8(
             _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80)));
-        if ((lead & 0x1249u) != 0x1249u || (cont & 0x6DB6u) != 0x6DB6u) {
-            break;
-        }
         unsigned e0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xE0)));
         unsigned ed = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xED)));
         unsigned b5 = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x, 2)) >> 1; /* as above */
-        if (((e0 & ~b5) | (ed & b5)) & 0x1249u) {
+        unsigned bad = (~lead & 0x1249u) | (~cont & 0x6DB6u) |
+                       (((e0 & ~b5) | (ed & b5)) & 0x1249u) | 0x8000u; /* groups 0..4 */
+        unsigned k = (unsigned)__builtin_ctz(bad);
+        p += k / 3 * 3;
+        if (k < 15) {
             break;
         }
-        p += 15;
     }
 #else
     (void)end;
@@ -280,4 +285,69 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_string)(const uint8_t *p, const
         return wk__json_failed(f, WK_ERR_SYNTAX, "control character in string (must be escaped)",
                                p);
     }
+}
+
+/* The grammar's steps that skip whitespace, written once for the tree parser and the
+ * validator (lex.h has the ones that do not). Each returns NULL on failure (f filled). */
+
+/* The start of a document at p (the whole input is [p, end)): an optional byte order mark
+ * (an error unless `allow_bom`), then whitespace. Returns the first byte of the value, before
+ * `end`. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_doc_start)(const uint8_t *p, const uint8_t *end,
+                                                      bool allow_bom, wk__json_fail *f)
+{
+    if (end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
+        if (!allow_bom) {
+            return wk__json_failed(f, WK_ERR_SYNTAX,
+                                   "byte order mark before JSON (not allowed by default)", p);
+        }
+        p += 3;
+    }
+    p = WK__LEX(wk__json_skip_ws)(p, end);
+    if (p == end) {
+        return wk__json_failed(f, WK_ERR_TRUNCATED, "no JSON value in the input", p);
+    }
+    return p;
+}
+
+/* After an object key (p right after its closing quote): the ':' with the whitespace around
+ * it. Returns the first byte of the value, before `end`. ':' and ": " before a value (compact
+ * and indented text) take no whitespace step. */
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_colon)(const uint8_t *p, const uint8_t *end,
+                                                   wk__json_fail *f)
+{
+    if (WK__LIKELY(end - p > 2 && *p == ':')) {
+        p += 1 + (p[1] == ' '); /* still before `end` */
+        if (WK__LIKELY(*p > ' ')) {
+            return p;
+        }
+    } else if (WK__LIKELY(p < end && *p == ':')) {
+        p++;
+    } else {
+        p = WK__LEX(wk__json_skip_ws)(p, end);
+        if (p == end) {
+            return wk__json_failed(f, WK_ERR_TRUNCATED, "input ends after an object key", p);
+        }
+        if (*p != ':') {
+            return wk__json_failed(f, WK_ERR_SYNTAX, "':' expected after object key", p);
+        }
+        p++;
+    }
+    p = WK__LEX(wk__json_skip_ws)(p, end);
+    if (WK__UNLIKELY(p == end)) {
+        return wk__json_failed(f, WK_ERR_TRUNCATED, "input ends where a value should start", p);
+    }
+    return p;
+}
+
+/* After the document's value (at p): whitespace, then the end of the input unless
+ * `allow_trailing`. Returns where the whitespace ends. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_doc_end)(const uint8_t *p, const uint8_t *end,
+                                                    bool allow_trailing, wk__json_fail *f)
+{
+    p = WK__LEX(wk__json_skip_ws)(p, end);
+    if (p != end && !allow_trailing) {
+        return wk__json_failed(f, WK_ERR_TRAILING, "content after the JSON value", p);
+    }
+    return p;
 }

@@ -1,5 +1,6 @@
 /*
- * Helpers of the fused fast paths, MessagePack (schema_mp.c) and JSON (schema_json.c).
+ * Helpers of the fused fast paths, MessagePack (schema_mp.c) and JSON (schema_json_enc.c,
+ * schema_json_dec.c).
  * Encoders write with a cursor `o` straight into the output buffer, bounded by
  * out->data + out->cap, keeping at least the plan's `fixed` bytes of room (the bound of every
  * fixed-size part still to come), so only variable-size parts check for room. Decoders copy
@@ -20,6 +21,17 @@
 uint8_t *wk__schema_buf_grow(wk_buf *out, uint8_t *o, size_t need);
 
 #define WK__ENC_END(out) ((out)->data + (out)->cap)
+
+/* The cursor at the end of `out` with `fixed` bytes of room reserved (the flat plans' start,
+ * MessagePack and JSON); NULL when the buffer cannot grow. */
+static inline __attribute__((always_inline)) uint8_t *wk__schema_enc_start(wk_buf *out,
+                                                                      size_t fixed)
+{
+    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
+        return out->data + out->len;
+    }
+    return wk__schema_buf_grow(out, NULL, fixed);
+}
 
 /* Makes room for `need` bytes at `o`, keeping `end` (a local) in step; leaves the function
  * with `fail` when the buffer cannot grow. */

@@ -295,11 +295,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
 {
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
-    memcpy(o, op->key, WK__MP_KEY_PAD); /* room and source padding: the plan's */
-    if (WK__UNLIKELY(op->key_len > WK__MP_KEY_PAD)) {
-        memcpy(o, op->key, op->key_len);
-    }
-    o += op->key_len;
+    o = wk__schema_put_key(o, op->key, op->key_len); /* room: the plan's */
     switch ((wk_schema_kind)op->kind) {
     case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
     case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
@@ -353,14 +349,9 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     const size_t fixed = ix->mp_fixed;
     const wk__mp_op *op = ix->mp_ops;
     const wk__mp_op *const op_end = op + ix->nfields;
-    uint8_t *o;
-    if (WK__LIKELY(out->data != NULL && out->cap - out->len >= fixed)) {
-        o = out->data + out->len;
-    } else {
-        o = wk__schema_buf_grow(out, NULL, fixed);
-        if (o == NULL) {
-            return false;
-        }
+    uint8_t *o = wk__schema_enc_start(out, fixed);
+    if (o == NULL) {
+        return false;
     }
     uint8_t *end = WK__ENC_END(out);
     if (!ix->mp_omit) {
@@ -448,12 +439,10 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
 WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
-    if (s == NULL || obj == NULL || out == NULL) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL argument");
-    }
-    const wk__schema_index *ix = wk__schema_index_get(s, NULL, err);
+    wk_status st;
+    const wk__schema_index *ix = wk__schema_encode_begin(s, obj, out, err, &st);
     if (ix == NULL) {
-        return err != NULL ? err->code : WK_ERR_ARG;
+        return st;
     }
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat) {
         size_t start = out->len;
@@ -1009,15 +998,10 @@ WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_
                                      void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                      wk_schema_error *err)
 {
-    wk__schema_error_reset(err);
-    if (s == NULL || (data == NULL && len != 0) || obj == NULL || arena == NULL) {
-        return wk_error_set(err != NULL ? &err->base : NULL, WK_ERR_ARG, 0,
-                            "schema: NULL argument");
-    }
-    const wk__schema_index *ix = wk__schema_index_get(s, opts != NULL ? opts->alloc : NULL,
-                                                      err != NULL ? &err->base : NULL);
+    wk_status st;
+    const wk__schema_index *ix = wk__schema_decode_begin(s, data, len, obj, arena, opts, err, &st);
     if (ix == NULL) {
-        return err != NULL ? err->base.code : WK_ERR_ARG;
+        return st;
     }
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->mp_flat && len != 0) {
         uint32_t limit = opts == NULL || opts->max_depth == 0 ? WK__SCHEMA_DEFAULT_DEPTH

@@ -1,6 +1,6 @@
 /*
  * Serializers: whole-object encode/decode in one wire format, picked at run time (the entity
- * cache, the command line). Both use the fused paths (schema_mp.c, schema_json.c).
+ * cache, the command line). Both use the fused paths (schema_mp.c, schema_json_enc.c, schema_json_dec.c).
  */
 #include <string.h>
 

@@ -65,8 +65,10 @@ typedef struct wk__vb_fail {
 
 #define WK__VB_MSG_ARENA "arena exhausted"
 
-/* The arena's bump fast path, inline; wk_arena_alloc handles new chunks. */
-static inline void *wk__vb_alloc(wk_arena *a, size_t size)
+/* The arena's bump fast path, always inline (GCC left it out of line in the fused schema JSON
+ * decoder once that had two instances: 14 more instructions per seed record); wk_arena_alloc
+ * handles new chunks. */
+static inline __attribute__((always_inline)) void *wk__vb_alloc(wk_arena *a, size_t size)
 {
     uintptr_t p = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;
     if (a->cur != NULL && p <= (uintptr_t)a->end && size <= (size_t)((uintptr_t)a->end - p)) {

@@ -275,7 +275,17 @@ static wk_status parse_at(int level, const uint8_t *buf, size_t len, wk_arena *a
     return st;
 }
 
-WK_TEST(test_json_simd_parser_instances_agree_on_random_documents_and_truncations)
+/* Validates buf[0..len) with the validator forced to `level`. */
+static wk_status validate_at(int level, const uint8_t *buf, size_t len, size_t *used,
+                             wk_error *err)
+{
+    wk__json_simd_force(level);
+    wk_status st = wk_json_validate(buf, len, NULL, used, err);
+    wk__json_simd_force(0);
+    return st;
+}
+
+WK_TEST(test_json_simd_parser_and_validator_instances_agree_on_random_documents_and_truncations)
 {
     if (!have_avx2()) {
         wk__test_skip("no AVX2 on this machine: one parser instance only");
@@ -316,6 +326,23 @@ WK_TEST(test_json_simd_parser_instances_agree_on_random_documents_and_truncation
             CHECK_MSG(same, "round %d, length %zu of %zu: %s at %zu (%s) vs %s at %zu (%s)", round,
                       len, n, wk_status_str(s1), e1.offset, e1.msg ? e1.msg : "-",
                       wk_status_str(s2), e2.offset, e2.msg ? e2.msg : "-");
+            size_t u1 = 0, u2 = 0, used = 0;
+            wk_error f1 = {WK_OK, 0, NULL}, f2 = {WK_OK, 0, NULL};
+            wk_status w1 = validate_at(WK__JSON_SIMD_BASE, buf, len, &u1, &f1);
+            wk_status w2 = validate_at(WK__JSON_SIMD_AVX2, buf, len, &u2, &f2);
+            wk__json_simd_force(WK__JSON_SIMD_BASE);
+            (void)wk_json_decode_value(buf, len, NULL, &a1, &v1, &used, NULL); /* its length */
+            wk__json_simd_force(0);
+            same = w1 == w2 && f1.offset == f2.offset && f1.msg == f2.msg && u1 == u2 &&
+                   w1 == s1 &&
+                   (w1 == WK_OK ? u1 == used
+                                : f1.offset == e1.offset && strcmp(f1.msg, e1.msg) == 0);
+            CHECK_MSG(same,
+                      "validate, round %d, length %zu of %zu: %s at %zu (%s) vs %s at %zu (%s), "
+                      "parser %s at %zu (%s)",
+                      round, len, n, wk_status_str(w1), f1.offset, f1.msg ? f1.msg : "-",
+                      wk_status_str(w2), f2.offset, f2.msg ? f2.msg : "-", wk_status_str(s1),
+                      e1.offset, e1.msg ? e1.msg : "-");
             if (len == n && round % 3 == 0) {
                 CHECK_MSG(s1 == WK_OK, "round %d: generated document rejected: %s at %zu (%s)",
                           round, wk_status_str(s1), e1.offset, e1.msg ? e1.msg : "-");

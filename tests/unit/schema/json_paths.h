@@ -2,7 +2,9 @@
  * The two schema<->JSON paths side by side, for the tests and the fuzz harness: the generic
  * event paths (wk_schema_encode into a wk_json_writer, wk_schema_decode from a wk_json_reader
  * followed by the end-of-input check) and the fused ones (wk_schema_encode_json,
- * wk_schema_decode_json), with checks that they agree on everything a caller can see.
+ * wk_schema_decode_json), with checks that they agree on everything a caller can see. The
+ * fused decoder is also run with the JSON lexer's baseline instance forced, and must agree
+ * with the machine's best instance (AVX2 where it has it) exactly.
  */
 #ifndef JSON_PATHS_H
 #define JSON_PATHS_H
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/lex.h"
 #include "wirekit/json.h"
 #include "wirekit/schema.h"
 
@@ -116,7 +119,9 @@ static inline bool json_encoders_agree(const wk_schema *s, const void *obj, size
 
 /* Decodes `data` both ways (each with its own arena, capped at `arena_cap` bytes, 0: no cap)
  * and checks that they agree on status, offset, message and path, and on the result (both
- * objects written by the generic encoder). Out of arena may differ in where it happens. */
+ * objects written by the generic encoder). Out of arena may differ in where it happens. The
+ * fused decoder on the lexer's baseline instance must agree with it on everything, out of
+ * arena included. */
 static inline bool json_decoders_agree(const wk_schema *s, size_t size, const void *data,
                                        size_t len, const wk_schema_opts *opts,
                                        size_t arena_cap, char *why, size_t why_cap)
@@ -128,22 +133,37 @@ static inline bool json_decoders_agree(const wk_schema *s, size_t size, const vo
     wk_schema_error e1, e2;
     memset(&e1, 0, sizeof e1);
     memset(&e2, 0, sizeof e2);
+    wk_arena c;
+    wk_arena_init(&c, NULL, arena_cap);
+    void *z = calloc(1, size);
+    wk_schema_error e3;
+    memset(&e3, 0, sizeof e3);
     wk_status s1 = wk_schema_decode_json(s, data, len, x, &a, opts, &e1);
     wk_status s2 = json_decode_generic(s, data, len, y, &b, opts, &e2);
+    wk__json_simd_force(WK__JSON_SIMD_BASE);
+    wk_status s3 = wk_schema_decode_json(s, data, len, z, &c, opts, &e3);
+    wk__json_simd_force(0);
     bool ok = s1 == s2;
     if (ok && s1 != WK_OK && s1 != WK_ERR_NOMEM) {
         ok = e1.base.offset == e2.base.offset && strcmp(e1.path, e2.path) == 0 &&
              json_same_msg(e1.base.msg, e2.base.msg);
     }
+    bool same_instances = s1 == s3 && e1.base.offset == e3.base.offset &&
+                          e1.base.msg == e3.base.msg && strcmp(e1.path, e3.path) == 0;
     if (ok && s1 == WK_OK) {
-        wk_buf b1, b2;
+        wk_buf b1, b2, b3;
         wk_buf_init(&b1, NULL, 0);
         wk_buf_init(&b2, NULL, 0);
+        wk_buf_init(&b3, NULL, 0);
         wk_status t1 = json_encode_generic(s, x, &b1, NULL);
         wk_status t2 = json_encode_generic(s, y, &b2, NULL);
+        wk_status t3 = json_encode_generic(s, z, &b3, NULL);
         ok = t1 == t2 && b1.len == b2.len && memcmp(b1.data, b2.data, b1.len) == 0;
+        same_instances = same_instances && t1 == t3 && b1.len == b3.len &&
+                         memcmp(b1.data, b3.data, b1.len) == 0;
         wk_buf_free(&b1);
         wk_buf_free(&b2);
+        wk_buf_free(&b3);
     }
     if (!ok) {
         snprintf(why, why_cap,
@@ -151,11 +171,21 @@ static inline bool json_decoders_agree(const wk_schema *s, size_t size, const vo
                  wk_status_str(s1), e1.base.msg ? e1.base.msg : "", e1.base.offset, e1.path,
                  wk_status_str(s2), e2.base.msg ? e2.base.msg : "", e2.base.offset, e2.path,
                  (int)(len < 300 ? len : 300), (const char *)data);
+    } else if (!same_instances) {
+        ok = false;
+        snprintf(why, why_cap,
+                 "fused %s '%s' at %zu path '%s' / fused on the baseline lexer %s '%s' at %zu "
+                 "path '%s' in %.*s",
+                 wk_status_str(s1), e1.base.msg ? e1.base.msg : "", e1.base.offset, e1.path,
+                 wk_status_str(s3), e3.base.msg ? e3.base.msg : "", e3.base.offset, e3.path,
+                 (int)(len < 300 ? len : 300), (const char *)data);
     }
     free(x);
     free(y);
+    free(z);
     wk_arena_free(&a);
     wk_arena_free(&b);
+    wk_arena_free(&c);
     return ok;
 }
 

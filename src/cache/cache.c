@@ -359,16 +359,57 @@ static void remove_corrupt(wk_cache *c, const char *key, size_t key_len)
     }
 }
 
-/* shared_entry, and a corrupt entry removed (a miss). */
-static int from_shared(const load_ctx *l, const uint8_t *bytes, size_t len, wk_cache_entry **out,
-                       wk_status *st)
+/* One key's answer from fetch_each: shared_entry's result, SHARED_MISS until a value comes. */
+typedef struct one_ctx {
+    const load_ctx *l;
+    wk_cache_entry **out;
+    int r;
+    wk_status st;
+} one_ctx;
+
+static wk_status take_one(void *ctx, size_t i, const uint8_t *bytes, size_t len)
 {
-    int r = shared_entry(l, bytes, len, out, st);
-    if (r == SHARED_CORRUPT) {
-        remove_corrupt(l->c, l->key, l->key_len);
-        r = SHARED_MISS;
+    one_ctx *o = ctx;
+    (void)i;
+    o->r = shared_entry(o->l, bytes, len, o->out, &o->st);
+    return WK_OK;
+}
+
+/* Asks the shared tier for the key: SHARED_HIT (*out set), SHARED_MISS (absent, tombstone or a
+ * corrupt value, removed), or SHARED_FAILED with *st WK_ERR_NOMEM or the store's failure (in
+ * *serr). Decodes the value where the store read it when the store offers fetch_each. */
+static int fetch_one(const load_ctx *l, wk_cache_entry **out, wk_status *st, wk_error *serr)
+{
+    wk_cache *c = l->c;
+    wk_slice kr = {l->key, l->key_len};
+    one_ctx o = {l, out, SHARED_MISS, WK_OK};
+    if (c->store->fetch_each != NULL) {
+        *st = c->store->fetch_each(c->store->self, 1, &kr, take_one, &o, serr);
+    } else {
+        wk_buf v;
+        wk_buf_init(&v, c->alloc, 0);
+        bool found = false;
+        *st = c->store->fetch(c->store->self, 1, &kr, &v, &found, serr);
+        if (*st == WK_OK && found) {
+            (void)take_one(&o, 0, v.data, v.len);
+        }
+        wk_buf_free(&v);
     }
-    return r;
+    if (*st != WK_OK) {
+        COUNT(c, shared_errors);
+        if (o.r != SHARED_HIT) { /* a value taken before a failure stands */
+            return SHARED_FAILED;
+        }
+    }
+    if (o.r == SHARED_MISS) { /* no value came */
+        COUNT(c, shared_misses);
+    }
+    *st = o.st;
+    if (o.r == SHARED_CORRUPT) {
+        remove_corrupt(c, l->key, l->key_len);
+        return SHARED_MISS;
+    }
+    return o.r;
 }
 
 static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
@@ -451,22 +492,11 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
     wk_status shared_st = WK_OK;
     *out = NULL;
     if (c->store != NULL && (flags & SKIP_STORE) == 0) {
-        wk_buf v;
-        wk_buf_init(&v, c->alloc, 0);
-        bool found = false;
-        wk_slice kr = {l->key, l->key_len};
-        wk_status st = c->store->fetch(c->store->self, 1, &kr, &v, &found, &serr);
-        int r = SHARED_MISS;
-        if (st != WK_OK) {
-            COUNT(c, shared_errors);
+        wk_status st;
+        int r = fetch_one(l, out, &st, &serr);
+        if (r == SHARED_FAILED && st != WK_ERR_NOMEM) {
             shared_st = st;
-            r = SHARED_FAILED;
-        } else if (!found) {
-            COUNT(c, shared_misses);
-        } else {
-            r = from_shared(l, v.data, v.len, out, &st);
         }
-        wk_buf_free(&v);
         if (r == SHARED_HIT) {
             return WK_OK;
         }

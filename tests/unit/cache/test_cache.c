@@ -651,8 +651,9 @@ WK_TEST(test_cache_get_many_uses_each_tier_once)
     fake_store_free(&f);
 }
 
-/* One multi-get over keys in every shared state, with the store's `fetch` or its
- * `fetch_each`; `fail_after` makes fetch_each fail after that many values. */
+/* Gets over keys in every shared state, with the store's `fetch` or its `fetch_each`: one
+ * multi-get, or (`single`) one wk_cache_get per key; `fail_after` makes fetch_each fail after
+ * that many values. */
 typedef struct many_result {
     wk_status sts[6];
     int64_t ages[6];
@@ -662,7 +663,7 @@ typedef struct many_result {
     bool corrupt_left; /* the corrupt bytes still in the store */
 } many_result;
 
-static void many_over_states(bool in_place, unsigned fail_after, many_result *out)
+static void many_over_states(bool in_place, bool single, unsigned fail_after, many_result *out)
 {
     fake_store f;
     fake_store_init(&f);
@@ -685,7 +686,15 @@ static void many_over_states(bool in_place, unsigned fail_after, many_result *ou
     atomic_store(&d.calls, 0);
     wk_slice ids[6] = {{"1", 1}, {"2", 1}, {"3", 1}, {"4", 1}, {"5", 1}, {"6", 1}};
     wk_cache_entry *refs[6];
-    (void)wk_cache_get_many(c, &seed_user_schema, 6, ids, db_load, &d, refs, out->sts, NULL);
+    if (single) {
+        for (int i = 0; i < 6; i++) {
+            refs[i] = NULL;
+            out->sts[i] = wk_cache_get(c, &seed_user_schema, ids[i].ptr, ids[i].len, db_load, &d,
+                                       &refs[i], NULL);
+        }
+    } else {
+        (void)wk_cache_get_many(c, &seed_user_schema, 6, ids, db_load, &d, refs, out->sts, NULL);
+    }
     for (int i = 0; i < 6; i++) {
         out->ages[i] = -1;
         if (out->sts[i] == WK_OK) {
@@ -705,11 +714,12 @@ static void many_over_states(bool in_place, unsigned fail_after, many_result *ou
     fake_store_free(&f);
 }
 
-WK_TEST(test_cache_get_many_in_place_fetch_answers_like_the_copying_fetch)
+/* The answers, loads and counts over the states, the same through `fetch` and `fetch_each`. */
+static void check_states_alike(bool single)
 {
     many_result copy, place;
-    many_over_states(false, 0, &copy);
-    many_over_states(true, 0, &place);
+    many_over_states(false, single, 0, &copy);
+    many_over_states(true, single, 0, &place);
     for (const many_result *r = &copy; r != NULL; r = r == &copy ? &place : NULL) {
         CHECK_OK(r->sts[0]);
         CHECK_EQ(r->ages[0], 1);             /* from the shared tier */
@@ -727,9 +737,19 @@ WK_TEST(test_cache_get_many_in_place_fetch_answers_like_the_copying_fetch)
     CHECK_EQ(copy.stats.shared_misses, place.stats.shared_misses);
     CHECK_EQ(copy.removes, place.removes);
     CHECK_EQ(copy.stores, place.stores);
+}
+
+WK_TEST(test_cache_get_in_place_fetch_answers_like_the_copying_fetch)
+{
+    check_states_alike(true);
+}
+
+WK_TEST(test_cache_get_many_in_place_fetch_answers_like_the_copying_fetch)
+{
+    check_states_alike(false);
     /* failing after the first value: it stands, the rest is loaded without filling */
     many_result part;
-    many_over_states(true, 1, &part);
+    many_over_states(true, false, 1, &part);
     CHECK_OK(part.sts[0]);
     CHECK_EQ(part.ages[0], 1);
     CHECK_EQ(part.stats.shared_hits, 1);

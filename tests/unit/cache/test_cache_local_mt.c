@@ -332,6 +332,17 @@ static void counting_init(counting *t)
 
 /* References in transit between threads, with the key each one must hold. */
 #define MAILBOX 1024
+/* A cache with `cfg` whose memory comes from `cnt` (initialised here), with the shared `bad`
+ * count reset; NULL when it cannot be made. */
+static wk_cache *new_counted_cache(counting *cnt, wk_cache_config *cfg)
+{
+    counting_init(cnt);
+    cfg->alloc = &cnt->a;
+    wk_cache *c = NULL;
+    atomic_store(&bad, 0);
+    return wk_cache_new(cfg, &c, NULL) == WK_OK ? c : NULL;
+}
+
 static pthread_mutex_t mail_mu = PTHREAD_MUTEX_INITIALIZER;
 static wk_cache_entry *mail[MAILBOX];
 static int mail_key[MAILBOX];
@@ -479,14 +490,12 @@ static void *spawner(void *arg)
 WK_TEST(test_cache_references_released_on_other_threads_rereferenced_and_outliving_threads)
 {
     counting cnt;
-    counting_init(&cnt);
     wk_cache_config cfg = {0};
     cfg.max_entries = 32;
     cfg.shards = 4;
     cfg.local_ttl_ms = 3;
-    cfg.alloc = &cnt.a;
-    wk_cache *c = NULL;
-    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    wk_cache *c = new_counted_cache(&cnt, &cfg);
+    CHECK(c != NULL);
     for (int k = 0; k < NKEYS; k++) {
         atomic_store(&version[k], 1);
         atomic_store(&committed[k], 1);
@@ -557,14 +566,11 @@ static void *late_holder(void *arg)
 WK_TEST(test_cache_references_from_hits_outlive_the_cache_on_any_thread)
 {
     counting cnt;
-    counting_init(&cnt);
     wk_cache_config cfg = {0};
     cfg.max_entries = 64;
     cfg.local_ttl_ms = 3600 * 1000;
-    cfg.alloc = &cnt.a;
-    wk_cache *c = NULL;
-    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
-    atomic_store(&bad, 0);
+    wk_cache *c = new_counted_cache(&cnt, &cfg);
+    CHECK(c != NULL);
     for (int k = 0; k < NKEYS; k++) {
         atomic_store(&version[k], 1);
         atomic_store(&committed[k], 1);
@@ -634,14 +640,11 @@ static void *living_holder(void *arg)
 WK_TEST(test_cache_entries_of_a_freed_cache_released_on_a_living_thread_are_freed_by_a_sweep)
 {
     counting cnt;
-    counting_init(&cnt);
     wk_cache_config cfg = {0};
     cfg.max_entries = 64;
     cfg.local_ttl_ms = 3600 * 1000;
-    cfg.alloc = &cnt.a;
-    wk_cache *c = NULL;
-    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
-    atomic_store(&bad, 0);
+    wk_cache *c = new_counted_cache(&cnt, &cfg);
+    CHECK(c != NULL);
     unsigned seed = 7; /* the other thread's keys, loaded here: hits there */
     wk_cache_entry *mine[5];
     int mykeys[5];
@@ -692,14 +695,11 @@ static void *release_two(void *arg)
 WK_TEST(test_cache_one_entry_referenced_many_ways_on_one_thread_is_freed_once)
 {
     counting cnt;
-    counting_init(&cnt);
     wk_cache_config cfg = {0};
     cfg.local_ttl_ms = 3600 * 1000;
     cfg.shards = 1;
-    cfg.alloc = &cnt.a;
-    wk_cache *c = NULL;
-    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
-    atomic_store(&bad, 0);
+    wk_cache *c = new_counted_cache(&cnt, &cfg);
+    CHECK(c != NULL);
     for (int k = 0; k < NKEYS; k++) {
         atomic_store(&version[k], 1);
     }

@@ -32,6 +32,15 @@ static atomic_bool stop;
 static atomic_long bad;
 static atomic_long gets_done;
 
+/* Every key back at version 1, in the loader's truth and as committed. */
+static void reset_truth(void)
+{
+    for (int k = 0; k < NKEYS; k++) {
+        atomic_store(&version[k], 1);
+        atomic_store(&committed[k], 1);
+    }
+}
+
 static wk_status truth_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
                             void *obj, wk_arena *arena, wk_error *err)
 {
@@ -192,10 +201,7 @@ WK_TEST(test_cache_concurrent_hits_puts_invalidations_evictions_never_freed_or_s
     cfg.local_ttl_ms = 3; /* and expirations */
     wk_cache *c = NULL;
     CHECK_OK(wk_cache_new(&cfg, &c, NULL));
-    for (int k = 0; k < NKEYS; k++) {
-        atomic_store(&version[k], 1);
-        atomic_store(&committed[k], 1);
-    }
+    reset_truth();
     atomic_store(&stop, false);
     atomic_store(&bad, 0);
     atomic_store(&gets_done, 0);
@@ -496,10 +502,7 @@ WK_TEST(test_cache_references_released_on_other_threads_rereferenced_and_outlivi
     cfg.local_ttl_ms = 3;
     wk_cache *c = new_counted_cache(&cnt, &cfg);
     CHECK(c != NULL);
-    for (int k = 0; k < NKEYS; k++) {
-        atomic_store(&version[k], 1);
-        atomic_store(&committed[k], 1);
-    }
+    reset_truth();
     atomic_store(&stop, false);
     atomic_store(&bad, 0);
     atomic_store(&gets_done, 0);
@@ -545,6 +548,16 @@ typedef struct late {
     pthread_barrier_t *bar;
 } late;
 
+/* Counts in `bad` each held reference that no longer shows its key's object. */
+static void count_wrong_held(const late *l)
+{
+    for (size_t j = 0; j < l->n; j++) {
+        if (!entry_is(l->held[j], l->keys[j])) {
+            atomic_fetch_add(&bad, 1);
+        }
+    }
+}
+
 static void *late_holder(void *arg)
 {
     late *l = arg;
@@ -552,11 +565,7 @@ static void *late_holder(void *arg)
     l->n = get_some(l->c, &seed, 10, l->held, l->keys);
     pthread_barrier_wait(l->bar); /* holding them */
     pthread_barrier_wait(l->bar); /* the cache is gone */
-    for (size_t j = 0; j < l->n; j++) {
-        if (!entry_is(l->held[j], l->keys[j])) {
-            atomic_fetch_add(&bad, 1);
-        }
-    }
+    count_wrong_held(l);
     for (size_t j = 0; j < l->n; j += 2) { /* half here, half on the main thread */
         wk_cache_entry_unref(l->held[j]);
     }
@@ -571,10 +580,7 @@ WK_TEST(test_cache_references_from_hits_outlive_the_cache_on_any_thread)
     cfg.local_ttl_ms = 3600 * 1000;
     wk_cache *c = new_counted_cache(&cnt, &cfg);
     CHECK(c != NULL);
-    for (int k = 0; k < NKEYS; k++) {
-        atomic_store(&version[k], 1);
-        atomic_store(&committed[k], 1);
-    }
+    reset_truth();
     unsigned seed = 99; /* the same keys as the other thread: loaded now, hits there */
     wk_cache_entry *mine[10];
     int mykeys[10];
@@ -624,11 +630,7 @@ static void *living_holder(void *arg)
     l->n = get_some(l->c, &seed, 5, l->held, l->keys);
     pthread_barrier_wait(l->bar); /* holding them */
     pthread_barrier_wait(l->bar); /* the cache is gone */
-    for (size_t j = 0; j < l->n; j++) {
-        if (!entry_is(l->held[j], l->keys[j])) {
-            atomic_fetch_add(&bad, 1);
-        }
-    }
+    count_wrong_held(l);
     for (size_t j = l->n; j > 0; j--) { /* newest first: each one the top slot */
         wk_cache_entry_unref(l->held[j - 1]);
     }
@@ -700,9 +702,7 @@ WK_TEST(test_cache_one_entry_referenced_many_ways_on_one_thread_is_freed_once)
     cfg.shards = 1;
     wk_cache *c = new_counted_cache(&cnt, &cfg);
     CHECK(c != NULL);
-    for (int k = 0; k < NKEYS; k++) {
-        atomic_store(&version[k], 1);
-    }
+    reset_truth();
     wk_cache_entry *r[12];
     long empty = atomic_load(&cnt.live);
     for (int j = 0; j < 11; j++) { /* a load, then ten hits */

@@ -69,8 +69,21 @@ long wk_cli_input_read(wk_cli_input *in, const uint8_t **data);
 /** Clears the progress line and closes the input. */
 void wk_cli_input_close(wk_cli_input *in);
 /** Prints `wirekit: NAME:LINE:COL: what: msg (at byte N)` (LINE 0 = no position) and
- *  returns WK_EXIT_FAIL. */
+ *  returns WK_EXIT_FAIL. When the error is an unpacker's cap (WK_ERR_LIMIT) and `max_value`
+ *  is not 0, a second line names that cap and --max-value. */
 int wk_cli_fail_in(const char *name, uint64_t line, uint64_t col, const char *what,
-                   const wk_error *err);
+                   const wk_error *err, size_t max_value);
+
+/* ---- --max-value: the largest value convert and inspect hold in memory ---- */
+
+#define WK_CLI_DEFAULT_MAX_VALUE ((size_t)256 << 20)
+
+/** "123", "64K", "16M", "1G" -> bytes; 0 for a bad, zero or too large size. */
+size_t wk_cli_parse_size(const char *s);
+
+/** `progress` for a command that writes its output to standard output: WK_CLI_PROGRESS_AUTO
+ *  becomes 0 when standard output is a terminal, where the progress line would break into
+ *  the output; 0 and 1 stay as they are. */
+int wk_cli_progress_to_stdout(int progress);
 
 #endif

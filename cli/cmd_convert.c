@@ -20,8 +20,6 @@
 
 #include "cli.h"
 
-#define DEFAULT_MAX_VALUE ((size_t)256 << 20)
-
 static int usage(void)
 {
     printf("usage: wirekit convert --from=FORMAT --to=FORMAT [OPTIONS] [IN [OUT]]\n"
@@ -35,10 +33,12 @@ static int usage(void)
            "  --check            only check the input (every check of a conversion, nothing\n"
            "                     built or written) and print how many values it holds\n"
            "  --pretty           indent JSON output (2 spaces)\n"
-           "  --max-value=BYTES  largest single value (default 256 MiB; K, M, G suffixes)\n"
+           "  --max-value=BYTES  largest value held in memory (default 256 MiB; K, M, G\n"
+           "                     suffixes); JSON to JSON holds one string or number at a time\n"
            "  --progress         show a progress line on stderr (bytes, MB/s, percent, ETA)\n"
            "  --no-progress      never show it (by default it is shown for regular files\n"
-           "                     larger than 64 MB when stderr is a terminal)\n\n"
+           "                     larger than 64 MB when stderr is a terminal and the output\n"
+           "                     does not go to one)\n\n"
            "JSON input may hold several values separated by whitespace (JSON Lines): each\n"
            "becomes one MessagePack value. MessagePack input may hold several values: each\n"
            "becomes one line of JSON. Integers that fit 64 bits stay integers (shortest\n"
@@ -63,32 +63,6 @@ static int parse_format(const char *s)
         return FMT_MSGPACK;
     }
     return FMT_NONE;
-}
-
-/* "123", "64K", "16M", "1G" -> bytes; 0 on a bad value. */
-static size_t parse_size(const char *s)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s) {
-        return 0;
-    }
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') {
-        shift = 10;
-    } else if (*end == 'M' || *end == 'm') {
-        shift = 20;
-    } else if (*end == 'G' || *end == 'g') {
-        shift = 30;
-    }
-    if (shift != 0) {
-        end++;
-    }
-    if (*end != '\0' || v > (SIZE_MAX >> shift) || v == 0) {
-        return 0;
-    }
-    return (size_t)(v << shift);
 }
 
 typedef struct job {
@@ -140,7 +114,7 @@ static int fail_input(job *j, unpacker *u, const char *what)
     }
     wk_out_flush(&j->out);
     wk_cli_input_close(&j->in);
-    return wk_cli_fail_in(j->in.name, line, col, what, &e);
+    return wk_cli_fail_in(j->in.name, line, col, what, &e, j->max_value);
 }
 
 /* Feeds the next chunk after flushing what is ready; returns 0, or -1 after a read error. */
@@ -318,7 +292,7 @@ static int run(int argc, char **argv)
     };
     job j;
     memset(&j, 0, sizeof j);
-    j.max_value = DEFAULT_MAX_VALUE;
+    j.max_value = WK_CLI_DEFAULT_MAX_VALUE;
     int progress = WK_CLI_PROGRESS_AUTO;
     int c;
     opterr = 0;
@@ -345,7 +319,7 @@ static int run(int argc, char **argv)
         case O_PROGRESS: progress = 1; break;
         case O_NO_PROGRESS: progress = 0; break;
         case O_MAX_VALUE:
-            j.max_value = parse_size(optarg);
+            j.max_value = wk_cli_parse_size(optarg);
             if (j.max_value == 0) {
                 return wk_cli_usage_error("convert", "--max-value wants a size, not '%s'",
                                           optarg);
@@ -374,10 +348,13 @@ static int run(int argc, char **argv)
     if (j.pretty && j.to != FMT_JSON) {
         return wk_cli_usage_error("convert", "--pretty applies to JSON output only");
     }
+    int use_stdout = paths[1] == NULL || strcmp(paths[1], "-") == 0;
+    if (use_stdout && !j.check) {
+        progress = wk_cli_progress_to_stdout(progress);
+    }
     if (wk_cli_input_open(&j.in, paths[0], progress) != 0) {
         return WK_EXIT_FAIL;
     }
-    int use_stdout = paths[1] == NULL || strcmp(paths[1], "-") == 0;
     j.out_name = use_stdout ? "standard output" : paths[1];
     int fd = use_stdout ? 1 : open(paths[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {

@@ -8,6 +8,7 @@
  * bounded by the largest value. On bad input it prints the values before the bad one, then
  * one error line with the byte offset, and exits 1.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -42,10 +43,12 @@ static void usage(FILE *out)
                  "printed as soon as it has been read.\n\n"
                  "  --strict-utf8      reject str values that are not valid UTF-8\n"
                  "  --max-depth=N      most containers open at once (default 512)\n"
-                 "  --max-value=BYTES  largest single value (default 256 MiB)\n"
-                 "  --progress, --no-progress   as for wirekit convert\n\n"
-                 "Exit status: 0 valid, 1 unreadable or invalid input (one line on stderr with\n"
-                 "the byte offset), 2 usage error.\n");
+                 "  --max-value=BYTES  largest single value (default 256 MiB; K, M, G suffixes)\n"
+                 "  --progress, --no-progress   as for wirekit convert (by default no progress\n"
+                 "                     line when standard output is a terminal)\n\n"
+                 "Exit status: 0 valid, 1 unreadable or invalid input (a line on stderr with\n"
+                 "the input's name and the byte offset) or output that cannot be written,\n"
+                 "2 usage error.\n");
 }
 
 static void print_quoted(const char *s, size_t n)
@@ -195,7 +198,7 @@ static int run(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     wk_read_opts opts = {0};
-    size_t max_value = (size_t)256 << 20;
+    size_t max_value = WK_CLI_DEFAULT_MAX_VALUE;
     int progress = WK_CLI_PROGRESS_AUTO;
     int c;
     opterr = 0;
@@ -215,11 +218,11 @@ static int run(int argc, char **argv)
             opts.max_depth = (uint32_t)v;
             break;
         case O_MAX_VALUE:
-            v = strtoull(optarg, &end, 10);
-            if (*end != '\0' || v == 0 || v > SIZE_MAX) {
-                return wk_cli_usage_error("inspect", "--max-value wants bytes, not '%s'", optarg);
+            max_value = wk_cli_parse_size(optarg);
+            if (max_value == 0) {
+                return wk_cli_usage_error("inspect", "--max-value wants a size, not '%s'",
+                                          optarg);
             }
-            max_value = (size_t)v;
             break;
         case O_PROGRESS: progress = 1; break;
         case O_NO_PROGRESS: progress = 0; break;
@@ -233,7 +236,7 @@ static int run(int argc, char **argv)
     }
     const char *path = optind < argc ? argv[optind] : NULL;
     wk_cli_input in;
-    if (wk_cli_input_open(&in, path, progress) != 0) {
+    if (wk_cli_input_open(&in, path, wk_cli_progress_to_stdout(progress)) != 0) {
         return WK_EXIT_FAIL;
     }
     uint32_t max_depth = opts.max_depth != 0 ? opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
@@ -261,7 +264,10 @@ static int run(int argc, char **argv)
             continue;
         }
         if (st == WK_ERR_AGAIN) {
-            fflush(stdout); /* this value's lines out before a read that may wait */
+            if (fflush(stdout) != 0) { /* this value's lines out before a read that may wait */
+                rc = wk_cli_fail("cannot write standard output: %s", strerror(errno));
+                break;
+            }
             long k = wk_cli_input_read(&in, &d);
             if (k < 0) {
                 rc = WK_EXIT_FAIL;
@@ -284,7 +290,7 @@ static int run(int argc, char **argv)
         fflush(stdout);
         wk_cli_input_close(&in);
         in.buf = NULL;
-        rc = wk_cli_fail_at("invalid MessagePack", &err);
+        rc = wk_cli_fail_in(in.name, 0, 0, "invalid MessagePack", &err, max_value);
         break;
     }
     if (in.buf != NULL) {

@@ -1,4 +1,7 @@
-/* The wirekit command: dispatches to one subcommand per cli/cmd_*.c. */
+/* The wirekit command: dispatches to one subcommand per cli/cmd_*.c, and fails (exit 1) when
+ * what a command printed on standard output could not all be written (a full disk, a closed
+ * pipe when SIGPIPE is ignored), so that such output is never taken for a success. */
+#include <errno.h>
 #include <string.h>
 
 #include "cli.h"
@@ -19,6 +22,19 @@ static void print_help(FILE *out)
                  "no connection).\n");
 }
 
+/* Flushes standard output after a command that succeeded: a write that failed now or
+ * earlier turns the success into a failure (a command that failed has said why). */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    if (rc != WK_EXIT_OK || (fflush(stdout) == 0 && !ferror(stdout))) {
+        return rc;
+    }
+    int e = errno;
+    wk_cli_fail("cannot write standard output%s%s", e != 0 ? ": " : "", e != 0 ? strerror(e) : "");
+    return WK_EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -27,15 +43,15 @@ int main(int argc, char **argv)
     }
     if (wk_cli_is_help(argv[1])) {
         print_help(stdout);
-        return WK_EXIT_OK;
+        return finish_stdout(WK_EXIT_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("wirekit %s\n", WK_VERSION_STRING);
-        return WK_EXIT_OK;
+        return finish_stdout(WK_EXIT_OK);
     }
     for (size_t i = 0; wk_cli_commands[i] != NULL; i++) {
         if (strcmp(argv[1], wk_cli_commands[i]->name) == 0) {
-            return wk_cli_commands[i]->run(argc - 1, argv + 1);
+            return finish_stdout(wk_cli_commands[i]->run(argc - 1, argv + 1));
         }
     }
     fprintf(stderr, "wirekit: unknown command '%s'\nTry 'wirekit --help'.\n", argv[1]);

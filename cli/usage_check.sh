@@ -59,6 +59,9 @@ for sep in ' ' '='; do
         expect 0 '' cache $(opt --ns other) run
         expect 2 "unknown format 'bogus'" convert --from=json $(opt --to bogus)
         expect 2 "max-depth wants" inspect $(opt --max-depth 0)
+        expect 0 "^0 top-level values" inspect $(opt --max-value 1M)
+        expect 2 "max-value wants a size, not '-1'" inspect $(opt --max-value -1)
+        expect 2 "max-value wants a size, not '-1'" convert --from=json --to=json $(opt --max-value -1)
         if [ -x "$(dirname "$W")/wirekit-bench" ]; then
             expect 2 "unknown suite 'bogus'" bench $(opt --suite bogus)
         fi

@@ -194,12 +194,48 @@ void wk_cli_input_close(wk_cli_input *in)
 }
 
 int wk_cli_fail_in(const char *name, uint64_t line, uint64_t col, const char *what,
-                   const wk_error *err)
+                   const wk_error *err, size_t max_value)
 {
     const char *msg = err->msg != NULL ? err->msg : wk_status_str(err->code);
     if (line != 0) {
-        return wk_cli_fail("%s:%llu:%llu: %s: %s (at byte %zu)", name, (unsigned long long)line,
-                           (unsigned long long)col, what, msg, err->offset);
+        wk_cli_fail("%s:%llu:%llu: %s: %s (at byte %zu)", name, (unsigned long long)line,
+                    (unsigned long long)col, what, msg, err->offset);
+    } else {
+        wk_cli_fail("%s: %s: %s (at byte %zu)", name, what, msg, err->offset);
     }
-    return wk_cli_fail("%s: %s: %s (at byte %zu)", name, what, msg, err->offset);
+    if (err->code == WK_ERR_LIMIT && max_value != 0) {
+        wk_cli_fail("a value may hold at most %zu bytes here: --max-value=SIZE raises the limit",
+                    max_value);
+    }
+    return WK_EXIT_FAIL;
+}
+
+size_t wk_cli_parse_size(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *s == '-') {
+        return 0;
+    }
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') {
+        shift = 10;
+    } else if (*end == 'M' || *end == 'm') {
+        shift = 20;
+    } else if (*end == 'G' || *end == 'g') {
+        shift = 30;
+    }
+    if (shift != 0) {
+        end++;
+    }
+    if (*end != '\0' || v > (SIZE_MAX >> shift) || v == 0) {
+        return 0;
+    }
+    return (size_t)(v << shift);
+}
+
+int wk_cli_progress_to_stdout(int progress)
+{
+    return progress == WK_CLI_PROGRESS_AUTO && isatty(1) ? 0 : progress;
 }

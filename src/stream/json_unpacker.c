@@ -145,11 +145,18 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
     if (err != NULL) {
         *err = u->f.err;
     }
+    uint64_t l = u->err_line, c = u->err_col;
+    if (l == 0 && u->f.err.offset == u->line_off) {
+        /* latched without a position (the cap, out of memory) where lines are counted up
+         * to: the start of a value or token */
+        l = u->line;
+        c = u->line_off - u->line_start + 1;
+    }
     if (line != NULL) {
-        *line = u->f.err.code != WK_OK ? u->err_line : 0;
+        *line = u->f.err.code != WK_OK ? l : 0;
     }
     if (col != NULL) {
-        *col = u->f.err.code != WK_OK ? u->err_col : 0;
+        *col = u->f.err.code != WK_OK ? c : 0;
     }
     return u->f.err.code;
 }
@@ -899,6 +906,9 @@ static wk_status ev_limit_at_token(wk_json_unpacker *u, const uint8_t *p, size_t
     size_t k = 0;
     while (k < n && ws_byte(p[k])) {
         k++;
+    }
+    if (off == u->line_off) {
+        count_lines(u, p, k); /* so that its line and column are known */
     }
     u->f.err.offset = (size_t)(off + k);
     return u->f.err.code;

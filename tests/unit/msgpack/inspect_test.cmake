@@ -23,7 +23,7 @@ execute_process(COMMAND ${WIREKIT} inspect ${DATA}/bad_c1.msgpack
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "inspect of a bad file exited ${rc}, want 1")
 endif()
-if(NOT err STREQUAL "wirekit: invalid MessagePack: byte 0xc1 is never used in MessagePack (at byte 2)\n")
+if(NOT err STREQUAL "wirekit: ${DATA}/bad_c1.msgpack: invalid MessagePack: byte 0xc1 is never used in MessagePack (at byte 2)\n")
   message(FATAL_ERROR "unexpected stderr: '${err}'")
 endif()
 

@@ -429,6 +429,8 @@ WK_TEST(test_json_unpacker_endless_string_hits_the_cap)
     uint64_t line, col;
     wk_json_unpacker_error(&u, &e, &line, &col);
     CHECK_EQ(e.offset, 2);
+    CHECK_EQ(line, 2); /* the string's own line and column, as for every other JSON error */
+    CHECK_EQ(col, 1);
     CHECK_MSG(ta.peak_bytes <= CAP + 4096, "peak %zu", ta.peak_bytes);
     wk_json_unpacker_free(&u);
 }
@@ -496,6 +498,7 @@ typedef struct events_run {
     size_t values;
     ev_count c;
     wk_error err;
+    uint64_t line, col;
     size_t peak;
 } events_run;
 
@@ -509,7 +512,7 @@ static void run_events(const char *head, const char *unit, size_t total, events_
     wk_json_unpacker u;
     wk_json_unpacker_init(&u, &o, CAP);
     run->st = json_feed(&u, head, unit, total, &run->values, &run->c);
-    wk_json_unpacker_error(&u, &run->err, NULL, NULL);
+    wk_json_unpacker_error(&u, &run->err, &run->line, &run->col);
     run->peak = ta.peak_bytes;
     wk_json_unpacker_free(&u);
     CHECK_EQ(ta.live_bytes, 0);
@@ -523,6 +526,8 @@ WK_TEST(test_json_events_endless_string_hits_the_cap_at_the_strings_offset)
     CHECK_EQ(r.values, 1);
     CHECK_EQ(r.c.events, 1);
     CHECK_EQ(r.err.offset, 2);
+    CHECK_EQ(r.line, 2);
+    CHECK_EQ(r.col, 1);
     CHECK_MSG(r.peak <= CAP + 4096, "peak %zu", r.peak);
 }
 

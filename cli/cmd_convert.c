@@ -48,7 +48,7 @@ static int usage(void)
            "-> the string of their JSON text (docs/formats.md). Errors name the input, the\n"
            "line:column (JSON) and the byte offset.\n\n"
            "Exit status: 0 success (--check: every value valid), 1 unreadable or invalid\n"
-           "input, 2 usage error.\n");
+           "input or output that cannot be written, 2 usage error.\n");
     return WK_EXIT_OK;
 }
 

@@ -76,8 +76,9 @@ typedef struct wk_mp_unpacker {
 /**
  * Prepares `u` to read a stream of MessagePack values. `opts` (NULL = defaults) gives the
  * depth limit, WK_READ_STRICT_UTF8, WK_READ_COPY_STRINGS (tree decode) and the allocator of
- * the internal buffer; `max_buffer` caps that buffer (0 = WK_UNPACKER_DEFAULT_MAX). Allocates
- * nothing until a value spans chunks. Release with wk_mp_unpacker_free().
+ * the internal buffer; `max_buffer` caps that buffer (0 = WK_UNPACKER_DEFAULT_MAX). `opts` is
+ * copied; its allocator must outlive `u`. Cannot fail; allocates nothing until a value spans
+ * chunks. Release with wk_mp_unpacker_free().
  */
 WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, size_t max_buffer);
 
@@ -119,7 +120,8 @@ WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, w
 /**
  * Takes out the next complete value and sends its events to `sink` (offsets of a sink error
  * are the sink's own). Statuses as wk_mp_unpacker_next; a sink's error is returned as it is
- * and latched.
+ * and latched. The events' strings and payloads point into the chunk or the internal buffer,
+ * valid during the sink call (copy what must outlive it).
  */
 WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink);
 
@@ -173,7 +175,8 @@ typedef struct wk_json_unpacker {
  * several values separated by whitespace (JSON Lines, concatenated values), as
  * wk_json_reader_init reads them. Other flags, depth limit and allocator as for the buffer
  * reader (WK_JSON_READ_ALLOW_BOM and WK_JSON_READ_ALLOW_TRAILING are not supported:
- * WK_ERR_UNSUPPORTED from the first call). `max_buffer` as for wk_mp_unpacker_init.
+ * WK_ERR_UNSUPPORTED from the first call). `max_buffer`, the copy of `opts` and the
+ * allocator's lifetime as for wk_mp_unpacker_init. Release with wk_json_unpacker_free().
  */
 WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
                                   size_t max_buffer);
@@ -194,7 +197,13 @@ WK_API void wk_json_unpacker_finish(wk_json_unpacker *u);
 WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data, size_t *len,
                                        uint64_t *offset);
 
-/** The next value as a tree (as wk_json_decode_value builds it). As wk_mp_unpacker_next_value. */
+/**
+ * Takes out the next complete value as a tree in `arena` (as wk_json_decode_value builds it:
+ * strings without escapes point into the chunk or the internal buffer, valid until the next
+ * call on `u`, unless WK_READ_COPY_STRINGS). A value is parsed once it is complete, so
+ * `arena` may be reset or used for anything between calls. Statuses as
+ * wk_json_unpacker_next, plus WK_ERR_NOMEM when the arena fails (latched).
+ */
 WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
                                              wk_value **out);
 
@@ -227,7 +236,7 @@ WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u);
 /** Bytes held by the internal buffer now. */
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u);
 
-/** Releases the internal buffer. */
+/** Releases the internal buffer and the events reader. `u` may be initialised again. */
 WK_API void wk_json_unpacker_free(wk_json_unpacker *u);
 
 /* ==== bounded output ======================================================================= */
@@ -258,8 +267,9 @@ typedef struct wk_out {
 } wk_out;
 
 /** Buffers output for file descriptor `fd` (writes retry on EINTR and short writes; errors are
- *  WK_ERR_IO). `cap` bounds the buffer, i.e. the largest value (0 = 1 MiB); `alloc` NULL =
- *  libc. */
+ *  WK_ERR_IO, with errno as write(2) left it). `cap` bounds the buffer, i.e. the largest value
+ *  (0 = 1 MiB); `alloc` NULL = libc, and must outlive `o`. Cannot fail; allocates on the first
+ *  write. The fd is not owned: wk_out_free leaves it open. */
 WK_API void wk_out_init_fd(wk_out *o, int fd, size_t cap, const wk_allocator *alloc);
 /** Buffers output for `fp` (fwrite; WK_ERR_IO when it writes less). */
 WK_API void wk_out_init_file(wk_out *o, FILE *fp, size_t cap, const wk_allocator *alloc);

@@ -72,6 +72,7 @@ typedef struct job {
     size_t max_value;
     wk_cli_input in;
     wk_out out;
+    size_t done; /* bytes of out's buffer that end a complete value */
     const char *out_name;
 } job;
 
@@ -112,15 +113,39 @@ static int fail_input(job *j, unpacker *u, const char *what)
     } else {
         wk_mp_unpacker_error(&u->mp, &e);
     }
+    wk_out_buf(&j->out)->len = j->done; /* no half value in the output */
     wk_out_flush(&j->out);
     wk_cli_input_close(&j->in);
     return wk_cli_fail_in(j->in.name, line, col, what, &e, j->max_value);
 }
 
+/* Sends the output of the values complete so far before a read that may wait. The output of
+ * a value still open (JSON -> JSON writes a value's events as they come) stays in the buffer,
+ * so that bad input leaves no half value in the output, unless it has grown past
+ * WK_OUT_FLUSH_AT: a large value streams. */
+static wk_status flush_done(job *j)
+{
+    wk_buf *b = wk_out_buf(&j->out);
+    size_t open = b->len - j->done;
+    if (open > WK_OUT_FLUSH_AT) {
+        j->done = 0;
+        return wk_out_flush(&j->out);
+    }
+    size_t done = j->done;
+    b->len = done;
+    j->done = 0;
+    wk_status st = wk_out_flush(&j->out);
+    if (open > 0) { /* the JSON writer keeps no cursor into the buffer: its bytes may move */
+        memmove(b->data, b->data + done, open);
+    }
+    b->len = open;
+    return st;
+}
+
 /* Feeds the next chunk after flushing what is ready; returns 0, or -1 after a read error. */
 static int refill(job *j, unpacker *u)
 {
-    if (wk_out_flush(&j->out) != WK_OK) {
+    if (flush_done(j) != WK_OK) {
         return 0; /* reported by the caller's write check */
     }
     const uint8_t *d;
@@ -214,8 +239,7 @@ static int convert(job *j)
         wk_error we = {WK_OK, 0, NULL};
         if (j->to == FMT_JSON) {
             /* from JSON, WK_ERR_AGAIN may come inside a value (its events so far are written):
-             * refill() then flushes a part of a value, which is fine, the JSON writer keeps
-             * no cursor into its buffer */
+             * refill() keeps that part back unless it is large (flush_done) */
             st = up_events(&u, &sink);
             if (st != WK_OK && st != WK_ERR_AGAIN && st != WK_ERR_EOF && jw.err.code != WK_OK) {
                 wk_json_writer_finish(&jw, &we);
@@ -248,6 +272,7 @@ static int convert(job *j)
                 rc = write_failed(j, &we);
                 break;
             }
+            j->done = wk_out_buf(&j->out)->len;
             continue;
         }
         if (st == WK_ERR_AGAIN) {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # `wirekit convert` and `wirekit inspect` at the edges a jq or msgpack-tools user meets, on
-# small generated inputs (about 5 s): the first value's output before a pause in the input
+# small generated inputs (about 10 s): the first value's output before a pause in the input
 # ends, for the two pairs cli_stream.sh does not time (JSON -> MessagePack, MessagePack ->
-# JSON); output that cannot be written (/dev/full) is an error with exit 1 for every command
+# JSON) and for a JSON value cut by the pause, whose output comes whole (and not at all when
+# the value is bad); output that cannot be written (/dev/full) is an error with exit 1 for every command
 # and pair, never a silent success; a missing file and a directory are named; a closed pipe
 # ends the command quietly by SIGPIPE, as it ends cat; a value past --max-value names the cap
 # and the option; a truncated MessagePack stream names the input and the offset; the progress
@@ -36,6 +37,25 @@ t=${first##*|}
 [ "${first%|*}" = '{"a":1}' ] || fail "MessagePack -> JSON first line '${first%|*}'"
 [ $((t - start)) -lt 1000 ] || fail "MessagePack -> JSON: first line after $((t - start)) ms"
 ok "MessagePack -> JSON: first line after $((t - start)) ms while the input pauses 2 s"
+
+# A value cut by the pause (JSON -> JSON writes its events as they come): the line before it
+# is out at once, the value whole after the pause; a value that turns out bad leaves no half
+# of it in the output, cut by a pause or not.
+start=$(now_ms)
+out=$( (printf '{"a":1}\n{"b":[1,'; sleep 2; printf '2]}\n') | "$W" convert --from=json --to=json |
+  { IFS= read -r l1; t=$(now_ms); IFS= read -r l2; echo "$l1|$l2|$t"; })
+t=${out##*|}
+[ "${out%|*}" = '{"a":1}|{"b":[1,2]}' ] || fail "a value cut by a pause: '${out%|*}'"
+[ $((t - start)) -lt 1000 ] || fail "the line before a cut value after $((t - start)) ms"
+for cut in 0 1; do
+  (printf '{"a":1}\n{"b":'; [ $cut = 0 ] || sleep 1; printf 'tru}\n') |
+    "$W" convert --from=json --to=json >"$D/half.json" 2>"$D/err.txt" && fail "bad JSON accepted"
+  [ "$(od -An -c "$D/half.json" | tr -d ' ')" = '{"a":1}\n' ] ||
+    fail "output before a bad value (cut by a pause: $cut): $(od -An -c "$D/half.json")"
+  grep -q '^wirekit: standard input:2:6: cannot reformat JSON: invalid literal (at byte 13)$' "$D/err.txt" ||
+    fail "error: $(cat "$D/err.txt")"
+done
+ok "JSON -> JSON: a value cut by a pause comes whole, a bad one leaves no half line"
 
 # 2. Output that cannot be written: exit 1 and the cause, for every command and pair.
 printf '{"a":[1,2,3]}\n' >"$D/v.json"

@@ -517,7 +517,8 @@ bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chu
         wk_value *lo = t->slot == NO_SLOT ? s->root : (wk_value *)t->run_lo;
         size_t n = (size_t)((uintptr_t)arena->cur - (uintptr_t)lo) / sizeof(wk_value);
         /* the slots it allocated and did not fill hold whatever the arena held: make them
-         * nil (the slots of older nodes were made nil at earlier pauses) */
+         * nil, so that no scan reads memory never written (the slots of older nodes were made
+         * nil at earlier pauses) */
         move here = move_of(lo, n * sizeof(wk_value), lo);
         if (moves(&here, (uintptr_t)s->v)) {
             memset(s->v, 0, sizeof(wk_value));
@@ -527,12 +528,12 @@ bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chu
                 memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
             }
         }
-        if (chunk_rest != NULL) { /* the nodes it built or filled may point into the chunk */
+        if (chunk_rest != NULL) {
+            /* the nodes it built or filled may point into the chunk; not the slot that was
+             * to be filled next when it began: a run goes on only once the token it stopped
+             * at is whole in the buffer, so that slot's bytes are there */
             move bytes = move_of(chunk_rest, rest_len, buf);
             move_bytes(lo, n, &bytes);
-            if (t->slot != NO_SLOT) {
-                move_bytes(s->root + t->slot, 1, &bytes);
-            }
             for (size_t j = 0; j < t->nopen; j++) {
                 size_t from = t->open[2 * j];
                 size_t to = t->open[2 * j + 1];

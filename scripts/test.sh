@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: builds wirekit twice (optimised, and with ASan+UBSan), starts PostgreSQL
 # and Redis on loopback, runs the whole ctest suite on both builds (unit, conformance,
-# integration, fuzz-corpus replay, install check, benchmark smoke run), stops the servers.
-# Extra arguments go to ctest (e.g. -R msgpack).
+# integration, fuzz-corpus replay, install check, benchmark smoke run), then the cache's
+# threaded tests under ThreadSanitizer (scripts/tsan.sh), stops the servers. Extra arguments
+# go to ctest (e.g. -R msgpack; the ThreadSanitizer step takes none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -25,3 +26,5 @@ echo "== tests, optimised build =="
 ctest --test-dir build/test --output-on-failure -j 2 "$@"
 echo "== tests, ASan+UBSan build =="
 ctest --test-dir build/asan --output-on-failure -j 2 "$@"
+echo "== cache tests, ThreadSanitizer build =="
+scripts/tsan.sh

@@ -2,8 +2,10 @@
  * The stream suite. A stream of values is made once from the JSON corpus (each document cut
  * into messages of at most 64 KiB: a value that is larger is replaced by its elements), as
  * MessagePack and as JSON Lines, repeated to a few MB.
- *   MessagePack, 4 KiB, 64 KiB and 1-byte chunks: wirekit's wk_mp_unpacker taking each value out as
- *     a tree (arena reset per value), and as a checked raw span; msgpack-c's
+ *   MessagePack, 4 KiB, 64 KiB and 1-byte chunks: wirekit's wk_mp_unpacker taking each value
+ *     out as a tree (wk_mp_unpacker_next_value_in_place, arena reset per value; on 4 KiB also
+ *     wk_mp_unpacker_next_value, which leaves the arena free between calls), and as a checked
+ *     raw span; msgpack-c's
  *     msgpack_unpacker (reserve, copy, consume, next: a msgpack_object tree per value). The
  *     whole-buffer row is wk_mp_decode_value value after value over the whole stream, the
  *     ceiling for the unpacker.
@@ -69,7 +71,10 @@ static void add_messages(wk_buf *mp, wk_buf *jl, const wk_value *v, wk_buf *scra
 
 /* ---- MessagePack ------------------------------------------------------------------------ */
 
-static uint64_t run_wk_mp(void *arg, uint64_t iters, bool tree)
+/* How the wirekit rows take each value out. */
+enum take { TAKE_SPAN, TAKE_TREE, TAKE_TREE_IN_PLACE };
+
+static uint64_t run_wk_mp(void *arg, uint64_t iters, enum take take)
 {
     stream_ctx *c = arg;
     uint64_t sum = 0;
@@ -79,9 +84,10 @@ static uint64_t run_wk_mp(void *arg, uint64_t iters, bool tree)
         size_t pos = 0;
         for (;;) {
             wk_status st;
-            if (tree) {
+            if (take != TAKE_SPAN) {
                 wk_value *v;
-                st = wk_mp_unpacker_next_value(&u, &c->arena, &v);
+                st = take == TAKE_TREE ? wk_mp_unpacker_next_value(&u, &c->arena, &v)
+                                       : wk_mp_unpacker_next_value_in_place(&u, &c->arena, &v);
                 if (st == WK_OK) {
                     sum += v->type;
                     wk_arena_reset(&c->arena);
@@ -115,12 +121,17 @@ static uint64_t run_wk_mp(void *arg, uint64_t iters, bool tree)
 
 static uint64_t run_wk_mp_tree(void *arg, uint64_t iters)
 {
-    return run_wk_mp(arg, iters, true);
+    return run_wk_mp(arg, iters, TAKE_TREE_IN_PLACE);
+}
+
+static uint64_t run_wk_mp_tree_free_arena(void *arg, uint64_t iters)
+{
+    return run_wk_mp(arg, iters, TAKE_TREE);
 }
 
 static uint64_t run_wk_mp_raw(void *arg, uint64_t iters)
 {
-    return run_wk_mp(arg, iters, false);
+    return run_wk_mp(arg, iters, TAKE_SPAN);
 }
 
 static uint64_t run_wk_mp_whole(void *arg, uint64_t iters)
@@ -613,6 +624,8 @@ int wk_bench_suite_stream(wk_bench *b)
         {"mp stream, 4 KiB chunks", "wirekit", run_wk_mp_tree, &c, 0, c.len, note},
         {"mp stream, 4 KiB chunks", "wirekit raw span", run_wk_mp_raw, &c, 0, c.len,
          "checked bytes, no tree"},
+        {"mp stream, 4 KiB chunks", "wirekit arena free", run_wk_mp_tree_free_arena, &c, 0,
+         c.len, "wk_mp_unpacker_next_value: the arena is the caller's between calls"},
         {"mp stream, 4 KiB chunks", "wirekit whole buffer", run_wk_mp_whole, &c, 0, c.len,
          "wk_mp_decode_value over the whole stream"},
         {"mp stream, 4 KiB chunks", "msgpack-c unpacker", run_mc_mp, &c, 0, c.len, NULL},

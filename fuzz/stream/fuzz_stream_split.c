@@ -2,8 +2,9 @@
  * Fuzz harness for the incremental unpackers. The input is: one option byte (bit 0: JSON
  * instead of MessagePack; bit 1: JSON Lines; bit 2: strict UTF-8 / NaN-Infinity; bit 3: a
  * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap; bit
- * 6, JSON only: events, each value's gathered over the calls it takes, compared re-encoded
- * as MessagePack with the buffer reader's events for that value), a
+ * 6, JSON: events, each value's gathered over the calls it takes, compared re-encoded
+ * as MessagePack with the buffer reader's events for that value; MessagePack trees:
+ * wk_mp_unpacker_next_value_in_place, the arena reset only after a value), a
  * count K (at most 16) and K chunk sizes (0 stands for 1), then the stream itself, which is
  * fed in chunks of those sizes in turn. Whatever the split, the unpacker must give exactly
  * the values, the final status, the message and the error offset of the buffer readers on
@@ -116,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool json = opt & 1;
     bool tree = (opt & 16) != 0;
     bool events = json && (opt & 64) != 0;
+    bool in_place = !json && tree && (opt & 64) != 0;
     size_t cap = (opt & 32) ? 64 : 0;
     wk_read_opts o = {0};
     if (json) {
@@ -179,9 +181,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t vl = 0;
             uint64_t voff = 0;
             wk_value *v = NULL;
-            wk_arena_reset(&arena);
+            if (!in_place) {
+                wk_arena_reset(&arena);
+            }
             if (events) {
                 st = split_events_next(&ev, &ju);
+            } else if (in_place) {
+                st = wk_mp_unpacker_next_value_in_place(&mu, &arena, &v);
             } else if (tree) {
                 st = json ? wk_json_unpacker_next_value(&ju, &arena, &v)
                           : wk_mp_unpacker_next_value(&mu, &arena, &v);
@@ -221,6 +227,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             }
             got++;
+            if (in_place) {
+                wk_arena_reset(&arena); /* the arena is the caller's again */
+            }
         }
         if (st != WK_ERR_AGAIN || finished) {
             break;

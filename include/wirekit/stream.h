@@ -118,6 +118,22 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out);
 
 /**
+ * The same, faster on values cut by chunk ends, for a caller that gives the unpacker `arena`
+ * between calls that return WK_ERR_AGAIN: a value cut by chunk ends is built straight in
+ * `arena` as its bytes arrive and its tree is never copied. Until the call that hands the
+ * value out (or fails), do not reset `arena`, allocate from it, or pass another arena; an
+ * arena found changed is WK_ERR_STATE (latched). Resetting it after each value, as usual, is
+ * fine. Strings point into the input or the internal buffer, valid until the next call, unless
+ * WK_READ_COPY_STRINGS. If a paused tree cannot stay in one region of `arena` (the arena
+ * starts a new chunk meanwhile), the value is decoded again once whole: `arena` then holds
+ * the abandoned nodes too until it is reset. Mixing this with wk_mp_unpacker_next_value on
+ * one stream is allowed: a value paused here and taken by wk_mp_unpacker_next_value is decoded
+ * again from the gathered bytes. Statuses as wk_mp_unpacker_next_value.
+ */
+WK_API wk_status wk_mp_unpacker_next_value_in_place(wk_mp_unpacker *u, wk_arena *arena,
+                                                    wk_value **out);
+
+/**
  * Takes out the next complete value and sends its events to `sink` (offsets of a sink error
  * are the sink's own). Statuses as wk_mp_unpacker_next; a sink's error is returned as it is
  * and latched. The events' strings and payloads point into the chunk or the internal buffer,

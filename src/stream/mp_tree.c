@@ -33,6 +33,7 @@ struct wk__mp_tree {
                           * when their nodes move into the block) */
     wk_arena_chunk *arena_chunks; /* its chunk list once the runs began (their nodes are
                                    * contiguous if the list is the same after them) */
+    size_t arena_total;  /* the bytes it had taken from its allocator then */
     uintptr_t run_lo;    /* where the runs' nodes start in the arena */
     wk_value *dst;       /* room in the arena for the block's nodes, taken when the runs
                           * began (the block moves there if they complete the tree) */
@@ -51,6 +52,12 @@ struct wk__mp_tree {
     size_t nopen;        /* pairs in `open` */
     size_t open_cap;     /* pairs `open` holds */
     size_t slot;         /* ... and the slot to fill next then, if in the block (else none) */
+    bool held;           /* the tree is built in the caller's arena from its start and stays
+                          * there while paused (wk_mp_unpacker_next_value_in_place): the
+                          * indexes above count from the root, and the block is not used */
+    const wk_arena *held_arena;       /* while held and paused: the arena as the pause left it */
+    const uint8_t *held_cur;
+    const wk_arena_chunk *held_chunks;
 };
 
 #define NO_SLOT SIZE_MAX
@@ -243,20 +250,22 @@ static struct wk__mp_tree *tree_new(const wk_read_opts *opts, size_t max)
     return t;
 }
 
-bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max)
+bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
+                       bool held)
 {
     if (*tp == NULL) {
         *tp = tree_new(opts, max);
     }
     if (*tp != NULL) {
         wk__mp_tree_restart(*tp);
+        (*tp)->held = held;
     }
     return *tp != NULL;
 }
 
 wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
-                            const uint8_t *base, size_t n, wk_arena *arena, wk_value **out,
-                            wk__mp_tree_stop *stop)
+                            bool held, const uint8_t *base, size_t n, wk_arena *arena,
+                            wk_value **out, wk__mp_tree_stop *stop)
 {
     struct wk__mp_tree *t = *tp;
     wk__vb_state local;
@@ -271,6 +280,7 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     o.alloc = opts->alloc;
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
+    size_t total = arena->total;
     wk__vb_fail f;
     wk_status st = wk__mp_build(&c.c, arena, &o, s, &f);
     stop->at = (size_t)(c.c.at - base);
@@ -294,12 +304,15 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
         t->b = local;
         *tp = t;
     }
-    t->used = 0; /* a pause leaves the whole tree in the arena, for wk__mp_tree_adopt */
+    t->used = 0; /* a pause leaves the whole tree in the arena, for wk__mp_tree_adopt or
+                  * wk__mp_tree_hold */
     t->nkids = 0;
+    t->held = held;
     t->nopen = 0;
     t->slot = NO_SLOT;
     t->arena_cur = cur;
     t->arena_chunks = chunks;
+    t->arena_total = total;
     t->run_lo = ((uintptr_t)cur + 7u) & ~(uintptr_t)7u;
     t->in_arena = st == WK_ERR_AGAIN;
     return st;
@@ -323,9 +336,16 @@ static bool open_grow(struct wk__mp_tree *t, size_t pairs)
     return true;
 }
 
-/* Before the first run of a call into the caller's arena: takes room there for the block's
- * nodes (filled if the runs complete the tree) and notes what the runs may change in the
- * block, the open frames' unfilled slots and the slot to fill next. False when the arena
+/* Where the indexes of the open slots count from: the root of a held tree, else the block. */
+static inline const wk_value *node_base(const struct wk__mp_tree *t)
+{
+    return t->held ? t->b.root : t->nodes;
+}
+
+/* Before the first run of a call into the caller's arena (before every run, for a held
+ * tree): takes room there for the block's nodes (filled if the runs complete the tree) and
+ * notes what the runs may change in the block, or in the held tree's nodes: the open frames'
+ * unfilled slots and the slot to fill next. False when the arena
  * refuses, or puts that room in a chunk of its own (the runs' nodes would not follow it in one
  * region), or out of memory: the caller gives the tree up. */
 static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
@@ -345,18 +365,22 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
         if (arena->chunks != chunks) {
             t->arena_cur = (uint8_t *)t->dst;
         }
+    }
+    if ((t->used != 0 || t->held) && s->v != NULL) { /* a tree paused before this call */
+        const wk_value *base = node_base(t);
         if (s->depth > t->open_cap && !open_grow(t, s->depth)) {
             return false;
         }
-        t->slot = (size_t)(s->v - t->nodes);
+        t->slot = (size_t)(s->v - base);
         for (size_t i = 0; i < s->depth; i++) {
-            size_t from = (size_t)(s->frames[i].next - t->nodes);
+            size_t from = (size_t)(s->frames[i].next - base);
             t->open[2 * i] = from;
             t->open[2 * i + 1] = from + (size_t)s->frames[i].left;
         }
         t->nopen = s->depth;
     }
     t->arena_chunks = arena->chunks;
+    t->arena_total = arena->total;
     t->run_lo = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u;
     t->in_arena = true;
     return true;
@@ -466,6 +490,80 @@ bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *ch
     return true;
 }
 
+/* The nodes of a held tree are one region of the arena, [root, arena->cur): no chunk was
+ * started since the run began, or the run's first node (the root of a new build) started the
+ * chunk that is current and nothing started another. */
+static bool one_region(const struct wk__mp_tree *t, const wk_arena *a)
+{
+    if (a->chunks == t->arena_chunks) {
+        return true;
+    }
+    uintptr_t root = (uintptr_t)t->b.root;
+    uintptr_t chunk = (uintptr_t)a->chunks;
+    return t->slot == NO_SLOT && root >= chunk && root < (uintptr_t)a->end &&
+           a->total - t->arena_total == (uintptr_t)a->end - chunk; /* that chunk alone */
+}
+
+bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
+                      size_t rest_len, const uint8_t *buf)
+{
+    wk__vb_state *s = &t->b;
+    t->in_arena = false;
+    if (!t->copy) { /* else no node points at input bytes, and nothing is scanned */
+        if (!one_region(t, arena)) {
+            return false;
+        }
+        /* the run's nodes: all of a new build's, from the root */
+        wk_value *lo = t->slot == NO_SLOT ? s->root : (wk_value *)t->run_lo;
+        size_t n = (size_t)((uintptr_t)arena->cur - (uintptr_t)lo) / sizeof(wk_value);
+        /* the slots it allocated and did not fill hold whatever the arena held: make them
+         * nil, so that no scan reads memory never written (the slots of older nodes were made
+         * nil at earlier pauses) */
+        move here = move_of(lo, n * sizeof(wk_value), lo);
+        if (moves(&here, (uintptr_t)s->v)) {
+            memset(s->v, 0, sizeof(wk_value));
+        }
+        for (size_t i = 0; i < s->depth; i++) {
+            if (moves(&here, (uintptr_t)s->frames[i].next)) {
+                memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
+            }
+        }
+        if (chunk_rest != NULL) {
+            /* the nodes it built or filled may point into the chunk; not the slot that was
+             * to be filled next when it began: a run goes on only once the token it stopped
+             * at is whole in the buffer, so that slot's bytes are there */
+            move bytes = move_of(chunk_rest, rest_len, buf);
+            move_bytes(lo, n, &bytes);
+            for (size_t j = 0; j < t->nopen; j++) {
+                size_t from = t->open[2 * j];
+                size_t to = t->open[2 * j + 1];
+                if (j < s->depth) {
+                    size_t at = (size_t)(s->frames[j].next - s->root);
+                    if (at >= from && at <= to) { /* still open: filled up to its next slot */
+                        to = at;
+                    }
+                }
+                move_bytes(s->root + from, to - from, &bytes);
+            }
+        }
+    }
+    t->held_arena = arena;
+    t->held_cur = arena->cur;
+    t->held_chunks = arena->chunks;
+    return true;
+}
+
+bool wk__mp_tree_is_held(const struct wk__mp_tree *t)
+{
+    return t->held;
+}
+
+bool wk__mp_tree_held_intact(const struct wk__mp_tree *t, const wk_arena *arena)
+{
+    return arena == t->held_arena && arena->cur == t->held_cur &&
+           arena->chunks == t->held_chunks;
+}
+
 void wk__mp_tree_restart(struct wk__mp_tree *t)
 {
     t->b.v = NULL;
@@ -490,7 +588,7 @@ wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t 
     }
     tree_cursor c = {{base + from, base + n, base + from, t->strict}, t};
     wk__vb_opts o;
-    o.copy = false;
+    o.copy = t->held && t->copy; /* a tree in the block copies its strings when delivered */
     o.max_depth = t->max_depth;
     o.alloc = t->alloc;
     wk__vb_fail f;
@@ -515,7 +613,12 @@ void wk__mp_tree_buffer_moved(struct wk__mp_tree *t, const uint8_t *old, size_t 
                               const uint8_t *buf)
 {
     move bytes = move_of(old, n, buf);
-    move_bytes(t->nodes, t->used, &bytes);
+    if (!t->held) {
+        move_bytes(t->nodes, t->used, &bytes);
+    } else if (!t->copy && t->b.v != NULL) { /* the held nodes, made nil where unfilled */
+        move_bytes(t->b.root, (size_t)(t->held_cur - (const uint8_t *)t->b.root) /
+                                  sizeof(wk_value), &bytes);
+    }
 }
 
 bool wk__mp_tree_deliver(struct wk__mp_tree *t, wk_arena *arena, bool copy, wk_value **out)

@@ -26,6 +26,15 @@
  *
  * The node block never grows past the unpacker's buffer cap: a value whose tree would need
  * more goes back to the unpacker's framing and is decoded once complete.
+ *
+ * A held tree (wk_mp_unpacker_next_value_in_place: the caller leaves its arena alone while a
+ * value is paused) uses no block: every run builds into the caller's arena, so the tree is
+ * never copied. At each pause the slots the run allocated but did not fill are made nil, and
+ * the byte pointers of the nodes it built or filled move from the chunk's rest to the same
+ * bytes in the gather buffer; when the buffer moves, the pointers of the whole tree follow
+ * (one pass over its nodes, which lie in one region of the arena: a run that starts another
+ * region gives the tree up). With WK_READ_COPY_STRINGS no node points at input bytes and
+ * none of this is needed.
  */
 #ifndef WK_STREAM_MP_TREE_H
 #define WK_STREAM_MP_TREE_H
@@ -44,11 +53,11 @@ typedef struct wk__mp_tree_stop {
 /* Builds the value at base[0..n) into `arena`, with `*tp` (allocated here on the first pause,
  * NULL before; `opts` and the block cap `max` are kept in it) holding what a pause needs.
  * WK_OK: *out is the tree, whole in the arena; WK_ERR_AGAIN: paused (call wk__mp_tree_adopt
- * next); WK_ERR_NOMEM with a null stop->msg: no memory for the pause itself; other statuses
- * as the builder's. */
+ * next, or wk__mp_tree_hold when `held`); WK_ERR_NOMEM with a null stop->msg: no memory for
+ * the pause itself; other statuses as the builder's. */
 wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
-                            const uint8_t *base, size_t n, wk_arena *arena, wk_value **out,
-                            wk__mp_tree_stop *stop);
+                            bool held, const uint8_t *base, size_t n, wk_arena *arena,
+                            wk_value **out, wk__mp_tree_stop *stop);
 
 /* After a pause of the runs of this call into `arena` (wk__mp_tree_first on `chunk_rest`,
  * whose bytes are now copied at `buf`; or wk__mp_tree_resume, on `chunk_rest` or, NULL, on the
@@ -59,9 +68,25 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                        size_t rest_len, const uint8_t *buf);
 
+/* After a pause of a held tree's run into `arena` (on `chunk_rest`, whose bytes are now
+ * copied at `buf`; or, NULL, on the gather buffer), in the same call: makes the slots the run
+ * allocated and did not fill nil, points the nodes it built or filled at the buffer instead of
+ * the chunk, and notes the arena's state (wk__mp_tree_held_intact). False when the tree's nodes
+ * are no longer one region of the arena: the tree is then given up (wk__mp_tree_restart). */
+bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
+                      size_t rest_len, const uint8_t *buf);
+
+/* Whether `arena` is the one a held tree paused in, as the pause left it. */
+bool wk__mp_tree_held_intact(const struct wk__mp_tree *t, const wk_arena *arena);
+
+/* Whether the tree paused last is held in the caller's arena (else it is in the block). */
+bool wk__mp_tree_is_held(const struct wk__mp_tree *t);
+
 /* Makes the tree state (*tp NULL) or forgets the build in progress; false when out of
- * memory. A value read with wk__mp_tree_resume from its start follows. */
-bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max);
+ * memory. A value read with wk__mp_tree_resume from its start follows, held in the caller's
+ * arena when `held`. */
+bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
+                       bool held);
 
 /* Forgets the build in progress (the next wk__mp_tree_resume starts at the value's start). */
 void wk__mp_tree_restart(struct wk__mp_tree *t);
@@ -72,7 +97,8 @@ void wk__mp_tree_restart(struct wk__mp_tree *t);
  * block (a complete tree is then taken out by wk__mp_tree_deliver). Else the new nodes go in
  * `arena` (the first such run of a call takes room there for the block's nodes too): *out is
  * then the complete tree, wholly in `arena`; a pause leaves the new nodes there (run again on
- * the next bytes in the same call, or wk__mp_tree_adopt them). Statuses as
+ * the next bytes in the same call, or wk__mp_tree_adopt them; a held tree's runs all go in
+ * `arena`, and each pause is followed by wk__mp_tree_hold). Statuses as
  * wk__mp_tree_first; `stop->block_full` says that the tree must be given up (the block
  * reached the cap, or `arena` refused the room for the block). */
 wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,

@@ -33,6 +33,8 @@
 
 #define MP_STACK_MIN 16u
 
+#define MSG_ARENA_CHANGED "the arena was changed while a value was paused in it"
+
 static uint32_t max_depth_of(const wk_mp_unpacker *u)
 {
     return u->opts.max_depth != 0 ? u->opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
@@ -444,12 +446,14 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
     wk__feed *f = &u->f;
     wk__mp_tree_stop stop;
     bool copy = (u->opts.flags & WK_READ_COPY_STRINGS) != 0;
+    bool held = wk__mp_tree_is_held(u->tree);
     wk_status st;
     size_t vlen;
     for (;;) {
         size_t rest = f->chunk_len - f->chunk_pos;
-        bool direct = !block_first && !copy && rest != 0 &&
-                      f->buf_len - f->scan + rest >= f->scan;
+        /* a held tree goes on in place whenever it can: a pause costs it no copy of nodes */
+        bool direct = !block_first && rest != 0 &&
+                      (held || (!copy && f->buf_len - f->scan + rest >= f->scan));
         if (f->buf_len < f->need) {
             st = append(u, direct ? (size_t)f->need : 0);
             if (st == WK_ERR_AGAIN) {
@@ -467,8 +471,8 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
             return frame_and_decode(u, arena, out);
         }
         block_first = false;
-        st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan, direct ? arena : NULL,
-                                out, &stop);
+        st = wk__mp_tree_resume(u->tree, f->buf, f->buf_len, f->scan,
+                                direct || held ? arena : NULL, out, &stop);
         if (st == WK_OK) {
             vlen = stop.at;
             break;
@@ -505,13 +509,15 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                 wk__mp_tree_restart(u->tree);
                 return gst;
             }
-            if (!wk__mp_tree_adopt(u->tree, arena, part, rest, f->buf + old_len)) {
+            if (!(held ? wk__mp_tree_hold(u->tree, arena, part, rest, f->buf + old_len)
+                       : wk__mp_tree_adopt(u->tree, arena, part, rest, f->buf + old_len))) {
                 return frame_and_decode(u, arena, out);
             }
             if (f->buf != old) {
                 wk__mp_tree_buffer_moved(u->tree, old, old_len, f->buf);
             }
-        } else if (direct && !wk__mp_tree_adopt(u->tree, arena, NULL, 0, NULL)) {
+        } else if (held ? !wk__mp_tree_hold(u->tree, arena, NULL, 0, NULL)
+                        : direct && !wk__mp_tree_adopt(u->tree, arena, NULL, 0, NULL)) {
             return frame_and_decode(u, arena, out);
         }
         wait_for_token(f, f->buf, f->buf_len, stop.at);
@@ -530,8 +536,9 @@ static wk_status resume_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
 }
 
 /* Takes out the next value as a tree (see mp_tree.h): built in place when the chunk holds it
- * whole, else paused at the chunk's end and resumed as the next chunks arrive. */
-static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+ * whole, else paused at the chunk's end and resumed as the next chunks arrive; `held`: the
+ * caller leaves `arena` alone while a value is paused, and the tree stays there. */
+static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, bool held)
 {
     wk__feed *f = &u->f;
     wk_status st = wk__feed_enter(f);
@@ -539,6 +546,15 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
         return st;
     }
     if (f->buf_len != 0) {
+        if (u->cut == CUT_TREE && wk__mp_tree_is_held(u->tree)) {
+            if (!held) { /* the arena was the caller's again: build the value anew */
+                return frame_and_decode(u, arena, out);
+            }
+            if (!wk__mp_tree_held_intact(u->tree, arena)) {
+                wk__mp_tree_restart(u->tree);
+                return wk__feed_fail(f, WK_ERR_STATE, wk__feed_value_off(f), MSG_ARENA_CHANGED);
+            }
+        }
         if (u->cut == CUT_TREE) {
             return resume_tree(u, arena, out, false);
         }
@@ -565,7 +581,7 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
         if (st != WK_OK) {
             return st;
         }
-        if (!wk__mp_tree_start(&u->tree, &u->opts, f->max)) {
+        if (!wk__mp_tree_start(&u->tree, &u->opts, f->max, held)) {
             return wk__feed_fail(f, WK_ERR_NOMEM, u->value_off, WK__FEED_MSG_NOMEM);
         }
         u->cut = CUT_TREE;
@@ -574,7 +590,7 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
         return resume_tree(u, arena, out, true);
     }
     wk__mp_tree_stop stop;
-    st = wk__mp_tree_first(&u->tree, &u->opts, f->max, p, n, arena, out, &stop);
+    st = wk__mp_tree_first(&u->tree, &u->opts, f->max, held, p, n, arena, out, &stop);
     if (st == WK_OK) {
         f->chunk_pos += stop.at;
         expect(u, stop.at);
@@ -595,7 +611,8 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
     u->cut = CUT_TREE;
     f->scan = 0;
     f->need = 0;
-    if (!wk__mp_tree_adopt(u->tree, arena, p, n, f->buf)) {
+    if (!(held ? wk__mp_tree_hold(u->tree, arena, p, n, f->buf)
+               : wk__mp_tree_adopt(u->tree, arena, p, n, f->buf))) {
         wk__mp_tree_restart(u->tree); /* built again from the gathered bytes, once */
         return resume_tree(u, arena, out, true);
     }
@@ -633,10 +650,11 @@ WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, si
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_span(u, data, len, offset);
 }
 
-static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
+static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
+                                       bool held)
 {
     wk_value *v = NULL;
-    wk_status st = take_tree(u, arena, &v);
+    wk_status st = take_tree(u, arena, &v, held);
     if (st == WK_OK) {
         *out = v;
     }
@@ -645,7 +663,13 @@ static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_va
 
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
 {
-    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out);
+    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, false);
+}
+
+WK_API wk_status wk_mp_unpacker_next_value_in_place(wk_mp_unpacker *u, wk_arena *arena,
+                                                    wk_value **out)
+{
+    return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, true);
 }
 
 static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)

@@ -213,9 +213,10 @@ WK_TEST(test_mp_unpacker_out_of_memory_is_a_clean_error)
     }
 }
 
-/* Feeds `in` in chunks of `piece` bytes and takes trees out until an error or EOF. */
+/* Feeds `in` in chunks of `piece` bytes and takes trees out until an error or EOF (with
+ * wk_mp_unpacker_next_value_in_place when `in_place`). */
 static wk_status mp_trees(wk_mp_unpacker *u, const uint8_t *in, size_t len, size_t piece,
-                          wk_arena *arena, size_t *trees)
+                          wk_arena *arena, bool in_place, size_t *trees)
 {
     size_t pos = 0;
     *trees = 0;
@@ -232,7 +233,8 @@ static wk_status mp_trees(wk_mp_unpacker *u, const uint8_t *in, size_t len, size
         }
         wk_status st;
         wk_value *v;
-        while ((st = wk_mp_unpacker_next_value(u, arena, &v)) == WK_OK) {
+        while ((st = in_place ? wk_mp_unpacker_next_value_in_place(u, arena, &v)
+                              : wk_mp_unpacker_next_value(u, arena, &v)) == WK_OK) {
             (*trees)++;
             wk_arena_reset(arena);
         }
@@ -242,7 +244,7 @@ static wk_status mp_trees(wk_mp_unpacker *u, const uint8_t *in, size_t len, size
     }
 }
 
-WK_TEST(test_mp_unpacker_tree_count_bomb_allocates_by_bytes_present)
+static void trees_count_bomb_allocates_by_bytes_present(bool in_place)
 {
     /* an array declaring 4G-1 elements, then 2 MB of ones in 4 KiB chunks, as trees: the
      * paused tree allocates nothing for the count; the buffer stops at the cap */
@@ -258,7 +260,7 @@ WK_TEST(test_mp_unpacker_tree_count_bomb_allocates_by_bytes_present)
     wk_arena arena;
     wk_arena_init(&arena, &ta.a, 0);
     size_t trees;
-    CHECK_STATUS(mp_trees(&u, in, len, PIECE, &arena, &trees), WK_ERR_LIMIT);
+    CHECK_STATUS(mp_trees(&u, in, len, PIECE, &arena, in_place, &trees), WK_ERR_LIMIT);
     CHECK_EQ(trees, 1);
     wk_error e;
     wk_mp_unpacker_error(&u, &e);
@@ -270,7 +272,13 @@ WK_TEST(test_mp_unpacker_tree_count_bomb_allocates_by_bytes_present)
     free(in);
 }
 
-WK_TEST(test_mp_unpacker_tree_depth_bomb_is_the_checkers_depth_error)
+WK_TEST(test_mp_unpacker_tree_count_bomb_allocates_by_bytes_present)
+{
+    trees_count_bomb_allocates_by_bytes_present(false);
+    trees_count_bomb_allocates_by_bytes_present(true);
+}
+
+static void trees_depth_bomb_is_the_checkers_depth_error(bool in_place)
 {
     size_t total = 100000;
     uint8_t *in = malloc(total);
@@ -282,7 +290,7 @@ WK_TEST(test_mp_unpacker_tree_depth_bomb_is_the_checkers_depth_error)
     wk_arena arena;
     wk_arena_init(&arena, NULL, 0);
     size_t trees;
-    CHECK_STATUS(mp_trees(&u, in, total, 100, &arena, &trees), WK_ERR_DEPTH);
+    CHECK_STATUS(mp_trees(&u, in, total, 100, &arena, in_place, &trees), WK_ERR_DEPTH);
     wk_error e;
     wk_mp_unpacker_error(&u, &e);
     CHECK_EQ(e.offset, want.offset);
@@ -292,7 +300,13 @@ WK_TEST(test_mp_unpacker_tree_depth_bomb_is_the_checkers_depth_error)
     free(in);
 }
 
-WK_TEST(test_mp_unpacker_tree_out_of_memory_at_every_allocation_is_clean)
+WK_TEST(test_mp_unpacker_tree_depth_bomb_is_the_checkers_depth_error)
+{
+    trees_depth_bomb_is_the_checkers_depth_error(false);
+    trees_depth_bomb_is_the_checkers_depth_error(true);
+}
+
+static void trees_out_of_memory_at_every_allocation_is_clean(bool in_place)
 {
     /* values cut by 100-byte chunks: the gather buffer, the tree state, its node block, the
      * container list and the frames each fail in turn */
@@ -320,7 +334,7 @@ WK_TEST(test_mp_unpacker_tree_out_of_memory_at_every_allocation_is_clean)
         wk_arena arena;
         wk_arena_init(&arena, NULL, 0);
         size_t trees;
-        wk_status st = mp_trees(&u, data.data, data.len, 100, &arena, &trees);
+        wk_status st = mp_trees(&u, data.data, data.len, 100, &arena, in_place, &trees);
         if (st == WK_ERR_EOF) {
             CHECK_EQ(trees, 6);
         } else {
@@ -333,6 +347,12 @@ WK_TEST(test_mp_unpacker_tree_out_of_memory_at_every_allocation_is_clean)
     }
     CHECK(failed_once);
     wk_buf_free(&data);
+}
+
+WK_TEST(test_mp_unpacker_tree_out_of_memory_at_every_allocation_is_clean)
+{
+    trees_out_of_memory_at_every_allocation_is_clean(false);
+    trees_out_of_memory_at_every_allocation_is_clean(true);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */

@@ -150,7 +150,9 @@ static void reference(const uint8_t *d, size_t len, const wk_read_opts *o, resul
     }
 }
 
-enum mode { RAW, TREE, EVENTS };
+/* TREE_IN_PLACE: wk_mp_unpacker_next_value_in_place, the arena scribbled over only after a
+ * value is handed out (between calls that return WK_ERR_AGAIN it is the unpacker's). */
+enum mode { RAW, TREE, TREE_IN_PLACE, EVENTS };
 
 /* Resets `a` and writes garbage over its memory, as a caller that reuses its arena between
  * calls does: a tree the unpacker keeps in it across calls would be destroyed. */
@@ -214,11 +216,15 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
             size_t vl = 0;
             uint64_t voff = 0;
             wk_value *tree = NULL;
-            scribble(&arena);
+            if (mode != TREE_IN_PLACE) {
+                scribble(&arena);
+            }
             if (mode == RAW) {
                 st = wk_mp_unpacker_next(&u, &vd, &vl, &voff);
             } else if (mode == TREE) {
                 st = wk_mp_unpacker_next_value(&u, &arena, &tree);
+            } else if (mode == TREE_IN_PLACE) {
+                st = wk_mp_unpacker_next_value_in_place(&u, &arena, &tree);
             } else {
                 wk_mp_writer w;
                 wk_sink sink;
@@ -245,13 +251,16 @@ static bool run_and_compare(const uint8_t *d, size_t len, size_t *sizes, size_t 
                               what, k, (unsigned long long)voff, vl, rv->off, rv->len);
                 goto out;
             }
-            if (mode == TREE) {
+            if (mode == TREE || mode == TREE_IN_PLACE) {
                 wk_value *want = NULL;
                 wk_arena_reset(&ref_arena);
                 wk_mp_decode_value(d + rv->off, rv->len, o, &ref_arena, &want, NULL, NULL);
                 if (tree == NULL || want == NULL || !wk_value_equal(tree, want, NULL)) {
                     wk__test_fail(__FILE__, __LINE__, "%s: tree %zu differs", what, k);
                     goto out;
+                }
+                if (mode == TREE_IN_PLACE) {
+                    scribble(&arena); /* the arena is the caller's again */
                 }
             }
             if (mode == EVENTS) {
@@ -452,11 +461,21 @@ static void gen_nested(wk_mp_writer *w, int depth)
     wk_mp_writer_bin(w, text, 9);
 }
 
+/* How trees_match takes the trees out. */
+enum take {
+    TAKE_FREE,            /* wk_mp_unpacker_next_value: the arena scribbled before each call */
+    TAKE_IN_PLACE,        /* wk_mp_unpacker_next_value_in_place: scribbled after each value */
+    TAKE_IN_PLACE_AT_CUR  /* the same, and each tree's root must be where the arena's free
+                           * room began (built there, never copied; the arena must have room
+                           * for every value in the region it has) */
+};
+
 /* Takes every value of `d` split into chunks `sizes` out as a tree (the arena scribbled over
- * before each call, or with `keep` kept whole and every tree compared again at the end, which
+ * as `take` says, or with `keep` kept whole and every tree compared again at the end, which
  * copied strings must survive), against the buffer decoder's trees. */
 static bool trees_match(const uint8_t *d, size_t len, size_t *sizes, size_t count,
-                        const wk_read_opts *o, wk_arena *arena, bool keep, const char *what)
+                        const wk_read_opts *o, wk_arena *arena, bool keep, enum take take,
+                        const char *what)
 {
     result ref;
     reference(d, len, o, &ref);
@@ -470,6 +489,7 @@ static bool trees_match(const uint8_t *d, size_t len, size_t *sizes, size_t coun
     size_t k = 0;
     bool ok = false;
     wk_status st = WK_OK;
+    uintptr_t start = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u; /* the next tree's */
     for (;;) {
         size_t n;
         const uint8_t *c = split_feeder_next(&fd, &n);
@@ -479,13 +499,19 @@ static bool trees_match(const uint8_t *d, size_t len, size_t *sizes, size_t coun
             break;
         }
         for (;;) {
-            if (!keep) {
+            if (!keep && take == TAKE_FREE) {
                 scribble(arena);
             }
             wk_value *v = NULL;
-            st = wk_mp_unpacker_next_value(&u, arena, &v);
+            st = take == TAKE_FREE ? wk_mp_unpacker_next_value(&u, arena, &v)
+                                   : wk_mp_unpacker_next_value_in_place(&u, arena, &v);
             if (st != WK_OK) {
                 break;
+            }
+            if (take == TAKE_IN_PLACE_AT_CUR && (uintptr_t)v != start) {
+                wk__test_fail(__FILE__, __LINE__, "%s: tree %zu was not built in place", what,
+                              k);
+                goto out;
             }
             wk_value *want = NULL;
             wk_arena_reset(&ref_arena);
@@ -497,6 +523,10 @@ static bool trees_match(const uint8_t *d, size_t len, size_t *sizes, size_t coun
                 goto out;
             }
             got[k++] = v;
+            if (!keep && take != TAKE_FREE) {
+                scribble(arena);
+            }
+            start = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u;
         }
         if (st != WK_ERR_AGAIN || c == NULL) {
             break;
@@ -561,8 +591,11 @@ static void gen_cut_stream(wk_buf *out, bool big_fillers, int depth, size_t *val
 
 /* Cuts the nested value at every byte (two chunks), and at every byte again followed by a
  * second cut a little or a lot later (three chunks: the tree pauses, moves into the caller's
- * arena when enough new bytes came and pauses again, or stays in the block). */
-static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind)
+ * arena when enough new bytes came and pauses again, or stays in the block; taken in place,
+ * it stays in the arena). Arena kinds: 0 a heap arena, 1 a small caller buffer first, then
+ * chunks, 2 a heap arena made one 1 MiB region first (trees taken in place must then be
+ * built where the arena's room begins). */
+static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind, enum take take)
 {
     wk_buf data;
     wk_buf_init(&data, NULL, 0);
@@ -578,20 +611,26 @@ static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind)
     } else {
         wk_arena_init(&arena, NULL, 0);
     }
+    if (arena_kind == 2) {
+        CHECK(wk_arena_alloc(&arena, (size_t)1 << 20, 8) != NULL);
+        wk_arena_reset(&arena);
+        take = take == TAKE_IN_PLACE ? TAKE_IN_PLACE_AT_CUR : take;
+    }
     char what[128];
     for (size_t k = voff + 1; k < vend; k++) {
         size_t two[2] = {k, data.len - k};
-        snprintf(what, sizeof what, "fillers %d flags %u arena %d cut at %zu", big_fillers,
-                 flags, arena_kind, k - voff);
-        if (!trees_match(data.data, data.len, two, 2, &o, &arena, flags != 0, what)) {
+        snprintf(what, sizeof what, "fillers %d flags %u arena %d take %d cut at %zu",
+                 big_fillers, flags, arena_kind, take, k - voff);
+        if (!trees_match(data.data, data.len, two, 2, &o, &arena, flags != 0, take, what)) {
             break;
         }
         size_t m = (k - voff) % 3 == 0 ? (k - voff) / 2 + 64 : 2 * (k - voff) + 64;
         if (k + m < vend) {
             size_t three[3] = {k, m, data.len - k - m};
-            snprintf(what, sizeof what, "fillers %d flags %u arena %d cuts at %zu and %zu",
-                     big_fillers, flags, arena_kind, k - voff, k + m - voff);
-            if (!trees_match(data.data, data.len, three, 3, &o, &arena, flags != 0, what)) {
+            snprintf(what, sizeof what, "fillers %d flags %u arena %d take %d cuts at %zu and %zu",
+                     big_fillers, flags, arena_kind, take, k - voff, k + m - voff);
+            if (!trees_match(data.data, data.len, three, 3, &o, &arena, flags != 0, take,
+                             what)) {
                 break;
             }
         }
@@ -605,24 +644,41 @@ static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind)
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_of_a_nested_value_in_the_block)
 {
-    cut_everywhere(true, 0, 0);
+    cut_everywhere(true, 0, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_moves_out_of_the_callers_arena)
 {
-    cut_everywhere(false, 0, 0);
+    cut_everywhere(false, 0, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_copied_strings)
 {
-    cut_everywhere(false, WK_READ_COPY_STRINGS, 0);
-    cut_everywhere(true, WK_READ_COPY_STRINGS, 0);
+    cut_everywhere(false, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
+    cut_everywhere(true, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_an_arena_that_starts_new_chunks)
 {
-    cut_everywhere(false, 0, 1);
-    cut_everywhere(true, 0, 1);
+    cut_everywhere(false, 0, 1, TAKE_FREE);
+    cut_everywhere(true, 0, 1, TAKE_FREE);
+}
+
+WK_TEST(test_mp_unpacker_tree_in_place_cut_at_every_byte_stays_where_it_began)
+{
+    cut_everywhere(false, 0, 2, TAKE_IN_PLACE); /* tried on the chunk first */
+    cut_everywhere(true, 0, 2, TAKE_IN_PLACE);  /* gathered first */
+    cut_everywhere(false, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
+    cut_everywhere(true, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
+}
+
+WK_TEST(test_mp_unpacker_tree_in_place_cut_at_every_byte_with_arenas_that_start_new_chunks)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        cut_everywhere(false, 0, kind, TAKE_IN_PLACE);
+        cut_everywhere(true, 0, kind, TAKE_IN_PLACE);
+        cut_everywhere(false, WK_READ_COPY_STRINGS, kind, TAKE_IN_PLACE);
+    }
 }
 
 WK_TEST(test_mp_unpacker_tree_too_large_for_the_block_is_framed_and_decoded)
@@ -713,7 +769,99 @@ WK_TEST(test_mp_unpacker_tree_that_moves_into_a_chunk_of_its_own_is_not_adopted_
     wk_read_opts o = {0};
     size_t sizes[3] = {voff + 1000, 1600, 0};
     sizes[2] = data.len - sizes[0] - sizes[1];
-    CHECK(trees_match(data.data, data.len, sizes, 3, &o, &arena, false, "own chunk"));
+    CHECK(trees_match(data.data, data.len, sizes, 3, &o, &arena, false, TAKE_FREE, "own chunk"));
+    wk_arena_free(&arena);
+    wk_arena_init_buf(&arena, small, sizeof small, NULL, 0);
+    CHECK(trees_match(data.data, data.len, sizes, 3, &o, &arena, false, TAKE_IN_PLACE,
+                      "own chunk, in place"));
+    wk_arena_free(&arena);
+    wk_buf_free(&data);
+}
+
+/* ---- trees taken in place: the arena is the unpacker's while a value is paused ----------- */
+
+/* An array of 200 small integers after two small values, cut 100 bytes in: the chunk holds
+ * the small values and the array's start, so a tree taken in place pauses in the arena. */
+static void gen_paused_array(wk_buf *data)
+{
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, data);
+    wk_mp_writer_uint(&w, 1);
+    wk_mp_writer_uint(&w, 2);
+    wk_mp_writer_begin_array(&w, 200);
+    for (uint32_t i = 0; i < 200; i++) {
+        wk_mp_writer_uint(&w, i % 100);
+    }
+    wk_mp_writer_finish(&w, NULL);
+}
+
+/* Feeds the first 100 bytes of `data` and takes the two small values and the array's pause
+ * in place. */
+static bool pause_in_place(wk_mp_unpacker *u, const wk_buf *data, wk_arena *arena)
+{
+    wk_value *v;
+    return wk_mp_unpacker_feed(u, data->data, 100) == WK_OK &&
+           wk_mp_unpacker_next_value_in_place(u, arena, &v) == WK_OK &&
+           wk_mp_unpacker_next_value_in_place(u, arena, &v) == WK_OK &&
+           wk_mp_unpacker_next_value_in_place(u, arena, &v) == WK_ERR_AGAIN &&
+           wk_mp_unpacker_feed(u, data->data + 100, data->len - 100) == WK_OK;
+}
+
+WK_TEST(test_mp_unpacker_in_place_refuses_an_arena_changed_while_a_value_is_paused)
+{
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    gen_paused_array(&data);
+    for (int change = 0; change < 3; change++) { /* reset, an allocation, another arena */
+        wk_mp_unpacker u;
+        wk_mp_unpacker_init(&u, NULL, 0);
+        wk_arena arena, other;
+        wk_arena_init(&arena, NULL, 0);
+        wk_arena_init(&other, NULL, 0);
+        CHECK(pause_in_place(&u, &data, &arena));
+        if (change == 0) {
+            wk_arena_reset(&arena);
+        } else if (change == 1) {
+            CHECK(wk_arena_alloc(&arena, 16, 8) != NULL);
+        }
+        wk_value *v;
+        CHECK_STATUS(wk_mp_unpacker_next_value_in_place(&u, change == 2 ? &other : &arena, &v),
+                     WK_ERR_STATE);
+        wk_error e;
+        CHECK_STATUS(wk_mp_unpacker_error(&u, &e), WK_ERR_STATE);
+        CHECK_EQ(e.offset, 2); /* the array's start */
+        CHECK_STR(e.msg, "the arena was changed while a value was paused in it");
+        CHECK_STATUS(wk_mp_unpacker_next_value_in_place(&u, &arena, &v), WK_ERR_STATE);
+        wk_mp_unpacker_free(&u);
+        wk_arena_free(&arena);
+        wk_arena_free(&other);
+    }
+    wk_buf_free(&data);
+}
+
+WK_TEST(test_mp_unpacker_value_paused_in_place_can_be_taken_with_the_arena_free)
+{
+    /* a value paused by next_value_in_place, then taken by next_value after the arena was
+     * scribbled over: decoded again from the gathered bytes, whole and right */
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    gen_paused_array(&data);
+    wk_mp_unpacker u;
+    wk_mp_unpacker_init(&u, NULL, 0);
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    CHECK(pause_in_place(&u, &data, &arena));
+    scribble(&arena);
+    wk_value *v;
+    CHECK_OK(wk_mp_unpacker_next_value(&u, &arena, &v));
+    CHECK(v->type == WK_VAL_ARRAY && v->len == 200);
+    for (uint32_t i = 0; i < 200; i++) {
+        CHECK(v->u.items[i].type == WK_VAL_UINT && v->u.items[i].u.u == i % 100);
+    }
+    CHECK_STATUS(wk_mp_unpacker_next_value_in_place(&u, &arena, &v), WK_ERR_AGAIN);
+    wk_mp_unpacker_finish(&u);
+    CHECK_STATUS(wk_mp_unpacker_next_value_in_place(&u, &arena, &v), WK_ERR_EOF);
+    wk_mp_unpacker_free(&u);
     wk_arena_free(&arena);
     wk_buf_free(&data);
 }

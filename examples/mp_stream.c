@@ -80,7 +80,8 @@ int main(int argc, char **argv)
                 werr.msg != NULL ? werr.msg : wk_status_str(werr.code));
         rc = 1;
     }
-    printf("%lu values, %llu bytes\n", values, (unsigned long long)wk_mp_unpacker_offset(&u));
+    printf("%lu value%s, %llu bytes\n", values, values == 1 ? "" : "s",
+           (unsigned long long)wk_mp_unpacker_offset(&u));
     wk_mp_unpacker_free(&u);
     if (fd > 0) {
         close(fd);

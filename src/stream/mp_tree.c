@@ -87,6 +87,21 @@ static void move_bytes(wk_value *v, size_t n, const move *bytes)
     }
 }
 
+/* Makes nil the unfilled slots of a paused build (the slot to fill next, the open frames'
+ * rest) that lie among nodes[0..n). */
+static void nil_unfilled(const wk__vb_state *s, wk_value *nodes, size_t n)
+{
+    move here = move_of(nodes, n * sizeof(wk_value), nodes);
+    if (moves(&here, (uintptr_t)s->v)) {
+        memset(s->v, 0, sizeof(wk_value));
+    }
+    for (size_t i = 0; i < s->depth; i++) {
+        if (moves(&here, (uintptr_t)s->frames[i].next)) {
+            memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
+        }
+    }
+}
+
 /* Moves the children pointers of the containers listed in t->kids, in the copy of the block
  * at `nodes`, by `delta`: the block is copied with memcpy, and only these nodes change. */
 static void move_kids(const struct wk__mp_tree *t, wk_value *nodes, uintptr_t delta)
@@ -447,16 +462,7 @@ bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *ch
     if (base == 0) {
         s->root = t->nodes; /* the runs built the root first */
     }
-    /* their slots not filled yet hold whatever the arena held: make them nil */
-    move here = move_of(dst, n * sizeof(wk_value), dst);
-    if (moves(&here, (uintptr_t)s->v)) {
-        memset(s->v, 0, sizeof(wk_value));
-    }
-    for (size_t i = 0; i < s->depth; i++) {
-        if (moves(&here, (uintptr_t)s->frames[i].next)) {
-            memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
-        }
-    }
+    nil_unfilled(s, dst, n); /* their unfilled slots hold whatever the arena held */
     /* the nodes the runs built or filled: the moved ones, the slot that was to be filled
      * next, and the open frames' slots filled since (all of them for a frame closed since) */
     move bytes = chunk_rest != NULL ? move_of(chunk_rest, rest_len, buf) : no_move;
@@ -516,18 +522,10 @@ bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chu
         /* the run's nodes: all of a new build's, from the root */
         wk_value *lo = t->slot == NO_SLOT ? s->root : (wk_value *)t->run_lo;
         size_t n = (size_t)((uintptr_t)arena->cur - (uintptr_t)lo) / sizeof(wk_value);
-        /* the slots it allocated and did not fill hold whatever the arena held: make them
-         * nil, so that no scan reads memory never written (the slots of older nodes were made
-         * nil at earlier pauses) */
-        move here = move_of(lo, n * sizeof(wk_value), lo);
-        if (moves(&here, (uintptr_t)s->v)) {
-            memset(s->v, 0, sizeof(wk_value));
-        }
-        for (size_t i = 0; i < s->depth; i++) {
-            if (moves(&here, (uintptr_t)s->frames[i].next)) {
-                memset(s->frames[i].next, 0, (size_t)s->frames[i].left * sizeof(wk_value));
-            }
-        }
+        /* the slots it allocated and did not fill hold whatever the arena held: nil, so that
+         * no scan reads memory never written (older nodes' slots were made nil at earlier
+         * pauses) */
+        nil_unfilled(s, lo, n);
         if (chunk_rest != NULL) {
             /* the nodes it built or filled may point into the chunk; not the slot that was
              * to be filled next when it began: a run goes on only once the token it stopped

@@ -11,11 +11,7 @@ W=$1
 D=$2
 RSS_LIMIT=${3:-16384}
 mkdir -p "$D"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-checks=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
-
-now_ms() { date +%s%3N; }
+. "$(dirname "$0")/cli_checks.sh"
 
 # 1. First output before the end of input, JSON -> JSON and JSON -> MessagePack -> inspect.
 start=$(now_ms)

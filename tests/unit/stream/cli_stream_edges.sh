@@ -15,10 +15,7 @@ set -eu
 W=$1
 D=$2
 mkdir -p "$D"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-checks=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
-now_ms() { date +%s%3N; }
+. "$(dirname "$0")/cli_checks.sh"
 
 # 1. First output before the end of input (the producer pauses 2 s; the line must come in 1 s).
 start=$(now_ms)

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-files=$(git ls-files 'src/*.c' 'src/*.h' 'include/*.h' 'cli/*.c' 'cli/*.h' 'tests/*.c' \
+files=$(git ls-files 'src/*.c' 'src/*.h' 'addons/*.c' 'addons/*.h' 'include/*.h' 'cli/*.c' 'cli/*.h' 'tests/*.c' \
   'tests/*.h' 'bench/*.c' 'bench/*.h' 'bench/*.cpp' 'fuzz/*.c' 'examples/*.c' 2>/dev/null || true)
 [ -n "$files" ] || { echo "check-style: no files (not a git checkout?)"; exit 1; }
 # shellcheck disable=SC2086

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/lex.h"
+#include "formats/json/lex.h"
 #include "wirekit/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cache/cache_internal.h"
-#include "core/kernel.h"
+#include "core/kernel_interface.h"
 
 #define WK_CACHE_NS_MAX 64u
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */

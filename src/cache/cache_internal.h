@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "wirekit/cache.h"
+#include "cache/cache_key_interface.h"
 
 struct wk_cache_entry {
     uint32_t refs;        /* atomic: counted references, plus WK__REF_BIAS while the entry
@@ -207,52 +208,7 @@ typedef struct wk__shard {
     const wk_allocator *alloc; /* the cache's (buckets) */
 } wk__shard;
 
-static inline uint64_t wk__rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline uint64_t wk__mix(uint64_t a, uint64_t b)
-{
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static inline uint64_t wk__rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-/** 64-bit hash of a key (fast, well mixed; not for hostile-collision resistance). Inline:
- *  a local hit hashes its key on the caller's path. */
-static inline uint64_t wk__cache_hash(const void *p, size_t len)
-{
-    /* 8-byte blocks, then the last 1 to 8 bytes in one or two (possibly overlapping) loads
-     * instead of a byte loop: a 20-byte key is three multiplications. */
-    const uint8_t *b = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-    size_t n = len;
-    while (n > 8) {
-        h = wk__mix(h ^ wk__rd64(b), 0xa0761d6478bd642full);
-        b += 8;
-        n -= 8;
-    }
-    uint64_t tail;
-    if (len >= 8) {
-        tail = wk__rd64(b + n - 8); /* overlaps the last block when n < 8 */
-    } else if (n >= 4) {
-        tail = (wk__rd32(b) << 32) | wk__rd32(b + n - 4);
-    } else if (n > 0) {
-        tail = ((uint64_t)b[0] << 16) | ((uint64_t)b[n >> 1] << 8) | b[n - 1];
-    } else {
-        tail = 0;
-    }
-    return wk__mix(h ^ tail, 0xe7037ed1a0b428dbull);
-}
+/* The key hash lives in cache/cache_key_interface.h (the Redis tier hashes keys too). */
 
 
 /** Milliseconds of a monotonic coarse clock (inline: every get reads it). */

@@ -2,7 +2,7 @@
  * The out-of-line half of core/kernel.h: growing an inline-then-heap stack. Kept out of line
  * because it runs only for deep or wide input; the callers' loops stay small.
  */
-#include "core/kernel.h"
+#include "core/kernel_interface.h"
 
 bool wk__stack_grow(wk__stack *s, size_t used, size_t max)
 {

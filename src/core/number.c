@@ -13,7 +13,7 @@
  * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
  * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
  */
-#include "core/number.h"
+#include "core/number_interface.h"
 
 #include <math.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * Parsing validates the whole literal once; the iterator then walks it again, handing out
  * views (or unescaped copies in the arena when an element holds backslashes).
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 #define MAX_ARRAY_SIZE WK__PG_MAX_ARRAY_SIZE
 

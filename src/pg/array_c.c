@@ -9,7 +9,7 @@
  * iterator and the element codec's own decoder, which also reports every error. So the pass
  * only ever answers where the general path would give the same values.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 /* Bytes that end the one-pass float scan: 1 = separator or closing brace, 2 = a byte only
  * the general parser handles (spaces, quotes, escapes, nested braces). */

@@ -10,8 +10,8 @@
  */
 #include <math.h>
 
-#include "json/lex.h"
-#include "pg/pg_internal.h"
+#include "formats/json/json_number_interface.h"
+#include "pg/pg_interface.h"
 
 #include "wirekit/json.h"
 
@@ -222,36 +222,6 @@ static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_
     return send(ev, &x);
 }
 
-/* A JSON number's exact text as a native number when it fits one: an integer of 64 bits, or
- * the nearest double when finite and not an underflow to zero. Else it stays RAWNUM (a
- * string to binary writers), the only form that keeps numeric's range. */
-static void native_number(wk_event *x)
-{
-    const uint8_t *p = (const uint8_t *)x->v.str.ptr, *end = p + x->v.str.len;
-    wk__json_num num;
-    wk__json_fail f = {WK_OK, NULL, NULL};
-    if (x->v.str.len == 0 || wk__json_lex_number(p, end, false, &num, &f) != end) {
-        return;
-    }
-    if (num.kind == WK__NUM_UINT) {
-        x->type = WK_EV_UINT;
-        x->v.u = num.v.u;
-    } else if (num.kind == WK__NUM_INT) {
-        x->type = WK_EV_INT;
-        x->v.i = num.v.i;
-    } else if (num.kind == WK__NUM_DOUBLE && isfinite(num.v.d)) {
-        bool nonzero = false; /* any nonzero digit before the exponent */
-        for (const uint8_t *q = p; q < end && (*q | 0x20) != 'e'; q++) {
-            nonzero |= *q >= '1' && *q <= '9';
-        }
-        if (num.v.d != 0 || !nonzero) {
-            x->type = WK_EV_FLOAT;
-            x->f32 = false;
-            x->v.f = num.v.d;
-        }
-    }
-}
-
 static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *err)
 {
     wk_json_reader r;
@@ -261,7 +231,7 @@ static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *
     wk_status st;
     while ((st = wk_json_reader_next(&r, &x)) == WK_OK) {
         if (x.type == WK_EV_RAWNUM && (ev->flags & WK_PG_EV_JSON_NUMBERS)) {
-            native_number(&x);
+            wk__json_number_to_native(&x);
         }
         st = send(ev, &x);
         if (st != WK_OK) {

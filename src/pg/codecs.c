@@ -7,7 +7,7 @@
  * or a hand parser, with no table indirection. Everything else points at the generic,
  * table-driven functions of codec_generic.c.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 #include "wirekit/utf8.h"
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)

@@ -7,7 +7,7 @@
  * binary decoders, through a decode plan. Nothing is copied: a tuple's slices point into the
  * caller's bytes. Every length is checked against the bytes present before it is used.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 static const uint8_t copy_sig[11] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0};
 

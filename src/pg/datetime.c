@@ -13,8 +13,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/number.h"
-#include "pg/pg_internal.h"
+#include "core/number_interface.h"
+#include "pg/pg_interface.h"
 
 #define USECS_PER_SEC INT64_C(1000000)
 #define USECS_PER_MINUTE INT64_C(60000000)

@@ -10,10 +10,10 @@
  */
 #include <math.h>
 
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
-#include "core/dtoa.h"
-#include "core/number.h"
+#include "core/dtoa_interface.h"
+#include "core/number_interface.h"
 
 int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10)
 {

@@ -7,7 +7,7 @@
  * a backslash. Text input accepts that form plus unquoted words, as hstore_in does. The native
  * form is the binary layout (a view for binary input, built in the arena from text).
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 static wk_status check_bin(const uint8_t *p, size_t n, wk_error *err)
 {

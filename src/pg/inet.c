@@ -8,7 +8,7 @@
  * tail for ::a.b.c.d and ::ffff:a.b.c.d; "/bits" unless it is the full length (always for
  * cidr). Text input takes full dotted IPv4 or any IPv6 form, with an optional /bits.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 #define PGSQL_AF_INET 2
 #define PGSQL_AF_INET6 3

@@ -6,7 +6,7 @@
  * Text is parsed by hand (no strtol: inputs are byte slices, not C strings) with overflow
  * checks against the destination type, accepting the surrounding spaces PostgreSQL accepts.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 /* ---- shared helpers ---- */
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/number.h"
-#include "pg/pg_internal.h"
+#include "core/number_interface.h"
+#include "pg/pg_interface.h"
 
 #define NBASE 10000
 #define DEC_DIGITS 4

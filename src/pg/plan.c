@@ -6,7 +6,7 @@
  * decoders (rows as maps of events for JSON / MessagePack, or as trees) and the column name. It holds a
  * reference on its registry, so the decoders stay valid however long the plan lives.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 typedef struct plan_col {
     const wk_pg_decoder *dec;

@@ -12,7 +12,7 @@
  * over any type the registry knows works. Text input is parsed as range_in does (quotes,
  * backslash escapes, empty bound = infinite) to send binary parameters.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)
 

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 

@@ -10,7 +10,7 @@
  * time (highest rank, latest registered on ties), so the table is a cache of the scan that is
  * exact by construction, and the tests check it key by key.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 #include "pg/pg_oracle.h"
 
 #define DIRECT_OIDS 4096u

@@ -6,7 +6,7 @@
  * client_encoding is UTF8); only bytea's text forms (hex `\x..` and the escape format) need
  * the arena, because their bytes differ from the wire bytes.
  */
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 #include "wirekit/utf8.h"
 
 /* ---- text family ---- */

@@ -17,7 +17,7 @@
  */
 #include <math.h>
 
-#include "pg/pg_internal.h"
+#include "pg/pg_interface.h"
 #include "wirekit/utf8.h"
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)

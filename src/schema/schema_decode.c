@@ -2,7 +2,7 @@
  * Generic schema decoder: the decode loop (schema_decode_core.h) instantiated over any
  * wk_source, so a struct can be read from every format with one descriptor.
  */
-#include "schema/schema_decode_util.h"
+#include "schema/schema_decode_interface.h"
 
 /* A wk_value field: read its first event, then build the tree through a push-back source. */
 static wk_status value_from_source(const wk_source *r, wk__dec *d, wk_value *dst, size_t voff)
@@ -25,7 +25,7 @@ static wk_status value_from_source(const wk_source *r, wk__dec *d, wk_value *dst
 #define DEC_ERROR(r, e) ((r)->error((r)->self, (e)))
 #define DEC_SOURCE(r, out) (*(out) = *(r))
 #define DEC_VALUE(r, d, dst, voff) value_from_source((r), (d), (dst), (voff))
-#include "schema/schema_decode_core.h"
+#include "schema/schema_decode_loop_interface.h"
 
 WK_API wk_status wk_schema_decode(const wk_schema *s, const wk_source *src, void *obj,
                                   wk_arena *arena, const wk_schema_opts *opts,

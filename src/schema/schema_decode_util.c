@@ -10,7 +10,7 @@
 #include <float.h>
 #include <stdio.h>
 
-#include "schema/schema_decode_util.h"
+#include "schema/schema_decode_interface.h"
 
 static const char *expected_msg(uint8_t kind)
 {

@@ -8,7 +8,7 @@
  * front never have to patch a header. The fused MessagePack encoder (schema_mp.c) makes the
  * same decisions field for field; tests compare the two byte for byte.
  */
-#include "schema/schema_internal.h"
+#include "schema/schema_plan_interface.h"
 
 typedef struct enc_frame {
     const wk_schema *s;         /* struct frame, or NULL for an array frame */

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/dtoa.h"
-#include "schema/schema_internal.h"
+#include "core/dtoa_interface.h"
+#include "schema/schema_plan_interface.h"
 #include "wirekit/msgpack.h"
 #include "wirekit/utf8.h"
 

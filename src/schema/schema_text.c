@@ -4,7 +4,7 @@
  * how they print WK_EV_BIN and WK_EV_TIMESTAMP; the schema decoder accepts the text forms back.
  * Both parsers are strict (no whitespace, fixed field widths) and never read past `len`.
  */
-#include "schema/schema_decode_util.h"
+#include "schema/schema_decode_interface.h"
 
 static int b64_digit(uint8_t c)
 {

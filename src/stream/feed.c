@@ -2,7 +2,7 @@
  * The chunk-gathering state shared by the unpackers (see feed.h): the caller's chunk, the
  * capped buffer for a value that spans chunks, the sticky error.
  */
-#include "feed.h"
+#include "stream/feed_interface.h"
 
 #include <string.h>
 

@@ -20,7 +20,7 @@ static inline wk_status source_next(const wk_source *src, wk_event *ev, const ch
 #define VB_NEXT(c, ev, m) source_next((c), (ev), (m))
 #define VB_COUNTED 0
 #define VB_MSG_STACK "out of memory for the tree builder's stacks"
-#include "value/value_build_core.h"
+#include "value/value_build_interface.h"
 
 WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
                                  wk_arena *arena, wk_value **out, wk_error *err)

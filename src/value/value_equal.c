@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "core/kernel.h"
+#include "core/kernel_interface.h"
 #include "wirekit/value.h"
 
 #define INLINE_FRAMES 64

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "../../unit/schema/seed_user.h"
-#include "cache/redis_internal.h"
+#include "redis/redis_internal.h"
 #include "redis_server.h"
 #include "wirekit/redis.h"
 #include "wk_test.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pg/pq_internal.h"
+#include "pq/pq_internal.h"
 #include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/number.h"
+#include "core/number_interface.h"
 #include "wk_test.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/dtoa.h"
+#include "core/dtoa_interface.h"
 #include "wk_test.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

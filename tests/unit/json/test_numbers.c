@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "json/lex.h"
+#include "formats/json/lex.h"
 #include "json_test_util.h"
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;

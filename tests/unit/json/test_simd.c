@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "json/lex.h"
+#include "formats/json/lex.h"
 #include "json_test_util.h"
 #include "wirekit/value.h"
 

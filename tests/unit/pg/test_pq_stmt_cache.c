@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "pg/pq_stmt_cache.h"
+#include "pq/pq_stmt_cache.h"
 #include "wk_test.h"
 
 /* Acquires `sql` with `types` for `batch`, as wk_pq_pipeline_add does, and marks it

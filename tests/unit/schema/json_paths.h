@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/lex.h"
+#include "formats/json/lex.h"
 #include "wirekit/json.h"
 #include "wirekit/schema.h"
 

@@ -1,0 +1,377 @@
+/*
+ * Non-blocking queries for event loops: a query is a small state machine over libpq's
+ * asynchronous calls (prepare, describe, then execute in single-row mode) that the caller's
+ * loop advances with wk_pq_async_step whenever the socket is ready or the deadline comes.
+ * Each step flushes, consumes what the socket has, and turns every complete result into an
+ * action: a row goes through the plan (built from the first row's columns) to the caller's
+ * function, the end of one protocol step sends the next, an error is kept as the outcome.
+ *
+ * The first failure is sticky: a row function's refusal, a plan that cannot be built or a
+ * passed deadline cancel the query and the rest of its rows are dropped, the outcome being
+ * reported once the server has ended it (or when it does not within a second of grace, with
+ * the connection given up). The only blocking call is PQcancel, which libpq 15 offers in no
+ * other form.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pg/pg_interface.h"
+#include "pq/pq_internal.h"
+
+typedef enum phase { PH_PREPARE, PH_DESCRIBE, PH_EXECUTE, PH_DONE } phase;
+
+struct wk_pq_async {
+    wk_pq_conn *conn;
+    char *sql;
+    /* the encoded parameters, kept for the execute step */
+    size_t n;
+    wk__pq_param_arrays prm;
+    const char **vals;
+    wk_buf buf;
+    phase ph;
+    int rfmt;
+    wk_pq_row_handler rows_to;
+    wk_pg_plan *plan;
+    uint64_t rows;
+    wk_status status;   /* the first failure, WK_OK */
+    wk_error err;       /* its detail */
+    bool stop;          /* drop rows and send no further step (a failure or a cancel) */
+    bool timed_out;
+    bool write_pending; /* libpq holds data to send */
+    int64_t deadline;   /* INT64_MAX: none */
+    wk__pq_cancelling cancel; /* the cancel request, repeated until the grace ends */
+    char command[64];
+};
+
+/* Keeps the first failure. */
+static void fail(wk_pq_async *q, wk_status st, const wk_error *e)
+{
+    if (q->status == WK_OK) {
+        q->status = st;
+        if (e != NULL) {
+            q->err = *e;
+        }
+    }
+    q->stop = true;
+}
+
+/* The query has ended: the connection is back in blocking mode for the blocking calls. */
+static void finish(wk_pq_async *q)
+{
+    q->ph = PH_DONE;
+    q->write_pending = false;
+    if (q->timed_out) { /* whatever the server said after the cancel */
+        wk__pq_set_message(q->conn, "query timed out (cancelled)");
+        q->status = WK_ERR_IO;
+        memset(&q->err, 0, sizeof q->err);
+        wk__pg_fail(&q->err, WK_ERR_IO, 0, "the query timed out");
+    } else if (q->status == WK_OK) {
+        wk__pq_set_message(q->conn, "");
+    }
+    if (PQstatus(q->conn->pg) != CONNECTION_BAD) {
+        (void)PQsetnonblocking(q->conn->pg, 0);
+    }
+}
+
+/* Sends the statement for phase `ph` and flushes what fits. */
+static bool send_phase(wk_pq_async *q, phase ph)
+{
+    PGconn *pg = q->conn->pg;
+    int ok;
+    if (ph == PH_PREPARE) {
+        ok = PQsendPrepare(pg, "", q->sql, (int)q->n, q->prm.types);
+    } else if (ph == PH_DESCRIBE) {
+        ok = PQsendDescribePrepared(pg, "");
+    } else {
+        /* after a describe the unnamed statement is prepared; else the text goes along */
+        const wk__pq_param_arrays *a = &q->prm;
+        ok = (q->ph == PH_DESCRIBE ? PQsendQueryPrepared(pg, "", (int)q->n, q->vals, a->lens,
+                                                         a->fmts, q->rfmt)
+                                   : PQsendQueryParams(pg, q->sql, (int)q->n, a->types, q->vals,
+                                                       a->lens, a->fmts, q->rfmt)) &&
+             PQsetSingleRowMode(pg);
+    }
+    if (!ok) {
+        wk_error e = {0};
+        fail(q, wk__pq_take_error(q->conn, NULL, "sending the query failed", &e), &e);
+        return false;
+    }
+    q->ph = ph;
+    int f = PQflush(pg);
+    q->write_pending = f > 0;
+    return f >= 0;
+}
+
+/* One row (a PGRES_SINGLE_TUPLE result) through the plan to the row function. */
+static void hand_over(wk_pq_async *q, const PGresult *r)
+{
+    wk_error e = {0};
+    wk_status st = WK_OK;
+    if (q->plan == NULL) {
+        st = wk_pq_plan(q->conn, r, q->rows_to.kinds, q->rows_to.offsets, &q->plan, &e);
+        if (st == WK_ERR_NOT_FOUND) {
+            snprintf(q->conn->message, sizeof q->conn->message,
+                     "column %zu (%s, type OID %u) has no decoder for its kind", e.offset + 1,
+                     PQfname(r, (int)e.offset), PQftype(r, (int)e.offset));
+        }
+    }
+    if (st == WK_OK && q->rows_to.fn != NULL) {
+        wk__pq_slices s;
+        st = wk__pq_gather(q->plan, r, 0, &s, &e);
+        if (st == WK_OK) {
+            st = q->rows_to.fn(q->rows_to.ctx, q->plan, s.vals, s.lens, &e);
+            wk__pq_slices_release(&s);
+        }
+    }
+    if (st == WK_OK) {
+        q->rows++;
+    } else {
+        fail(q, st, &e);
+        wk__pq_cancel_begin(q->conn, &q->cancel);
+    }
+}
+
+/* Acts on one result of the current phase. */
+static void take(wk_pq_async *q, PGresult *r)
+{
+    ExecStatusType s = PQresultStatus(r);
+    if (s == PGRES_FATAL_ERROR || s == PGRES_BAD_RESPONSE || s == PGRES_NONFATAL_ERROR) {
+        wk_error e = {0};
+        wk_status st = wk__pq_take_error(q->conn, r, "the query failed", &e);
+        if (q->status == WK_OK && !q->timed_out) {
+            fail(q, st, &e);
+        }
+        q->stop = true;
+        return;
+    }
+    if (s == PGRES_COPY_IN || s == PGRES_COPY_OUT || s == PGRES_COPY_BOTH) {
+        wk_error e = {0};
+        wk__pg_fail(&e, WK_ERR_ARG, 0, "a COPY cannot run as a non-blocking query");
+        wk__pq_set_message(q->conn, "a COPY cannot run as a non-blocking query");
+        fail(q, WK_ERR_ARG, &e);
+        (void)wk__pq_abandon(q->conn); /* ends the COPY (blocking, at most a second) */
+        return;
+    }
+    if (q->ph == PH_DESCRIBE && s == PGRES_COMMAND_OK) {
+        q->rfmt = wk__pq_described_format(q->conn, r);
+        wk__pq_fmt_remember(q->conn, q->sql, q->prm.types, q->n, q->rfmt);
+    } else if (q->ph == PH_EXECUTE && s == PGRES_SINGLE_TUPLE) {
+        if (!q->stop) {
+            hand_over(q, r);
+        }
+    } else if (q->ph == PH_EXECUTE && (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK)) {
+        snprintf(q->command, sizeof q->command, "%s", PQcmdStatus(r));
+    }
+}
+
+/* The current phase's results are complete: on to the next, or the end. */
+static void advance(wk_pq_async *q)
+{
+    if (q->stop || q->ph == PH_EXECUTE) {
+        finish(q);
+    } else if (!send_phase(q, q->ph == PH_PREPARE ? PH_DESCRIBE : PH_EXECUTE)) {
+        finish(q);
+    }
+}
+
+static void release(wk_pq_async *q)
+{
+    wk_pg_plan_free(q->plan);
+    wk__pq_param_arrays_free(&q->prm);
+    free(q->vals);
+    wk_buf_free(&q->buf);
+    free(q->sql);
+    free(q);
+}
+
+/* Encodes the parameters into arrays the query keeps until its execute step is sent. */
+static wk_status encode(wk_pq_async *q, const wk_pq_param *params, size_t n, wk_error *err)
+{
+    if (n > 65535) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
+    }
+    q->n = n;
+    q->vals = malloc((n > 0 ? n : 1) * sizeof *q->vals);
+    if (q->vals == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for parameters");
+    }
+    wk_status st = wk__pq_param_arrays_encode(&q->prm, 0, q->conn, params, n, &q->buf, err);
+    if (st == WK_OK) {
+        wk__pq_param_values(&q->buf, q->prm.offs, n, q->vals);
+    }
+    return st;
+}
+
+static wk_status outcome(const wk_pq_async *q, wk_error *err)
+{
+    if (err != NULL && q->status != WK_OK) {
+        *err = q->err;
+    }
+    return q->status;
+}
+
+WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
+                                   size_t n, const wk_pq_row_handler *rows, wk_pq_async **out,
+                                   wk_error *err)
+{
+    *out = NULL;
+    if (conn == NULL || sql == NULL || (n > 0 && params == NULL)) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "wk_pq_async_start needs a connection and SQL");
+    }
+    if (conn->broken) {
+        wk__pq_set_message(conn, "the connection was given up after a timeout");
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    if (PQstatus(conn->pg) == CONNECTION_OK && PQtransactionStatus(conn->pg) == PQTRANS_ACTIVE) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "another query is in progress");
+    }
+    wk__pq_clear_error(conn);
+    wk_pq_async *q = calloc(1, sizeof *q);
+    size_t len = strlen(sql);
+    char *copy = q != NULL ? malloc(len + 1) : NULL;
+    if (copy == NULL) {
+        free(q);
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the query");
+    }
+    memcpy(copy, sql, len + 1);
+    q->sql = copy;
+    q->conn = conn;
+    wk_buf_init(&q->buf, NULL, 0);
+    if (rows != NULL) {
+        q->rows_to = *rows;
+    }
+    wk_status st = encode(q, params, n, err);
+    if (st != WK_OK) {
+        release(q);
+        return st;
+    }
+    q->deadline = wk__pq_deadline(conn);
+    q->rfmt = 1;
+    bool known = wk__pq_fmt_cached(conn, sql, q->prm.types, n, &q->rfmt);
+    q->ph = PH_PREPARE;
+    if (PQsetnonblocking(conn->pg, 1) != 0 ||
+        !send_phase(q, known ? PH_EXECUTE : PH_PREPARE)) {
+        if (q->status == WK_OK) {
+            wk_error e = {0};
+            fail(q, wk__pq_take_error(conn, NULL, "sending the query failed", &e), &e);
+        }
+        st = outcome(q, err);
+        q->ph = PH_DONE;
+        if (PQstatus(conn->pg) != CONNECTION_BAD) {
+            (void)PQsetnonblocking(conn->pg, 0);
+        }
+        wk_pq_async_free(q);
+        return st;
+    }
+    *out = q;
+    return WK_OK;
+}
+
+WK_API int wk_pq_async_socket(const wk_pq_async *q)
+{
+    return PQsocket(q->conn->pg);
+}
+
+WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
+{
+    if (q->ph == PH_DONE) {
+        return 0;
+    }
+    return WK_PQ_WANT_READ | (q->write_pending ? WK_PQ_WANT_WRITE : 0u);
+}
+
+WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
+{
+    if (q->ph == PH_DONE) {
+        return 0;
+    }
+    int64_t until = q->cancel.sent ? wk__pq_cancel_due(&q->cancel) : q->deadline;
+    if (until == INT64_MAX) {
+        return -1;
+    }
+    int64_t left = until - wk__pq_now_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+WK_API void wk_pq_async_set_timeout(wk_pq_async *q, uint32_t timeout_ms)
+{
+    q->deadline = timeout_ms != 0 ? wk__pq_now_ms() + timeout_ms : INT64_MAX;
+}
+
+WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
+{
+    if (q->ph == PH_DONE) {
+        return outcome(q, err);
+    }
+    PGconn *pg = q->conn->pg;
+    int f = PQflush(pg);
+    q->write_pending = f > 0;
+    /* on failure the connection is bad, not busy, and PQgetResult hands over the error */
+    (void)PQconsumeInput(pg);
+    while (q->ph != PH_DONE && !PQisBusy(pg)) {
+        PGresult *r = PQgetResult(pg);
+        if (r == NULL) {
+            advance(q);
+            continue;
+        }
+        take(q, r);
+        PQclear(r);
+    }
+    if (q->ph == PH_DONE) {
+        return outcome(q, err);
+    }
+    if (q->cancel.sent && wk__pq_cancel_tick(q->conn, &q->cancel) < 0) {
+        /* the server answers neither the query nor the cancel: give the connection up */
+        q->conn->broken = true;
+        bool timed_out = q->timed_out;
+        finish(q);
+        wk__pq_set_message(q->conn, timed_out ? "query timed out and the server did not answer "
+                                                "the cancel request; the connection was given up"
+                                              : "the server did not answer the cancel request; "
+                                                "the connection was given up");
+        if (!timed_out) {
+            memset(&q->err, 0, sizeof q->err);
+            q->status = WK_ERR_IO;
+            wk__pg_fail(&q->err, WK_ERR_IO, 0, "the server did not answer the cancel request");
+        }
+        return outcome(q, err);
+    }
+    if (!q->cancel.sent && wk__pq_now_ms() >= q->deadline) {
+        q->timed_out = true;
+        q->stop = true;
+        wk__pq_cancel_begin(q->conn, &q->cancel);
+    }
+    return WK_ERR_AGAIN;
+}
+
+WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err)
+{
+    if (q->ph == PH_DONE) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "the query has ended");
+    }
+    wk__pq_cancel_begin(q->conn, &q->cancel);
+    return WK_OK;
+}
+
+WK_API uint64_t wk_pq_async_rows(const wk_pq_async *q)
+{
+    return q->rows;
+}
+
+WK_API const char *wk_pq_async_command(const wk_pq_async *q)
+{
+    return q->command;
+}
+
+WK_API void wk_pq_async_free(wk_pq_async *q)
+{
+    if (q == NULL) {
+        return;
+    }
+    if (q->ph != PH_DONE) {
+        (void)wk__pq_abandon(q->conn);
+        finish(q);
+    }
+    release(q);
+}

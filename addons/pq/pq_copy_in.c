@@ -1,0 +1,349 @@
+/*
+ * Binary COPY in through libpq: the target table's columns (names and type OIDs) are read
+ * once from the catalog, each given column's binary encoder for the caller's C kind is
+ * resolved once, then `COPY table (columns) FROM STDIN (FORMAT binary)` receives the header,
+ * one tuple per wk_pq_copy_in_row (each value encoded for its column's type into a buffer sent
+ * in 64 KiB CopyData chunks) and the trailer. Nothing is committed until wk_pq_copy_in_end
+ * gets the server's COPY result, whose count is the number of rows reported written; a value
+ * that does not fit is refused naming its row and column, and the copy is then aborted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pg/pg_interface.h"
+#include "pq/pq_internal.h"
+
+#define COPY_IN_CHUNK ((size_t)64 << 10)
+
+struct wk_pq_copy_in {
+    wk_pq_conn *conn;
+    size_t ncols;
+    char **names;
+    wk_pg_oid *oids;
+    const wk_pg_encoder **enc;
+    wk_buf buf;
+    uint64_t rows;      /* rows encoded */
+    bool failed;        /* timed out or broken: only end is allowed, it returns fail_st */
+    wk_status fail_st;  /* why */
+};
+
+/* The COPY is over on the client's side (timed out, or the connection broke). */
+static wk_status copy_in_failed(wk_pq_copy_in *c, wk_status st)
+{
+    c->failed = true;
+    c->fail_st = st;
+    return st;
+}
+
+/* A wait past the connection's deadline: the COPY is cancelled and drained. */
+static wk_status copy_in_timed_out(wk_pq_conn *conn, wk_error *err)
+{
+    bool answered = wk__pq_abandon(conn);
+    wk__pq_set_message(conn, answered ? "COPY timed out (cancelled)"
+                                      : "COPY timed out and the server did not answer the "
+                                        "cancel request; the connection was given up");
+    return wk__pg_fail(err, WK_ERR_IO, 0, "the COPY timed out");
+}
+
+/* Hands `n` bytes to libpq and flushes them within the connection's deadline, so that at
+ * most one chunk waits in libpq's buffer and a server that stops reading cannot hold the
+ * caller past the deadline. */
+static wk_status send_copy(wk_pq_conn *conn, const char *data, size_t n, const char *end_reason,
+                           bool end, wk_error *err)
+{
+    int64_t deadline = wk__pq_deadline(conn);
+    for (;;) {
+        int r = end ? PQputCopyEnd(conn->pg, end_reason)
+                    : PQputCopyData(conn->pg, data, (int)n);
+        if (r < 0) {
+            return wk__pq_take_error(conn, NULL, "the connection was lost during the COPY",
+                                     err);
+        }
+        wk_status st = wk__pq_flush(conn, deadline, err);
+        if (st != WK_OK) {
+            return st == WK_ERR_IO ? copy_in_timed_out(conn, err) : st;
+        }
+        if (r == 1) {
+            return WK_OK;
+        }
+        /* 0: libpq's buffer was full; it has been flushed, so try again */
+    }
+}
+
+static void copy_in_release(wk_pq_copy_in *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < c->ncols && c->names != NULL; i++) {
+        free(c->names[i]);
+    }
+    free(c->names);
+    free(c->oids);
+    free(c->enc);
+    wk_buf_free(&c->buf);
+    free(c);
+}
+
+static wk_status put(wk_pq_copy_in *c, wk_error *err)
+{
+    if (c->buf.len == 0) {
+        return WK_OK;
+    }
+    wk_status st = send_copy(c->conn, (const char *)c->buf.data, c->buf.len, NULL, false, err);
+    if (st != WK_OK) {
+        return copy_in_failed(c, st);
+    }
+    wk_buf_clear(&c->buf);
+    return WK_OK;
+}
+
+WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
+                                     const char *const *columns, const wk_pg_kind *kinds,
+                                     size_t n, wk_pq_copy_in **out, wk_error *err)
+{
+    *out = NULL;
+    if (conn == NULL || table == NULL || columns == NULL || kinds == NULL || n == 0 ||
+        n > 1600) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "COPY in needs a table and 1 to 1600 columns");
+    }
+    wk__pq_clear_error(conn);
+    conn->message[0] = '\0';
+    if (conn->broken) {
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    wk_pq_copy_in *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    c->conn = conn;
+    c->names = calloc(n, sizeof *c->names);
+    c->oids = calloc(n, sizeof *c->oids);
+    c->enc = calloc(n, sizeof *c->enc);
+    wk_buf_init(&c->buf, NULL, 0);
+    if (c->names == NULL || c->oids == NULL || c->enc == NULL) {
+        copy_in_release(c);
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    c->ncols = n;
+    /* the table's columns, once */
+    const char *pv[1] = {table};
+    if (!PQsendQueryParams(conn->pg,
+                           "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = "
+                           "$1::regclass AND attnum > 0 AND NOT attisdropped",
+                           1, NULL, pv, NULL, NULL, 0)) {
+        copy_in_release(c);
+        return wk__pq_take_error(conn, NULL, "cannot send the query", err);
+    }
+    PGresult *r = NULL;
+    wk_status st = wk__pq_wait(conn, &r, err);
+    if (st != WK_OK) {
+        copy_in_release(c);
+        return st;
+    }
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        st = wk__pq_take_error(conn, r, "cannot read the table's columns", err);
+        PQclear(r);
+        copy_in_release(c);
+        return st;
+    }
+    wk_buf sql;
+    wk_buf_init(&sql, NULL, 0);
+    st = wk_buf_append(&sql, "COPY ", 5);
+    st = st == WK_OK ? wk_buf_append(&sql, table, strlen(table)) : st;
+    st = st == WK_OK ? wk_buf_append(&sql, " (", 2) : st;
+    for (size_t i = 0; i < n && st == WK_OK; i++) {
+        int row = -1;
+        for (int k = 0; k < PQntuples(r); k++) {
+            if (strcmp(PQgetvalue(r, k, 0), columns[i]) == 0) {
+                row = k;
+                break;
+            }
+        }
+        if (row < 0) {
+            snprintf(conn->message, sizeof conn->message, "table %s has no column \"%s\"",
+                     table, columns[i]);
+            st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no such column");
+            break;
+        }
+        c->oids[i] = (wk_pg_oid)strtoul(PQgetvalue(r, row, 1), NULL, 10);
+        c->enc[i] = wk_pg_registry_find_encoder_for(conn->reg, c->oids[i], WK_PG_BINARY,
+                                                    kinds[i]);
+        if (c->enc[i] == NULL) {
+            snprintf(conn->message, sizeof conn->message,
+                     "column \"%s\" (type OID %u) has no binary encoder from C kind %d",
+                     columns[i], c->oids[i], (int)kinds[i]);
+            st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no binary encoder for a column");
+            break;
+        }
+        c->names[i] = malloc(strlen(columns[i]) + 1);
+        if (c->names[i] == NULL) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        memcpy(c->names[i], columns[i], strlen(columns[i]) + 1);
+        char *q = PQescapeIdentifier(conn->pg, columns[i], strlen(columns[i]));
+        if (q == NULL) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        st = i > 0 ? wk_buf_append(&sql, ", ", 2) : WK_OK;
+        st = st == WK_OK ? wk_buf_append(&sql, q, strlen(q)) : st;
+        PQfreemem(q);
+    }
+    PQclear(r);
+    static const char tail[] = ") FROM STDIN (FORMAT binary)";
+    st = st == WK_OK ? wk_buf_append(&sql, tail, sizeof tail) : st; /* with the NUL */
+    if (st != WK_OK) {
+        wk_buf_free(&sql);
+        copy_in_release(c);
+        return st;
+    }
+    r = NULL;
+    /* non-blocking until the COPY ends: every wait is a poll() within the deadline */
+    int sent = PQsetnonblocking(conn->pg, 1) == 0 && PQsendQuery(conn->pg, (const char *)sql.data);
+    wk_buf_free(&sql);
+    if (!sent) {
+        copy_in_release(c);
+        return wk__pq_take_error(conn, NULL, "cannot send the COPY", err);
+    }
+    /* CopyInResponse arrives as a result of its own; wk__pq_wait would wait for the end */
+    if (!wk__pq_await_ready(conn, wk__pq_deadline(conn))) {
+        copy_in_release(c);
+        st = copy_in_timed_out(conn, err);
+        (void)PQsetnonblocking(conn->pg, 0);
+        return st;
+    }
+    r = PQgetResult(conn->pg);
+    if (r == NULL || PQresultStatus(r) != PGRES_COPY_IN) {
+        st = wk__pq_take_error(conn, r, "the COPY failed", err);
+        PQclear(r);
+        while ((r = PQgetResult(conn->pg)) != NULL) { /* ready: the error's end follows */
+            PQclear(r);
+        }
+        (void)PQsetnonblocking(conn->pg, 0);
+        copy_in_release(c);
+        return st;
+    }
+    PQclear(r);
+    static const uint8_t header[19] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n',
+                                       0,   0,   0,   0,   0,   0,   0,    0,    0};
+    st = wk_buf_append(&c->buf, header, sizeof header);
+    if (st != WK_OK) {
+        (void)send_copy(conn, NULL, 0, "out of memory", true, NULL);
+        PGresult *last = NULL;
+        (void)wk__pq_wait(conn, &last, NULL);
+        PQclear(last);
+        (void)PQsetnonblocking(conn->pg, 0);
+        copy_in_release(c);
+        return st;
+    }
+    *out = c;
+    return WK_OK;
+}
+
+WK_API size_t wk_pq_copy_in_ncols(const wk_pq_copy_in *c)
+{
+    return c->ncols;
+}
+
+WK_API wk_pg_oid wk_pq_copy_in_oid(const wk_pq_copy_in *c, size_t col)
+{
+    return col < c->ncols ? c->oids[col] : 0;
+}
+
+WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, wk_error *err)
+{
+    if (c->failed) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "the COPY was aborted");
+    }
+    size_t start = c->buf.len;
+    uint8_t cnt[2];
+    wk__pg_put16(cnt, (uint16_t)c->ncols);
+    wk_status st = wk_buf_append(&c->buf, cnt, 2);
+    for (size_t i = 0; i < c->ncols && st == WK_OK; i++) {
+        uint8_t len[4] = {0, 0, 0, 0};
+        if (values[i] == NULL) {
+            wk__pg_put32(len, 0xffffffffu);
+            st = wk_buf_append(&c->buf, len, 4);
+            continue;
+        }
+        size_t at = c->buf.len;
+        st = wk_buf_append(&c->buf, len, 4);
+        if (st == WK_OK) {
+            st = wk_pg_encode(c->enc[i], values[i], &c->buf, err);
+        }
+        if (st == WK_OK && c->buf.len - at - 4 > INT32_MAX) {
+            st = wk__pg_fail(err, WK_ERR_RANGE, 0, "a value longer than 2 GiB");
+        }
+        if (st == WK_OK) {
+            wk__pg_put32(c->buf.data + at, (uint32_t)(c->buf.len - at - 4));
+        } else {
+            snprintf(c->conn->message, sizeof c->conn->message,
+                     "row %llu, column \"%s\": %s", (unsigned long long)c->rows + 1,
+                     c->names[i], err != NULL && err->msg != NULL ? err->msg : "cannot encode");
+            if (err != NULL) {
+                err->offset = i;
+            }
+        }
+    }
+    if (st != WK_OK) {
+        c->buf.len = start; /* the tuple is dropped whole; the caller decides to go on or not */
+        return st;
+    }
+    c->rows++;
+    return c->buf.len >= COPY_IN_CHUNK ? put(c, err) : WK_OK;
+}
+
+WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
+                                   wk_error *err)
+{
+    if (rows != NULL) {
+        *rows = 0;
+    }
+    wk_pq_conn *conn = c->conn;
+    if (c->failed) {
+        /* timed out (cancelled and drained) or broken: nothing more to send or read */
+        wk_status fst = c->fail_st;
+        (void)PQsetnonblocking(conn->pg, 0);
+        copy_in_release(c);
+        return wk__pg_fail(err, fst, 0, fst == WK_ERR_IO ? "the COPY timed out"
+                                                         : "the COPY failed");
+    }
+    wk_status st = WK_OK;
+    if (abort_reason == NULL) {
+        uint8_t trailer[2] = {0xff, 0xff};
+        st = wk_buf_append(&c->buf, trailer, 2);
+        st = st == WK_OK ? put(c, err) : st;
+    }
+    if (!c->failed) {
+        const char *why = abort_reason != NULL ? abort_reason
+                          : st != WK_OK        ? "the client failed"
+                                               : NULL;
+        wk_status est = send_copy(conn, NULL, 0, why, true, err);
+        if (est != WK_OK) {
+            st = st == WK_OK ? est : st;
+            c->failed = true; /* timed out and drained, or lost: no result to wait for */
+        }
+    }
+    /* the COPY's result: rows written only when it completed */
+    PGresult *r = NULL;
+    if (!c->failed) {
+        wk_status wst = wk__pq_wait(conn, &r, err);
+        if (wst != WK_OK) {
+            st = st == WK_OK ? wst : st;
+        } else if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            wk_status e = wk__pq_take_error(conn, r,
+                                            abort_reason != NULL ? "the COPY was aborted"
+                                                                 : "the COPY failed",
+                                            err);
+            st = st == WK_OK ? e : st;
+        } else if (st == WK_OK && rows != NULL) {
+            *rows = strtoull(PQcmdTuples(r), NULL, 10);
+        }
+    }
+    PQclear(r);
+    (void)PQsetnonblocking(conn->pg, 0);
+    copy_in_release(c);
+    return st;
+}

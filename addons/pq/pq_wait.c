@@ -1,0 +1,184 @@
+/*
+ * Waiting on a libpq connection within its deadline: poll() on the socket for reading and
+ * writing, flushing what libpq holds in non-blocking mode, waiting for a result to be ready,
+ * giving a query or COPY up (cancel, then drain for a second), and the cancel every path
+ * shares (wk__pq_cancel_begin/tick/wait). The wait for a query's last result (wk__pq_wait) is
+ * in pq_conn.c.
+ *
+ * A deadline is an absolute time on the monotonic clock in milliseconds (INT64_MAX: none).
+ * The client-side deadline ends a wait on a server that does not answer at all (a stopped
+ * backend, a lock the server-side statement_timeout does not cover): the query is cancelled,
+ * and if even the cancel gets no answer within one more second the connection is given up
+ * (`broken`), so that no later call waits on it again.
+ */
+#include <errno.h>
+#include <poll.h>
+
+#include "pg/pg_interface.h"
+#include "pq/pq_internal.h"
+
+int64_t wk__pq_deadline(const wk_pq_conn *c)
+{
+    return c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
+}
+
+bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline)
+{
+    int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
+    if (left <= 0) {
+        return false;
+    }
+    struct pollfd p = {PQsocket(c->pg), (short)(POLLIN | (want_write ? POLLOUT : 0)), 0};
+    if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR) {
+        return true; /* the next libpq call reports the failure */
+    }
+    return true;
+}
+
+wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err)
+{
+    for (;;) {
+        int f = PQflush(c->pg);
+        if (f == 0) {
+            return WK_OK;
+        }
+        if (f < 0) {
+            return wk__pq_take_error(c, NULL, "the connection was lost", err);
+        }
+        /* libpq reads what the server sends while it cannot write (no deadlock) */
+        if (!wk__pq_poll(c, true, deadline)) {
+            return wk__pg_fail(err, WK_ERR_IO, 0, "the server did not take the data in time");
+        }
+        if (PQconsumeInput(c->pg) == 0) {
+            return wk__pq_take_error(c, NULL, "the connection was lost", err);
+        }
+    }
+}
+
+bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline)
+{
+    for (;;) {
+        int f = PQflush(c->pg);
+        if (PQconsumeInput(c->pg) == 0 || !PQisBusy(c->pg)) {
+            return true; /* ready, or the connection is bad (and so not busy) */
+        }
+        if (!wk__pq_poll(c, f > 0, deadline)) {
+            return false;
+        }
+    }
+}
+
+/* One cancel request (PQcancel; its errors ignored: the grace decides what happens next). */
+static void request(wk_pq_conn *c, wk__pq_cancelling *k)
+{
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char ebuf[256];
+    if (cancel != NULL) {
+        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
+        PQfreeCancel(cancel);
+    }
+    k->requests++;
+    k->again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+}
+
+void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
+{
+    if (!k->sent) {
+        k->sent = true;
+        k->grace = wk__pq_now_ms() + WK__PQ_CANCEL_GRACE_MS;
+        request(c, k);
+    }
+}
+
+int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
+{
+    int64_t now = wk__pq_now_ms();
+    if (now >= k->grace) {
+        return -1;
+    }
+    if (now >= k->again) {
+        /* the server ignores a cancel that reached the backend before the query did */
+        request(c, k);
+    }
+    return wk__pq_cancel_due(k);
+}
+
+bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
+                        bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg)
+{
+    wk__pq_cancel_begin(c, k);
+    for (;;) {
+        int64_t until = wk__pq_cancel_tick(c, k);
+        if (until < 0) {
+            return false;
+        }
+        if (ended(c, until, arg)) {
+            return true;
+        }
+    }
+}
+
+/* What is drained of a query or COPY given up. */
+typedef struct drain {
+    bool copying; /* try reading data first; PQgetCopyData says when not copying */
+    bool failed;  /* the connection broke */
+} drain;
+
+/* Drains the query or COPY given up until the connection is idle (true; also when it broke,
+ * with d->failed) or `until` passes (false). */
+static bool drained(wk_pq_conn *c, int64_t until, void *arg)
+{
+    drain *d = arg;
+    for (;;) {
+        if (d->copying) {
+            char *buf = NULL;
+            int n = PQgetCopyData(c->pg, &buf, 1);
+            if (buf != NULL) {
+                PQfreemem(buf);
+            }
+            if (n > 0) {
+                continue;
+            }
+            if (n < 0) {
+                d->copying = false; /* over, or not copying (yet): read the results */
+                continue;
+            }
+        } else if (!PQisBusy(c->pg)) {
+            PGresult *r = PQgetResult(c->pg);
+            if (r == NULL) {
+                return true; /* the connection is idle again */
+            }
+            ExecStatusType s = PQresultStatus(r);
+            PQclear(r);
+            d->copying = s == PGRES_COPY_OUT;
+            /* CopyFail, queued behind any data still held: the server fails the COPY. Not
+             * queued (libpq's buffer is full): flush and wait first. */
+            if (s != PGRES_COPY_IN || PQputCopyEnd(c->pg, "cancelled by the client") == 1) {
+                continue;
+            }
+        }
+        int f = PQflush(c->pg);
+        if (f < 0) {
+            d->failed = true;
+            return true;
+        }
+        if (!wk__pq_poll(c, f > 0, until)) {
+            return false;
+        }
+        if (PQconsumeInput(c->pg) == 0) {
+            d->failed = true;
+            return true;
+        }
+    }
+}
+
+bool wk__pq_abandon(wk_pq_conn *c)
+{
+    wk__pq_cancelling k = {0};
+    drain d = {true, false};
+    if (!wk__pq_cancel_wait(c, &k, drained, &d) || d.failed) {
+        c->broken = true;
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,128 @@
+/*
+ * The fused JSON parser: bytes straight into a wk_value tree, no events in between.
+ *
+ * Values are written in place into a scratch stack of 16-byte nodes; when a container
+ * closes, its children (a map's as key, value, key, value: the wk_pair layout) are copied
+ * into the arena in one memcpy and replaced on the stack by the container's node. Each node
+ * is thus written once and copied once, the arena gets one allocation per container, and
+ * nesting is an explicit frame stack (no recursion). The lexer is lex.h, shared with the event
+ * reader, so this gives the same tree as wk_value_decode over a wk_json_reader (tested).
+ * Trade-off: a scratch stack as large as the widest open containers combined. Both stacks
+ * are core/kernel.h's: on the C stack first, then on the options' allocator, else the arena's.
+ *
+ * This is the one tree builder that does not instantiate value/value_build_core.h: its
+ * grammar is written straight into the loop (no event between the lexer and the node); the
+ * event form costs 1.7x the instructions (wk_value_decode over the JSON reader: 5.47 M on
+ * twitter.json against this parser's 3.18 M, docs/benchmarks.md). It shares the lexer, the
+ * number parser and the stacks. The loop itself is json/decode_loop.h, instantiated here once
+ * per instance of the lexer's wide scans (baseline, AVX2); the entry point picks the one
+ * wk__json_simd() chose for the process.
+ */
+#include <string.h>
+
+#include "formats/json/lex.h"
+#include "wirekit/json.h"
+
+#define INLINE_VALUES 256
+#define INLINE_FRAMES 64
+
+typedef struct frame {
+    uint32_t start; /* index of the container's node on the value stack */
+    bool object;
+} frame;
+
+/* The two stacks (core/kernel.h): values in place, and one frame per open container. The
+ * depths and counts live in locals of the parser loop. */
+typedef struct parser {
+    wk__stack vs;
+    wk__stack fs;
+} parser;
+
+static bool grow_values(parser *ps, size_t n, wk_value **vs)
+{
+    if (!wk__stack_grow(&ps->vs, n, 0)) {
+        return false;
+    }
+    *vs = ps->vs.mem;
+    return true;
+}
+
+/* wk_arena_alloc(a, size, 16) with its bump inline (one allocation per container). */
+static inline void *arena_take16(wk_arena *a, size_t size)
+{
+    uintptr_t p = ((uintptr_t)a->cur + 15u) & ~(uintptr_t)15u;
+    if (WK__LIKELY(a->cur != NULL && p <= (uintptr_t)a->end &&
+                   size <= (size_t)((uintptr_t)a->end - p))) {
+        a->cur = (uint8_t *)p + size;
+        return (void *)p;
+    }
+    return wk_arena_alloc(a, size, 16);
+}
+
+/* Makes a string node for body s[0..close) (first escape at esc, or NULL). */
+static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc,
+                               const uint8_t *close, bool copy, wk_arena *arena,
+                               wk__json_fail *f)
+{
+    size_t len = (size_t)(close - s);
+    if (WK__UNLIKELY(len > UINT32_MAX)) {
+        wk__json_failed(f, WK_ERR_RANGE, "string longer than 4 GiB", s);
+        return false;
+    }
+    if (WK__LIKELY(esc == NULL && !copy)) {
+        /* no escape: the lexer saw no '"', '\\' nor control byte, and checked the UTF-8;
+         * the node in two stores */
+        wk_value t = {.type = WK_VAL_STR, .flags = WK_VALF_PLAIN, .len = (uint32_t)len};
+        t.u.str = (const char *)s;
+        *v = t;
+        return true;
+    }
+    v->type = WK_VAL_STR;
+    v->ext_type = 0;
+    v->reserved = 0;
+    uint8_t *dst = wk_arena_alloc(arena, len + 1, 1);
+    if (dst == NULL) {
+        wk__json_failed(f, WK_ERR_NOMEM, "out of memory (arena) for a string", s);
+        return false;
+    }
+    v->flags = WK_VALF_COPIED;
+    if (esc == NULL) {
+        memcpy(dst, s, len);
+        v->flags = WK_VALF_COPIED | WK_VALF_PLAIN;
+    } else {
+        len = wk__json_unescape(s, esc, close, dst, f);
+        if (len == (size_t)-1) {
+            return false;
+        }
+    }
+    dst[len] = 0;
+    v->len = (uint32_t)len;
+    v->u.str = (const char *)dst;
+    return true;
+}
+
+#define WK__DECODE(name) name
+#define WK__DECODE_FN static WK__NOINLINE
+#include "formats/json/decode_loop.h"
+#undef WK__DECODE
+#undef WK__DECODE_FN
+
+#if WK__JSON_HAVE_AVX2
+#define WK__DECODE(name) name##_avx2
+#define WK__DECODE_FN static WK__NOINLINE WK__JSON_AVX2_FN
+#include "formats/json/decode_loop.h"
+#undef WK__DECODE
+#undef WK__DECODE_FN
+#endif
+
+WK_API wk_status wk_json_decode_value(const void *data, size_t len, const wk_read_opts *opts,
+                                      wk_arena *arena, wk_value **out, size_t *consumed,
+                                      wk_error *err)
+{
+#if WK__JSON_HAVE_AVX2
+    if (wk__json_simd() == WK__JSON_SIMD_AVX2) {
+        return decode_avx2(data, len, opts, arena, out, consumed, err);
+    }
+#endif
+    return decode(data, len, opts, arena, out, consumed, err);
+}

@@ -1,0 +1,1118 @@
+/*
+ * The JSON event reader: a cursor over the input that yields one event per call
+ * (wk_json_reader_next) and so plugs into anything that takes a wk_source.
+ *
+ * State is a small enum plus one bit per open container (object or array), so nesting costs
+ * no recursion and 512 levels fit inline; deeper limits allocate the bit stack once. Strings
+ * without escapes are views into the input; escaped ones are decoded into the caller's arena
+ * (or a scratch buffer reused by the next call). The lexer is shared with the fused tree
+ * parser (lex.h), so both accept exactly the same language.
+ */
+#include <string.h>
+
+#include "formats/json/lex.h"
+#include "formats/json/reader_run.h"
+#include "wirekit/json.h"
+
+enum {
+    ST_TOP,       /* a top-level value may start */
+    ST_VALUE,     /* a key's value must start (after ':'; after ',' in an array the general
+                   * step reads the value at once, so this state is always in an object) */
+    ST_ARR_FIRST, /* after '[' */
+    ST_OBJ_FIRST, /* after '{' */
+    ST_AFTER_OBJ, /* after a value inside an object */
+    ST_AFTER_ARR, /* after a value inside an array (the two: no look at the nesting stack) */
+    ST_DONE,      /* input used up */
+    ST_FAILED     /* an error is latched (r->err): next() returns it without another look */
+};
+
+static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
+
+WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
+                                const wk_read_opts *opts, wk_arena *arena)
+{
+    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
+    /* Field by field: the inline nesting stack needs no clearing (push sets each bit). */
+    r->depth = 0;
+    r->values = 0;
+    r->err.code = WK_OK;
+    r->err.offset = 0;
+    r->err.msg = NULL;
+    r->start = data;
+    r->p = r->start;
+    r->end = r->start + len;
+    r->arena = arena;
+    r->alloc = alloc;
+    /* wk_buf_init, without the call */
+    r->scratch.data = NULL;
+    r->scratch.len = 0;
+    r->scratch.cap = 0;
+    r->scratch.max = WK_BUF_DEFAULT_MAX;
+    r->scratch.alloc = alloc;
+    r->scratch.fixed = false;
+    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
+    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
+                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
+    r->stack = r->inline_stack;
+    r->state = ST_TOP;
+    if (len >= 3 && memcmp(r->p, BOM, 3) == 0) {
+        if (r->flags & WK_JSON_READ_ALLOW_BOM) {
+            r->p += 3;
+        } else {
+            r->err.code = WK_ERR_SYNTAX;
+            r->err.offset = 0;
+            r->err.msg = "byte order mark before JSON (not allowed by default)";
+            r->state = ST_FAILED;
+        }
+    }
+}
+
+WK_API void wk_json_reader_free(wk_json_reader *r)
+{
+    if (r->scratch.data != NULL) {
+        wk_buf_free(&r->scratch);
+    }
+    if (r->stack != r->inline_stack) {
+        wk_free(r->alloc, r->stack, ((size_t)r->max_depth / 64 + 1) * sizeof(uint64_t));
+    }
+    r->stack = r->inline_stack;
+}
+
+/* Whitespace before a token: none in one compare inline, the lexer's skip out of line (its
+ * wide steps would otherwise take registers from next()'s common path). */
+__attribute__((noinline)) static const uint8_t *skip_ws_slow(const uint8_t *p, const uint8_t *end)
+{
+    return wk__json_skip_ws(p, end);
+}
+
+WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
+{
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        return p;
+    }
+    return skip_ws_slow(p, end);
+}
+
+static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const uint8_t *at)
+{
+    r->err.code = st;
+    r->err.msg = msg;
+    r->err.offset = (size_t)(at - r->start);
+    r->state = ST_FAILED;
+    return st;
+}
+
+static wk_status fail_lex(wk_json_reader *r, const wk__json_fail *f)
+{
+    return fail(r, f->st, f->msg, f->at);
+}
+
+static wk_status push_slow(wk_json_reader *r, bool object);
+
+/* Opens a container: one bit on the nesting stack. Inline while the inline stack has room. */
+WK__JSON_HOT wk_status push(wk_json_reader *r, bool object)
+{
+    uint32_t d = r->depth;
+    if (WK__LIKELY(d < 512 && d < r->max_depth)) {
+        uint64_t bit = 1ull << (d & 63);
+        if (object) {
+            r->stack[d >> 6] |= bit;
+        } else {
+            r->stack[d >> 6] &= ~bit;
+        }
+        r->depth = d + 1;
+        return WK_OK;
+    }
+    return push_slow(r, object);
+}
+
+/* push() at 512 levels and deeper, or at the limit. */
+__attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool object)
+{
+    if (r->depth >= r->max_depth) {
+        return fail(r, WK_ERR_DEPTH, "nesting deeper than the limit", r->p);
+    }
+    uint32_t d = r->depth;
+    if (d >= 512 && r->stack == r->inline_stack) {
+        size_t words = (size_t)r->max_depth / 64 + 1;
+        uint64_t *s = wk_alloc(r->alloc, words * sizeof(uint64_t));
+        if (s == NULL) {
+            return fail(r, WK_ERR_NOMEM, "out of memory for the nesting stack", r->p);
+        }
+        memcpy(s, r->inline_stack, sizeof r->inline_stack);
+        r->stack = s;
+    }
+    uint64_t bit = 1ull << (d & 63);
+    if (object) {
+        r->stack[d >> 6] |= bit;
+    } else {
+        r->stack[d >> 6] &= ~bit;
+    }
+    r->depth = d + 1;
+    return WK_OK;
+}
+
+static bool top_is_object(const wk_json_reader *r)
+{
+    uint32_t d = r->depth - 1;
+    return (r->stack[d >> 6] >> (d & 63)) & 1;
+}
+
+/* A value (scalar or whole container) just ended. */
+static void value_done(wk_json_reader *r)
+{
+    if (r->depth == 0) {
+        r->values++;
+        r->state = ST_TOP;
+    } else {
+        r->state = top_is_object(r) ? ST_AFTER_OBJ : ST_AFTER_ARR;
+    }
+}
+
+static wk_status read_string_slow(wk_json_reader *r, wk_event *ev, size_t plain);
+
+/* wk__json_short_plain's answer k for a string that is not short and plain: how many bytes of
+ * it are known plain (16 for -2), so a scan may start after them. */
+static inline size_t known_plain(int k)
+{
+    return k == -2 ? 16 : 0;
+}
+
+/* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
+static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *s = r->p + 1;
+    int k = wk__json_short_plain(s, r->end);
+    if (k >= 0) {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)k;
+        r->p = s + k + 1;
+        return WK_OK;
+    }
+    return read_string_slow(r, ev, known_plain(k));
+}
+
+/* Any string: long, escaped, non-ASCII, near the end of the input. Its first `plain` bytes
+ * are known to need no look (so they are inside the input). */
+__attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, wk_event *ev,
+                                                            size_t plain)
+{
+    const uint8_t *s = r->p + 1;
+    const uint8_t *esc;
+    wk__json_fail f = {WK_OK, NULL, NULL};
+    const uint8_t *close = wk__json_scan_string(s + plain, r->end, &esc, &f);
+    if (close == NULL) {
+        return fail_lex(r, &f);
+    }
+    ev->type = WK_EV_STR;
+    if (esc == NULL) {
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)(close - s);
+    } else {
+        size_t cap = (size_t)(close - s);
+        uint8_t *dst;
+        if (r->arena != NULL) {
+            dst = wk_arena_alloc(r->arena, cap, 1);
+        } else {
+            wk_buf_clear(&r->scratch);
+            dst = wk_buf_reserve(&r->scratch, cap + 1) == WK_OK ? r->scratch.data : NULL;
+        }
+        if (dst == NULL) {
+            return fail(r, WK_ERR_NOMEM, "out of memory for an escaped string", r->p);
+        }
+        size_t n = wk__json_unescape(s, esc, close, dst, &f);
+        if (n == (size_t)-1) {
+            return fail_lex(r, &f);
+        }
+        ev->v.str.ptr = (const char *)dst;
+        ev->v.str.len = n;
+    }
+    r->p = close + 1;
+    return WK_OK;
+}
+
+static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
+{
+    size_t left = (size_t)(r->end - r->p);
+    if (left >= 4 && n == 4) {
+        uint32_t a, b;
+        memcpy(&a, r->p, 4);
+        memcpy(&b, word, 4);
+        if (a == b) {
+            r->p += 4;
+            return WK_OK;
+        }
+    }
+    size_t cmp = left < n ? left : n;
+    if (memcmp(r->p, word, cmp) != 0) {
+        return fail(r, WK_ERR_SYNTAX, "invalid literal", r->p);
+    }
+    if (left < n) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends inside a literal", r->end);
+    }
+    r->p += n;
+    return WK_OK;
+}
+
+/* A value other than a container or a string at r->p: a number, a literal, or not a value.
+ * Out of line, so the number lexer's registers do not weigh on next()'s common path. */
+__attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *at = r->p;
+    uint8_t c = *at;
+    wk_status st;
+    switch (c) {
+    case 't':
+    case 'f':
+    case 'n': {
+        wk__json_fail f = {WK_OK, NULL, NULL};
+        const uint8_t *e = wk__json_literal(r->p, r->end, &f);
+        if (e == NULL) {
+            return fail_lex(r, &f);
+        }
+        r->p = e;
+        ev->type = c == 'n' ? WK_EV_NIL : WK_EV_BOOL;
+        ev->v.b = c == 't';
+        st = WK_OK;
+        break;
+    }
+    case 'N':
+    case 'I':
+        if (!(r->flags & WK_JSON_READ_NAN_INF)) {
+            return fail(r, WK_ERR_SYNTAX, "unexpected character (NaN/Infinity are not JSON)",
+                        r->p);
+        }
+        st = c == 'N' ? read_literal(r, "NaN", 3) : read_literal(r, "Infinity", 8);
+        ev->type = WK_EV_FLOAT;
+        ev->f32 = false;
+        ev->v.f = c == 'N' ? __builtin_nan("") : __builtin_inf();
+        break;
+    default:
+        if (c == '-' || wk__json_digit(c)) {
+            if (c == '-' && (r->flags & WK_JSON_READ_NAN_INF) && r->end - r->p > 1 &&
+                r->p[1] == 'I') {
+                r->p++;
+                st = read_literal(r, "Infinity", 8);
+                ev->type = WK_EV_FLOAT;
+                ev->f32 = false;
+                ev->v.f = -__builtin_inf();
+                break;
+            }
+            wk__json_num num;
+            wk__json_fail f = {WK_OK, NULL, NULL};
+            const uint8_t *e = wk__json_lex_number(r->p, r->end,
+                                                   (r->flags & WK_JSON_READ_RAW_NUMBERS) != 0,
+                                                   &num, &f);
+            if (e == NULL) {
+                return fail_lex(r, &f);
+            }
+            if (WK__UNLIKELY(e == r->end) && (r->flags & WK__JSON_READ_MORE)) {
+                return WK_ERR_AGAIN; /* the number may go on in the next chunk */
+            }
+            switch (num.kind) {
+            case WK__NUM_UINT:
+                ev->type = WK_EV_UINT;
+                ev->v.u = num.v.u;
+                break;
+            case WK__NUM_INT:
+                ev->type = WK_EV_INT;
+                ev->v.i = num.v.i;
+                break;
+            case WK__NUM_DOUBLE:
+                ev->type = WK_EV_FLOAT;
+                ev->f32 = false;
+                ev->v.f = num.v.d;
+                break;
+            default:
+                ev->type = WK_EV_RAWNUM;
+                ev->v.str.ptr = (const char *)r->p;
+                ev->v.str.len = (size_t)(e - r->p);
+                break;
+            }
+            r->p = e;
+            st = WK_OK;
+            break;
+        }
+        if (c == ']' || c == '}') {
+            return fail(r, WK_ERR_SYNTAX, "value expected before closing bracket", r->p);
+        }
+        return fail(r, WK_ERR_SYNTAX, "unexpected character where a value should start", r->p);
+    }
+    if (st != WK_OK) {
+        return st;
+    }
+    if (WK__UNLIKELY(r->p == r->end) && (r->flags & WK__JSON_READ_MORE) &&
+        ev->type == WK_EV_FLOAT) {
+        r->p = at; /* NaN, Infinity, -Infinity: held back as a number is */
+        return WK_ERR_AGAIN;
+    }
+    value_done(r);
+    return WK_OK;
+}
+
+/* A value starts at r->p (whitespace skipped, not at the end). Inlined into next(), its
+ * one call site there (containers and short plain strings stay on the inlined path); the
+ * typed reads call the out-of-line copy, read_value. */
+WK__JSON_HOT wk_status read_value_inl(wk_json_reader *r, wk_event *ev)
+{
+    uint8_t c = *r->p;
+    if (c == '"') {
+        wk_status st = read_string(r, ev);
+        if (st != WK_OK) {
+            return st;
+        }
+        value_done(r);
+        return WK_OK;
+    }
+    if (c == '{' || c == '[') {
+        wk_status st = push(r, c == '{');
+        if (st != WK_OK) {
+            return st;
+        }
+        r->p++;
+        ev->type = c == '{' ? WK_EV_MAP : WK_EV_ARRAY;
+        ev->v.count = WK_COUNT_UNKNOWN;
+        r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+        return WK_OK;
+    }
+    return read_scalar(r, ev);
+}
+
+__attribute__((noinline)) static wk_status read_value(wk_json_reader *r, wk_event *ev)
+{
+    return read_value_inl(r, ev);
+}
+
+/* An object key starts at r->p (whitespace skipped). Reads it and the ':' after it. */
+WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
+{
+    if (r->p == r->end) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends inside an object", r->p);
+    }
+    if (*r->p != '"') {
+        return fail(r, WK_ERR_SYNTAX,
+                    *r->p == '}' ? "trailing comma in object" : "object key must be a string",
+                    r->p);
+    }
+    wk_status st = read_string(r, ev);
+    if (st != WK_OK) {
+        return st;
+    }
+    r->p = skip_ws(r->p, r->end);
+    if (r->p == r->end) {
+        return fail(r, WK_ERR_TRUNCATED, "input ends after an object key", r->p);
+    }
+    if (*r->p != ':') {
+        return fail(r, WK_ERR_SYNTAX, "':' expected after object key", r->p);
+    }
+    r->p++;
+    r->state = ST_VALUE;
+    return WK_OK;
+}
+
+__attribute__((noinline)) static wk_status read_key_call(wk_json_reader *r, wk_event *ev)
+{
+    return read_key(r, ev);
+}
+
+static wk_status close_container(wk_json_reader *r, wk_event *ev)
+{
+    r->p++;
+    r->depth--;
+    ev->type = WK_EV_END;
+    value_done(r);
+    return WK_OK;
+}
+
+/* The event reader's general step: any input, every check and message. The states are
+ * tested most frequent first rather than through a jump table, and each of read_value,
+ * read_key and close_container has one call site, so they are inlined once. */
+__attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_event *ev)
+{
+    uint32_t state = r->state;
+    const uint8_t *end = r->end;
+    if (WK__LIKELY(state == ST_AFTER_OBJ || state == ST_AFTER_ARR)) {
+        bool object = state == ST_AFTER_OBJ;
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED,
+                        object ? "input ends inside an object" : "input ends inside an array",
+                        p);
+        }
+        uint8_t c = *p;
+        if (c == ',') {
+            p = skip_ws(p + 1, end);
+            r->p = p;
+            if (object) {
+                goto key;
+            }
+            if (p == end) {
+                return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", p);
+            }
+            if (*p == ']') {
+                return fail(r, WK_ERR_SYNTAX, "trailing comma in array", p);
+            }
+            goto value;
+        }
+        if (c == (object ? '}' : ']')) {
+            goto close;
+        }
+        return fail(r, WK_ERR_SYNTAX,
+                    object ? "',' or '}' expected in object" : "',' or ']' expected in array", p);
+    }
+    if (WK__LIKELY(state == ST_VALUE)) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends where a value should start", p);
+        }
+        goto value;
+    }
+    if (state == ST_OBJ_FIRST) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p < end && *p == '}') {
+            goto close;
+        }
+        goto key;
+    }
+    if (state == ST_ARR_FIRST) {
+        const uint8_t *p = skip_ws(r->p, end);
+        r->p = p;
+        if (p == end) {
+            return fail(r, WK_ERR_TRUNCATED, "input ends inside an array", p);
+        }
+        if (*p == ']') {
+            goto close;
+        }
+        goto value;
+    }
+    if (state == ST_TOP) {
+        const uint8_t *before = r->p;
+        const uint8_t *p = skip_ws(before, end);
+        r->p = p;
+        if (r->values > 0 && (r->flags & WK_JSON_READ_MULTI) && p == before && p != end) {
+            return fail(r, WK_ERR_SYNTAX, "top-level values must be separated by whitespace", p);
+        }
+        if (r->values > 0 && !(r->flags & WK_JSON_READ_MULTI)) {
+            r->state = ST_DONE;
+            if (!(r->flags & WK_JSON_READ_ALLOW_TRAILING) && p != end) {
+                return fail(r, WK_ERR_TRAILING, "content after the JSON value", p);
+            }
+            return WK_ERR_EOF;
+        }
+        if (p == end) {
+            if (r->values == 0 && !(r->flags & WK_JSON_READ_MULTI)) {
+                return fail(r, WK_ERR_TRUNCATED, "no JSON value in the input", p);
+            }
+            r->state = ST_DONE;
+            return WK_ERR_EOF;
+        }
+        goto value;
+    }
+    if (state == ST_FAILED) {
+        return r->err.code;
+    }
+    r->p = skip_ws(r->p, end); /* ST_DONE: as before, the cursor passes whitespace */
+    return WK_ERR_EOF;
+value:
+    return read_value_inl(r, ev);
+key:
+    return read_key(r, ev);
+close:
+    return close_container(r, ev);
+}
+
+/* A string value at r->p beyond read_string's fast path, then the value's end. */
+__attribute__((noinline)) static wk_status string_value_slow(wk_json_reader *r, wk_event *ev,
+                                                             size_t plain)
+{
+    wk_status st = read_string_slow(r, ev, plain);
+    if (st == WK_OK) {
+        value_done(r);
+    }
+    return st;
+}
+
+/* The value at p (no whitespace before it, p < end), read as next_general reads it: a short
+ * plain string, a container, an integer or a literal inline, anything else by a tail call
+ * (r->p = p first). `after` is the state after a scalar: the value is inside a container of
+ * that kind (a constant at each call site), or at the top level, where only containers come
+ * here. */
+WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
+                                  const uint8_t *end, uint32_t after)
+{
+    uint8_t c = *p;
+    if (c == '"') {
+        int k = wk__json_short_plain(p + 1, end);
+        if (k < 0) {
+            r->p = p;
+            return string_value_slow(r, ev, known_plain(k));
+        }
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)p + 1;
+        ev->v.str.len = (size_t)k;
+        r->p = p + k + 2;
+        r->state = after;
+        return WK_OK;
+    }
+    uint32_t d = r->depth;
+    if ((c == '{' || c == '[') && d < 512 && d < r->max_depth) {
+        uint64_t bit = 1ull << (d & 63);
+        if (c == '{') {
+            r->stack[d >> 6] |= bit;
+            ev->type = WK_EV_MAP;
+            r->state = ST_OBJ_FIRST;
+        } else {
+            r->stack[d >> 6] &= ~bit;
+            ev->type = WK_EV_ARRAY;
+            r->state = ST_ARR_FIRST;
+        }
+        r->depth = d + 1;
+        ev->v.count = WK_COUNT_UNKNOWN;
+        r->p = p + 1;
+        return WK_OK;
+    }
+    if ((wk__json_digit(c) || c == '-') && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        wk__json_num num;
+        const uint8_t *e = wk__json_word_int(p, end, &num);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = num.kind == WK__NUM_UINT ? WK_EV_UINT : WK_EV_INT;
+            ev->v.u = num.v.u;
+            r->p = e;
+            r->state = after;
+            return WK_OK;
+        }
+    } else if ((c == 't' || c == 'f' || c == 'n') && end - p >= 5) {
+        wk__json_fail f;
+        const uint8_t *e = wk__json_literal(p, end, &f);
+        if (WK__LIKELY(e != NULL)) {
+            ev->type = c == 'n' ? WK_EV_NIL : WK_EV_BOOL;
+            ev->v.b = c == 't';
+            r->p = e;
+            r->state = after;
+            return WK_OK;
+        }
+    }
+    r->p = p;
+    return c == '{' || c == '[' ? read_value(r, ev) : read_scalar(r, ev);
+}
+
+/* A key at r->p longer than the short path, whose first 16 bytes are plain: a plain key with
+ * its ':' right after it here, anything else by read_key from the start. */
+__attribute__((noinline)) static wk_status key_long(wk_json_reader *r, wk_event *ev)
+{
+    const uint8_t *s = r->p + 1;
+    const uint8_t *esc;
+    wk__json_fail f = {WK_OK, NULL, NULL};
+    const uint8_t *close = wk__json_scan_string(s + 16, r->end, &esc, &f);
+    if (close != NULL && esc == NULL && r->end - close > 1 && close[1] == ':') {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)s;
+        ev->v.str.len = (size_t)(close - s);
+        r->p = close + 2;
+        r->state = ST_VALUE;
+        return WK_OK;
+    }
+    return read_key(r, ev);
+}
+
+/* The key at p (p[0] is '"'), read as read_key reads it: a short plain key with its ':' right
+ * after it inline, anything else by a tail call (r->p = p first). */
+WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
+                                const uint8_t *end)
+{
+    int k = wk__json_short_plain(p + 1, end);
+    if (k >= 0 && end - p > k + 2 && p[k + 2] == ':') {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)p + 1;
+        ev->v.str.len = (size_t)k;
+        r->p = p + k + 3;
+        r->state = ST_VALUE;
+        return WK_OK;
+    }
+    r->p = p;
+    return k == -2 ? key_long(r, ev) : read_key_call(r, ev);
+}
+
+/* The END of the container at p (p[0] is its closing bracket; d: the depth after it). */
+WK__JSON_HOT wk_status close_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p, uint32_t d)
+{
+    r->p = p + 1;
+    r->depth = d;
+    ev->type = WK_EV_END;
+    value_done(r);
+    return WK_OK;
+}
+
+/* The event reader's step. Compact input (no whitespace between tokens) in the common states
+ * is read here without touching the reader before the event is whole; everything else, and
+ * every failure, goes to next_general by a tail call from an unchanged reader. All calls here
+ * are tail calls, so the common path saves no registers. A latched error is a state of its
+ * own (ST_FAILED), so it needs no test here. */
+WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
+{
+    uint32_t state = r->state;
+    const uint8_t *p = r->p;
+    const uint8_t *end = r->end;
+    if (WK__LIKELY(p < end && *p > ' ')) {
+        uint8_t c = *p;
+        if (WK__LIKELY(state == ST_AFTER_OBJ)) {
+            if (c == ',' && end - p > 1 && p[1] == '"') {
+                return key_fast(r, ev, p + 1, end);
+            }
+            if (c == '}') {
+                return close_fast(r, ev, p, r->depth - 1);
+            }
+        } else if (WK__LIKELY(state == ST_VALUE)) {
+            return value_fast(r, ev, p, end, ST_AFTER_OBJ);
+        } else if (state == ST_AFTER_ARR) {
+            if (c == ',' && end - p > 1 && p[1] > ' ' && p[1] != ']') {
+                return value_fast(r, ev, p + 1, end, ST_AFTER_ARR);
+            }
+            if (c == ']') {
+                return close_fast(r, ev, p, r->depth - 1);
+            }
+        } else if (state == ST_OBJ_FIRST) {
+            if (c == '"') {
+                return key_fast(r, ev, p, end);
+            }
+            if (c == '}') {
+                return close_fast(r, ev, p, r->depth - 1);
+            }
+        } else if (state == ST_ARR_FIRST) {
+            return c != ']' ? value_fast(r, ev, p, end, ST_AFTER_ARR)
+                            : close_fast(r, ev, p, r->depth - 1);
+        }
+    } else if (state == ST_TOP && p < end && *p == '\n' && end - p > 1 &&
+               (p[1] == '{' || p[1] == '[') && (r->flags & WK_JSON_READ_MULTI)) {
+        return value_fast(r, ev, p + 1, end, ST_TOP); /* the next line of JSON Lines */
+    }
+    return next_general(r, ev);
+}
+
+WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
+{
+    return reader_step(r, ev);
+}
+
+wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
+                              wk__json_run *out)
+{
+    wk_status (*event)(void *, const wk_event *) = sink->event;
+    void *self = sink->self;
+    uint32_t stop = one ? UINT32_MAX : 0; /* the deepest nesting after which a run ends */
+    wk_status st;
+    if (more) {
+        r->flags |= WK__JSON_READ_MORE;
+    }
+    for (;;) {
+        wk_event ev;
+        const uint8_t *save_p = r->p;
+        uint32_t save_state = r->state;
+        st = reader_step(r, &ev);
+        if (WK__UNLIKELY(st != WK_OK)) {
+            out->save_p = save_p;
+            out->save_state = save_state;
+            break;
+        }
+        st = event(self, &ev);
+        if (WK__UNLIKELY(st != WK_OK)) {
+            out->sink_failed = true;
+            break;
+        }
+        if (r->depth <= stop) {
+            break;
+        }
+    }
+    r->flags &= ~WK__JSON_READ_MORE;
+    return st;
+}
+
+static wk_status source_next(void *self, wk_event *ev)
+{
+    return wk_json_reader_next(self, ev);
+}
+
+static size_t source_offset(const void *self)
+{
+    return wk_json_reader_offset(self);
+}
+
+static wk_status source_error(const void *self, wk_error *err)
+{
+    return wk_json_reader_error(self, err);
+}
+
+WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
+{
+    src->next = source_next;
+    src->offset = source_offset;
+    src->error = source_error;
+    src->self = r;
+}
+
+WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
+{
+    if (err != NULL) {
+        *err = r->err;
+    }
+    return r->err.code;
+}
+
+WK_API size_t wk_json_reader_offset(const wk_json_reader *r)
+{
+    return (size_t)(r->p - r->start);
+}
+
+WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t *line,
+                             size_t *col)
+{
+    const uint8_t *s = data;
+    if (offset > len) {
+        offset = len;
+    }
+    size_t ln = 1;
+    size_t last_nl = 0;
+    bool seen = false;
+    for (size_t i = 0; i < offset; i++) {
+        if (s[i] == '\n') {
+            ln++;
+            last_nl = i;
+            seen = true;
+        }
+    }
+    *line = ln;
+    *col = seen ? offset - last_nl : offset + 1;
+}
+
+/* ---- typed reads -------------------------------------------------------------------------- */
+
+/* Where a typed read started, to put back a value of the wrong type. */
+typedef struct rsave {
+    const uint8_t *p;
+    uint32_t state, depth, values;
+} rsave;
+
+/* Reads the next event for a typed call: WK_OK, WK_ERR_STATE at the END of the current
+ * container (not consumed: wk_json_reader_end closes it), WK_ERR_EOF after the last
+ * top-level value, or a latched error. */
+__attribute__((noinline)) static wk_status typed_next(wk_json_reader *r, wk_event *ev,
+                                                      rsave *sv)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    sv->p = r->p;
+    sv->state = r->state;
+    sv->depth = r->depth;
+    sv->values = r->values;
+    wk_status st;
+    if (r->state == ST_VALUE && r->p < r->end && *r->p > ' ') {
+        st = read_value(r, ev); /* what next() does here, without the state switch */
+    } else {
+        st = wk_json_reader_next(r, ev);
+    }
+    if (st == WK_OK && ev->type == WK_EV_END) {
+        r->p = sv->p; /* put the END back (unread(), which is defined below) */
+        r->state = sv->state;
+        r->depth = sv->depth;
+        r->values = sv->values;
+        return WK_ERR_STATE;
+    }
+    return st;
+}
+
+/* Puts the value just read back (a typed call of the wrong type); returns `st`. A nesting
+ * stack allocated on the way stays (it holds the same bits). */
+static wk_status unread(wk_json_reader *r, const rsave *sv, wk_status st)
+{
+    r->p = sv->p;
+    r->state = sv->state;
+    r->depth = sv->depth;
+    r->values = sv->values;
+    return st;
+}
+
+/* The next event, which must be of type `want`; otherwise nothing is consumed (WK_ERR_TYPE). */
+static wk_status typed_expect(wk_json_reader *r, wk_event *ev, wk_event_type want)
+{
+    rsave sv;
+    wk_status st = typed_next(r, ev, &sv);
+    if (st == WK_OK && ev->type != want) {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return st;
+}
+
+/* The value of a key (state ST_VALUE, so inside an object) starts at r->p with byte c, no
+ * whitespace before it: the fast paths below read it as read_value() + value_done() would. */
+static inline bool value_next(const wk_json_reader *r, uint8_t c)
+{
+    return r->state == ST_VALUE && r->err.code == WK_OK && r->p < r->end && *r->p == c;
+}
+
+WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
+{
+    const uint8_t *p = r->p;
+    bool start = r->state == ST_VALUE || (r->state == ST_TOP && r->values == 0);
+    if (start && r->err.code == WK_OK && p < r->end && *p == '{' && r->depth < 512 &&
+        r->depth < r->max_depth) {
+        uint32_t d = r->depth;
+        r->stack[d >> 6] |= 1ull << (d & 63);
+        r->depth = d + 1;
+        r->p++;
+        r->state = ST_OBJ_FIRST;
+        return WK_OK;
+    }
+    wk_event ev;
+    return typed_expect(r, &ev, WK_EV_MAP);
+}
+
+WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r)
+{
+    wk_event ev;
+    return typed_expect(r, &ev, WK_EV_ARRAY);
+}
+
+static wk_status key_slow(wk_json_reader *r, const char **s, size_t *n);
+
+/* The '}' of the current object at r->p, read as next() reads it (close_container). */
+static inline void ev_end_fast(wk_json_reader *r)
+{
+    r->p++;
+    r->depth--;
+    value_done(r);
+}
+
+WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    bool due = r->state == ST_OBJ_FIRST || r->state == ST_AFTER_OBJ;
+    if (!due) {
+        return WK_ERR_STATE;
+    }
+    /* Fast path: compact input, a short plain key and its ':' (what next() does, minus the
+     * general checks). */
+    const uint8_t *p = r->p;
+    const uint8_t *q = p + (r->state == ST_AFTER_OBJ);
+    if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
+        int k = wk__json_short_plain(q + 1, r->end);
+        if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
+            *s = (const char *)q + 1;
+            *n = (size_t)k;
+            r->p = q + k + 3;
+            r->state = ST_VALUE;
+            return WK_OK;
+        }
+    }
+    if (p < r->end && *p == '}') {
+        return WK_ERR_STATE; /* the object's end: wk_json_reader_end consumes it */
+    }
+    return key_slow(r, s, n);
+}
+
+/* wk_json_reader_key beyond its fast path. */
+__attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const char **s, size_t *n)
+{
+    const uint8_t *p = r->p;
+    wk_event ev;
+    wk_status st;
+    if (r->state == ST_AFTER_OBJ && r->end - p >= 2 && p[0] == ',' && p[1] == '"') {
+        r->p = p + 1; /* compact input: what next() does after the ',', minus the checks */
+        st = read_key(r, &ev);
+    } else {
+        rsave sv;
+        st = typed_next(r, &ev, &sv); /* WK_ERR_STATE at the '}', which stays unread */
+    }
+    if (st != WK_OK) {
+        return st;
+    }
+    *s = ev.v.str.ptr;
+    *n = ev.v.str.len;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_end(wk_json_reader *r)
+{
+    if (r->err.code != WK_OK) {
+        return r->err.code;
+    }
+    if (r->depth == 0) {
+        return WK_ERR_STATE;
+    }
+    const uint8_t *p = r->p;
+    if ((r->state == ST_AFTER_OBJ || r->state == ST_AFTER_ARR || r->state == ST_OBJ_FIRST ||
+         r->state == ST_ARR_FIRST) &&
+        p < r->end && *p == (top_is_object(r) ? '}' : ']')) {
+        ev_end_fast(r); /* compact input: the END right here, read as next() reads it */
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st == WK_ERR_STATE) {
+        /* typed_next put the END back: read it for real */
+        st = wk_json_reader_next(r, &ev);
+        return st;
+    }
+    if (st == WK_OK) {
+        return unread(r, &sv, WK_ERR_STATE); /* a value, not the end: elements remain */
+    }
+    return st;
+}
+
+WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
+{
+    if (value_next(r, '"')) {
+        int k = wk__json_short_plain(r->p + 1, r->end);
+        if (k >= 0) {
+            *s = (const char *)r->p + 1;
+            *n = (size_t)k;
+            r->p += k + 2;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = typed_expect(r, &ev, WK_EV_STR);
+    if (st != WK_OK) {
+        return st;
+    }
+    *s = ev.v.str.ptr;
+    *n = ev.v.str.len;
+    return WK_OK;
+}
+
+/* Fast path for a small non-negative integer value of a key (wk__json_small_uint); -1
+ * otherwise. */
+static inline int64_t small_uint(wk_json_reader *r)
+{
+    if (r->state != ST_VALUE || r->err.code != WK_OK || (r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        return -1;
+    }
+    uint64_t v;
+    const uint8_t *q = wk__json_small_uint(r->p, r->end, &v);
+    if (q == NULL) {
+        return -1;
+    }
+    r->p = q;
+    r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
+    return (int64_t)v;
+}
+
+WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
+{
+    int64_t u = small_uint(r);
+    if (u >= 0) {
+        *v = u;
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type == WK_EV_INT) {
+        *v = ev.v.i;
+    } else if (ev.type == WK_EV_UINT && ev.v.u <= (uint64_t)INT64_MAX) {
+        *v = (int64_t)ev.v.u;
+    } else {
+        return unread(r, &sv, ev.type == WK_EV_UINT ? WK_ERR_RANGE : WK_ERR_TYPE);
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
+{
+    int64_t u = small_uint(r);
+    if (u >= 0) {
+        *v = (uint64_t)u;
+        return WK_OK;
+    }
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type != WK_EV_UINT) {
+        return unread(r, &sv, ev.type == WK_EV_INT ? WK_ERR_RANGE : WK_ERR_TYPE);
+    }
+    *v = ev.v.u;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (ev.type == WK_EV_FLOAT) {
+        *v = ev.v.f;
+    } else if (ev.type == WK_EV_INT) {
+        *v = (double)ev.v.i;
+    } else if (ev.type == WK_EV_UINT) {
+        *v = (double)ev.v.u;
+    } else {
+        return unread(r, &sv, WK_ERR_TYPE);
+    }
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
+{
+    if (r->state == ST_VALUE && r->err.code == WK_OK && r->end - r->p >= 5) {
+        if (memcmp(r->p, "true", 4) == 0) {
+            *v = true;
+            r->p += 4;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
+            return WK_OK;
+        }
+        if (memcmp(r->p, "false", 5) == 0) {
+            *v = false;
+            r->p += 5;
+            r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
+            return WK_OK;
+        }
+    }
+    wk_event ev;
+    wk_status st = typed_expect(r, &ev, WK_EV_BOOL);
+    if (st != WK_OK) {
+        return st;
+    }
+    *v = ev.v.b;
+    return WK_OK;
+}
+
+WK_API wk_status wk_json_reader_nil(wk_json_reader *r)
+{
+    wk_event ev;
+    return typed_expect(r, &ev, WK_EV_NIL);
+}
+
+WK_API wk_status wk_json_reader_skip(wk_json_reader *r)
+{
+    wk_event ev;
+    rsave sv;
+    wk_status st = typed_next(r, &ev, &sv);
+    if (st != WK_OK || (ev.type != WK_EV_MAP && ev.type != WK_EV_ARRAY)) {
+        return st;
+    }
+    uint32_t base = r->depth - 1;
+    while (r->depth > base) {
+        st = wk_json_reader_next(r, &ev);
+        if (st != WK_OK) {
+            return st;
+        }
+    }
+    return WK_OK;
+}

@@ -1,0 +1,48 @@
+/*
+ * The cursor the MessagePack tree builders read from (the fused whole-buffer decoder in
+ * mp_value.c, the stream unpacker's pausing builder in stream/mp_tree.c): the token decoder
+ * over a byte range, with the optional UTF-8 check of strings. `at` is where the last token
+ * started (or the bad byte of a string), for error offsets; on WK_ERR_TRUNCATED the cursor
+ * has not moved, so `p` is the start of the token that the range cuts short.
+ */
+#ifndef WK_MP_CURSOR_H
+#define WK_MP_CURSOR_H
+
+#include "formats/msgpack/mp_token.h"
+#include "value/value_build_interface.h"
+#include "wirekit/utf8.h"
+
+typedef struct mp_cursor {
+    const uint8_t *p;
+    const uint8_t *end;
+    const uint8_t *at;
+    bool strict;
+} mp_cursor;
+
+static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
+{
+    c->at = c->p;
+    if (WK__UNLIKELY(c->p == c->end)) {
+        *msg = WK_MP_MSG_TRUNCATED;
+        return WK_ERR_TRUNCATED;
+    }
+    wk_status st = wk__mp_token(&c->p, c->end, ev, msg);
+    if (c->strict && st == WK_OK && ev->type == WK_EV_STR) {
+        size_t bad = 0;
+        if (!wk_utf8_valid(ev->v.str.ptr, ev->v.str.len, &bad)) {
+            c->at = (const uint8_t *)ev->v.str.ptr + bad;
+            *msg = WK_MP_MSG_UTF8;
+            return WK_ERR_UTF8;
+        }
+    }
+    return st;
+}
+
+/* The fused token -> tree build (value/value_build_core.h, counted and resumable) over a
+ * cursor: wk_mp_decode_value runs it over a whole buffer, the stream unpacker over chunks
+ * (s->pause set), so both run the same machine code. Returns as the core's VB_FN; the root is
+ * s->root. */
+wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+                       wk__vb_fail *f);
+
+#endif

@@ -37,7 +37,10 @@ static wk_status finish_results(wk_pq_conn *c, wk_error *err)
     return st;
 }
 
-/* Describes `query` and builds its binary plan. */
+/* Describes `query` and builds its binary plan. Binary COPY carries no column types, hence the
+ * describe (unnamed prepare) first; and since COPY has one format for the whole stream, a
+ * column type without a binary decoder (aclitem, extension types) is refused here, by name,
+ * before anything runs. */
 static wk_status describe(wk_pq_conn *c, const char *query, const wk_pg_kind *kinds,
                           const size_t *offsets, wk_pg_plan **plan, wk_error *err)
 {

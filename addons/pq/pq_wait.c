@@ -81,6 +81,11 @@ static void request(wk_pq_conn *c, wk__pq_cancelling *k)
     k->again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
 }
 
+/* Every path that cancels (the blocking wait, the non-blocking query, a pipeline at its
+ * deadline, giving a query or COPY up) starts here, and the tick repeats the request until the
+ * grace ends: a backend drops a cancel that arrives while it still waits for the command (seen
+ * under ASan and load when a query is freed just after it was sent), so one request is not
+ * enough. test_pq_cancel sends the first request to an idle backend on purpose. */
 void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
 {
     if (!k->sent) {

@@ -107,7 +107,10 @@ static inline void put_u32(char *p, size_t n, uint32_t v)
 
 /* Builds `<ns>:<entity>:v<version>:<id>` (see wk_cache_key). With `ns_padded`, `ns` is a
  * cache's namespace array, readable for WK_CACHE_NS_MAX bytes, and is copied whole (one
- * fixed-size move) when `cap` allows. */
+ * fixed-size move) when `cap` allows. Every get builds a key, so no memcpy or snprintf call:
+ * the other parts are overlapping 8/4-byte moves and the version's digits are written in
+ * place (instructions per hit: wirekit bench --suite cache --case 'local hit' --callgrind).
+ * test_cache_key_matches_the_format_for_every_length holds it to the format. */
 static inline __attribute__((always_inline)) size_t
 build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s, const char *id,
           size_t id_len, char *buf, size_t cap)

@@ -16,6 +16,9 @@
  */
 #include "cache/cache_internal.h"
 
+/* Slots rather than the entry's own count: an atomic increment and decrement per get, even on
+ * a line no other thread writes, kept two threads on different keys from scaling (the 2-thread
+ * / 1-thread line of wirekit bench --suite cache --case 'local hit'). */
 wk__tslot wk__tslots[WK__EBR_SLOTS];
 __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
 wk_cache_entry *wk__no_refs[1];

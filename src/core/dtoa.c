@@ -194,7 +194,7 @@ int wk__ftoa_shortest(float v, char digits[9], int *exp10)
     return n;
 }
 
-/* Lays out digits[0..n) * 10^e as JSON number text (see dtoa.h). */
+/* Lays out digits[0..n) * 10^e as JSON number text (see dtoa_interface.h). */
 static size_t format_json(bool neg, const char *digits, int n, int e, char *out)
 {
     char *p = out;

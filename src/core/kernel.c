@@ -1,6 +1,6 @@
 /*
- * The out-of-line half of core/kernel.h: growing an inline-then-heap stack. Kept out of line
- * because it runs only for deep or wide input; the callers' loops stay small.
+ * The out-of-line half of core/kernel_interface.h: growing an inline-then-heap stack. Kept out of
+ * line because it runs only for deep or wide input; the callers' loops stay small.
  */
 #include "core/kernel_interface.h"
 

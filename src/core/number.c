@@ -1,8 +1,8 @@
 /*
- * The kernel's decimal-to-binary conversion (see number.h): the whole-slice parser shared by
- * JSON and PostgreSQL text (wk__text_to_double), and the two slow tiers, Eisel-Lemire and the
- * big-decimal fallback, the latter parameterised by the target format so that float gets its
- * own single rounding.
+ * The kernel's decimal-to-binary conversion (see number_interface.h): the whole-slice parser shared
+ * by JSON and PostgreSQL text (wk__text_to_double), and the two slow tiers, Eisel-Lemire and the
+ * big-decimal fallback, the latter parameterised by the target format so that float gets its own
+ * single rounding.
  *
  * Eisel-Lemire (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021), derived here
  * from its error bound: with w normalised to 64 bits and T the 128-bit truncation of 10^q,

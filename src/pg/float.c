@@ -2,10 +2,10 @@
  * float4 / float8 text: PostgreSQL 15's output (shortest round-trip digits, fixed notation for
  * decimal exponents in [-4, 15) (float8) or [-4, 6) (float4), otherwise `d.ddde+XX` with at
  * least two exponent digits) and input (float8in: NaN, Infinity, inf, decimal with exponent).
- * The shortest digits come from the kernel's Schubfach (core/dtoa.h).
+ * The shortest digits come from the kernel's Schubfach (core/dtoa_interface.h).
  *
- * Parsing trims PostgreSQL's blanks and reads its special names here; the number itself goes
- * to the kernel's locale-free parser (core/number.h: Clinger's exact path, Eisel-Lemire, then
+ * Parsing trims PostgreSQL's blanks and reads its special names here; the number itself goes to the
+ * kernel's locale-free parser (core/number_interface.h: Clinger's exact path, Eisel-Lemire, then
  * the exact big-decimal fallback), which rounds float4 once, straight to float.
  */
 #include <math.h>

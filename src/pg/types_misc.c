@@ -1033,6 +1033,8 @@ AOIDS(c_lseg, 1018);
 OIDS(c_path, 602);
 AOIDS(c_path, 1019);
 
+/* No array OID for box: box[] text separates elements with ';', which the generic array codec
+ * does not speak, so box[] falls back to text like any type without a codec. */
 OIDS(c_box, 603);
 AOIDS(c_box, 0);
 

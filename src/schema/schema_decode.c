@@ -1,5 +1,5 @@
 /*
- * Generic schema decoder: the decode loop (schema_decode_core.h) instantiated over any
+ * Generic schema decoder: the decode loop (schema_decode_loop_interface.h) instantiated over any
  * wk_source, so a struct can be read from every format with one descriptor.
  */
 #include "schema/schema_decode_interface.h"

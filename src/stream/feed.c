@@ -1,5 +1,5 @@
 /*
- * The chunk-gathering state shared by the unpackers (see feed.h): the caller's chunk, the
+ * The chunk-gathering state shared by the unpackers (see feed_interface.h): the caller's chunk, the
  * capped buffer for a value that spans chunks, the sticky error.
  */
 #include "stream/feed_interface.h"

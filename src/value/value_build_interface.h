@@ -1,9 +1,9 @@
 /*
- * The one tree-building loop (internal to the value module, instantiated by the codecs): a
- * cursor's events become wk_value nodes in an arena. Written once and compiled once per
- * cursor, the way schema_decode_core.h is: over any wk_source (value_decode.c, the generic
- * path) and over MessagePack's token decoder (msgpack/mp_value.c, the fused path), so both
- * build the same nodes with the same event->node rules, depth limit and stack handling.
+ * The one tree-building loop (internal to the value module, instantiated by the codecs): a cursor's
+ * events become wk_value nodes in an arena. Written once and compiled once per cursor, the way
+ * schema_decode_loop_interface.h is: over any wk_source (value_decode.c, the generic path) and over
+ * MessagePack's token decoder (formats/msgpack/mp_value.c, the fused path), so both build the same
+ * nodes with the same event->node rules, depth limit and stack handling.
  *
  * The first part (guarded) holds what every builder shares and is included once: the node a
  * scalar event stands for (wk__vb_node_from_event; the JSON parser and the schema decoder's
@@ -40,7 +40,7 @@
  * (VB_RESUMABLE: `wk__vb_state *s` in place of `out`; the root is s->root) and returns WK_OK
  * (*out: the root, in the arena) or a status with `f` saying whether the cursor failed (then
  * the adapter asks it for details and offset) or the builder did (with a static message).
- * Nesting is an explicit stack (core/kernel.h) on the caller's allocator.
+ * Nesting is an explicit stack (core/kernel_interface.h) on the caller's allocator.
  */
 #ifndef WK_VALUE_BUILD_CORE_SHARED
 #define WK_VALUE_BUILD_CORE_SHARED

@@ -1,6 +1,6 @@
 /*
  * Tree building from any event source: an adapter over the one tree-building loop
- * (value_build_core.h) instantiated with a wk_source as its cursor. A source may not know a
+ * (value_build_interface.h) instantiated with a wk_source as its cursor. A source may not know a
  * container's size when it opens (JSON), so the loop runs in its scratch-stack mode: children
  * gather on a stack of finished nodes and move into the arena in one copy at WK_EV_END. Both
  * stacks start on the C stack and move to the arena's allocator only for large or deep input.

@@ -1,22 +1,23 @@
 /*
  * The fused JSON parser: bytes straight into a wk_value tree, no events in between.
  *
- * Values are written in place into a scratch stack of 16-byte nodes; when a container
- * closes, its children (a map's as key, value, key, value: the wk_pair layout) are copied
- * into the arena in one memcpy and replaced on the stack by the container's node. Each node
- * is thus written once and copied once, the arena gets one allocation per container, and
- * nesting is an explicit frame stack (no recursion). The lexer is lex.h, shared with the event
- * reader, so this gives the same tree as wk_value_decode over a wk_json_reader (tested).
- * Trade-off: a scratch stack as large as the widest open containers combined. Both stacks
- * are core/kernel.h's: on the C stack first, then on the options' allocator, else the arena's.
+ * Values are written in place into a scratch stack of 16-byte nodes; when a container closes, its
+ * children (a map's as key, value, key, value: the wk_pair layout) are copied into the arena in one
+ * memcpy and replaced on the stack by the container's node. Each node is thus written once and
+ * copied once, the arena gets one allocation per container, and nesting is an explicit frame stack
+ * (no recursion). The lexer is lex.h, shared with the event reader, so this gives the same tree as
+ * wk_value_decode over a wk_json_reader (tested). Trade-off: a scratch stack as large as the widest
+ * open containers combined. Both stacks are core/kernel_interface.h's: on the C stack first, then
+ * on the options' allocator, else the arena's.
  *
- * This is the one tree builder that does not instantiate value/value_build_core.h: its
- * grammar is written straight into the loop (no event between the lexer and the node); the
- * event form costs 1.7x the instructions (wk_value_decode over the JSON reader: 5.47 M on
- * twitter.json against this parser's 3.18 M, docs/benchmarks.md). It shares the lexer, the
- * number parser and the stacks. The loop itself is json/decode_loop.h, instantiated here once
- * per instance of the lexer's wide scans (baseline, AVX2); the entry point picks the one
- * wk__json_simd() chose for the process.
+ * This is the one tree builder that does not instantiate value/value_build_interface.h: its
+ * grammar is written straight into the loop (no event between the lexer and the node). The
+ * event form runs far more instructions on the corpus (measured with callgrind: wk_value_decode
+ * over a wk_json_reader against this parser, beside wirekit bench --suite json --case parse
+ * --callgrind; docs/design.md, "Tried and dropped"). It shares the lexer, the number parser and
+ * the stacks. The loop itself is decode_loop.h, instantiated here once per instance of the
+ * lexer's wide scans (baseline, AVX2); the entry point picks the one wk__json_simd() chose for
+ * the process.
  */
 #include <string.h>
 
@@ -31,7 +32,7 @@ typedef struct frame {
     bool object;
 } frame;
 
-/* The two stacks (core/kernel.h): values in place, and one frame per open container. The
+/* The two stacks (core/kernel_interface.h): values in place, and one frame per open container. The
  * depths and counts live in locals of the parser loop. */
 typedef struct parser {
     wk__stack vs;
@@ -103,14 +104,14 @@ static inline bool make_string(wk_value *v, const uint8_t *s, const uint8_t *esc
 
 #define WK__DECODE(name) name
 #define WK__DECODE_FN static WK__NOINLINE
-#include "formats/json/decode_loop.h"
+#include "decode_loop.h"
 #undef WK__DECODE
 #undef WK__DECODE_FN
 
 #if WK__JSON_HAVE_AVX2
 #define WK__DECODE(name) name##_avx2
 #define WK__DECODE_FN static WK__NOINLINE WK__JSON_AVX2_FN
-#include "formats/json/decode_loop.h"
+#include "decode_loop.h"
 #undef WK__DECODE
 #undef WK__DECODE_FN
 #endif

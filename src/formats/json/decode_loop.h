@@ -1,9 +1,9 @@
 /*
- * The fused JSON parser's loop (json/decode.c), a template instantiated once per instance of
- * the lexer's wide scans (json/lex_scan.h). The includer defines
+ * The fused JSON parser's loop (decode.c), a template instantiated once per instance of
+ * the lexer's wide scans (lex_scan.h). The includer defines
  *   WK__DECODE(name)  the instance's name for `name` (decode, and the lexer's scans)
  *   WK__DECODE_FN     the storage and target attributes of the parser function
- * and json/decode.c calls the instance the machine runs best (wk__json_simd).
+ * and decode.c calls the instance the machine runs best (wk__json_simd).
  */
 #if !defined(WK__DECODE) || !defined(WK__DECODE_FN)
 #error "json/decode_loop.h is a template: include it from json/decode.c"

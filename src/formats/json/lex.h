@@ -36,10 +36,10 @@
 /* The instruction sets of the lexer's instances. */
 enum { WK__JSON_SIMD_BASE = 1, WK__JSON_SIMD_AVX2 = 2 };
 
-/* The instance chosen for the process, 0 until decided (json/simd.c). */
+/* The instance chosen for the process, 0 until decided (simd.c). */
 extern int wk__json_simd_level;
 
-/* Decides the instance for the process and returns it (json/simd.c). */
+/* Decides the instance for the process and returns it (simd.c). */
 int wk__json_simd_decide(void);
 
 /* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
@@ -131,8 +131,8 @@ WK__JSON_HOT const uint8_t *wk__json_literal(const uint8_t *p, const uint8_t *en
            : c == 'n' ? wk__json_word(p, end, "null", 4, f)
                       : wk__json_word(p, end, "false", 5, f);
 }
-/* The grammar's failures, written once for the tree parser (json/decode_loop.h) and the
- * validator (json/validate_loop.h), which must report the same status, message and offset:
+/* The grammar's failures, written once for the tree parser (decode_loop.h) and the
+ * validator (validate_loop.h), which must report the same status, message and offset:
  * each fills f and returns NULL, so that a step reads `return wk__json_...(..., f);`. */
 
 /* The byte at p cannot start a value. */
@@ -242,7 +242,7 @@ static const uint8_t wk__json_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* The bytes the short-string step compares with ('"', '\\', and 0x20 for the control bytes),
- * in memory (json/simd.c): in code compiled for AVX2, GCC 12 builds a constant vector of equal
+ * in memory (simd.c): in code compiled for AVX2, GCC 12 builds a constant vector of equal
  * bytes from a general register (three instructions per constant per short string), where a
  * compare can read it from memory; it cannot when the value is out of sight. The loops of the
  * wide scans keep their constants in registers and are left as they are (memory constants
@@ -253,7 +253,7 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 #define WK__JSON_V16(i) _mm_load_si128((const __m128i *)(const void *)wk__json_vbytes[i])
 #endif
 
-/* The wide scans (json/lex_scan.h): the baseline instance under the plain names, and on
+/* The wide scans (lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
  * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
 #define WK__LEX(name) name

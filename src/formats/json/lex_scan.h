@@ -9,7 +9,7 @@
  *   WK__LEX_AVX2   1 for the AVX2 instance (32-byte steps, byte classes by table shuffle),
  *                  0 for the baseline (16-byte SSE2 steps on x86-64, bytes elsewhere).
  * Trade-off: the AVX2 instance can only be inlined into code compiled for AVX2, so each parser
- * loop is instantiated per instruction set too and chosen once per call (json/simd.c).
+ * loop is instantiated per instruction set too and chosen once per call (simd.c).
  * No read ever reaches `end`: a wide step runs only while its whole width is left, and a
  * narrower step (16 bytes, then single bytes) finishes.
  */

@@ -6,7 +6,7 @@
  * names that are their own JSON text; schema_index.c builds it with the MessagePack plan),
  * the way schema_mp.c's fast path does: it compares the expected key's `"name":` as two
  * masked words (any other key through the index), reads values with the JSON lexer's inline
- * primitives (json/lex.h: whitespace, strings with their UTF-8 check, numbers correctly
+ * primitives (lex.h: whitespace, strings with their UTF-8 check, numbers correctly
  * rounded), copies strings with one arena bump, and builds a wk_value that is a scalar or a
  * container of scalars in place (deeper ones through the fused tree parser). The plan loop and
  * the helpers that scan are schema_json_dec_loop.h, instantiated here once per instance of the

@@ -1,14 +1,14 @@
 /*
  * The fused schema JSON decoder's plan loop (schema_json_dec.c) and its helpers that scan,
- * a template instantiated once per instance of the JSON lexer's wide scans (json/lex_scan.h)
- * like the tree parser's loop (json/decode_loop.h). The includer defines
+ * a template instantiated once per instance of the JSON lexer's wide scans (lex_scan.h)
+ * like the tree parser's loop (decode_loop.h). The includer defines
  *   WK__SJD(name)  the instance's name for `name` (these functions and the lexer's scans)
  *   WK__SJD_FN     the storage and target attributes of its out-of-line functions
  *   WK__SJD_HOT    the same for the helpers always inlined into the loop
  * and schema_json_dec.c runs the instance the machine runs best (wk__json_simd).
  */
 #if !defined(WK__SJD) || !defined(WK__SJD_FN) || !defined(WK__SJD_HOT)
-#error "schema/schema_json_dec_loop.h is a template: include it from schema/schema_json_dec.c"
+#error "formats/json/schema_json_dec_loop.h is a template: include it from schema_json_dec.c"
 #endif
 
 /* A string at p ('"', p < end): its bytes, a view into the input when it has no escape

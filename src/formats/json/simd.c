@@ -1,8 +1,8 @@
 /*
- * Which instance of the JSON lexer's wide scans runs (json/lex_scan.h): the AVX2 one when the
+ * Which instance of the JSON lexer's wide scans runs (lex_scan.h): the AVX2 one when the
  * CPU and the OS have AVX2, else the baseline (SSE2 on x86-64). Decided once per process and
  * kept in one relaxed atomic, so a parse pays one load and one compare for the choice (inline,
- * json/lex.h), not a call through a pointer per string. WK_JSON_SIMD=base in the environment
+ * lex.h), not a call through a pointer per string. WK_JSON_SIMD=base in the environment
  * forces the baseline (to compare or test it on an AVX2 machine); tests force each level in
  * turn with wk__json_simd_force. Also the byte vectors the string scans read from memory.
  */

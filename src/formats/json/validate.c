@@ -11,7 +11,7 @@
  * lexing step is lex.h's, shared with the parser and the event reader; the grammar loop is
  * decode.c's with the node building left out. What only a tree can run out of is not checked:
  * the arena, strings of 4 GiB or more and containers of 2^32 elements or more (json.h).
- * The loop is json/validate_loop.h, instantiated here once per instance of the lexer's wide
+ * The loop is validate_loop.h, instantiated here once per instance of the lexer's wide
  * scans (baseline, AVX2) like the parser's; the entry point runs the one wk__json_simd()
  * chose for the process.
  */

@@ -1,12 +1,12 @@
 /*
- * The validate-only scanner's loop (json/validate.c), a template instantiated once per
- * instance of the lexer's wide scans (json/lex_scan.h), as the tree parser's loop is
- * (json/decode_loop.h). The includer defines
+ * The validate-only scanner's loop (validate.c), a template instantiated once per
+ * instance of the lexer's wide scans (lex_scan.h), as the tree parser's loop is
+ * (decode_loop.h). The includer defines
  *   WK__VALIDATE(name)  the instance's name for `name` (the loop, its string step, and the
  *                       lexer's scans)
  *   WK__VALIDATE_FN     the storage and target attributes of the loop function
  *   WK__VALIDATE_HOT    the same for its always-inlined string step
- * and json/validate.c calls the instance the machine runs best (wk__json_simd). The grammar's
+ * and validate.c calls the instance the machine runs best (wk__json_simd). The grammar's
  * steps and failures are the lexer's (lex.h, lex_scan.h), shared with the tree parser.
  */
 #if !defined(WK__VALIDATE) || !defined(WK__VALIDATE_FN) || !defined(WK__VALIDATE_HOT)

@@ -1,6 +1,6 @@
 /*
  * The cursor the MessagePack tree builders read from (the fused whole-buffer decoder in
- * mp_value.c, the stream unpacker's pausing builder in stream/mp_tree.c): the token decoder
+ * mp_value.c, the stream unpacker's pausing builder in mp_tree.c): the token decoder
  * over a byte range, with the optional UTF-8 check of strings. `at` is where the last token
  * started (or the bad byte of a string), for error offsets; on WK_ERR_TRUNCATED the cursor
  * has not moved, so `p` is the start of the token that the range cuts short.

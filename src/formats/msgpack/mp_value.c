@@ -5,7 +5,7 @@
  * the arena as soon as its header is read (the count is first checked against the remaining
  * bytes, so the allocation is bounded by 16 or 32 bytes per input byte) and filled in place:
  * no events through a function pointer, no copies, one pass. The encoder walks a tree straight
- * into the writer. Both stacks are core/kernel.h's (64 levels inline, then the caller's
+ * into the writer. Both stacks are core/kernel_interface.h's (64 levels inline, then the caller's
  * allocator: the reader options', else the arena's; the output buffer's for the encoder), and
  * tests check they agree with the generic paths.
  */

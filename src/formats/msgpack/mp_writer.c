@@ -20,6 +20,12 @@ WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
     wk__mp_latch(w, code, msg);
 }
 
+/* Growth takes the buffer and the cursor and hands the new cursor and end back by value, never
+ * the writer's address: a byte store into the buffer may, for all the compiler knows, change
+ * any object whose address has escaped, so a writer whose address reached an out-of-line call
+ * would have pos/lim stored and reloaded around every inline write. With nothing escaping, a
+ * writer on the caller's stack stays in registers across a run of writes (instructions per
+ * seed encode: wirekit bench --suite msgpack --case 'seed encode' --callgrind). */
 WK_API wk_mp_grown wk_mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
 {
     wk_mp_grown g;

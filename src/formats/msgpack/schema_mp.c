@@ -16,7 +16,7 @@
  * General encoding walks the descriptor exactly as wk_schema_encode does (same frames, same
  * emptiness rules, same pair counts) but calls the MessagePack writer's inline functions
  * directly instead of dispatching events through a sink. General decoding instantiates the
- * shared decode loop (schema_decode_core.h) over a small cursor that mirrors
+ * shared decode loop (schema_decode_loop_interface.h) over a small cursor that mirrors
  * wk_mp_reader_next with the msgpack module's inline token decoder; wk_value fields are built
  * by the msgpack module's fused tree decoder straight from the bytes.
  */

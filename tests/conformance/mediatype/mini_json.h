@@ -2,7 +2,7 @@
  * A minimal, test-only JSON reader for the WHATWG mimesniff vector files: an array whose items
  * are strings (section comments) or flat objects with string, null or boolean members. Strings
  * are decoded to code points (\u escapes and surrogate pairs included) and stored as UTF-8.
- * Not a general JSON parser: the project's JSON codec lives in src/json.
+ * Not a general JSON parser: the project's JSON codec lives in src/formats/json.
  */
 #ifndef MINI_JSON_H
 #define MINI_JSON_H

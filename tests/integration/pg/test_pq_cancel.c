@@ -1,5 +1,5 @@
 /*
- * The cancel every wirekit-pq path shares (wk__pq_cancel_begin/tick/wait in src/pg/pq_wait.c:
+ * The cancel every wirekit-pq path shares (wk__pq_cancel_begin/tick/wait in addons/pq/pq_wait.c:
  * the blocking wait, the non-blocking query, the pipeline and giving a query up all cancel
  * through it) against a real PostgreSQL 15 (WK_PG_DSN; skipped when unset):
  * - a cancel request that reaches the backend before the query does is ignored by the

@@ -1,9 +1,9 @@
 /*
- * The kernel's whole-slice number parser (core/number.h), which the PostgreSQL float codecs
- * and the interval/numeric conversions call instead of strtod/strtof: the same double as
- * strtod and the same float as strtof in the "C" locale for random texts, for exact float
- * rounding midpoints and a hair off them (where rounding through a double would go wrong),
- * over- and underflow reported through `nonzero`, and every malformed shape refused.
+ * The kernel's whole-slice number parser (core/number_interface.h), which the PostgreSQL float
+ * codecs and the interval/numeric conversions call instead of strtod/strtof: the same double as
+ * strtod and the same float as strtof in the "C" locale for random texts, for exact float rounding
+ * midpoints and a hair off them (where rounding through a double would go wrong), over- and
+ * underflow reported through `nonzero`, and every malformed shape refused.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,12 +1,11 @@
 /*
- * The JSON lexer's instances (json/lex_scan.h: the baseline, SSE2 on x86-64, and AVX2) against
- * each other and against byte-at-a-time references: the whitespace run, the plain part of a
- * string, the UTF-8 run and the whole string scan (closing quote, first escape, or error
- * status and position) on random inputs cut at every length into a
- * heap block of exactly that size (ASan sees any read past the end), then the fused parser
- * forced to each instance on random documents, mutated documents and every truncation of them
- * (same status, offset, message and tree). On a machine without AVX2 the AVX2 side is skipped
- * and says so; the baseline side always runs.
+ * The JSON lexer's instances (src/formats/json/lex_scan.h: the baseline, SSE2 on x86-64, and AVX2)
+ * against each other and against byte-at-a-time references: the whitespace run, the plain part of a
+ * string, the UTF-8 run and the whole string scan (closing quote, first escape, or error status and
+ * position) on random inputs cut at every length into a heap block of exactly that size (ASan sees
+ * any read past the end), then the fused parser forced to each instance on random documents,
+ * mutated documents and every truncation of them (same status, offset, message and tree). On a
+ * machine without AVX2 the AVX2 side is skipped and says so; the baseline side always runs.
  */
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * The pipelines' prepared-statement cache (src/pg/pq_stmt_cache.c) without a server: a
+ * The pipelines' prepared-statement cache (addons/pq/pq_stmt_cache.c) without a server: a
  * connection struct with no libpq connection carries the cache, and the tests play the
  * pipeline's part (marking a statement prepared once the server would have said so). They
  * check the key (text and parameter types), least-recently-used eviction with the evicted

@@ -13,13 +13,14 @@
 
 #define INLINE_FRAMES 64
 
-/* Where the loop lies in the instruction cache moves its speed by 10-20% with no other
- * change (measured on AMD EPYC, gcc 12 -O3: the msgpack suite's tree decode of twitter.json
- * took 109-121 us when the function started 48 bytes past a 64-byte line, 122-147 us at the
- * other three 16-byte offsets, and which one a build got depended on the size of the code
- * linked before it; docs/benchmarks.md "mpinplace"). So its place is fixed: a line boundary,
- * then 48 bytes of padding before the entry (patchable_function_entry puts them there as NOPs
- * that are never executed). */
+/* Where the loop lies in the instruction cache moves its speed with no other change (measured
+ * on AMD EPYC, gcc 12 -O3, by padding the code linked before it: the tree decodes were fastest
+ * when the function started 48 bytes past a 64-byte line, and which offset a build got
+ * depended on the size of the code linked before it; re-measure with wirekit bench --suite
+ * msgpack --case 'tree decode'). So its place is fixed: a line boundary, then 48 bytes of
+ * padding before the entry (patchable_function_entry puts them there as NOPs that are never
+ * executed). Aligning functions or loops by compiler flags did not help (docs/design.md,
+ * "Tried and dropped"). */
 #if defined(__GNUC__)
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                    wk__vb_state *s, wk__vb_fail *f)

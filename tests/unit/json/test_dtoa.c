@@ -1,5 +1,5 @@
 /*
- * Shortest-digit printing (src/json/dtoa.c) checked against glibc's correctly rounded printf
+ * Shortest-digit printing (src/core/dtoa.c) checked against glibc's correctly rounded printf
  * and strtod/strtof: every output reads back to the same bits, no decimal one digit shorter
  * does, and when printf's nearest decimal of the same length reads back, the digits are the
  * same (closest wins). Millions of random bit patterns, plus powers of two (asymmetric

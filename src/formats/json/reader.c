@@ -798,7 +798,10 @@ typedef struct rsave {
 
 /* Reads the next event for a typed call: WK_OK, WK_ERR_STATE at the END of the current
  * container (not consumed: wk_json_reader_end closes it), WK_ERR_EOF after the last
- * top-level value, or a latched error. */
+ * top-level value, or a latched error. Every typed call is defined as "read the event next()
+ * would read" and falls back here from its fast path for compact input, so the fast paths
+ * only have to be right, not complete; the tests walk documents (and every prefix) with
+ * next() and the typed calls side by side, and try every typed call at every error. */
 __attribute__((noinline)) static wk_status typed_next(wk_json_reader *r, wk_event *ev,
                                                       rsave *sv)
 {

@@ -1,32 +1,35 @@
 /*
  * Internals of libwirekit-redis, the Redis tier of the entity cache. The add-on is built in
- * layers, and a file calls only into the layers below it (and, where said, the file before
- * it in its own layer), so the files form a DAG:
+ * layers: a file calls only into the layers below its own and, where an arrow says so, into
+ * a file listed below it in its own layer, so the calls between files form a DAG (no file
+ * calls back up; what a lower layer must tell a higher one it leaves in a flag, as the pool
+ * does with refresh_after_ms).
  *
  *   5 store     redis_store.c     the store object: new (options -> config -> servers ->
- *                                 subscriber), the wk_cache_store it hands out, free
- *   4 commands  redis_admin.c     ping, scan, count, pttl (the wk_redis_store_* calls);
- *                                 -> redis_commands.c for run-on-a-server
- *               redis_commands.c  the wk_cache_store commands: put, fill, invalidate, remove,
- *                                 fetch; a pipeline on one server following redirects
- *                                 -> redis_mget.c for fetch
+ *                                 commands -> subscriber), the wk_cache_store, free
+ *   4 commands  redis_admin.c     ping, scan, count, pttl (the other wk_redis_store_* calls)
+ *                                 -> redis_commands.c (wk__redis_run_on)
+ *               redis_commands.c  the wk_cache_store commands: put, fill, invalidate,
+ *                                 remove, fetch; a pipeline on one key's server following
+ *                                 redirects -> redis_mget.c (fetch_each)
  *               redis_mget.c      the pipelined multi-get (fetch_each)
- *   3 topology  redis_feed.c      the subscriber thread and its watchers -> redis_cluster.c
- *                                 to choose a server
+ *   3 topology  redis_feed.c      the subscriber thread and its watchers, feed state
+ *                                 -> redis_cluster.c (which server to subscribe on)
  *               redis_cluster.c   which server: slot map, sentinel master, refresh,
  *                                 MOVED/ASK; checkout once the map is known
  *   2 pool      redis_pool.c      the server table, each server's connection pool, new
  *                                 connections (AUTH, SETNAME, SELECT), fail-fast
  *   1 wire      redis_resp.c      RESP commands and replies against a deadline, with caps;
- *                                 the monotonic clock; error replies named -> redis_transport.c
+ *                                 the clock; error replies named -> redis_transport.c
  *               redis_transport.c the socket (the seam for TLS)
- *     leaves    redis_url.c       options and URLs into a wk__rconfig (no I/O)
+ *   0 leaves    redis_url.c       options and URLs into a wk__rconfig (no I/O)
  *               redis_keyset.c    a set of keys (SCAN across masters)
  *
  * A cache miss flows down: the cache calls the store's fetch_each (redis_mget.c), which asks
  * redis_cluster.c for each key's server and a connection to it, redis_pool.c hands one out
  * (opening it through redis_transport.c when the pool has none idle), and redis_resp.c writes
- * the GETs and parses the replies. This header is ordered the same way, bottom up.
+ * the GETs and parses the replies. Below: the wire types, then each layer's calls, bottom up
+ * (the store object before the pool, as every layer from the pool up takes it).
  */
 #ifndef WK_REDIS_INTERNAL_H
 #define WK_REDIS_INTERNAL_H
@@ -86,6 +89,7 @@ ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
 /** Closes the connection's socket (not `c`). */
 void wk__rt_close(wk__rconn *c);
+
 /* ---- 1 wire, RESP (redis_resp.c) ---- */
 
 /** Now on the monotonic clock, in ms: the time base of every deadline in the add-on. */
@@ -137,7 +141,7 @@ wk_status wk__rconn_append_cmds(wk__rconn *c, int ncmd, const int *argc, const c
  *  READONLY, MASTERDOWN), or `fallback`. */
 const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
 
-/* ---- leaf, options (redis_url.c): wk_redis_opts and URLs into a config, no I/O ---- */
+/* ---- 0 leaf, options (redis_url.c): wk_redis_opts and URLs into a config, no I/O ---- */
 
 enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
 
@@ -175,7 +179,7 @@ wk_status wk__redis_config_parse(wk__rconfig *cfg, const wk_redis_opts *opts,
 /** Frees the seeds and wipes the password. */
 void wk__redis_config_free(wk__rconfig *cfg, const wk_allocator *alloc);
 
-/* ---- leaf, a set of keys (redis_keyset.c): SCAN across cluster masters reports each key
+/* ---- 0 leaf, a set of keys (redis_keyset.c): SCAN across cluster masters reports each key
  * once ---- */
 
 /** Keys seen so far; every byte from `alloc`. */
@@ -191,7 +195,8 @@ void wk__keyset_init(wk__keyset *k, const wk_allocator *alloc);
 int wk__keyset_add(wk__keyset *k, const char *key, size_t len);
 void wk__keyset_free(wk__keyset *k);
 
-/* ---- the store object (its fields are owned by the layers named beside them) ---- */
+/* ---- 5 the store object (redis_store.c), each field owned by the file named beside it;
+ * declared here, before the layers between, because they all take the store ---- */
 
 /** Servers a store may know (cluster masters and replicas it was redirected to, sentinels'
  *  masters); never removed while the store lives. */

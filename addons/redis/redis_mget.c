@@ -15,6 +15,12 @@
  * of more sends per key when the window is small. Keys redirected by MOVED or ASK are sent
  * again to their new server, twice at most. A connection that fails is given back broken
  * (the pool then fails fast for retry_ms); an error reply keeps it.
+ *
+ * What the window and the parallel reads buy is measured by the cache benchmark's "redis
+ * pipelined" case (16 keys per call on one server) and "redis cluster get, pipelined" (480
+ * keys over a cluster, windows 16 and 64, beside redis-benchmark on the same servers):
+ * re-measure with `wirekit bench --suite cache` (`--case cluster` for the cluster alone)
+ * after changing this file; the figures belong in the benchmark's output, not here.
  */
 #include <string.h>
 
@@ -230,6 +236,16 @@ static wk_status batches_read(wk_redis_store *s, get_batch *bs, size_t nb,
     }
 }
 
+/* The batch of bs[0..nb) for server `v` and `asking`, or nb when there is none yet. */
+static size_t find_batch(const get_batch *bs, size_t nb, const wk__rsrv *v, bool asking)
+{
+    size_t b = 0;
+    while (b < nb && !(bs[b].v == v && bs[b].asking == asking)) {
+        b++;
+    }
+    return b;
+}
+
 /* `fetch_each`, the multi-get: the keys are split by server (one server outside a cluster),
  * every batch is sent before any reply is read, so the servers work in parallel; keys
  * redirected by MOVED or ASK are sent again to their new server, twice at most. */
@@ -271,10 +287,7 @@ wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
             if (target[i] == NULL) {
                 continue;
             }
-            size_t b = 0;
-            while (b < nb && !(bs[b].v == target[i] && bs[b].asking == ask[i])) {
-                b++;
-            }
+            size_t b = find_batch(bs, nb, target[i], ask[i]);
             if (b == nb) {
                 if (nb == maxb) { /* servers added since the call began */
                     first = wk_error_set(err, WK_ERR_IO, i,
@@ -304,10 +317,7 @@ wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
             if (target[i] == NULL) {
                 continue;
             }
-            size_t b = 0;
-            while (b < nb && !(bs[b].v == target[i] && bs[b].asking == ask[i])) {
-                b++;
-            }
+            size_t b = find_batch(bs, nb, target[i], ask[i]);
             if (b < nb) {
                 bs[b].idx[bs[b].n++] = i;
             }

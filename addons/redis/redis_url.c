@@ -237,6 +237,18 @@ static wk_status parse_seeds(wk__rconfig *cfg, const wk_allocator *alloc,
     return WK_OK;
 }
 
+/* Copies the string `src` into dst[0..cap) with its NUL; false (dst untouched) when it does
+ * not fit. */
+static bool copy_option(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap) {
+        return false;
+    }
+    memcpy(dst, src, n + 1);
+    return true;
+}
+
 wk_status wk__redis_config_parse(wk__rconfig *cfg, const wk_redis_opts *opts,
                                  const wk_allocator *alloc, wk_error *err)
 {
@@ -267,31 +279,23 @@ wk_status wk__redis_config_parse(wk__rconfig *cfg, const wk_redis_opts *opts,
     if (st == WK_OK && (cfg->channel_len == 0 || cfg->channel_len >= sizeof cfg->channel)) {
         st = wk_error_set(err, WK_ERR_ARG, 0, "redis: channel name must be 1 to 127 bytes");
     }
-    if (st == WK_OK && opts->username != NULL) {
-        size_t n = strlen(opts->username);
-        if (n >= sizeof cfg->user) {
-            st = wk_error_set(err, WK_ERR_ARG, 0, "redis: user name longer than 127 bytes");
-        } else {
-            memcpy(cfg->user, opts->username, n + 1);
-        }
+    if (st == WK_OK && opts->username != NULL &&
+        !copy_option(cfg->user, sizeof cfg->user, opts->username)) {
+        st = wk_error_set(err, WK_ERR_ARG, 0, "redis: user name longer than 127 bytes");
     }
     if (st == WK_OK && opts->password != NULL) {
-        size_t n = strlen(opts->password);
-        if (n >= sizeof cfg->pass) {
+        if (!copy_option(cfg->pass, sizeof cfg->pass, opts->password)) {
             st = wk_error_set(err, WK_ERR_ARG, 0, "redis: password longer than 255 bytes");
         } else {
-            memcpy(cfg->pass, opts->password, n + 1);
             cfg->has_pass = true;
         }
     }
-    if (st == WK_OK && opts->client_name != NULL) {
-        size_t n = strlen(opts->client_name);
-        if (n >= sizeof cfg->name || strpbrk(opts->client_name, " \n\r\t") != NULL) {
-            st = wk_error_set(err, WK_ERR_ARG, 0,
-                              "redis: client name must be under 128 bytes, without spaces");
-        } else {
-            memcpy(cfg->name, opts->client_name, n + 1);
-        }
+    /* no whitespace: CLIENT SETNAME refuses it, and every connect would then fail */
+    if (st == WK_OK && opts->client_name != NULL &&
+        (strpbrk(opts->client_name, " \n\r\t") != NULL ||
+         !copy_option(cfg->name, sizeof cfg->name, opts->client_name))) {
+        st = wk_error_set(err, WK_ERR_ARG, 0,
+                          "redis: client name must be under 128 bytes, without spaces");
     }
     if (st != WK_OK) {
         return st;

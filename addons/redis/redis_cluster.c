@@ -84,6 +84,8 @@ static void crc16_slice_init(void)
     }
 }
 
+/* CRC16 (XMODEM) of key[0..n): four bytes a step through the sliced tables, the rest one by
+ * one. */
 static uint16_t crc16(const char *key, size_t n)
 {
     const unsigned char *p = (const unsigned char *)key;

@@ -24,6 +24,8 @@
 
 #include "redis/redis_internal.h"
 
+/* Records whether the subscription is live and, when that changes, tells every watcher
+ * (under wmu, so a watcher registering meanwhile is told once, by one side or the other). */
 static void set_feed(wk_redis_store *s, bool up)
 {
     pthread_mutex_lock(&s->wmu);

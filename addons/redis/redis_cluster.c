@@ -1,16 +1,24 @@
 /*
  * The Redis store's topology: which server a key goes to. In a Redis Cluster, keys map to one
  * of 16384 slots (CRC16 of the key, or of its {hash tag}); the slot map comes from CLUSTER
- * SLOTS asked of any known node (seeds first, then every node learned), and is patched by
- * MOVED redirects, which also ask for a full refresh. With Sentinel, the master's address
- * comes from SENTINEL GET-MASTER-ADDR-BY-NAME asked of each sentinel in turn. In single-server
- * mode there is one server and nothing to refresh.
+ * SLOTS asked of any known node (the servers already known and not marked down first, then
+ * the seeds), and is patched by MOVED redirects, which also ask for a full refresh. With
+ * Sentinel, the master's address comes from SENTINEL GET-MASTER-ADDR-BY-NAME asked of each
+ * sentinel in turn. In single-server mode there is one server and nothing to refresh.
  *
- * Lookups take no lock: servers are added, never removed (their table entries are written
- * once), and each slot's server index is an atomic 16-bit word. A refresh runs in the thread
- * of a command that found it wanted, under a try-lock so that other threads go on with the
- * map they have, and at most every 100 ms: commands that fail on a dead master ask for one,
- * and once the cluster has promoted a replica the refresh finds it.
+ * In the flow of a cache miss (store get -> topology -> pool -> transport -> RESP) this is the
+ * step between the command and its connection: the command asks wk__redis_route() for the
+ * key's server, then wk__redis_checkout() for a connection to it, which refuses at once while
+ * no map or master has been found and otherwise takes one from redis_pool.c. Servers are
+ * added through the pool's table; this file only says which of them serves what.
+ *
+ * The trade-off is lock-free reads against a map that may be briefly stale. Lookups take no
+ * lock: servers are added, never removed (their table entries are written once), and each
+ * slot's server index is an atomic 16-bit word. A refresh runs in the thread of a command
+ * that found it wanted, under a try-lock so that other threads go on with the map they have
+ * (and follow MOVED/ASK when it is wrong); a refresh that finds nothing is tried again
+ * REFRESH_MIN_MS later. Commands that fail on a dead master ask for one, and once the cluster
+ * has promoted a replica the refresh finds it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -76,6 +84,8 @@ static void crc16_slice_init(void)
     }
 }
 
+/* CRC16 (XMODEM) of key[0..n): four bytes a step through the sliced tables, the rest one by
+ * one. */
 static uint16_t crc16(const char *key, size_t n)
 {
     const unsigned char *p = (const unsigned char *)key;
@@ -105,114 +115,13 @@ uint16_t wk__redis_slot(const char *key, size_t len)
     return (uint16_t)(crc16(key, len) % WK__SLOTS);
 }
 
-wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max)
-{
-    wk__rsrv *v = wk_alloc(alloc, sizeof *v);
-    if (v == NULL) {
-        return NULL;
-    }
-    memset(v, 0, sizeof *v);
-    v->idle = wk_alloc(alloc, max * sizeof *v->idle);
-    if (v->idle == NULL) {
-        wk_free(alloc, v, sizeof *v);
-        return NULL;
-    }
-    memset(v->idle, 0, max * sizeof *v->idle);
-    v->ep = *ep;
-    v->max = max;
-    pthread_mutex_init(&v->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&v->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    return v;
-}
-
-void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v)
-{
-    if (v == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < v->nidle; i++) {
-        wk__rconn_free(v->idle[i]);
-    }
-    wk_free(alloc, v->idle, v->max * sizeof *v->idle);
-    pthread_mutex_destroy(&v->mu);
-    pthread_cond_destroy(&v->cv);
-    wk_free(alloc, v, sizeof *v);
-}
-
-/* Under topo_mu. */
-static wk__rsrv *srv_locked(wk_redis_store *s, const wk__rendpoint *ep)
-{
-    uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n; i++) {
-        const wk__rendpoint *e = &s->srv[i]->ep;
-        if (e->port == ep->port && e->is_unix == ep->is_unix && strcmp(e->host, ep->host) == 0) {
-            return s->srv[i];
-        }
-    }
-    if (n == WK__MAX_SRV) {
-        return NULL;
-    }
-    wk__rsrv *v = wk__redis_srv_new(s->alloc, ep, s->pool_max);
-    if (v == NULL) {
-        return NULL;
-    }
-    s->srv[n] = v;
-    __atomic_store_n(&s->nsrv, n + 1, __ATOMIC_RELEASE);
-    return v;
-}
-
-static uint32_t srv_index(wk_redis_store *s, const wk__rsrv *v)
-{
-    uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n; i++) {
-        if (s->srv[i] == v) {
-            return i;
-        }
-    }
-    return 0;
-}
-
-wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
-                        bool is_unix)
-{
-    wk__rendpoint ep;
-    memset(&ep, 0, sizeof ep);
-    if (host_len >= sizeof ep.host || port < 0 || port > 65535) {
-        return NULL;
-    }
-    memcpy(ep.host, host, host_len);
-    ep.port = port;
-    ep.is_unix = is_unix;
-    pthread_mutex_lock(&s->topo_mu);
-    wk__rsrv *v = srv_locked(s, &ep);
-    pthread_mutex_unlock(&s->topo_mu);
-    return v;
-}
-
 wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len)
 {
-    if (s->mode == WK__MODE_CLUSTER) {
+    if (s->cfg.mode == WK__MODE_CLUSTER) {
         uint16_t i = __atomic_load_n(&s->slots[wk__redis_slot(key, len)], __ATOMIC_ACQUIRE);
         return s->srv[i];
     }
     return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
-}
-
-void wk__redis_want_refresh(wk_redis_store *s)
-{
-    if (s->mode == WK__MODE_SINGLE) {
-        return;
-    }
-    int64_t want = wk__redis_now_ms();
-    int64_t cur = __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED);
-    while (cur > want &&
-           !__atomic_compare_exchange_n(&s->refresh_after_ms, &cur, want, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
 }
 
 /* Index after the subtree of node i (preorder, arrays counted by elements). */
@@ -264,11 +173,11 @@ static bool apply_slots(wk_redis_store *s, const wk__rconn *c, const wk__rendpoi
         }
         memcpy(ep.host, host, hl);
         ep.port = (int)r[i + 5].n;
-        wk__rsrv *v = srv_locked(s, &ep);
+        wk__rsrv *v = wk__redis_srv_locked(s, &ep);
         if (v == NULL) {
             return false;
         }
-        uint16_t idx = (uint16_t)srv_index(s, v);
+        uint16_t idx = (uint16_t)wk__redis_srv_index(s, v);
         for (int64_t sl = lo; sl <= hi; sl++) {
             __atomic_store_n(&s->slots[sl], idx, __ATOMIC_RELEASE);
         }
@@ -281,23 +190,23 @@ static bool apply_slots(wk_redis_store *s, const wk__rconn *c, const wk__rendpoi
 /* One question to one endpoint: CLUSTER SLOTS, or the sentinel's master address. */
 static wk_status ask(wk_redis_store *s, const wk__rendpoint *ep, wk_error *err)
 {
-    bool sentinel = s->mode == WK__MODE_SENTINEL;
+    bool sentinel = s->cfg.mode == WK__MODE_SENTINEL;
     wk__rconn *c = wk__redis_connect(s, ep, sentinel, err);
     if (c == NULL) {
         return WK_ERR_IO;
     }
     const char *slots_argv[2] = {"CLUSTER", "SLOTS"};
     size_t slots_lens[2] = {7, 5};
-    const char *sent_argv[3] = {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", s->master_name};
-    size_t sent_lens[3] = {8, 23, strlen(s->master_name)};
-    int64_t deadline = wk__redis_now_ms() + s->command_ms;
+    const char *sent_argv[3] = {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", s->cfg.master_name};
+    size_t sent_lens[3] = {8, 23, strlen(s->cfg.master_name)};
+    int64_t deadline = wk__redis_now_ms() + s->cfg.command_ms;
     wk_status st = sentinel ? wk__rconn_append(c, 3, sent_argv, sent_lens, err)
                             : wk__rconn_append(c, 2, slots_argv, slots_lens, err);
     if (st == WK_OK) {
         st = wk__rconn_flush(c, deadline, err);
     }
     if (st == WK_OK) {
-        st = wk__rconn_read(c, &s->lim, deadline, err);
+        st = wk__rconn_read(c, &s->cfg.lim, deadline, err);
     }
     if (st == WK_OK && c->nodes[0].type == '-') {
         st = wk_error_set(err, WK_ERR_IO, 0,
@@ -330,7 +239,7 @@ static wk_status ask(wk_redis_store *s, const wk__rendpoint *ep, wk_error *err)
             if (v == NULL) {
                 st = wk_error_set(err, WK_ERR_IO, 0, "redis: bad master address from sentinel");
             } else {
-                __atomic_store_n(&s->master, srv_index(s, v), __ATOMIC_RELEASE);
+                __atomic_store_n(&s->master, wk__redis_srv_index(s, v), __ATOMIC_RELEASE);
             }
         }
     }
@@ -340,7 +249,7 @@ static wk_status ask(wk_redis_store *s, const wk__rendpoint *ep, wk_error *err)
 
 wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
 {
-    if (s->mode == WK__MODE_SINGLE) {
+    if (s->cfg.mode == WK__MODE_SINGLE) {
         return WK_OK;
     }
     int64_t now = wk__redis_now_ms();
@@ -355,14 +264,14 @@ wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
     __atomic_store_n(&s->refresh_after_ms, INT64_MAX, __ATOMIC_RELAXED);
     wk_status st = wk_error_set(err, WK_ERR_IO, 0, "redis: no seed node or sentinel answered");
     /* Known live servers first (a cluster's current masters), then the seeds. */
-    uint32_t n = s->mode == WK__MODE_CLUSTER ? __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE) : 0;
+    uint32_t n = s->cfg.mode == WK__MODE_CLUSTER ? __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE) : 0;
     for (uint32_t i = 0; i < n && st != WK_OK; i++) {
         if (now >= __atomic_load_n(&s->srv[i]->down_until_ms, __ATOMIC_ACQUIRE)) {
             st = ask(s, &s->srv[i]->ep, err);
         }
     }
-    for (size_t i = 0; i < s->nseeds && st != WK_OK; i++) {
-        st = ask(s, &s->seeds[i], err);
+    for (size_t i = 0; i < s->cfg.nseeds && st != WK_OK; i++) {
+        st = ask(s, &s->cfg.seeds[i], err);
     }
     if (st == WK_OK) {
         __atomic_store_n(&s->map_known, true, __ATOMIC_RELEASE);
@@ -373,6 +282,27 @@ wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
     }
     pthread_mutex_unlock(&s->refresh_mu);
     return st;
+}
+
+void wk__redis_maybe_refresh(wk_redis_store *s)
+{
+    if (s->cfg.mode != WK__MODE_SINGLE &&
+        wk__redis_now_ms() >= __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED)) {
+        wk_error e;
+        (void)wk__redis_refresh(s, false, &e);
+    }
+}
+
+wk__rconn *wk__redis_checkout(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err)
+{
+    if (s->cfg.mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)) {
+        wk_error_set(err, WK_ERR_IO, 0,
+                     s->cfg.mode == WK__MODE_CLUSTER
+                         ? "redis: no cluster seed node answered CLUSTER SLOTS"
+                         : "redis: no sentinel named the master");
+        return NULL;
+    }
+    return wk__redis_take(s, v, deadline, err);
 }
 
 int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r,
@@ -432,8 +362,8 @@ int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r
     if (v == NULL) {
         return 0;
     }
-    if (kind == 1 && s->mode == WK__MODE_CLUSTER) {
-        __atomic_store_n(&s->slots[slot], (uint16_t)srv_index(s, v), __ATOMIC_RELEASE);
+    if (kind == 1 && s->cfg.mode == WK__MODE_CLUSTER) {
+        __atomic_store_n(&s->slots[slot], (uint16_t)wk__redis_srv_index(s, v), __ATOMIC_RELEASE);
         wk__redis_want_refresh(s);
     }
     *to = v;

@@ -9,6 +9,14 @@
  * the heartbeat bound): a process stopped for longer (SIGSTOP, a long GC-like pause, a
  * suspended VM) finds that bound passed when it resumes, and reads from Redis until the
  * feed has caught up, instead of serving a copy the buffered messages would have dropped.
+ *
+ * In the flow, this is the other direction from a cache miss: a put or invalidation
+ * (redis_commands.c) PUBLISHes the key, and this thread, on its own connection (not from the
+ * pool: a subscribed connection can run no other command), hands it to the watching caches,
+ * which drop their local copies. It sits beside the topology (it asks redis_cluster.c which
+ * server to subscribe on) and above the pool (whose connect, with AUTH and SELECT, it uses).
+ * The trade-off is a PING every heartbeat_ms per store, in exchange for a bound on how stale
+ * a local copy can be, and a lost feed noticed within heartbeat_ms + command_timeout_ms.
  */
 #include <poll.h>
 #include <string.h>
@@ -16,6 +24,8 @@
 
 #include "redis/redis_internal.h"
 
+/* Records whether the subscription is live and, when that changes, tells every watcher
+ * (under wmu, so a watcher registering meanwhile is told once, by one side or the other). */
 static void set_feed(wk_redis_store *s, bool up)
 {
     pthread_mutex_lock(&s->wmu);
@@ -32,7 +42,7 @@ static void set_feed(wk_redis_store *s, bool up)
  * their local copies may be trusted without hearing from the feed again. */
 static void set_fresh(wk_redis_store *s, int64_t sent_ms)
 {
-    int64_t until = sent_ms + (int64_t)s->heartbeat_ms + (int64_t)s->command_ms;
+    int64_t until = sent_ms + (int64_t)s->cfg.heartbeat_ms + (int64_t)s->cfg.command_ms;
     pthread_mutex_lock(&s->wmu);
     for (size_t i = 0; i < s->nwatch; i++) {
         if (s->watchers[i]->heard != NULL) {
@@ -121,12 +131,12 @@ static bool handle(wk_redis_store *s, const wk__rconn *c, int64_t ping_sent, int
 /* One subscription: returns when it breaks (false) or the store closes (true). */
 static bool run_subscription(wk_redis_store *s, wk__rconn *c)
 {
-    const char *argv[2] = {"SUBSCRIBE", s->channel};
-    size_t lens[2] = {9, s->channel_len};
+    const char *argv[2] = {"SUBSCRIBE", s->cfg.channel};
+    size_t lens[2] = {9, s->cfg.channel_len};
     wk_error err;
     int64_t ping_sent = wk__redis_now_ms();
     if (wk__rconn_append(c, 2, argv, lens, &err) != WK_OK ||
-        wk__rconn_flush(c, ping_sent + s->command_ms, &err) != WK_OK) {
+        wk__rconn_flush(c, ping_sent + s->cfg.command_ms, &err) != WK_OK) {
         return false;
     }
     bool subscribed = false;
@@ -135,7 +145,7 @@ static bool run_subscription(wk_redis_store *s, wk__rconn *c)
     for (;;) {
         bool got = true;
         while (got) {
-            if (wk__rconn_try_read(c, &s->lim, &got, &err) != WK_OK) {
+            if (wk__rconn_try_read(c, &s->cfg.lim, &got, &err) != WK_OK) {
                 return false;
             }
             if (got && !handle(s, c, ping_sent, &last_pong, &subscribed)) {
@@ -143,14 +153,14 @@ static bool run_subscription(wk_redis_store *s, wk__rconn *c)
             }
         }
         int64_t now = wk__redis_now_ms();
-        if (now - last_pong > (int64_t)s->heartbeat_ms + s->command_ms) {
+        if (now - last_pong > (int64_t)s->cfg.heartbeat_ms + s->cfg.command_ms) {
             return false; /* no pong (or no subscribe confirmation) in time */
         }
-        if (subscribed && now - last_ping >= (int64_t)s->heartbeat_ms) {
+        if (subscribed && now - last_ping >= (int64_t)s->cfg.heartbeat_ms) {
             const char *ping[1] = {"PING"};
             size_t plen[1] = {4};
             if (wk__rconn_append(c, 1, ping, plen, &err) != WK_OK ||
-                wk__rconn_flush(c, now + s->command_ms, &err) != WK_OK) {
+                wk__rconn_flush(c, now + s->cfg.command_ms, &err) != WK_OK) {
                 return false;
             }
             last_ping = now;
@@ -158,7 +168,7 @@ static bool run_subscription(wk_redis_store *s, wk__rconn *c)
             continue;
         }
         struct pollfd p[2] = {{c->fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
-        int64_t wait = (int64_t)s->heartbeat_ms - (now - last_ping);
+        int64_t wait = (int64_t)s->cfg.heartbeat_ms - (now - last_ping);
         if (wait < 10) {
             wait = 10;
         }
@@ -171,12 +181,36 @@ static bool run_subscription(wk_redis_store *s, wk__rconn *c)
     }
 }
 
+/* A connection for the subscriber: the server in use, or in a cluster the next known one
+ * (after a failure, the next). NULL with `err` set, a topology refresh asked for. */
+static wk__rconn *connect_feed(wk_redis_store *s, wk_error *err)
+{
+    if (s->cfg.mode != WK__MODE_SINGLE &&
+        wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
+        return NULL;
+    }
+    wk__rsrv *v;
+    if (s->cfg.mode == WK__MODE_CLUSTER) {
+        /* PUBLISH in a cluster reaches every node over the cluster bus: any node will do;
+         * after a failure, the next one */
+        uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+        v = s->srv[s->feed_rr++ % n];
+    } else {
+        v = s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
+    }
+    wk__rconn *c = wk__redis_connect(s, &v->ep, false, err);
+    if (c == NULL) {
+        wk__redis_want_refresh(s);
+    }
+    return c;
+}
+
 void *wk__redis_feed_main(void *arg)
 {
     wk_redis_store *s = arg;
     for (;;) {
         wk_error err;
-        wk__rconn *c = wk__redis_connect_feed(s, &err);
+        wk__rconn *c = connect_feed(s, &err);
         bool stop;
         if (c != NULL) {
             stop = run_subscription(s, c);
@@ -186,8 +220,16 @@ void *wk__redis_feed_main(void *arg)
                 return NULL;
             }
         }
-        if (wait_stop(s, (int)s->retry_ms / 4 + 1)) {
+        if (wait_stop(s, (int)s->cfg.retry_ms / 4 + 1)) {
             return NULL;
         }
     }
+}
+
+WK_API bool wk_redis_store_feed_up(wk_redis_store *s)
+{
+    pthread_mutex_lock(&s->wmu);
+    bool up = s->feed_up;
+    pthread_mutex_unlock(&s->wmu);
+    return up;
 }

@@ -1,7 +1,35 @@
 /*
- * Internals of the Redis store (wirekit-redis): the store object shared by the command pool
- * (redis_store.c) and the invalidation feed (redis_feed.c), and the wire layer both use
- * (redis_resp.c: RESP written and read against a deadline, with size caps).
+ * Internals of libwirekit-redis, the Redis tier of the entity cache. The add-on is built in
+ * layers: a file calls only into the layers below its own and, where an arrow says so, into
+ * a file listed below it in its own layer, so the calls between files form a DAG (no file
+ * calls back up; what a lower layer must tell a higher one it leaves in a flag, as the pool
+ * does with refresh_after_ms).
+ *
+ *   5 store     redis_store.c     the store object: new (options -> config -> servers ->
+ *                                 commands -> subscriber), the wk_cache_store, free
+ *   4 commands  redis_admin.c     ping, scan, count, pttl (the other wk_redis_store_* calls)
+ *                                 -> redis_commands.c (wk__redis_run_on)
+ *               redis_commands.c  the wk_cache_store commands: put, fill, invalidate,
+ *                                 remove, fetch; a pipeline on one key's server following
+ *                                 redirects -> redis_mget.c (fetch_each)
+ *               redis_mget.c      the pipelined multi-get (fetch_each)
+ *   3 topology  redis_feed.c      the subscriber thread and its watchers, feed state
+ *                                 -> redis_cluster.c (which server to subscribe on)
+ *               redis_cluster.c   which server: slot map, sentinel master, refresh,
+ *                                 MOVED/ASK; checkout once the map is known
+ *   2 pool      redis_pool.c      the server table, each server's connection pool, new
+ *                                 connections (AUTH, SETNAME, SELECT), fail-fast
+ *   1 wire      redis_resp.c      RESP commands and replies against a deadline, with caps;
+ *                                 the clock; error replies named -> redis_transport.c
+ *               redis_transport.c the socket (the seam for TLS)
+ *   0 leaves    redis_url.c       options and URLs into a wk__rconfig (no I/O)
+ *               redis_keyset.c    a set of keys (SCAN across masters)
+ *
+ * A cache miss flows down: the cache calls the store's fetch_each (redis_mget.c), which asks
+ * redis_cluster.c for each key's server and a connection to it, redis_pool.c hands one out
+ * (opening it through redis_transport.c when the pool has none idle), and redis_resp.c writes
+ * the GETs and parses the replies. Below: the wire types, then each layer's calls, bottom up
+ * (the store object before the pool, as every layer from the pool up takes it).
  */
 #ifndef WK_REDIS_INTERNAL_H
 #define WK_REDIS_INTERNAL_H
@@ -12,7 +40,7 @@
 
 #include "wirekit/redis.h"
 
-/* ---- wire layer ---- */
+/* ---- 1 wire: types shared by the transport and RESP ---- */
 
 /** One reply element, in preorder: type is '+', '-', ':', '$' or '*'; `n` is the integer,
  *  string length or element count (-1 for a nil bulk or array); a string's bytes are at
@@ -50,7 +78,7 @@ typedef struct wk__rendpoint {
     bool is_unix;
 } wk__rendpoint;
 
-/* ---- transport (redis_transport.c): the one seam where TLS would go ---- */
+/* ---- 1 wire, transport (redis_transport.c): the one seam where TLS would go ---- */
 
 /** Opens a non-blocking connection within `connect_ms`, the wk__rconn and its buffers from
  *  `alloc` (hiredis allocates its own context); NULL with `err` naming the cause. */
@@ -61,7 +89,13 @@ ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
 /** Closes the connection's socket (not `c`). */
 void wk__rt_close(wk__rconn *c);
-/** Closes the socket and frees `c` itself. NULL is a no-op. */
+
+/* ---- 1 wire, RESP (redis_resp.c) ---- */
+
+/** Now on the monotonic clock, in ms: the time base of every deadline in the add-on. */
+int64_t wk__redis_now_ms(void);
+
+/** Frees `c` and its buffers after closing its socket. NULL is a no-op. */
 void wk__rconn_free(wk__rconn *c);
 /** Queues one command (RESP array of bulk strings). */
 wk_status wk__rconn_append(wk__rconn *c, int argc, const char *const *argv, const size_t *lens,
@@ -99,8 +133,54 @@ bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
 /** True for a bulk or status string equal to `s`. */
 bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);
+/** Queues `ncmd` commands, command i being argc[i] strings of argv/lens taken in order; each
+ *  is preceded by ASKING when `asking` (a command sent on after an -ASK redirect). */
+wk_status wk__rconn_append_cmds(wk__rconn *c, int ncmd, const int *argc, const char **argv,
+                                const size_t *lens, bool asking, wk_error *err);
+/** A static message naming the cause of an error reply (NOAUTH, WRONGPASS, NOPERM, LOADING,
+ *  READONLY, MASTERDOWN), or `fallback`. */
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
 
-/* ---- a set of keys (redis_keyset.c): SCAN across cluster masters reports each key once ---- */
+/* ---- 0 leaf, options (redis_url.c): wk_redis_opts and URLs into a config, no I/O ---- */
+
+enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
+
+/** What a store was asked for, validated, defaults applied; fixed for the store's life. */
+typedef struct wk__rconfig {
+    int mode;
+    wk__rendpoint ep;         /* single mode: the server */
+    wk__rendpoint *seeds;     /* cluster seed nodes or sentinels */
+    size_t nseeds, seeds_cap;
+    char master_name[128];    /* sentinel: the master's name */
+    unsigned wait_replicas;   /* WAIT this many replicas after each write */
+    size_t window;            /* GETs in flight per connection in a multi-get */
+    unsigned db;
+    char user[128];
+    char pass[256];
+    bool has_pass; /* AUTH [user] pass on every new connection */
+    char name[128]; /* CLIENT SETNAME on every new connection ("" = none) */
+    char channel[128];
+    size_t channel_len;
+    uint32_t connect_ms;
+    uint32_t command_ms;
+    uint32_t retry_ms;
+    uint32_t heartbeat_ms;
+    wk__rlimits lim;
+    size_t pool_max; /* connections per server */
+    bool subscribe;
+} wk__rconfig;
+
+/** Fills `cfg` (zeroed by the caller) from `opts`: the mode, the URL or the seed list (seeds
+ *  from `alloc`), credentials, client name, channel, then the defaults of every zero field.
+ *  WK_ERR_ARG with the reason for a bad URL or option, WK_ERR_NOMEM; on failure `cfg` may
+ *  hold seeds: wk__redis_config_free() it all the same. */
+wk_status wk__redis_config_parse(wk__rconfig *cfg, const wk_redis_opts *opts,
+                                 const wk_allocator *alloc, wk_error *err);
+/** Frees the seeds and wipes the password. */
+void wk__redis_config_free(wk__rconfig *cfg, const wk_allocator *alloc);
+
+/* ---- 0 leaf, a set of keys (redis_keyset.c): SCAN across cluster masters reports each key
+ * once ---- */
 
 /** Keys seen so far; every byte from `alloc`. */
 typedef struct wk__keyset {
@@ -115,7 +195,8 @@ void wk__keyset_init(wk__keyset *k, const wk_allocator *alloc);
 int wk__keyset_add(wk__keyset *k, const char *key, size_t len);
 void wk__keyset_free(wk__keyset *k);
 
-/* ---- the store ---- */
+/* ---- 5 the store object (redis_store.c), each field owned by the file named beside it;
+ * declared here, before the layers between, because they all take the store ---- */
 
 /** Servers a store may know (cluster masters and replicas it was redirected to, sentinels'
  *  masters); never removed while the store lives. */
@@ -134,42 +215,22 @@ typedef struct wk__rsrv {
     int64_t down_until_ms; /* atomic: fail fast until then */
 } wk__rsrv;
 
-enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
-
 struct wk_redis_store {
     const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
-    int mode;
-    wk__rendpoint ep; /* single mode: the server */
-    /* servers: srv[0, nsrv) (nsrv atomic; entries written once under topo_mu) */
+    wk__rconfig cfg;           /* redis_url.c: the options, fixed after new */
+    /* redis_pool.c: servers srv[0, nsrv) (nsrv atomic; entries written once under topo_mu) */
     wk__rsrv *srv[WK__MAX_SRV];
     uint32_t nsrv;
+    pthread_mutex_t topo_mu;  /* adding servers, writing the map */
+    int64_t refresh_after_ms; /* atomic: a refresh is wanted from then (INT64_MAX: none);
+                                 lowered by the pool, read and reset by the topology */
+    /* redis_cluster.c: the topology */
     uint32_t master;          /* atomic: single and sentinel mode, the server in use */
     uint16_t *slots;          /* cluster: WK__SLOTS server indices (atomic entries) */
     bool map_known;           /* atomic: cluster map or sentinel master found once */
-    wk__rendpoint *seeds;     /* cluster seed nodes or sentinels */
-    size_t nseeds, seeds_cap;
-    char master_name[128];    /* sentinel: the master's name */
-    pthread_mutex_t topo_mu;  /* adding servers, writing the map */
     pthread_mutex_t refresh_mu; /* one refresh at a time */
-    int64_t refresh_after_ms; /* atomic: a refresh is wanted from then (INT64_MAX: none) */
+    /* redis_feed.c: the subscriber and its watchers */
     uint32_t feed_rr;         /* cluster: which server the subscriber tries next */
-    unsigned wait_replicas;   /* WAIT this many replicas after each write */
-    size_t window;            /* GETs in flight per connection in a multi-get */
-    unsigned db;
-    char user[128];
-    char pass[256];
-    bool has_pass; /* AUTH [user] pass on every new connection */
-    char name[128]; /* CLIENT SETNAME on every new connection ("" = none) */
-    char channel[128];
-    size_t channel_len;
-    uint32_t connect_ms;
-    uint32_t command_ms;
-    uint32_t retry_ms;
-    uint32_t heartbeat_ms;
-    wk__rlimits lim;
-    size_t pool_max; /* connections per server */
-    /* feed */
-    bool subscribe;
     pthread_t thread;
     bool thread_started;
     int stop_pipe[2];
@@ -177,51 +238,88 @@ struct wk_redis_store {
     const wk_cache_watch **watchers;
     size_t nwatch, watch_cap;
     bool feed_up;
+    /* redis_store.c: what the caches are given */
     wk_cache_store iface;
 };
 
-int64_t wk__redis_now_ms(void);
 
+
+/* ---- 2 pool (redis_pool.c): servers and their connections ---- */
+
+/** Allocates a server's pool of at most `max` connections (from `alloc`). */
+wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max);
+/** Closes the server's idle connections and frees it. NULL is a no-op. */
+void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v);
+/** Finds or adds the server at `ep`, under topo_mu; NULL when the table is full or out of
+ *  memory. */
+wk__rsrv *wk__redis_srv_locked(wk_redis_store *s, const wk__rendpoint *ep);
+/** Finds or adds the server at host:port (takes topo_mu); NULL when the address does not
+ *  fit, the table is full or out of memory. */
+wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
+                        bool is_unix);
+/** The index of `v` in the server table (0 when it is not there). */
+uint32_t wk__redis_srv_index(wk_redis_store *s, const wk__rsrv *v);
 /** Connects to `ep` with the store's timeouts, then AUTH, CLIENT SETNAME and SELECT as
  *  configured (every new connection, so a reconnect repeats them); `bare` skips them (for
  *  sentinels). NULL with `err` naming the cause. */
 wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
                              wk_error *err);
+/** Takes a connection to `v` from its pool, or opens one when the pool has room, waiting for
+ *  a free one at most until `deadline`. Fails fast (WK_ERR_IO, no I/O) while `v` is marked
+ *  down; a failed connect marks it down. */
+wk__rconn *wk__redis_take(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err);
+/** Returns `c` to `v`'s pool, or with `broken` closes it and marks `v` down for retry_ms. */
+void wk__redis_give_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, bool broken);
+/** Asks the topology layer for a refresh soon (cluster slots or sentinel master): lowers
+ *  refresh_after_ms, which redis_cluster.c reads before each command. A flag, not a call, so
+ *  the pool stays below the topology layer. No-op in single mode. */
+void wk__redis_want_refresh(wk_redis_store *s);
 
-/** A connection for the subscriber: the server in use, or in a cluster the next known one. */
-wk__rconn *wk__redis_connect_feed(wk_redis_store *s, wk_error *err);
-
-/* ---- topology (redis_cluster.c) ---- */
+/* ---- 3 topology (redis_cluster.c): which server a key goes to ---- */
 
 /** The cluster slot of a key: CRC16 (XMODEM) of the key, or of its {hash tag}, mod 16384. */
 uint16_t wk__redis_slot(const char *key, size_t len);
 /** The server for `key`: by slot in a cluster, else the master in use. */
 wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len);
-/** Finds or adds the server at host:port; NULL when the table is full or out of memory. */
-wk__rsrv *wk__redis_srv(wk_redis_store *s, const char *host, size_t host_len, int port,
-                        bool is_unix);
-/** Allocates a server's pool (from `alloc`). */
-wk__rsrv *wk__redis_srv_new(const wk_allocator *alloc, const wk__rendpoint *ep, size_t max);
-void wk__redis_srv_free(const wk_allocator *alloc, wk__rsrv *v);
-/** Asks for a topology refresh (cluster slots or sentinel master) soon. */
-void wk__redis_want_refresh(wk_redis_store *s);
 /** Refreshes the topology now when one is wanted (or `force`) and no other thread is doing
  *  it. WK_OK when a map or master was found (or none was needed). */
 wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err);
+/** wk__redis_refresh() when one is due, its failure ignored (the command that follows
+ *  reports it): what each command does first. */
+void wk__redis_maybe_refresh(wk_redis_store *s);
+/** A connection to `v` (wk__redis_take), refused at once in cluster or sentinel mode while no
+ *  map or master has been found. */
+wk__rconn *wk__redis_checkout(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err);
 /** Parses a "-MOVED slot host:port" or "-ASK slot host:port" reply: 1 for MOVED, 2 for ASK,
  *  0 for anything else; on 1 or 2 the target server (added if new) is in *to and, for
  *  MOVED, the slot map is updated. */
 int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r,
                        const wk__rsrv *from, wk__rsrv **to);
 
-/** The subscriber thread's body (redis_feed.c). */
-/** A static message naming the cause of an error reply (NOAUTH, WRONGPASS, NOPERM, LOADING,
- *  READONLY, MASTERDOWN), or `fallback`. */
-const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
+/* ---- 3 topology, feed (redis_feed.c): the invalidation subscriber ---- */
 
+/** The subscriber thread's body: subscribes, hands messages to the watchers, reconnects,
+ *  until a byte arrives on stop_pipe. */
 void *wk__redis_feed_main(void *arg);
-
-/** Registers or unregisters a watcher (redis_feed.c). */
+/** Registers or unregisters a watcher (the wk_cache_store `watch` entry). */
 void wk__redis_watch(void *self, const wk_cache_watch *w, bool enable);
+
+/* ---- 4 commands ---- */
+
+/** redis_mget.c: the wk_cache_store `fetch_each` entry (`self` is the store). */
+wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
+                               wk_cache_take_fn take, void *ctx, wk_error *err);
+
+/** redis_commands.c: runs `ncmd` pipelined commands on `v`, following MOVED and ASK
+ *  redirects (twice at most; the commands are idempotent, so a pipeline redirected part-way
+ *  is sent again whole). msgs[i] describes command i's error reply; with `wait`, a WAIT for
+ *  wait_replicas follows and fewer acknowledgements is a failure. Returns the first failure;
+ *  every reply is read so the connection stays usable. */
+wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *argc,
+                           const char **argv, const size_t *lens, const char *const *msgs,
+                           bool wait, wk_error *err);
+/** redis_commands.c: sets the command entries of `iface` (fetch, fetch_each, store,
+ *  invalidate, remove); the store sets `watch` and `self`. */
+void wk__redis_commands_bind(wk_cache_store *iface);
 
 #endif

@@ -2,9 +2,13 @@
  * The Redis store's wire layer: RESP2 commands written and replies read on a non-blocking
  * socket against one deadline per command (total time, however the server dribbles bytes),
  * with caps on a reply's size and element count checked from the headers, before anything is
- * allocated. Bytes move through the transport (redis_transport.c); its reader is not used, because it has
- * neither a total deadline nor a size cap (`*999999999` made it allocate the array, a
- * `$400000000` header made it buffer the value).
+ * allocated. Bytes move through the transport (redis_transport.c); hiredis's own reader is not
+ * used, because it has neither a total deadline nor a size cap (`*999999999` made it allocate
+ * the array, a `$400000000` header made it buffer the value). In the flow of a cache miss
+ * (store get -> topology -> pool -> transport -> RESP) this is the last step, and the only one
+ * that reads the bytes of a reply; every layer above reads the nodes it leaves. It also keeps
+ * the add-on's clock (wk__redis_now_ms) and names the causes of error replies
+ * (wk__redis_refusal), both used by every layer above.
  *
  * A reply is parsed into a flat preorder list of nodes that point into the read buffer, with
  * an explicit stack for nested arrays (no recursion). Parsing restarts from the reply's first
@@ -16,12 +20,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "redis/redis_internal.h"
 
 #define LINE_MAX_BYTES 65536u /* a status, error or header line */
 #define MAX_NESTING 8u        /* arrays inside arrays (pub/sub and SCAN need 2) */
+
+/* CLOCK_MONOTONIC: deadlines must not jump with the wall clock. */
+int64_t wk__redis_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 void wk__rconn_free(wk__rconn *c)
 {
@@ -164,6 +177,22 @@ wk_status wk__rconn_append_get(wk__rconn *c, const char *key, size_t len, bool a
     *p++ = '\r';
     *p++ = '\n';
     c->out_len = (size_t)(p - c->out);
+    return WK_OK;
+}
+
+wk_status wk__rconn_append_cmds(wk__rconn *c, int ncmd, const int *argc, const char **argv,
+                                const size_t *lens, bool asking, wk_error *err)
+{
+    static const char *const ask_argv[1] = {"ASKING"};
+    static const size_t ask_lens[1] = {6};
+    int at = 0;
+    for (int i = 0; i < ncmd; i++) {
+        if ((asking && wk__rconn_append(c, 1, ask_argv, ask_lens, err) != WK_OK) ||
+            wk__rconn_append(c, argc[i], argv + at, lens + at, err) != WK_OK) {
+            return WK_ERR_IO;
+        }
+        at += argc[i];
+    }
     return WK_OK;
 }
 
@@ -535,4 +564,34 @@ bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s)
     size_t l = strlen(s);
     return (n->type == '$' || n->type == '+') && n->n == (int64_t)l &&
            memcmp(c->in + n->off, s, l) == 0;
+}
+
+const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback)
+{
+    if (r->type != '-' || r->n <= 0) {
+        return fallback;
+    }
+    const char *m = wk__rnode_str(c, r);
+    size_t n = (size_t)r->n;
+    if (n >= 6 && memcmp(m, "NOAUTH", 6) == 0) {
+        return "redis: NOAUTH: the server requires a password "
+               "(redis://[user]:password@host or the password option)";
+    }
+    if (n >= 9 && memcmp(m, "WRONGPASS", 9) == 0) {
+        return "redis: WRONGPASS: authentication failed (wrong user name or password, or the "
+               "user is disabled)";
+    }
+    if (n >= 6 && memcmp(m, "NOPERM", 6) == 0) {
+        return "redis: NOPERM: the ACL user may not run this command or touch this key";
+    }
+    if (n >= 7 && memcmp(m, "LOADING", 7) == 0) {
+        return "redis: LOADING: the server is loading its data set";
+    }
+    if (n >= 8 && memcmp(m, "READONLY", 8) == 0) {
+        return "redis: READONLY: the server is a replica (a failover is under way?)";
+    }
+    if (n >= 8 && memcmp(m, "MASTERDOWN", 10 < n ? 10 : n) == 0) {
+        return "redis: MASTERDOWN: the replica lost its master";
+    }
+    return fallback;
 }

@@ -83,7 +83,10 @@ wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_al
     int fl = fcntl(c->fd, F_GETFL, 0);
     if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
         wk_error_set(err, WK_ERR_IO, 0, "redis: cannot make the socket non-blocking");
-        wk__rconn_free(c);
+        /* no buffers yet: closing the socket and freeing `c` is all wk__rconn_free would do,
+         * and doing it here keeps this file below redis_resp.c */
+        wk__rt_close(c);
+        wk_free(alloc, c, sizeof *c);
         return NULL;
     }
     return c;

@@ -128,8 +128,6 @@ wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, b
  *  on timeout. ready[i] tells which (readable, hung up or failed), so only those are read. */
 wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_t deadline,
                              wk_error *err);
-/** True when bytes of a next reply are already buffered. */
-bool wk__rconn_buffered(const wk__rconn *c);
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n);
 /** True for a bulk or status string equal to `s`. */
 bool wk__rnode_is(const wk__rconn *c, const wk__rnode *n, const char *s);

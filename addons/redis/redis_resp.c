@@ -549,11 +549,6 @@ wk_status wk__rconn_wait_any(wk__rconn *const *cs, size_t n, bool *ready, int64_
     return st;
 }
 
-bool wk__rconn_buffered(const wk__rconn *c)
-{
-    return c->in_len > c->consumed;
-}
-
 const char *wk__rnode_str(const wk__rconn *c, const wk__rnode *n)
 {
     return (const char *)c->in + n->off;

@@ -204,7 +204,9 @@ static int convert(job *j)
                 rc = write_failed(j, &we);
                 break;
             }
-            wk_converter_drained(&c, before - wk_out_buf(&j->out)->len);
+            if (wk_out_buf(&j->out)->len != before) { /* sent on */
+                wk_converter_drained(&c, before - wk_out_buf(&j->out)->len);
+            }
             continue;
         }
         if (st == WK_ERR_AGAIN) {

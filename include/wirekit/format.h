@@ -34,6 +34,9 @@ extern "C" {
 #define WK_FORMAT_TEXT 0x01u   /**< text with lines: errors have a line:column */
 #define WK_FORMAT_COUNTS 0x02u /**< containers carry their element count up front */
 #define WK_FORMAT_PRETTY 0x04u /**< the writer honours WK_JSON_WRITE_PRETTY */
+/** The writer holds a cursor into its buffer: writer_flush and writer_resume do work between
+ *  values (without the flag they only return the latched status). */
+#define WK_FORMAT_WRITER_CURSOR 0x08u
 
 /** One row of the format table. Rows are static and immutable; compare them by address. */
 typedef struct wk_format {
@@ -239,6 +242,7 @@ typedef struct wk_converter {
     wk_buf *buf;     /**< where the output goes */
     size_t done;     /**< bytes of `buf` that end complete values */
     bool tree;       /**< values go through trees */
+    bool cursor;     /**< the writer is flushed and resumed between values (internal) */
     bool live;       /**< initialised */
     bool flushed;    /**< the writer was flushed after the last value (internal) */
     bool output_err; /**< the latched error is the output's */

@@ -14,7 +14,8 @@ WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_read_
 WK_API wk_status wk_json_from_msgpack(const void *mp, size_t len, const wk_json_write_opts *opts,
                                       uint32_t max_depth, wk_buf *out, wk_error *err)
 {
-    /* strings are checked as they are read, so a bad one is named at its input offset */
-    wk_read_opts ro = {.flags = WK_READ_STRICT_UTF8, .max_depth = max_depth};
+    /* no WK_READ_STRICT_UTF8: the JSON writer checks every string anyway, and the converter
+     * names a string it refuses at the input offset of its first bad byte */
+    wk_read_opts ro = {.max_depth = max_depth};
     return wk_convert(wk_format_msgpack(), wk_format_json(), mp, len, &ro, opts, out, err);
 }

@@ -35,6 +35,7 @@ WK_API void wk_converter_init(wk_converter *c, const wk_format *from, const wk_f
     c->buf = out;
     c->done = out->len;
     c->tree = (from->flags & WK_FORMAT_COUNTS) == 0 && (to->flags & WK_FORMAT_COUNTS) != 0;
+    c->cursor = (to->flags & WK_FORMAT_WRITER_CURSOR) != 0;
     c->live = true;
 }
 
@@ -57,24 +58,27 @@ WK_API void wk_converter_finish(wk_converter *c)
 }
 
 /* Latches the error that stopped value conversion (`st`), the writer's or the input's, and
- * cuts the output back to the last complete value. */
-static wk_status fail(wk_converter *c, wk_status st, bool wrote)
+ * cuts the output back to the last complete value. `at` is the input offset of the event the
+ * writer refused (events path), `wrote` says that a tree was given to the writer. */
+static wk_status fail(wk_converter *c, wk_status st, uint64_t at, bool wrote)
 {
     wk_error we = {WK_OK, 0, NULL};
     c->sink.error(c->sink.self, &we);
     if (we.code != WK_OK && !value_refused(we.code)) {
         c->err = we;
         c->output_err = true;
-    } else if (we.code != WK_OK && wrote) {
-        /* a tree the writer refused: the tree has no offsets, the value's end is nearest */
-        wk_error_set(&c->err, we.code, (size_t)wk_unpacker_offset(&c->in), we.msg);
+    } else if (we.code != WK_OK) {
+        /* a value the output cannot hold: named in the input. A tree has no offsets, so a
+         * refused tree is placed at the value's end. */
+        wk_error_set(&c->err, we.code, (size_t)(wrote ? wk_unpacker_offset(&c->in) : at),
+                     we.msg);
     } else {
         wk_unpacker_error(&c->in, &c->err, &c->line, &c->col);
         if (c->err.code == WK_OK) {
             wk_error_set(&c->err, st, (size_t)wk_unpacker_offset(&c->in), NULL);
         }
     }
-    if (!c->flushed) { /* a writer with a cursor syncs out->len now, not after the cut */
+    if (c->cursor && !c->flushed) { /* the writer syncs out->len now, not after the cut */
         wk_writer_flush(&c->out);
         c->flushed = true;
     }
@@ -84,53 +88,58 @@ static wk_status fail(wk_converter *c, wk_status st, bool wrote)
     return c->err.code;
 }
 
+/* The per-value step calls the rows' functions directly (one indirect call per value each
+ * way, none per event): the generic handles' checks are done once here. */
 WK_API wk_status wk_converter_next(wk_converter *c)
 {
-    if (!c->live) {
-        return WK_ERR_STATE;
-    }
-    if (c->err.code != WK_OK) {
-        return c->err.code;
+    if (c->err.code != WK_OK || !c->live) {
+        return c->live ? c->err.code : WK_ERR_STATE;
     }
     wk_status st;
+    const wk_format *from = c->in.fmt;
     if (c->flushed) {
-        st = wk_writer_resume(&c->out);
+        st = c->out.fmt->writer_resume(&c->out.w);
         if (st != WK_OK) {
-            return fail(c, st, false);
+            return fail(c, st, 0, false);
         }
         c->flushed = false;
     }
     bool wrote = false;
+    uint64_t at = 0;
     if (c->tree) {
         wk_value *v = NULL;
         wk_arena_reset(&c->arena);
-        st = wk_unpacker_next_value(&c->in, &c->arena, &v);
+        st = from->unpacker_next_value(&c->in.u, &c->arena, &v);
         if (st == WK_OK) {
             wrote = true;
-            st = wk_writer_value(&c->out, v);
+            st = c->out.fmt->writer_value(&c->out.w, v);
         }
     } else {
-        st = wk_unpacker_next_events(&c->in, &c->sink);
+        st = from->unpacker_next_events(&c->in.u, &c->sink, &at);
     }
     if (st == WK_OK) {
-        st = wk_writer_flush(&c->out);
-        c->flushed = true;
-        if (st == WK_OK) {
-            c->done = c->buf->len;
-            return WK_OK;
+        if (c->cursor) {
+            st = c->out.fmt->writer_flush(&c->out.w);
+            c->flushed = true;
+            if (st != WK_OK) {
+                return fail(c, st, 0, true);
+            }
         }
-        return fail(c, st, true);
+        c->done = c->buf->len;
+        return WK_OK;
     }
     if (st == WK_ERR_AGAIN || st == WK_ERR_EOF) {
         /* the caller may drain `out` before the next call: a writer that holds a cursor
-         * into it must not keep one. Nothing was written since the resume, except by a
-         * JSON input's events cut by the chunk end, which go to a writer without cursor
-         * (JSON input reaches a writer with counts through trees), so this is a no-op then */
-        wk_writer_flush(&c->out);
-        c->flushed = true;
+         * into it must not keep one. Nothing was written since the resume (input that
+         * stops inside a value, JSON's events, reaches a writer with a cursor, one with
+         * counts, only through trees), so the flush leaves out->len as it is */
+        if (c->cursor) {
+            c->out.fmt->writer_flush(&c->out.w);
+            c->flushed = true;
+        }
         return st;
     }
-    return fail(c, st, wrote);
+    return fail(c, st, at, wrote);
 }
 
 WK_API size_t wk_converter_done(const wk_converter *c)

@@ -319,7 +319,7 @@ static const wk_format json_row = {
 
 static const wk_format msgpack_row = {
     "msgpack", mp_aliases, "MessagePack", "application/vnd.msgpack", mp_exts,
-    WK_FORMAT_COUNTS, 0,
+    WK_FORMAT_COUNTS | WK_FORMAT_WRITER_CURSOR, 0,
     mp_reader_init, mp_reader_source, mp_reader_free,
     mp_writer_init, mp_writer_sink, mp_writer_value, mp_writer_flush, mp_writer_resume,
     mp_writer_finish,

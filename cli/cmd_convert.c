@@ -48,7 +48,9 @@ static int usage(void)
            "reads back. MessagePack values JSON lacks: bin -> base64 string, ext ->\n"
            "{\"ext\":TYPE,\"data\":BASE64}, timestamp -> RFC 3339 string, non-string map keys\n"
            "-> the string of their JSON text (docs/formats.md). Errors name the input, the\n"
-           "line:column (JSON) and the byte offset.\n\n"
+           "line:column (JSON) and the byte offset. A value is written whole or not at all:\n"
+           "one JSON cannot hold (a string that is not UTF-8, a container as a map key, NaN)\n"
+           "is an input error.\n\n"
            "Exit status: 0 success (--check: every value valid), 1 unreadable or invalid\n"
            "input or output that cannot be written, 2 usage error.\n");
     return WK_EXIT_OK;

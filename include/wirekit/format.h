@@ -38,6 +38,9 @@ extern "C" {
  *  values (without the flag they only return the latched status). */
 #define WK_FORMAT_WRITER_CURSOR 0x08u
 
+/** What a row's unpacker_next_events stores for a refused event it cannot place. */
+#define WK_FORMAT_NOWHERE UINT64_MAX
+
 /** One row of the format table. Rows are static and immutable; compare them by address. */
 typedef struct wk_format {
     const char *name;                 /**< the canonical name: "json", "msgpack" */
@@ -79,7 +82,8 @@ typedef struct wk_format {
     /** Takes out the next value as its raw bytes (as wk_mp_unpacker_next). */
     wk_status (*unpacker_next)(void *u, const uint8_t **data, size_t *len, uint64_t *offset);
     /** Sends the next value's events to `sink`. When the sink refuses an event, `*at` gets
-     *  the stream offset of that event's bytes (as near as the format can tell). */
+     *  the stream offset of that event's bytes, or WK_FORMAT_NOWHERE when the format cannot
+     *  tell (JSON). */
     wk_status (*unpacker_next_events)(void *u, const wk_sink *sink, uint64_t *at);
     /** Takes out the next value as a tree in `arena` (as wk_mp_unpacker_next_value). */
     wk_status (*unpacker_next_value)(void *u, wk_arena *arena, wk_value **out);
@@ -207,9 +211,10 @@ WK_API wk_status wk_unpacker_next(wk_unpacker *u, const uint8_t **data, size_t *
 /**
  * Sends the next value's events to `sink` (as the format's unpacker does; JSON may stop
  * inside a value with WK_ERR_AGAIN, see wk_json_unpacker_next_events). When the sink refuses
- * an event, its status is returned and latched with its message and the input's stream
- * offset of the refused event (MessagePack: the event's first byte, or for a string that is
- * not UTF-8 its first bad byte), so that wk_unpacker_error names the input, not the output.
+ * an event, its status is returned; for MessagePack it is latched with its message and the
+ * input's stream offset of the refused event (its first byte, or for a string that is not
+ * UTF-8 its first bad byte), so that wk_unpacker_error names the input, not the output; JSON
+ * latches it as wk_json_unpacker_next_events does (the sink's offset).
  */
 WK_API wk_status wk_unpacker_next_events(wk_unpacker *u, const wk_sink *sink);
 /** Takes out the next value as a tree in `arena` (as wk_mp_unpacker_next_value and
@@ -270,8 +275,10 @@ WK_API void wk_converter_finish(wk_converter *c);
  * (feed the next chunk), WK_ERR_EOF (the input is finished and used up), or a latched error;
  * on an error `out` is cut back to the end of the last complete value. The error is the
  * input's (bad input, or a value the output format cannot hold: WK_ERR_TYPE, WK_ERR_RANGE,
- * WK_ERR_UTF8 from the writer, at the input offset) or the output's (the writer's
- * WK_ERR_LIMIT, WK_ERR_NOMEM, ..., at the output offset): see wk_converter_error.
+ * WK_ERR_UTF8 from the writer, at the input offset, where the input format can place it:
+ * MessagePack, and trees, placed at the value's end) or the output's (the writer's
+ * WK_ERR_LIMIT, WK_ERR_NOMEM, ..., and a refusal JSON events cannot place, at the output
+ * offset): see wk_converter_error.
  */
 WK_API wk_status wk_converter_next(wk_converter *c);
 /** Bytes at the start of `out` that hold complete values: what may be sent on between calls.

@@ -64,7 +64,8 @@ static wk_status fail(wk_converter *c, wk_status st, uint64_t at, bool wrote)
 {
     wk_error we = {WK_OK, 0, NULL};
     c->sink.error(c->sink.self, &we);
-    if (we.code != WK_OK && !value_refused(we.code)) {
+    if (we.code != WK_OK && (!value_refused(we.code) || (!wrote && at == WK_FORMAT_NOWHERE))) {
+        /* the output's error, or a refusal the input format cannot place (JSON events) */
         c->err = we;
         c->output_err = true;
     } else if (we.code != WK_OK) {

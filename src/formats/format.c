@@ -83,12 +83,10 @@ static wk_status js_unpacker_next(void *u, const uint8_t **data, size_t *len, ui
 
 static wk_status js_unpacker_next_events(void *u, const wk_sink *sink, uint64_t *at)
 {
-    wk_status st = wk_json_unpacker_next_events(u, sink);
-    if (st != WK_OK && st != WK_ERR_AGAIN && st != WK_ERR_EOF) {
-        /* the events reader has read up to the refused token: the nearest input offset */
-        *at = wk_json_unpacker_offset(u);
-    }
-    return st;
+    /* the events reader does not say where a refused token was (the unpacker latches the
+     * sink's own offset): the place stays unknown */
+    *at = WK_FORMAT_NOWHERE;
+    return wk_json_unpacker_next_events(u, sink);
 }
 
 static wk_status js_unpacker_next_value(void *u, wk_arena *arena, wk_value **out)
@@ -529,7 +527,7 @@ WK_API wk_status wk_unpacker_next_events(wk_unpacker *u, const wk_sink *sink)
         return st;
     }
     wk_error se = {WK_OK, 0, NULL};
-    if (sink->error(sink->self, &se) != WK_OK && se.code == st) {
+    if (at != WK_FORMAT_NOWHERE && sink->error(sink->self, &se) != WK_OK && se.code == st) {
         /* the sink refused an event: latch its message at the input's offset */
         wk_error_set(&u->err, st, (size_t)at, se.msg);
     }

@@ -1,12 +1,14 @@
 /*
  * `wirekit convert`: JSON <-> MessagePack (and JSON or MessagePack reformatted), streaming.
- * Input is read a chunk at a time and fed to an unpacker (wirekit/stream.h); each complete
- * top-level value is converted and its output flushed before the next read that would
- * block, so a pipe's values come out as they come in. Memory is bounded by the largest
+ * The formats are rows of the format table (wirekit/format.h), chosen once by name; the
+ * conversion is a wk_converter, the path the one-shot calls (wk_convert, wk_json_to_msgpack)
+ * take too. Input is read a chunk at a time and fed to it; each complete top-level value is
+ * converted whole into the output buffer, and the output is flushed before the next read that
+ * would block, so a pipe's values come out as they come in. Memory is bounded by the largest
  * single value (at most --max-value), never by the total size. JSON input may hold several
  * whitespace-separated values (JSON Lines); each becomes one MessagePack value, and each
- * MessagePack value becomes one line of JSON. JSON goes to MessagePack through its tree (the
- * fused parser on the chunk, then the tree encoder); every other pair goes through events.
+ * MessagePack value becomes one line of JSON. A bad value, or one the output format cannot
+ * hold, leaves no half of it in the output and is named at its input offset.
  * --check writes nothing: each value is taken out raw, which the unpacker validates without
  * building it (wk_json_validate, wk_mp_check), and the values are counted.
  */
@@ -46,119 +48,73 @@ static int usage(void)
            "reads back. MessagePack values JSON lacks: bin -> base64 string, ext ->\n"
            "{\"ext\":TYPE,\"data\":BASE64}, timestamp -> RFC 3339 string, non-string map keys\n"
            "-> the string of their JSON text (docs/formats.md). Errors name the input, the\n"
-           "line:column (JSON) and the byte offset.\n\n"
+           "line:column (JSON) and the byte offset. A value is written whole or not at all:\n"
+           "one JSON cannot hold (a string that is not UTF-8, a container as a map key, NaN)\n"
+           "is an input error.\n\n"
            "Exit status: 0 success (--check: every value valid), 1 unreadable or invalid\n"
            "input or output that cannot be written, 2 usage error.\n");
     return WK_EXIT_OK;
 }
 
-enum { FMT_NONE, FMT_JSON, FMT_MSGPACK };
-
-static int parse_format(const char *s)
+/* "json or msgpack": the canonical names of the format table's rows, for messages. */
+static void format_names(char *buf, size_t cap)
 {
-    if (strcmp(s, "json") == 0) {
-        return FMT_JSON;
+    size_t count = 0;
+    const wk_format *const *rows = wk_format_list(&count);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < cap; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == count ? " or " : ", ";
+        int n = snprintf(buf + used, cap - used, "%s%s", sep, rows[i]->name);
+        if (n < 0) {
+            break;
+        }
+        used += (size_t)n;
     }
-    if (strcmp(s, "msgpack") == 0 || strcmp(s, "mp") == 0) {
-        return FMT_MSGPACK;
-    }
-    return FMT_NONE;
 }
 
 typedef struct job {
-    int from, to;
+    const wk_format *from, *to; /* rows of the format table; `to` NULL with --check */
     bool pretty;
     bool check;
     size_t max_value;
     wk_cli_input in;
     wk_out out;
-    size_t done; /* bytes of out's buffer that end a complete value */
     const char *out_name;
 } job;
 
-/* One side of the loop: the unpacker of the input format. */
-typedef struct unpacker {
-    int fmt;
-    wk_mp_unpacker mp;
-    wk_json_unpacker js;
-} unpacker;
-
-static wk_status up_feed(unpacker *u, const uint8_t *d, size_t n)
+/* Reports bad input. The converter has cut the output back to the end of the last complete
+ * value (no half value in the output): what is left goes out first. */
+static int fail_input(job *j, const wk_error *e, uint64_t line, uint64_t col, const char *what)
 {
-    return u->fmt == FMT_JSON ? wk_json_unpacker_feed(&u->js, d, n)
-                              : wk_mp_unpacker_feed(&u->mp, d, n);
-}
-
-static void up_finish(unpacker *u)
-{
-    if (u->fmt == FMT_JSON) {
-        wk_json_unpacker_finish(&u->js);
-    } else {
-        wk_mp_unpacker_finish(&u->mp);
-    }
-}
-
-static wk_status up_events(unpacker *u, const wk_sink *sink)
-{
-    return u->fmt == FMT_JSON ? wk_json_unpacker_next_events(&u->js, sink)
-                              : wk_mp_unpacker_next_events(&u->mp, sink);
-}
-
-static int fail_input(job *j, unpacker *u, const char *what)
-{
-    wk_error e;
-    uint64_t line = 0, col = 0;
-    if (u->fmt == FMT_JSON) {
-        wk_json_unpacker_error(&u->js, &e, &line, &col);
-    } else {
-        wk_mp_unpacker_error(&u->mp, &e);
-    }
-    wk_out_buf(&j->out)->len = j->done; /* no half value in the output */
     wk_out_flush(&j->out);
     wk_cli_input_close(&j->in);
-    return wk_cli_fail_in(j->in.name, line, col, what, &e, j->max_value);
+    return wk_cli_fail_in(j->in.name, line, col, what, e, j->max_value);
 }
 
 /* Sends the output of the values complete so far before a read that may wait. The output of
- * a value still open (JSON -> JSON writes a value's events as they come) stays in the buffer,
+ * a value still open (JSON input writes a value's events as they come) stays in the buffer,
  * so that bad input leaves no half value in the output, unless it has grown past
- * WK_OUT_FLUSH_AT: a large value streams. */
-static wk_status flush_done(job *j)
+ * WK_OUT_FLUSH_AT: a large value streams. The converter is told what left the buffer. */
+static wk_status flush_done(job *j, wk_converter *c)
 {
     wk_buf *b = wk_out_buf(&j->out);
-    size_t open = b->len - j->done;
+    size_t done = wk_converter_done(c);
+    size_t open = b->len - done;
     if (open > WK_OUT_FLUSH_AT) {
-        j->done = 0;
-        return wk_out_flush(&j->out);
+        size_t all = b->len;
+        wk_status st = wk_out_flush(&j->out);
+        wk_converter_drained(c, all);
+        return st;
     }
-    size_t done = j->done;
     b->len = done;
-    j->done = 0;
     wk_status st = wk_out_flush(&j->out);
-    if (open > 0) { /* the JSON writer keeps no cursor into the buffer: its bytes may move */
+    if (open > 0) { /* the writers keep no cursor into the buffer between calls: it may move */
         memmove(b->data, b->data + done, open);
     }
     b->len = open;
+    wk_converter_drained(c, done);
     return st;
-}
-
-/* Feeds the next chunk after flushing what is ready; returns 0, or -1 after a read error. */
-static int refill(job *j, unpacker *u)
-{
-    if (flush_done(j) != WK_OK) {
-        return 0; /* reported by the caller's write check */
-    }
-    const uint8_t *d;
-    long n = wk_cli_input_read(&j->in, &d);
-    if (n < 0) {
-        return -1;
-    }
-    if (n == 0) {
-        up_finish(u);
-        return 0;
-    }
-    up_feed(u, d, (size_t)n);
-    return 0;
 }
 
 static int write_failed(job *j, const wk_error *e)
@@ -171,133 +127,127 @@ static int write_failed(job *j, const wk_error *e)
                        e->msg != NULL ? e->msg : wk_status_str(e->code), e->offset);
 }
 
-static const char *what_of(const job *j)
+/* "cannot convert JSON to MessagePack", "cannot reformat JSON", "cannot re-encode
+ * MessagePack": the first words of an input error. */
+static void what_of(const job *j, char *buf, size_t cap)
 {
-    if (j->from == FMT_JSON) {
-        return j->to == FMT_JSON ? "cannot reformat JSON" : "cannot convert JSON to MessagePack";
+    if (j->from == j->to) {
+        snprintf(buf, cap, "cannot %s %s",
+                 (j->from->flags & WK_FORMAT_TEXT) != 0 ? "reformat" : "re-encode",
+                 j->from->title);
+    } else {
+        snprintf(buf, cap, "cannot convert %s to %s", j->from->title, j->to->title);
     }
-    return j->to == FMT_JSON ? "cannot convert MessagePack to JSON"
-                             : "cannot re-encode MessagePack";
 }
 
 /* --check: each value taken out raw, validated by the unpacker (wk_json_validate for JSON,
  * wk_mp_check for MessagePack) and counted; nothing is built or written. */
-static int check(job *j, unpacker *u)
+static int check(job *j)
 {
+    wk_read_opts ro = {.flags = j->from->multi_flag};
+    wk_unpacker u;
+    wk_unpacker_init(&u, j->from, &ro, j->max_value);
     uint64_t values = 0;
+    int rc = WK_EXIT_OK;
     for (;;) {
         const uint8_t *d;
         size_t n;
-        wk_status st = u->fmt == FMT_JSON ? wk_json_unpacker_next(&u->js, &d, &n, NULL)
-                                          : wk_mp_unpacker_next(&u->mp, &d, &n, NULL);
+        wk_status st = wk_unpacker_next(&u, &d, &n, NULL);
         if (st == WK_OK) {
             values++;
-        } else if (st == WK_ERR_AGAIN) {
-            if (refill(j, u) != 0) {
-                return WK_EXIT_FAIL;
-            }
-        } else if (st == WK_ERR_EOF) {
-            printf("%s: %" PRIu64 " %s value%s, valid\n", j->in.name, values,
-                   u->fmt == FMT_JSON ? "JSON" : "MessagePack", values == 1 ? "" : "s");
-            return WK_EXIT_OK;
-        } else {
-            return fail_input(j, u, u->fmt == FMT_JSON ? "invalid JSON" : "invalid MessagePack");
+            continue;
         }
+        if (st == WK_ERR_AGAIN) {
+            long k = wk_cli_input_read(&j->in, &d);
+            if (k < 0) {
+                rc = WK_EXIT_FAIL;
+                break;
+            }
+            if (k == 0) {
+                wk_unpacker_finish(&u);
+            } else {
+                wk_unpacker_feed(&u, d, (size_t)k);
+            }
+            continue;
+        }
+        if (st == WK_ERR_EOF) {
+            printf("%s: %" PRIu64 " %s value%s, valid\n", j->in.name, values, j->from->title,
+                   values == 1 ? "" : "s");
+            break;
+        }
+        wk_error e;
+        uint64_t line = 0, col = 0;
+        wk_unpacker_error(&u, &e, &line, &col);
+        char what[64];
+        snprintf(what, sizeof what, "invalid %s", j->from->title);
+        rc = fail_input(j, &e, line, col, what);
+        break;
     }
+    wk_unpacker_free(&u);
+    return rc;
 }
 
+/* The conversion, value by value through wk_converter (the path of wk_convert and the
+ * one-shot bridges): each value's output whole in the buffer, committed between values. */
 static int convert(job *j)
 {
-    unpacker u = {.fmt = j->from};
-    wk_read_opts ro = {.flags = j->from == FMT_JSON ? WK_JSON_READ_MULTI : 0u};
-    if (j->from == FMT_JSON) {
-        wk_json_unpacker_init(&u.js, &ro, j->max_value);
-    } else {
-        wk_mp_unpacker_init(&u.mp, &ro, j->max_value);
-    }
-    if (j->check) {
-        int rc = check(j, &u);
-        if (j->from == FMT_JSON) {
-            wk_json_unpacker_free(&u.js);
-        } else {
-            wk_mp_unpacker_free(&u.mp);
-        }
-        return rc;
-    }
-    wk_arena arena;
-    wk_arena_init(&arena, NULL, 0);
-    wk_json_writer jw;
+    wk_read_opts ro = {.flags = j->from->multi_flag};
     wk_json_write_opts wo = {WK_JSON_WRITE_NEWLINE | (j->pretty ? WK_JSON_WRITE_PRETTY : 0u), 0};
-    wk_sink sink;
-    if (j->to == FMT_JSON) {
-        wk_json_writer_init(&jw, wk_out_buf(&j->out), &wo);
-        wk_json_writer_sink(&jw, &sink);
-    }
+    wk_converter c;
+    wk_converter_init(&c, j->from, j->to, &ro, &wo, j->max_value, wk_out_buf(&j->out));
     int rc = WK_EXIT_OK;
     for (;;) {
-        wk_status st;
+        wk_status st = wk_converter_next(&c);
         wk_error we = {WK_OK, 0, NULL};
-        if (j->to == FMT_JSON) {
-            /* from JSON, WK_ERR_AGAIN may come inside a value (its events so far are written):
-             * refill() keeps that part back unless it is large (flush_done) */
-            st = up_events(&u, &sink);
-            if (st != WK_OK && st != WK_ERR_AGAIN && st != WK_ERR_EOF && jw.err.code != WK_OK) {
-                wk_json_writer_finish(&jw, &we);
-                rc = write_failed(j, &we);
-                break;
-            }
-        } else if (j->from == FMT_JSON) {
-            wk_value *v = NULL;
-            wk_arena_reset(&arena);
-            st = wk_json_unpacker_next_value(&u.js, &arena, &v);
-            if (st == WK_OK && wk_mp_encode_value(v, wk_out_buf(&j->out), &we) != WK_OK) {
-                rc = write_failed(j, &we);
-                break;
-            }
-        } else {
-            wk_mp_writer mw;
-            wk_sink ms;
-            wk_mp_writer_init(&mw, wk_out_buf(&j->out));
-            wk_mp_writer_sink(&mw, &ms);
-            st = up_events(&u, &ms);
-            wk_status ws = wk_mp_writer_finish(&mw, &we);
-            if (mw.status != WK_OK || (st == WK_OK && ws != WK_OK)) {
-                rc = write_failed(j, &we);
-                break;
-            }
-        }
         if (st == WK_OK) {
+            size_t before = wk_out_buf(&j->out)->len;
             if (wk_out_commit(&j->out) != WK_OK) {
                 wk_out_error(&j->out, &we);
                 rc = write_failed(j, &we);
                 break;
             }
-            j->done = wk_out_buf(&j->out)->len;
+            if (wk_out_buf(&j->out)->len != before) { /* sent on */
+                wk_converter_drained(&c, before - wk_out_buf(&j->out)->len);
+            }
             continue;
         }
         if (st == WK_ERR_AGAIN) {
-            if (refill(j, &u) != 0) {
+            /* from JSON, WK_ERR_AGAIN may come inside a value (its events so far are
+             * written): flush_done keeps that part back unless it is large */
+            if (flush_done(j, &c) != WK_OK) {
+                wk_out_error(&j->out, &we);
+                rc = write_failed(j, &we);
+                break;
+            }
+            const uint8_t *d;
+            long n = wk_cli_input_read(&j->in, &d);
+            if (n < 0) {
                 rc = WK_EXIT_FAIL;
                 break;
             }
-            if (wk_out_error(&j->out, &we) != WK_OK) {
-                rc = write_failed(j, &we);
-                break;
+            if (n == 0) {
+                wk_converter_finish(&c);
+            } else {
+                wk_converter_feed(&c, d, (size_t)n);
             }
             continue;
         }
         if (st == WK_ERR_EOF) {
             break;
         }
-        rc = fail_input(j, &u, what_of(j));
+        uint64_t line = 0, col = 0;
+        bool output = false;
+        wk_converter_error(&c, &we, &line, &col, &output);
+        if (output) {
+            rc = write_failed(j, &we);
+            break;
+        }
+        char what[96];
+        what_of(j, what, sizeof what);
+        rc = fail_input(j, &we, line, col, what);
         break;
     }
-    wk_arena_free(&arena);
-    if (j->from == FMT_JSON) {
-        wk_json_unpacker_free(&u.js);
-    } else {
-        wk_mp_unpacker_free(&u.mp);
-    }
+    wk_converter_free(&c);
     return rc;
 }
 
@@ -327,10 +277,11 @@ static int run(int argc, char **argv)
         case 'h': return usage();
         case O_FROM:
         case O_TO: {
-            int f = parse_format(optarg);
-            if (f == FMT_NONE) {
-                return wk_cli_usage_error("convert", "unknown format '%s' (json or msgpack)",
-                                          optarg);
+            const wk_format *f = wk_format_find(optarg);
+            if (f == NULL) {
+                char names[64];
+                format_names(names, sizeof names);
+                return wk_cli_usage_error("convert", "unknown format '%s' (%s)", optarg, names);
             }
             if (c == O_FROM) {
                 j.from = f;
@@ -364,13 +315,13 @@ static int run(int argc, char **argv)
     for (int i = 0; optind + i < argc; i++) {
         paths[i] = argv[optind + i];
     }
-    if (j.check && (j.to != FMT_NONE || j.pretty || paths[1] != NULL)) {
+    if (j.check && (j.to != NULL || j.pretty || paths[1] != NULL)) {
         return wk_cli_usage_error("convert", "--check writes nothing: no --to, --pretty or OUT");
     }
-    if (j.from == FMT_NONE || (j.to == FMT_NONE && !j.check)) {
+    if (j.from == NULL || (j.to == NULL && !j.check)) {
         return wk_cli_usage_error("convert", "--from and --to (or --check) are required");
     }
-    if (j.pretty && j.to != FMT_JSON) {
+    if (j.pretty && (j.to->flags & WK_FORMAT_PRETTY) == 0) {
         return wk_cli_usage_error("convert", "--pretty applies to JSON output only");
     }
     int use_stdout = paths[1] == NULL || strcmp(paths[1], "-") == 0;
@@ -389,7 +340,7 @@ static int run(int argc, char **argv)
     /* the output buffer holds one value's output at most (plus what waits for a flush) */
     size_t out_cap = j.max_value > SIZE_MAX / 8 ? SIZE_MAX : j.max_value * 8;
     wk_out_init_fd(&j.out, fd, out_cap, NULL);
-    int rc = convert(&j);
+    int rc = j.check ? check(&j) : convert(&j);
     if (rc == WK_EXIT_OK) {
         wk_cli_input_close(&j.in);
         wk_error e;

@@ -128,7 +128,7 @@ static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read
             err.offset += (size_t)base;
             wk_mp_reader_free(&r);
             fflush(stdout);
-            return wk_cli_fail_at("invalid MessagePack", &err);
+            return wk_cli_fail_at("invalid MessagePack", &err); /* the unpacker checked it */
         }
         if (ev.type == WK_EV_END) {
             depth--;
@@ -245,8 +245,9 @@ static int run(int argc, char **argv)
         wk_cli_input_close(&in);
         return wk_cli_fail("out of memory");
     }
-    wk_mp_unpacker u;
-    wk_mp_unpacker_init(&u, &opts, max_value);
+    const wk_format *fmt = wk_format_find("msgpack"); /* the dump reads MessagePack bytes */
+    wk_unpacker u;
+    wk_unpacker_init(&u, fmt, &opts, max_value);
     printf("%-10s %-4s %-16s value\n", "offset", "byte", "format");
     size_t values = 0;
     int rc = WK_EXIT_OK;
@@ -254,7 +255,7 @@ static int run(int argc, char **argv)
         const uint8_t *d;
         size_t n;
         uint64_t off;
-        wk_status st = wk_mp_unpacker_next(&u, &d, &n, &off);
+        wk_status st = wk_unpacker_next(&u, &d, &n, &off);
         if (st == WK_OK) {
             rc = inspect(d, n, off, &opts, levels);
             if (rc != WK_EXIT_OK) {
@@ -274,29 +275,32 @@ static int run(int argc, char **argv)
                 break;
             }
             if (k == 0) {
-                wk_mp_unpacker_finish(&u);
+                wk_unpacker_finish(&u);
             } else {
-                wk_mp_unpacker_feed(&u, d, (size_t)k);
+                wk_unpacker_feed(&u, d, (size_t)k);
             }
             continue;
         }
         if (st == WK_ERR_EOF) {
             printf("%zu top-level value%s, %" PRIu64 " bytes\n", values, values == 1 ? "" : "s",
-                   wk_mp_unpacker_offset(&u));
+                   wk_unpacker_offset(&u));
             break;
         }
         wk_error err;
-        wk_mp_unpacker_error(&u, &err);
+        uint64_t line = 0, col = 0;
+        wk_unpacker_error(&u, &err, &line, &col);
         fflush(stdout);
         wk_cli_input_close(&in);
         in.buf = NULL;
-        rc = wk_cli_fail_in(in.name, 0, 0, "invalid MessagePack", &err, max_value);
+        char what[64];
+        snprintf(what, sizeof what, "invalid %s", fmt->title);
+        rc = wk_cli_fail_in(in.name, line, col, what, &err, max_value);
         break;
     }
     if (in.buf != NULL) {
         wk_cli_input_close(&in);
     }
-    wk_mp_unpacker_free(&u);
+    wk_unpacker_free(&u);
     free(levels);
     return rc;
 }

@@ -613,13 +613,15 @@ WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opt
 /* ---- transcoding to and from MessagePack (no tree) ---------------------------------------- */
 
 /**
- * Converts JSON to MessagePack by wiring a wk_json_reader straight to a MessagePack writer:
- * no tree, memory flat in the document size (plus the output). Integers that fit
+ * Converts JSON to MessagePack: wk_convert between the table's rows (wirekit/format.h), the
+ * path `wirekit convert` takes, which builds each top-level value's tree (fused parser) and
+ * encodes it, so memory is one value's tree at a time (plus the output). Integers that fit
  * int64/uint64 become MessagePack integers in their shortest form, other numbers float64
  * (raw-number mode: strings). With WK_JSON_READ_MULTI in `opts` every top-level value
  * (JSON Lines or whitespace-separated) becomes one MessagePack value in sequence. Appends to
- * `out`. Returns WK_OK or the reader's or writer's status; `err` offsets are into the input
- * for reader errors and into the output for writer errors. Thread-safe.
+ * `out`, complete values only (on an error, the values before the bad one). Returns WK_OK or
+ * the reader's or writer's status; `err` offsets are into the input for reader errors and
+ * into the output for writer errors. Thread-safe.
  */
 WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_read_opts *opts,
                                     wk_buf *out, wk_error *err);
@@ -628,8 +630,12 @@ WK_API wk_status wk_json_to_msgpack(const void *json, size_t len, const wk_read_
  * Converts a sequence of zero or more MessagePack values to JSON (one value per top-level
  * MessagePack value, separated by '\n'; add WK_JSON_WRITE_NEWLINE to end each with '\n').
  * Values JSON cannot express are mapped as wk_json_writer_event describes. `max_depth` limits
- * MessagePack nesting (0 = 512). Appends to `out`. Returns WK_OK or the reader's or writer's
- * status (see wk_mp_reader_next, wk_json_writer_event). Thread-safe.
+ * MessagePack nesting (0 = 512). Goes through wk_convert, as `wirekit convert` does. Appends
+ * to `out`, complete values only (on an error, the values before the bad one). Returns WK_OK
+ * or the reader's or writer's status (see wk_mp_reader_next, wk_json_writer_event); `err`
+ * offsets are into the input, also for a value JSON cannot hold (a string that is not UTF-8:
+ * its first bad byte; a map key JSON cannot hold, NaN, a timestamp out of range: the
+ * value's first byte), and into the output when the output fails. Thread-safe.
  */
 WK_API wk_status wk_json_from_msgpack(const void *mp, size_t len, const wk_json_write_opts *opts,
                                       uint32_t max_depth, wk_buf *out, wk_error *err);

@@ -10,6 +10,7 @@
 #include "cache.h"
 #include "core.h"
 #include "event.h"
+#include "format.h"
 #include "json.h"
 #include "mediatype.h"
 #include "stream.h"

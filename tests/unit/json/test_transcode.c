@@ -91,6 +91,14 @@ WK_TEST(test_json_transcoding_reports_errors_from_either_side)
     wk_buf_clear(&o);
     n = hex("a2c3a9 a2ff00", mp); /* valid then invalid UTF-8 str */
     CHECK_STATUS(wk_json_from_msgpack(mp, n, NULL, 0, &o, &e), WK_ERR_UTF8);
+    /* the input offset of the bad byte; the value before it whole, nothing of the bad one */
+    CHECK_EQ(e.offset, 4);
+    CHECK_MEM(o.data, o.len, "\"\xc3\xa9\"", 4);
+    wk_buf_clear(&o);
+    n = hex("01 81a161 819101 02", mp); /* {"a": {[1]: 2}}: an array as a map key */
+    CHECK_STATUS(wk_json_from_msgpack(mp, n, NULL, 0, &o, &e), WK_ERR_TYPE);
+    CHECK_EQ(e.offset, 5);
+    CHECK_MEM(o.data, o.len, "1", 1);
     wk_buf_free(&o);
 }
 

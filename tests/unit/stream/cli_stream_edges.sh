@@ -121,6 +121,26 @@ for a in "convert --from=msgpack --to=json" "inspect"; do
 done
 ok "truncated MessagePack: the input and the offset are named (convert, inspect)"
 
+# A MessagePack value JSON cannot hold (a string that is not UTF-8, a key that is an array,
+# NaN) is the input's fault: it is written whole or not at all (no '[1,"' or '{' of it in the
+# output, the values before it are), and the error names the input offset of the bad byte,
+# not an offset into the output.
+refused() { # refused INPUT_OCTAL EXPECTED_STDOUT MESSAGE OFFSET
+  printf "$1" | "$W" convert --from msgpack --to json >"$D/half.json" 2>"$D/err.txt" &&
+    fail "$3: exit 0"
+  [ "$(od -An -c "$D/half.json" | tr -d ' ')" = "$2" ] ||
+    fail "$3: output $(od -An -c "$D/half.json")"
+  [ "$(cat "$D/err.txt")" = "wirekit: standard input: cannot convert MessagePack to JSON: $3 (at byte $4)" ] ||
+    fail "$3: error $(cat "$D/err.txt")"
+}
+refused '\222\001\242\377\376' '' 'string is not valid UTF-8' 3
+refused '\001\222\001\242\377\376' '1\n' 'string is not valid UTF-8' 4
+refused '\201\241a\242\101\377' '' 'string is not valid UTF-8' 5
+refused '\201\221\001\001' '' 'map key is an array, map or ext (JSON keys are strings)' 1
+refused '\201\241a\201\221\001\001\001' '' 'map key is an array, map or ext (JSON keys are strings)' 4
+refused '\001\313\177\370\0\0\0\0\0\0' '1\n' 'NaN or infinity has no JSON form' 1
+ok "MessagePack JSON cannot hold: no half value in the output, the input offset named"
+
 # 5. Progress on a terminal: a 70 MB regular file of whitespace around one value (quick to
 # read, tiny output).
 { printf '[1,'; head -c 70000000 /dev/zero | tr '\0' ' '; printf '2]\n'; } >"$D/p.json"

@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 
 #include "core/dtoa_interface.h"
 #include "core/number_interface.h"
@@ -139,3 +139,184 @@ bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out)
     *out = d;
     return true;
 }
+
+/* ---- the operations of float4 and float8 ---- */
+
+/* float4recv: the IEEE single's bits, big-endian. */
+static wk_status f4_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                             wk_error *err)
+{
+    (void)a;
+    if (n != 4) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "binary float4 must be 4 bytes");
+    }
+    uint32_t u = wk__pg_be32(p);
+    memcpy(&v->f4, &u, 4);
+    return WK_OK;
+}
+/* float4in: parsed as float8in would, rounded once to float. */
+static wk_status f4_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                              wk_error *err)
+{
+    (void)a;
+    double d;
+    if (!wk__pg_parse_float(p, n, true, &d)) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid input syntax for type real");
+    }
+    v->f4 = (float)d;
+    return WK_OK;
+}
+/* float4send. */
+static wk_status f4_write_bin(const wk__pg_native *v, wk_buf *out)
+{
+    uint32_t u;
+    memcpy(&u, &v->f4, 4);
+    uint8_t b[4];
+    wk__pg_put32(b, u);
+    return wk_buf_append(out, b, 4);
+}
+/* float4out. */
+static wk_status f4_write_text(const wk__pg_native *v, wk_buf *out)
+{
+    return wk__pg_put_float(out, (double)v->f4, true);
+}
+
+/* float8recv: the IEEE double's bits, big-endian. */
+static wk_status f8_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                             wk_error *err)
+{
+    (void)a;
+    if (n != 8) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "binary float8 must be 8 bytes");
+    }
+    uint64_t u = wk__pg_be64(p);
+    memcpy(&v->f8, &u, 8);
+    return WK_OK;
+}
+/* float8in. */
+static wk_status f8_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+                              wk_error *err)
+{
+    (void)a;
+    if (!wk__pg_parse_float(p, n, false, &v->f8)) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid input syntax for type double");
+    }
+    return WK_OK;
+}
+/* float8send. */
+static wk_status f8_write_bin(const wk__pg_native *v, wk_buf *out)
+{
+    uint64_t u;
+    memcpy(&u, &v->f8, 8);
+    uint8_t b[8];
+    wk__pg_put64(b, u);
+    return wk_buf_append(out, b, 8);
+}
+/* float8out. */
+static wk_status f8_write_text(const wk__pg_native *v, wk_buf *out)
+{
+    return wk__pg_put_float(out, v->f8, false);
+}
+
+/* The operations tables of the generic codec functions. */
+const wk__pg_type wk__pg_type_float4 = {WK__PG_CLASS_FLOAT4, f4_read_bin, f4_read_text,
+                                        f4_write_bin, f4_write_text, 0, 0};
+const wk__pg_type wk__pg_type_float8 = {WK__PG_CLASS_FLOAT8, f8_read_bin, f8_read_text,
+                                        f8_write_bin, f8_write_text, 0, 0};
+
+/* ---- direct decoders and encoders ---- */
+
+/* Binary float4 straight into a C float (bit copy, no rounding). */
+static wk_status f4_bin_f32(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                            wk_arena *a, wk_error *err)
+{
+    (void)d;
+    (void)a;
+    if (n != 4) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "binary float4 must be 4 bytes");
+    }
+    uint32_t u = wk__pg_be32(p);
+    memcpy(out, &u, 4);
+    return WK_OK;
+}
+
+/* Binary float8 straight into a C double. */
+static wk_status f8_bin_f64(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                            wk_arena *a, wk_error *err)
+{
+    (void)d;
+    (void)a;
+    if (n != 8) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "binary float8 must be 8 bytes");
+    }
+    uint64_t u = wk__pg_be64(p);
+    memcpy(out, &u, 8);
+    return WK_OK;
+}
+
+/* Text float4 into a C float; array_c.c inlines this one for elements. */
+static wk_status f4_text_f32(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                             wk_arena *a, wk_error *err)
+{
+    (void)d;
+    (void)a;
+    double v;
+    if (!wk__pg_parse_float(p, n, true, &v)) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid input syntax for type real");
+    }
+    *(float *)out = (float)v;
+    return WK_OK;
+}
+
+/* Text float8 into a C double; array_c.c inlines this one for elements. */
+static wk_status f8_text_f64(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                             wk_arena *a, wk_error *err)
+{
+    (void)d;
+    (void)a;
+    if (!wk__pg_parse_float(p, n, false, out)) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid input syntax for type double");
+    }
+    return WK_OK;
+}
+
+/* Big-endian stores of the IEEE bits, for FAST_ENC_BIN. */
+static inline void stf4(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    wk__pg_put32(p, u);
+}
+static inline void stf8(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    wk__pg_put64(p, u);
+}
+FAST_ENC_BIN(enc_bin_f32, float, 4, stf4)
+FAST_ENC_BIN(enc_bin_f64, double, 8, stf8)
+
+/* ---- the codecs ---- */
+
+OIDS(o_f4, WK_PG_OID_FLOAT4);
+OIDS(a_f4, WK_PG_OID_FLOAT4_ARRAY);
+OIDS(o_f8, WK_PG_OID_FLOAT8);
+OIDS(a_f8, WK_PG_OID_FLOAT8_ARRAY);
+
+/* float4 decodes to F32 and F64 (exact widening); float8 to F64 only, and encodes from F32
+ * as well. */
+const wk_pg_codec wk__pg_codec_float4 = {
+    "float4", o_f4, a_f4, N(o_f4), WK_PG_BOTH_FORMATS, K(F32) | K(F64) | GEN_DEC_KINDS,
+    K(F32) | K(TEXT), K(F32), 0,
+    {DEC_ROW([WK_PG_KIND_F32] = f4_text_f32, [WK_PG_KIND_F64] = CV),
+     DEC_ROW([WK_PG_KIND_F32] = f4_bin_f32, [WK_PG_KIND_F64] = CV)},
+    {ENC_ROW([WK_PG_KIND_F32] = EC), ENC_ROW([WK_PG_KIND_F32] = enc_bin_f32)},
+    &wk__pg_type_float4};
+
+const wk_pg_codec wk__pg_codec_float8 = {
+    "float8", o_f8, a_f8, N(o_f8), WK_PG_BOTH_FORMATS, K(F64) | GEN_DEC_KINDS,
+    K(F32) | K(F64) | K(TEXT), K(F64), 0,
+    {DEC_ROW([WK_PG_KIND_F64] = f8_text_f64), DEC_ROW([WK_PG_KIND_F64] = f8_bin_f64)},
+    {ENC_ROW([WK_PG_KIND_F32] = EC, [WK_PG_KIND_F64] = EC),
+     ENC_ROW([WK_PG_KIND_F32] = EC, [WK_PG_KIND_F64] = enc_bin_f64)},
+    &wk__pg_type_float8};

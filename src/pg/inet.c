@@ -8,7 +8,7 @@
  * tail for ::a.b.c.d and ::ffff:a.b.c.d; "/bits" unless it is the full length (always for
  * cidr). Text input takes full dotted IPv4 or any IPv6 form, with an optional /bits.
  */
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 
 #define PGSQL_AF_INET 2
 #define PGSQL_AF_INET6 3
@@ -373,3 +373,15 @@ const wk__pg_type wk__pg_type_inet = {WK__PG_CLASS_STRING, inet_read_bin, inet_r
                                       inet_write_bin, inet_write_text, 0, 0};
 const wk__pg_type wk__pg_type_cidr = {WK__PG_CLASS_STRING, cidr_read_bin, cidr_read_text,
                                       cidr_write_bin, cidr_write_text, 0, 0};
+
+/* ---- the codecs ---- */
+
+OIDS(o_inet, WK_PG_OID_INET);
+OIDS(a_inet, WK_PG_OID_INET_ARRAY);
+OIDS(o_cidr, WK_PG_OID_CIDR);
+OIDS(a_cidr, WK_PG_OID_CIDR_ARRAY);
+
+/* Both decode to wk_pg_inet; inet is that kind's natural type, so a schema field of kind INET
+ * defaults to inet. */
+SIMPLE_CODEC(wk__pg_codec_inet, "inet", o_inet, a_inet, INET, true, wk__pg_type_inet);
+SIMPLE_CODEC(wk__pg_codec_cidr, "cidr", o_cidr, a_cidr, INET, false, wk__pg_type_cidr);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "core/number_interface.h"
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 
 #define NBASE 10000
 #define DEC_DIGITS 4
@@ -438,3 +438,21 @@ WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_nume
 const wk__pg_type wk__pg_type_numeric = {WK__PG_CLASS_NUMERIC, numeric_read_bin,
                                          numeric_read_text, numeric_write_bin,
                                          numeric_write_text, 0, 0};
+
+/* ---- the codec ---- */
+
+OIDS(o_num, WK_PG_OID_NUMERIC);
+OIDS(a_num, WK_PG_OID_NUMERIC_ARRAY);
+
+/* Every kind goes through the generic conversions: NUMERIC keeps PostgreSQL's digits (in the
+ * caller's arena), I64 and F64 convert, failing with WK_ERR_RANGE when the value does not
+ * fit (I64 also when it has a fraction). */
+const wk_pg_codec wk__pg_codec_numeric = {
+    "numeric", o_num, a_num, N(o_num), WK_PG_BOTH_FORMATS,
+    K(NUMERIC) | K(I64) | K(F64) | GEN_DEC_KINDS, K(NUMERIC) | K(I64) | K(F64) | K(TEXT),
+    K(NUMERIC), 0,
+    {DEC_ROW([WK_PG_KIND_NUMERIC] = CV, [WK_PG_KIND_I64] = CV, [WK_PG_KIND_F64] = CV),
+     DEC_ROW([WK_PG_KIND_NUMERIC] = CV, [WK_PG_KIND_I64] = CV, [WK_PG_KIND_F64] = CV)},
+    {ENC_ROW([WK_PG_KIND_NUMERIC] = EC, [WK_PG_KIND_I64] = EC, [WK_PG_KIND_F64] = EC),
+     ENC_ROW([WK_PG_KIND_NUMERIC] = EC, [WK_PG_KIND_I64] = EC, [WK_PG_KIND_F64] = EC)},
+    &wk__pg_type_numeric};

@@ -160,7 +160,7 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
 /* ---- arrays (array.c) ---- */
 /* PostgreSQL's MaxArraySize: the most elements an array may hold. */
 #define WK__PG_MAX_ARRAY_SIZE 134217727
-/* The hand-written text decoders of codecs.c that array_c.c may inline for elements. */
+/* The hand-written text decoders (int.c, float.c) that array_c.c may inline for elements. */
 typedef enum wk__pg_fast_form {
     WK__PG_FAST_NONE = 0,
     WK__PG_FAST_I16, /* int2_text_i16 */
@@ -171,8 +171,9 @@ typedef enum wk__pg_fast_form {
 } wk__pg_fast_form;
 /* Which of those `fn` is (WK__PG_FAST_NONE for any other function). */
 wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn);
-/* The byte width (2, 4 or 8) when `fn` is one of codecs.c's fixed-size binary encoders that
- * store the value's bit pattern big-endian (int2/int4/int8/oid/float4/float8), else 0. */
+/* The byte width (2, 4 or 8) when `fn` is one of the fixed-size binary encoders that store
+ * the value's bit pattern big-endian (int2/int4/int8/oid/float4/float8), else 0. Both are
+ * answered by builtins.c. */
 size_t wk__pg_fixed_bin_width(wk_pg_encode_fn fn);
 extern const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT];
 extern const wk_pg_encode_fn wk__pg_array_enc[2][WK_PG_KIND_COUNT];
@@ -212,7 +213,7 @@ extern const wk_pg_codec wk__pg_composite_codec;
 /* Registry rows (registry.c) used by array encoders to reach element encoders. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);
 
-/* ---- rendered types (types_misc.c, range.c) ---- */
+/* ---- rendered types (rendered.c, the rendered families, range.c) ---- */
 /* Types read as PostgreSQL text: the binary form is rendered into the server's text output,
  * the text form passes through (it is the server's output already); encoding parses text
  * into the binary form where `parse` is given. */
@@ -233,10 +234,9 @@ wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const u
                           size_t n, void *out, wk_arena *arena, wk_error *err);
 wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
                           wk_buf *out, wk_error *err);
-/* The rendered built-in codecs (types_misc.c) and ranges (range.c), listed in builtins. */
-#define WK__PG_N_MISC 24
+/* The range and multirange codecs (range.c), listed in builtins.c; the other rendered codecs
+ * are declared in pg_codec.h. */
 #define WK__PG_N_RANGES 12
-extern const wk_pg_codec wk__pg_misc[WK__PG_N_MISC];
 extern const wk_pg_codec wk__pg_ranges[WK__PG_N_RANGES];
 
 #endif

@@ -1,5 +1,10 @@
 /*
- * inet and cidr, in both wire formats.
+ * The network address types, PostgreSQL's network.c: inet and cidr, in both wire formats, as
+ * a wk_pg_inet (family, netmask bits, the cidr flag, 4 or 16 address bytes).
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the inet or cidr codec (end of this file)
+ * -> codec_generic.c's generic functions -> this file's readers and writers -> a wk_pg_inet,
+ * PostgreSQL text, an event (the text) or a value. macaddr and macaddr8 are in mac.c.
  *
  * Binary: family (2 = IPv4, 3 = IPv6), netmask bits, is_cidr flag, address length, address,
  * checked as network_recv does (family, bits, length, and for cidr no bits right of the
@@ -13,6 +18,7 @@
 #define PGSQL_AF_INET 2
 #define PGSQL_AF_INET6 3
 
+/* The address bytes of a wk_pg_inet family (4 or 6). */
 static size_t addr_len(uint8_t family)
 {
     return family == 4 ? 4 : 16;
@@ -33,6 +39,8 @@ static bool mask_ok(const wk_pg_inet *v)
     return true;
 }
 
+/* network_recv for inet (cidr false) or cidr (true): the header fields are checked before
+ * the address is read, and a cidr must have no bits set right of its mask. */
 static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cidr,
                           wk_error *err)
 {
@@ -63,6 +71,7 @@ static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cid
     return WK_OK;
 }
 
+/* inet_recv. */
 static wk_status inet_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -70,6 +79,7 @@ static wk_status inet_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return read_bin(p, n, v, false, err);
 }
 
+/* cidr_recv. */
 static wk_status cidr_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -77,6 +87,7 @@ static wk_status cidr_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return read_bin(p, n, v, true, err);
 }
 
+/* network_send of the native value; the is_cidr byte comes from the value's own flag. */
 static wk_status write_bin(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_inet *a = &v->inet;
@@ -90,8 +101,10 @@ static wk_status write_bin(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, b, 4 + len);
 }
 
+/* Lower-case digits: inet_net_ntop prints IPv6 groups in lower case. */
 static const char hexd[] = "0123456789abcdef";
 
+/* One IPv6 group in hex without leading zeros into o; returns the length. */
 static size_t fmt_hex16(char *o, unsigned w)
 {
     char t[4];
@@ -106,6 +119,7 @@ static size_t fmt_hex16(char *o, unsigned w)
     return n;
 }
 
+/* A dotted quad into o; returns the length. */
 static size_t fmt_v4(char *o, const uint8_t *a)
 {
     size_t n = 0;
@@ -118,6 +132,8 @@ static size_t fmt_v4(char *o, const uint8_t *a)
     return n;
 }
 
+/* An IPv6 address into o as inet_net_ntop writes it (see the top of the file); returns the
+ * length (at most 45). */
 static size_t fmt_v6(char *o, const uint8_t *a)
 {
     unsigned w[8];
@@ -171,6 +187,7 @@ static size_t fmt_v6(char *o, const uint8_t *a)
     return n;
 }
 
+/* inet_out / cidr_out: the address, then "/bits" for a cidr or a partial mask. */
 static wk_status write_text(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_inet *a = &v->inet;
@@ -209,15 +226,8 @@ static bool parse_v4(const uint8_t *p, size_t n, size_t *i, uint8_t out[4])
     return true;
 }
 
-static int hexv(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
+/* An IPv6 address at p[*i..] up to '/' or the end: groups of 1 to 4 hex digits, at most one
+ * "::" gap, an optional dotted-quad tail; advances *i. False on any malformed form. */
 static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
 {
     uint8_t a[16] = {0};
@@ -230,8 +240,8 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
         size_t st = *i;
         unsigned w = 0;
         int d = 0;
-        while (*i < n && hexv(p[*i]) >= 0 && d < 4) {
-            w = w << 4 | (unsigned)hexv(p[*i]);
+        while (*i < n && wk__pg_hexval(p[*i]) >= 0 && d < 4) {
+            w = w << 4 | (unsigned)wk__pg_hexval(p[*i]);
             (*i)++;
             d++;
         }
@@ -283,6 +293,8 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
     return true;
 }
 
+/* inet_in (cidr false) / cidr_in: an address, spaces around allowed, then an optional
+ * "/bits" (the full length when absent); for cidr no bit may be set right of the mask. */
 static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, bool cidr,
                            wk_error *err)
 {
@@ -327,6 +339,7 @@ static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, bool ci
     return WK_OK;
 }
 
+/* inet_in. */
 static wk_status inet_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -334,6 +347,7 @@ static wk_status inet_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return read_text(p, n, v, false, err);
 }
 
+/* cidr_in. */
 static wk_status cidr_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -341,6 +355,7 @@ static wk_status cidr_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return read_text(p, n, v, true, err);
 }
 
+/* inet_out: printed as inet whatever the value's flag, so "/bits" only for a partial mask. */
 static wk_status inet_write_text(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -348,6 +363,7 @@ static wk_status inet_write_text(const wk__pg_native *v, wk_buf *out)
     return write_text(&t, out);
 }
 
+/* cidr_out: always "/bits". */
 static wk_status cidr_write_text(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -355,6 +371,7 @@ static wk_status cidr_write_text(const wk__pg_native *v, wk_buf *out)
     return write_text(&t, out);
 }
 
+/* inet_send: the cidr flag is forced off. */
 static wk_status inet_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -362,6 +379,7 @@ static wk_status inet_write_bin(const wk__pg_native *v, wk_buf *out)
     return write_bin(&t, out);
 }
 
+/* cidr_send: the cidr flag is forced on. */
 static wk_status cidr_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;

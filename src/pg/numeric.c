@@ -1,7 +1,13 @@
 /*
- * numeric: PostgreSQL's exact decimal, kept exactly as PostgreSQL holds it (base-10000
- * digits, weight, sign, display scale), in both wire formats, with conversions to and from
- * decimal text, int64 and double.
+ * numeric, PostgreSQL's numeric.c: the exact decimal, kept exactly as PostgreSQL holds it
+ * (base-10000 digits, weight, sign, display scale), in both wire formats, with conversions to
+ * and from decimal text, int64 and double.
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the numeric codec (end of this file) ->
+ * codec_generic.c's generic functions -> this file's reader into a wk_pg_numeric -> the
+ * caller's NUMERIC, I64 or F64, PostgreSQL text, or a RAWNUM event (the digits as text, so a
+ * JSON or MessagePack consumer loses none). The public wk_pg_numeric_* functions
+ * (wirekit/pg.h) are the same conversions for callers holding a wk_pg_numeric.
  *
  * The binary form is validated as numeric_recv does (length, sign, dscale, every digit below
  * 10000). Text is parsed the way set_var_from_str does: decimal digits are regrouped into
@@ -20,12 +26,15 @@
 #define DEC_DIGITS 4
 #define NUMERIC_MAX_EXP 1000 /* NUMERIC_MAX_PRECISION: PostgreSQL's exponent limit */
 
+/* NaN, +Infinity or -Infinity: the signs that carry no digits. */
 static bool is_special(uint16_t sign)
 {
     return sign == WK_PG_NUMERIC_NAN || sign == WK_PG_NUMERIC_PINF ||
            sign == WK_PG_NUMERIC_NINF;
 }
 
+/* numeric_recv: int16 ndigits, weight, sign, dscale, then the digits. The digits are copied
+ * into the arena (required unless the value has none) so the result outlives the input. */
 static wk_status numeric_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                   wk_error *err)
 {
@@ -73,6 +82,7 @@ static wk_status numeric_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, 
     return WK_OK;
 }
 
+/* numeric_send of the native value; specials are sent with no digits. */
 static wk_status numeric_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_numeric *num = &v->num;
@@ -93,6 +103,8 @@ static wk_status numeric_write_bin(const wk__pg_native *v, wk_buf *out)
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h): get_str_from_var's text. The length is known up front, so the text is
+ * written in place into one reservation. */
 WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
 {
     switch (num->sign) {
@@ -139,16 +151,19 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     return WK_OK;
 }
 
+/* numeric_out. */
 static wk_status numeric_write_text(const wk__pg_native *v, wk_buf *out)
 {
     return wk_pg_numeric_format(&v->num, out);
 }
 
+/* The spaces numeric_in skips around the value. */
 static bool nspace(uint8_t c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* True when s[0..n) is exactly the lower-case word w, in either case. */
 static bool word_ieq(const char *s, size_t n, const char *w)
 {
     if (strlen(w) != n) {
@@ -166,6 +181,9 @@ static bool word_ieq(const char *s, size_t n, const char *w)
     return true;
 }
 
+/* Public (wirekit/pg.h): numeric_in's syntax (spaces, sign, digits, point, exponent, NaN,
+ * [+-]Infinity/inf), digits in `arena`. The decimal digits are not copied first: their
+ * positions are found, then regrouped straight into base-10000 digits. */
 WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
                                      wk_pg_numeric *out, wk_error *err)
 {
@@ -299,12 +317,15 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     return WK_OK;
 }
 
+/* numeric_in, into the native union. */
 static wk_status numeric_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                    wk_error *err)
 {
     return wk_pg_numeric_parse((const char *)p, n, a, &v->num, err);
 }
 
+/* Public (wirekit/pg.h): WK_ERR_RANGE for a special, a non-zero fraction or an overflow;
+ * digits beyond ndigits are implicit zeros. */
 WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out)
 {
     if (num->sign != WK_PG_NUMERIC_POS && num->sign != WK_PG_NUMERIC_NEG) {
@@ -332,6 +353,8 @@ WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out)
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h): the digits go to the caller's storage, trailing zero groups dropped
+ * (the weight keeps the magnitude), as PostgreSQL's int64_to_numeric leaves them. */
 WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64_DIGITS],
                                    wk_pg_numeric *out)
 {
@@ -357,6 +380,7 @@ WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64
     out->digits = storage;
 }
 
+/* Public (wirekit/pg.h): the nearest double, rounded once. */
 WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
 {
     switch (num->sign) {
@@ -379,7 +403,8 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
             return WK_OK;
         }
     }
-    /* Render the significant digits only (no display scale) and let the kernel's parser round once. */
+    /* Render the significant digits only (no display scale) and let the kernel's parser
+     * round once. */
     char stack[256];
     wk_buf b;
     wk_buf_init_fixed(&b, stack, sizeof stack);
@@ -401,6 +426,8 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
     return st;
 }
 
+/* Public (wirekit/pg.h): float8_numeric's result: the shortest round-trip digits of v, parsed
+ * as numeric text (digits in `arena`); NaN and the infinities map to the specials. */
 WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_numeric *out,
                                            wk_error *err)
 {

@@ -131,19 +131,6 @@ static wk_status bytea_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return WK_OK;
 }
 
-/* The value of a hex digit, or -1. */
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20);
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
 /* byteain: "\\x" hex (spaces between pairs allowed) or the escape format (\\\\ and
  * \\ooo); the decoded bytes go to the arena. */
 static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
@@ -164,14 +151,14 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
                 i++;
                 continue;
             }
-            int hi = hexval(p[i]);
+            int hi = wk__pg_hexval(p[i]);
             if (hi < 0) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid hexadecimal digit in bytea");
             }
             if (i + 1 >= n) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i, "odd number of hex digits in bytea");
             }
-            int lo = hexval(p[i + 1]);
+            int lo = wk__pg_hexval(p[i + 1]);
             if (lo < 0) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i + 1,
                                    "invalid hexadecimal digit in bytea");

@@ -1,6 +1,10 @@
 /*
  * The text-codec parser: a backtracking interpreter over a compiled program (PEG semantics).
  *
+ * Where it sits: a program compiled by text_build.c -> wk_text_parse here over the caller's
+ * bytes -> capture slots (offset, length, slot number) the caller reads or hands to
+ * text_print.c; mediatype/mt_grammar.c uses it for the grammar-driven media type parser.
+ *
  * match() recurses over the grammar tree, never over the input: repetition is a loop, and the
  * recursion depth is bounded by the program's static nesting (WK_TEXT_MAX_DEPTH, checked at
  * compile time). A failed branch restores the position and the capture count, which is all
@@ -12,6 +16,8 @@
 
 #include "text/text_internal.h"
 
+/* One parse: the program and input, the position, the captures so far, and the farthest
+ * failure (for the error message). */
 typedef struct pstate {
     const wk_text_program *p;
     const uint8_t *s;
@@ -47,6 +53,7 @@ static void failed_at(pstate *st, uint32_t node)
     }
 }
 
+/* ASCII lower case, for caseless literals. */
 static inline uint8_t lower(uint8_t c)
 {
     return (uint8_t)(c >= 'A' && c <= 'Z' ? c + 32 : c);
@@ -54,6 +61,8 @@ static inline uint8_t lower(uint8_t c)
 
 static bool match_node(pstate *st, uint32_t i);
 
+/* Matches node i at st->pos, advancing it on success. A named node becomes the context that
+ * byte-class failures inside it are reported as; the previous context is restored after. */
 static bool match(pstate *st, uint32_t i)
 {
     const wk__text_node *n = &st->p->nodes[i];
@@ -67,6 +76,9 @@ static bool match(pstate *st, uint32_t i)
     return ok;
 }
 
+/* The matcher proper, one case per operator. On failure st->pos and st->ncaps are left as
+ * they were on entry (a sequence restores them itself), so a choice simply tries the next
+ * alternative. */
 static bool match_node(pstate *st, uint32_t i)
 {
     const wk__text_node *n = &st->p->nodes[i];
@@ -204,6 +216,9 @@ static bool match_node(pstate *st, uint32_t i)
     }
 }
 
+/* Public (wirekit/text.h): the whole input must match. A match that stops early is
+ * WK_ERR_TRAILING at the farthest failure when one is beyond where it stopped (the most
+ * useful place to point at), else at the stop. */
 wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len, wk_text_cap *caps,
                         size_t max_caps, size_t *ncaps, wk_error *err)
 {
@@ -241,6 +256,7 @@ wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len, 
                                          : "input does not match the grammar");
 }
 
+/* Contract in text_internal.h: node alone matches all of data, no captures recorded. */
 bool wk__text_match_whole(const wk_text_program *p, uint32_t node, const char *data, size_t len)
 {
     pstate st = {.p = p, .s = (const uint8_t *)(data != NULL ? data : ""), .len = len};

@@ -7,7 +7,7 @@
  * - domains over a type the registry knows: the base type's codec under the domain's OIDs;
  * - arrays of any of these: through the codec's array OID (typarray);
  * - extension types found by name: citext (text-like) and hstore (its own codec, hstore.c);
- * - composite types: the record codec (composite.c) with the attribute names and types;
+ * - composite types: the record codec (src/pg/record.c) with the attribute names and types;
  * - range and multirange types: the generic range codecs (range.c) over their subtype, whose
  *   codec is found in the snapshot when a value is decoded (an unknown subtype fails there).
  * Codec structs and their OID arrays are allocated in one block per type and owned by the

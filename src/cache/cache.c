@@ -154,6 +154,8 @@ build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s, const c
     return total;
 }
 
+/* Public (wirekit/cache.h): the key's length whatever cap is (the key is written, NUL-ended,
+ * only when it fits), so a caller can size its buffer; SIZE_MAX on overflow. */
 WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
                            char *buf, size_t cap)
 {

@@ -764,15 +764,18 @@ static wk_status text_open(void *c, int level, uint32_t count)
     (void)count;
     return wk_buf_push(((text_ctx *)c)->out, '{');
 }
+/* '}' after a level. */
 static wk_status text_close(void *c, int level)
 {
     (void)level;
     return wk_buf_push(((text_ctx *)c)->out, '}');
 }
+/* ',' between siblings. */
 static wk_status text_sep(void *c)
 {
     return wk_buf_push(((text_ctx *)c)->out, ',');
 }
+/* NULL, or the element's text in its type's output form, quoted when array_out would. */
 static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
 {
     text_ctx *t = c;
@@ -828,6 +831,7 @@ static wk_status ev_open(void *c, int level, uint32_t count)
     x.v.count = count;
     return e->ev->sink->event(e->ev->sink->self, &x);
 }
+/* END after a level. */
 static wk_status ev_close(void *c, int level)
 {
     (void)level;
@@ -837,11 +841,14 @@ static wk_status ev_close(void *c, int level)
     x.f32 = false;
     return e->ev->sink->event(e->ev->sink->self, &x);
 }
+/* Events need no separator. */
 static wk_status ev_sep(void *c)
 {
     (void)c;
     return WK_OK;
 }
+/* NIL, or the element's own events (a copy of the caller's wk_pg_events, so that its scratch
+ * buffer is shared). */
 static wk_status ev_elem(void *c, const uint8_t *p, size_t n, bool is_null)
 {
     ev_ctx *e = c;

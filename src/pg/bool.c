@@ -87,6 +87,7 @@ static inline void stbool(uint8_t *p, bool v)
 {
     p[0] = v ? 1 : 0;
 }
+/* boolsend of a C bool. */
 FAST_ENC_BIN(enc_bin_bool, bool, 1, stbool)
 
 OIDS(o_bool, WK_PG_OID_BOOL);

@@ -30,6 +30,7 @@
         return st;                                                                            \
     }
 
+/* timestamp / timestamptz to int64 microseconds, date to int32 days, in either format. */
 FAST_NATIVE(ts_i64, wk__pg_type_timestamp, int64_t)
 FAST_NATIVE(tstz_i64, wk__pg_type_timestamptz, int64_t)
 FAST_NATIVE(date_i32, wk__pg_type_date, int32_t)
@@ -120,6 +121,7 @@ static const wk_pg_codec *const builtins[] = {
 #undef R
 _Static_assert(WK__PG_N_RANGES == 12, "list every range codec");
 
+/* Public (wirekit/pg.h): the list above; static, never freed. */
 WK_API const wk_pg_codec *const *wk_pg_builtin_codecs(size_t *n)
 {
     *n = N(builtins);

@@ -1,5 +1,13 @@
 /*
- * float4 / float8 text: PostgreSQL 15's output (shortest round-trip digits, fixed notation for
+ * float4 and float8, PostgreSQL's float.c, in both wire formats.
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the float4 / float8 codecs (end of this
+ * file) -> the direct F32 / F64 functions here, or codec_generic.c's generic functions over
+ * this file's wk__pg_type tables -> a C float or double, PostgreSQL text, an event (a float,
+ * or a string for NaN and the infinities) or a value. The text helpers are shared: geo_ops.c
+ * prints coordinates with wk__pg_put_float, array_c.c parses elements with wk__pg_parse_float.
+ *
+ * Their text: PostgreSQL 15's output (shortest round-trip digits, fixed notation for
  * decimal exponents in [-4, 15) (float8) or [-4, 6) (float4), otherwise `d.ddde+XX` with at
  * least two exponent digits) and input (float8in: NaN, Infinity, inf, decimal with exponent).
  * The shortest digits come from the kernel's Schubfach (core/dtoa.h).
@@ -15,6 +23,7 @@
 #include "core/dtoa_interface.h"
 #include "core/number_interface.h"
 
+/* Contract in pg_interface.h. */
 int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10)
 {
     int e;
@@ -25,6 +34,9 @@ int wk__pg_shortest(double v, bool f32, char digits[20], int *exp10)
     return len;
 }
 
+/* Contract in pg_interface.h: the shortest digits that read back to v (extra_float_digits
+ * 1, the PostgreSQL 12+ default), in fixed notation for decimal exponents in [-4, 15) (float8)
+ * or [-4, 6) (float4), else d.ddde+XX. */
 wk_status wk__pg_put_float(wk_buf *b, double v, bool f32)
 {
     if (isnan(v)) {
@@ -82,35 +94,15 @@ wk_status wk__pg_put_float(wk_buf *b, double v, bool f32)
     return wk_buf_append(b, out, o);
 }
 
-static bool ieq(const uint8_t *s, size_t n, const char *w)
-{
-    if (strlen(w) != n) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        if (c >= 'A' && c <= 'Z') {
-            c = (uint8_t)(c + 32);
-        }
-        if (c != (uint8_t)w[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool fspace(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
+/* Contract in pg_interface.h: a value that overflows, or underflows to zero from non-zero
+ * digits, is refused, as float8in / float4in refuse it ("out of range"). */
 bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out)
 {
-    while (n > 0 && fspace(s[0])) {
+    while (n > 0 && wk__pg_is_space(s[0])) {
         s++;
         n--;
     }
-    while (n > 0 && fspace(s[n - 1])) {
+    while (n > 0 && wk__pg_is_space(s[n - 1])) {
         n--;
     }
     if (n == 0) {
@@ -118,11 +110,12 @@ bool wk__pg_parse_float(const uint8_t *s, size_t n, bool f32, double *out)
     }
     size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
     if (n - i >= 3 && (s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') {
-        if (ieq(s, n, "nan")) {
+        if (wk__pg_word_ieq(s, n, "nan")) {
             *out = NAN;
             return true;
         }
-        if (ieq(s + i, n - i, "infinity") || ieq(s + i, n - i, "inf")) {
+        if (wk__pg_word_ieq(s + i, n - i, "infinity") ||
+            wk__pg_word_ieq(s + i, n - i, "inf")) {
             *out = s[0] == '-' ? -INFINITY : INFINITY;
             return true;
         }
@@ -280,7 +273,7 @@ static wk_status f8_text_f64(const wk_pg_decoder *d, const uint8_t *p, size_t n,
     return WK_OK;
 }
 
-/* Big-endian stores of the IEEE bits, for FAST_ENC_BIN. */
+/* The IEEE bits of a C float / double, stored big-endian, for FAST_ENC_BIN. */
 static inline void stf4(uint8_t *p, float v)
 {
     uint32_t u;

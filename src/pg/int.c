@@ -241,6 +241,7 @@ const wk__pg_type wk__pg_type_oid = {WK__PG_CLASS_INT, oid_read_bin, oid_read_te
         return WK_OK;                                                                         \
     }
 
+/* The binary decoders of int2 / int4 / int8 / oid into int16_t / int32_t / int64_t / uint32_t. */
 FAST_BIN_INT(int2_bin_i16, int16_t, 2, wk__pg_be16, "binary int2 must be 2 bytes")
 FAST_BIN_INT(int4_bin_i32, int32_t, 4, wk__pg_be32, "binary int4 must be 4 bytes")
 FAST_BIN_INT(int8_bin_i64, int64_t, 8, wk__pg_be64, "binary int8 must be 8 bytes")
@@ -303,6 +304,7 @@ static inline void stu32(uint8_t *p, uint32_t v)
     wk__pg_put32(p, v);
 }
 
+/* int2send / int4send / int8send / oidsend of the C integer; builtins.c recognises them. */
 FAST_ENC_BIN(enc_bin_i16, int16_t, 2, st16)
 FAST_ENC_BIN(enc_bin_i32, int32_t, 4, st32)
 FAST_ENC_BIN(enc_bin_i64, int64_t, 8, st64)

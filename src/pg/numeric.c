@@ -157,30 +157,6 @@ static wk_status numeric_write_text(const wk__pg_native *v, wk_buf *out)
     return wk_pg_numeric_format(&v->num, out);
 }
 
-/* The spaces numeric_in skips around the value. */
-static bool nspace(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* True when s[0..n) is exactly the lower-case word w, in either case. */
-static bool word_ieq(const char *s, size_t n, const char *w)
-{
-    if (strlen(w) != n) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z') {
-            c = (char)(c + 32);
-        }
-        if (c != w[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Public (wirekit/pg.h): numeric_in's syntax (spaces, sign, digits, point, exponent, NaN,
  * [+-]Infinity/inf), digits in `arena`. The decimal digits are not copied first: their
  * positions are found, then regrouped straight into base-10000 digits. */
@@ -189,14 +165,14 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0, n = len;
-    while (i < n && nspace(p[i])) {
+    while (i < n && wk__pg_is_space(p[i])) {
         i++;
     }
-    while (n > i && nspace(p[n - 1])) {
+    while (n > i && wk__pg_is_space(p[n - 1])) {
         n--;
     }
     memset(out, 0, sizeof *out);
-    if (word_ieq(s + i, n - i, "nan")) {
+    if (wk__pg_word_ieq(p + i, n - i, "nan")) {
         out->sign = WK_PG_NUMERIC_NAN;
         return WK_OK;
     }
@@ -205,7 +181,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         neg = p[i] == '-';
         i++;
     }
-    if (word_ieq(s + i, n - i, "infinity") || word_ieq(s + i, n - i, "inf")) {
+    if (wk__pg_word_ieq(p + i, n - i, "infinity") ||
+        wk__pg_word_ieq(p + i, n - i, "inf")) {
         out->sign = neg ? WK_PG_NUMERIC_NINF : WK_PG_NUMERIC_PINF;
         out->dscale = 0;
         return WK_OK;

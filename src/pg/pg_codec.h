@@ -224,6 +224,25 @@ static inline bool wk__pg_parse_u64(const uint8_t *s, size_t n, uint64_t max, ui
     return true;
 }
 
+/* True when s[0..n) is exactly the lower-case word w, ASCII case ignored (the special
+ * spellings float8in and numeric_in accept: "NaN", "Infinity", "inf"). */
+static inline bool wk__pg_word_ieq(const uint8_t *s, size_t n, const char *w)
+{
+    if (strlen(w) != n) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (c >= 'A' && c <= 'Z') {
+            c = (uint8_t)(c + 32);
+        }
+        if (c != (uint8_t)w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The value of one hex digit (either case), or -1. */
 static inline int wk__pg_hexval(uint8_t c)
 {

@@ -430,31 +430,37 @@ static wk_status p_multirange(const wk_pg_encoder *e, const uint8_t *s, size_t n
 static const wk__pg_rtype range_rt = {r_range, p_range};
 static const wk__pg_rtype multirange_rt = {r_multirange, p_multirange};
 
+/* TEXT decoder of the range codecs. */
 static wk_status range_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                 wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_text(&range_rt, d, p, n, out, arena, err);
 }
+/* EVENTS decoder of the range codecs. */
 static wk_status range_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                   wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_events(&range_rt, d, p, n, out, arena, err);
 }
+/* TEXT encoder of the range codecs. */
 static wk_status range_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
                                 wk_error *err)
 {
     return wk__pg_r_encode(&range_rt, e, in, out, err);
 }
+/* TEXT decoder of the multirange codecs. */
 static wk_status mrange_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                  wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_text(&multirange_rt, d, p, n, out, arena, err);
 }
+/* EVENTS decoder of the multirange codecs. */
 static wk_status mrange_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n,
                                    void *out, wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_events(&multirange_rt, d, p, n, out, arena, err);
 }
+/* TEXT encoder of the multirange codecs. */
 static wk_status mrange_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
                                  wk_error *err)
 {

@@ -627,6 +627,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
         f = NULL; /* stale load: start a new one (registered in front of it) */
     }
     if (f != NULL) {
+        /* A load of this key is under way: wait for it (the wait releases the shard lock,
+         * so other keys of the shard are not held up) and share its answer. */
         f->users++;
         COUNT(c, flight_waits);
         while (!f->done) {
@@ -645,6 +647,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
         }
         return st;
     }
+    /* This get loads: register the record (key copied in, epochs of now) so that later misses
+     * join it, then load with no lock held. */
     f = wk_alloc(c->alloc, sizeof *f + key_len);
     if (f == NULL) {
         pthread_mutex_unlock(&sh->mu);
@@ -672,6 +676,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
     wk_error lerr = {WK_OK, 0, NULL};
     wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
 
+    /* Publish: keep the result locally only if nothing invalidated the key meanwhile, hand
+     * it to the waiters (each takes its own reference), and unlink the record. */
     pthread_mutex_lock(&sh->mu);
     if (e != NULL && local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
         wk__shard_insert(sh, e);
@@ -834,6 +840,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
     uint8_t *took = (uint8_t *)(found + n);
     memset(took, 0, n * sizeof *took); /* the rest is written before it is read */
+    /* Pass 1, local: build every key, answer what the local tier holds (lock-free, then
+     * locked), and note each miss with the shard epoch it was seen under, so that a value the
+     * shared tier returns is kept locally only if that key was not invalidated meanwhile. */
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -876,6 +885,8 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
             miss[nmiss++] = i;
         }
     }
+    /* Pass 2, shared: one round trip for all the misses; the keys it answers leave the miss
+     * list, corrupt values are removed from the store. */
     unsigned flags = 0;
     if (c->store != NULL && nmiss > 0) {
         for (size_t j = 0; j < nmiss; j++) {
@@ -919,6 +930,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         }
         nmiss = left;
     }
+    /* Pass 3, loader: the keys still missing take the single-key path (single-flight, negative
+     * caching), told that the shared tier was already asked (SKIP_STORE) and whether it
+     * failed. NOT_FOUND is an answer, not a failure of the call. */
     for (size_t j = 0; j < nmiss; j++) {
         size_t i = miss[j];
         wk_error e1;

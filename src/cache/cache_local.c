@@ -141,6 +141,7 @@ wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_en
 static void reclaim(wk__shard *sh, bool all)
 {
     if (!all) {
+        /* two tries: an entry retired in the current epoch needs the epoch to move twice */
         ebr_try_advance(sh->ebr);
         ebr_try_advance(sh->ebr);
         wk__orphans_sweep(); /* a freed cache's entries whose holders let go */
@@ -152,9 +153,11 @@ static void reclaim(wk__shard *sh, bool all)
     while (*pp != NULL) {
         wk_cache_entry *e = *pp;
         if (!all && e->retire_epoch + 2 > g) {
-            pp = &e->next;
+            pp = &e->next; /* grace period not over: a reader may still stand on it */
             continue;
         }
+        /* Only after the grace period is the slot scan final: slots are filled inside the
+         * announcement, so no new slot can take e now. */
         bool held = wk__refs_held(e);
         if (held && !all) {
             sh->nheld++;
@@ -167,7 +170,7 @@ static void reclaim(wk__shard *sh, bool all)
         sh->retired_bytes -= e->charge;
         e->retired = false;
         if (held) {
-            wk__refs_orphan(e);
+            wk__refs_orphan(e); /* the shard is going away but a thread still holds it */
         } else {
             wk__entry_unbias(e);
         }
@@ -425,6 +428,8 @@ static void evict(wk__shard *sh)
             e = e->next;
         }
         sh->hand = e->next;
+        /* Second chance: a referenced entry loses its bit and is passed over. The step bound
+         * ends the sweep even while readers keep setting bits (two full turns at most). */
         if (__atomic_load_n(&e->clock, __ATOMIC_RELAXED) != 0 && steps++ < 2 * sh->entries) {
             __atomic_store_n(&e->clock, 0, __ATOMIC_RELAXED);
             continue;

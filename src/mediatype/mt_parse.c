@@ -112,6 +112,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                               wk_error *err)
 {
     bool utf8 = (flags & WK_MT_UTF8) != 0;
+    /* Step 1 of the algorithm: strip leading and trailing HTTP whitespace. */
     size_t b = 0, e = len;
     while (b < e && wk__mt_is(s[b], WK__MT_WS)) {
         b++;
@@ -119,6 +120,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     while (e > b && wk__mt_is(s[e - 1], WK__MT_WS)) {
         e--;
     }
+    /* Whether the input is its own serialization, in the ";" style, the "; " style or
+     * neither; every irregularity below clears what it rules out. */
     unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
     size_t i = b;
     while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
@@ -146,7 +149,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         return syntax(mt, err, i, "expected ';' after the subtype");
     }
     if (i != sub_end) {
-        canon = 0;
+        canon = 0; /* whitespace after the subtype is dropped by serialization */
     }
     const char *ess = (const char *)s + b;
     mt->nparams = 0;
@@ -154,6 +157,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     mt->input.ptr = (const char *)s + b;
     mt->input.len = e - b;
 
+    /* Parameters: each is collected first and validated after, and an invalid one is skipped
+     * to the next ';' rather than failing the whole value. */
     while (i < e) {
         i++; /* the ';' */
         size_t ws = i;
@@ -279,6 +284,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             canon = 0;
             continue;
         }
+        /* A full array is an error only for a new name: a duplicate would be dropped anyway. */
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             for (unsigned k = 0; k < mt->nparams; k++) {
                 if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, (const char *)s + ns,

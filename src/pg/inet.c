@@ -57,6 +57,8 @@ static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cid
         return wk__pg_fail(err, WK_ERR_SYNTAX, 1, "invalid bits in binary inet");
     }
     a->bits = p[1];
+    /* p[2], the sender's is_cidr byte, is ignored as network_recv ignores it: the column's
+     * type (the cidr argument) decides. */
     if (p[3] != addr_len(a->family)) {
         return wk__pg_fail(err, WK_ERR_SYNTAX, 3, "invalid address length in binary inet");
     }
@@ -140,6 +142,8 @@ static size_t fmt_v6(char *o, const uint8_t *a)
     for (int i = 0; i < 8; i++) {
         w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
     }
+    /* The longest run of zero groups (the first of equal runs: only a strictly longer run
+     * replaces it), as inet_net_ntop picks the one to compress. */
     int best = -1, bestlen = 0, cur = -1, curlen = 0;
     for (int i = 0; i < 8; i++) {
         if (w[i] == 0) {
@@ -162,7 +166,7 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         bestlen = curlen;
     }
     if (best != -1 && bestlen < 2) {
-        best = -1;
+        best = -1; /* a single zero group is printed as "0", not compressed */
     }
     size_t n = 0;
     for (int i = 0; i < 8; i++) {
@@ -175,6 +179,8 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         if (i != 0) {
             o[n++] = ':';
         }
+        /* ::a.b.c.d (IPv4-compatible) and ::ffff:a.b.c.d (IPv4-mapped) print their last 32
+         * bits as a dotted quad */
         if (i == 6 && best == 0 && (bestlen == 6 || (bestlen == 5 && w[5] == 0xffff))) {
             n += fmt_v4(o + n, a + 12);
             return n;
@@ -182,7 +188,7 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         n += fmt_hex16(o + n, w[i]);
     }
     if (best != -1 && best + bestlen == 8) {
-        o[n++] = ':';
+        o[n++] = ':'; /* a run at the end needs the second colon of "::" */
     }
     return n;
 }
@@ -230,6 +236,8 @@ static bool parse_v4(const uint8_t *p, size_t n, size_t *i, uint8_t out[4])
  * "::" gap, an optional dotted-quad tail; advances *i. False on any malformed form. */
 static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
 {
+    /* Groups are read into a[] in order; `gap` is the group index where "::" stood, and the
+     * groups after it are moved to the end once their count is known. */
     uint8_t a[16] = {0};
     int ng = 0, gap = -1;
     if (*i + 1 < n && p[*i] == ':' && p[*i + 1] == ':') {
@@ -246,6 +254,7 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
             d++;
         }
         if (*i < n && p[*i] == '.' && ng <= 6) {
+            /* what looked like a hex group is the start of a dotted-quad tail: re-read it */
             *i = st;
             if (!parse_v4(p, n, i, a + 2 * ng)) {
                 return false;
@@ -276,6 +285,7 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
             break;
         }
     }
+    /* without "::" all eight groups must be there; with it, it stands for at least one */
     if (gap < 0 && ng != 8) {
         return false;
     }

@@ -113,6 +113,9 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     case WK_PG_NUMERIC_NINF: return wk_buf_append(out, "-Infinity", 9);
     default: break;
     }
+    /* The most the text can take: every integer group's four digits, the scale, a sign, the
+     * point, and one group of slack because the fraction is written four digits at a time and
+     * cut back to dscale afterwards. */
     size_t intdigits = num->weight >= 0 ? ((size_t)num->weight + 1) * DEC_DIGITS : 1;
     size_t cap = intdigits + (size_t)num->dscale + DEC_DIGITS + 3;
     wk_status st = wk_buf_reserve(out, cap);
@@ -132,6 +135,7 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
         for (d = 0; d <= num->weight; d++) {
             unsigned dig = d < num->ndigits ? num->digits[d] : 0;
             if (d == 0) {
+                /* the first group without leading zeros, every later one as four digits */
                 q += wk__pg_fmt_uint_pad(q, dig, 1);
             } else {
                 q += wk__pg_fmt_uint_pad(q, dig, 4);
@@ -141,6 +145,8 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     if (num->dscale > 0) {
         *q++ = '.';
         char *endp = q + num->dscale;
+        /* groups past ndigits are zeros; the last group may overrun endp, which is why the
+         * reservation has a group of slack */
         for (int i = 0; q < endp; d++, i++) {
             unsigned dig = (d >= 0 && d < num->ndigits) ? num->digits[d] : 0;
             q += wk__pg_fmt_uint_pad(q, dig, 4);
@@ -206,6 +212,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
     }
     size_t digits_end = i;
+    /* The exponent is bounded while it is read, so a long run of exponent digits can neither
+     * overflow nor cost more than a few iterations past the limit. */
     long exp10 = 0;
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
         i++;
@@ -231,6 +239,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     if (i != n) {
         return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
     }
+    /* dweight: the decimal exponent of the first digit; dscale: the digits after the point
+     * once the exponent has moved it (never negative: "1e3" has scale 0, as in PostgreSQL). */
     long dweight = (long)before - 1 + exp10;
     long dscale = (long)(ndec - before) - exp10;
     if (dscale < 0) {
@@ -239,6 +249,9 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     if (dscale > WK_PG_NUMERIC_DSCALE_MAX) {
         return wk__pg_fail(err, WK_ERR_RANGE, first, "numeric scale out of range");
     }
+    /* The base-10000 weight of the group holding the first digit (floor division for negative
+     * dweights), and how many decimal places that group has before the first digit, so that
+     * every later digit lands at a fixed position: digit k goes to group (offset + k) / 4. */
     long weight;
     if (dweight >= 0) {
         weight = (dweight + 1 + DEC_DIGITS - 1) / DEC_DIGITS - 1;
@@ -258,6 +271,7 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         }
         memset(dig, 0, ngroups * 2);
     }
+    /* Second pass: each decimal digit added into its group at its place value. */
     size_t pos = (size_t)offset; /* decimal position within the grouped digits */
     for (size_t j = first; j < digits_end; j++) {
         if (p[j] == '.') {
@@ -277,6 +291,7 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         hi--;
     }
     if (lo == hi) {
+        /* zero: PostgreSQL's canonical form has no digits, weight 0 and a positive sign */
         weight = 0;
         neg = false;
     }

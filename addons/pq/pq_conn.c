@@ -179,6 +179,8 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     if (c->broken) {
         return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
     }
+    /* Unknown statement: prepare it unnamed and describe it, so that the result format can
+     * follow its column types; the execute then reuses the unnamed statement. */
     if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
         return wk__pq_take_error(c, NULL, "cannot send the query", err);
     }
@@ -245,6 +247,8 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
     if (n > 65535) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
+    /* The parameter arrays live on the stack for up to 16 parameters, the common case; more
+     * take one heap allocation each. */
     Oid types_s[16];
     int lens_s[16], fmts_s[16];
     size_t offs_s[16];
@@ -275,6 +279,8 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
         bool prepared = false;
         wk__pq_clear_error(conn);
         st = result_format(conn, sql, types, n, &rfmt, &prepared, res, err);
+        /* A statement seen before (format cached) goes as PQsendQueryParams in one round
+         * trip; one just prepared executes the unnamed statement. */
         if (st == WK_OK && (flags & SEND_ASYNC)) {
             int ok = prepared
                          ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)

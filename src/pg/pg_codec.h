@@ -118,6 +118,12 @@ wk_status wk__pg_renc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, 
 /* Renderers shared by more than one family (rendered.c): an unsigned 32-bit number (xid, cid
  * and the reg* OID types) and text whose binary form is the text itself (xml, refcursor). */
 extern const wk__pg_rtype wk__pg_rt_u32, wk__pg_rt_plain;
+/* The unsigned-number renderer and parser behind them, for any 4- or 8-byte field
+ * (rendered.c). */
+wk_status wk__pg_render_uint(const uint8_t *p, size_t n, size_t width, const char *msg,
+                             wk_buf *out, wk_error *err);
+wk_status wk__pg_parse_uint(const uint8_t *s, size_t n, size_t width, const char *msg,
+                            wk_buf *out, wk_error *err);
 /* Checks that p[skip..n) is UTF-8 and appends it; the error offset counts from p. */
 wk_status wk__pg_put_utf8(const uint8_t *p, size_t n, size_t skip, wk_buf *out, wk_error *err);
 

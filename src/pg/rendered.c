@@ -130,16 +130,37 @@ wk_status wk__pg_renc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, 
 
 /* ---- unsigned 32-bit: xid, cid (xid.c) and the reg* OID types (regproc.c) ---- */
 
+/* An unsigned big-endian number of `width` (4 or 8) bytes in decimal; `msg` when the length
+ * is not exactly width. */
+wk_status wk__pg_render_uint(const uint8_t *p, size_t n, size_t width, const char *msg,
+                             wk_buf *out, wk_error *err)
+{
+    wk_status st = wk__pg_exact(n, width, msg, err);
+    if (st == WK_OK &&
+        wk__pg_put_u64(out, width == 4 ? wk__pg_be32(p) : wk__pg_be64(p)) != WK_OK) {
+        st = wk__pg_nomem(err, 0);
+    }
+    return st;
+}
+
+/* An unsigned decimal that fits `width` (4 or 8) bytes, spaces around allowed, as that many
+ * big-endian bytes; `msg` as the syntax error. */
+wk_status wk__pg_parse_uint(const uint8_t *s, size_t n, size_t width, const char *msg,
+                            wk_buf *out, wk_error *err)
+{
+    uint64_t v;
+    if (!wk__pg_parse_u64(s, n, width == 4 ? UINT32_MAX : UINT64_MAX, &v)) {
+        return wk__pg_bad_input(err, 0, msg);
+    }
+    return wk__pg_put_be(out, v, width) == WK_OK ? WK_OK : wk__pg_nomem(err, 0);
+}
+
 /* xidout / cidout / the OID form of the reg* types: the 4-byte value in decimal. */
 static wk_status r_u32(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                        wk_error *err)
 {
     (void)d;
-    wk_status st = wk__pg_exact(n, 4, "this binary value must be 4 bytes", err);
-    if (st == WK_OK && wk__pg_put_u64(out, wk__pg_be32(p)) != WK_OK) {
-        st = wk__pg_nomem(err, 0);
-    }
-    return st;
+    return wk__pg_render_uint(p, n, 4, "this binary value must be 4 bytes", out, err);
 }
 
 /* xidin-style input: an unsigned decimal that fits 32 bits, as 4 big-endian bytes. A reg*
@@ -148,18 +169,15 @@ static wk_status p_u32(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_bu
                        wk_error *err)
 {
     (void)e;
-    uint64_t v;
-    if (!wk__pg_parse_u64(s, n, UINT32_MAX, &v)) {
-        return wk__pg_bad_input(err, 0,
-                                "expected an unsigned 32-bit number (an OID for reg types)");
-    }
-    return wk__pg_put_be(out, v, 4) == WK_OK ? WK_OK : wk__pg_nomem(err, 0);
+    return wk__pg_parse_uint(s, n, 4, "expected an unsigned 32-bit number (an OID for reg types)",
+                             out, err);
 }
 
 const wk__pg_rtype wk__pg_rt_u32 = {r_u32, p_u32};
 
 /* ---- text that is its own binary form: xml (xml.c), refcursor (varlena.c) ---- */
 
+/* Contract in pg_codec.h: the UTF-8 check is the session's client_encoding made good. */
 wk_status wk__pg_put_utf8(const uint8_t *p, size_t n, size_t skip, wk_buf *out, wk_error *err)
 {
     size_t bad;

@@ -16,11 +16,7 @@ static wk_status r_u64(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_bu
                        wk_error *err)
 {
     (void)d;
-    wk_status st = wk__pg_exact(n, 8, "binary xid8 must be 8 bytes", err);
-    if (st == WK_OK && wk__pg_put_u64(out, wk__pg_be64(p)) != WK_OK) {
-        st = wk__pg_nomem(err, 0);
-    }
-    return st;
+    return wk__pg_render_uint(p, n, 8, "binary xid8 must be 8 bytes", out, err);
 }
 
 /* xid8in: an unsigned decimal that fits 64 bits, as 8 big-endian bytes. */
@@ -28,11 +24,7 @@ static wk_status p_u64(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_bu
                        wk_error *err)
 {
     (void)e;
-    uint64_t v;
-    if (!wk__pg_parse_u64(s, n, UINT64_MAX, &v)) {
-        return wk__pg_bad_input(err, 0, "expected an unsigned 64-bit number");
-    }
-    return wk__pg_put_be(out, v, 8) == WK_OK ? WK_OK : wk__pg_nomem(err, 0);
+    return wk__pg_parse_uint(s, n, 8, "expected an unsigned 64-bit number", out, err);
 }
 
 /* ---- txid_snapshot, pg_snapshot: nxip, xmin, xmax, xips -> "xmin:xmax:xip,xip" ---- */

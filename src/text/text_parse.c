@@ -123,6 +123,9 @@ static bool match_node(pstate *st, uint32_t i)
         return true;
     }
     case WK__TOP_ALT:
+        /* Ordered choice: the first alternative that matches wins, with no retry of the
+         * others if what follows fails (PEG, not regular-expression, semantics). An overflow
+         * of the capture array stops the search: no alternative could record its captures. */
         for (uint32_t k = 0; k < n->b && !st->overflow; k++) {
             if (match(st, st->p->kids[n->a + k])) {
                 return true;
@@ -133,6 +136,7 @@ static bool match_node(pstate *st, uint32_t i)
         const wk__text_node *c = &st->p->nodes[n->a];
         uint32_t count = 0;
         if (c->op == WK__TOP_CLASS) {
+            /* A repeated byte class, the commonest node: one loop over the bytes, no calls. */
             const wk_text_byteset *set = &st->p->sets[c->a];
             size_t pos = st->pos;
             while (count < n->max && pos < st->len && wk_text_byteset_has(set, st->s[pos])) {
@@ -140,6 +144,7 @@ static bool match_node(pstate *st, uint32_t i)
                 count++;
             }
             if (count < n->min) {
+                /* report the failure where the run stopped, the byte that did not fit */
                 size_t start = st->pos;
                 st->pos = pos;
                 failed_at(st, n->a);
@@ -149,6 +154,7 @@ static bool match_node(pstate *st, uint32_t i)
             st->pos = pos;
             return true;
         }
+        /* Greedy, without giving back: as many iterations as match, then the minimum checked. */
         size_t start = st->pos, nc = st->ncaps;
         while (count < n->max && !st->overflow) {
             size_t before = st->pos;
@@ -168,6 +174,8 @@ static bool match_node(pstate *st, uint32_t i)
         return true;
     }
     case WK__TOP_CAPTURE: {
+        /* The slot is reserved before the inner match, so captures nested inside come after
+         * their parent, in the order they open. */
         size_t start = st->pos, idx = st->ncaps;
         if (st->caps != NULL) {
             if (idx >= st->max_caps) {

@@ -48,7 +48,7 @@ static bool print_node(prstate *ps, uint32_t i)
         return false;
     }
     switch (n->op) {
-    case WK__TOP_CLASS: return emit(ps, &n->first, 1);
+    case WK__TOP_CLASS: return emit(ps, &n->first, 1); /* its smallest member */
     case WK__TOP_LIT: return emit(ps, ps->p->strs + n->a, n->b);
     case WK__TOP_SEQ: {
         size_t len = ps->out->len, cur = ps->cur;
@@ -62,6 +62,7 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_ALT:
+        /* The first alternative that prints (each failed one has truncated its output). */
         for (uint32_t k = 0; k < n->b; k++) {
             if (print_node(ps, ps->p->kids[n->a + k])) {
                 return true;
@@ -72,6 +73,8 @@ static bool print_node(prstate *ps, uint32_t i)
         }
         return false;
     case WK__TOP_REP: {
+        /* As many iterations as consume captures, at least the minimum: an iteration past the
+         * minimum that uses no capture would print grammar text nobody asked for. */
         size_t start_len = ps->out->len, start_cur = ps->cur;
         uint32_t count = 0;
         while (count < n->max) {
@@ -95,6 +98,8 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_CAPTURE: {
+        /* The next capture must be for this slot and must itself match the captured
+         * sub-grammar, or the printed text would not parse back to the same captures. */
         if (ps->cur > ps->far) {
             ps->far = ps->cur;
         }
@@ -121,8 +126,8 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_AND:
-    case WK__TOP_NOT: return true;
-    case WK__TOP_END: return ps->cur == ps->ncaps;
+    case WK__TOP_NOT: return true; /* lookahead consumes nothing, so prints nothing */
+    case WK__TOP_END: return ps->cur == ps->ncaps; /* the end only once every capture is used */
     default: return false;
     }
 }

@@ -77,7 +77,9 @@ static bool is_oct(uint8_t c)
     return c >= '0' && c <= '7';
 }
 
-/* charin: "\\ooo" is a byte in octal; anything else is its first byte (none when empty). */
+/* charin: "\\ooo" is that byte in octal, else the first byte (none when empty). A longer
+ * ASCII string is refused rather than cut, as charin would cut it; a non-ASCII one keeps its
+ * first byte, as charin does. */
 static wk_status char_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -141,6 +143,7 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
         if (a == NULL) {
             return wk__pg_fail(err, WK_ERR_ARG, 0, "decoding text bytea needs an arena");
         }
+        /* at most one byte per two digits: the output is sized from the input, no growth */
         uint8_t *o = wk_arena_alloc(a, (n - 2) / 2 + 1, 1);
         if (o == NULL) {
             return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for bytea");
@@ -171,7 +174,7 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
         return WK_OK;
     }
     /* Escape format: \\ is a backslash, \ooo an octal byte, anything else itself. */
-    if (memchr(p, '\\', n) == NULL) {
+    if (memchr(p, '\\', n) == NULL) { /* no escapes: the wire bytes are the value, a view */
         v->s.ptr = (const char *)p;
         v->s.len = n;
         return WK_OK;

@@ -6,6 +6,11 @@
  * action: a row goes through the plan (built from the first row's columns) to the caller's
  * function, the end of one protocol step sends the next, an error is kept as the outcome.
  *
+ * Where it sits: wk_pq_async_start -> PQsendPrepare / PQsendDescribePrepared / PQsendQueryPrepared
+ * (rows in single-row mode) -> the caller's loop calls wk_pq_async_step on readiness -> each
+ * PGresult row -> the decode plan (src/pg/plan.c, over pq_rows.c's gathering) -> the caller's
+ * row handler. Deadlines and cancels go through pq_wait.c.
+ *
  * The first failure is sticky: a row function's refusal, a plan that cannot be built or a
  * passed deadline cancel the query and the rest of its rows are dropped, the outcome being
  * reported once the server has ended it (or when it does not within a second of grace, with
@@ -19,8 +24,11 @@
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
 
+/* The protocol step in flight: prepare, describe (for the result formats), execute. */
 typedef enum phase { PH_PREPARE, PH_DESCRIBE, PH_EXECUTE, PH_DONE } phase;
 
+/* One query in flight: what the later steps need (SQL, encoded parameters), the plan built
+ * from the first row, the sticky outcome, and the deadline and cancel state. */
 struct wk_pq_async {
     wk_pq_conn *conn;
     char *sql;
@@ -175,6 +183,7 @@ static void advance(wk_pq_async *q)
     }
 }
 
+/* Frees the query's own memory (the connection is the caller's). */
 static void release(wk_pq_async *q)
 {
     wk_pg_plan_free(q->plan);
@@ -203,6 +212,7 @@ static wk_status encode(wk_pq_async *q, const wk_pq_param *params, size_t n, wk_
     return st;
 }
 
+/* The query's final status, with its detail copied to err. */
 static wk_status outcome(const wk_pq_async *q, wk_error *err)
 {
     if (err != NULL && q->status != WK_OK) {
@@ -211,6 +221,9 @@ static wk_status outcome(const wk_pq_async *q, wk_error *err)
     return q->status;
 }
 
+/* Public (wirekit/pq.h): refuses a broken connection or one with a query already in progress,
+ * encodes the parameters (kept for the execute step) and sends the prepare; nothing blocks.
+ * *out is the caller's to free. */
 WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
                                    size_t n, const wk_pq_row_handler *rows, wk_pq_async **out,
                                    wk_error *err)
@@ -268,11 +281,13 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
     return WK_OK;
 }
 
+/* Public: the socket to wait on (libpq's). */
 WK_API int wk_pq_async_socket(const wk_pq_async *q)
 {
     return PQsocket(q->conn->pg);
 }
 
+/* Public: read always while running, write too while libpq holds unsent data; 0 when done. */
 WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
 {
     if (q->ph == PH_DONE) {
@@ -281,6 +296,8 @@ WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
     return WK_PQ_WANT_READ | (q->write_pending ? WK_PQ_WANT_WRITE : 0u);
 }
 
+/* Public: milliseconds until the next step is due (the deadline, or the cancel's next
+ * repeat), -1 for none, 0 when overdue or done. */
 WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
 {
     if (q->ph == PH_DONE) {
@@ -294,11 +311,15 @@ WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/* Public: a new deadline from now (0 = none). */
 WK_API void wk_pq_async_set_timeout(wk_pq_async *q, uint32_t timeout_ms)
 {
     q->deadline = timeout_ms != 0 ? wk__pq_now_ms() + timeout_ms : INT64_MAX;
 }
 
+/* Public: flushes, consumes what the socket has and handles every complete result; returns
+ * WK_ERR_AGAIN until the query has ended, then its outcome. A passed deadline starts the
+ * cancel here. */
 WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
 {
     if (q->ph == PH_DONE) {
@@ -345,6 +366,7 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
     return WK_ERR_AGAIN;
 }
 
+/* Public: asks the server to cancel; the outcome arrives through later steps. */
 WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err)
 {
     if (q->ph == PH_DONE) {
@@ -354,16 +376,20 @@ WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err)
     return WK_OK;
 }
 
+/* Public: the rows handed to the row handler so far. */
 WK_API uint64_t wk_pq_async_rows(const wk_pq_async *q)
 {
     return q->rows;
 }
 
+/* Public: the command tag of the finished statement ("SELECT 3"), "" before. */
 WK_API const char *wk_pq_async_command(const wk_pq_async *q)
 {
     return q->command;
 }
 
+/* Public: a query still running is abandoned first (its results drained or the connection
+ * given up, pq_wait.c), so the connection is usable, or marked broken, afterwards. */
 WK_API void wk_pq_async_free(wk_pq_async *q)
 {
     if (q == NULL) {

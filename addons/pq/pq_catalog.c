@@ -7,7 +7,7 @@
  * - domains over a type the registry knows: the base type's codec under the domain's OIDs;
  * - arrays of any of these: through the codec's array OID (typarray);
  * - extension types found by name: citext (text-like) and hstore (its own codec, hstore.c);
- * - composite types: the record codec (composite.c) with the attribute names and types;
+ * - composite types: the record codec (src/pg/record.c) with the attribute names and types;
  * - range and multirange types: the generic range codecs (range.c) over their subtype, whose
  *   codec is found in the snapshot when a value is decoded (an unknown subtype fails there).
  * Codec structs and their OID arrays are allocated in one block per type and owned by the
@@ -41,6 +41,7 @@ typedef struct owned {
     wk_pg_range_type rng;   /* ranges and multiranges: the subtype */
 } owned;
 
+/* The adopted memory of one catalog codec: its composite description and the block itself. */
 static void owned_free(void *p)
 {
     owned *o = p;
@@ -48,6 +49,7 @@ static void owned_free(void *p)
     free(o);
 }
 
+/* The built-in codec called `name` (citext and enums borrow text's), or NULL. */
 static const wk_pg_codec *builtin_named(const char *name)
 {
     size_t n;
@@ -79,11 +81,15 @@ static uint32_t get_oid(const PGresult *r, int row, int col)
     return i > 0 && s[i] == '\0' ? (uint32_t)v : 0;
 }
 
+/* Contract in pq_internal.h: the catalog query pq_connect.c sends behind the settings. */
 const char *wk__pq_catalog_sql(void)
 {
     return catalog_sql;
 }
 
+/* Contract in pq_internal.h: one codec per row of the catalog result (in its order, so that
+ * domains find their base), added to base as the connection's snapshot; rows whose type
+ * cannot be served are skipped, not an error. */
 wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
                                wk_pg_registry **out, wk_error *err)
 {

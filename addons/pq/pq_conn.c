@@ -6,6 +6,11 @@
  * Parameter bytes are encoded into one buffer per call and sliced afterwards (the buffer may
  * move while it grows), so a query costs a handful of allocations whatever its parameters.
  *
+ * Where it sits: wk_pq_exec(sql, params) -> pq_params.c encodes each parameter with the
+ * registry's encoder -> PQsendQueryParams / the prepared-statement cache (pq_stmt_cache.c) ->
+ * wk__pq_wait here (pq_wait.c's poll and cancel) -> the PGresult, whose rows the caller
+ * decodes through a plan (pq_rows.c -> src/pg/plan.c).
+ *
  * Queries are sent asynchronously and their results awaited with poll() against a deadline
  * when the connection has a timeout: the server's statement_timeout ends a slow query, and the
  * client-side deadline also ends a wait on a server that does not answer at all (a stopped
@@ -51,6 +56,8 @@ static bool collected(wk_pq_conn *c, int64_t until, void *res)
     return collect(c, until, res);
 }
 
+/* Contract in pq_internal.h: the query's last result; past the deadline the query is
+ * cancelled and, without an answer in the grace period, the connection is given up. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
 {
     *res = NULL;
@@ -80,6 +87,7 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err)
     return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
 }
 
+/* Contract in pq_internal.h: a simple-protocol statement, waited for as wk__pq_wait waits. */
 wk_status wk__pq_run(wk_pq_conn *c, const char *sql, PGresult **res, wk_error *err)
 {
     *res = NULL;
@@ -110,6 +118,8 @@ static wk_status run_simple(wk_pq_conn *c, const char *sql, wk_error *err)
     return st;
 }
 
+/* Public (wirekit/pq.h): closes the connection, drops its registry snapshot, its statement
+ * cache and its last error; NULL is a no-op. */
 WK_API void wk_pq_conn_free(wk_pq_conn *conn)
 {
     if (conn == NULL) {
@@ -124,6 +134,7 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
     free(conn);
 }
 
+/* Public: the server's statement_timeout and the client's own deadline, both timeout_ms. */
 WK_API wk_status wk_pq_set_timeout(wk_pq_conn *conn, uint32_t timeout_ms, wk_error *err)
 {
     char sql[64];
@@ -132,16 +143,19 @@ WK_API wk_status wk_pq_set_timeout(wk_pq_conn *conn, uint32_t timeout_ms, wk_err
     return run_simple(conn, sql, err);
 }
 
+/* Public: the libpq connection, for calls wirekit does not wrap. */
 WK_API PGconn *wk_pq_pgconn(const wk_pq_conn *conn)
 {
     return conn->pg;
 }
 
+/* Public: the registry snapshot the connection decodes with (built-ins plus its catalog). */
 WK_API const wk_pg_registry *wk_pq_registry(const wk_pq_conn *conn)
 {
     return conn->reg;
 }
 
+/* Public: libpq's text of the last failure, NULL when there is none. */
 WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
 {
     return conn->message;
@@ -165,6 +179,8 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     if (c->broken) {
         return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
     }
+    /* Unknown statement: prepare it unnamed and describe it, so that the result format can
+     * follow its column types; the execute then reuses the unnamed statement. */
     if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
         return wk__pq_take_error(c, NULL, "cannot send the query", err);
     }
@@ -197,6 +213,8 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     return WK_OK;
 }
 
+/* Contract in pq_internal.h: a small direct-mapped cache keyed by the statement hash; a
+ * collision just costs another describe. */
 bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
                        int *fmt)
 {
@@ -209,6 +227,7 @@ bool wk__pq_fmt_cached(const wk_pq_conn *c, const char *sql, const Oid *types, s
     return false;
 }
 
+/* Contract in pq_internal.h: overwrites the slot the hash maps to. */
 void wk__pq_fmt_remember(wk_pq_conn *c, const char *sql, const Oid *types, size_t n, int fmt)
 {
     uint64_t h = wk__pq_stmt_hash(sql, types, n);
@@ -228,6 +247,8 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
     if (n > 65535) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
+    /* The parameter arrays live on the stack for up to 16 parameters, the common case; more
+     * take one heap allocation each. */
     Oid types_s[16];
     int lens_s[16], fmts_s[16];
     size_t offs_s[16];
@@ -258,6 +279,8 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
         bool prepared = false;
         wk__pq_clear_error(conn);
         st = result_format(conn, sql, types, n, &rfmt, &prepared, res, err);
+        /* A statement seen before (format cached) goes as PQsendQueryParams in one round
+         * trip; one just prepared executes the unnamed statement. */
         if (st == WK_OK && (flags & SEND_ASYNC)) {
             int ok = prepared
                          ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
@@ -299,12 +322,15 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
     return st;
 }
 
+/* Public: run_query without flags: the result is complete (or an error) when it returns. */
 WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
                             size_t n, PGresult **res, wk_error *err)
 {
     return run_query(conn, sql, params, n, res, 0, err);
 }
 
+/* Public: sends without waiting (simple protocol, or extended with wirekit-encoded
+ * parameters), optionally in single-row mode; results come through wk_pq_next. */
 WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param *params,
                             size_t n, unsigned flags, wk_error *err)
 {
@@ -327,6 +353,8 @@ WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param
     return st;
 }
 
+/* Public: the next result of a query sent with wk_pq_send, WK_ERR_EOF after the last; an
+ * error result becomes the status with its detail kept (wk_pq_last_error). */
 WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err)
 {
     *res = PQgetResult(conn->pg);

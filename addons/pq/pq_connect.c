@@ -4,6 +4,10 @@
  * behind them (one round trip; the settings' results come first, the catalog's last), then the
  * connection's registry snapshot built from that last result (pq_catalog.c).
  *
+ * Where it sits: a DSN -> the socket here -> the set-up query (session settings + pq_catalog.c's
+ * SQL) -> pq_catalog.c's registry snapshot over the base registry (src/pg/registry.c) -> a
+ * wk_pq_conn ready for pq_conn.c's queries.
+ *
  * A wk_pq_connecting holds those steps for an event loop: it says which socket to watch, for
  * what and until when, and each wk_pq_connecting_step does what the socket allows without
  * blocking. wk_pq_connect_timeout connects the socket with libpq's blocking call (so libpq's
@@ -100,6 +104,8 @@ static void connect_params(const char *dsn, uint32_t timeout_ms, const char **ke
     }
 }
 
+/* Ends the connect with status st (its detail e): the last set-up result is dropped and a
+ * live connection is put back into blocking mode, the mode the rest of the glue expects. */
 static wk_status end(wk_pq_connecting *k, wk_status st, const wk_error *e)
 {
     k->ph = PH_DONE;
@@ -155,6 +161,7 @@ static wk_status finish_setup(wk_pq_connecting *k)
     return end(k, st, &e);
 }
 
+/* One PQconnectPoll: the set-up starts as soon as the socket is up. */
 static wk_status step_socket(wk_pq_connecting *k)
 {
     wk_error e = {0};
@@ -169,6 +176,8 @@ static wk_status step_socket(wk_pq_connecting *k)
     return WK_ERR_AGAIN;
 }
 
+/* Flushes the set-up query, consumes input and keeps the last complete result; the set-up is
+ * finished when libpq has no more results. */
 static wk_status step_setup(wk_pq_connecting *k)
 {
     PGconn *pg = k->c->pg;
@@ -185,6 +194,8 @@ static wk_status step_setup(wk_pq_connecting *k)
     return WK_ERR_AGAIN;
 }
 
+/* Public (wirekit/pq.h): does what the socket allows; WK_ERR_AGAIN until the connect ends,
+ * then its status (a passed deadline ends it as a failure naming the step). */
 WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
 {
     if (k->ph == PH_SOCKET) {
@@ -207,6 +218,8 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
     return st;
 }
 
+/* Public: starts a non-blocking connect; a DSN libpq refuses outright is reported by the
+ * first step, like any other failure to connect. */
 WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
                                      uint32_t timeout_ms, wk_pq_connecting **out, wk_error *err)
 {
@@ -226,11 +239,14 @@ WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base
     return WK_OK;
 }
 
+/* Public: the socket to wait on, -1 before libpq has one. */
 WK_API int wk_pq_connecting_socket(const wk_pq_connecting *k)
 {
     return k->c->pg != NULL ? PQsocket(k->c->pg) : -1;
 }
 
+/* Public: what PQconnectPoll asked for while connecting; during the set-up read always, write
+ * too while libpq holds unsent data; 0 when done. */
 WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k)
 {
     if (k->ph == PH_DONE) {
@@ -242,6 +258,7 @@ WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k)
     return WK_PQ_WANT_READ | (k->want_write ? WK_PQ_WANT_WRITE : 0u);
 }
 
+/* Public: milliseconds until the deadline, -1 for none, 0 when overdue or done. */
 WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k)
 {
     if (k->ph == PH_DONE) {
@@ -254,6 +271,8 @@ WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k)
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/* Public: the connection when the connect succeeded (the caller owns it), else NULL with
+ * everything freed; frees k either way. */
 WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k)
 {
     if (k == NULL) {
@@ -270,6 +289,8 @@ WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k)
     return c;
 }
 
+/* Public: the blocking connect: libpq's PQconnectdbParams for the socket, then the same
+ * set-up steps driven with poll() until done or the deadline. */
 WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
                                        uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
 {
@@ -308,6 +329,7 @@ WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *ba
     return st;
 }
 
+/* Public: wk_pq_connect_timeout without a deadline of wirekit's. */
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
                                wk_error *err)
 {

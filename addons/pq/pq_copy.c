@@ -1,4 +1,8 @@
 /*
+ * Where it sits: wk_pq_copy_out(query) -> describe (a plan, src/pg/plan.c) -> COPY bytes from
+ * PQgetCopyData -> src/pg/copy.c's header and tuple splitting -> the plan -> the caller's row
+ * function with the decoded C row.
+ *
  * Binary COPY out through libpq: the query is described first (its column types and names
  * make a decode plan in the binary format), then `COPY (query) TO STDOUT (FORMAT binary)`
  * streams tuples that wk_pg_copy_row splits and the caller's function decodes through the
@@ -13,6 +17,7 @@
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
 
+/* Keeps m as the connection's message (wk_pq_conn_message), truncated to fit. */
 static void copy_message(wk_pq_conn *c, const char *m)
 {
     snprintf(c->message, sizeof c->message, "%s", m);
@@ -213,6 +218,9 @@ static wk_status consume(wk_pq_conn *c, copy_state *s, const uint8_t *p, size_t 
     return st;
 }
 
+/* Public (wirekit/pq.h): the whole COPY in one call: describe, start, stream every tuple to
+ * fn (a non-OK return stops the copy and is returned), then read the final results; *rows
+ * counts the tuples handed to fn. */
 WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg_kind *kinds,
                                 const size_t *offsets, wk_pq_copy_row_fn fn, void *ctx,
                                 uint64_t *rows, wk_error *err)

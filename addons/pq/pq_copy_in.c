@@ -1,4 +1,8 @@
 /*
+ * Where it sits: the caller's C values per row -> the column encoders resolved once from the
+ * registry (src/pg/registry.c, the family codecs) -> COPY's binary tuple layout in a buffer
+ * -> PQputCopyData in chunks -> PQputCopyEnd and the server's COPY result.
+ *
  * Binary COPY in through libpq: the target table's columns (names and type OIDs) are read
  * once from the catalog, each given column's binary encoder for the caller's C kind is
  * resolved once, then `COPY table (columns) FROM STDIN (FORMAT binary)` receives the header,
@@ -13,8 +17,10 @@
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
 
+/* How much encoded data is gathered before one CopyData message is sent. */
 #define COPY_IN_CHUNK ((size_t)64 << 10)
 
+/* One COPY in progress: the columns and their encoders, the unsent bytes, the rows so far. */
 struct wk_pq_copy_in {
     wk_pq_conn *conn;
     size_t ncols;
@@ -70,6 +76,7 @@ static wk_status send_copy(wk_pq_conn *conn, const char *data, size_t n, const c
     }
 }
 
+/* Frees the copy's own memory (the connection stays the caller's). */
 static void copy_in_release(wk_pq_copy_in *c)
 {
     if (c == NULL) {
@@ -85,6 +92,8 @@ static void copy_in_release(wk_pq_copy_in *c)
     free(c);
 }
 
+/* Sends what the buffer holds as one CopyData message, then empties it; a failure ends the
+ * copy (copy_in_failed). */
 static wk_status put(wk_pq_copy_in *c, wk_error *err)
 {
     if (c->buf.len == 0) {
@@ -98,6 +107,9 @@ static wk_status put(wk_pq_copy_in *c, wk_error *err)
     return WK_OK;
 }
 
+/* Public (wirekit/pq.h): reads the table's column types, resolves an encoder of the caller's
+ * kind for each, starts the COPY and queues the binary header. Up to 1600 columns (the most a
+ * table can have). */
 WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
                                      const char *const *columns, const wk_pg_kind *kinds,
                                      size_t n, wk_pq_copy_in **out, wk_error *err)
@@ -242,16 +254,20 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
     return WK_OK;
 }
 
+/* Public: the number of columns given at start. */
 WK_API size_t wk_pq_copy_in_ncols(const wk_pq_copy_in *c)
 {
     return c->ncols;
 }
 
+/* Public: column col's type OID as the catalog reported it, 0 past the end. */
 WK_API wk_pg_oid wk_pq_copy_in_oid(const wk_pq_copy_in *c, size_t col)
 {
     return col < c->ncols ? c->oids[col] : 0;
 }
 
+/* Public: encodes one row (values[i] NULL for SQL NULL) into the buffer, sending a chunk when
+ * it is full; a value that does not encode leaves the buffer as it was and names its column. */
 WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, wk_error *err)
 {
     if (c->failed) {
@@ -295,6 +311,8 @@ WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, 
     return c->buf.len >= COPY_IN_CHUNK ? put(c, err) : WK_OK;
 }
 
+/* Public: with abort_reason NULL sends the trailer and ends the COPY, *rows being the server's
+ * count; otherwise aborts it with that reason (nothing is written). Frees c either way. */
 WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
                                    wk_error *err)
 {

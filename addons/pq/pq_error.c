@@ -2,6 +2,11 @@
  * Server and connection errors of wirekit-pq connections: the fields of a PostgreSQL error
  * report (SQLSTATE, severity, message, detail, hint, context, position) copied out of the
  * PGresult into memory the connection owns, and their rendering as psql prints them,
+ *
+ * Where it sits: every failing libpq call in the glue (pq_conn.c, pq_connect.c, pq_copy*.c,
+ * pq_async.c, the pipeline files) -> wk__pq_take_error / wk__pq_connect_error here -> the
+ * connection's wk_pq_error (wk_pq_last_error) and message -> wk_pq_error_format for display
+ * (the CLI prints it as psql would).
  * including the "LINE n:" excerpt with a caret under the error position.
  */
 #include <stdlib.h>
@@ -10,6 +15,7 @@
 #include "pq/pq_internal.h"
 #include "wirekit/pq.h"
 
+/* Contract in pq_internal.h: forgets the last error (its text block and fields). */
 void wk__pq_clear_error(wk_pq_conn *c)
 {
     free(c->err_text);
@@ -17,6 +23,8 @@ void wk__pq_clear_error(wk_pq_conn *c)
     memset(&c->last, 0, sizeof c->last);
 }
 
+/* Contract in pq_internal.h: keeps msg, trailing newlines and spaces removed, truncated to the
+ * connection's message buffer. */
 void wk__pq_set_message(wk_pq_conn *c, const char *msg)
 {
     size_t n = msg != NULL ? strlen(msg) : 0;
@@ -84,6 +92,9 @@ static char *strip_libpq(const char *m)
     return s;
 }
 
+/* Contract in pq_internal.h: the error report of r (or of the connection when r has none) is
+ * kept, and the status says which it was: WK_ERR_CONNECT when the connection is gone, else
+ * WK_ERR_SERVER, with `what` as the message. */
 wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, wk_error *err)
 {
     bool gone = PQstatus(c->pg) == CONNECTION_BAD;
@@ -110,6 +121,8 @@ wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, 
     return wk__pg_fail(err, gone ? WK_ERR_CONNECT : WK_ERR_SERVER, 0, what);
 }
 
+/* Contract in pq_internal.h: a failure to connect, kept as a FATAL report of libpq's text (or
+ * `why`). */
 wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err)
 {
     char *m = strip_libpq(why != NULL ? why : c->pg != NULL ? PQerrorMessage(c->pg)
@@ -121,6 +134,7 @@ wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err)
     return wk__pg_fail(err, WK_ERR_CONNECT, 0, "cannot connect to the PostgreSQL server");
 }
 
+/* Public (wirekit/pq.h): the last error report, NULL when the last call succeeded. */
 WK_API const wk_pq_error *wk_pq_last_error(const wk_pq_conn *conn)
 {
     return conn->last.message != NULL ? &conn->last : NULL;
@@ -131,6 +145,7 @@ WK_API const wk_pq_error *wk_pq_last_error(const wk_pq_conn *conn)
 #define DISPLAY_SIZE 60 /* psql's width of the LINE excerpt */
 #define MIN_RIGHT_CUT 10
 
+/* A UTF-8 continuation byte (the excerpt counts characters, not bytes, as psql does). */
 static bool is_cont(unsigned char b)
 {
     return (b & 0xC0) == 0x80;
@@ -215,6 +230,7 @@ static wk_status put_position(wk_buf *out, const char *sql, int pos)
     return st;
 }
 
+/* Appends "LABEL:  value\n" when v is given. */
 static wk_status put_field(wk_buf *out, const char *label, const char *v)
 {
     if (v == NULL) {
@@ -230,6 +246,8 @@ static wk_status put_field(wk_buf *out, const char *label, const char *v)
     return st == WK_OK ? wk_buf_push(out, '\n') : st;
 }
 
+/* Public: the report as psql prints it: severity and message, the LINE excerpt when sql and a
+ * position are known, then DETAIL, HINT and CONTEXT lines. */
 WK_API wk_status wk_pq_error_format(const wk_pq_error *e, const char *sql, wk_buf *out)
 {
     wk_status st = put_field(out, e->severity, e->message);

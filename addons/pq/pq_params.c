@@ -4,6 +4,9 @@
  * parameters the server is to infer, which go as text), and its type, format, length and
  * offset are recorded for PQsendQueryParams / PQsendQueryPrepared. Offsets, not pointers,
  * because the buffer may move while it grows; the pointers are made once it is complete.
+ * Where it sits: the caller's wk_pq_param list (C kind + value, or text) -> param_encoder
+ * picks the registry's encoder (src/pg/registry.c) -> the family codec's encoder writes the
+ * bytes -> the arrays libpq's PQsend* calls take.
  * Shared by the one-statement path (pq_conn.c), the non-blocking query (pq_async.c) and
  * pipelines (pq_pipeline*.c); the last two keep their arrays in a wk__pq_param_arrays.
  */
@@ -47,6 +50,9 @@ static wk_status append_text(wk_buf *buf, const wk_slice *s, size_t i, wk_error 
     return st == WK_OK ? WK_OK : wk__pg_fail(err, st, i, "out of memory for parameters");
 }
 
+/* Contract in pq_internal.h: every parameter encoded (a NULL value as SQL NULL, offs SIZE_MAX),
+ * its type OID the encoder's (or the caller's, for NULLs and inferred text); WK_ERR_NOT_FOUND
+ * names the parameter without an encoder. */
 wk_status wk__pq_encode_params(const wk_pq_conn *conn, const wk_pq_param *params, size_t n,
                                wk_buf *buf, Oid *types, int *fmts, int *lens, size_t *offs,
                                wk_error *err)
@@ -93,6 +99,7 @@ wk_status wk__pq_encode_params(const wk_pq_conn *conn, const wk_pq_param *params
     return WK_OK;
 }
 
+/* Contract in pq_internal.h: the value pointers, made once the buffer stops moving. */
 void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const char **vals)
 {
     for (size_t i = 0; i < n; i++) {
@@ -103,6 +110,9 @@ void wk__pq_param_values(const wk_buf *buf, const size_t *offs, size_t n, const 
     }
 }
 
+/* Contract in pq_internal.h: binary results (1) unless a column's type has no binary decoder
+ * in the registry; libpq takes one result format for the whole result, so one such column
+ * makes it text (0). */
 int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc)
 {
     for (int i = 0; i < PQnfields(desc); i++) {
@@ -114,6 +124,7 @@ int wk__pq_described_format(const wk_pq_conn *c, const PGresult *desc)
     return 1;
 }
 
+/* Contract in pq_internal.h: grows all four arrays to at least `need` entries, doubling. */
 wk_status wk__pq_param_arrays_reserve(wk__pq_param_arrays *a, size_t need, wk_error *err)
 {
     if (a->cap != 0 && need <= a->cap) {
@@ -139,6 +150,7 @@ wk_status wk__pq_param_arrays_reserve(wk__pq_param_arrays *a, size_t need, wk_er
     return WK_OK;
 }
 
+/* Contract in pq_internal.h: frees the four arrays and zeroes the struct for reuse. */
 void wk__pq_param_arrays_free(wk__pq_param_arrays *a)
 {
     free(a->types);

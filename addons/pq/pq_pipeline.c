@@ -15,6 +15,7 @@
 
 #include "pq/pq_pipeline.h"
 
+/* Public (wirekit/pq.h): a sentence for each outcome state, for messages. */
 WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s)
 {
     switch (s) {
@@ -26,6 +27,8 @@ WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s)
     return "?";
 }
 
+/* Public: one pipeline at a time per connection (the statement cache is its); a broken
+ * connection is refused. Nothing is sent yet. */
 WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk_error *err)
 {
     *out = NULL;
@@ -52,11 +55,14 @@ WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk
     return WK_OK;
 }
 
+/* Public: the statements added so far. */
 WK_API size_t wk_pq_pipeline_count(const wk_pq_pipeline *p)
 {
     return p->n;
 }
 
+/* Public: queues one statement, its parameters encoded now (the caller's values may go
+ * away) and its prepared statement looked up or reserved in the cache. */
 WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
                                     const wk_pq_param *params, size_t n, wk_error *err)
 {
@@ -105,6 +111,8 @@ WK_API wk_status wk_pq_pipeline_add(wk_pq_pipeline *p, const char *sql,
     return WK_OK;
 }
 
+/* Public: the next statement's outcome, in order, sending the batch first if needed and
+ * waiting on the socket (the blocking path). */
 WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err)
 {
     (void)err;
@@ -112,6 +120,8 @@ WK_API wk_status wk_pq_pipeline_next(wk_pq_pipeline *p, wk_pq_stmt_result *out, 
     return wk__pq_pipe_next_outcome(p, out);
 }
 
+/* Frees everything the pipeline holds (queued results, the encoded batch) and frees the
+ * connection's statement cache for the next pipeline. */
 static void free_pipeline(wk_pq_pipeline *p)
 {
     wk__pq_pipe_release_new(p);
@@ -131,6 +141,8 @@ static void free_pipeline(wk_pq_pipeline *p)
     free(p);
 }
 
+/* Public: reads every outcome not asked for and what follows (Syncs, DEALLOCATEs), so the
+ * connection is ready for the next query; returns the first failure. Frees p. */
 WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err)
 {
     if (p == NULL) {
@@ -172,6 +184,8 @@ WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err)
     return st;
 }
 
+/* Public: a pipeline never sent is just freed; one sent is ended as wk_pq_pipeline_end ends
+ * it, its failure ignored. */
 WK_API void wk_pq_pipeline_discard(wk_pq_pipeline *p)
 {
     if (p == NULL) {

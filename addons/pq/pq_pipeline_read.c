@@ -22,6 +22,8 @@ char wk__pq_sync_mark;
 
 typedef enum ev { EV_RESULT, EV_END, EV_SYNC, EV_LOST } ev;
 
+/* Contract in pq_pipeline.h: the first reason the batch was lost sticks, with libpq's text
+ * (or msg) as the connection's message. */
 void wk__pq_pipe_set_lost(wk_pq_pipeline *p, wk_status st, const char *msg)
 {
     if (p->lost == WK_OK) {
@@ -30,6 +32,7 @@ void wk__pq_pipe_set_lost(wk_pq_pipeline *p, wk_status st, const char *msg)
     }
 }
 
+/* Contract in pq_pipeline.h: the cancel went unanswered: the connection is marked broken. */
 void wk__pq_pipe_give_up(wk_pq_pipeline *p)
 {
     p->c->broken = true;
@@ -37,6 +40,8 @@ void wk__pq_pipe_give_up(wk_pq_pipeline *p)
                                        "the cancel request; the connection was given up");
 }
 
+/* Contract in pq_pipeline.h: a fresh deadline from now (each outcome read renews it, so the
+ * timeout bounds a wait, not the whole batch). */
 void wk__pq_pipe_renew_deadline(wk_pq_pipeline *p)
 {
     uint32_t t = p->c->timeout_ms;

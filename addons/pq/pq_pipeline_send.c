@@ -14,6 +14,7 @@
 
 #include "pq/pq_pipeline.h"
 
+/* A slot this batch reserved and the server has not prepared yet. */
 static bool is_new(const wk_pq_pipeline *p, const wk__pq_stmt *s)
 {
     return s->sql != NULL && s->batch == p->batch && !s->ready;
@@ -117,6 +118,8 @@ static void send_statements(wk_pq_pipeline *p)
     p->flushing = true;
 }
 
+/* Contract in pq_pipeline.h: frees the slots this batch reserved but could not prepare, so
+ * they are not taken for prepared statements later. */
 void wk__pq_pipe_release_new(wk_pq_pipeline *p)
 {
     for (size_t i = 0; i < p->sc->cap; i++) {
@@ -126,6 +129,7 @@ void wk__pq_pipe_release_new(wk_pq_pipeline *p)
     }
 }
 
+/* Contract in pq_pipeline.h: reads the prepare answers, then sends the batch and its Sync. */
 void wk__pq_pipe_send_batch(wk_pq_pipeline *p)
 {
     prepare_read(p);
@@ -133,6 +137,9 @@ void wk__pq_pipe_send_batch(wk_pq_pipeline *p)
     wk__pq_pipe_release_new(p); /* the statements the server would not prepare went unprepared */
 }
 
+/* Contract in pq_pipeline.h: switches the connection to pipeline and non-blocking mode, sends
+ * the prepares (with their describes) of the statements the cache does not hold, then the
+ * batch: at once, or, when an event loop drives the pipeline, once the prepares are answered. */
 void wk__pq_pipe_start(wk_pq_pipeline *p)
 {
     wk_pq_conn *c = p->c;

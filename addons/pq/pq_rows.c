@@ -1,5 +1,9 @@
 /*
  * Rows of a libpq result through a decode plan: the plan is built once from the result's
+ *
+ * Where it sits: a PGresult (pq_conn.c, pq_async.c, a pipeline) -> wk_pq_plan here -> the
+ * plan (src/pg/plan.c) -> per row wk__pq_gather's slices -> wk_pg_plan_decode_row /
+ * emit_row / value_row -> a C struct, events or a value tree.
  * column descriptions (type OID, format, name); each row then hands the column byte slices
  * libpq holds to the plan, which decodes them with no lookups.
  */
@@ -9,6 +13,8 @@
 #include "pq/pq_internal.h"
 #include "wirekit/pq.h"
 
+/* Public (wirekit/pq.h): a plan over res's columns (type, format and name from libpq) with the
+ * caller's C kinds and struct offsets (kinds NULL: EVENTS and VALUE only). */
 WK_API wk_status wk_pq_plan(const wk_pq_conn *conn, const PGresult *res, const wk_pg_kind *kinds,
                             const size_t *offsets, wk_pg_plan **out, wk_error *err)
 {
@@ -39,6 +45,8 @@ WK_API wk_status wk_pq_plan(const wk_pq_conn *conn, const PGresult *res, const w
     return st;
 }
 
+/* Contract in pq_internal.h: row's value pointers and lengths (-1 for NULL) from libpq, in a
+ * stack array for narrow results, on the heap for wide ones. */
 wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
                         wk__pq_slices *s, wk_error *err)
 {
@@ -70,6 +78,7 @@ wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
     return WK_OK;
 }
 
+/* Contract in pq_internal.h: frees the heap arrays of a wide row. */
 void wk__pq_slices_release(wk__pq_slices *s)
 {
     if (s->vals != s->vals_s) {
@@ -78,6 +87,7 @@ void wk__pq_slices_release(wk__pq_slices *s)
     }
 }
 
+/* Public: row decoded into dst through the plan (nulls flagged when given). */
 WK_API wk_status wk_pq_decode_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                   void *dst, bool *nulls, wk_arena *arena, wk_error *err)
 {
@@ -90,6 +100,7 @@ WK_API wk_status wk_pq_decode_row(const wk_pg_plan *plan, const PGresult *res, i
     return st;
 }
 
+/* Public: row as one map of events through the plan. */
 WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                 const wk_pg_events *ev, wk_error *err)
 {
@@ -102,6 +113,7 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
     return st;
 }
 
+/* Public: row as a map value in arena through the plan. */
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err)
 {

@@ -5,6 +5,10 @@
  * a collision never runs the wrong statement. Names ("wk_s<n>") come from a counter and are
  * never reused on a connection, so an evicted statement can be DEALLOCATEd lazily, with the
  * next batch, without ever racing a new one of the same name. Slots used by the batch being
+ *
+ * Where it sits: wk_pq_pipeline_add (pq_pipeline.c) -> wk__pq_stmt_acquire here -> a slot
+ * whose statement is prepared by pq_pipeline_send.c on first use; evicted names are
+ * DEALLOCATEd with the next batch.
  * built are not evicted; when all are, the statement simply goes unprepared.
  */
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #define DEFAULT_CAPACITY 64
 #define MAX_CAPACITY 4096
 
+/* Contract in pq_internal.h: FNV-1a over the text and the parameter type OIDs. */
 uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n)
 {
     uint64_t h = 1469598103934665603u; /* FNV-1a */
@@ -28,12 +33,15 @@ uint64_t wk__pq_stmt_hash(const char *sql, const Oid *types, size_t n)
     return h != 0 ? h : 1;
 }
 
+/* The slot holds exactly this statement (text and types), not merely the same hash. */
 static bool same_stmt(const wk__pq_stmt *s, const char *sql, const Oid *types, size_t n)
 {
     return s->sql != NULL && s->ntypes == n && strcmp(s->sql, sql) == 0 &&
            (n == 0 || memcmp(s->types, types, n * sizeof *types) == 0);
 }
 
+/* Contract in pq_internal.h: the connection's cache, created on first use (NULL when out of
+ * memory). */
 wk__pq_stmt_cache *wk__pq_stmts(wk_pq_conn *c)
 {
     if (c->stmts == NULL) {
@@ -52,6 +60,8 @@ wk__pq_stmt_cache *wk__pq_stmts(wk_pq_conn *c)
     return c->stmts;
 }
 
+/* Contract in pq_internal.h: frees the slots and the names waiting to be deallocated; the
+ * server drops its statements with the session. */
 void wk__pq_stmt_cache_free(wk_pq_conn *c)
 {
     wk__pq_stmt_cache *sc = c->stmts;
@@ -67,6 +77,8 @@ void wk__pq_stmt_cache_free(wk_pq_conn *c)
     c->stmts = NULL;
 }
 
+/* Contract in pq_internal.h: empties a slot; with `drop`, a statement the server holds is
+ * queued for DEALLOCATE. */
 void wk__pq_stmt_forget(wk__pq_stmt_cache *sc, long slot, bool drop)
 {
     wk__pq_stmt *s = &sc->slots[slot];
@@ -118,6 +130,9 @@ static long pick_slot(const wk__pq_stmt_cache *sc, uint64_t batch)
     return lru_slot(sc, batch);
 }
 
+/* Contract in pq_internal.h: the slot of (sql, types), *hit when it was there already; a new
+ * one takes a free slot or evicts the least recently used outside `batch`; *slot -1 when
+ * every slot is in use by the batch (the statement then runs unprepared). */
 wk_status wk__pq_stmt_acquire(wk__pq_stmt_cache *sc, const char *sql, const Oid *types,
                               size_t n, uint64_t batch, long *slot, bool *hit, wk_error *err)
 {
@@ -181,6 +196,8 @@ wk_status wk__pq_stmt_acquire(wk__pq_stmt_cache *sc, const char *sql, const Oid 
     return WK_OK;
 }
 
+/* Public (wirekit/pq.h): at most 4096 slots (0 turns preparing off); shrinking evicts (and
+ * deallocates) the least recently used. Refused while a pipeline is open. */
 WK_API wk_status wk_pq_set_stmt_cache_capacity(wk_pq_conn *conn, size_t capacity,
                                                wk_error *err)
 {
@@ -215,6 +232,8 @@ WK_API wk_status wk_pq_set_stmt_cache_capacity(wk_pq_conn *conn, size_t capacity
     return WK_OK;
 }
 
+/* Public: capacity, size, hits, misses and evictions; before the first pipeline, the default
+ * capacity and zeros. */
 WK_API void wk_pq_get_stmt_cache_stats(const wk_pq_conn *conn, wk_pq_stmt_cache_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -10,6 +10,10 @@
  * backend, a lock the server-side statement_timeout does not cover): the query is cancelled,
  * and if even the cancel gets no answer within one more second the connection is given up
  * (`broken`), so that no later call waits on it again.
+ *
+ * Where it sits: below every blocking path of the glue (pq_conn.c's wk__pq_wait, pq_copy*.c,
+ * the pipeline readers) and beside the event-loop paths (pq_async.c, pq_pipeline_step.c,
+ * which use the cancel functions but never poll here).
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,11 +21,15 @@
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
 
+/* Contract in pq_internal.h: now + the connection's timeout, INT64_MAX without one. */
 int64_t wk__pq_deadline(const wk_pq_conn *c)
 {
     return c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
 }
 
+/* Contract in pq_internal.h: one poll() of at most a minute (so that a clock jump cannot
+ * wait forever); false only when the deadline has passed. A poll error is left for the next
+ * libpq call to report. */
 bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline)
 {
     int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
@@ -35,6 +43,7 @@ bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline)
     return true;
 }
 
+/* Contract in pq_internal.h: PQflush until libpq holds nothing, polling for writability. */
 wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err)
 {
     for (;;) {
@@ -55,6 +64,8 @@ wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err)
     }
 }
 
+/* Contract in pq_internal.h: consumes input until PQisBusy says a result is complete (true)
+ * or the deadline passes (false). */
 bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline)
 {
     for (;;) {
@@ -81,6 +92,8 @@ static void request(wk_pq_conn *c, wk__pq_cancelling *k)
     k->again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
 }
 
+/* Contract in pq_internal.h: sends the first cancel request and starts the grace period;
+ * later calls do nothing. */
 /* Every path that cancels (the blocking wait, the non-blocking query, a pipeline at its
  * deadline, giving a query or COPY up) starts here, and the tick repeats the request until the
  * grace ends: a backend drops a cancel that arrives while it still waits for the command (seen
@@ -95,6 +108,8 @@ void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
     }
 }
 
+/* Contract in pq_internal.h: repeats the request when it is due; returns when the next tick
+ * is due, or -1 once the grace has ended. */
 int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
 {
     int64_t now = wk__pq_now_ms();
@@ -108,6 +123,8 @@ int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
     return wk__pq_cancel_due(k);
 }
 
+/* Contract in pq_internal.h: cancels and waits, calling `ended` until it reports the query
+ * over (true) or the grace ends (false). */
 bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
                         bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg)
 {
@@ -177,6 +194,9 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
     }
 }
 
+/* Contract in pq_internal.h: a query or COPY nobody wants any more: cancelled and drained
+ * until the connection is idle; false (and the connection marked broken) when that does not
+ * happen within the grace. */
 bool wk__pq_abandon(wk_pq_conn *c)
 {
     wk__pq_cancelling k = {0};

@@ -3,6 +3,14 @@
  * single-flight per key, negative caching, put/invalidate, and the reactions to the shared
  * tier's invalidation feed.
  *
+ * Where it sits: wk_cache_get(schema, id) -> the key `<ns>:<entity>:v<version>:<id>` built
+ * here -> the local tier (cache_local.c: shards of lock-free chains) -> on a miss, the shared
+ * tier (a wk_cache_store: addons/redis, or the caller's) -> on a miss there, the caller's
+ * loader -> the object serialized once (the serializer: MessagePack by default) into a
+ * refcounted entry (cache_entry.c) that both tiers share the bytes of -> the caller's
+ * wk_cache_entry, decoded object inside. Invalidations arrive from the store's feed
+ * (on_invalidated below) and from wk_cache_put / wk_cache_invalidate.
+ *
  * A local hit takes no lock (cache_local.c: lock-free chains, CLOCK bits, epoch-based
  * reclamation); misses, fills and invalidations take the key's shard lock.
  * Single-flight records live in the key's shard, next to its table: the first miss registers
@@ -22,6 +30,8 @@
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
 #define STORE_FAILED 0x02u /* ... and it failed */
 
+/* The cache: its configuration (immutable after wk_cache_new), the feed state the store's
+ * callbacks change (atomics), the shards, and the counters wk_cache_get_stats reports. */
 struct wk_cache {
     char ns[WK_CACHE_NS_MAX + 1]; /* NUL-padded to the end: read whole when building keys */
     size_t ns_len;
@@ -61,13 +71,16 @@ struct wk_cache {
     uint64_t feed_resets;
 };
 
+/* Bumps one of the cache's counters; relaxed: they are statistics, ordering nothing. */
 #define COUNT(c, field) __atomic_fetch_add(&(c)->field, 1, __ATOMIC_RELAXED)
 
+/* The shard of a key: the hash's top bits (the low bits index the shard's own table). */
 static inline wk__shard *shard_of(wk_cache *c, uint64_t hash)
 {
     return &c->shards[c->shard_bits == 0 ? 0 : hash >> (64 - c->shard_bits)];
 }
 
+/* A shard's epoch, acquired: a load compares it with the value it started under. */
 static inline uint64_t shard_epoch(wk__shard *sh)
 {
     return __atomic_load_n(&sh->epoch, __ATOMIC_ACQUIRE);
@@ -144,6 +157,8 @@ build_key(const char *ns, size_t nl, bool ns_padded, const wk_schema *s, const c
     return total;
 }
 
+/* Public (wirekit/cache.h): the key's length whatever cap is (the key is written, NUL-ended,
+ * only when it fits), so a caller can size its buffer; SIZE_MAX on overflow. */
 WK_API size_t wk_cache_key(const char *ns, const wk_schema *s, const char *id, size_t id_len,
                            char *buf, size_t cap)
 {
@@ -160,6 +175,8 @@ cache_key(const wk_cache *c, const wk_schema *s, const char *id, size_t id_len, 
 
 /* ---- create / destroy --------------------------------------------------------------------- */
 
+/* The store's feed says `key` changed elsewhere: drop the local copy and bump the shard's
+ * epoch, so a load of that key already under way keeps its result out of the local tier. */
 static void on_invalidated(void *ctx, const char *key, size_t key_len)
 {
     wk_cache *c = ctx;
@@ -172,6 +189,8 @@ static void on_invalidated(void *ctx, const char *key, size_t key_len)
     COUNT(c, invalidations);
 }
 
+/* Empties every shard's table (each under its own lock). Epochs are not bumped: callers that
+ * must fence loads do it themselves (on_feed bumps the feed epoch). */
 static void clear_all(wk_cache *c)
 {
     for (uint32_t i = 0; i < c->nshards; i++) {
@@ -181,12 +200,16 @@ static void clear_all(wk_cache *c)
     }
 }
 
+/* The store heard from its feed: local copies are known current until fresh_until_ms. */
 static void on_heard(void *ctx, int64_t fresh_until_ms)
 {
     wk_cache *c = ctx;
     __atomic_store_n(&c->fresh_until, fresh_until_ms, __ATOMIC_RELEASE);
 }
 
+/* The feed went down or came (back) up: invalidations may have been missed either way, so the
+ * local tier is switched off, fenced (feed epoch) and cleared; it is switched on again only
+ * when the feed is up. */
 static void on_feed(void *ctx, bool up)
 {
     wk_cache *c = ctx;
@@ -199,6 +222,8 @@ static void on_feed(void *ctx, bool up)
     }
 }
 
+/* Public (wirekit/cache.h): zeros in cfg mean the documented defaults. With a store that has
+ * a feed, the local tier starts off and waits for the feed's first "up". */
 WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_error *err)
 {
     static const wk_cache_config defaults;
@@ -280,6 +305,8 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
     return WK_OK;
 }
 
+/* Public: stops watching the feed first, so no callback runs into a freed cache; entries the
+ * caller still holds stay valid (they are refcounted) and free themselves later. */
 WK_API void wk_cache_free(wk_cache *c)
 {
     if (c == NULL) {
@@ -299,6 +326,7 @@ WK_API void wk_cache_free(wk_cache *c)
     wk_free(alloc, c, sizeof *c);
 }
 
+/* Public: drops every local copy; the shared tier is untouched. */
 WK_API void wk_cache_clear_local(wk_cache *c)
 {
     clear_all(c);
@@ -306,6 +334,7 @@ WK_API void wk_cache_clear_local(wk_cache *c)
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
+/* One get's load: the key (built once), its shard, and the epochs it started under. */
 typedef struct load_ctx {
     wk_cache *c;
     const wk_schema *s;
@@ -317,6 +346,8 @@ typedef struct load_ctx {
     uint64_t feed_epoch; /* feed epoch when the load started */
 } load_ctx;
 
+/* True when neither the key's shard nor the feed changed since the load started: its result
+ * may be kept locally and written to the shared tier as a fill. */
 static bool still_current(const load_ctx *l)
 {
     return shard_epoch(l->sh) == l->epoch &&
@@ -370,6 +401,7 @@ typedef struct one_ctx {
     wk_status st;
 } one_ctx;
 
+/* fetch_each's callback for one key: the value's bytes become an entry via shared_entry. */
 static wk_status take_one(void *ctx, size_t i, const uint8_t *bytes, size_t len)
 {
     one_ctx *o = ctx;
@@ -415,6 +447,11 @@ static int fetch_one(const load_ctx *l, wk_cache_entry **out, wk_status *st, wk_
     return o.r;
 }
 
+/* Runs the caller's loader into a zeroed object and its own arena, serializes the result and
+ * builds the entry from those bytes (so the object the cache hands out is the one every later
+ * hit decodes). A NOT_FOUND becomes a negative entry when negative caching is on. With `fill`,
+ * a still-current result is also written to the shared tier (a fill never replaces a newer
+ * value there: WK_CACHE_STORE_FILL). Returns the loader's status or the encoding's. */
 static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
                              wk_cache_loader loader, void *loader_ctx, bool fill,
                              wk_cache_entry **out, wk_error *err)
@@ -485,6 +522,9 @@ static wk_status call_loader(const load_ctx *l, const char *id, size_t id_len,
     return st;
 }
 
+/* A miss's load: the shared tier first (unless the caller already asked it, SKIP_STORE),
+ * then the loader. When the shared tier failed and there is no loader, the failure is
+ * returned as it is: answering NOT_FOUND would make an outage look like a deleted entity. */
 static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache_loader loader,
                       void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
 {
@@ -535,6 +575,7 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
 
 /* ---- get ---------------------------------------------------------------------------------- */
 
+/* Hands an entry to the caller: a negative entry is NOT_FOUND (its reference dropped). */
 static wk_status deliver(wk_cache *c, wk_cache_entry *e, wk_cache_entry **out, wk_error *err)
 {
     if (e->negative) {
@@ -546,6 +587,8 @@ static wk_status deliver(wk_cache *c, wk_cache_entry *e, wk_cache_entry **out, w
     return WK_OK;
 }
 
+/* Drops one user of a single-flight record (shard lock held); the last frees it and its
+ * result reference. */
 static void flight_put(wk__flight *f)
 {
     if (--f->users == 0) {
@@ -587,6 +630,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
         f = NULL; /* stale load: start a new one (registered in front of it) */
     }
     if (f != NULL) {
+        /* A load of this key is under way: wait for it (the wait releases the shard lock,
+         * so other keys of the shard are not held up) and share its answer. */
         f->users++;
         COUNT(c, flight_waits);
         while (!f->done) {
@@ -605,6 +650,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
         }
         return st;
     }
+    /* This get loads: register the record (key copied in, epochs of now) so that later misses
+     * join it, then load with no lock held. */
     f = wk_alloc(c->alloc, sizeof *f + key_len);
     if (f == NULL) {
         pthread_mutex_unlock(&sh->mu);
@@ -632,6 +679,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
     wk_error lerr = {WK_OK, 0, NULL};
     wk_status st = load(&l, id, id_len, loader, loader_ctx, flags, &e, &lerr);
 
+    /* Publish: keep the result locally only if nothing invalidated the key meanwhile, hand
+     * it to the waiters (each takes its own reference), and unlink the record. */
     pthread_mutex_lock(&sh->mu);
     if (e != NULL && local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
         wk__shard_insert(sh, e);
@@ -657,6 +706,8 @@ get_locked(wk_cache *c, const wk_schema *s, const char *key, size_t key_len, uin
     return st;
 }
 
+/* The get path for a built key: a lock-free local hit when the local tier is usable, else
+ * get_locked. */
 static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_t key_len,
                          uint64_t hash, const char *id, size_t id_len, wk_cache_loader loader,
                          void *loader_ctx, unsigned flags, wk_cache_entry **out, wk_error *err)
@@ -672,6 +723,7 @@ static wk_status get_key(wk_cache *c, const wk_schema *s, const char *key, size_
                       err);
 }
 
+/* Public (wirekit/cache.h): the key is built on the stack (WK_CACHE_KEY_MAX). */
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err)
@@ -686,16 +738,19 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
                    loader_ctx, 0, out, err);
 }
 
+/* Public: enters an EBR critical section, so peeked entries stay valid until unpin. */
 WK_API bool wk_cache_pin(wk_cache *c)
 {
     return wk__ebr_pin(&c->ebr);
 }
 
+/* Public: leaves the section wk_cache_pin entered. */
 WK_API void wk_cache_unpin(wk_cache *c)
 {
     wk__ebr_unpin(&c->ebr);
 }
 
+/* Public: the local copy without a reference (valid while pinned), or NULL: never loads. */
 WK_API const wk_cache_entry *wk_cache_peek(wk_cache *c, const wk_schema *s, const char *id,
                                            size_t id_len)
 {
@@ -754,6 +809,9 @@ static wk_status take_shared(void *ctx, size_t j, const uint8_t *bytes, size_t l
     return WK_OK;
 }
 
+/* Public (wirekit/cache.h): local hits first, then one fetch_each round trip for every key
+ * the local tier missed, then the loader for each key still missing (as wk_cache_get would,
+ * single-flight included). */
 WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                                    const wk_slice *ids, wk_cache_loader loader,
                                    void *loader_ctx, wk_cache_entry **refs, wk_status *statuses,
@@ -785,6 +843,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     bool *found = (bool *)(keys + n * WK_CACHE_KEY_MAX);
     uint8_t *took = (uint8_t *)(found + n);
     memset(took, 0, n * sizeof *took); /* the rest is written before it is read */
+    /* Pass 1, local: build every key, answer what the local tier holds (lock-free, then
+     * locked), and note each miss with the shard epoch it was seen under, so that a value the
+     * shared tier returns is kept locally only if that key was not invalidated meanwhile. */
     size_t nmiss = 0;
     uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < n; i++) {
@@ -827,6 +888,8 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
             miss[nmiss++] = i;
         }
     }
+    /* Pass 2, shared: one round trip for all the misses; the keys it answers leave the miss
+     * list, corrupt values are removed from the store. */
     unsigned flags = 0;
     if (c->store != NULL && nmiss > 0) {
         for (size_t j = 0; j < nmiss; j++) {
@@ -870,6 +933,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         }
         nmiss = left;
     }
+    /* Pass 3, loader: the keys still missing take the single-key path (single-flight, negative
+     * caching), told that the shared tier was already asked (SKIP_STORE) and whether it
+     * failed. NOT_FOUND is an answer, not a failure of the call. */
     for (size_t j = 0; j < nmiss; j++) {
         size_t i = miss[j];
         wk_error e1;
@@ -905,6 +971,9 @@ static bool drop_local(wk_cache *c, const char *key, size_t key_len, uint64_t ha
     return kept;
 }
 
+/* Public: serializes obj once, replaces the local copy, then writes the shared tier (which
+ * broadcasts the invalidation to other processes); the local copy is kept only when the
+ * shared write succeeded, so a failed put leaves no value here that others do not see. */
 WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               const void *obj, uint32_t ttl_ms, wk_error *err)
 {
@@ -955,6 +1024,8 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     return st;
 }
 
+/* Public: drops the local copy, then asks the store for a tombstone (tombstone_ms), which
+ * keeps late fills of the old value out of the shared tier. */
 WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char *id,
                                      size_t id_len, wk_error *err)
 {
@@ -981,6 +1052,7 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
 
 /* ---- stats -------------------------------------------------------------------------------- */
 
+/* Public: sums the cache's counters and every shard's; a snapshot, not atomic as a whole. */
 WK_API void wk_cache_get_stats(wk_cache *c, wk_cache_stats *out)
 {
     memset(out, 0, sizeof *out);

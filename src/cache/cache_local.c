@@ -1,4 +1,8 @@
 /*
+ * Where it sits: cache.c's get path -> wk__shard_peek here (lock-free) -> on a miss,
+ * cache.c takes the shard lock and uses wk__shard_find / insert / remove here; entries are
+ * built by cache_entry.c and their references kept in per-thread slots by cache_thread.c.
+ *
  * The local tier: one shard of the in-process cache, built so that hits from many threads do
  * not serialize. Each shard is a chained hash table whose chains are read without a lock and
  * changed only under the shard's mutex; eviction is CLOCK (second chance): a hit sets the
@@ -35,8 +39,11 @@
 
 /* ---- reclamation domain ---- */
 
+/* The reader slots, with room to align them to a cache line by hand. */
 #define SLOTS_BYTES (WK__EBR_SLOTS * sizeof(wk__rslot) + 63)
 
+/* Contract in cache_internal.h: the epoch starts at 2, so that 0 in a slot means "not reading"
+ * and a retire epoch two behind is never 0. */
 wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc)
 {
     memset(d, 0, sizeof *d);
@@ -51,6 +58,7 @@ wk_status wk__ebr_init(wk__ebr *d, const wk_allocator *alloc)
     return WK_OK;
 }
 
+/* Contract in cache_internal.h. */
 void wk__ebr_free(wk__ebr *d)
 {
     wk_free(d->alloc, d->block, SLOTS_BYTES);
@@ -58,6 +66,7 @@ void wk__ebr_free(wk__ebr *d)
     d->slots = NULL;
 }
 
+/* Contract in cache_internal.h: the sum of every slot's lock-free hit count. */
 uint64_t wk__ebr_hits(const wk__ebr *d)
 {
     uint64_t n = 0;
@@ -84,16 +93,20 @@ static void ebr_try_advance(wk__ebr *d)
 
 /* ---- shard ---- */
 
+/* A chain link, loaded as the readers load it (sequentially consistent: see the top). */
 static inline wk_cache_entry *ld(wk_cache_entry *const *p)
 {
     return __atomic_load_n(p, __ATOMIC_SEQ_CST);
 }
 
+/* A chain link, stored under the shard lock so that a lock-free reader sees it whole. */
 static inline void st(wk_cache_entry **p, wk_cache_entry *v)
 {
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 
+/* Contract in cache_internal.h: the bucket count is the power of two at or above the entry
+ * bound, at least 8 and at most 2^24 (fixed: the table never resizes, see the top). */
 wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_entries,
                          size_t max_bytes, wk__ebr *ebr)
 {
@@ -128,6 +141,7 @@ wk_status wk__shard_init(wk__shard *sh, const wk_allocator *alloc, size_t max_en
 static void reclaim(wk__shard *sh, bool all)
 {
     if (!all) {
+        /* two tries: an entry retired in the current epoch needs the epoch to move twice */
         ebr_try_advance(sh->ebr);
         ebr_try_advance(sh->ebr);
         wk__orphans_sweep(); /* a freed cache's entries whose holders let go */
@@ -139,9 +153,11 @@ static void reclaim(wk__shard *sh, bool all)
     while (*pp != NULL) {
         wk_cache_entry *e = *pp;
         if (!all && e->retire_epoch + 2 > g) {
-            pp = &e->next;
+            pp = &e->next; /* grace period not over: a reader may still stand on it */
             continue;
         }
+        /* Only after the grace period is the slot scan final: slots are filled inside the
+         * announcement, so no new slot can take e now. */
         bool held = wk__refs_held(e);
         if (held && !all) {
             sh->nheld++;
@@ -154,13 +170,15 @@ static void reclaim(wk__shard *sh, bool all)
         sh->retired_bytes -= e->charge;
         e->retired = false;
         if (held) {
-            wk__refs_orphan(e);
+            wk__refs_orphan(e); /* the shard is going away but a thread still holds it */
         } else {
             wk__entry_unbias(e);
         }
     }
 }
 
+/* Unlinks e from its chain and the CLOCK ring (shard lock held) and retires it, stamped with
+ * the current epoch; it keeps its own chain link so that a reader standing on it walks on. */
 static void unlink_entry(wk__shard *sh, wk_cache_entry *e)
 {
     wk_cache_entry **pp = &sh->buckets[e->hash & sh->mask];
@@ -193,6 +211,7 @@ static void maybe_reclaim(wk__shard *sh)
     }
 }
 
+/* Contract in cache_internal.h: every entry retired, the shard's epoch bumped. */
 void wk__shard_clear(wk__shard *sh)
 {
     while (sh->ring.next != &sh->ring) {
@@ -202,6 +221,8 @@ void wk__shard_clear(wk__shard *sh)
     reclaim(sh, false);
 }
 
+/* Contract in cache_internal.h: at destruction every retired entry is released, held or not
+ * (no reader can remain). */
 void wk__shard_free(wk__shard *sh)
 {
     while (sh->ring.next != &sh->ring) {
@@ -236,6 +257,8 @@ static inline bool key_eq(const char *a, const char *b, size_t n)
     return wk__rd64(x + n - 8) == wk__rd64(y + n - 8);
 }
 
+/* The entry of (hash, key) on its chain, or NULL; safe without the lock inside an epoch
+ * announcement. */
 static inline wk_cache_entry *lookup(wk__shard *sh, uint64_t hash, const char *key,
                                      size_t key_len)
 {
@@ -247,6 +270,7 @@ static inline wk_cache_entry *lookup(wk__shard *sh, uint64_t hash, const char *k
     return NULL;
 }
 
+/* Sets the CLOCK bit only when it is clear, so a hot entry's line is not written every hit. */
 static inline void mark_referenced(wk_cache_entry *e)
 {
     if (__atomic_load_n(&e->clock, __ATOMIC_RELAXED) == 0) {
@@ -263,11 +287,13 @@ static inline void ebr_enter(wk__ebr *d, wk__rslot *slot)
                               __ATOMIC_SEQ_CST);
 }
 
+/* Leaves the read section (release: the walk's loads happen before it). */
 static inline void ebr_exit(wk__rslot *slot)
 {
     __atomic_store_n(&slot->active, 0, __ATOMIC_RELEASE);
 }
 
+/* One lock-free hit in this thread's slot: only this thread writes it, so no atomic add. */
 static inline void count_hit(wk__rslot *slot)
 {
     __atomic_store_n(&slot->hits, __atomic_load_n(&slot->hits, __ATOMIC_RELAXED) + 1,
@@ -281,6 +307,8 @@ peek_first(wk__shard *sh, uint64_t hash, const char *key, size_t key_len, int64_
     return wk__my_slot() >= 0 ? wk__shard_peek(sh, hash, key, key_len, now) : NULL;
 }
 
+/* Contract in cache_internal.h: the lock-free hit. A thread without a slot id (or past
+ * WK__EBR_SLOTS) gets NULL and takes the locked path. */
 wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                                int64_t now)
 {
@@ -310,6 +338,7 @@ wk_cache_entry *wk__shard_peek(wk__shard *sh, uint64_t hash, const char *key, si
     return e;
 }
 
+/* Contract in cache_internal.h: pins nest; only the outermost announces. */
 bool wk__ebr_pin(wk__ebr *d)
 {
     int id = wk__my_slot();
@@ -323,6 +352,7 @@ bool wk__ebr_pin(wk__ebr *d)
     return true;
 }
 
+/* Contract in cache_internal.h. */
 void wk__ebr_unpin(wk__ebr *d)
 {
     int id = wk__my_slot();
@@ -335,6 +365,7 @@ void wk__ebr_unpin(wk__ebr *d)
     }
 }
 
+/* Contract in cache_internal.h: a hit without a reference, for a pinned caller. */
 const wk_cache_entry *wk__shard_borrow(wk__shard *sh, uint64_t hash, const char *key,
                                        size_t key_len, int64_t now)
 {
@@ -355,6 +386,8 @@ const wk_cache_entry *wk__shard_borrow(wk__shard *sh, uint64_t hash, const char 
     return e;
 }
 
+/* Contract in cache_internal.h: the locked lookup (no reference taken: the caller holds the
+ * lock and takes one); an expired entry is removed and reported absent. */
 wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, size_t key_len,
                              int64_t now)
 {
@@ -372,6 +405,7 @@ wk_cache_entry *wk__shard_find(wk__shard *sh, uint64_t hash, const char *key, si
     return e;
 }
 
+/* Contract in cache_internal.h: shard lock held. */
 bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_len)
 {
     wk_cache_entry *e = lookup(sh, hash, key, key_len);
@@ -394,6 +428,8 @@ static void evict(wk__shard *sh)
             e = e->next;
         }
         sh->hand = e->next;
+        /* Second chance: a referenced entry loses its bit and is passed over. The step bound
+         * ends the sweep even while readers keep setting bits (two full turns at most). */
         if (__atomic_load_n(&e->clock, __ATOMIC_RELAXED) != 0 && steps++ < 2 * sh->entries) {
             __atomic_store_n(&e->clock, 0, __ATOMIC_RELAXED);
             continue;
@@ -403,6 +439,8 @@ static void evict(wk__shard *sh)
     }
 }
 
+/* Contract in cache_internal.h: replaces an entry of the same key, then evicts to the bounds;
+ * false (nothing kept) when the entry alone exceeds the shard's byte bound. */
 bool wk__shard_insert(wk__shard *sh, wk_cache_entry *e)
 {
     wk_cache_entry *old = lookup(sh, e->hash, e->key, e->key_len);

@@ -6,6 +6,10 @@
  * own line and a release on the same thread clears it, so a hit and its release write no
  * line another thread writes, and no atomic read-modify-write at all.
  *
+ * Where it sits: cache_local.c's lock-free hit takes its reference in this thread's slots
+ * (inline, cache_internal.h) -> wk_cache_entry_unref (cache_entry.c) clears it -> the rare
+ * cases come here; cache_local.c's reclaimer asks wk__refs_held before it frees.
+ *
  * Besides the fast paths (inline in cache_internal.h) this file holds what is rare: slots
  * full, a release that is not in the latest slot, a reclaimer's scan of every thread's
  * slots, a thread exiting with references in its slots (they become counted references,
@@ -16,16 +20,24 @@
  */
 #include "cache/cache_internal.h"
 
+/* Every thread's line of reference slots, indexed by thread id (slot 0 of a line stays NULL:
+ * the bottom a line's top never goes below). */
 /* Slots rather than the entry's own count: an atomic increment and decrement per get, even on
  * a line no other thread writes, kept two threads on different keys from scaling (the 2-thread
  * / 1-thread line of wirekit bench --suite cache --case 'local hit'). */
 wk__tslot wk__tslots[WK__EBR_SLOTS];
+/* This thread's id + 1: 0 = none yet, -1 = none to be had (or the thread is exiting). */
 __thread int wk__tls_slot __attribute__((tls_model("initial-exec")));
+/* The top of a thread without a line: one NULL slot no reference ever equals. */
 wk_cache_entry *wk__no_refs[1];
+/* This thread's top-most used reference slot. */
 __thread wk_cache_entry **wk__tls_top __attribute__((tls_model("initial-exec"))) = wk__no_refs;
+/* One past the highest id ever handed out: how far a reclaimer's scan goes. */
 uint32_t wk__slot_hi;
+/* How many orphans wait (read without the lock, so that a sweep with none costs one load). */
 uint32_t wk__orphans;
 
+/* Thread ids: a bit per id in use (slot_mu), and a key whose destructor gives the id back. */
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slot_key;
 static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -36,6 +48,8 @@ static wk_cache_entry *orphan_list; /* linked through `next` (orphan_mu) */
 
 /* ---- reference slots ---- */
 
+/* Contract in cache_internal.h: the release of a reference below this thread's top slot;
+ * false when it is not in this thread's slots (it is then a counted reference). */
 bool wk__ref_put_below(wk_cache_entry *e)
 {
     wk_cache_entry **top = wk__tls_top;
@@ -58,6 +72,8 @@ bool wk__ref_put_below(wk_cache_entry *e)
     return true;
 }
 
+/* Contract in cache_internal.h: whether any thread's slot holds e (acquire loads, paired with
+ * the releases that clear slots). */
 bool wk__refs_held(const wk_cache_entry *e)
 {
     uint32_t hi = __atomic_load_n(&wk__slot_hi, __ATOMIC_ACQUIRE);
@@ -92,6 +108,8 @@ void wk__refs_flush_mine(void)
 
 /* ---- orphans ---- */
 
+/* Contract in cache_internal.h: e (whose cache is being freed) waits on the orphan list until
+ * no slot holds it. */
 void wk__refs_orphan(wk_cache_entry *e)
 {
     pthread_mutex_lock(&orphan_mu);
@@ -101,6 +119,7 @@ void wk__refs_orphan(wk_cache_entry *e)
     pthread_mutex_unlock(&orphan_mu);
 }
 
+/* Contract in cache_internal.h: drops the hold on every orphan no slot holds any more. */
 void wk__orphans_sweep(void)
 {
     if (__atomic_load_n(&wk__orphans, __ATOMIC_ACQUIRE) == 0) {
@@ -137,11 +156,14 @@ static void slot_release(void *v)
     pthread_mutex_unlock(&slot_mu);
 }
 
+/* Creates the thread-exit key once per process. */
 static void slot_init(void)
 {
     (void)pthread_key_create(&slot_key, slot_release);
 }
 
+/* Contract in cache_internal.h: the lowest free id (-1 when all WK__EBR_SLOTS are taken, and
+ * the thread then stays on the locked paths), registered for release at thread exit. */
 int wk__slot_assign(void)
 {
     pthread_once(&slot_once, slot_init);

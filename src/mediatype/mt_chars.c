@@ -2,9 +2,13 @@
  * Byte classes and small helpers of the media-type grammars, as one 256-entry table so the
  * scanner classifies a byte with one load. The grammar (mt_grammar.c) builds its byte sets
  * from the same table, so the two cannot drift apart.
+ *
+ * Where it sits: used by every other file here (mt_parse.c's scanner, mt_grammar.c's byte
+ * sets, mt_serialize.c's checks and quoting, the case-blind compares of the look-ups).
  */
 #include "mediatype/mt_internal.h"
 
+/* Short names for the classes, so the table below reads as one row per 16 bytes. */
 #define T WK__MT_TOKEN
 #define W WK__MT_WS
 #define Q WK__MT_QSC
@@ -39,6 +43,7 @@ const uint8_t wk__mt_class[256] = {
 };
 /* clang-format on */
 
+/* Contract in mt_internal.h: a non-empty run of token bytes. */
 bool wk__mt_token(const char *s, size_t n)
 {
     if (n == 0) {
@@ -52,6 +57,8 @@ bool wk__mt_token(const char *s, size_t n)
     return true;
 }
 
+/* Contract in mt_internal.h: every byte may stand in a quoted string; in UTF-8 mode a byte
+ * >= 0x80 must start U+0080..U+00FF (the only code points the grammar admits). */
 bool wk__mt_value_ok(const char *s, size_t n, bool utf8)
 {
     for (size_t i = 0; i < n; i++) {
@@ -70,6 +77,7 @@ bool wk__mt_value_ok(const char *s, size_t n, bool utf8)
     return true;
 }
 
+/* Contract in mt_internal.h: equal lengths, equal bytes with ASCII case folded. */
 bool wk__mt_ieq(const char *a, size_t an, const char *b, size_t bn)
 {
     if (an != bn) {

@@ -2,6 +2,9 @@
  * wk_mt_parse(): a vector fast path for the common shape of a Content-Type value, then the
  * general scanner (mt_parse.c) for everything else.
  *
+ * Where it sits: the entry point of media type parsing (wirekit/mediatype.h) -> the fast path
+ * here, or mt_parse.c's general scanner -> a wk_media_type for mt_serialize.c to render.
+ *
  * The common shape is `type/subtype` followed by `;name=value` or `; name=value` parameters,
  * every part a non-empty run of letters, digits, '-', '.', '+' or '_', 8 to 63 bytes in all, no
  * parameter name repeated. SSE2 classifies 16 bytes at a time into a bit mask of the bytes
@@ -15,6 +18,7 @@
  */
 #include "mediatype/mt_internal.h"
 
+/* The fast path needs SSE2 and GCC/clang builtins (ctz); elsewhere it compiles away. */
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
 #define WK_MT_FAST 1
@@ -170,6 +174,8 @@ static inline bool parse_fast(const uint8_t *s, size_t len, wk_media_type *mt)
 }
 #endif
 
+/* Public (wirekit/mediatype.h): the fast path takes 8..63 bytes (one unsigned compare) and
+ * does not look at flags: the shape it accepts has one reading under every combination. */
 wk_status wk_mt_parse(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                       wk_error *err)
 {

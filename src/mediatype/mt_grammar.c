@@ -11,6 +11,10 @@
  * trimming HTTP whitespace from both ends (done before matching; inside the grammar it would
  * need lookahead at every byte) and "the first of two equal names wins" (done on the captures).
  *
+ * Where it sits: mt_chars.c's byte classes -> the grammars built here with text_build.c ->
+ * text_parse.c / text_print.c run them -> the same wk_media_type as the hand scanner
+ * (mt_parse.c) gives, which tests/unit/mediatype and the fuzzer compare.
+ *
  * The four programs (WHATWG or strict, bytes or UTF-8) are compiled on first use under
  * pthread_once and live for the life of the process.
  */
@@ -20,8 +24,10 @@
 
 #include "mediatype/mt_internal.h"
 
+/* Short for an unbounded repetition count. */
 #define UNB WK_TEXT_UNBOUNDED
 
+/* The bytes of one or more mt_chars.c classes as a text-codec byte set. */
 static wk_text_byteset set_of(uint8_t cls)
 {
     wk_text_byteset s = {{0, 0, 0, 0}};
@@ -33,11 +39,13 @@ static wk_text_byteset set_of(uint8_t cls)
     return s;
 }
 
+/* A byte-class node over a set passed by value (grammar code reads better). */
 static wk_text_node cls(wk_text_builder *b, const char *name, wk_text_byteset s)
 {
     return wk_text_class(b, name, &s);
 }
 
+/* A case-sensitive literal of a C string. */
 static wk_text_node lit(wk_text_builder *b, const char *s)
 {
     return wk_text_lit(b, s, strlen(s), 0);
@@ -62,6 +70,9 @@ static wk_text_node qchar(wk_text_builder *b, const char *name, const char *minu
     return wk_text_rule(b, name, WK_TEXT_ALT(b, cls(b, NULL, s), two));
 }
 
+/* The WHATWG grammar: type "/" subtype, then `;` parameters, each either valid (captured:
+ * name, and the value in the unquoted or the quoted slot) or skipped as the algorithm skips
+ * it; `utf8` admits U+0080..U+00FF as UTF-8 in quoted strings. */
 static wk_text_node whatwg(wk_text_builder *b, bool utf8)
 {
     wk_text_byteset all = {{~0ull, ~0ull, ~0ull, ~0ull}};
@@ -128,6 +139,8 @@ static wk_text_node whatwg(wk_text_builder *b, bool utf8)
                        wk_text_rep(b, WK_TEXT_SEQ(b, semi, param), 0, UNB), end);
 }
 
+/* RFC 9110: media-type = type "/" subtype *( OWS ";" OWS [ parameter ] ), where an invalid
+ * parameter is an error rather than skipped. */
 static wk_text_node strict(wk_text_builder *b, bool utf8)
 {
     wk_text_node tchar = cls(b, "tchar", set_of(WK__MT_TOKEN));
@@ -159,9 +172,12 @@ static wk_text_node strict(wk_text_builder *b, bool utf8)
     return WK_TEXT_SEQ(b, type, lit(b, "/"), subtype, params, wk_text_end(b));
 }
 
+/* The four compiled grammars, by flags (WK_MT_STRICT | WK_MT_UTF8), built once. */
 static wk_text_program *programs[4];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Builds and compiles the four grammars; one that fails stays NULL (callers then report
+ * WK_ERR_NOMEM). */
 static void build_all(void)
 {
     for (unsigned f = 0; f < 4; f++) {
@@ -179,6 +195,7 @@ static void build_all(void)
     }
 }
 
+/* Public (wirekit/mediatype.h): the compiled grammar for flags, built on first use. */
 const wk_text_program *wk_mt_grammar(unsigned flags)
 {
     pthread_once(&once, build_all);
@@ -187,6 +204,8 @@ const wk_text_program *wk_mt_grammar(unsigned flags)
 
 /* ---- the oracle ------------------------------------------------------------------------- */
 
+/* Contract in mt_internal.h: parses with the grammar (trimming first, as WHATWG does), then
+ * fills the value from the captures, the first of duplicate names kept. */
 wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                                wk_error *err)
 {
@@ -269,6 +288,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
     return WK_OK;
 }
 
+/* Contract in mt_internal.h: serializes by printing captures through the grammar. */
 wk_status wk__mt_serialize_grammar(const wk_media_type *mt, unsigned flags, wk_buf *out,
                                    wk_error *err)
 {

@@ -3,6 +3,11 @@
  * RFC 9110 grammar, written directly over bytes with one table lookup per byte. It takes every
  * input; wk_mt_parse() (mt_fast.c) tries a vector fast path for the common shape first.
  *
+ * Where it sits: wk_mt_parse (mt_fast.c) -> the vector fast path, or wk__mt_parse_scan here
+ * -> a wk_media_type whose essence and parameters are views into the input (or into the
+ * value's own lower-case copy, or the known-types table, mt_known.c) -> mt_serialize.c renders
+ * it; mt_chars.c holds the byte classes both use.
+ *
  * It is held equal to the text-codec grammar (mt_grammar.c) by a differential test over every
  * vector and by the fuzzer. While scanning it also notes whether the input already is its own
  * serialization (lowercase, no dropped parameters, ";" or "; " separators, values quoted
@@ -12,14 +17,17 @@
 
 #include "mediatype/mt_internal.h"
 
+/* The message of an essence that must be lower-cased into the value but does not fit. */
 #define LONG_ESSENCE "an essence with capitals longer than WK_MT_ESSENCE_MAX"
 
+/* A syntax error at off: the value is cleared, so a failed parse never leaves a half value. */
 static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char *msg)
 {
     wk__mt_clear(mt);
     return wk_error_set(err, WK_ERR_SYNTAX, off, msg);
 }
 
+/* Contract in mt_internal.h: the empty value (the parameter array is left as it is). */
 void wk__mt_clear(wk_media_type *mt)
 {
     mt->essence_ptr = NULL;
@@ -33,6 +41,8 @@ void wk__mt_clear(wk_media_type *mt)
     mt->input.len = 0;
 }
 
+/* Contract in mt_internal.h: the essence lower-cased into mt->lower; essence_ptr is reset so
+ * that wk_mt_essence() reads the copy. */
 void wk__mt_lower_copy(wk_media_type *mt, const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -42,6 +52,10 @@ void wk__mt_lower_copy(wk_media_type *mt, const char *p, size_t n)
     mt->essence_ptr = NULL;
 }
 
+/* Contract in mt_internal.h: a known type points at its table entry (lower case already); an
+ * unknown one at the input when it has no capitals, else at a lower-case copy; false (value
+ * cleared) when that copy would not fit WK_MT_ESSENCE_MAX. *lowercase says whether the input
+ * was lower case already (for the canonical flags). */
 bool wk__mt_set_essence(wk_media_type *mt, const char *p, size_t type_len, size_t n,
                         bool *lowercase)
 {
@@ -91,10 +105,14 @@ static bool add_param(wk_media_type *mt, const char *name, size_t nlen, const ch
     return true;
 }
 
+/* WHATWG "parse a MIME type": leading and trailing HTTP whitespace trimmed, type and subtype
+ * of token bytes, then parameters; invalid parameters are dropped rather than refused, the
+ * first of duplicate names wins. Notes the canonical flags as it goes. */
 static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_media_type *mt,
                               wk_error *err)
 {
     bool utf8 = (flags & WK_MT_UTF8) != 0;
+    /* Step 1 of the algorithm: strip leading and trailing HTTP whitespace. */
     size_t b = 0, e = len;
     while (b < e && wk__mt_is(s[b], WK__MT_WS)) {
         b++;
@@ -102,6 +120,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     while (e > b && wk__mt_is(s[e - 1], WK__MT_WS)) {
         e--;
     }
+    /* Whether the input is its own serialization, in the ";" style, the "; " style or
+     * neither; every irregularity below clears what it rules out. */
     unsigned canon = WK__MT_CANON_SEMI | WK__MT_CANON_SPACE;
     size_t i = b;
     while (i < e && wk__mt_is(s[i], WK__MT_TOKEN)) {
@@ -129,7 +149,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
         return syntax(mt, err, i, "expected ';' after the subtype");
     }
     if (i != sub_end) {
-        canon = 0;
+        canon = 0; /* whitespace after the subtype is dropped by serialization */
     }
     const char *ess = (const char *)s + b;
     mt->nparams = 0;
@@ -137,6 +157,8 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
     mt->input.ptr = (const char *)s + b;
     mt->input.len = e - b;
 
+    /* Parameters: each is collected first and validated after, and an invalid one is skipped
+     * to the next ';' rather than failing the whole value. */
     while (i < e) {
         i++; /* the ';' */
         size_t ws = i;
@@ -262,6 +284,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
             canon = 0;
             continue;
         }
+        /* A full array is an error only for a new name: a duplicate would be dropped anyway. */
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             for (unsigned k = 0; k < mt->nparams; k++) {
                 if (wk__mt_ieq(mt->params[k].name.ptr, mt->params[k].name.len, (const char *)s + ns,
@@ -428,6 +451,7 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
     return WK_OK;
 }
 
+/* Contract in mt_internal.h: WK_MT_STRICT selects RFC 9110's grammar, else WHATWG's. */
 wk_status wk__mt_parse_scan(const void *data, size_t len, unsigned flags, wk_media_type *mt,
                             wk_error *err)
 {

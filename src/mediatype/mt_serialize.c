@@ -1,6 +1,10 @@
 /*
  * Serializing media types, the render cache, building from parts, and parameter helpers.
  *
+ * Where it sits: a wk_media_type from mt_parse.c / mt_fast.c (or built here from parts) ->
+ * wk_mt_render_build / wk_mt_serialize here -> a view (table string, the input) or text in
+ * the caller's buffer. The parameter helpers read the views the parser left.
+ *
  * Serialization is the WHATWG algorithm (lowercase names, values quoted when empty or not all
  * token bytes, `"` and `\` escaped), with ";" or "; " between parameters. Rendering returns the
  * same text but tries, in order, never to build it: a precomputed table string for well-known
@@ -12,6 +16,8 @@
 
 #include "mediatype/mt_internal.h"
 
+/* Public (wirekit/mediatype.h): the plain value (backslash escapes of a quoted value
+ * removed) into buf, up to cap bytes; returns the full length, so a caller can size buf. */
 size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap)
 {
     if (p == NULL) {
@@ -31,6 +37,7 @@ size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap)
     return m;
 }
 
+/* ASCII lower case (parameter names serialize lower-cased). */
 static inline char lower(char c)
 {
     return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
@@ -114,6 +121,8 @@ static size_t write_form(const wk_media_type *mt, unsigned style, char *dst)
     return n;
 }
 
+/* Public: the serialization appended to out, in one reservation (write_form measures first,
+ * then writes). */
 wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out, wk_error *err)
 {
     if (mt == NULL || out == NULL || mt->essence_len == 0 || style > WK_MT_STYLE_SPACE) {
@@ -129,12 +138,15 @@ wk_status wk_mt_serialize(const wk_media_type *mt, unsigned style, wk_buf *out, 
     return WK_OK;
 }
 
+/* Which render styles a cached view serves (bit per style). */
 /* Without parameters both styles serialize the same, so one cached form serves both. */
 static uint8_t styles_of(const wk_media_type *mt, unsigned style)
 {
     return (uint8_t)(mt->nparams == 0 ? 3u : 1u << style);
 }
 
+/* Keeps p[0..n) as the value's rendering for `style` and returns it as the output view; the
+ * view lives as long as the table (static) or the input. */
 static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t n,
                         wk_slice *out)
 {
@@ -146,6 +158,8 @@ static wk_status cached(wk_media_type *mt, unsigned style, const char *p, size_t
     return WK_OK;
 }
 
+/* Public: the rendering, as a view when one exists (see the top), else built at the end of
+ * `scratch` (required then) and returned as a view into it. */
 wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, wk_buf *scratch, wk_slice *out,
                              wk_error *err)
 {
@@ -183,6 +197,9 @@ wk_status wk_mt_render_build(wk_media_type *mt, unsigned style, wk_buf *scratch,
     return WK_OK;
 }
 
+/* Public: a value from an essence and parameters, checked as the parser would check them
+ * (token/token, token names, no control bytes, no duplicates); the parameters keep pointing
+ * at the caller's strings, so those must outlive the value. */
 wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len,
                       const wk_mt_param *params, size_t n, wk_error *err)
 {
@@ -225,6 +242,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     return WK_OK;
 }
 
+/* Public: the parameter named `name` (ASCII case ignored), or NULL. */
 const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name, size_t len)
 {
     if (mt == NULL || name == NULL) {
@@ -238,11 +256,13 @@ const wk_mt_param *wk_mt_param_find(const wk_media_type *mt, const char *name, s
     return NULL;
 }
 
+/* Public: the charset parameter, or NULL. */
 const wk_mt_param *wk_mt_charset(const wk_media_type *mt)
 {
     return wk_mt_param_find(mt, "charset", 7);
 }
 
+/* Public: the boundary parameter (multipart), or NULL. */
 const wk_mt_param *wk_mt_boundary(const wk_media_type *mt)
 {
     return wk_mt_param_find(mt, "boundary", 8);
@@ -269,6 +289,8 @@ static bool value_eq(const wk_mt_param *a, const wk_mt_param *b)
     }
 }
 
+/* Public: same essence and the same parameters in the same order, names compared without
+ * case, values by their plain form (so "a" equals a and \a). */
 bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b)
 {
     if (a == NULL || b == NULL || a->nparams != b->nparams ||

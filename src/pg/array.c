@@ -2,6 +2,13 @@
  * Arrays of any registered element type, in both wire formats: header parsing with full
  * validation, the element iterator, text output, events, and encoding.
  *
+ * Where it sits: a row's bytes -> plan (plan.c) finds an array OID's row in the registry,
+ * whose functions are this file's (wk__pg_array_dec / _enc) with the element type's decoder
+ * -> the parser here validates the whole value -> the iterator hands each element's bytes to
+ * the element codec (int.c, varlena.c, ...) -> PostgreSQL text, events (nested arrays), a
+ * value tree, or the parsed header (wk_pg_array) for callers that iterate themselves;
+ * array_c.c decodes one-dimensional arrays into C arrays on top of the same parser.
+ *
  * Binary (array_send): ndim, has-null flag, element OID, (dim, lower bound) per dimension,
  * then each element as a length word (-1 = NULL) and bytes. Every count is checked before it
  * is used: ndim in 0..6, dims non-negative, upper bounds inside int32, the product of dims
@@ -16,8 +23,10 @@
  */
 #include "pg/pg_interface.h"
 
+/* PostgreSQL's MaxArraySize (pg_interface.h), the most elements an array may hold. */
 #define MAX_ARRAY_SIZE WK__PG_MAX_ARRAY_SIZE
 
+/* The whitespace array_in skips around elements and braces (isspace in the C locale). */
 static bool aspace(uint8_t c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -25,6 +34,8 @@ static bool aspace(uint8_t c)
 
 /* ---- binary header ---- */
 
+/* ArrayGetNItems and ArrayCheckBounds: dims non-negative, upper bounds inside int32, the
+ * element count at most MAX_ARRAY_SIZE; *nitems the product (0 for ndim 0). */
 static wk_status dims_check(int ndim, const int32_t *dims, const int32_t *lbs, uint32_t *nitems,
                             size_t off, wk_error *err)
 {
@@ -45,6 +56,9 @@ static wk_status dims_check(int ndim, const int32_t *dims, const int32_t *lbs, u
     return WK_OK;
 }
 
+/* array_recv's validation of the binary form into the header *a: ndim 0..6, a has-null flag
+ * of 0 or 1, the element OID equal to elem_oid, dims checked, then every element's length
+ * walked against the bytes left, nothing left over. Elements are not decoded here. */
 static wk_status parse_bin(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_pg_array *a,
                            wk_error *err)
 {
@@ -112,6 +126,7 @@ static wk_status parse_bin(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_pg
 
 /* ---- text literal ---- */
 
+/* One text element found by scan_elem. */
 typedef struct span {
     size_t start, end; /* content bytes (inside quotes for quoted elements) */
     size_t next;       /* first byte after the element (and its closing quote) */
@@ -180,6 +195,7 @@ static bool scan_elem(const uint8_t *p, size_t n, size_t i, span *e, size_t *bad
     return true;
 }
 
+/* A signed decimal int32 at p[*i] (a dimension decoration's bound); advances *i. */
 static bool parse_int32(const uint8_t *p, size_t n, size_t *i, int32_t *out)
 {
     bool neg = false;
@@ -267,6 +283,9 @@ static bool parse_simple(const uint8_t *p, size_t n, wk_pg_array *a)
     return true;
 }
 
+/* array_in's validation of a text literal into the header *a: the optional decoration, then
+ * the braces level by level (checked rectangular and matching the decoration), each element
+ * scanned (quotes, escapes, NULL); the simple shape goes through parse_simple first. */
 static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_pg_array *a,
                             wk_error *err)
 {
@@ -449,6 +468,7 @@ static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_p
     return dims_check(a->ndim, a->dims, a->lbounds, &check, 0, err);
 }
 
+/* Contract in pg_interface.h. */
 wk_status wk__pg_array_parse(wk_pg_format f, wk_pg_oid elem_oid, const uint8_t *p, size_t n,
                              wk_pg_array *out, wk_error *err)
 {
@@ -459,6 +479,8 @@ wk_status wk__pg_array_parse(wk_pg_format f, wk_pg_oid elem_oid, const uint8_t *
 
 /* ---- iteration ---- */
 
+/* Public (wirekit/pg.h): an iterator over a parsed array; `arena` receives the unescaped
+ * copies of text elements that hold backslashes. */
 WK_API void wk_pg_array_iter_init(wk_pg_array_iter *it, const wk_pg_array *a, wk_arena *arena)
 {
     it->arr = a;
@@ -467,6 +489,8 @@ WK_API void wk_pg_array_iter_init(wk_pg_array_iter *it, const wk_pg_array *a, wk
     it->arena = arena;
 }
 
+/* Public: the next element in row-major order as a view (or an arena copy), or WK_ERR_EOF;
+ * *is_null for SQL NULL. */
 WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_t *n,
                                   bool *is_null, wk_error *err)
 {
@@ -547,6 +571,8 @@ WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_
     return WK_OK;
 }
 
+/* Public: describes a one-dimensional C array (n elements of elem_kind, optional NULL flags)
+ * for the ARRAY encoders; nothing is copied. */
 WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const void *elems,
                               size_t n, const bool *nulls)
 {
@@ -561,6 +587,7 @@ WK_API void wk_pg_array_in_1d(wk_pg_array_in *a, wk_pg_kind elem_kind, const voi
 
 /* ---- decode functions ---- */
 
+/* The ARRAY-kind decoder: the validated header (a wk_pg_array at `out`), elements as views. */
 static wk_status dec_array(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                            wk_arena *arena, wk_error *err)
 {
@@ -568,6 +595,8 @@ static wk_status dec_array(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
     return wk__pg_array_parse((wk_pg_format)d->format, d->elem_oid, p, n, out, err);
 }
 
+/* array_out's rule: an element is quoted when empty, "NULL" in any case, or holding a brace,
+ * comma, quote, backslash or whitespace. */
 static bool needs_quotes(const uint8_t *s, size_t n)
 {
     if (n == 0) {
@@ -617,6 +646,7 @@ static wk_status quote_tail(wk_buf *out, size_t start)
     return WK_OK;
 }
 
+/* array_out's `[lb:ub]...=` prefix, written only when some lower bound is not 1. */
 static wk_status put_decoration(const wk_pg_array *a, wk_buf *out)
 {
     bool need = false;
@@ -657,6 +687,8 @@ typedef struct walker {
     void *ctx;
 } walker;
 
+/* Walks the parsed array for `w`: open/close around each level with its length, sep between
+ * siblings, elem per element; the first callback failure stops the walk. */
 static wk_status walk(const wk_pg_array *a, wk_arena *arena, const walker *w, wk_error *err)
 {
     if (a->ndim == 0) {
@@ -724,21 +756,26 @@ typedef struct text_ctx {
     wk_error *err;
 } text_ctx;
 
+/* The text walker (array_out): '{' per level, '}' after, ',' between, each element in its
+ * type's text form, quoted as array_out quotes. */
 static wk_status text_open(void *c, int level, uint32_t count)
 {
     (void)level;
     (void)count;
     return wk_buf_push(((text_ctx *)c)->out, '{');
 }
+/* '}' after a level. */
 static wk_status text_close(void *c, int level)
 {
     (void)level;
     return wk_buf_push(((text_ctx *)c)->out, '}');
 }
+/* ',' between siblings. */
 static wk_status text_sep(void *c)
 {
     return wk_buf_push(((text_ctx *)c)->out, ',');
 }
+/* NULL, or the element's text in its type's output form, quoted when array_out would. */
 static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
 {
     text_ctx *t = c;
@@ -750,6 +787,7 @@ static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
     return st == WK_OK ? quote_tail(t->out, start) : st;
 }
 
+/* The TEXT-kind decoder: the array rendered as PostgreSQL's array_out would. */
 static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err)
 {
@@ -781,6 +819,8 @@ typedef struct ev_ctx {
     wk_error *err;
 } ev_ctx;
 
+/* The events walker: an ARRAY event per level (with its length), END after, NIL for a NULL
+ * element, each element through its type's EVENTS decoder. */
 static wk_status ev_open(void *c, int level, uint32_t count)
 {
     (void)level;
@@ -791,6 +831,7 @@ static wk_status ev_open(void *c, int level, uint32_t count)
     x.v.count = count;
     return e->ev->sink->event(e->ev->sink->self, &x);
 }
+/* END after a level. */
 static wk_status ev_close(void *c, int level)
 {
     (void)level;
@@ -800,11 +841,14 @@ static wk_status ev_close(void *c, int level)
     x.f32 = false;
     return e->ev->sink->event(e->ev->sink->self, &x);
 }
+/* Events need no separator. */
 static wk_status ev_sep(void *c)
 {
     (void)c;
     return WK_OK;
 }
+/* NIL, or the element's own events (a copy of the caller's wk_pg_events, so that its scratch
+ * buffer is shared). */
 static wk_status ev_elem(void *c, const uint8_t *p, size_t n, bool is_null)
 {
     ev_ctx *e = c;
@@ -818,6 +862,7 @@ static wk_status ev_elem(void *c, const uint8_t *p, size_t n, bool is_null)
     return wk_pg_decode(e->elem, p, n, &sub, e->arena, e->err);
 }
 
+/* The EVENTS-kind decoder: nested arrays of the elements' events. */
 static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                             wk_arena *arena, wk_error *err)
 {
@@ -846,6 +891,8 @@ const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT] = {
                       [WK_PG_KIND_VALUE] = wk__pg_dec_value},
 };
 
+/* Contract in pg_interface.h: arrays decode to ARRAY, and to TEXT / EVENTS / VALUE when the
+ * element type does. */
 uint32_t wk__pg_array_decode_kinds(const wk_pg_codec *elem)
 {
     return WK_PG_KIND_MASK(WK_PG_KIND_ARRAY) |
@@ -854,6 +901,8 @@ uint32_t wk__pg_array_decode_kinds(const wk_pg_codec *elem)
                                   WK_PG_KIND_MASK(WK_PG_KIND_VALUE)));
 }
 
+/* Contract in pg_interface.h: ARRAY when the element type encodes some C kind, TEXT when it
+ * encodes from text. */
 uint32_t wk__pg_array_encode_kinds(const wk_pg_codec *elem)
 {
     uint32_t k = 0;
@@ -875,6 +924,7 @@ typedef struct enc_src {
     size_t elem_size;
 } enc_src;
 
+/* array_send's header for ndim dims; WK_ERR_ARG for an ndim outside 0..6. */
 static wk_status enc_header_bin(const wk_pg_encoder *e, int ndim, const int32_t *dims,
                                 const int32_t *lbs, bool has_nulls, wk_buf *out)
 {
@@ -955,6 +1005,7 @@ static wk_status text_braces_before(const int32_t *dims, int ndim, uint64_t i, w
     return WK_OK;
 }
 
+/* Text braces around element i, after (close) the element: as many '}' as the levels i ends. */
 static wk_status text_braces_after(const int32_t *dims, int ndim, uint64_t i, wk_buf *out)
 {
     uint64_t stride = 1;
@@ -972,6 +1023,9 @@ static wk_status text_braces_after(const int32_t *dims, int ndim, uint64_t i, wk
     return WK_OK;
 }
 
+/* The ARRAY-kind encoder: a wk_pg_array_in of C values (dims checked as dims_check does),
+ * each element through the element type's encoder of elem_kind; binary arrays of fixed-width
+ * elements without NULLs are written in one pass (wk__pg_fixed_bin_width). */
 static wk_status enc_array(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     const wk_pg_array_in *a = in;

@@ -1,6 +1,11 @@
 /*
  * wk_pg_decode_array: a one-dimensional array value straight into a caller's C array.
  *
+ * Where it sits: an array column's bytes (a row value, after plan.c or the caller found the
+ * array decoder in the registry) -> wk_pg_decode_array here -> either the one pass below, or
+ * array.c's parser and iterator with the element codec's own decoder (int.c, float.c, ...)
+ * -> the caller's C array of elem_kind, with NULL flags.
+ *
  * The common case, a text literal `{1,2,3}` of int2/int4/int8/float4/float8 decoded into its
  * natural C kind by the built-in codec, is read in one pass: no header, no element iterator,
  * no per-element indirect call. Anything the pass does not recognise (quotes, escapes,
@@ -98,6 +103,9 @@ static bool fast_text(wk__pg_fast_form form, const uint8_t *p, size_t n, wk_pg_c
     return true;
 }
 
+/* The general path: parse (every element checked), refuse more than one dimension or more
+ * elements than out->cap (out->count still says how many there are), then decode each
+ * element with `fn` into out->elems[k]; a NULL element needs out->nulls and is zero-filled. */
 static wk_status general(const wk_pg_decoder *d, wk_pg_decode_fn fn, size_t esize,
                          const uint8_t *p, size_t n, wk_pg_carray *out, wk_arena *arena,
                          wk_error *err)
@@ -161,6 +169,8 @@ static wk_status general(const wk_pg_decoder *d, wk_pg_decode_fn fn, size_t esiz
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h). The element decoder is the array codec's row for elem_kind; the one
+ * pass is tried only when that row is one of the direct text decoders (builtins.c tells). */
 WK_API wk_status wk_pg_decode_array(const wk_pg_decoder *d, const void *p, size_t n,
                                     wk_pg_carray *out, wk_arena *arena, wk_error *err)
 {

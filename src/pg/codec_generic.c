@@ -1,10 +1,16 @@
 /*
- * Generic codec functions driven by a type's operations table (codec->data): conversions
- * between the native union and every C kind, PostgreSQL text output, events, value trees,
- * and encoding from C kinds or from PostgreSQL text input.
+ * Generic codec functions driven by a type's operations table (codec->data, a wk__pg_type):
+ * conversions between the native union and every C kind, PostgreSQL text output, events,
+ * value trees, and encoding from C kinds or from PostgreSQL text input.
  *
- * These cover every (type, format, kind) the hand-written fast paths in codecs.c do not, so
- * each combination costs one table-driven function instead of one function per combination.
+ * Where it sits: a row's bytes -> plan (plan.c) picks a codec function by (OID, format,
+ * kind) -> for every combination the family files (int.c, float.c, varlena.c, ...) do not
+ * cover with a direct function, one of the functions here -> the family's reader
+ * (wk__pg_type.read_bin / read_text) into a wk__pg_native -> store / emit / write in the
+ * caller's kind. Encoding runs the same way backwards: C kind -> native -> write_bin /
+ * write_text. Each combination costs one table-driven function instead of one function per
+ * (type, format, kind).
+ *
  * Values that need temporary memory (numeric digits, rendered text) use a small stack arena
  * or buffer and spill to the heap only for large values, freed before returning.
  */
@@ -15,6 +21,7 @@
 
 #include "wirekit/json.h"
 
+/* The C size of each kind's value (what `out` points at), for wk_pg_kind_size(). */
 static const size_t kind_sizes[WK_PG_KIND_COUNT] = {
     [WK_PG_KIND_BOOL] = sizeof(bool),
     [WK_PG_KIND_I16] = sizeof(int16_t),
@@ -36,16 +43,19 @@ static const size_t kind_sizes[WK_PG_KIND_COUNT] = {
     [WK_PG_KIND_ARRAY] = sizeof(wk_pg_array_in),
 };
 
+/* The names wk_pg_kind_name() returns, in wk_pg_kind order; the CLI and error text use them. */
 static const char *const kind_names[WK_PG_KIND_COUNT] = {
     "bool", "i16",      "i32",  "i64",      "u32",   "f32",  "f64",      "numeric",
     "str",  "bytes",    "uuid", "date",     "time",  "timetz", "timestamp", "interval",
     "inet", "array",    "text", "value",    "events"};
 
+/* Public (wirekit/pg.h): 0 for an unknown kind. */
 WK_API size_t wk_pg_kind_size(wk_pg_kind kind)
 {
     return (unsigned)kind < WK_PG_KIND_COUNT ? kind_sizes[kind] : 0;
 }
 
+/* Public (wirekit/pg.h): "unknown" for an unknown kind. */
 WK_API const char *wk_pg_kind_name(wk_pg_kind kind)
 {
     return (unsigned)kind < WK_PG_KIND_COUNT ? kind_names[kind] : "unknown";
@@ -57,6 +67,8 @@ typedef struct tmp_arena {
     uint8_t buf[512];
 } tmp_arena;
 
+/* `given` when there is one, else `t`'s stack arena (which may spill to the heap; release it
+ * with tmp_done). */
 static wk_arena *arena_or_tmp(wk_arena *given, tmp_arena *t)
 {
     if (given != NULL) {
@@ -66,6 +78,7 @@ static wk_arena *arena_or_tmp(wk_arena *given, tmp_arena *t)
     return &t->arena;
 }
 
+/* Frees what arena_or_tmp set up when it had to use `t`; a given arena is left alone. */
 static void tmp_done(wk_arena *given, tmp_arena *t)
 {
     if (given == NULL) {
@@ -73,6 +86,7 @@ static void tmp_done(wk_arena *given, tmp_arena *t)
     }
 }
 
+/* A table-driven codec's operations table. */
 static const wk__pg_type *type_of(const wk_pg_codec *c)
 {
     return c->data;
@@ -80,6 +94,8 @@ static const wk__pg_type *type_of(const wk_pg_codec *c)
 
 /* ---- native -> kind ---- */
 
+/* Stores integer v as kind k: WK_ERR_RANGE when it does not fit, WK_ERR_TYPE for a kind an
+ * integer type does not decode into. */
 static wk_status store_int(int64_t v, wk_pg_kind k, void *out)
 {
     switch (k) {
@@ -107,6 +123,10 @@ static wk_status store_int(int64_t v, wk_pg_kind k, void *out)
     }
 }
 
+/* Stores a native value as kind k, by the type's class: integers and floats convert (see
+ * store_int), numeric converts to I64/F64 through the numeric helpers, views and structs are
+ * copied as they are (a view still points into the input or the arena). WK_ERR_TYPE for a kind
+ * the class does not have. */
 static wk_status store(const wk__pg_type *t, const wk__pg_native *v, wk_pg_kind k, void *out)
 {
     switch (t->cls) {
@@ -161,6 +181,8 @@ static wk_status store(const wk__pg_type *t, const wk__pg_native *v, wk_pg_kind 
     }
 }
 
+/* The generic decoder to a C kind (pg_interface.h). The value is read, then stored; a range or
+ * kind mismatch is reported with the reason. */
 wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                              wk_arena *arena, wk_error *err)
 {
@@ -187,6 +209,8 @@ wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n,
     return st;
 }
 
+/* The generic decoder to PostgreSQL text: read, then write_text appends the server's output
+ * form to the wk_buf at `out` (so binary input decodes to what a text-format query shows). */
 wk_status wk__pg_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err)
 {
@@ -207,11 +231,13 @@ wk_status wk__pg_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
 
 /* ---- events ---- */
 
+/* One event to the caller's sink; its status as it is. */
 static wk_status send(const wk_pg_events *ev, const wk_event *x)
 {
     return ev->sink->event(ev->sink->self, x);
 }
 
+/* One string-like event (STR or RAWNUM) over the bytes of b, valid during the callback. */
 static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_buf *b)
 {
     wk_event x;
@@ -222,6 +248,9 @@ static wk_status send_text(const wk_pg_events *ev, wk_event_type type, const wk_
     return send(ev, &x);
 }
 
+/* Replays the JSON document s as events (json/jsonb columns): numbers stay RAWNUM (their exact
+ * text) unless the caller asked for native numbers. A reader error fills err when the sink has
+ * not already. */
 static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *err)
 {
     wk_json_reader r;
@@ -251,6 +280,10 @@ static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *
     return st;
 }
 
+/* Contract in pg_interface.h. Non-finite floats and non-finite numerics go as strings
+ * ("NaN", "Infinity") because no event format has them as numbers; finite numerics go as
+ * RAWNUM so that no digit is lost. `scratch` may be fixed-size: WK_ERR_LIMIT then asks the
+ * caller for a bigger one. */
 wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
                              const wk_pg_events *ev, wk_buf *scratch, wk_error *err)
 {
@@ -312,6 +345,8 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
     }
 }
 
+/* The generic decoder to events (the caller's wk_pg_events at `out`): read the native value,
+ * then emit it, rendering in a 128-byte stack buffer when the caller gave no scratch buffer. */
 wk_status wk__pg_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                             wk_arena *arena, wk_error *err)
 {
@@ -365,6 +400,8 @@ typedef struct builder {
 
 #define BUILDER_MAX_DEPTH 600
 
+/* Adds a finished node: the root when no container is open, else the next child of the
+ * innermost one (children stay contiguous in b->items until its END). */
 static wk_status add_node(builder *b, const wk_value *v)
 {
     if (b->frames.len == 0) {
@@ -375,6 +412,8 @@ static wk_status add_node(builder *b, const wk_value *v)
     return wk_buf_append(&b->items, v, sizeof *v);
 }
 
+/* A string-like node whose bytes are copied into the arena (the event's bytes die with the
+ * callback). */
 static wk_status copy_str(builder *b, wk_value *v, uint8_t type, const char *s, size_t len)
 {
     if (len > UINT32_MAX) {
@@ -391,6 +430,9 @@ static wk_status copy_str(builder *b, wk_value *v, uint8_t type, const char *s, 
     return WK_OK;
 }
 
+/* The tree builder's sink callback. Containers push a frame; END copies the frame's children
+ * out of b->items into one arena array and adds the container as a node. The first error
+ * sticks: every later event returns it. */
 static wk_status builder_event(void *self, const wk_event *ev)
 {
     builder *b = self;
@@ -475,6 +517,7 @@ static wk_status builder_event(void *self, const wk_event *ev)
     return st;
 }
 
+/* The builder's error hook: reports the sticky status. */
 static wk_status builder_error(const void *self, wk_error *err)
 {
     const builder *b = self;
@@ -482,6 +525,9 @@ static wk_status builder_error(const void *self, wk_error *err)
     return b->st;
 }
 
+/* The generic decoder to a value tree (a wk_value at `out`, nodes and strings in `arena`,
+ * which is required): runs the type's EVENTS decoder (the array one for arrays) into the
+ * builder above, so every type gets trees from its event form. */
 wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                            wk_arena *arena, wk_error *err)
 {
@@ -517,6 +563,7 @@ wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
 
 /* ---- encoding ---- */
 
+/* Appends the native value in format f; a writer's failure is the buffer's. */
 static wk_status write_native(const wk__pg_type *t, wk_pg_format f, const wk__pg_native *v,
                               wk_buf *out, wk_error *err)
 {
@@ -527,6 +574,9 @@ static wk_status write_native(const wk__pg_type *t, wk_pg_format f, const wk__pg
     return WK_OK;
 }
 
+/* The generic encoder from PostgreSQL text input (a wk_slice at `in`): parsed by the type's
+ * text reader, then written in the encoder's format, so malformed input is refused here and
+ * not by the server. */
 wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     const wk__pg_type *t = type_of(e->codec);
@@ -542,6 +592,9 @@ wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, w
     return st;
 }
 
+/* Reads the caller's C value of kind k into the native union, by the type's class: integers
+ * are range-checked against the type (t->min..t->max), numeric is built from NUMERIC, a float
+ * (digits in `a`) or an integer (digits in store_digits). */
 static wk_status kind_to_native(const wk__pg_type *t, wk_pg_kind k, const void *in,
                                 wk__pg_native *v, wk_arena *a, uint16_t *store_digits,
                                 wk_error *err)
@@ -616,6 +669,8 @@ static wk_status validate(const wk__pg_type *t, wk_pg_kind k, const wk__pg_nativ
     return t->read_bin(b.data, b.len, &back, NULL, err);
 }
 
+/* The generic encoder from a C kind: to native, checked by validate, then written in the
+ * encoder's format. */
 wk_status wk__pg_enc_convert(const wk_pg_encoder *e, const void *in, wk_buf *out,
                              wk_error *err)
 {

@@ -2,15 +2,21 @@
  * PostgreSQL's binary COPY format, read without libpq: the 19-byte header (signature
  * "PGCOPY\n\377\r\n\0", a 32-bit flags word, a header extension skipped by its length), then
  * tuples (a 16-bit field count, each field a 32-bit length, -1 for NULL, and its bytes in the
- * type's binary wire form) and the trailer (a field count of -1). The readers here split
- * bytes into header, tuples and trailer; the values themselves go through the ordinary
- * binary decoders, through a decode plan. Nothing is copied: a tuple's slices point into the
- * caller's bytes. Every length is checked against the bytes present before it is used.
+ * type's binary wire form) and the trailer (a field count of -1).
+ *
+ * Where it sits: COPY ... TO STDOUT (BINARY) bytes (addons/pq/pq_copy.c, or a file) ->
+ * wk_pg_copy_header once, then wk_pg_copy_row per tuple here -> the row's value pointers and
+ * lengths -> a decode plan (plan.c) -> the binary codecs. Nothing is copied: a tuple's slices
+ * point into the caller's bytes. Every length is checked against the bytes present before it
+ * is used, and a short buffer is WK_ERR_AGAIN (read more, call again), not an error.
  */
 #include "pg/pg_interface.h"
 
+/* The 11-byte signature every binary COPY stream opens with. */
 static const uint8_t copy_sig[11] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0};
 
+/* Public (wirekit/pg.h): a wrong signature is refused from its first bytes, before the whole
+ * header has arrived; *used is the header's length with its extension. */
 WK_API wk_status wk_pg_copy_header(const uint8_t *p, size_t n, size_t *used, wk_error *err)
 {
     *used = 0;
@@ -39,6 +45,8 @@ WK_API wk_status wk_pg_copy_header(const uint8_t *p, size_t n, size_t *used, wk_
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h): one tuple into vals/lens (views into p), or WK_ERR_EOF at the trailer;
+ * the field count must equal ncols. */
 WK_API wk_status wk_pg_copy_row(const uint8_t *p, size_t n, size_t ncols, const uint8_t **vals,
                                 int *lens, size_t *used, wk_error *err)
 {

@@ -2,6 +2,12 @@
  * Dates and times: date, time, timetz, timestamp, timestamptz and interval, in both wire
  * formats.
  *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the date/time codecs (builtins.c for now)
+ * -> the direct DATE / TIMESTAMP decoders there or codec_generic.c's generic functions -> the
+ * wk__pg_type tables at the end of each section here -> C integers and structs (wirekit/pg.h
+ * kinds), PostgreSQL text, events (the text) or values. range.c renders date and timestamp
+ * range bounds through the same tables.
+ *
  * Binary forms are PostgreSQL's integer datetimes (days or microseconds since 2000-01-01,
  * microseconds since midnight, interval's three fields), range-checked as the *_recv
  * functions do. Text output reproduces PostgreSQL's under DateStyle=ISO, IntervalStyle=postgres
@@ -16,6 +22,8 @@
 #include "core/number_interface.h"
 #include "pg/pg_interface.h"
 
+/* PostgreSQL's own constants (datatype/timestamp.h): units, the Julian day of 2000-01-01, the
+ * end of the date range and the timestamp range, and the limit of a time zone offset. */
 #define USECS_PER_SEC INT64_C(1000000)
 #define USECS_PER_MINUTE INT64_C(60000000)
 #define USECS_PER_HOUR INT64_C(3600000000)
@@ -26,6 +34,7 @@
 #define END_TIMESTAMP INT64_C(9223371331200000000)
 #define TZDISP_LIMIT (16 * 3600)
 
+/* Contract in pg_interface.h: PostgreSQL's date2j, valid over its whole date range. */
 int32_t wk__pg_date2j(int year, int month, int day)
 {
     int64_t y = year, m = month;
@@ -43,6 +52,7 @@ int32_t wk__pg_date2j(int year, int month, int day)
     return (int32_t)julian;
 }
 
+/* Contract in pg_interface.h: PostgreSQL's j2date, the inverse of date2j. */
 void wk__pg_j2date(int32_t jd, int *year, int *month, int *day)
 {
     unsigned int julian = (unsigned int)jd;
@@ -61,11 +71,13 @@ void wk__pg_j2date(int32_t jd, int *year, int *month, int *day)
     *month = (int)((quad + 10) % 12 + 1);
 }
 
+/* A date (days since 2000-01-01) inside date_recv's range, infinities excluded. */
 static bool date_valid(int64_t days)
 {
     return days >= -POSTGRES_EPOCH_JDATE && days < DATE_END_JULIAN - POSTGRES_EPOCH_JDATE;
 }
 
+/* A timestamp (microseconds since 2000-01-01) inside timestamp_recv's range. */
 static bool ts_valid(int64_t ts)
 {
     return ts >= MIN_TIMESTAMP && ts < END_TIMESTAMP;
@@ -147,11 +159,14 @@ static size_t fmt_zone(char *o, int32_t tz)
 
 /* ---- a small cursor for the text forms ---- */
 
+/* A read position over p[0..n): the text parsers advance i and fail without side effects
+ * beyond it. */
 typedef struct cur {
     const uint8_t *p;
     size_t n, i;
 } cur;
 
+/* The byte at the cursor is ch (false at the end). */
 static bool at(const cur *c, uint8_t ch)
 {
     return c->i < c->n && c->p[c->i] == ch;
@@ -171,6 +186,7 @@ static bool num(cur *c, int min, int max, int64_t *out)
     return k >= min && !(c->i < c->n && c->p[c->i] >= '0' && c->p[c->i] <= '9');
 }
 
+/* Consumes w (lower case) when the input has it there in either case. */
 static bool word_at(cur *c, const char *w)
 {
     size_t len = strlen(w);
@@ -190,6 +206,7 @@ static bool word_at(cur *c, const char *w)
     return true;
 }
 
+/* Skips spaces and tabs. */
 static void skip_spaces(cur *c)
 {
     while (c->i < c->n && (c->p[c->i] == ' ' || c->p[c->i] == '\t')) {
@@ -223,6 +240,7 @@ static bool parse_ymd(cur *c, int64_t *y, int64_t *m, int64_t *d)
            (c->i++, num(c, 1, 2, d));
 }
 
+/* Days in month m of internal year y (Gregorian leap years). */
 static int days_in_month(int64_t y, int64_t m)
 {
     static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -345,6 +363,7 @@ static bool parse_zone(cur *c, int32_t *east)
     return true;
 }
 
+/* Consumes " BC" (at least one space first, either case) after a date; true when present. */
 static bool parse_bc(cur *c)
 {
     size_t save = c->i;
@@ -358,6 +377,7 @@ static bool parse_bc(cur *c)
 
 /* ---- date ---- */
 
+/* date_recv: int32 days; INT32_MIN / INT32_MAX are -infinity / infinity. */
 static wk_status date_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -373,6 +393,8 @@ static wk_status date_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return WK_OK;
 }
 
+/* date_in for the ISO form: [-]Y-MM-DD with an optional " BC", or an infinity word; the range
+ * checked as date_in does (field values, then the Julian range). */
 static wk_status date_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -410,6 +432,7 @@ static wk_status date_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return WK_OK;
 }
 
+/* date_send. */
 static wk_status date_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     uint8_t b[4];
@@ -417,6 +440,7 @@ static wk_status date_write_bin(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, b, 4);
 }
 
+/* date_out under DateStyle=ISO: YYYY-MM-DD, " BC" for years <= 0, infinities spelled out. */
 static wk_status date_write_text(const wk__pg_native *v, wk_buf *out)
 {
     if (v->i == INT32_MAX) {
@@ -440,6 +464,7 @@ const wk__pg_type wk__pg_type_date = {WK__PG_CLASS_STRING, date_read_bin, date_r
 
 /* ---- time / timetz ---- */
 
+/* time_recv: int64 microseconds in [0, 24:00:00]. */
 static wk_status time_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -455,6 +480,7 @@ static wk_status time_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return WK_OK;
 }
 
+/* time_in for HH:MM[:SS[.frac]] (24:00:00 allowed, as PostgreSQL allows it). */
 static wk_status time_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -476,6 +502,7 @@ static wk_status time_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return WK_OK;
 }
 
+/* time_send. */
 static wk_status time_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     uint8_t b[8];
@@ -483,6 +510,7 @@ static wk_status time_write_bin(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, b, 8);
 }
 
+/* time_out: HH:MM:SS with the fraction's significant digits. */
 static wk_status time_write_text(const wk__pg_native *v, wk_buf *out)
 {
     char t[32];
@@ -492,6 +520,8 @@ static wk_status time_write_text(const wk__pg_native *v, wk_buf *out)
 const wk__pg_type wk__pg_type_time = {WK__PG_CLASS_STRING, time_read_bin, time_read_text,
                                       time_write_bin, time_write_text, 0, 0};
 
+/* timetz_recv: int64 microseconds, then int32 zone in seconds WEST of UTC (PostgreSQL's sign),
+ * stored as offset_sec east of UTC. */
 static wk_status timetz_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                  wk_error *err)
 {
@@ -512,6 +542,7 @@ static wk_status timetz_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, w
     return WK_OK;
 }
 
+/* timetz_in for a time followed by an offset ([+-]HH[:MM[:SS]] or [+-]HHMM). */
 static wk_status timetz_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                   wk_error *err)
 {
@@ -537,6 +568,7 @@ static wk_status timetz_read_text(const uint8_t *p, size_t n, wk__pg_native *v, 
     return WK_OK;
 }
 
+/* timetz_send: the zone back in PostgreSQL's west-positive sign. */
 static wk_status timetz_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     uint8_t b[12];
@@ -545,6 +577,7 @@ static wk_status timetz_write_bin(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, b, 12);
 }
 
+/* timetz_out: the time, then the offset as EncodeTimezone writes it. */
 static wk_status timetz_write_text(const wk__pg_native *v, wk_buf *out)
 {
     char t[48];
@@ -558,6 +591,8 @@ const wk__pg_type wk__pg_type_timetz = {WK__PG_CLASS_STRING, timetz_read_bin, ti
 
 /* ---- timestamp / timestamptz ---- */
 
+/* timestamp_recv / timestamptz_recv: int64 microseconds; INT64_MIN / INT64_MAX are the
+ * infinities. */
 static wk_status ts_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                              wk_error *err)
 {
@@ -573,11 +608,13 @@ static wk_status ts_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_ar
     return WK_OK;
 }
 
+/* Two ASCII digits (checked by the caller) as a number. */
 static inline unsigned d2(const uint8_t *p)
 {
     return (unsigned)(p[0] - '0') * 10 + (unsigned)(p[1] - '0');
 }
 
+/* Every byte of p[0..n) is an ASCII digit. */
 static inline bool all_digits(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -618,6 +655,11 @@ static bool ts_canonical(const uint8_t *p, size_t n, int64_t *out)
     return true;
 }
 
+/* timestamp_in / timestamptz_in for the forms the server writes: the canonical shape first
+ * (fixed positions, no offset), then the general ISO form: date, optional ' ' or 'T' time,
+ * optional offset or 'Z', optional " BC", or an infinity word. With `tz` the offset is
+ * applied (no offset means UTC, the session's TimeZone); without it the offset is ignored, as
+ * timestamp_in ignores it. */
 static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_error *err)
 {
     if (ts_canonical(p, n, out)) {
@@ -676,6 +718,7 @@ static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_
     return WK_OK;
 }
 
+/* timestamp_in. */
 static wk_status ts_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                               wk_error *err)
 {
@@ -683,6 +726,7 @@ static wk_status ts_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_a
     return ts_parse(p, n, false, &v->i, err);
 }
 
+/* timestamptz_in. */
 static wk_status tstz_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -690,6 +734,8 @@ static wk_status tstz_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return ts_parse(p, n, true, &v->i, err);
 }
 
+/* timestamp_out / timestamptz_out under DateStyle=ISO and TimeZone=UTC: date, time, "+00" for
+ * timestamptz, " BC" for years <= 0, infinities spelled out. */
 static wk_status ts_format(int64_t ts, bool tz, wk_buf *out)
 {
     if (ts == INT64_MAX) {
@@ -720,11 +766,13 @@ static wk_status ts_format(int64_t ts, bool tz, wk_buf *out)
     return wk_buf_append(out, t, n);
 }
 
+/* timestamp_out. */
 static wk_status ts_write_text(const wk__pg_native *v, wk_buf *out)
 {
     return ts_format(v->i, false, out);
 }
 
+/* timestamptz_out. */
 static wk_status tstz_write_text(const wk__pg_native *v, wk_buf *out)
 {
     return ts_format(v->i, true, out);
@@ -737,6 +785,8 @@ const wk__pg_type wk__pg_type_timestamptz = {WK__PG_CLASS_STRING, ts_read_bin, t
 
 /* ---- interval ---- */
 
+/* interval_recv: int64 microseconds, int32 days, int32 months (no range to check: every bit
+ * pattern is an interval). */
 static wk_status iv_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                              wk_error *err)
 {
@@ -750,6 +800,7 @@ static wk_status iv_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_ar
     return WK_OK;
 }
 
+/* interval_send. */
 static wk_status iv_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     uint8_t b[16];
@@ -788,6 +839,8 @@ static size_t iv_part(char *o, int64_t value, const char *unit, bool *is_zero, b
     return n;
 }
 
+/* interval_out under IntervalStyle=postgres: "N years N mons N days" parts, then
+ * [-]HH:MM:SS[.f], or "00:00:00" for the zero interval. */
 static wk_status iv_write_text(const wk__pg_native *v, wk_buf *out)
 {
     char t[160];
@@ -823,6 +876,8 @@ static wk_status iv_write_text(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, t, n);
 }
 
+/* interval_in for the IntervalStyle=postgres output form (what the server sends): signed
+ * "N unit" parts (years, mons, days, and their singulars) and an optional time part. */
 static wk_status iv_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                               wk_error *err)
 {

@@ -1,6 +1,11 @@
 /*
  * hstore (the contrib extension, found by name in the catalog), in both wire formats.
  *
+ * Where it sits: the catalog loader (registry.c, addons/pq/pq_catalog.c) finds hstore's OIDs
+ * in pg_type and copies the template codec at the end of this file with them; from then on a
+ * row's bytes -> plan (plan.c) -> that codec -> codec_generic.c's generic functions -> this
+ * file's readers and writers -> PostgreSQL text, a string event or a value.
+ *
  * Binary (hstore_send): pair count, then per pair the key length and bytes and the value
  * length (-1 = NULL) and bytes; every length is checked against what remains. Text output is
  * hstore_out's: `"key"=>"value"` pairs joined by ", ", NULL unquoted, `"` and `\` escaped with
@@ -9,6 +14,8 @@
  */
 #include "pg/pg_interface.h"
 
+/* Walks hstore_send's layout once, checking every count and length against the bytes left
+ * (a NULL length, -1, only for a value), so the writers can read it unchecked afterwards. */
 static wk_status check_bin(const uint8_t *p, size_t n, wk_error *err)
 {
     if (n < 4) {
@@ -42,6 +49,7 @@ static wk_status check_bin(const uint8_t *p, size_t n, wk_error *err)
     return WK_OK;
 }
 
+/* hstore_recv: the checked binary layout, kept as a zero-copy view. */
 static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                           wk_error *err)
 {
@@ -54,12 +62,15 @@ static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena
     return st;
 }
 
+/* The blanks hstore_in skips between tokens. */
 static bool hspace(uint8_t c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* One key or value token: quoted (backslash escapes) or a bare word. *is_null for bare NULL. */
+/* One key or value token at p[*i..] into `out`: quoted (backslash escapes) or a bare word;
+ * *quoted says which, so the caller can tell a bare NULL from "NULL". False on an
+ * unterminated quote, an empty word or a full buffer; advances *i. */
 static bool token(const uint8_t *p, size_t n, size_t *i, wk_buf *out, bool *quoted)
 {
     *quoted = false;
@@ -94,6 +105,9 @@ static bool token(const uint8_t *p, size_t n, size_t *i, wk_buf *out, bool *quot
     return *i > st;
 }
 
+/* hstore_in: pairs `key => value` separated by commas, keys and values quoted or bare words,
+ * a bare NULL value being SQL NULL; the binary layout is built in a heap buffer and copied
+ * into the arena (required) at the end, so the native value outlives the call. */
 static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                            wk_error *err)
 {
@@ -173,11 +187,13 @@ static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_aren
     return st;
 }
 
+/* hstore_send: the native value is the binary layout already. */
 static wk_status write_bin(const wk__pg_native *v, wk_buf *out)
 {
     return wk_buf_append(out, v->s.ptr, v->s.len);
 }
 
+/* Appends s in double quotes, '"' and '\' escaped with a backslash. */
 static wk_status put_quoted(wk_buf *out, const uint8_t *s, size_t n)
 {
     wk_status st = wk_buf_push(out, '"');
@@ -192,6 +208,7 @@ static wk_status put_quoted(wk_buf *out, const uint8_t *s, size_t n)
     return st == WK_OK ? wk_buf_push(out, '"') : st;
 }
 
+/* hstore_out of the (checked) binary layout. */
 static wk_status write_text(const wk__pg_native *v, wk_buf *out)
 {
     const uint8_t *p = (const uint8_t *)v->s.ptr;
@@ -247,6 +264,7 @@ const wk_pg_codec wk__pg_hstore_codec = {
     {{[WK_PG_KIND_TEXT] = wk__pg_enc_text}, {[WK_PG_KIND_TEXT] = wk__pg_enc_text}},
     &hstore_type};
 
+/* Public (wirekit/pg.h): the template, for callers that register hstore themselves. */
 const wk_pg_codec *wk_pg_hstore_codec(void)
 {
     return &wk__pg_hstore_codec;

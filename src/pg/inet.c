@@ -1,5 +1,10 @@
 /*
- * inet and cidr, in both wire formats.
+ * The network address types, PostgreSQL's network.c: inet and cidr, in both wire formats, as
+ * a wk_pg_inet (family, netmask bits, the cidr flag, 4 or 16 address bytes).
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the inet or cidr codec (end of this file)
+ * -> codec_generic.c's generic functions -> this file's readers and writers -> a wk_pg_inet,
+ * PostgreSQL text, an event (the text) or a value. macaddr and macaddr8 are in mac.c.
  *
  * Binary: family (2 = IPv4, 3 = IPv6), netmask bits, is_cidr flag, address length, address,
  * checked as network_recv does (family, bits, length, and for cidr no bits right of the
@@ -8,11 +13,12 @@
  * tail for ::a.b.c.d and ::ffff:a.b.c.d; "/bits" unless it is the full length (always for
  * cidr). Text input takes full dotted IPv4 or any IPv6 form, with an optional /bits.
  */
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 
 #define PGSQL_AF_INET 2
 #define PGSQL_AF_INET6 3
 
+/* The address bytes of a wk_pg_inet family (4 or 6). */
 static size_t addr_len(uint8_t family)
 {
     return family == 4 ? 4 : 16;
@@ -33,6 +39,8 @@ static bool mask_ok(const wk_pg_inet *v)
     return true;
 }
 
+/* network_recv for inet (cidr false) or cidr (true): the header fields are checked before
+ * the address is read, and a cidr must have no bits set right of its mask. */
 static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cidr,
                           wk_error *err)
 {
@@ -49,6 +57,8 @@ static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cid
         return wk__pg_fail(err, WK_ERR_SYNTAX, 1, "invalid bits in binary inet");
     }
     a->bits = p[1];
+    /* p[2], the sender's is_cidr byte, is ignored as network_recv ignores it: the column's
+     * type (the cidr argument) decides. */
     if (p[3] != addr_len(a->family)) {
         return wk__pg_fail(err, WK_ERR_SYNTAX, 3, "invalid address length in binary inet");
     }
@@ -63,6 +73,7 @@ static wk_status read_bin(const uint8_t *p, size_t n, wk__pg_native *v, bool cid
     return WK_OK;
 }
 
+/* inet_recv. */
 static wk_status inet_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -70,6 +81,7 @@ static wk_status inet_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return read_bin(p, n, v, false, err);
 }
 
+/* cidr_recv. */
 static wk_status cidr_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -77,6 +89,7 @@ static wk_status cidr_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return read_bin(p, n, v, true, err);
 }
 
+/* network_send of the native value; the is_cidr byte comes from the value's own flag. */
 static wk_status write_bin(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_inet *a = &v->inet;
@@ -90,8 +103,10 @@ static wk_status write_bin(const wk__pg_native *v, wk_buf *out)
     return wk_buf_append(out, b, 4 + len);
 }
 
+/* Lower-case digits: inet_net_ntop prints IPv6 groups in lower case. */
 static const char hexd[] = "0123456789abcdef";
 
+/* One IPv6 group in hex without leading zeros into o; returns the length. */
 static size_t fmt_hex16(char *o, unsigned w)
 {
     char t[4];
@@ -106,6 +121,7 @@ static size_t fmt_hex16(char *o, unsigned w)
     return n;
 }
 
+/* A dotted quad into o; returns the length. */
 static size_t fmt_v4(char *o, const uint8_t *a)
 {
     size_t n = 0;
@@ -118,12 +134,16 @@ static size_t fmt_v4(char *o, const uint8_t *a)
     return n;
 }
 
+/* An IPv6 address into o as inet_net_ntop writes it (see the top of the file); returns the
+ * length (at most 45). */
 static size_t fmt_v6(char *o, const uint8_t *a)
 {
     unsigned w[8];
     for (int i = 0; i < 8; i++) {
         w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
     }
+    /* The longest run of zero groups (the first of equal runs: only a strictly longer run
+     * replaces it), as inet_net_ntop picks the one to compress. */
     int best = -1, bestlen = 0, cur = -1, curlen = 0;
     for (int i = 0; i < 8; i++) {
         if (w[i] == 0) {
@@ -146,7 +166,7 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         bestlen = curlen;
     }
     if (best != -1 && bestlen < 2) {
-        best = -1;
+        best = -1; /* a single zero group is printed as "0", not compressed */
     }
     size_t n = 0;
     for (int i = 0; i < 8; i++) {
@@ -159,6 +179,8 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         if (i != 0) {
             o[n++] = ':';
         }
+        /* ::a.b.c.d (IPv4-compatible) and ::ffff:a.b.c.d (IPv4-mapped) print their last 32
+         * bits as a dotted quad */
         if (i == 6 && best == 0 && (bestlen == 6 || (bestlen == 5 && w[5] == 0xffff))) {
             n += fmt_v4(o + n, a + 12);
             return n;
@@ -166,11 +188,12 @@ static size_t fmt_v6(char *o, const uint8_t *a)
         n += fmt_hex16(o + n, w[i]);
     }
     if (best != -1 && best + bestlen == 8) {
-        o[n++] = ':';
+        o[n++] = ':'; /* a run at the end needs the second colon of "::" */
     }
     return n;
 }
 
+/* inet_out / cidr_out: the address, then "/bits" for a cidr or a partial mask. */
 static wk_status write_text(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_inet *a = &v->inet;
@@ -209,17 +232,12 @@ static bool parse_v4(const uint8_t *p, size_t n, size_t *i, uint8_t out[4])
     return true;
 }
 
-static int hexv(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
+/* An IPv6 address at p[*i..] up to '/' or the end: groups of 1 to 4 hex digits, at most one
+ * "::" gap, an optional dotted-quad tail; advances *i. False on any malformed form. */
 static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
 {
+    /* Groups are read into a[] in order; `gap` is the group index where "::" stood, and the
+     * groups after it are moved to the end once their count is known. */
     uint8_t a[16] = {0};
     int ng = 0, gap = -1;
     if (*i + 1 < n && p[*i] == ':' && p[*i + 1] == ':') {
@@ -230,12 +248,13 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
         size_t st = *i;
         unsigned w = 0;
         int d = 0;
-        while (*i < n && hexv(p[*i]) >= 0 && d < 4) {
-            w = w << 4 | (unsigned)hexv(p[*i]);
+        while (*i < n && wk__pg_hexval(p[*i]) >= 0 && d < 4) {
+            w = w << 4 | (unsigned)wk__pg_hexval(p[*i]);
             (*i)++;
             d++;
         }
         if (*i < n && p[*i] == '.' && ng <= 6) {
+            /* what looked like a hex group is the start of a dotted-quad tail: re-read it */
             *i = st;
             if (!parse_v4(p, n, i, a + 2 * ng)) {
                 return false;
@@ -266,6 +285,7 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
             break;
         }
     }
+    /* without "::" all eight groups must be there; with it, it stands for at least one */
     if (gap < 0 && ng != 8) {
         return false;
     }
@@ -283,6 +303,8 @@ static bool parse_v6(const uint8_t *p, size_t n, size_t *i, uint8_t out[16])
     return true;
 }
 
+/* inet_in (cidr false) / cidr_in: an address, spaces around allowed, then an optional
+ * "/bits" (the full length when absent); for cidr no bit may be set right of the mask. */
 static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, bool cidr,
                            wk_error *err)
 {
@@ -327,6 +349,7 @@ static wk_status read_text(const uint8_t *p, size_t n, wk__pg_native *v, bool ci
     return WK_OK;
 }
 
+/* inet_in. */
 static wk_status inet_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -334,6 +357,7 @@ static wk_status inet_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return read_text(p, n, v, false, err);
 }
 
+/* cidr_in. */
 static wk_status cidr_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -341,6 +365,7 @@ static wk_status cidr_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return read_text(p, n, v, true, err);
 }
 
+/* inet_out: printed as inet whatever the value's flag, so "/bits" only for a partial mask. */
 static wk_status inet_write_text(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -348,6 +373,7 @@ static wk_status inet_write_text(const wk__pg_native *v, wk_buf *out)
     return write_text(&t, out);
 }
 
+/* cidr_out: always "/bits". */
 static wk_status cidr_write_text(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -355,6 +381,7 @@ static wk_status cidr_write_text(const wk__pg_native *v, wk_buf *out)
     return write_text(&t, out);
 }
 
+/* inet_send: the cidr flag is forced off. */
 static wk_status inet_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -362,6 +389,7 @@ static wk_status inet_write_bin(const wk__pg_native *v, wk_buf *out)
     return write_bin(&t, out);
 }
 
+/* cidr_send: the cidr flag is forced on. */
 static wk_status cidr_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     wk__pg_native t = *v;
@@ -373,3 +401,15 @@ const wk__pg_type wk__pg_type_inet = {WK__PG_CLASS_STRING, inet_read_bin, inet_r
                                       inet_write_bin, inet_write_text, 0, 0};
 const wk__pg_type wk__pg_type_cidr = {WK__PG_CLASS_STRING, cidr_read_bin, cidr_read_text,
                                       cidr_write_bin, cidr_write_text, 0, 0};
+
+/* ---- the codecs ---- */
+
+OIDS(o_inet, WK_PG_OID_INET);
+OIDS(a_inet, WK_PG_OID_INET_ARRAY);
+OIDS(o_cidr, WK_PG_OID_CIDR);
+OIDS(a_cidr, WK_PG_OID_CIDR_ARRAY);
+
+/* Both decode to wk_pg_inet; inet is that kind's natural type, so a schema field of kind INET
+ * defaults to inet. */
+SIMPLE_CODEC(wk__pg_codec_inet, "inet", o_inet, a_inet, INET, true, wk__pg_type_inet);
+SIMPLE_CODEC(wk__pg_codec_cidr, "cidr", o_cidr, a_cidr, INET, false, wk__pg_type_cidr);

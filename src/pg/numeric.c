@@ -1,7 +1,13 @@
 /*
- * numeric: PostgreSQL's exact decimal, kept exactly as PostgreSQL holds it (base-10000
- * digits, weight, sign, display scale), in both wire formats, with conversions to and from
- * decimal text, int64 and double.
+ * numeric, PostgreSQL's numeric.c: the exact decimal, kept exactly as PostgreSQL holds it
+ * (base-10000 digits, weight, sign, display scale), in both wire formats, with conversions to
+ * and from decimal text, int64 and double.
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the numeric codec (end of this file) ->
+ * codec_generic.c's generic functions -> this file's reader into a wk_pg_numeric -> the
+ * caller's NUMERIC, I64 or F64, PostgreSQL text, or a RAWNUM event (the digits as text, so a
+ * JSON or MessagePack consumer loses none). The public wk_pg_numeric_* functions
+ * (wirekit/pg.h) are the same conversions for callers holding a wk_pg_numeric.
  *
  * The binary form is validated as numeric_recv does (length, sign, dscale, every digit below
  * 10000). Text is parsed the way set_var_from_str does: decimal digits are regrouped into
@@ -14,18 +20,21 @@
 #include <stdlib.h>
 
 #include "core/number_interface.h"
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 
 #define NBASE 10000
 #define DEC_DIGITS 4
 #define NUMERIC_MAX_EXP 1000 /* NUMERIC_MAX_PRECISION: PostgreSQL's exponent limit */
 
+/* NaN, +Infinity or -Infinity: the signs that carry no digits. */
 static bool is_special(uint16_t sign)
 {
     return sign == WK_PG_NUMERIC_NAN || sign == WK_PG_NUMERIC_PINF ||
            sign == WK_PG_NUMERIC_NINF;
 }
 
+/* numeric_recv: int16 ndigits, weight, sign, dscale, then the digits. The digits are copied
+ * into the arena (required unless the value has none) so the result outlives the input. */
 static wk_status numeric_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                   wk_error *err)
 {
@@ -73,6 +82,7 @@ static wk_status numeric_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, 
     return WK_OK;
 }
 
+/* numeric_send of the native value; specials are sent with no digits. */
 static wk_status numeric_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     const wk_pg_numeric *num = &v->num;
@@ -93,6 +103,8 @@ static wk_status numeric_write_bin(const wk__pg_native *v, wk_buf *out)
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h): get_str_from_var's text. The length is known up front, so the text is
+ * written in place into one reservation. */
 WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
 {
     switch (num->sign) {
@@ -101,6 +113,9 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     case WK_PG_NUMERIC_NINF: return wk_buf_append(out, "-Infinity", 9);
     default: break;
     }
+    /* The most the text can take: every integer group's four digits, the scale, a sign, the
+     * point, and one group of slack because the fraction is written four digits at a time and
+     * cut back to dscale afterwards. */
     size_t intdigits = num->weight >= 0 ? ((size_t)num->weight + 1) * DEC_DIGITS : 1;
     size_t cap = intdigits + (size_t)num->dscale + DEC_DIGITS + 3;
     wk_status st = wk_buf_reserve(out, cap);
@@ -120,6 +135,7 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
         for (d = 0; d <= num->weight; d++) {
             unsigned dig = d < num->ndigits ? num->digits[d] : 0;
             if (d == 0) {
+                /* the first group without leading zeros, every later one as four digits */
                 q += wk__pg_fmt_uint_pad(q, dig, 1);
             } else {
                 q += wk__pg_fmt_uint_pad(q, dig, 4);
@@ -129,6 +145,8 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     if (num->dscale > 0) {
         *q++ = '.';
         char *endp = q + num->dscale;
+        /* groups past ndigits are zeros; the last group may overrun endp, which is why the
+         * reservation has a group of slack */
         for (int i = 0; q < endp; d++, i++) {
             unsigned dig = (d >= 0 && d < num->ndigits) ? num->digits[d] : 0;
             q += wk__pg_fmt_uint_pad(q, dig, 4);
@@ -139,46 +157,28 @@ WK_API wk_status wk_pg_numeric_format(const wk_pg_numeric *num, wk_buf *out)
     return WK_OK;
 }
 
+/* numeric_out. */
 static wk_status numeric_write_text(const wk__pg_native *v, wk_buf *out)
 {
     return wk_pg_numeric_format(&v->num, out);
 }
 
-static bool nspace(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static bool word_ieq(const char *s, size_t n, const char *w)
-{
-    if (strlen(w) != n) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z') {
-            c = (char)(c + 32);
-        }
-        if (c != w[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
+/* Public (wirekit/pg.h): numeric_in's syntax (spaces, sign, digits, point, exponent, NaN,
+ * [+-]Infinity/inf), digits in `arena`. The decimal digits are not copied first: their
+ * positions are found, then regrouped straight into base-10000 digits. */
 WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
                                      wk_pg_numeric *out, wk_error *err)
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0, n = len;
-    while (i < n && nspace(p[i])) {
+    while (i < n && wk__pg_is_space(p[i])) {
         i++;
     }
-    while (n > i && nspace(p[n - 1])) {
+    while (n > i && wk__pg_is_space(p[n - 1])) {
         n--;
     }
     memset(out, 0, sizeof *out);
-    if (word_ieq(s + i, n - i, "nan")) {
+    if (wk__pg_word_ieq(p + i, n - i, "nan")) {
         out->sign = WK_PG_NUMERIC_NAN;
         return WK_OK;
     }
@@ -187,7 +187,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         neg = p[i] == '-';
         i++;
     }
-    if (word_ieq(s + i, n - i, "infinity") || word_ieq(s + i, n - i, "inf")) {
+    if (wk__pg_word_ieq(p + i, n - i, "infinity") ||
+        wk__pg_word_ieq(p + i, n - i, "inf")) {
         out->sign = neg ? WK_PG_NUMERIC_NINF : WK_PG_NUMERIC_PINF;
         out->dscale = 0;
         return WK_OK;
@@ -211,6 +212,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
     }
     size_t digits_end = i;
+    /* The exponent is bounded while it is read, so a long run of exponent digits can neither
+     * overflow nor cost more than a few iterations past the limit. */
     long exp10 = 0;
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
         i++;
@@ -236,6 +239,8 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     if (i != n) {
         return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type numeric");
     }
+    /* dweight: the decimal exponent of the first digit; dscale: the digits after the point
+     * once the exponent has moved it (never negative: "1e3" has scale 0, as in PostgreSQL). */
     long dweight = (long)before - 1 + exp10;
     long dscale = (long)(ndec - before) - exp10;
     if (dscale < 0) {
@@ -244,6 +249,9 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     if (dscale > WK_PG_NUMERIC_DSCALE_MAX) {
         return wk__pg_fail(err, WK_ERR_RANGE, first, "numeric scale out of range");
     }
+    /* The base-10000 weight of the group holding the first digit (floor division for negative
+     * dweights), and how many decimal places that group has before the first digit, so that
+     * every later digit lands at a fixed position: digit k goes to group (offset + k) / 4. */
     long weight;
     if (dweight >= 0) {
         weight = (dweight + 1 + DEC_DIGITS - 1) / DEC_DIGITS - 1;
@@ -263,6 +271,7 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         }
         memset(dig, 0, ngroups * 2);
     }
+    /* Second pass: each decimal digit added into its group at its place value. */
     size_t pos = (size_t)offset; /* decimal position within the grouped digits */
     for (size_t j = first; j < digits_end; j++) {
         if (p[j] == '.') {
@@ -282,6 +291,7 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
         hi--;
     }
     if (lo == hi) {
+        /* zero: PostgreSQL's canonical form has no digits, weight 0 and a positive sign */
         weight = 0;
         neg = false;
     }
@@ -299,12 +309,15 @@ WK_API wk_status wk_pg_numeric_parse(const char *s, size_t len, wk_arena *arena,
     return WK_OK;
 }
 
+/* numeric_in, into the native union. */
 static wk_status numeric_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                    wk_error *err)
 {
     return wk_pg_numeric_parse((const char *)p, n, a, &v->num, err);
 }
 
+/* Public (wirekit/pg.h): WK_ERR_RANGE for a special, a non-zero fraction or an overflow;
+ * digits beyond ndigits are implicit zeros. */
 WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out)
 {
     if (num->sign != WK_PG_NUMERIC_POS && num->sign != WK_PG_NUMERIC_NEG) {
@@ -332,6 +345,8 @@ WK_API wk_status wk_pg_numeric_to_i64(const wk_pg_numeric *num, int64_t *out)
     return WK_OK;
 }
 
+/* Public (wirekit/pg.h): the digits go to the caller's storage, trailing zero groups dropped
+ * (the weight keeps the magnitude), as PostgreSQL's int64_to_numeric leaves them. */
 WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64_DIGITS],
                                    wk_pg_numeric *out)
 {
@@ -357,6 +372,7 @@ WK_API void wk_pg_numeric_from_i64(int64_t v, uint16_t storage[WK_PG_NUMERIC_I64
     out->digits = storage;
 }
 
+/* Public (wirekit/pg.h): the nearest double, rounded once. */
 WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
 {
     switch (num->sign) {
@@ -379,7 +395,8 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
             return WK_OK;
         }
     }
-    /* Render the significant digits only (no display scale) and let the kernel's parser round once. */
+    /* Render the significant digits only (no display scale) and let the kernel's parser
+     * round once. */
     char stack[256];
     wk_buf b;
     wk_buf_init_fixed(&b, stack, sizeof stack);
@@ -401,6 +418,8 @@ WK_API wk_status wk_pg_numeric_to_double(const wk_pg_numeric *num, double *out)
     return st;
 }
 
+/* Public (wirekit/pg.h): float8_numeric's result: the shortest round-trip digits of v, parsed
+ * as numeric text (digits in `arena`); NaN and the infinities map to the specials. */
 WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_numeric *out,
                                            wk_error *err)
 {
@@ -438,3 +457,21 @@ WK_API wk_status wk_pg_numeric_from_double(double v, wk_arena *arena, wk_pg_nume
 const wk__pg_type wk__pg_type_numeric = {WK__PG_CLASS_NUMERIC, numeric_read_bin,
                                          numeric_read_text, numeric_write_bin,
                                          numeric_write_text, 0, 0};
+
+/* ---- the codec ---- */
+
+OIDS(o_num, WK_PG_OID_NUMERIC);
+OIDS(a_num, WK_PG_OID_NUMERIC_ARRAY);
+
+/* Every kind goes through the generic conversions: NUMERIC keeps PostgreSQL's digits (in the
+ * caller's arena), I64 and F64 convert, failing with WK_ERR_RANGE when the value does not
+ * fit (I64 also when it has a fraction). */
+const wk_pg_codec wk__pg_codec_numeric = {
+    "numeric", o_num, a_num, N(o_num), WK_PG_BOTH_FORMATS,
+    K(NUMERIC) | K(I64) | K(F64) | GEN_DEC_KINDS, K(NUMERIC) | K(I64) | K(F64) | K(TEXT),
+    K(NUMERIC), 0,
+    {DEC_ROW([WK_PG_KIND_NUMERIC] = CV, [WK_PG_KIND_I64] = CV, [WK_PG_KIND_F64] = CV),
+     DEC_ROW([WK_PG_KIND_NUMERIC] = CV, [WK_PG_KIND_I64] = CV, [WK_PG_KIND_F64] = CV)},
+    {ENC_ROW([WK_PG_KIND_NUMERIC] = EC, [WK_PG_KIND_I64] = EC, [WK_PG_KIND_F64] = EC),
+     ENC_ROW([WK_PG_KIND_NUMERIC] = EC, [WK_PG_KIND_I64] = EC, [WK_PG_KIND_F64] = EC)},
+    &wk__pg_type_numeric};

@@ -1,5 +1,12 @@
 /*
- * Internal pieces shared by the PostgreSQL codec files.
+ * Internal pieces shared by the PostgreSQL codec files, and the part of src/pg the add-ons
+ * (addons/pq) may use.
+ *
+ * Where it sits: every file of src/pg includes it; pg_codec.h adds what the type-family files
+ * share to build codecs. The flow it serves: a row's bytes -> plan (plan.c) -> a codec from
+ * the registry (registry.c) -> a direct function of the type's family file or a generic one
+ * (codec_generic.c, rendered.c) over the type's operations table below -> the caller's C
+ * kind, PostgreSQL text, events or a value tree.
  *
  * Every built-in type has a small operations table (wk__pg_type): read the binary or text
  * wire form into a native union, write the native value back in either form, and say how it
@@ -71,6 +78,8 @@ static inline void wk__pg_put64(uint8_t *p, uint64_t v)
 #endif
 }
 
+/* Fills err (when given) with st, the byte offset and a static message; returns st, so a
+ * failure is one `return wk__pg_fail(...)`. */
 static inline wk_status wk__pg_fail(wk_error *err, wk_status st, size_t off, const char *msg)
 {
     if (err != NULL) {
@@ -112,6 +121,10 @@ typedef enum wk__pg_class {
     WK__PG_CLASS_STRING   /* PostgreSQL's text output as WK_EV_STR */
 } wk__pg_class;
 
+/* A type's operations table: how its values map to events, its four conversions between the
+ * wire forms and the native union, and for integers the range a C value must fit. Readers
+ * validate as the server's *_recv / *_in do and may keep views into the input (or copies in
+ * the arena `a`); writers append to `out` and fail only when it cannot grow. */
 typedef struct wk__pg_type {
     wk__pg_class cls;
     wk_status (*read_bin)(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
@@ -139,6 +152,8 @@ static inline wk_status wk__pg_read(const wk__pg_type *t, wk_pg_format f, const 
 }
 
 /* ---- generic codec functions (codec_generic.c), driven by codec->data (a wk__pg_type) ---- */
+/* To PostgreSQL text (a wk_buf at out), to a value tree (a wk_value, nodes in arena), to
+ * events (a wk_pg_events at out). */
 wk_status wk__pg_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err);
 wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
@@ -149,6 +164,7 @@ wk_status wk__pg_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
  * views for strings, ...). */
 wk_status wk__pg_dec_convert(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                              wk_arena *arena, wk_error *err);
+/* From PostgreSQL text input (a wk_slice at in), and from the encoder's C kind. */
 wk_status wk__pg_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err);
 wk_status wk__pg_enc_convert(const wk_pg_encoder *e, const void *in, wk_buf *out,
                              wk_error *err);
@@ -160,7 +176,7 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
 /* ---- arrays (array.c) ---- */
 /* PostgreSQL's MaxArraySize: the most elements an array may hold. */
 #define WK__PG_MAX_ARRAY_SIZE 134217727
-/* The hand-written text decoders of codecs.c that array_c.c may inline for elements. */
+/* The hand-written text decoders (int.c, float.c) that array_c.c may inline for elements. */
 typedef enum wk__pg_fast_form {
     WK__PG_FAST_NONE = 0,
     WK__PG_FAST_I16, /* int2_text_i16 */
@@ -171,9 +187,11 @@ typedef enum wk__pg_fast_form {
 } wk__pg_fast_form;
 /* Which of those `fn` is (WK__PG_FAST_NONE for any other function). */
 wk__pg_fast_form wk__pg_text_fast_form(wk_pg_decode_fn fn);
-/* The byte width (2, 4 or 8) when `fn` is one of codecs.c's fixed-size binary encoders that
- * store the value's bit pattern big-endian (int2/int4/int8/oid/float4/float8), else 0. */
+/* The byte width (2, 4 or 8) when `fn` is one of the fixed-size binary encoders that store
+ * the value's bit pattern big-endian (int2/int4/int8/oid/float4/float8), else 0. Both are
+ * answered by builtins.c. */
 size_t wk__pg_fixed_bin_width(wk_pg_encode_fn fn);
+/* The array functions (array.c) every array type's registry row uses, by [format][kind]. */
 extern const wk_pg_decode_fn wk__pg_array_dec[2][WK_PG_KIND_COUNT];
 extern const wk_pg_encode_fn wk__pg_array_enc[2][WK_PG_KIND_COUNT];
 /* Array kinds a codec gets: element codec's kinds filtered. */
@@ -212,7 +230,7 @@ extern const wk_pg_codec wk__pg_composite_codec;
 /* Registry rows (registry.c) used by array encoders to reach element encoders. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);
 
-/* ---- rendered types (types_misc.c, range.c) ---- */
+/* ---- rendered types (rendered.c, the rendered families, range.c) ---- */
 /* Types read as PostgreSQL text: the binary form is rendered into the server's text output,
  * the text form passes through (it is the server's output already); encoding parses text
  * into the binary form where `parse` is given. */
@@ -233,10 +251,9 @@ wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const u
                           size_t n, void *out, wk_arena *arena, wk_error *err);
 wk_status wk__pg_r_encode(const wk__pg_rtype *t, const wk_pg_encoder *e, const void *in,
                           wk_buf *out, wk_error *err);
-/* The rendered built-in codecs (types_misc.c) and ranges (range.c), listed in builtins. */
-#define WK__PG_N_MISC 24
+/* The range and multirange codecs (range.c), listed in builtins.c; the other rendered codecs
+ * are declared in pg_codec.h. */
 #define WK__PG_N_RANGES 12
-extern const wk_pg_codec wk__pg_misc[WK__PG_N_MISC];
 extern const wk_pg_codec wk__pg_ranges[WK__PG_N_RANGES];
 
 #endif

@@ -2,12 +2,21 @@
  * Decode plans: the codec of every result column resolved once, so that rows decode with no
  * lookups at all -- a loop over columns calling a function pointer per value.
  *
+ * Where it sits: a result's column descriptions (OID, format; from libpq in addons/pq or from
+ * a COPY header) + the caller's C kinds -> wk_pg_plan_build here, which asks the registry
+ * (registry.c) once per column -> then per row: the row's value pointers and lengths (a
+ * PGresult row, or a COPY row split by copy.c) -> the column's codec function (int.c,
+ * varlena.c, codec_generic.c, ...) -> a C struct, events (JSON / MessagePack) or a value tree.
+ *
  * A plan keeps, per column, the decoder of the requested C kind plus the EVENTS and VALUE
- * decoders (rows as maps of events for JSON / MessagePack, or as trees) and the column name. It holds a
- * reference on its registry, so the decoders stay valid however long the plan lives.
+ * decoders (rows as maps of events for JSON / MessagePack, or as trees) and the column name.
+ * It holds a reference on its registry, so the decoders stay valid however long the plan
+ * lives.
  */
 #include "pg/pg_interface.h"
 
+/* One column: its decoders (registry rows, alive as long as the registry reference), where
+ * its value goes in the caller's row struct, and its name (in the plan's `names` block). */
 typedef struct plan_col {
     const wk_pg_decoder *dec;
     const wk_pg_decoder *ev; /* EVENTS decoder of the column, or NULL */
@@ -17,6 +26,7 @@ typedef struct plan_col {
     size_t name_len;
 } plan_col;
 
+/* The plan: one allocation with the columns inline, plus one block of NUL-terminated names. */
 struct wk_pg_plan {
     const wk_allocator *alloc;
     wk_pg_registry *reg;
@@ -26,6 +36,8 @@ struct wk_pg_plan {
     plan_col cols[];
 };
 
+/* Public (wirekit/pg.h). Only the requested kind's decoder is required; a column without an
+ * EVENTS or VALUE decoder fails later, in emit_row / value_row, and only if asked. */
 WK_API wk_status wk_pg_plan_build(const wk_pg_registry *reg, const wk_pg_plan_col *cols, size_t n,
                                   const wk_allocator *alloc, wk_pg_plan **out, wk_error *err)
 {
@@ -78,6 +90,7 @@ WK_API wk_status wk_pg_plan_build(const wk_pg_registry *reg, const wk_pg_plan_co
     return WK_OK;
 }
 
+/* Public: drops the registry reference and frees both blocks; NULL is a no-op. */
 WK_API void wk_pg_plan_free(wk_pg_plan *plan)
 {
     if (plan == NULL) {
@@ -88,16 +101,21 @@ WK_API void wk_pg_plan_free(wk_pg_plan *plan)
     wk_free(plan->alloc, plan, sizeof(wk_pg_plan) + plan->ncols * sizeof(plan_col));
 }
 
+/* Public: the column count. */
 WK_API size_t wk_pg_plan_ncols(const wk_pg_plan *plan)
 {
     return plan->ncols;
 }
 
+/* Public: column col's decoder of the requested kind, NULL past the end. */
 WK_API const wk_pg_decoder *wk_pg_plan_decoder(const wk_pg_plan *plan, size_t col)
 {
     return col < plan->ncols ? plan->cols[col].dec : NULL;
 }
 
+/* Public: each non-NULL value (lens[i] >= 0) decoded into row + the column's offset; NULL
+ * values are only flagged in `nulls` (when given) and leave the field untouched. The first
+ * failure stops the row, with the fields before it already written. */
 WK_API wk_status wk_pg_plan_decode_row(const wk_pg_plan *plan, const uint8_t *const *vals,
                                        const int *lens, void *row, bool *nulls, wk_arena *arena,
                                        wk_error *err)
@@ -122,6 +140,7 @@ WK_API wk_status wk_pg_plan_decode_row(const wk_pg_plan *plan, const uint8_t *co
     return WK_OK;
 }
 
+/* One event to the sink; on failure the sink's own error fills err. */
 static wk_status send(const wk_pg_events *ev, const wk_event *x, wk_error *err)
 {
     wk_status st = ev->sink->event(ev->sink->self, x);
@@ -131,6 +150,8 @@ static wk_status send(const wk_pg_events *ev, const wk_event *x, wk_error *err)
     return st;
 }
 
+/* Public: the row as one map event, column names as keys, SQL NULL as nil, each value through
+ * its EVENTS decoder (which writes straight to the caller's sink; no arena is needed). */
 WK_API wk_status wk_pg_plan_emit_row(const wk_pg_plan *plan, const uint8_t *const *vals,
                                      const int *lens, const wk_pg_events *ev, wk_error *err)
 {
@@ -165,6 +186,8 @@ WK_API wk_status wk_pg_plan_emit_row(const wk_pg_plan *plan, const uint8_t *cons
     return st;
 }
 
+/* Public: the row as a map value in `arena`; the keys point at the plan's names (valid while
+ * the plan lives), the values are built in the arena by each column's VALUE decoder. */
 WK_API wk_status wk_pg_plan_value_row(const wk_pg_plan *plan, const uint8_t *const *vals,
                                       const int *lens, wk_arena *arena, wk_value *out,
                                       wk_error *err)

@@ -2,6 +2,12 @@
  * Ranges and multiranges, generic over their element type (the built-in six of each here;
  * range types found in the catalog get the same functions with their own description).
  *
+ * Where it sits: a row's bytes -> plan (plan.c) -> a range codec (the built-in twelve at the
+ * end of this file, listed by builtins.c, or a catalog copy made by addons/pq/pq_catalog.c)
+ * -> rendered.c's generic functions with range_rt / multirange_rt -> render_range here -> the
+ * element type's decoder from the registry -> text / a string event / a value tree; text input
+ * -> parse_range -> the element type's TEXT encoder -> the binary form for a parameter.
+ *
  * Binary range (range_send): a flags byte (empty, lower/upper inclusive, lower/upper
  * infinite), then each finite bound as a length word and the element's binary value. Binary
  * multirange: a range count, then each range as a length word and a binary range. Text
@@ -16,23 +22,28 @@
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)
 
+/* range_send's flags byte (RANGE_EMPTY, RANGE_LB_INC, ... in rangetypes.h). */
 #define R_EMPTY 0x01u
 #define R_LB_INC 0x02u
 #define R_UB_INC 0x04u
 #define R_LB_INF 0x08u
 #define R_UB_INF 0x10u
 
+/* The element type of a range codec (its wk_pg_range_type); 0 for the unfilled template. */
 static wk_pg_oid elem_of(const wk_pg_codec *c)
 {
     const wk_pg_range_type *t = c->data;
     return t != NULL ? t->subtype : 0;
 }
 
+/* The error of a full output buffer at byte `at`. */
 static wk_status oom(wk_error *err, size_t at)
 {
     return wk__pg_fail(err, WK_ERR_NOMEM, at, "out of memory for the range text");
 }
 
+/* range_out's rule for quoting a bound: empty, or holding '"', '\', '(', ')', '[', ']', ','
+ * or a space. */
 static bool needs_quotes(const uint8_t *s, size_t n)
 {
     if (n == 0) {
@@ -133,12 +144,16 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
     return st;
 }
 
+/* The range renderer: render_range over the codec's element type, through the decoder's
+ * registry. */
 static wk_status r_range(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                          wk_error *err)
 {
     return render_range(d->reg, elem_of(d->codec), p, n, out, err);
 }
 
+/* multirange_out of multirange_send's layout: int32 count, then per range a length word and a
+ * binary range; rendered "{r1,r2}", each range checked against what remains. */
 static wk_status r_multirange(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                               wk_error *err)
 {
@@ -182,6 +197,7 @@ static wk_status r_multirange(const wk_pg_decoder *d, const uint8_t *p, size_t n
 
 /* ---- text input ---- */
 
+/* The whitespace range_in skips around a literal. */
 static bool rspace(uint8_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r');
@@ -241,6 +257,9 @@ static bool parse_bound(const uint8_t *s, size_t n, size_t *i, wk_buf *tok, bool
     return true;
 }
 
+/* range_in's syntax ("empty", or [ or (, two bounds, ] or )) to range_recv's layout: each
+ * finite bound is encoded with the element type's TEXT encoder, so it is validated by that
+ * type; the flags byte follows the brackets and empty bounds. */
 static wk_status parse_range(const wk_pg_registry *reg, wk_pg_oid elem, const uint8_t *s,
                              size_t n, wk_buf *out, wk_error *err)
 {
@@ -310,6 +329,7 @@ static wk_status parse_range(const wk_pg_registry *reg, wk_pg_oid elem, const ui
     return st;
 }
 
+/* The range parser: parse_range over the codec's element type. */
 static wk_status p_range(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                          wk_error *err)
 {
@@ -335,6 +355,8 @@ static size_t range_end(const uint8_t *s, size_t n, size_t i)
     return 0;
 }
 
+/* multirange_in: "{" ranges separated by commas "}" to the binary layout, each range through
+ * parse_range; the count is patched in at the end. */
 static wk_status p_multirange(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                               wk_error *err)
 {
@@ -403,40 +425,49 @@ static wk_status p_multirange(const wk_pg_encoder *e, const uint8_t *s, size_t n
 
 /* ---- codecs ---- */
 
+/* The two renderers, and the codec entry points that pass them to rendered.c (a range codec's
+ * data is its wk_pg_range_type, not an rtype, so the shared entry points do not fit). */
 static const wk__pg_rtype range_rt = {r_range, p_range};
 static const wk__pg_rtype multirange_rt = {r_multirange, p_multirange};
 
+/* TEXT decoder of the range codecs. */
 static wk_status range_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                 wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_text(&range_rt, d, p, n, out, arena, err);
 }
+/* EVENTS decoder of the range codecs. */
 static wk_status range_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                   wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_events(&range_rt, d, p, n, out, arena, err);
 }
+/* TEXT encoder of the range codecs. */
 static wk_status range_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
                                 wk_error *err)
 {
     return wk__pg_r_encode(&range_rt, e, in, out, err);
 }
+/* TEXT decoder of the multirange codecs. */
 static wk_status mrange_dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                                  wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_text(&multirange_rt, d, p, n, out, arena, err);
 }
+/* EVENTS decoder of the multirange codecs. */
 static wk_status mrange_dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n,
                                    void *out, wk_arena *arena, wk_error *err)
 {
     return wk__pg_r_events(&multirange_rt, d, p, n, out, arena, err);
 }
+/* TEXT encoder of the multirange codecs. */
 static wk_status mrange_enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out,
                                  wk_error *err)
 {
     return wk__pg_r_encode(&multirange_rt, e, in, out, err);
 }
 
+/* The decode and encode rows of a range or multirange codec. */
 #define DEC(pre)                                                                              \
     {                                                                                         \
         [WK_PG_KIND_TEXT] = pre##_dec_text, [WK_PG_KIND_VALUE] = wk__pg_dec_value,            \
@@ -447,8 +478,10 @@ static wk_status mrange_enc_text(const wk_pg_encoder *e, const void *in, wk_buf 
         [WK_PG_KIND_TEXT] = pre##_enc_text                                                    \
     }
 
+/* The templates' OID list until a copy gets its own. */
 static const wk_pg_oid placeholder[1] = {3831}; /* anyrange: replaced by the copy's OIDs */
 
+/* A range or multirange codec over `data` (a wk_pg_range_type naming the element type). */
 #define TEMPLATE(name, pre, data)                                                             \
     {name,                                                                                    \
      placeholder,                                                                             \
@@ -466,6 +499,8 @@ static const wk_pg_oid placeholder[1] = {3831}; /* anyrange: replaced by the cop
 static const wk_pg_codec range_template = TEMPLATE("range", range, NULL);
 static const wk_pg_codec multirange_template = TEMPLATE("multirange", mrange, NULL);
 
+/* Public (wirekit/pg.h): the template catalog loaders copy for a range (or multirange) type
+ * found in pg_range. */
 WK_API const wk_pg_codec *wk_pg_range_codec(bool multirange)
 {
     return multirange ? &multirange_template : &range_template;

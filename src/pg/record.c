@@ -7,12 +7,18 @@
  * known once the catalog has been read. Encode (catalog composites, from PostgreSQL text
  * input): the literal is split as record_in does (quotes with "" and backslash escapes, an
  * empty unquoted field is NULL) and each field encoded in binary by its type's text encoder;
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the record codec (builtins.c lists the
+ * anonymous one; addons/pq/pq_catalog.c copies it for each catalog composite with a
+ * wk_pg_composite) -> dec_text / dec_events here -> each field's own decoder from the
+ * registry -> text / one string event / a value tree.
  * a field type without one makes the whole value WK_ERR_UNSUPPORTED (sent as text).
  */
 #include <stdlib.h>
 
 #include "pg/pg_interface.h"
 
+/* A record literal or a binary record with more fields than this is refused. */
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
 /* Records nest through the registry (a field of type record is decoded by this decoder
@@ -20,12 +26,15 @@
  * for a depth, and a thread decodes one value at a time. */
 static _Thread_local unsigned record_depth;
 
+/* A catalog composite: its attributes' types, with their names, in one arena. */
 struct wk_pg_composite {
     size_t natts;
     wk_pg_oid *types;
     wk_arena arena; /* names and types */
 };
 
+/* Public (wirekit/pg.h): a composite from the catalog's attribute names and types (the lists
+ * pq_catalog.c reads), copied into the composite's arena. */
 wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types, size_t tlen,
                                wk_pg_composite **out, wk_error *err)
 {
@@ -75,6 +84,7 @@ wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
     return WK_OK;
 }
 
+/* Public: frees the composite and its arena; NULL is a no-op. */
 void wk_pg_composite_free(wk_pg_composite *c)
 {
     if (c != NULL) {
@@ -83,6 +93,8 @@ void wk_pg_composite_free(wk_pg_composite *c)
     }
 }
 
+/* record_out's rule: a field is quoted when empty or holding '"', '\', '(', ')', ',' or
+ * whitespace. */
 static bool needs_quotes(const uint8_t *s, size_t n)
 {
     if (n == 0) {
@@ -127,6 +139,8 @@ static wk_status quote_field(wk_buf *out, size_t start)
     return WK_OK;
 }
 
+/* Appends one field's text (type, format as sent) through the registry's TEXT decoder of
+ * its type, quoted as record_out quotes it. */
 static wk_status field_text(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format f,
                             const uint8_t *p, size_t n, wk_buf *out, wk_arena *arena,
                             wk_error *err)
@@ -141,6 +155,9 @@ static wk_status field_text(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format
     return st == WK_OK ? quote_field(out, start) : st;
 }
 
+/* record_out of record_send's layout: int32 field count, then per field its type OID, a length
+ * word (-1 = NULL, printed as nothing) and the bytes; each length checked against what
+ * remains. A catalog composite also checks the count and types against its attributes. */
 static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                             wk_arena *arena, wk_error *err)
 {
@@ -186,6 +203,9 @@ static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
     return st == WK_OK ? wk_buf_push(out, ')') : st;
 }
 
+/* A text-format record: split as record_in does, each field re-rendered through its type's
+ * decoder when the composite's types are known (so nested values come out canonical), else
+ * passed through. */
 static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, wk_buf *out,
                              wk_arena *arena, wk_error *err)
 {
@@ -267,6 +287,7 @@ static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n,
     return st == WK_OK ? wk_buf_push(out, ')') : st;
 }
 
+/* The TEXT-kind decoder of both formats, depth-limited (see record_depth). */
 static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err)
 {
@@ -286,6 +307,8 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     return st;
 }
 
+/* The EVENTS-kind decoder: the record's text as one string event, built in a buffer capped at
+ * ev->max_text. */
 static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                             wk_arena *arena, wk_error *err)
 {
@@ -313,11 +336,14 @@ static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
 
 /* ---- encoding from text ---- */
 
+/* The whitespace record_in skips. */
 static bool rspace(uint8_t c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+/* record_in's syntax to record_recv's layout for a catalog composite: each field's text
+ * encoded by its type's TEXT encoder in binary, an empty unquoted field as NULL. */
 static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
                          wk_error *err)
 {
@@ -426,6 +452,8 @@ static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_
     return st;
 }
 
+/* The TEXT-kind encoder: text passes through; binary goes through enc_bin, with nothing left
+ * appended on failure. */
 static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
     const wk_slice *v = in;
@@ -443,6 +471,7 @@ static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, w
     return st;
 }
 
+/* The codec of the anonymous record type; catalog copies get their own OIDs and data. */
 static const wk_pg_oid record_oid[1] = {2249}; /* "record": anonymous row values */
 
 #define K(x) WK_PG_KIND_MASK(WK_PG_KIND_##x)
@@ -465,6 +494,7 @@ const wk_pg_codec wk__pg_composite_codec = {
     {{[WK_PG_KIND_TEXT] = enc_text}, {[WK_PG_KIND_TEXT] = enc_text}},
     NULL};
 
+/* Public (wirekit/pg.h): the template, for callers that register composites themselves. */
 const wk_pg_codec *wk_pg_composite_codec(void)
 {
     return &wk__pg_composite_codec;

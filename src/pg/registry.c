@@ -2,6 +2,12 @@
  * The codec registry: an immutable table built once from a codec list, its slow twin (the
  * oracle), copy-on-write snapshots and the cell that publishes them.
  *
+ * Where it sits: a codec list (builtins.c's, plus the catalog types addons/pq/pq_catalog.c
+ * finds: hstore, composites, enums, domains) -> wk_pg_registry_build here, once per snapshot
+ * -> every lookup (plan.c per column, the pq glue per parameter, array.c per element type) is
+ * a row and an index, no scan. A connection publishes its snapshots through a cell, so a
+ * catalog load never disturbs the plans already using the previous snapshot.
+ *
  * Layout: one row per registered type OID (scalar or array) holding, for every (format,
  * kind), the index of a resolved decoder and encoder. OIDs below 4096 (every built-in type)
  * find their row through a direct index; others through an open-addressing hash that stores
@@ -13,9 +19,12 @@
 #include "pg/pg_interface.h"
 #include "pg/pg_oracle.h"
 
+/* OIDs below this (every built-in type) find their row without hashing. */
 #define DIRECT_OIDS 4096u
 #define NK WK_PG_KIND_COUNT
 
+/* One registered type OID: the codec that owns it (highest rank), and for each (format,
+ * kind) the winning decoder and encoder, as indices into the registry's resolved tables. */
 typedef struct row {
     wk_pg_oid oid;
     wk_pg_oid elem_oid; /* arrays: the element type */
@@ -25,16 +34,21 @@ typedef struct row {
     uint32_t enc[2][NK];
 } row;
 
+/* An open-addressing slot for OIDs past DIRECT_OIDS. */
 typedef struct hslot {
     wk_pg_oid oid; /* 0 = empty (OID 0 is InvalidOid) */
     uint32_t row;
 } hslot;
 
+/* Memory a codec needs for as long as the registry lives (catalog codecs' OID lists and
+ * names), with the function that frees it. */
 typedef struct adopted {
     void *mem;
     void (*release)(void *mem);
 } adopted;
 
+/* An immutable snapshot, refcounted; its decoder and encoder tables are what every lookup
+ * returns pointers into, so they live exactly as long as the snapshot. */
 struct wk_pg_registry {
     size_t refs;
     const wk_allocator *alloc;
@@ -59,26 +73,33 @@ struct wk_pg_registry {
 
 /* ---- metadata helpers shared by the table build and the oracle ---- */
 
+/* The kinds codec c decodes for one of its scalar OIDs, or for one of its array OIDs. */
 static uint32_t cand_decode_kinds(const wk_pg_codec *c, bool is_array)
 {
     return is_array ? wk__pg_array_decode_kinds(c) : c->decode_kinds;
 }
 
+/* The kinds codec c encodes, scalar or array. */
 static uint32_t cand_encode_kinds(const wk_pg_codec *c, bool is_array)
 {
     return is_array ? wk__pg_array_encode_kinds(c) : c->encode_kinds;
 }
 
+/* The function c decodes (f, k) with: its own, or array.c's for its array types. */
 static wk_pg_decode_fn cand_decode_fn(const wk_pg_codec *c, bool is_array, int f, int k)
 {
     return is_array ? wk__pg_array_dec[f][k] : c->decode[f][k];
 }
 
+/* The function c encodes (f, k) with: its own, or array.c's for its array types. */
 static wk_pg_encode_fn cand_encode_fn(const wk_pg_codec *c, bool is_array, int f, int k)
 {
     return is_array ? wk__pg_array_enc[f][k] : c->encode[f][k];
 }
 
+/* Refuses a codec whose metadata is inconsistent (no OIDs, an OID 0, masks with unknown or
+ * generic-only kinds, native kinds it does not encode, a kind bit without its function or the
+ * reverse), so that a lookup can trust the masks. */
 static wk_status check_codec(const wk_pg_codec *c, size_t index, wk_error *err)
 {
     if (c == NULL || c->oids == NULL || c->n_oids == 0) {
@@ -115,11 +136,14 @@ static wk_status check_codec(const wk_pg_codec *c, size_t index, wk_error *err)
 
 /* ---- lookup ---- */
 
+/* Fibonacci hashing of an OID into a table of 2^(32 - shift) slots. */
 static inline uint32_t hash_oid(wk_pg_oid oid, uint32_t shift)
 {
     return (uint32_t)(oid * 2654435761u) >> shift;
 }
 
+/* The row of oid: the direct index below DIRECT_OIDS, else a linear probe that compares the
+ * full OID; NULL when the type is not registered. */
 static inline const row *find_row(const wk_pg_registry *r, wk_pg_oid oid)
 {
     uint32_t idx;
@@ -146,6 +170,8 @@ static inline const row *find_row(const wk_pg_registry *r, wk_pg_oid oid)
     return idx != 0 ? &r->rows[idx - 1] : NULL;
 }
 
+/* Public (wirekit/pg.h): the resolved decoder of (oid, format, kind), NULL when none; it lives
+ * as long as the registry. */
 WK_API const wk_pg_decoder *wk_pg_registry_find_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
                                                         wk_pg_format format, wk_pg_kind kind)
 {
@@ -160,6 +186,7 @@ WK_API const wk_pg_decoder *wk_pg_registry_find_decoder(const wk_pg_registry *re
     return i != 0 ? &reg->decs[i - 1] : NULL;
 }
 
+/* Public: the resolved encoder of a known target type. */
 WK_API const wk_pg_encoder *wk_pg_registry_find_encoder_for(const wk_pg_registry *reg,
                                                             wk_pg_oid oid, wk_pg_format format,
                                                             wk_pg_kind kind)
@@ -175,6 +202,8 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_encoder_for(const wk_pg_registry
     return i != 0 ? &reg->encs[i - 1] : NULL;
 }
 
+/* Public: the encoder of the type that is `kind`'s natural type (a parameter whose type the
+ * caller leaves to wirekit). */
 WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *reg,
                                                         wk_pg_format format, wk_pg_kind kind)
 {
@@ -185,6 +214,7 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_encoder(const wk_pg_registry *re
     return i != 0 ? &reg->encs[i - 1] : NULL;
 }
 
+/* Public: the same for an array of elem_kind. */
 WK_API const wk_pg_encoder *wk_pg_registry_find_array_encoder(const wk_pg_registry *reg,
                                                               wk_pg_format format,
                                                               wk_pg_kind elem_kind)
@@ -196,6 +226,8 @@ WK_API const wk_pg_encoder *wk_pg_registry_find_array_encoder(const wk_pg_regist
     return i != 0 ? &reg->encs[i - 1] : NULL;
 }
 
+/* Contract in pg_interface.h: the element encoder of an array encoder, looked up in the
+ * registry the encoder came from. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind)
 {
     if (e->reg == NULL) {
@@ -204,6 +236,7 @@ const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind
     return wk_pg_registry_find_encoder_for(e->reg, e->elem_oid, (wk_pg_format)e->format, kind);
 }
 
+/* Public: the codec owning oid, and whether oid is one of its array types. */
 WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk_pg_oid oid,
                                                    bool *is_array)
 {
@@ -217,12 +250,14 @@ WK_API const wk_pg_codec *wk_pg_registry_codec_for(const wk_pg_registry *reg, wk
     return rw->codec;
 }
 
+/* Public: the element type of an array type, 0 for anything else. */
 WK_API wk_pg_oid wk_pg_registry_elem_oid(const wk_pg_registry *reg, wk_pg_oid oid)
 {
     const row *rw = find_row(reg, oid);
     return rw != NULL && rw->is_array ? rw->elem_oid : 0;
 }
 
+/* Public: the registry's codec list, in registration order. */
 WK_API const wk_pg_codec *const *wk_pg_registry_codecs(const wk_pg_registry *reg, size_t *n)
 {
     *n = reg->ncodecs;
@@ -267,6 +302,7 @@ static const wk_pg_codec *scan(const wk_pg_registry *reg, wk_pg_oid oid, wk_pg_f
     return best;
 }
 
+/* Contract in pg_oracle.h: scan() over every codec, then the winner's function. */
 bool wk__pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
                                         wk_pg_format format, wk_pg_kind kind,
                                         wk_pg_decoder *out)
@@ -288,6 +324,7 @@ bool wk__pg_registry_scan_decoder(const wk_pg_registry *reg, wk_pg_oid oid,
     return true;
 }
 
+/* Contract in pg_oracle.h. */
 bool wk__pg_registry_scan_encoder_for(const wk_pg_registry *reg, wk_pg_oid oid,
                                             wk_pg_format format, wk_pg_kind kind,
                                             wk_pg_encoder *out)
@@ -330,6 +367,7 @@ static const wk_pg_codec *scan_native(const wk_pg_codec *const *codecs, size_t n
     return win;
 }
 
+/* Contract in pg_oracle.h: the native codec of kind (or of an array of elem_kind). */
 bool wk__pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format,
                                         wk_pg_kind kind, wk_pg_kind elem_kind,
                                         wk_pg_encoder *out)
@@ -350,6 +388,8 @@ bool wk__pg_registry_scan_encoder(const wk_pg_registry *reg, wk_pg_format format
 
 /* ---- building ---- */
 
+/* Frees a snapshot whose last reference went: adopted memory first (codecs may point into
+ * it), then the tables, then the reference on the snapshot it extended. */
 static void registry_free(wk_pg_registry *r)
 {
     const wk_allocator *a = r->alloc;
@@ -401,6 +441,7 @@ typedef struct winner {
     wk_pg_oid elem;
 } winner;
 
+/* Lets codec c compete for row rw's owner and for each of its (format, kind) slots. */
 static void consider(row *rw, winner *wd, winner *we, const wk_pg_codec *c, bool arr,
                      wk_pg_oid elem_oid)
 {
@@ -427,6 +468,10 @@ static void consider(row *rw, winner *wd, winner *we, const wk_pg_codec *c, bool
     }
 }
 
+/* Public (wirekit/pg.h): checks every codec, makes a row per OID (array OIDs included), lets
+ * every codec compete for every slot (consider), then resolves the winners into decoder and
+ * encoder tables and the per-kind defaults. The codec list is copied; the codecs themselves
+ * must outlive the registry (static, or adopted). */
 WK_API wk_status wk_pg_registry_build(const wk_pg_codec *const *codecs, size_t n,
                                       const wk_allocator *alloc, wk_pg_registry **out,
                                       wk_error *err)
@@ -579,6 +624,7 @@ WK_API wk_status wk_pg_registry_build(const wk_pg_codec *const *codecs, size_t n
     return WK_OK;
 }
 
+/* Public: a registry of the built-in codecs. */
 WK_API wk_status wk_pg_registry_new_default(const wk_allocator *alloc, wk_pg_registry **out,
                                             wk_error *err)
 {
@@ -587,6 +633,8 @@ WK_API wk_status wk_pg_registry_new_default(const wk_allocator *alloc, wk_pg_reg
     return wk_pg_registry_build(c, n, alloc, out, err);
 }
 
+/* Public: a new snapshot with base's codecs followed by `codecs` (so they win ties); base
+ * stays valid and unchanged. */
 WK_API wk_status wk_pg_registry_add(const wk_pg_registry *base, const wk_pg_codec *const *codecs,
                                     size_t n, wk_pg_registry **out, wk_error *err)
 {
@@ -612,6 +660,7 @@ WK_API wk_status wk_pg_registry_add(const wk_pg_registry *base, const wk_pg_code
     return st;
 }
 
+/* Public: reg takes ownership of mem and calls release when its last reference goes. */
 WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, void (*release)(void *mem))
 {
     adopted *na = wk_realloc(reg->alloc, reg->adopted, reg->nadopted * sizeof(adopted),
@@ -626,6 +675,7 @@ WK_API wk_status wk_pg_registry_adopt(wk_pg_registry *reg, void *mem, void (*rel
     return WK_OK;
 }
 
+/* Public: one more reference; NULL passes through. */
 WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg)
 {
     if (reg != NULL) {
@@ -634,6 +684,7 @@ WK_API wk_pg_registry *wk_pg_registry_ref(wk_pg_registry *reg)
     return reg;
 }
 
+/* Public: drops a reference; the last one frees the snapshot. */
 WK_API void wk_pg_registry_unref(wk_pg_registry *reg)
 {
     if (reg != NULL && __atomic_sub_fetch(&reg->refs, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -643,6 +694,8 @@ WK_API void wk_pg_registry_unref(wk_pg_registry *reg)
 
 /* ---- the publishing cell ---- */
 
+/* The publishing cell: readers take the current snapshot lock-free; writers (catalog loads)
+ * build the next one and publish it. */
 struct wk_pg_registry_cell {
     wk_pg_registry *current; /* read with an atomic acquire load */
     wk_pg_registry **all;    /* every snapshot published, each holding one cell reference */
@@ -650,6 +703,7 @@ struct wk_pg_registry_cell {
     int lock;                /* writers only: a spin lock (writes are rare: connect time) */
 };
 
+/* Public: a cell publishing `initial`, whose reference it takes. */
 WK_API wk_status wk_pg_registry_cell_new(wk_pg_registry *initial, wk_pg_registry_cell **out)
 {
     wk_pg_registry_cell *c = wk_alloc(initial->alloc, sizeof *c);
@@ -669,6 +723,7 @@ WK_API wk_status wk_pg_registry_cell_new(wk_pg_registry *initial, wk_pg_registry
     return WK_OK;
 }
 
+/* Public: a reference on the current snapshot. */
 WK_API wk_pg_registry *wk_pg_registry_cell_acquire(wk_pg_registry_cell *cell)
 {
     /* Safe without a lock: the cell holds a reference on every snapshot it ever published. */
@@ -676,6 +731,8 @@ WK_API wk_pg_registry *wk_pg_registry_cell_acquire(wk_pg_registry_cell *cell)
     return wk_pg_registry_ref(r);
 }
 
+/* Public: publishes current + codecs as the new current snapshot; the old ones stay alive in
+ * the cell until it is freed, which is what makes acquire safe without a lock. */
 WK_API wk_status wk_pg_registry_cell_add(wk_pg_registry_cell *cell,
                                          const wk_pg_codec *const *codecs, size_t n,
                                          wk_error *err)
@@ -701,6 +758,7 @@ WK_API wk_status wk_pg_registry_cell_add(wk_pg_registry_cell *cell,
     return st;
 }
 
+/* Public: drops the cell's references on every snapshot it published. */
 WK_API void wk_pg_registry_cell_free(wk_pg_registry_cell *cell)
 {
     if (cell == NULL) {

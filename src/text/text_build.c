@@ -1,6 +1,11 @@
 /*
  * Grammar builder and compiler for the text codec.
  *
+ * Where it sits: a caller (mediatype/mt_grammar.c, or a user of wirekit/text.h) builds a
+ * grammar here -> wk_text_compile -> an immutable wk_text_program -> text_parse.c matches
+ * input against it and fills capture slots -> text_print.c prints captures back through the
+ * same grammar -> text_describe.c renders it as an ABNF-like description.
+ *
  * Constructors append nodes to growable arrays and return handles; a failed constructor
  * (bad argument, out of memory, or a 0 handle passed in) returns 0 and marks the builder,
  * so callers can compose freely and check once at wk_text_compile(). Compiling copies the
@@ -12,6 +17,7 @@
 
 #include "text/text_internal.h"
 
+/* Public (wirekit/text.h): an empty builder; NULL when out of memory. */
 wk_text_builder *wk_text_builder_new(const wk_allocator *alloc)
 {
     wk_text_builder *b = wk_alloc(alloc, sizeof *b);
@@ -23,6 +29,7 @@ wk_text_builder *wk_text_builder_new(const wk_allocator *alloc)
     return b;
 }
 
+/* Public: frees the builder's arrays (a compiled program does not depend on them). */
 void wk_text_builder_free(wk_text_builder *b)
 {
     if (b == NULL) {
@@ -61,6 +68,7 @@ static bool grow(wk_text_builder *b, void **arr, size_t *cap, size_t need, size_
     return true;
 }
 
+/* Marks the builder failed and returns the 0 handle every constructor then propagates. */
 static wk_text_node fail(wk_text_builder *b)
 {
     b->failed = true;
@@ -82,6 +90,8 @@ static uint32_t add_str(wk_text_builder *b, const char *s, size_t len)
     return ref;
 }
 
+/* Appends a node and returns its handle; index 0 is reserved (the failure handle), so the
+ * first call also creates it. */
 static wk_text_node add_node(wk_text_builder *b, const wk__text_node *n)
 {
     if (b->nnodes == 0) {
@@ -99,11 +109,13 @@ static wk_text_node add_node(wk_text_builder *b, const wk__text_node *n)
     return (wk_text_node)b->nnodes++;
 }
 
+/* A handle this builder made (0, the failure handle, is not). */
 static bool valid(const wk_text_builder *b, wk_text_node n)
 {
     return n != 0 && n < b->nnodes;
 }
 
+/* Public: a node matching one byte of `set` (copied), named for error messages. */
 wk_text_node wk_text_class(wk_text_builder *b, const char *name, const wk_text_byteset *set)
 {
     if (b == NULL || set == NULL) {
@@ -126,6 +138,7 @@ wk_text_node wk_text_class(wk_text_builder *b, const char *name, const wk_text_b
     return add_node(b, &n);
 }
 
+/* Public: a node matching s[0..len) exactly (WK_TEXT_CASELESS: ASCII case ignored). */
 wk_text_node wk_text_lit(wk_text_builder *b, const char *s, size_t len, unsigned flags)
 {
     if (b == NULL) {
@@ -145,6 +158,8 @@ wk_text_node wk_text_lit(wk_text_builder *b, const char *s, size_t len, unsigned
     return add_node(b, &n);
 }
 
+/* A sequence or alternation of n valid items (their handles copied into the kids array); a
+ * single item is returned as it is, with no node. */
 static wk_text_node list(wk_text_builder *b, uint8_t op, size_t n, const wk_text_node *items)
 {
     if (b == NULL) {
@@ -172,16 +187,19 @@ static wk_text_node list(wk_text_builder *b, uint8_t op, size_t n, const wk_text
     return add_node(b, &node);
 }
 
+/* Public: the items one after the other. */
 wk_text_node wk_text_seq(wk_text_builder *b, size_t n, const wk_text_node *items)
 {
     return list(b, WK__TOP_SEQ, n, items);
 }
 
+/* Public: the first item that matches (ordered choice, as in a PEG). */
 wk_text_node wk_text_alt(wk_text_builder *b, size_t n, const wk_text_node *items)
 {
     return list(b, WK__TOP_ALT, n, items);
 }
 
+/* A one-child node of op (AND, NOT). */
 static wk_text_node wrap(wk_text_builder *b, uint8_t op, wk_text_node item)
 {
     if (b == NULL) {
@@ -194,6 +212,7 @@ static wk_text_node wrap(wk_text_builder *b, uint8_t op, wk_text_node item)
     return add_node(b, &n);
 }
 
+/* Public: item repeated min..max times, greedily (max UINT32_MAX for unbounded). */
 wk_text_node wk_text_rep(wk_text_builder *b, wk_text_node item, uint32_t min, uint32_t max)
 {
     if (b == NULL) {
@@ -206,11 +225,13 @@ wk_text_node wk_text_rep(wk_text_builder *b, wk_text_node item, uint32_t min, ui
     return add_node(b, &n);
 }
 
+/* Public: item zero or one time. */
 wk_text_node wk_text_opt(wk_text_builder *b, wk_text_node item)
 {
     return wk_text_rep(b, item, 0, 1);
 }
 
+/* Public: what item matches goes to capture slot `slot`; the name is copied. */
 wk_text_node wk_text_capture(wk_text_builder *b, uint32_t slot, const char *name, wk_text_node item,
                              unsigned flags)
 {
@@ -230,16 +251,19 @@ wk_text_node wk_text_capture(wk_text_builder *b, uint32_t slot, const char *name
     return add_node(b, &n);
 }
 
+/* Public: succeeds where item matches, consuming nothing (lookahead). */
 wk_text_node wk_text_and(wk_text_builder *b, wk_text_node item)
 {
     return wrap(b, WK__TOP_AND, item);
 }
 
+/* Public: succeeds where item does not match, consuming nothing. */
 wk_text_node wk_text_not(wk_text_builder *b, wk_text_node item)
 {
     return wrap(b, WK__TOP_NOT, item);
 }
 
+/* Public: matches only at the end of the input. */
 wk_text_node wk_text_end(wk_text_builder *b)
 {
     if (b == NULL) {
@@ -249,6 +273,7 @@ wk_text_node wk_text_end(wk_text_builder *b)
     return add_node(b, &n);
 }
 
+/* Public: gives item a rule name, used by error messages and wk_text_describe. */
 wk_text_node wk_text_rule(wk_text_builder *b, const char *name, wk_text_node item)
 {
     if (b == NULL) {
@@ -324,6 +349,9 @@ static uint32_t expect_text(wk_text_builder *b, size_t i)
     return add_str(b, tmp, len);
 }
 
+/* Public (wirekit/text.h): checks the builder did not fail and root is valid, refuses
+ * grammars nested deeper than WK_TEXT_MAX_DEPTH (the matcher recurses), then copies sets,
+ * nodes, kids and strings into one block the program owns. The builder may be freed after. */
 wk_status wk_text_compile(wk_text_builder *b, wk_text_node root, wk_text_program **out,
                           wk_error *err)
 {
@@ -414,6 +442,7 @@ wk_status wk_text_compile(wk_text_builder *b, wk_text_node root, wk_text_program
     return WK_OK;
 }
 
+/* Public: frees the program's one block; NULL is a no-op. */
 void wk_text_program_free(wk_text_program *p)
 {
     if (p != NULL) {

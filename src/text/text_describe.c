@@ -1,6 +1,9 @@
 /*
  * ABNF rendering of a compiled program, for documentation.
  *
+ * Where it sits: a program compiled by text_build.c -> wk_text_describe here -> ABNF text
+ * in the caller's buffer, for documentation (docs/design.md shows the media type grammar).
+ *
  * Named rules and named captures become ABNF rules, defined once each in the order they are
  * first referenced (a small worklist, no recursion over rules). Within a rule the expression
  * is rendered recursively, bounded by the program's static depth. ABNF has no lookahead, end
@@ -11,6 +14,8 @@
 
 #include "text/text_internal.h"
 
+/* One rendering: the output, the sticky buffer status, the worklist of rules still to
+ * define, and which nodes were already queued. */
 typedef struct dstate {
     const wk_text_program *p;
     wk_buf *out;
@@ -20,6 +25,7 @@ typedef struct dstate {
     uint8_t seen[1]; /* flexible: one byte per node, allocated with the state */
 } dstate;
 
+/* Appends unless the buffer already failed (the status is checked once, at the end). */
 static void put(dstate *d, const char *s, size_t n)
 {
     if (d->st == WK_OK) {
@@ -27,11 +33,13 @@ static void put(dstate *d, const char *s, size_t n)
     }
 }
 
+/* put() of a C string. */
 static void puts_(dstate *d, const char *s)
 {
     put(d, s, strlen(s));
 }
 
+/* Two upper-case hex digits, as ABNF's %xHH. */
 static void put_hex(dstate *d, unsigned c)
 {
     char tmp[8];
@@ -49,6 +57,8 @@ static void put_name(dstate *d, const char *name)
     }
 }
 
+/* Writes a reference to rule i and queues its definition the first time (the worklist has
+ * room for 256; rules past that are referenced but not defined). */
 static void refer(dstate *d, uint32_t i)
 {
     put_name(d, wk__text_str(d->p, d->p->nodes[i].name));
@@ -58,6 +68,7 @@ static void refer(dstate *d, uint32_t i)
     }
 }
 
+/* A byte set as ABNF alternatives of %xHH values and %xHH-HH ranges, runs merged. */
 static void put_set(dstate *d, const wk_text_byteset *s)
 {
     bool first = true;
@@ -83,7 +94,11 @@ static void put_set(dstate *d, const wk_text_byteset *s)
 
 static void expr(dstate *d, uint32_t i, bool top, int prec);
 
-/* prec: 0 = alternation allowed bare, 1 = inside a sequence, 2 = operand of a repetition. */
+/* Renders node i as an ABNF expression; `top` at a rule's right-hand side, `prec` the
+ * binding of the context, so parentheses appear only where ABNF needs them. Named nodes
+ * below the top are references.
+ * prec: 0 = alternation allowed bare, 1 = inside a sequence, 2 = operand of a
+ * repetition. */
 static void expr(dstate *d, uint32_t i, bool top, int prec)
 {
     const wk__text_node *n = &d->p->nodes[i];
@@ -176,6 +191,7 @@ static void expr(dstate *d, uint32_t i, bool top, int prec)
     }
 }
 
+/* Writes `name = expression`, with a comment for a capture's slot. */
 static void define(dstate *d, const char *name, uint32_t i)
 {
     put_name(d, name);
@@ -191,6 +207,8 @@ static void define(dstate *d, const char *name, uint32_t i)
     puts_(d, "\n");
 }
 
+/* Public (wirekit/text.h): the root rule first (named root_name, its own name, or
+ * "grammar"), then every rule it references, each once. */
 wk_status wk_text_describe(const wk_text_program *p, const char *root_name, wk_buf *out)
 {
     if (p == NULL || out == NULL) {

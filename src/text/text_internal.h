@@ -5,12 +5,16 @@
  * index is smaller than its parent's. That makes cycles impossible and lets the compiler
  * compute nesting depth in one forward pass. A compiled program is a single allocation
  * holding the node array, the child-index array, the byte sets and a string pool.
+ *
+ * Where it sits: text_build.c writes this layout, text_parse.c, text_print.c and
+ * text_describe.c read it; mediatype/mt_grammar.c is its main user inside wirekit.
  */
 #ifndef WK_TEXT_INTERNAL_H
 #define WK_TEXT_INTERNAL_H
 
 #include "wirekit/text.h"
 
+/* Node operators (0 is never a node: handle 0 is the builder's failure value). */
 enum {
     WK__TOP_CLASS = 1,
     WK__TOP_LIT,
@@ -23,6 +27,8 @@ enum {
     WK__TOP_END
 };
 
+/* One grammar node; what a, b, min and max mean depends on op. `name` and `expect` are
+ * string-pool references (offset + 1, 0 for none). */
 typedef struct wk__text_node {
     uint8_t op;
     uint8_t flags;     /* CASELESS for literals, PRINT_LOWER for captures */

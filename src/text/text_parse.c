@@ -1,6 +1,10 @@
 /*
  * The text-codec parser: a backtracking interpreter over a compiled program (PEG semantics).
  *
+ * Where it sits: a program compiled by text_build.c -> wk_text_parse here over the caller's
+ * bytes -> capture slots (offset, length, slot number) the caller reads or hands to
+ * text_print.c; mediatype/mt_grammar.c uses it for the grammar-driven media type parser.
+ *
  * match() recurses over the grammar tree, never over the input: repetition is a loop, and the
  * recursion depth is bounded by the program's static nesting (WK_TEXT_MAX_DEPTH, checked at
  * compile time). A failed branch restores the position and the capture count, which is all
@@ -12,6 +16,8 @@
 
 #include "text/text_internal.h"
 
+/* One parse: the program and input, the position, the captures so far, and the farthest
+ * failure (for the error message). */
 typedef struct pstate {
     const wk_text_program *p;
     const uint8_t *s;
@@ -47,6 +53,7 @@ static void failed_at(pstate *st, uint32_t node)
     }
 }
 
+/* ASCII lower case, for caseless literals. */
 static inline uint8_t lower(uint8_t c)
 {
     return (uint8_t)(c >= 'A' && c <= 'Z' ? c + 32 : c);
@@ -54,6 +61,8 @@ static inline uint8_t lower(uint8_t c)
 
 static bool match_node(pstate *st, uint32_t i);
 
+/* Matches node i at st->pos, advancing it on success. A named node becomes the context that
+ * byte-class failures inside it are reported as; the previous context is restored after. */
 static bool match(pstate *st, uint32_t i)
 {
     const wk__text_node *n = &st->p->nodes[i];
@@ -67,6 +76,9 @@ static bool match(pstate *st, uint32_t i)
     return ok;
 }
 
+/* The matcher proper, one case per operator. On failure st->pos and st->ncaps are left as
+ * they were on entry (a sequence restores them itself), so a choice simply tries the next
+ * alternative. */
 static bool match_node(pstate *st, uint32_t i)
 {
     const wk__text_node *n = &st->p->nodes[i];
@@ -111,6 +123,9 @@ static bool match_node(pstate *st, uint32_t i)
         return true;
     }
     case WK__TOP_ALT:
+        /* Ordered choice: the first alternative that matches wins, with no retry of the
+         * others if what follows fails (PEG, not regular-expression, semantics). An overflow
+         * of the capture array stops the search: no alternative could record its captures. */
         for (uint32_t k = 0; k < n->b && !st->overflow; k++) {
             if (match(st, st->p->kids[n->a + k])) {
                 return true;
@@ -121,6 +136,7 @@ static bool match_node(pstate *st, uint32_t i)
         const wk__text_node *c = &st->p->nodes[n->a];
         uint32_t count = 0;
         if (c->op == WK__TOP_CLASS) {
+            /* A repeated byte class, the commonest node: one loop over the bytes, no calls. */
             const wk_text_byteset *set = &st->p->sets[c->a];
             size_t pos = st->pos;
             while (count < n->max && pos < st->len && wk_text_byteset_has(set, st->s[pos])) {
@@ -128,6 +144,7 @@ static bool match_node(pstate *st, uint32_t i)
                 count++;
             }
             if (count < n->min) {
+                /* report the failure where the run stopped, the byte that did not fit */
                 size_t start = st->pos;
                 st->pos = pos;
                 failed_at(st, n->a);
@@ -137,6 +154,7 @@ static bool match_node(pstate *st, uint32_t i)
             st->pos = pos;
             return true;
         }
+        /* Greedy, without giving back: as many iterations as match, then the minimum checked. */
         size_t start = st->pos, nc = st->ncaps;
         while (count < n->max && !st->overflow) {
             size_t before = st->pos;
@@ -156,6 +174,8 @@ static bool match_node(pstate *st, uint32_t i)
         return true;
     }
     case WK__TOP_CAPTURE: {
+        /* The slot is reserved before the inner match, so captures nested inside come after
+         * their parent, in the order they open. */
         size_t start = st->pos, idx = st->ncaps;
         if (st->caps != NULL) {
             if (idx >= st->max_caps) {
@@ -204,6 +224,9 @@ static bool match_node(pstate *st, uint32_t i)
     }
 }
 
+/* Public (wirekit/text.h): the whole input must match. A match that stops early is
+ * WK_ERR_TRAILING at the farthest failure when one is beyond where it stopped (the most
+ * useful place to point at), else at the stop. */
 wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len, wk_text_cap *caps,
                         size_t max_caps, size_t *ncaps, wk_error *err)
 {
@@ -241,6 +264,7 @@ wk_status wk_text_parse(const wk_text_program *p, const void *data, size_t len, 
                                          : "input does not match the grammar");
 }
 
+/* Contract in text_internal.h: node alone matches all of data, no captures recorded. */
 bool wk__text_match_whole(const wk_text_program *p, uint32_t node, const char *data, size_t len)
 {
     pstate st = {.p = p, .s = (const uint8_t *)(data != NULL ? data : ""), .len = len};

@@ -1,6 +1,10 @@
 /*
  * The text-codec printer: runs a program backwards, from captures to canonical text.
  *
+ * Where it sits: a program compiled by text_build.c + capture slots (from text_parse.c, or
+ * built by the caller, as mediatype/mt_grammar.c does for serialization) -> wk_text_print
+ * here -> canonical text appended to the caller's buffer.
+ *
  * Literals print as written, an uncaptured byte class prints its smallest member, and a
  * repetition prints as many iterations as consume captures (at least its minimum); lookahead
  * prints nothing, and end of input prints only once every capture is used. A choice prints
@@ -13,6 +17,7 @@
 
 #include "text/text_internal.h"
 
+/* One print: the program, the captures and the next one to use, the output. */
 typedef struct prstate {
     const wk_text_program *p;
     const wk_text_cap *caps;
@@ -23,6 +28,7 @@ typedef struct prstate {
     wk_status st; /* buffer failure: sticky, stops everything */
 } prstate;
 
+/* Appends to the output; a buffer failure sticks in ps->st and stops the print. */
 static bool emit(prstate *ps, const void *p, size_t n)
 {
     wk_status st = wk_buf_append(ps->out, p, n);
@@ -33,6 +39,8 @@ static bool emit(prstate *ps, const void *p, size_t n)
     return true;
 }
 
+/* Prints node i, consuming captures in order; false (output truncated back by the caller's
+ * branch) when the node cannot print with the captures left. */
 static bool print_node(prstate *ps, uint32_t i)
 {
     const wk__text_node *n = &ps->p->nodes[i];
@@ -40,7 +48,7 @@ static bool print_node(prstate *ps, uint32_t i)
         return false;
     }
     switch (n->op) {
-    case WK__TOP_CLASS: return emit(ps, &n->first, 1);
+    case WK__TOP_CLASS: return emit(ps, &n->first, 1); /* its smallest member */
     case WK__TOP_LIT: return emit(ps, ps->p->strs + n->a, n->b);
     case WK__TOP_SEQ: {
         size_t len = ps->out->len, cur = ps->cur;
@@ -54,6 +62,7 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_ALT:
+        /* The first alternative that prints (each failed one has truncated its output). */
         for (uint32_t k = 0; k < n->b; k++) {
             if (print_node(ps, ps->p->kids[n->a + k])) {
                 return true;
@@ -64,6 +73,8 @@ static bool print_node(prstate *ps, uint32_t i)
         }
         return false;
     case WK__TOP_REP: {
+        /* As many iterations as consume captures, at least the minimum: an iteration past the
+         * minimum that uses no capture would print grammar text nobody asked for. */
         size_t start_len = ps->out->len, start_cur = ps->cur;
         uint32_t count = 0;
         while (count < n->max) {
@@ -87,6 +98,8 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_CAPTURE: {
+        /* The next capture must be for this slot and must itself match the captured
+         * sub-grammar, or the printed text would not parse back to the same captures. */
         if (ps->cur > ps->far) {
             ps->far = ps->cur;
         }
@@ -113,12 +126,14 @@ static bool print_node(prstate *ps, uint32_t i)
         return true;
     }
     case WK__TOP_AND:
-    case WK__TOP_NOT: return true;
-    case WK__TOP_END: return ps->cur == ps->ncaps;
+    case WK__TOP_NOT: return true; /* lookahead consumes nothing, so prints nothing */
+    case WK__TOP_END: return ps->cur == ps->ncaps; /* the end only once every capture is used */
     default: return false;
     }
 }
 
+/* Public (wirekit/text.h): every capture must be used, in order; on any failure the output is
+ * back at its length on entry. WK_ERR_ARG points at the capture that did not fit. */
 wk_status wk_text_print(const wk_text_program *p, const wk_text_cap *caps, size_t ncaps,
                         wk_buf *out, wk_error *err)
 {

@@ -1,17 +1,24 @@
 /*
- * Byte-string types: text, varchar, bpchar, name (one codec), "char", bytea, uuid, json and
- * jsonb (version byte 1), in both wire formats.
+ * The byte-string types, PostgreSQL's varlena.c, varchar.c, name.c, char.c and bytea's part of
+ * varlena.c: text, varchar, bpchar, name and "unknown" (one codec), "char", bytea, and
+ * refcursor (a name on the wire, read as its text). Both wire formats.
+ *
+ * Where it sits: a row's bytes -> plan (plan.c) -> the codecs below -> the direct STR
+ * functions here, or codec_generic.c's generic functions over this file's wk__pg_type tables
+ * -> a view, PostgreSQL text, an event or a value. json.c reuses the text reader and writer.
  *
  * Strings decode as zero-copy views into the input after a UTF-8 check (the connection's
  * client_encoding is UTF8); only bytea's text forms (hex `\x..` and the escape format) need
  * the arena, because their bytes differ from the wire bytes.
  */
-#include "pg/pg_interface.h"
+#include "pg/pg_codec.h"
 #include "wirekit/utf8.h"
 
 /* ---- text family ---- */
 
-static wk_status text_read(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
+/* textrecv / textin (and varchar, bpchar, name, json's both forms): a zero-copy view of
+ * the bytes after a UTF-8 check. Contract in pg_codec.h. */
+wk_status wk__pg_text_read(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                            wk_error *err)
 {
     (void)a;
@@ -24,43 +31,14 @@ static wk_status text_read(const uint8_t *p, size_t n, wk__pg_native *v, wk_aren
     return WK_OK;
 }
 
-static wk_status text_write(const wk__pg_native *v, wk_buf *out)
+/* textsend / textout: the bytes as they are. */
+wk_status wk__pg_text_write(const wk__pg_native *v, wk_buf *out)
 {
     return wk_buf_append(out, v->s.ptr, v->s.len);
 }
 
-const wk__pg_type wk__pg_type_text = {WK__PG_CLASS_STRING, text_read, text_read, text_write,
-                                      text_write, 0, 0};
-
-/* ---- json / jsonb ---- */
-
-const wk__pg_type wk__pg_type_json = {WK__PG_CLASS_JSON, text_read, text_read, text_write,
-                                      text_write, 0, 0};
-
-static wk_status jsonb_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
-                                wk_error *err)
-{
-    if (n < 1) {
-        return wk__pg_fail(err, WK_ERR_TRUNCATED, 0, "binary jsonb needs a version byte");
-    }
-    if (p[0] != 1) {
-        return wk__pg_fail(err, WK_ERR_UNSUPPORTED, 0, "unsupported jsonb version number");
-    }
-    wk_status st = text_read(p + 1, n - 1, v, a, err);
-    if (st != WK_OK && err != NULL) {
-        err->offset += 1;
-    }
-    return st;
-}
-
-static wk_status jsonb_write_bin(const wk__pg_native *v, wk_buf *out)
-{
-    wk_status st = wk_buf_push(out, 1);
-    return st == WK_OK ? wk_buf_append(out, v->s.ptr, v->s.len) : st;
-}
-
-const wk__pg_type wk__pg_type_jsonb = {WK__PG_CLASS_JSON, jsonb_read_bin, text_read,
-                                       jsonb_write_bin, text_write, 0, 0};
+const wk__pg_type wk__pg_type_text = {WK__PG_CLASS_STRING, wk__pg_text_read, wk__pg_text_read,
+                                      wk__pg_text_write, wk__pg_text_write, 0, 0};
 
 /* ---- "char": one byte; text output is empty for 0 and \ooo for bytes >= 0x80 ---- */
 
@@ -74,12 +52,14 @@ static const uint8_t all_bytes[256] = {
 #undef B4
 };
 
+/* Points v at a static one-byte string holding c (a view that outlives any input). */
 static void char_set(wk__pg_native *v, uint8_t c)
 {
     v->s.ptr = (const char *)&all_bytes[c];
     v->s.len = c == 0 ? 0 : 1;
 }
 
+/* charrecv: one byte (or none, for the empty value). */
 static wk_status char_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                wk_error *err)
 {
@@ -91,11 +71,15 @@ static wk_status char_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
     return WK_OK;
 }
 
+/* An octal digit. */
 static bool is_oct(uint8_t c)
 {
     return c >= '0' && c <= '7';
 }
 
+/* charin: "\\ooo" is that byte in octal, else the first byte (none when empty). A longer
+ * ASCII string is refused rather than cut, as charin would cut it; a non-ASCII one keeps its
+ * first byte, as charin does. */
 static wk_status char_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -112,11 +96,13 @@ static wk_status char_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return WK_OK;
 }
 
+/* charsend: the byte, none for 0. */
 static wk_status char_write_bin(const wk__pg_native *v, wk_buf *out)
 {
     return wk_buf_push(out, v->s.len == 0 ? 0 : (uint8_t)v->s.ptr[0]);
 }
 
+/* charout: the byte, \\ooo for bytes >= 0x80, nothing for 0. */
 static wk_status char_write_text(const wk__pg_native *v, wk_buf *out)
 {
     if (v->s.len == 0) {
@@ -136,6 +122,7 @@ const wk__pg_type wk__pg_type_char = {WK__PG_CLASS_STRING, char_read_bin, char_r
 
 /* ---- bytea ---- */
 
+/* bytearecv: the bytes, as a zero-copy view. */
 static wk_status bytea_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                 wk_error *err)
 {
@@ -146,18 +133,8 @@ static wk_status bytea_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk
     return WK_OK;
 }
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20);
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
+/* byteain: "\\x" hex (spaces between pairs allowed) or the escape format (\\\\ and
+ * \\ooo); the decoded bytes go to the arena. */
 static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
                                  wk_error *err)
 {
@@ -166,6 +143,7 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
         if (a == NULL) {
             return wk__pg_fail(err, WK_ERR_ARG, 0, "decoding text bytea needs an arena");
         }
+        /* at most one byte per two digits: the output is sized from the input, no growth */
         uint8_t *o = wk_arena_alloc(a, (n - 2) / 2 + 1, 1);
         if (o == NULL) {
             return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for bytea");
@@ -176,14 +154,14 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
                 i++;
                 continue;
             }
-            int hi = hexval(p[i]);
+            int hi = wk__pg_hexval(p[i]);
             if (hi < 0) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid hexadecimal digit in bytea");
             }
             if (i + 1 >= n) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i, "odd number of hex digits in bytea");
             }
-            int lo = hexval(p[i + 1]);
+            int lo = wk__pg_hexval(p[i + 1]);
             if (lo < 0) {
                 return wk__pg_fail(err, WK_ERR_SYNTAX, i + 1,
                                    "invalid hexadecimal digit in bytea");
@@ -196,7 +174,7 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
         return WK_OK;
     }
     /* Escape format: \\ is a backslash, \ooo an octal byte, anything else itself. */
-    if (memchr(p, '\\', n) == NULL) {
+    if (memchr(p, '\\', n) == NULL) { /* no escapes: the wire bytes are the value, a view */
         v->s.ptr = (const char *)p;
         v->s.len = n;
         return WK_OK;
@@ -230,6 +208,7 @@ static wk_status bytea_read_text(const uint8_t *p, size_t n, wk__pg_native *v, w
 
 static const char hexdig[] = "0123456789abcdef";
 
+/* byteaout under bytea_output = hex: "\\x" and two lower-case digits a byte. */
 static wk_status bytea_write_text(const wk__pg_native *v, wk_buf *out)
 {
     size_t need;
@@ -253,73 +232,62 @@ static wk_status bytea_write_text(const wk__pg_native *v, wk_buf *out)
 }
 
 const wk__pg_type wk__pg_type_bytea = {WK__PG_CLASS_STRING, bytea_read_bin, bytea_read_text,
-                                       text_write, bytea_write_text, 0, 0};
+                                       wk__pg_text_write, bytea_write_text, 0, 0};
 
-/* ---- uuid ---- */
+/* ---- direct functions ---- */
 
-static wk_status uuid_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
-                               wk_error *err)
+/* Text in either format straight into a wk_slice view of the input. */
+static wk_status text_str(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
+                          wk_arena *a, wk_error *err)
 {
+    (void)d;
     (void)a;
-    if (n != 16) {
-        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "binary uuid must be 16 bytes");
+    size_t bad;
+    if (n != 0 && !wk_utf8_valid(p, n, &bad)) {
+        return wk__pg_fail(err, WK_ERR_UTF8, bad, "text value is not valid UTF-8");
     }
-    memcpy(v->uuid.b, p, 16);
+    wk_slice *s = out;
+    s->ptr = (const char *)p;
+    s->len = n;
     return WK_OK;
 }
 
-static wk_status uuid_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk_arena *a,
-                                wk_error *err)
+/* A wk_slice's bytes as the text (either format: textsend is the bytes too). The caller's
+ * bytes are trusted to be UTF-8, as the server will check them. */
+static wk_status enc_str(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
 {
-    (void)a;
-    /* string_to_uuid: optional braces, an optional hyphen after any group of four digits. */
-    size_t i = 0, end = n;
-    bool braces = n > 0 && p[0] == '{';
-    if (braces) {
-        if (n < 2 || p[n - 1] != '}') {
-            return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid input syntax for type uuid");
-        }
-        i = 1;
-        end = n - 1;
-    }
-    for (int k = 0; k < 16; k++) {
-        if (i + 2 > end) {
-            return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type uuid");
-        }
-        int hi = hexval(p[i]), lo = hexval(p[i + 1]);
-        if (hi < 0 || lo < 0) {
-            return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type uuid");
-        }
-        v->uuid.b[k] = (uint8_t)(hi << 4 | lo);
-        i += 2;
-        if (k % 2 == 1 && k < 15 && i < end && p[i] == '-') {
-            i++;
-        }
-    }
-    if (i != end) {
-        return wk__pg_fail(err, WK_ERR_SYNTAX, i, "invalid input syntax for type uuid");
+    (void)e;
+    const wk_slice *s = in;
+    if (wk_buf_append(out, s->ptr, s->len) != WK_OK) {
+        return wk__pg_fail(err, WK_ERR_LIMIT, out->len, "output buffer is full");
     }
     return WK_OK;
 }
 
-static wk_status uuid_write_bin(const wk__pg_native *v, wk_buf *out)
-{
-    return wk_buf_append(out, v->uuid.b, 16);
-}
+/* ---- the codecs ---- */
 
-static wk_status uuid_write_text(const wk__pg_native *v, wk_buf *out)
-{
-    char t[36];
-    size_t o = 0;
-    for (int k = 0; k < 16; k++) {
-        if (k == 4 || k == 6 || k == 8 || k == 10) {
-            t[o++] = '-';
-        }
-        t[o++] = hexdig[v->uuid.b[k] >> 4];
-        t[o++] = hexdig[v->uuid.b[k] & 15];
-    }
-    return wk_buf_append(out, t, o);
-}
+/* 705 is "unknown": untyped literals (e.g. inside ROW()) are sent as their text. */
+OIDS(o_text, WK_PG_OID_TEXT, WK_PG_OID_VARCHAR, WK_PG_OID_BPCHAR, WK_PG_OID_NAME, 705);
+OIDS(a_text, WK_PG_OID_TEXT_ARRAY, WK_PG_OID_VARCHAR_ARRAY, WK_PG_OID_BPCHAR_ARRAY,
+     WK_PG_OID_NAME_ARRAY, 0);
+OIDS(o_char, WK_PG_OID_CHAR);
+OIDS(a_char, WK_PG_OID_CHAR_ARRAY);
+OIDS(o_bytea, WK_PG_OID_BYTEA);
+OIDS(a_bytea, WK_PG_OID_BYTEA_ARRAY);
 
-const wk__pg_type wk__pg_type_uuid = {WK__PG_CLASS_STRING, uuid_read_bin, uuid_read_text,
-                                      uuid_write_bin, uuid_write_text, 0, 0};
+const wk_pg_codec wk__pg_codec_text = {
+    "text", o_text, a_text, N(o_text), WK_PG_BOTH_FORMATS, K(STR) | GEN_DEC_KINDS,
+    K(STR) | K(TEXT), K(STR), 0,
+    {DEC_ROW([WK_PG_KIND_STR] = text_str), DEC_ROW([WK_PG_KIND_STR] = text_str)},
+    {ENC_ROW([WK_PG_KIND_STR] = enc_str), ENC_ROW([WK_PG_KIND_STR] = enc_str)},
+    &wk__pg_type_text};
+
+/* "char" decodes to STR (a one-byte view) but is not STR's natural type; bytea is BYTES'. */
+SIMPLE_CODEC(wk__pg_codec_char, "char", o_char, a_char, STR, false, wk__pg_type_char);
+SIMPLE_CODEC(wk__pg_codec_bytea, "bytea", o_bytea, a_bytea, BYTES, true, wk__pg_type_bytea);
+
+/* refcursor: a portal name; its binary form is its text. */
+R_OIDS(c_refcursor, 1790);
+R_AOIDS(c_refcursor, 2201);
+const wk_pg_codec wk__pg_codec_refcursor =
+    RC("refcursor", &wk__pg_rt_plain, WK_PG_BOTH_FORMATS, c_refcursor);

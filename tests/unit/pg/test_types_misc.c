@@ -1,8 +1,9 @@
 /*
  * The rendered types (rendered.c and the family files, range.c) without a server: binary
  * values built here byte by byte render to the text the PostgreSQL documentation gives for
- * them, text input parses to those same bytes, and hostile input (every truncation, a trailing byte, counts far beyond
- * the bytes present) fails with a status and an offset inside the value, never a crash.
+ * them, text input parses to those same bytes, and hostile input (every truncation, a
+ * trailing byte, counts far beyond the bytes present) fails with a status and an offset
+ * inside the value, never a crash.
  */
 #include <stdlib.h>
 

@@ -480,6 +480,28 @@ static void close_cache(cache_cli *c)
     wk_schema_unprepare(&c->schema);
 }
 
+enum {
+    C_REDIS = 1, C_CLIENT_NAME, C_CLUSTER, C_SENTINEL, C_SENTINEL_MASTER, C_NS, C_ENTITY,
+    C_CHANNEL, C_FORMAT, C_VERSION, C_TTL, C_MAX_BYTES, C_TIMEOUT
+};
+
+static const wk_cli_optdef cache_opts[] = {
+    {"--redis", 0, true, C_REDIS},
+    {"--client-name", 0, true, C_CLIENT_NAME},
+    {"--redis-cluster", 0, true, C_CLUSTER},
+    {"--redis-sentinel", 0, true, C_SENTINEL},
+    {"--sentinel-master", 0, true, C_SENTINEL_MASTER},
+    {"--ns", 0, true, C_NS},
+    {"--entity", 0, true, C_ENTITY},
+    {"--channel", 0, true, C_CHANNEL},
+    {"--format", 0, true, C_FORMAT},
+    {"--version", 0, true, C_VERSION},
+    {"--ttl", 0, true, C_TTL},
+    {"--max-bytes", 0, true, C_MAX_BYTES},
+    {"--timeout", 0, true, C_TIMEOUT},
+    {NULL, 0, false, 0},
+};
+
 static int run(int argc, char **argv)
 {
     cache_cli c;
@@ -491,46 +513,45 @@ static int run(int argc, char **argv)
     c.timeout_ms = 1000;
     c.max_bytes = WK_CACHE_MAX_ENTRY_DEFAULT;
     c.ser = wk_serializer_msgpack();
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
-        const char *o = argv[i];
-        if (wk_cli_is_help(o)) {
-            fputs(usage, stdout);
-            return WK_EXIT_OK;
-        }
-        const char *v = NULL;
-        if (wk_cli_opt(argc, argv, &i, "--redis", &v)) {
-            c.redis = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--client-name", &v)) {
-            c.client_name = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--redis-cluster", &v)) {
+    wk_cli_args args;
+    wk_cli_args_init(&args, "cache", argc, argv, 1, cache_opts);
+    int opt;
+    const char *v;
+    while ((opt = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (opt) {
+        case WK_CLI_HELP: fputs(usage, stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
+        case C_REDIS: c.redis = v; break;
+        case C_CLIENT_NAME: c.client_name = v; break;
+        case C_CLUSTER:
             c.cluster = v;
             c.redis = v; /* "a shared tier is given" */
-        } else if (wk_cli_opt(argc, argv, &i, "--redis-sentinel", &v)) {
+            break;
+        case C_SENTINEL:
             c.sentinels = v;
             c.redis = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--sentinel-master", &v)) {
-            c.sentinel_master = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--ns", &v)) {
-            c.ns = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--entity", &v)) {
-            c.entity = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--channel", &v)) {
-            c.channel = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--format", &v)) {
+            break;
+        case C_SENTINEL_MASTER: c.sentinel_master = v; break;
+        case C_NS: c.ns = v; break;
+        case C_ENTITY: c.entity = v; break;
+        case C_CHANNEL: c.channel = v; break;
+        case C_FORMAT:
             c.ser = wk_serializer_find(v);
             if (c.ser == NULL) {
                 return wk_cli_usage_error("cache", "unknown format '%s' (msgpack or json)", v);
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--version", &v)) {
+            break;
+        case C_VERSION:
             if (!parse_u32(v, &c.version)) {
                 return wk_cli_usage_error("cache", "--version needs a number");
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--ttl", &v)) {
+            break;
+        case C_TTL:
             if (!parse_u32(v, &c.ttl_ms) || c.ttl_ms == 0) {
                 return wk_cli_usage_error("cache", "--ttl needs a positive number");
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--max-bytes", &v)) {
+            break;
+        case C_MAX_BYTES: {
             char *end = NULL;
             errno = 0;
             unsigned long long mb = strtoull(v, &end, 10);
@@ -538,14 +559,20 @@ static int run(int argc, char **argv)
                 return wk_cli_usage_error("cache", "--max-bytes needs a positive number");
             }
             c.max_bytes = (size_t)mb;
-        } else if (wk_cli_opt(argc, argv, &i, "--timeout", &v)) {
+            break;
+        }
+        case C_TIMEOUT:
             if (!parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
                 return wk_cli_usage_error("cache", "--timeout needs a positive number");
             }
-        } else {
-            return wk_cli_usage_error("cache", "unknown or incomplete option '%s'", o);
+            break;
+        default: return wk_cli_usage_error("cache", "unexpected option");
         }
     }
+    /* the operands: OPERATION [ID [JSON]] */
+    argv += args.first;
+    argc = args.nops;
+    int i = 0;
     if (i >= argc) {
         return wk_cli_usage_error("cache", "missing operation (get, put, del, stats or run)");
     }

@@ -18,6 +18,9 @@
 #include "cache/cache_internal.h"
 #include "core/kernel_interface.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_CACHE_KEY_MAX == 512u, "a message below says 512 bytes");
+
 #define WK_CACHE_NS_MAX 64u
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
 #define STORE_FAILED 0x02u /* ... and it failed */
@@ -677,7 +680,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
     *out = NULL;
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     return get_key(c, s, key, key_len, wk__cache_hash(key, key_len), id, id_len, loader,
                    loader_ctx, 0, out, err);
@@ -792,7 +795,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         if (kl >= WK_CACHE_KEY_MAX) {
             statuses[i] = WK_ERR_ARG;
             if (first == WK_OK) {
-                first = wk_error_set(err, WK_ERR_ARG, i, "cache: key longer than WK_CACHE_KEY_MAX");
+                first = wk_error_set(err, WK_ERR_ARG, i, "cache: key longer than 512 bytes");
             }
             continue;
         }
@@ -908,7 +911,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     char key[WK_CACHE_KEY_MAX];
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     uint64_t hash = wk__cache_hash(key, key_len);
     wk_buf b;
@@ -958,7 +961,7 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
     char key[WK_CACHE_KEY_MAX];
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     uint64_t hash = wk__cache_hash(key, key_len);
     drop_local(c, key, key_len, hash, NULL);

@@ -12,7 +12,11 @@
 
 #include "mediatype/mt_internal.h"
 
-#define LONG_ESSENCE "an essence with capitals longer than WK_MT_ESSENCE_MAX"
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_MT_MAX_PARAMS == 16, "a message below says 16 parameters");
+_Static_assert(WK_MT_ESSENCE_MAX == 255, "a message below says 255 bytes");
+
+#define LONG_ESSENCE "an essence with capitals longer than 255 bytes"
 
 static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char *msg)
 {
@@ -270,7 +274,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                 }
             }
             wk__mt_clear(mt);
-            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more than 16 parameters");
         }
         if (!add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped)) {
         duplicate:
@@ -417,7 +421,7 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
         }
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             wk__mt_clear(mt);
-            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more than 16 parameters");
         }
         add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }

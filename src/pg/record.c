@@ -13,6 +13,9 @@
 
 #include "pg/pg_interface.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_PG_MAX_RECORD_DEPTH == 100u, "a message below says 100 levels");
+
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
 /* Records nest through the registry (a field of type record is decoded by this decoder
@@ -272,7 +275,7 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
 {
     if (record_depth >= WK_PG_MAX_RECORD_DEPTH) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0,
-                           "records nested deeper than WK_PG_MAX_RECORD_DEPTH");
+                           "records nested deeper than 100 levels");
     }
     record_depth++;
     wk_status st = d->format == WK_PG_BINARY ? render_bin(d, p, n, out, arena, err)

@@ -127,6 +127,14 @@ static int print_value(const wk_value *v)
     return WK_EXIT_OK;
 }
 
+/* The statuses of a value that is there but does not decode with this --format. */
+static bool is_decode_failure(wk_status st)
+{
+    return st == WK_ERR_SYNTAX || st == WK_ERR_TRUNCATED || st == WK_ERR_TYPE ||
+           st == WK_ERR_RANGE || st == WK_ERR_DEPTH || st == WK_ERR_UTF8 ||
+           st == WK_ERR_TRAILING;
+}
+
 static int op_get(cache_cli *c, const char *id)
 {
     wk_cache_entry *r = NULL;
@@ -138,6 +146,12 @@ static int op_get(cache_cli *c, const char *id)
             return WK_EXIT_OK;
         }
         return wk_cli_fail("%s: not found", id);
+    }
+    if (is_decode_failure(st)) {
+        /* a value is there, in another encoding or damaged: never reported as absent */
+        return wk_cli_fail("%s: cannot decode the stored value as %s: %s (written with "
+                           "another --format or by another program? it is left in place)",
+                           id, c->ser->name, wk_status_str(st));
     }
     if (st != WK_OK) {
         return wk_cli_fail_at("get", &err);
@@ -189,27 +203,140 @@ static bool version_prefix(const cache_cli *c, char *buf, size_t cap)
     return n > 0 && (size_t)n < cap;
 }
 
-static bool print_id(void *ctx, const char *key, size_t len)
+/* A deleted id's tombstone (WK_CACHE_TOMBSTONE_MARK, kept a moment so that no load refills the
+ * old value) and a loader's "not found" (WK_CACHE_NEGATIVE_MARK) are not values: get says "not
+ * found" for both, so keys, ttl and stats leave them out too. */
+static bool is_mark(const uint8_t *v, size_t len)
 {
-    size_t skip = *(const size_t *)ctx;
-    if (len >= skip) {
-        fwrite(key + skip, 1, len - skip, stdout);
-        fputc('\n', stdout);
+    return len == WK_CACHE_MARK_LEN && (memcmp(v, WK_CACHE_TOMBSTONE_MARK, len) == 0 ||
+                                        memcmp(v, WK_CACHE_NEGATIVE_MARK, len) == 0);
+}
+
+/* The keys a SCAN found, checked for marks a batch at a time. */
+#define KEY_BATCH 64
+
+typedef struct key_batch {
+    cache_cli *c;
+    size_t skip;   /* prefix length: printed ids start after it */
+    bool print;    /* keys: print each live id; stats: count them */
+    uint64_t live;
+    size_t n;
+    char *keys[KEY_BATCH];
+    size_t lens[KEY_BATCH];
+    wk_status st;
+    wk_error err;
+} key_batch;
+
+/* Whether each key of the batch holds a value (not a mark); a batch too large for one reply
+ * (--max-bytes) is asked key by key, and a single value too large is a value. */
+static wk_status batch_live(key_batch *kb, bool *live)
+{
+    const wk_cache_store *st = wk_redis_store_iface(kb->c->store);
+    wk_slice ks[KEY_BATCH];
+    wk_buf vals[KEY_BATCH];
+    bool found[KEY_BATCH];
+    for (size_t i = 0; i < kb->n; i++) {
+        ks[i].ptr = kb->keys[i];
+        ks[i].len = kb->lens[i];
+        wk_buf_init(&vals[i], NULL, 0);
+        found[i] = false;
     }
-    return true;
+    wk_status rs = st->fetch(st->self, kb->n, ks, vals, found, &kb->err);
+    for (size_t i = 0; i < kb->n && rs == WK_OK; i++) {
+        live[i] = found[i] && !is_mark(vals[i].data, vals[i].len);
+    }
+    for (size_t i = 0; i < kb->n && rs != WK_OK; i++) {
+        wk_buf_clear(&vals[i]);
+        found[i] = false;
+        wk_status one = st->fetch(st->self, 1, &ks[i], &vals[i], &found[i], &kb->err);
+        if (one != WK_OK && one != WK_ERR_LIMIT) {
+            for (size_t k = 0; k < kb->n; k++) {
+                wk_buf_free(&vals[k]);
+            }
+            return one;
+        }
+        live[i] = one == WK_ERR_LIMIT || (found[i] && !is_mark(vals[i].data, vals[i].len));
+    }
+    for (size_t i = 0; i < kb->n; i++) {
+        wk_buf_free(&vals[i]);
+    }
+    return WK_OK;
+}
+
+static void batch_flush(key_batch *kb)
+{
+    bool live[KEY_BATCH];
+    if (kb->n > 0 && kb->st == WK_OK) {
+        kb->st = batch_live(kb, live);
+    }
+    for (size_t i = 0; i < kb->n; i++) {
+        if (kb->st == WK_OK && live[i]) {
+            kb->live++;
+            if (kb->print) {
+                fwrite(kb->keys[i] + kb->skip, 1, kb->lens[i] - kb->skip, stdout);
+                fputc('\n', stdout);
+            }
+        }
+        free(kb->keys[i]);
+    }
+    kb->n = 0;
+}
+
+static bool take_key(void *ctx, const char *key, size_t len)
+{
+    key_batch *kb = ctx;
+    if (len < kb->skip || kb->st != WK_OK) {
+        return kb->st == WK_OK;
+    }
+    char *k = malloc(len + 1);
+    if (k == NULL) {
+        kb->st = wk_error_set(&kb->err, WK_ERR_NOMEM, 0, "out of memory");
+        return false;
+    }
+    memcpy(k, key, len);
+    k[len] = '\0';
+    kb->keys[kb->n] = k;
+    kb->lens[kb->n++] = len;
+    if (kb->n == KEY_BATCH) {
+        batch_flush(kb);
+    }
+    return kb->st == WK_OK;
+}
+
+/* The ids under `prefix` that hold values: printed (keys) or counted (stats). */
+static wk_status live_keys(cache_cli *c, const char *prefix, size_t skip, bool print,
+                           uint64_t *count, wk_error *err)
+{
+    key_batch *kb = calloc(1, sizeof *kb);
+    if (kb == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    kb->c = c;
+    kb->skip = skip;
+    kb->print = print;
+    wk_status st = wk_redis_store_scan(c->store, prefix, take_key, kb, err);
+    batch_flush(kb);
+    if (st == WK_OK && kb->st != WK_OK) {
+        st = kb->st;
+        *err = kb->err;
+    }
+    if (count != NULL) {
+        *count = kb->live;
+    }
+    free(kb);
+    return st;
 }
 
 /* `keys`: the ids stored in Redis for this namespace, entity and version (SCAN, every master
- * of a cluster), one per line, in no order. */
+ * of a cluster), one per line, in no order; deleted ids (tombstones) are not listed. */
 static int op_keys(cache_cli *c)
 {
     char prefix[WK_CACHE_KEY_MAX];
     if (!version_prefix(c, prefix, sizeof prefix)) {
         return wk_cli_fail("keys: namespace and entity too long");
     }
-    size_t skip = strlen(prefix);
     wk_error err;
-    if (wk_redis_store_scan(c->store, prefix, print_id, &skip, &err) != WK_OK) {
+    if (live_keys(c, prefix, strlen(prefix), true, NULL, &err) != WK_OK) {
         return wk_cli_fail_at("keys", &err);
     }
     return WK_EXIT_OK;
@@ -227,6 +354,22 @@ static int op_ttl(cache_cli *c, const char *id)
     wk_error err;
     if (wk_redis_store_pttl(c->store, key, &ms, &err) != WK_OK) {
         return wk_cli_fail_at("ttl", &err);
+    }
+    if (ms >= 0 || ms == -1) { /* a tombstone has a lifetime too: not a value */
+        const wk_cache_store *st = wk_redis_store_iface(c->store);
+        wk_slice k = {key, kl};
+        wk_buf v;
+        wk_buf_init(&v, NULL, 0);
+        bool found = false;
+        wk_status fs = st->fetch(st->self, 1, &k, &v, &found, &err);
+        bool mark = fs == WK_OK && found && is_mark(v.data, v.len);
+        wk_buf_free(&v);
+        if (fs != WK_OK && fs != WK_ERR_LIMIT) {
+            return wk_cli_fail_at("ttl", &err);
+        }
+        if (mark || (fs == WK_OK && !found)) {
+            ms = -2;
+        }
     }
     if (ms == -2) {
         return wk_cli_fail("%s: not found", id);
@@ -253,8 +396,8 @@ static int op_stats(cache_cli *c)
         if (n <= 0 || (size_t)n >= sizeof prefix || !version_prefix(c, vprefix, sizeof vprefix)) {
             return wk_cli_fail("stats: namespace and entity too long");
         }
-        if (wk_redis_store_count(c->store, prefix, &keys, &err) != WK_OK ||
-            wk_redis_store_count(c->store, vprefix, &vkeys, &err) != WK_OK) {
+        if (live_keys(c, prefix, 0, false, &keys, &err) != WK_OK ||
+            live_keys(c, vprefix, 0, false, &vkeys, &err) != WK_OK) {
             return wk_cli_fail_at("stats", &err);
         }
         printf("{\"redis_keys\":%llu,\"redis_keys_version\":%llu}\n", (unsigned long long)keys,
@@ -316,6 +459,15 @@ static void redact_url(const char *url, char *out, size_t cap)
     } else {
         snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url, at);
     }
+}
+
+/* Whether the URL has userinfo (`user:password@` or, as redis-cli reads it, `password@`). */
+static bool url_has_password(const char *url)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth != NULL ? auth + 3 : url;
+    size_t n = strncmp(url, "unix://", 7) == 0 ? strcspn(auth, "/") : strcspn(auth, "/?#");
+    return memchr(auth, '@', n) != NULL;
 }
 #endif
 
@@ -444,7 +596,12 @@ static int open_cache(cache_cli *c)
             o.sentinel_master = c->sentinel_master;
         }
         o.client_name = c->client_name;
-        o.password = getenv("WK_REDIS_PASSWORD"); /* NULL: the URL's, if any */
+        /* WK_REDIS_PASSWORD overrides the URL's password; REDISCLI_AUTH, as redis-cli
+         * reads it, only stands in for a password the URL does not give */
+        o.password = getenv("WK_REDIS_PASSWORD");
+        if (o.password == NULL && (o.url == NULL || !url_has_password(o.url))) {
+            o.password = getenv("REDISCLI_AUTH");
+        }
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;

@@ -261,6 +261,9 @@ static int print_row(printer *p, const PGresult *res, long rowno)
             wk_buf_clear(&p->cell);
             st = wk_pg_decode(wk_pg_plan_decoder(p->plan, i), PQgetvalue(res, 0, (int)i),
                               (size_t)PQgetlength(res, 0, (int)i), &p->cell, &p->arena, &err);
+            if (st == WK_OK && p->max_text != 0 && p->cell.len > p->max_text) {
+                st = wk_error_set(&err, WK_ERR_LIMIT, 0, "value text larger than the cap");
+            }
             if (st == WK_OK) {
                 st = csv_field(&p->buf, (const char *)p->cell.data, p->cell.len);
             }
@@ -314,6 +317,11 @@ static int print_row(printer *p, const PGresult *res, long rowno)
         if (st == WK_OK && p->fmt == OUT_MSGPACK) {
             st = wk_mp_writer_finish(&p->mw, &err);
         }
+    }
+    if (st == WK_ERR_LIMIT && p->max_text != 0) {
+        p->buf.len = row_start;
+        return wk_cli_fail("row %ld: a value's text is larger than --max-value-bytes %zu",
+                           rowno, p->max_text);
     }
     if (st != WK_OK) {
         p->buf.len = row_start;
@@ -559,6 +567,9 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
             rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
         } else if (st == WK_ERR_NOT_FOUND) {
             rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
+        } else if (st == WK_ERR_LIMIT && max_text != 0) {
+            rc = wk_cli_fail("row %llu: a value's text is larger than --max-value-bytes %zu",
+                             (unsigned long long)rows + 1, max_text);
         } else if (st != WK_OK) {
             rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)",
                              err.msg != NULL ? err.msg : "copy",

@@ -283,7 +283,7 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     record_depth--;
     if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL && err->msg == NULL) {
         wk__pg_fail(err, st, 0,
-                    st == WK_ERR_LIMIT ? "record text larger than the output cap (max_text)"
+                    st == WK_ERR_LIMIT ? "record text larger than the cap on a value's text"
                                        : "out of memory for record text");
     }
     return st;

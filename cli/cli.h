@@ -22,7 +22,11 @@ typedef struct wk_cli_command {
 
 /** Prints `wirekit: <msg>` and exits-code helper: returns WK_EXIT_FAIL. */
 int wk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** Prints `wirekit: <what>: <err->msg> (at byte N)` and returns WK_EXIT_FAIL. */
+/** `msg` with a library setting's C name (max_reply_bytes, ...) replaced by the option that
+ *  sets it, in `buf`; `msg` itself when it names none (or `buf` is too small). */
+const char *wk_cli_words(const char *msg, char *buf, size_t cap);
+/** Prints `wirekit: <what>: <err->msg> (at byte N)` (wk_cli_words) and returns
+ *  WK_EXIT_FAIL. */
 int wk_cli_fail_at(const char *what, const wk_error *err);
 /** Prints `wirekit <cmd>: <msg>` plus a hint to use --help; returns WK_EXIT_USAGE. */
 int wk_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -137,12 +137,12 @@ static int print_value(const wk_value *v)
     return WK_EXIT_OK;
 }
 
-/* The statuses of a value that is there but does not decode with this --format. */
-static bool is_decode_failure(wk_status st)
+/* A value that is there but does not decode with this --format: the cache's own message (a
+ * store's failure, whatever its status, is the store's: "redis: ..."). */
+static bool is_decode_failure(wk_status st, const wk_error *err)
 {
-    return st == WK_ERR_SYNTAX || st == WK_ERR_TRUNCATED || st == WK_ERR_TYPE ||
-           st == WK_ERR_RANGE || st == WK_ERR_DEPTH || st == WK_ERR_UTF8 ||
-           st == WK_ERR_TRAILING;
+    return st != WK_OK && err->msg != NULL &&
+           strncmp(err->msg, WK_CACHE_UNDECODABLE, strlen(WK_CACHE_UNDECODABLE)) == 0;
 }
 
 static int op_get(cache_cli *c, const char *id)
@@ -157,7 +157,7 @@ static int op_get(cache_cli *c, const char *id)
         }
         return wk_cli_fail("%s: not found", id);
     }
-    if (is_decode_failure(st)) {
+    if (is_decode_failure(st, &err)) {
         /* a value is there, in another encoding or damaged: never reported as absent */
         return wk_cli_fail("%s: cannot decode the stored value as %s: %s (written with "
                            "another --format or by another program? it is left in place)",
@@ -578,6 +578,7 @@ static int open_cache(cache_cli *c)
     cfg.serializer = c->ser;
     cfg.max_entry_bytes = c->max_bytes;
     wk_error err;
+    char words[512]; /* a message in the command's words (wk_cli_words) */
     if (c->redis != NULL) {
 #ifdef WK_CLI_HAVE_REDIS
         wk_redis_opts o = {0};
@@ -620,12 +621,13 @@ static int open_cache(cache_cli *c)
         o.max_reply_bytes = c->max_bytes;
         o.pool = 1;
         if (wk_redis_store_new(&o, &c->store, &err) != WK_OK) {
-            return wk_cli_fail("%s", err.msg);
+            return wk_cli_fail("%s", wk_cli_words(err.msg, words, sizeof words));
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
             char shown[512];
             redact_url(spec != NULL ? spec : c->redis, shown, sizeof shown);
-            return wk_cli_fail("cannot reach Redis at %s: %s", shown, err.msg);
+            return wk_cli_fail("cannot reach Redis at %s: %s", shown,
+                               wk_cli_words(err.msg, words, sizeof words));
         }
         cfg.store = wk_redis_store_iface(c->store);
 #else
@@ -633,7 +635,7 @@ static int open_cache(cache_cli *c)
 #endif
     }
     if (wk_cache_new(&cfg, &c->cache, &err) != WK_OK) {
-        return wk_cli_fail("%s", err.msg);
+        return wk_cli_fail("%s", wk_cli_words(err.msg, words, sizeof words));
     }
     return WK_EXIT_OK;
 }

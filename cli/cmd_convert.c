@@ -381,7 +381,7 @@ static int run(int argc, char **argv)
         return WK_EXIT_FAIL;
     }
     /* through a temporary file renamed over OUT at the end, refused when OUT is IN */
-    wk_cli_output outf;
+    wk_cli_output outf = {NULL, NULL, NULL, -1, NULL};
     if (!j.check && wk_cli_output_open(&outf, paths[1], j.in.fd) != 0) {
         wk_cli_input_close(&j.in);
         return WK_EXIT_FAIL;

@@ -25,10 +25,39 @@ int wk_cli_fail(const char *fmt, ...)
     return WK_EXIT_FAIL;
 }
 
+/* The library's messages name its settings by their C names; the command says which option
+ * sets them (or what they are), so that no identifier reaches a user. */
+const char *wk_cli_words(const char *msg, char *buf, size_t cap)
+{
+    static const char *const words[][2] = {
+        {" (max_bytes / shards)", " (its share of the memory tier)"},
+        {"max_reply_bytes", "--max-bytes"},
+        {"max_entry_bytes", "--max-bytes"},
+        {"max_reply_elements", "the largest reply"},
+        {" (connect_timeout_ms)", " (--timeout)"},
+        {" (max_text)", " (--max-value-bytes)"},
+    };
+    if (msg == NULL) {
+        return msg;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *at = strstr(msg, words[i][0]);
+        if (at != NULL) {
+            size_t skip = strlen(words[i][0]);
+            int n = snprintf(buf, cap, "%.*s%s%s", (int)(at - msg), msg, words[i][1],
+                             at + skip);
+            return n > 0 && (size_t)n < cap ? buf : msg;
+        }
+    }
+    return msg;
+}
+
 int wk_cli_fail_at(const char *what, const wk_error *err)
 {
-    return wk_cli_fail("%s: %s (at byte %zu)", what,
-                       err->msg != NULL ? err->msg : wk_status_str(err->code), err->offset);
+    char buf[512];
+    const char *msg = err->msg != NULL ? wk_cli_words(err->msg, buf, sizeof buf)
+                                       : wk_status_str(err->code);
+    return wk_cli_fail("%s: %s (at byte %zu)", what, msg, err->offset);
 }
 
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)

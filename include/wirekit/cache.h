@@ -144,10 +144,13 @@ typedef struct wk_cache_store {
 /** A shared value that does not decode (written with another serializer, by another tool,
  *  damaged) is deleted from the shared tier by the get that meets it, and the loader's value
  *  filled in its place. Without it a read never deletes: the value is left where it is, a get
- *  without a loader fails with the decode status ("cannot be decoded"), one with a loader
+ *  without a loader fails with the decode status (WK_CACHE_UNDECODABLE), one with a loader
  *  returns the loader's value without storing it. Either way the value is counted in
  *  `corrupt` and never kept in the local tier. */
 #define WK_CACHE_REMOVE_CORRUPT 0x02u
+/** How the message of that failure begins (err->msg), telling it from a store's failure
+ *  with the same status. */
+#define WK_CACHE_UNDECODABLE "cache: the shared value cannot be decoded"
 
 /** Cache settings; zero means the default given after each field. */
 typedef struct wk_cache_config {

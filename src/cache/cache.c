@@ -514,9 +514,8 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
         if (r == SHARED_CORRUPT && loader == NULL) {
             /* not a miss: the id has a value, which this cache cannot read */
             return wk_error_set(err, st, 0,
-                                "cache: the shared value cannot be decoded (written with "
-                                "another serializer or by another program?); it is left "
-                                "in place");
+                                WK_CACHE_UNDECODABLE " (written with another serializer or "
+                                "by another program?); it is left in place");
         }
         if (r == SHARED_FAILED && st != WK_ERR_NOMEM) {
             shared_st = st;
@@ -892,9 +891,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
                 if (loader == NULL) { /* left in place and reported, as by wk_cache_get */
                     if (first == WK_OK) {
                         first = wk_error_set(err, statuses[i], i,
-                                             "cache: the shared value cannot be decoded "
-                                             "(written with another serializer or by another "
-                                             "program?); it is left in place");
+                                             WK_CACHE_UNDECODABLE " (written with another "
+                                             "serializer or by another program?); it is "
+                                             "left in place");
                     }
                     continue;
                 }

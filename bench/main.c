@@ -61,17 +61,17 @@ static void usage(FILE *out)
 static int write_svg(const char *path, const wk_bench_row *rows, size_t n, const char *title,
                      const char *caption)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "wirekit-bench: cannot write %s: %s\n", path, strerror(errno));
+    /* replaced whole at the end (wk_cli_output), never left half-written */
+    wk_cli_output out;
+    if (wk_cli_output_open(&out, path, -1) != 0) {
         return 1;
     }
-    int rc = wk_bench_write_svg(f, rows, n, title, caption);
-    if (fclose(f) != 0 || rc != 0) {
+    if (wk_bench_write_svg(out.f, rows, n, title, caption) != 0) {
+        wk_cli_output_abort(&out);
         fprintf(stderr, "wirekit-bench: cannot write %s\n", path);
         return 1;
     }
-    return 0;
+    return wk_cli_output_commit(&out) == 0 ? 0 : 1;
 }
 
 /* --callgrind: runs this program again under callgrind with the same arguments. */
@@ -139,43 +139,49 @@ int main(int argc, char **argv)
     size_t nonly = 0;
     const char *svg = NULL, *chart = NULL;
     bool callgrind = false;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (strcmp(argv[i], "--json") == 0) {
-            b.json = true;
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            b.quick = true;
-        } else if (strcmp(argv[i], "--list") == 0) {
+    enum { B_JSON = 1, B_QUICK, B_LIST, B_SUITE, B_CASE, B_DATA, B_SVG, B_CHART, B_CALLGRIND,
+           B_CG_OUT };
+    static const wk_cli_optdef defs[] = {
+        {"--json", 0, false, B_JSON},         {"--quick", 0, false, B_QUICK},
+        {"--list", 0, false, B_LIST},         {"--suite", 0, true, B_SUITE},
+        {"--case", 0, true, B_CASE},          {"--data", 0, true, B_DATA},
+        {"--svg", 0, true, B_SVG},            {"--chart", 0, true, B_CHART},
+        {"--callgrind", 0, false, B_CALLGRIND}, {"--callgrind-out", 0, true, B_CG_OUT},
+        {NULL, 0, false, 0},
+    };
+    wk_cli_args args;
+    wk_cli_args_init(&args, "bench", argc, argv, 1, defs);
+    int id;
+    const char *v;
+    while ((id = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (id) {
+        case WK_CLI_HELP: usage(stdout); return 0;
+        case WK_CLI_BAD: return 2;
+        case B_JSON: b.json = true; break;
+        case B_QUICK: b.quick = true; break;
+        case B_LIST:
             for (size_t k = 0; wk_bench_suites[k].name != NULL; k++) {
                 printf("%s\n", wk_bench_suites[k].name);
             }
             return 0;
-        } else if (wk_cli_opt(argc, argv, &i, "--suite", &v)) {
+        case B_SUITE:
             if (nonly == sizeof only / sizeof only[0]) {
                 fprintf(stderr, "wirekit-bench: at most %zu --suite options\n", nonly);
                 return 2;
             }
             only[nonly++] = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--case", &v)) {
-            b.case_filter = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--data", &v)) {
-            b.data_dir = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--svg", &v)) {
-            svg = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--chart", &v)) {
-            chart = v;
-        } else if (strcmp(argv[i], "--callgrind") == 0) {
-            callgrind = true;
-        } else if (wk_cli_opt(argc, argv, &i, "--callgrind-out", &v)) {
-            b.cg_file = v; /* set by --callgrind for the run inside valgrind */
-        } else if (wk_cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "wirekit-bench: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
+            break;
+        case B_CASE: b.case_filter = v; break;
+        case B_DATA: b.data_dir = v; break;
+        case B_SVG: svg = v; break;
+        case B_CHART: chart = v; break;
+        case B_CALLGRIND: callgrind = true; break;
+        case B_CG_OUT: b.cg_file = v; break; /* set by --callgrind for the run inside valgrind */
+        default: return 2;
         }
+    }
+    if (args.nops > 0) {
+        return wk_cli_usage_error("bench", "no operands: '%s'", argv[args.first]);
     }
     unsigned count = 0;
     for (size_t k = 0; k < nonly; k++) {

@@ -22,7 +22,11 @@ typedef struct wk_cli_command {
 
 /** Prints `wirekit: <msg>` and exits-code helper: returns WK_EXIT_FAIL. */
 int wk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** Prints `wirekit: <what>: <err->msg> (at byte N)` and returns WK_EXIT_FAIL. */
+/** `msg` with a library setting's C name (max_reply_bytes, ...) replaced by the option that
+ *  sets it, in `buf`; `msg` itself when it names none (or `buf` is too small). */
+const char *wk_cli_words(const char *msg, char *buf, size_t cap);
+/** Prints `wirekit: <what>: <err->msg> (at byte N)` (wk_cli_words) and returns
+ *  WK_EXIT_FAIL. */
 int wk_cli_fail_at(const char *what, const wk_error *err);
 /** Prints `wirekit <cmd>: <msg>` plus a hint to use --help; returns WK_EXIT_USAGE. */
 int wk_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -33,14 +37,71 @@ int wk_cli_is_help(const char *arg);
  *  False, nothing changed, for another option or when the value is missing. */
 bool wk_cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* ---- options anywhere before `--`, one parser for every subcommand ---- */
+
+/** One option a subcommand takes. */
+typedef struct wk_cli_optdef {
+    const char *name; /* "--dsn"; NULL ends a table */
+    char short_name;  /* 'f' for -f (also -fVALUE), or 0 */
+    bool value;       /* takes a value: `--dsn VALUE` or `--dsn=VALUE` */
+    int id;           /* what wk_cli_next returns for it: greater than 0 */
+} wk_cli_optdef;
+
+#define WK_CLI_DONE 0    /* every argument read */
+#define WK_CLI_HELP (-1) /* -h or --help */
+#define WK_CLI_BAD (-2)  /* a usage error, already printed: exit WK_EXIT_USAGE */
+
+/** The arguments of one subcommand, read in order. Operands are gathered, in their order,
+ *  into argv[first .. first + nops) as the options around them are read (argv is reordered
+ *  in place); after `--` every argument is an operand, and "-" always is one. */
+typedef struct wk_cli_args {
+    const char *cmd; /* in messages: "wirekit CMD: ..." */
+    int argc;
+    char **argv;
+    const wk_cli_optdef *defs;
+    int i, first, nops;
+} wk_cli_args;
+
+/** Starts reading argv[first..argc) against `defs` (ended by a NULL name). */
+void wk_cli_args_init(wk_cli_args *a, const char *cmd, int argc, char **argv, int first,
+                      const wk_cli_optdef *defs);
+/** The next option: its id (with *value set when it takes one), WK_CLI_HELP, WK_CLI_BAD after
+ *  printing a usage error (an unknown option, a value missing or not wanted), or WK_CLI_DONE
+ *  when all arguments are read; the operands are then a->argv + a->first, a->nops of them. */
+int wk_cli_next(wk_cli_args *a, const char **value);
+
 /** Reads all of `path` ("-" or NULL = stdin) into a malloc'd buffer. Returns 0 or -1 (errno
  *  set; message already printed). */
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len);
 /** wk_cli_read_all, failing (message printed) as soon as more than `max` bytes were read; the
  *  buffer never grows past about twice `max`. */
 int wk_cli_read_max(const char *path, size_t max, uint8_t **data, size_t *len);
-/** Opens `path` for writing ("-" or NULL = stdout). NULL on failure (message printed). */
-FILE *wk_cli_open_out(const char *path);
+/* ---- a named output file, replaced whole or not at all ---- */
+
+/** An output: standard output, or a named file written through a temporary file. */
+typedef struct wk_cli_output {
+    const char *name; /* for messages: the path as given, or "standard output" */
+    char *target;     /* the file renamed over (symbolic links resolved); NULL: stdout */
+    char *tmp;        /* the temporary file, until renamed or removed */
+    int fd;
+    FILE *f;          /* on fd; write through one of them only */
+} wk_cli_output;
+
+/** Opens `path` for writing (NULL or "-" = standard output). A named file is written to a
+ *  temporary file in the target's directory (the target found through symbolic links), given
+ *  the target's mode when it exists (else 0666 less the umask), and renamed over the target
+ *  by wk_cli_output_commit: a run that fails or is killed leaves the old file as it was (a
+ *  kill by SIGINT, SIGTERM or SIGHUP also removes the temporary file). Refused when the
+ *  output is the file open as `in_fd` (same device and inode, however it is named; -1: no
+ *  input), which the run would destroy, also when that output is standard output opened by
+ *  the shell. Returns 0, or -1 with the message printed. */
+int wk_cli_output_open(wk_cli_output *o, const char *path, int in_fd);
+/** Flushes o->f; for a named file, fsyncs it, closes it and renames it over the target.
+ *  Returns 0, or -1 (message printed; the temporary file removed, the target untouched). */
+int wk_cli_output_commit(wk_cli_output *o);
+/** Gives up the output: a named file's temporary file is removed, the target untouched.
+ *  Standard output is flushed. Does nothing after a commit. */
+void wk_cli_output_abort(wk_cli_output *o);
 
 /* ---- streaming input with a progress line ---- */
 

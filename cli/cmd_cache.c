@@ -35,10 +35,15 @@ static const char usage[] =
     "<ns>:<entity>:v<version>:<id>, in the in-process memory tier or in Redis. Values are\n"
     "shown as JSON. get exits 1 when the id is not cached ('ID: not found'), and also\n"
     "exits 1, with the cause ('get: redis: ...'), when Redis fails or answers something\n"
-    "that is not a value: a failure is never reported as 'not found'. Against Redis,\n"
+    "that is not a value: a failure is never reported as 'not found'. A value that does\n"
+    "not decode with this --format (written with another one, or by another program)\n"
+    "exits 1 too ('ID: cannot decode the stored value as FORMAT: why'): a read never\n"
+    "deletes anything. Against Redis,\n"
     "stats prints only what other processes see too: {\"redis_keys\":N (this namespace and\n"
     "entity), \"redis_keys_version\":N (and this version)}; keys lists the ids (SCAN, on\n"
-    "every master of a cluster); ttl exits 1 when the id is not in Redis.\n"
+    "every master of a cluster); ttl exits 1 when the id is not in Redis. The tombstone\n"
+    "a del leaves for a moment (so that no process refills the old value) is not a\n"
+    "value: keys, ttl and stats do not count it, as get does not.\n"
     "\n"
     "Without --redis the cache is the memory tier of this one invocation, so get/put/del/stats\n"
     "alone are refused: use run with a script, one operation per line:\n"
@@ -53,14 +58,18 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --redis URL      shared tier: redis://[[user]:password@]host[:port][/db] or\n"
-    "                   unix:///path/to/socket[?db=N] (the password may instead come from\n"
-    "                   the WK_REDIS_PASSWORD environment variable); put and del delete the old\n"
+    "                   unix:///path/to/socket[?db=N]; as redis-cli reads it, userinfo\n"
+    "                   without ':' is a password: redis://alice@host sends AUTH alice\n"
+    "                   (the default user), an ACL user needs redis://alice:PASSWORD@host.\n"
+    "                   The password may instead come from WK_REDIS_PASSWORD (over the\n"
+    "                   URL's) or REDISCLI_AUTH (when the URL has none, as redis-cli\n"
+    "                   takes it); put and del delete the old\n"
     "                   value first and are broadcast on the invalidation channel, so\n"
     "                   other processes drop their copies; when Redis refuses part of it\n"
     "                   (e.g. out of memory) the command fails and says which part\n"
     "  --redis-cluster HOST:PORT[,HOST:PORT...]\n"
     "                   shared tier in a Redis Cluster, found from these seed nodes (the\n"
-    "                   password from WK_REDIS_PASSWORD)\n"
+    "                   password from WK_REDIS_PASSWORD or REDISCLI_AUTH)\n"
     "  --redis-sentinel HOST:PORT[,HOST:PORT...]\n"
     "                   shared tier on the master the sentinels name (--sentinel-master)\n"
     "  --sentinel-master NAME  the master's name in Sentinel\n"
@@ -75,6 +84,7 @@ static const char usage[] =
     "  --timeout MS     Redis connect timeout, and the total time one Redis command may\n"
     "                   take, however slowly the server answers (default 1000)\n"
     "  --channel NAME   invalidation channel (default wirekit:invalidate)\n\n"
+    "Options may come anywhere before '--' (after the operation too); '--' ends them.\n\n"
     "Exit status: 0 success, 1 a failure or an id not there (get, ttl), 2 usage error.\n";
 
 typedef struct cache_cli {
@@ -127,6 +137,14 @@ static int print_value(const wk_value *v)
     return WK_EXIT_OK;
 }
 
+/* A value that is there but does not decode with this --format: the cache's own message (a
+ * store's failure, whatever its status, is the store's: "redis: ..."). */
+static bool is_decode_failure(wk_status st, const wk_error *err)
+{
+    return st != WK_OK && err->msg != NULL &&
+           strncmp(err->msg, WK_CACHE_UNDECODABLE, strlen(WK_CACHE_UNDECODABLE)) == 0;
+}
+
 static int op_get(cache_cli *c, const char *id)
 {
     wk_cache_entry *r = NULL;
@@ -138,6 +156,12 @@ static int op_get(cache_cli *c, const char *id)
             return WK_EXIT_OK;
         }
         return wk_cli_fail("%s: not found", id);
+    }
+    if (is_decode_failure(st, &err)) {
+        /* a value is there, in another encoding or damaged: never reported as absent */
+        return wk_cli_fail("%s: cannot decode the stored value as %s: %s (written with "
+                           "another --format or by another program? it is left in place)",
+                           id, c->ser->name, wk_status_str(st));
     }
     if (st != WK_OK) {
         return wk_cli_fail_at("get", &err);
@@ -189,27 +213,140 @@ static bool version_prefix(const cache_cli *c, char *buf, size_t cap)
     return n > 0 && (size_t)n < cap;
 }
 
-static bool print_id(void *ctx, const char *key, size_t len)
+/* A deleted id's tombstone (WK_CACHE_TOMBSTONE_MARK, kept a moment so that no load refills the
+ * old value) and a loader's "not found" (WK_CACHE_NEGATIVE_MARK) are not values: get says "not
+ * found" for both, so keys, ttl and stats leave them out too. */
+static bool is_mark(const uint8_t *v, size_t len)
 {
-    size_t skip = *(const size_t *)ctx;
-    if (len >= skip) {
-        fwrite(key + skip, 1, len - skip, stdout);
-        fputc('\n', stdout);
+    return len == WK_CACHE_MARK_LEN && (memcmp(v, WK_CACHE_TOMBSTONE_MARK, len) == 0 ||
+                                        memcmp(v, WK_CACHE_NEGATIVE_MARK, len) == 0);
+}
+
+/* The keys a SCAN found, checked for marks a batch at a time. */
+#define KEY_BATCH 64
+
+typedef struct key_batch {
+    cache_cli *c;
+    size_t skip;   /* prefix length: printed ids start after it */
+    bool print;    /* keys: print each live id; stats: count them */
+    uint64_t live;
+    size_t n;
+    char *keys[KEY_BATCH];
+    size_t lens[KEY_BATCH];
+    wk_status st;
+    wk_error err;
+} key_batch;
+
+/* Whether each key of the batch holds a value (not a mark); a batch too large for one reply
+ * (--max-bytes) is asked key by key, and a single value too large is a value. */
+static wk_status batch_live(key_batch *kb, bool *live)
+{
+    const wk_cache_store *st = wk_redis_store_iface(kb->c->store);
+    wk_slice ks[KEY_BATCH];
+    wk_buf vals[KEY_BATCH];
+    bool found[KEY_BATCH];
+    for (size_t i = 0; i < kb->n; i++) {
+        ks[i].ptr = kb->keys[i];
+        ks[i].len = kb->lens[i];
+        wk_buf_init(&vals[i], NULL, 0);
+        found[i] = false;
     }
-    return true;
+    wk_status rs = st->fetch(st->self, kb->n, ks, vals, found, &kb->err);
+    for (size_t i = 0; i < kb->n && rs == WK_OK; i++) {
+        live[i] = found[i] && !is_mark(vals[i].data, vals[i].len);
+    }
+    for (size_t i = 0; i < kb->n && rs != WK_OK; i++) {
+        wk_buf_clear(&vals[i]);
+        found[i] = false;
+        wk_status one = st->fetch(st->self, 1, &ks[i], &vals[i], &found[i], &kb->err);
+        if (one != WK_OK && one != WK_ERR_LIMIT) {
+            for (size_t k = 0; k < kb->n; k++) {
+                wk_buf_free(&vals[k]);
+            }
+            return one;
+        }
+        live[i] = one == WK_ERR_LIMIT || (found[i] && !is_mark(vals[i].data, vals[i].len));
+    }
+    for (size_t i = 0; i < kb->n; i++) {
+        wk_buf_free(&vals[i]);
+    }
+    return WK_OK;
+}
+
+static void batch_flush(key_batch *kb)
+{
+    bool live[KEY_BATCH];
+    if (kb->n > 0 && kb->st == WK_OK) {
+        kb->st = batch_live(kb, live);
+    }
+    for (size_t i = 0; i < kb->n; i++) {
+        if (kb->st == WK_OK && live[i]) {
+            kb->live++;
+            if (kb->print) {
+                fwrite(kb->keys[i] + kb->skip, 1, kb->lens[i] - kb->skip, stdout);
+                fputc('\n', stdout);
+            }
+        }
+        free(kb->keys[i]);
+    }
+    kb->n = 0;
+}
+
+static bool take_key(void *ctx, const char *key, size_t len)
+{
+    key_batch *kb = ctx;
+    if (len < kb->skip || kb->st != WK_OK) {
+        return kb->st == WK_OK;
+    }
+    char *k = malloc(len + 1);
+    if (k == NULL) {
+        kb->st = wk_error_set(&kb->err, WK_ERR_NOMEM, 0, "out of memory");
+        return false;
+    }
+    memcpy(k, key, len);
+    k[len] = '\0';
+    kb->keys[kb->n] = k;
+    kb->lens[kb->n++] = len;
+    if (kb->n == KEY_BATCH) {
+        batch_flush(kb);
+    }
+    return kb->st == WK_OK;
+}
+
+/* The ids under `prefix` that hold values: printed (keys) or counted (stats). */
+static wk_status live_keys(cache_cli *c, const char *prefix, size_t skip, bool print,
+                           uint64_t *count, wk_error *err)
+{
+    key_batch *kb = calloc(1, sizeof *kb);
+    if (kb == NULL) {
+        return wk_error_set(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    kb->c = c;
+    kb->skip = skip;
+    kb->print = print;
+    wk_status st = wk_redis_store_scan(c->store, prefix, take_key, kb, err);
+    batch_flush(kb);
+    if (st == WK_OK && kb->st != WK_OK) {
+        st = kb->st;
+        *err = kb->err;
+    }
+    if (count != NULL) {
+        *count = kb->live;
+    }
+    free(kb);
+    return st;
 }
 
 /* `keys`: the ids stored in Redis for this namespace, entity and version (SCAN, every master
- * of a cluster), one per line, in no order. */
+ * of a cluster), one per line, in no order; deleted ids (tombstones) are not listed. */
 static int op_keys(cache_cli *c)
 {
     char prefix[WK_CACHE_KEY_MAX];
     if (!version_prefix(c, prefix, sizeof prefix)) {
         return wk_cli_fail("keys: namespace and entity too long");
     }
-    size_t skip = strlen(prefix);
     wk_error err;
-    if (wk_redis_store_scan(c->store, prefix, print_id, &skip, &err) != WK_OK) {
+    if (live_keys(c, prefix, strlen(prefix), true, NULL, &err) != WK_OK) {
         return wk_cli_fail_at("keys", &err);
     }
     return WK_EXIT_OK;
@@ -227,6 +364,22 @@ static int op_ttl(cache_cli *c, const char *id)
     wk_error err;
     if (wk_redis_store_pttl(c->store, key, &ms, &err) != WK_OK) {
         return wk_cli_fail_at("ttl", &err);
+    }
+    if (ms >= 0 || ms == -1) { /* a tombstone has a lifetime too: not a value */
+        const wk_cache_store *st = wk_redis_store_iface(c->store);
+        wk_slice k = {key, kl};
+        wk_buf v;
+        wk_buf_init(&v, NULL, 0);
+        bool found = false;
+        wk_status fs = st->fetch(st->self, 1, &k, &v, &found, &err);
+        bool mark = fs == WK_OK && found && is_mark(v.data, v.len);
+        wk_buf_free(&v);
+        if (fs != WK_OK && fs != WK_ERR_LIMIT) {
+            return wk_cli_fail_at("ttl", &err);
+        }
+        if (mark || (fs == WK_OK && !found)) {
+            ms = -2;
+        }
     }
     if (ms == -2) {
         return wk_cli_fail("%s: not found", id);
@@ -253,8 +406,8 @@ static int op_stats(cache_cli *c)
         if (n <= 0 || (size_t)n >= sizeof prefix || !version_prefix(c, vprefix, sizeof vprefix)) {
             return wk_cli_fail("stats: namespace and entity too long");
         }
-        if (wk_redis_store_count(c->store, prefix, &keys, &err) != WK_OK ||
-            wk_redis_store_count(c->store, vprefix, &vkeys, &err) != WK_OK) {
+        if (live_keys(c, prefix, 0, false, &keys, &err) != WK_OK ||
+            live_keys(c, vprefix, 0, false, &vkeys, &err) != WK_OK) {
             return wk_cli_fail_at("stats", &err);
         }
         printf("{\"redis_keys\":%llu,\"redis_keys_version\":%llu}\n", (unsigned long long)keys,
@@ -316,6 +469,15 @@ static void redact_url(const char *url, char *out, size_t cap)
     } else {
         snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url, at);
     }
+}
+
+/* Whether the URL has userinfo (`user:password@` or, as redis-cli reads it, `password@`). */
+static bool url_has_password(const char *url)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth != NULL ? auth + 3 : url;
+    size_t n = strncmp(url, "unix://", 7) == 0 ? strcspn(auth, "/") : strcspn(auth, "/?#");
+    return memchr(auth, '@', n) != NULL;
 }
 #endif
 
@@ -416,6 +578,7 @@ static int open_cache(cache_cli *c)
     cfg.serializer = c->ser;
     cfg.max_entry_bytes = c->max_bytes;
     wk_error err;
+    char words[512]; /* a message in the command's words (wk_cli_words) */
     if (c->redis != NULL) {
 #ifdef WK_CLI_HAVE_REDIS
         wk_redis_opts o = {0};
@@ -444,7 +607,12 @@ static int open_cache(cache_cli *c)
             o.sentinel_master = c->sentinel_master;
         }
         o.client_name = c->client_name;
-        o.password = getenv("WK_REDIS_PASSWORD"); /* NULL: the URL's, if any */
+        /* WK_REDIS_PASSWORD overrides the URL's password; REDISCLI_AUTH, as redis-cli
+         * reads it, only stands in for a password the URL does not give */
+        o.password = getenv("WK_REDIS_PASSWORD");
+        if (o.password == NULL && (o.url == NULL || !url_has_password(o.url))) {
+            o.password = getenv("REDISCLI_AUTH");
+        }
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;
@@ -453,12 +621,13 @@ static int open_cache(cache_cli *c)
         o.max_reply_bytes = c->max_bytes;
         o.pool = 1;
         if (wk_redis_store_new(&o, &c->store, &err) != WK_OK) {
-            return wk_cli_fail("%s", err.msg);
+            return wk_cli_fail("%s", wk_cli_words(err.msg, words, sizeof words));
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
             char shown[512];
             redact_url(spec != NULL ? spec : c->redis, shown, sizeof shown);
-            return wk_cli_fail("cannot reach Redis at %s: %s", shown, err.msg);
+            return wk_cli_fail("cannot reach Redis at %s: %s", shown,
+                               wk_cli_words(err.msg, words, sizeof words));
         }
         cfg.store = wk_redis_store_iface(c->store);
 #else
@@ -466,7 +635,7 @@ static int open_cache(cache_cli *c)
 #endif
     }
     if (wk_cache_new(&cfg, &c->cache, &err) != WK_OK) {
-        return wk_cli_fail("%s", err.msg);
+        return wk_cli_fail("%s", wk_cli_words(err.msg, words, sizeof words));
     }
     return WK_EXIT_OK;
 }
@@ -480,6 +649,28 @@ static void close_cache(cache_cli *c)
     wk_schema_unprepare(&c->schema);
 }
 
+enum {
+    C_REDIS = 1, C_CLIENT_NAME, C_CLUSTER, C_SENTINEL, C_SENTINEL_MASTER, C_NS, C_ENTITY,
+    C_CHANNEL, C_FORMAT, C_VERSION, C_TTL, C_MAX_BYTES, C_TIMEOUT
+};
+
+static const wk_cli_optdef cache_opts[] = {
+    {"--redis", 0, true, C_REDIS},
+    {"--client-name", 0, true, C_CLIENT_NAME},
+    {"--redis-cluster", 0, true, C_CLUSTER},
+    {"--redis-sentinel", 0, true, C_SENTINEL},
+    {"--sentinel-master", 0, true, C_SENTINEL_MASTER},
+    {"--ns", 0, true, C_NS},
+    {"--entity", 0, true, C_ENTITY},
+    {"--channel", 0, true, C_CHANNEL},
+    {"--format", 0, true, C_FORMAT},
+    {"--version", 0, true, C_VERSION},
+    {"--ttl", 0, true, C_TTL},
+    {"--max-bytes", 0, true, C_MAX_BYTES},
+    {"--timeout", 0, true, C_TIMEOUT},
+    {NULL, 0, false, 0},
+};
+
 static int run(int argc, char **argv)
 {
     cache_cli c;
@@ -491,46 +682,45 @@ static int run(int argc, char **argv)
     c.timeout_ms = 1000;
     c.max_bytes = WK_CACHE_MAX_ENTRY_DEFAULT;
     c.ser = wk_serializer_msgpack();
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
-        const char *o = argv[i];
-        if (wk_cli_is_help(o)) {
-            fputs(usage, stdout);
-            return WK_EXIT_OK;
-        }
-        const char *v = NULL;
-        if (wk_cli_opt(argc, argv, &i, "--redis", &v)) {
-            c.redis = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--client-name", &v)) {
-            c.client_name = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--redis-cluster", &v)) {
+    wk_cli_args args;
+    wk_cli_args_init(&args, "cache", argc, argv, 1, cache_opts);
+    int opt;
+    const char *v;
+    while ((opt = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (opt) {
+        case WK_CLI_HELP: fputs(usage, stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
+        case C_REDIS: c.redis = v; break;
+        case C_CLIENT_NAME: c.client_name = v; break;
+        case C_CLUSTER:
             c.cluster = v;
             c.redis = v; /* "a shared tier is given" */
-        } else if (wk_cli_opt(argc, argv, &i, "--redis-sentinel", &v)) {
+            break;
+        case C_SENTINEL:
             c.sentinels = v;
             c.redis = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--sentinel-master", &v)) {
-            c.sentinel_master = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--ns", &v)) {
-            c.ns = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--entity", &v)) {
-            c.entity = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--channel", &v)) {
-            c.channel = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--format", &v)) {
+            break;
+        case C_SENTINEL_MASTER: c.sentinel_master = v; break;
+        case C_NS: c.ns = v; break;
+        case C_ENTITY: c.entity = v; break;
+        case C_CHANNEL: c.channel = v; break;
+        case C_FORMAT:
             c.ser = wk_serializer_find(v);
             if (c.ser == NULL) {
                 return wk_cli_usage_error("cache", "unknown format '%s' (msgpack or json)", v);
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--version", &v)) {
+            break;
+        case C_VERSION:
             if (!parse_u32(v, &c.version)) {
                 return wk_cli_usage_error("cache", "--version needs a number");
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--ttl", &v)) {
+            break;
+        case C_TTL:
             if (!parse_u32(v, &c.ttl_ms) || c.ttl_ms == 0) {
                 return wk_cli_usage_error("cache", "--ttl needs a positive number");
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--max-bytes", &v)) {
+            break;
+        case C_MAX_BYTES: {
             char *end = NULL;
             errno = 0;
             unsigned long long mb = strtoull(v, &end, 10);
@@ -538,14 +728,20 @@ static int run(int argc, char **argv)
                 return wk_cli_usage_error("cache", "--max-bytes needs a positive number");
             }
             c.max_bytes = (size_t)mb;
-        } else if (wk_cli_opt(argc, argv, &i, "--timeout", &v)) {
+            break;
+        }
+        case C_TIMEOUT:
             if (!parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
                 return wk_cli_usage_error("cache", "--timeout needs a positive number");
             }
-        } else {
-            return wk_cli_usage_error("cache", "unknown or incomplete option '%s'", o);
+            break;
+        default: return wk_cli_usage_error("cache", "unexpected option");
         }
     }
+    /* the operands: OPERATION [ID [JSON]] */
+    argv += args.first;
+    argc = args.nops;
+    int i = 0;
     if (i >= argc) {
         return wk_cli_usage_error("cache", "missing operation (get, put, del, stats or run)");
     }

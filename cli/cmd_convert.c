@@ -331,12 +331,14 @@ static int run(int argc, char **argv)
     if (wk_cli_input_open(&j.in, paths[0], progress) != 0) {
         return WK_EXIT_FAIL;
     }
-    j.out_name = use_stdout ? "standard output" : paths[1];
-    int fd = use_stdout ? 1 : open(paths[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
+    /* through a temporary file renamed over OUT at the end, refused when OUT is IN */
+    wk_cli_output outf = {NULL, NULL, NULL, -1, NULL};
+    if (!j.check && wk_cli_output_open(&outf, paths[1], j.in.fd) != 0) {
         wk_cli_input_close(&j.in);
-        return wk_cli_fail("cannot write %s: %s", paths[1], strerror(errno));
+        return WK_EXIT_FAIL;
     }
+    j.out_name = j.check ? "standard output" : outf.name;
+    int fd = j.check ? 1 : outf.fd;
     /* the output buffer holds one value's output at most (plus what waits for a flush) */
     size_t out_cap = j.max_value > SIZE_MAX / 8 ? SIZE_MAX : j.max_value * 8;
     wk_out_init_fd(&j.out, fd, out_cap, NULL);
@@ -350,8 +352,10 @@ static int run(int argc, char **argv)
         }
     }
     wk_out_free(&j.out);
-    if (!use_stdout && close(fd) != 0 && rc == WK_EXIT_OK) {
-        rc = wk_cli_fail("cannot write %s: %s", paths[1], strerror(errno));
+    if (!j.check && rc == WK_EXIT_OK && wk_cli_output_commit(&outf) != 0) {
+        rc = WK_EXIT_FAIL;
+    } else if (!j.check && rc != WK_EXIT_OK) {
+        wk_cli_output_abort(&outf); /* a named OUT stays as it was */
     }
     return rc;
 }

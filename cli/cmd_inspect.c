@@ -9,7 +9,6 @@
  * one error line with the byte offset, and exits 1.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,54 +186,53 @@ static int inspect(const uint8_t *data, size_t len, uint64_t base, const wk_read
 
 static int run(int argc, char **argv)
 {
-    enum { O_STRICT = 256, O_MAX_DEPTH, O_MAX_VALUE, O_PROGRESS, O_NO_PROGRESS };
-    static const struct option longopts[] = {
-        {"strict-utf8", no_argument, NULL, O_STRICT},
-        {"max-depth", required_argument, NULL, O_MAX_DEPTH},
-        {"max-value", required_argument, NULL, O_MAX_VALUE},
-        {"progress", no_argument, NULL, O_PROGRESS},
-        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    enum { O_STRICT = 1, O_MAX_DEPTH, O_MAX_VALUE, O_PROGRESS, O_NO_PROGRESS };
+    static const wk_cli_optdef defs[] = {
+        {"--strict-utf8", 0, false, O_STRICT},
+        {"--max-depth", 0, true, O_MAX_DEPTH},
+        {"--max-value", 0, true, O_MAX_VALUE},
+        {"--progress", 0, false, O_PROGRESS},
+        {"--no-progress", 0, false, O_NO_PROGRESS},
+        {NULL, 0, false, 0},
     };
     wk_read_opts opts = {0};
     size_t max_value = WK_CLI_DEFAULT_MAX_VALUE;
     int progress = WK_CLI_PROGRESS_AUTO;
+    wk_cli_args args;
+    wk_cli_args_init(&args, "inspect", argc, argv, 1, defs);
     int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    const char *optarg_;
+    while ((c = wk_cli_next(&args, &optarg_)) != WK_CLI_DONE) {
         char *end = NULL;
         unsigned long long v;
         switch (c) {
-        case 'h': usage(stdout); return WK_EXIT_OK;
+        case WK_CLI_HELP: usage(stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
         case O_STRICT: opts.flags |= WK_READ_STRICT_UTF8; break;
         case O_MAX_DEPTH:
-            v = strtoull(optarg, &end, 10);
-            if (*end != '\0' || v == 0 || v > 1000000) {
+            v = strtoull(optarg_, &end, 10);
+            if (*end != '\0' || v == 0 || v > 1000000 || optarg_[0] == '-') {
                 return wk_cli_usage_error("inspect", "--max-depth wants 1..1000000, not '%s'",
-                                          optarg);
+                                          optarg_);
             }
             opts.max_depth = (uint32_t)v;
             break;
         case O_MAX_VALUE:
-            max_value = wk_cli_parse_size(optarg);
+            max_value = wk_cli_parse_size(optarg_);
             if (max_value == 0) {
                 return wk_cli_usage_error("inspect", "--max-value wants a size, not '%s'",
-                                          optarg);
+                                          optarg_);
             }
             break;
         case O_PROGRESS: progress = 1; break;
         case O_NO_PROGRESS: progress = 0; break;
-        default:
-            return wk_cli_usage_error("inspect", "unknown option or missing value: '%s'",
-                                      argv[optind - 1]);
+        default: return wk_cli_usage_error("inspect", "unexpected option");
         }
     }
-    if (argc - optind > 1) {
+    if (args.nops > 1) {
         return wk_cli_usage_error("inspect", "one input only");
     }
-    const char *path = optind < argc ? argv[optind] : NULL;
+    const char *path = args.nops == 1 ? argv[args.first] : NULL;
     wk_cli_input in;
     if (wk_cli_input_open(&in, path, wk_cli_progress_to_stdout(progress)) != 0) {
         return WK_EXIT_FAIL;

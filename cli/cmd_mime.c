@@ -16,7 +16,8 @@ static void usage(FILE *out)
         out,
         "usage: wirekit mime [--strict] [--utf8] [--space] [--json] VALUE...\n\n"
         "Parses each VALUE as a media type (a Content-Type header value) and prints its\n"
-        "serialization, one line per value; an invalid value prints an error on stderr.\n\n"
+        "serialization, one line per value; an invalid value prints an error on stderr.\n"
+        "A VALUE of '-' reads values from standard input, one a line.\n\n"
         "  --strict  RFC 9110 grammar: any error rejects (default: WHATWG MIME Sniffing,\n"
         "            which trims whitespace and drops invalid parameters)\n"
         "  --utf8    the values are UTF-8 text (default: bytes, one code point each)\n"
@@ -77,11 +78,11 @@ static void json_lower(FILE *out, const char *s, size_t n)
     }
 }
 
-static void print_json(FILE *out, const char *in, const wk_media_type *mt, const char *output,
-                       size_t output_len, bool utf8)
+static void print_json(FILE *out, const char *in, size_t in_len, const wk_media_type *mt,
+                       const char *output, size_t output_len, bool utf8)
 {
     fputs("{\"input\":", out);
-    json_string(out, in, strlen(in), utf8);
+    json_string(out, in, in_len, utf8);
     fputs(",\"output\":", out);
     if (mt == NULL) {
         fputs("null,\"essence\":null,\"type\":null,\"subtype\":null,\"parameters\":[]}\n", out);
@@ -114,66 +115,116 @@ static void print_json(FILE *out, const char *in, const wk_media_type *mt, const
     fputs("]}\n", out);
 }
 
-static int run(int argc, char **argv)
+typedef struct mime_opts {
+    unsigned flags, style;
+    bool json;
+} mime_opts;
+
+/* Parses and prints one value; returns WK_EXIT_OK or WK_EXIT_FAIL (an invalid value). */
+static int one_value(const mime_opts *o, const char *in, size_t len)
 {
-    unsigned flags = 0, style = WK_MT_STYLE_WHATWG;
-    bool json = false;
-    int first = argc;
-    for (int i = 1; i < argc; i++) {
-        if (wk_cli_is_help(argv[i])) {
-            usage(stdout);
-            return WK_EXIT_OK;
-        } else if (strcmp(argv[i], "--strict") == 0) {
-            flags |= WK_MT_STRICT;
-        } else if (strcmp(argv[i], "--utf8") == 0) {
-            flags |= WK_MT_UTF8;
-        } else if (strcmp(argv[i], "--space") == 0) {
-            style = WK_MT_STYLE_SPACE;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "--") == 0) {
-            first = i + 1;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            return wk_cli_usage_error("mime", "unknown option '%s'", argv[i]);
-        } else {
-            first = i;
-            break;
-        }
+    wk_media_type mt = WK_MT_INIT;
+    wk_error err = {0};
+    wk_slice r = {NULL, 0};
+    wk_buf scratch;
+    wk_buf_init(&scratch, NULL, 0);
+    wk_status st = wk_mt_parse(in, len, o->flags, &mt, &err);
+    if (st == WK_OK) {
+        st = wk_mt_render(&mt, o->style, &scratch, &r, &err);
     }
-    if (first >= argc) {
-        return wk_cli_usage_error("mime", "no VALUE given");
-    }
-    int status = WK_EXIT_OK;
-    for (int i = first; i < argc; i++) {
-        const char *in = argv[i];
-        wk_media_type mt = WK_MT_INIT;
-        wk_error err = {0};
-        wk_slice r = {NULL, 0};
-        wk_buf scratch;
-        wk_buf_init(&scratch, NULL, 0);
-        wk_status st = wk_mt_parse(in, strlen(in), flags, &mt, &err);
-        if (st == WK_OK) {
-            st = wk_mt_render(&mt, style, &scratch, &r, &err);
-        }
-        if (st != WK_OK) {
-            status = WK_EXIT_FAIL;
-            char what[160];
-            snprintf(what, sizeof what, "invalid media type '%.120s'", in);
-            wk_cli_fail_at(what, &err);
-            if (json) {
-                print_json(stdout, in, NULL, NULL, 0, (flags & WK_MT_UTF8) != 0);
-            }
-            wk_buf_free(&scratch);
-            continue;
-        }
-        if (json) {
-            print_json(stdout, in, &mt, r.ptr, r.len, (flags & WK_MT_UTF8) != 0);
-        } else {
-            fwrite(r.ptr, 1, r.len, stdout);
-            fputc('\n', stdout);
+    bool utf8 = (o->flags & WK_MT_UTF8) != 0;
+    if (st != WK_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "invalid media type '%.*s'", len > 120 ? 120 : (int)len,
+                 in);
+        wk_cli_fail_at(what, &err);
+        if (o->json) {
+            print_json(stdout, in, len, NULL, NULL, 0, utf8);
         }
         wk_buf_free(&scratch);
+        return WK_EXIT_FAIL;
+    }
+    if (o->json) {
+        print_json(stdout, in, len, &mt, r.ptr, r.len, utf8);
+    } else {
+        fwrite(r.ptr, 1, r.len, stdout);
+        fputc('\n', stdout);
+    }
+    wk_buf_free(&scratch);
+    return WK_EXIT_OK;
+}
+
+/* The values of standard input ("-"), one a line (a final CR of a line is dropped). */
+static int stdin_values(const mime_opts *o)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (wk_cli_read_all("-", &data, &len) != 0) {
+        return WK_EXIT_FAIL;
+    }
+    int status = WK_EXIT_OK;
+    for (size_t at = 0; at < len;) {
+        const uint8_t *nl = memchr(data + at, '\n', len - at);
+        size_t end = nl != NULL ? (size_t)(nl - data) : len;
+        size_t n = end - at;
+        if (n > 0 && data[at + n - 1] == '\r') {
+            n--;
+        }
+        if (one_value(o, (const char *)data + at, n) != WK_EXIT_OK) {
+            status = WK_EXIT_FAIL;
+        }
+        at = end + 1;
+    }
+    free(data);
+    return status;
+}
+
+static int run(int argc, char **argv)
+{
+    enum { M_STRICT = 1, M_UTF8, M_SPACE, M_JSON };
+    static const wk_cli_optdef defs[] = {
+        {"--strict", 0, false, M_STRICT},
+        {"--utf8", 0, false, M_UTF8},
+        {"--space", 0, false, M_SPACE},
+        {"--json", 0, false, M_JSON},
+        {NULL, 0, false, 0},
+    };
+    mime_opts o = {0, WK_MT_STYLE_WHATWG, false};
+    wk_cli_args args;
+    wk_cli_args_init(&args, "mime", argc, argv, 1, defs);
+    int id;
+    const char *v;
+    while ((id = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (id) {
+        case WK_CLI_HELP: usage(stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
+        case M_STRICT: o.flags |= WK_MT_STRICT; break;
+        case M_UTF8: o.flags |= WK_MT_UTF8; break;
+        case M_SPACE: o.style = WK_MT_STYLE_SPACE; break;
+        case M_JSON: o.json = true; break;
+        default: return wk_cli_usage_error("mime", "unexpected option");
+        }
+    }
+    if (args.nops == 0) {
+        return wk_cli_usage_error("mime", "no VALUE given ('-' reads them from standard input)");
+    }
+    int status = WK_EXIT_OK;
+    bool read_stdin = false;
+    for (int i = 0; i < args.nops; i++) {
+        const char *in = argv[args.first + i];
+        int rc;
+        if (strcmp(in, "-") == 0) {
+            if (read_stdin) {
+                continue; /* standard input is read once */
+            }
+            read_stdin = true;
+            rc = stdin_values(&o);
+        } else {
+            rc = one_value(&o, in, strlen(in));
+        }
+        if (rc != WK_EXIT_OK) {
+            status = WK_EXIT_FAIL;
+        }
     }
     return status;
 }

@@ -31,14 +31,17 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: wirekit pg query [--dsn DSN] [--format json|msgpack|csv]\n"
             "                        [--rows-as objects|arrays] [--null TOKEN] [--timeout SECONDS]\n"
-            "                        [--max-value-bytes N] SQL [PARAM...]\n"
+            "                        [--max-value-bytes N] SQL|- [PARAM...]\n"
+            "       wirekit pg query [options] --file FILE [PARAM...]\n"
             "       wirekit pg copy out [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
-            "                        QUERY [FILE]\n"
+            "                        [--max-value-bytes N] QUERY [FILE]\n"
             "       wirekit pg copy in [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
             "                        TABLE [FILE]\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
             "hold several statements separated by ';'. PARAMs are bound to $1, $2, ... as text\n"
-            "(the server infers their types).\n\n"
+            "(the server infers their types). SQL '-' reads the SQL from standard input.\n"
+            "Options may come anywhere before '--' (after SQL too); '--' ends them, so a\n"
+            "PARAM that begins with '-' goes after it. An unknown option exits 2.\n\n"
             "  --dsn DSN       libpq connection string or URI (default: $WK_PG_DSN, else the\n"
             "                  libpq environment: PGHOST, PGPORT, PGDATABASE, PGUSER,\n"
             "                  PGSERVICE with pg_service.conf, ~/.pgpass, ...)\n"
@@ -52,8 +55,11 @@ static void usage(FILE *out)
             "                  the server's statement_timeout, the connect timeout, and a\n"
             "                  client-side deadline that cancels the query even when the\n"
             "                  server does not answer (exit 1, 'query timed out')\n"
-            "  --max-value-bytes N  largest text one value (a record) is rendered to before\n"
-            "                  it is refused (default 64 MiB)\n\n"
+            "  --max-value-bytes N  largest text one value (a record; in csv any value) is\n"
+            "                  rendered to before it is refused (default 64 MiB); also for\n"
+            "                  copy out\n"
+            "  -f, --file FILE the SQL from FILE ('-': standard input), as psql -f; every\n"
+            "                  operand is then a PARAM\n\n"
             "Mapping (json, msgpack): bool -> true/false; integers, finite floats and numerics ->\n"
             "numbers with exactly PostgreSQL's digits; arrays -> nested arrays; json/jsonb ->\n"
             "the embedded value (msgpack: its integers as integers, other numbers as float64,\n"
@@ -64,11 +70,16 @@ static void usage(FILE *out)
             "object leaves the key out, so null there is always the JSON value null; with\n"
             "--rows-as arrays, json/jsonb values are strings holding their JSON text instead.\n"
             "(Inside a json[] array, SQL NULL and JSON null elements both print as null.)\n"
-            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n\n"
+            "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n"
+            "A row is written whole or not at all: a row with a value that cannot be printed\n"
+            "leaves nothing of itself on stdout (the rows before it are whole), and the error\n"
+            "names the row.\n\n"
             "copy out streams QUERY's rows with COPY (QUERY) TO STDOUT (FORMAT binary), each\n"
             "decoded by wirekit as it arrives and written to FILE (default: standard output) as\n"
             "one JSON object per line (jsonl, the default) or one MessagePack map per row\n"
-            "(msgpack), with the mapping above; the row count goes to stderr (COPY n).\n"
+            "(msgpack), with the mapping above; the row count goes to stderr (COPY n). FILE\n"
+            "is written through a temporary file renamed over it at the end: a copy that\n"
+            "fails leaves the old FILE as it was.\n"
             "copy in reads records (JSON objects, one per line, or MessagePack maps) from FILE\n"
             "(default: standard input) into TABLE with binary COPY: the first record's keys\n"
             "are the columns (matched by name), each value is encoded for its column's type;\n"
@@ -250,6 +261,7 @@ static int print_row(printer *p, const PGresult *res, long rowno)
 {
     wk_error err = {0};
     wk_status st = WK_OK;
+    size_t row_start = p->buf.len; /* a row that fails leaves none of its bytes */
     wk_arena_reset(&p->arena);
     if (p->fmt == OUT_CSV) {
         for (size_t i = 0; i < p->ncols && st == WK_OK; i++) {
@@ -260,6 +272,9 @@ static int print_row(printer *p, const PGresult *res, long rowno)
             wk_buf_clear(&p->cell);
             st = wk_pg_decode(wk_pg_plan_decoder(p->plan, i), PQgetvalue(res, 0, (int)i),
                               (size_t)PQgetlength(res, 0, (int)i), &p->cell, &p->arena, &err);
+            if (st == WK_OK && p->max_text != 0 && p->cell.len > p->max_text) {
+                st = wk_error_set(&err, WK_ERR_LIMIT, 0, "value text larger than the cap");
+            }
             if (st == WK_OK) {
                 st = csv_field(&p->buf, (const char *)p->cell.data, p->cell.len);
             }
@@ -314,7 +329,13 @@ static int print_row(printer *p, const PGresult *res, long rowno)
             st = wk_mp_writer_finish(&p->mw, &err);
         }
     }
+    if (st == WK_ERR_LIMIT && p->max_text != 0) {
+        p->buf.len = row_start;
+        return wk_cli_fail("row %ld: a value's text is larger than --max-value-bytes %zu",
+                           rowno, p->max_text);
+    }
     if (st != WK_OK) {
+        p->buf.len = row_start;
         return wk_cli_fail("row %ld: %s (at byte %zu)", rowno,
                            err.msg != NULL ? err.msg : wk_status_str(st), err.offset);
     }
@@ -471,6 +492,7 @@ typedef struct copy_out {
     wk_mp_writer mw;
     wk_sink sink;
     wk_buf scratch;
+    size_t max_text; /* --max-value-bytes (0 = the library's default) */
     bool write_failed;
 } copy_out;
 
@@ -478,17 +500,22 @@ static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *
                               const int *lens, wk_error *err)
 {
     copy_out *o = ctx;
+    size_t row_start = o->buf.len; /* a row that fails leaves none of its bytes */
     if (o->msgpack) {
         wk_mp_writer_init(&o->mw, &o->buf);
         wk_mp_writer_sink(&o->mw, &o->sink);
     }
     wk_pg_events ev = {&o->sink, o->msgpack ? WK_PG_EV_JSON_NUMBERS : WK_PG_EV_RAW_FLOATS,
-                       &o->scratch, 0};
+                       &o->scratch, o->max_text};
     wk_status st = wk_pg_plan_emit_row(plan, vals, lens, &ev, err);
     if (st == WK_OK && o->msgpack) {
         st = wk_mp_writer_finish(&o->mw, err);
     }
-    if (st == WK_OK && o->buf.len >= (1u << 16)) {
+    if (st != WK_OK) {
+        o->buf.len = row_start;
+        return st;
+    }
+    if (o->buf.len >= (1u << 16)) {
         if (fwrite(o->buf.data, 1, o->buf.len, o->f) != o->buf.len) {
             o->write_failed = true;
             err->msg = "cannot write the output";
@@ -499,8 +526,8 @@ static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *
     return st;
 }
 
-static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const char *sql,
-                        const char *path)
+static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size_t max_text,
+                        const char *sql, const char *path)
 {
     wk_pq_conn *conn = NULL;
     int crc = connect_or_fail(dsn, timeout_ms, &conn);
@@ -511,11 +538,13 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, cons
     copy_out o;
     memset(&o, 0, sizeof o);
     o.msgpack = msgpack;
-    o.f = path == NULL || strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
-    if (o.f == NULL) {
+    o.max_text = max_text;
+    wk_cli_output out; /* FILE is replaced at the end, whole, or left as it was */
+    if (wk_cli_output_open(&out, path, -1) != 0) {
         wk_pq_conn_free(conn);
-        return wk_cli_fail("cannot open %s for writing", path);
+        return WK_EXIT_FAIL;
     }
+    o.f = out.f;
     wk_buf_init(&o.buf, NULL, 0);
     wk_buf_init(&o.scratch, NULL, 0);
     wk_json_write_opts jopts = {WK_JSON_WRITE_NEWLINE, 0};
@@ -529,28 +558,38 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, cons
     if (st == WK_OK && !msgpack) {
         st = wk_json_writer_finish(&o.jw, &err);
     }
-    if (st == WK_OK && o.buf.len > 0 && fwrite(o.buf.data, 1, o.buf.len, o.f) != o.buf.len) {
-        st = WK_ERR_IO;
+    /* the complete rows before a failure still go to standard output (a FILE is dropped) */
+    if ((st == WK_OK || o.f == stdout) && !o.write_failed && o.buf.len > 0 &&
+        fwrite(o.buf.data, 1, o.buf.len, o.f) != o.buf.len) {
         o.write_failed = true;
-    }
-    if (o.f != stdout ? fclose(o.f) != 0 : fflush(o.f) != 0) {
-        o.write_failed = true;
-        st = st == WK_OK ? WK_ERR_IO : st;
     }
     if (o.write_failed) {
-        rc = wk_cli_fail("cannot write the output");
-    } else if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
-        print_error(conn, NULL);
-        rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
-    } else if (st == WK_ERR_NOT_FOUND) {
-        rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
+        wk_cli_output_abort(&out);
+        rc = wk_cli_fail("cannot write %s", out.name);
     } else if (st != WK_OK) {
-        rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)", err.msg != NULL ? err.msg : "copy",
-                         wk_pq_conn_message(conn)[0] ? wk_pq_conn_message(conn)
-                                                     : wk_status_str(st),
-                         (unsigned long long)rows + 1, err.offset);
-    } else {
-        fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
+        wk_cli_output_abort(&out); /* the rows before the failure stay on stdout */
+    } else if (wk_cli_output_commit(&out) != 0) {
+        rc = WK_EXIT_FAIL;
+        st = WK_ERR_IO;
+    }
+    if (rc == WK_EXIT_OK) {
+        if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
+            print_error(conn, NULL);
+            rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
+        } else if (st == WK_ERR_NOT_FOUND) {
+            rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
+        } else if (st == WK_ERR_LIMIT && max_text != 0) {
+            rc = wk_cli_fail("row %llu: a value's text is larger than --max-value-bytes %zu",
+                             (unsigned long long)rows + 1, max_text);
+        } else if (st != WK_OK) {
+            rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)",
+                             err.msg != NULL ? err.msg : "copy",
+                             wk_pq_conn_message(conn)[0] ? wk_pq_conn_message(conn)
+                                                         : wk_status_str(st),
+                             (unsigned long long)rows + 1, err.offset);
+        } else {
+            fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
+        }
     }
     wk_buf_free(&o.buf);
     wk_buf_free(&o.scratch);
@@ -893,64 +932,78 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
 
 #endif
 
+enum { P_DSN = 1, P_FORMAT, P_ROWS_AS, P_NULL, P_TIMEOUT, P_MAX_VALUE, P_FILE };
+
+static const wk_cli_optdef pg_opts[] = {
+    {"--dsn", 0, true, P_DSN},
+    {"--format", 0, true, P_FORMAT},
+    {"--rows-as", 0, true, P_ROWS_AS},
+    {"--null", 0, true, P_NULL},
+    {"--timeout", 0, true, P_TIMEOUT},
+    {"--max-value-bytes", 0, true, P_MAX_VALUE},
+    {"--file", 'f', true, P_FILE},
+    {NULL, 0, false, 0},
+};
+
+#ifdef WK_CLI_HAVE_PQ
+/* The SQL of `--file FILE` or of the operand "-" (standard input), NUL-terminated. */
+static char *read_sql(const char *path)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (wk_cli_read_all(path, &data, &len) != 0) {
+        return NULL;
+    }
+    const char *name = path == NULL || strcmp(path, "-") == 0 ? "standard input" : path;
+    if (memchr(data, '\0', len) != NULL) {
+        free(data);
+        wk_cli_fail("%s: the SQL holds a NUL byte", name);
+        return NULL;
+    }
+    uint8_t *sql = realloc(data, len + 1);
+    if (sql == NULL) {
+        free(data);
+        wk_cli_fail("out of memory");
+        return NULL;
+    }
+    sql[len] = '\0';
+    return (char *)sql;
+}
+#endif
+
 static int run(int argc, char **argv)
 {
-    if (argc < 2 || wk_cli_is_help(argv[1])) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? WK_EXIT_USAGE : WK_EXIT_OK;
-    }
-    bool copy = strcmp(argv[1], "copy") == 0;
-    if (strcmp(argv[1], "query") != 0 && !copy) {
-        return wk_cli_usage_error("pg", "unknown subcommand '%s'", argv[1]);
-    }
-    bool copy_in = copy && argc >= 3 && strcmp(argv[2], "in") == 0;
-    if (copy && argc >= 3 && wk_cli_is_help(argv[2])) {
-        usage(stdout);
-        return WK_EXIT_OK;
-    }
-    if (copy && (argc < 3 || (strcmp(argv[2], "out") != 0 && !copy_in))) {
-        return wk_cli_usage_error("pg", "copy needs a direction: out or in");
+    if (argc < 2) {
+        usage(stderr);
+        return WK_EXIT_USAGE;
     }
     const char *dsn = getenv("WK_PG_DSN");
-    int fmt = 0; /* json, msgpack, csv */
+    const char *format = NULL;
     bool arrays = false;
     const char *null_token = NULL;
+    const char *sql_file = NULL;
     uint32_t timeout_ms = 0;
     size_t max_text = 0;
-    int i = copy ? 3 : 2;
-    for (; i < argc; i++) {
-        const char *v = NULL;
-        if (wk_cli_is_help(argv[i])) {
-            usage(stdout);
-            return WK_EXIT_OK;
-        } else if (wk_cli_opt(argc, argv, &i, "--dsn", &v)) {
-            dsn = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--format", &v)) {
-            const char *f = v;
-            if (strcmp(f, "msgpack") == 0) {
-                fmt = 1;
-            } else if (copy && strcmp(f, "jsonl") == 0) {
-                fmt = 0;
-            } else if (copy && strcmp(f, "json") != 0) {
-                return wk_cli_usage_error("pg", "unknown copy format '%s' (jsonl or msgpack)",
-                                          f);
-            } else if (strcmp(f, "csv") == 0) {
-                fmt = 2;
-            } else if (strcmp(f, "json") != 0) {
-                return wk_cli_usage_error("pg", "unknown format '%s' (json, msgpack or csv)",
-                                          f);
-            }
-        } else if (wk_cli_opt(argc, argv, &i, "--rows-as", &v)) {
-            const char *r = v;
-            if (strcmp(r, "arrays") == 0) {
+    wk_cli_args args;
+    wk_cli_args_init(&args, "pg", argc, argv, 1, pg_opts);
+    int id;
+    const char *v;
+    while ((id = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (id) {
+        case WK_CLI_HELP: usage(stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
+        case P_DSN: dsn = v; break;
+        case P_FORMAT: format = v; break;
+        case P_ROWS_AS:
+            if (strcmp(v, "arrays") == 0) {
                 arrays = true;
-            } else if (strcmp(r, "objects") != 0) {
-                return wk_cli_usage_error("pg", "unknown --rows-as '%s' (objects or arrays)",
-                                          r);
+            } else if (strcmp(v, "objects") != 0) {
+                return wk_cli_usage_error("pg", "unknown --rows-as '%s' (objects or arrays)", v);
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--null", &v)) {
-            null_token = v;
-        } else if (wk_cli_opt(argc, argv, &i, "--timeout", &v)) {
+            break;
+        case P_NULL: null_token = v; break;
+        case P_FILE: sql_file = v; break;
+        case P_TIMEOUT: {
             char *end = NULL;
             double secs = strtod(v, &end);
             if (end == v || *end != '\0' || !(secs > 0) || secs > 86400.0) {
@@ -960,47 +1013,87 @@ static int run(int argc, char **argv)
             if (timeout_ms == 0) {
                 timeout_ms = 1;
             }
-        } else if (wk_cli_opt(argc, argv, &i, "--max-value-bytes", &v)) {
+            break;
+        }
+        case P_MAX_VALUE: {
             char *end = NULL;
             unsigned long long mb = strtoull(v, &end, 10);
             if (end == v || *end != '\0' || mb == 0 || v[0] == '-') {
                 return wk_cli_usage_error("pg", "--max-value-bytes needs a positive number");
             }
             max_text = (size_t)mb;
-        } else if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            return wk_cli_usage_error("pg", "unknown or incomplete option '%s'", argv[i]);
-        } else {
             break;
         }
+        default: return wk_cli_usage_error("pg", "unexpected option");
+        }
     }
-    if (i >= argc) {
+    char **ops = argv + args.first;
+    int nops = args.nops;
+    if (nops == 0) {
+        return wk_cli_usage_error("pg", "missing subcommand: query or copy");
+    }
+    bool copy = strcmp(ops[0], "copy") == 0;
+    if (strcmp(ops[0], "query") != 0 && !copy) {
+        return wk_cli_usage_error("pg", "unknown subcommand '%s'", ops[0]);
+    }
+    bool copy_in = copy && nops >= 2 && strcmp(ops[1], "in") == 0;
+    if (copy && (nops < 2 || (strcmp(ops[1], "out") != 0 && !copy_in))) {
+        return wk_cli_usage_error("pg", "copy needs a direction: out or in");
+    }
+    ops += copy ? 2 : 1;
+    nops -= copy ? 2 : 1;
+    int fmt = 0; /* json, msgpack, csv */
+    if (format == NULL || strcmp(format, "json") == 0) {
+        fmt = 0;
+    } else if (strcmp(format, "msgpack") == 0) {
+        fmt = 1;
+    } else if (copy && strcmp(format, "jsonl") == 0) {
+        fmt = 0;
+    } else if (copy) {
+        return wk_cli_usage_error("pg", "unknown copy format '%s' (jsonl or msgpack)", format);
+    } else if (strcmp(format, "csv") == 0) {
+        fmt = 2;
+    } else {
+        return wk_cli_usage_error("pg", "unknown format '%s' (json, msgpack or csv)", format);
+    }
+    if (copy && (arrays || null_token != NULL || sql_file != NULL)) {
+        return wk_cli_usage_error("pg", "--rows-as, --null and --file are options of pg query, "
+                                        "not of pg copy");
+    }
+    if (copy_in && max_text != 0) {
+        return wk_cli_usage_error("pg", "--max-value-bytes is not an option of pg copy in");
+    }
+    if (nops == 0 && sql_file == NULL) {
         return wk_cli_usage_error("pg", "missing %s", copy_in ? "TABLE" : copy ? "QUERY" : "SQL");
     }
-    if (copy && (arrays || null_token != NULL || max_text != 0)) {
-        return wk_cli_usage_error("pg", "--rows-as, --null and --max-value-bytes are options of "
-                                        "pg query, not of pg copy");
+    if (copy && nops > 2) {
+        return wk_cli_usage_error("pg", "copy %s takes %s and at most one FILE",
+                                  copy_in ? "in" : "out", copy_in ? "TABLE" : "QUERY");
     }
     if (dsn == NULL) {
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }
 #ifdef WK_CLI_HAVE_PQ
     if (copy_in) {
-        if (argc - i > 2) {
-            return wk_cli_usage_error("pg", "copy in takes TABLE and at most one FILE");
-        }
-        return copy_in_run(dsn, fmt == 1, timeout_ms, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+        return copy_in_run(dsn, fmt == 1, timeout_ms, ops[0], nops > 1 ? ops[1] : NULL);
     }
     if (copy) {
-        if (argc - i > 2) {
-            return wk_cli_usage_error("pg", "copy out takes QUERY and at most one FILE");
-        }
-        return copy_out_run(dsn, fmt == 1, timeout_ms, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+        return copy_out_run(dsn, fmt == 1, timeout_ms, max_text, ops[0],
+                            nops > 1 ? ops[1] : NULL);
     }
-    return query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text, argv[i],
-                 argv + i + 1, argc - i - 1);
+    /* SQL from --file FILE (then every operand is a PARAM) or from standard input ("-") */
+    char *sql = NULL;
+    if (sql_file != NULL || strcmp(ops[0], "-") == 0) {
+        sql = read_sql(sql_file != NULL ? sql_file : "-");
+        if (sql == NULL) {
+            return WK_EXIT_FAIL;
+        }
+    }
+    int skip = sql_file != NULL ? 0 : 1;
+    int rc = query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text,
+                   sql != NULL ? sql : ops[0], ops + skip, nops - skip);
+    free(sql);
+    return rc;
 #else
     (void)fmt;
     (void)arrays;

@@ -67,8 +67,16 @@ for sep in ' ' '='; do
         fi
     }
 done
-expect 2 "unknown or incomplete option '--dsn'" pg query --dsn
-expect 2 "unknown or incomplete option '--ns'" cache --ns
+expect 2 "option '--dsn' needs a value" pg query --dsn
+expect 2 "option '--ns' needs a value" cache --ns
+expect 2 "option '--json' takes no value" mime --json=1 text/plain
+# options anywhere before '--', in every subcommand (GNU style)
+expect 2 "unknown format 'bogus'" pg query 'select 1' --format bogus
+expect 2 "unknown copy format 'bogus'" pg copy out 'select 1' --format bogus
+expect 2 "unknown format 'bogus'" cache run --format bogus
+expect 2 "max-depth wants" inspect - --max-depth 0
+expect 2 "unknown option '-c'" pg query -c 'select 1'
+expect 2 "unknown option '-1'" pg query 'select $1' -1
 expect 2 "missing QUERY" pg copy out
 expect 2 "missing TABLE" pg copy in
 

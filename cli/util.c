@@ -1,7 +1,10 @@
 /* Error reporting and stream helpers for the wirekit command: whole-file reads, chunked
- * input with a progress line. */
+ * input with a progress line, and named output files replaced whole through a temporary
+ * file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,21 +25,39 @@ int wk_cli_fail(const char *fmt, ...)
     return WK_EXIT_FAIL;
 }
 
-int wk_cli_fail_at(const char *what, const wk_error *err)
+/* The library's messages name its settings by their C names; the command says which option
+ * sets them (or what they are), so that no identifier reaches a user. */
+const char *wk_cli_words(const char *msg, char *buf, size_t cap)
 {
-    return wk_cli_fail("%s: %s (at byte %zu)", what,
-                       err->msg != NULL ? err->msg : wk_status_str(err->code), err->offset);
+    static const char *const words[][2] = {
+        {" (max_bytes / shards)", " (its share of the memory tier)"},
+        {"max_reply_bytes", "--max-bytes"},
+        {"max_entry_bytes", "--max-bytes"},
+        {"max_reply_elements", "the largest reply"},
+        {" (connect_timeout_ms)", " (--timeout)"},
+        {" (max_text)", " (--max-value-bytes)"},
+    };
+    if (msg == NULL) {
+        return msg;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *at = strstr(msg, words[i][0]);
+        if (at != NULL) {
+            size_t skip = strlen(words[i][0]);
+            int n = snprintf(buf, cap, "%.*s%s%s", (int)(at - msg), msg, words[i][1],
+                             at + skip);
+            return n > 0 && (size_t)n < cap ? buf : msg;
+        }
+    }
+    return msg;
 }
 
-int wk_cli_usage_error(const char *cmd, const char *fmt, ...)
+int wk_cli_fail_at(const char *what, const wk_error *err)
 {
-    va_list ap;
-    fprintf(stderr, "wirekit %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'wirekit %s --help'.\n", cmd);
-    return WK_EXIT_USAGE;
+    char buf[512];
+    const char *msg = err->msg != NULL ? wk_cli_words(err->msg, buf, sizeof buf)
+                                       : wk_status_str(err->code);
+    return wk_cli_fail("%s: %s (at byte %zu)", what, msg, err->offset);
 }
 
 int wk_cli_read_all(const char *path, uint8_t **data, size_t *len)
@@ -91,16 +112,213 @@ int wk_cli_read_max(const char *path, size_t max, uint8_t **data, size_t *len)
     return 0;
 }
 
-FILE *wk_cli_open_out(const char *path)
+/* ---- a named output file, replaced whole or not at all ---- */
+
+/* The temporary file of the output being written, removed by a fatal signal. One output is
+ * open at a time; the handler uses only async-signal-safe calls. */
+static char pending_tmp[4096];
+static volatile sig_atomic_t pending_set;
+
+static void on_fatal_signal(int sig)
 {
+    if (pending_set) {
+        unlink(pending_tmp);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_tmp(const char *tmp)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    size_t n = strlen(tmp);
+    if (n >= sizeof pending_tmp) {
+        return; /* not removed on a signal; the target is still safe */
+    }
+    memcpy(pending_tmp, tmp, n + 1);
+    pending_set = 1;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored by the caller (nohup) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
+static bool same_file(int fd, const struct stat *sb)
+{
+    struct stat in;
+    return fd >= 0 && fstat(fd, &in) == 0 && in.st_dev == sb->st_dev && in.st_ino == sb->st_ino;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL) {
+        memcpy(d, s, n);
+    }
+    return d;
+}
+
+int wk_cli_output_open(wk_cli_output *o, const char *path, int in_fd)
+{
+    memset(o, 0, sizeof *o);
+    struct stat sb;
     if (path == NULL || strcmp(path, "-") == 0) {
-        return stdout;
+        o->name = "standard output";
+        o->fd = 1;
+        o->f = stdout;
+        /* `wirekit convert f.json >> f.json` would read its own output without end */
+        if (fstat(1, &sb) == 0 && S_ISREG(sb.st_mode) && same_file(in_fd, &sb)) {
+            wk_cli_fail("standard output is the input file: the output would overwrite the "
+                        "input it is read from");
+            return -1;
+        }
+        return 0;
     }
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
+    o->name = path;
+    bool exists = stat(path, &sb) == 0;
+    if (exists && same_file(in_fd, &sb)) {
+        wk_cli_fail("%s is the input file: writing it would destroy the input (write to "
+                    "another file, then rename it)",
+                    path);
+        return -1;
+    }
+    if (exists && !S_ISREG(sb.st_mode)) {
+        /* a device or a FIFO (/dev/null, a pipe): written in place, nothing to replace */
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
+        o->f = o->fd >= 0 ? fdopen(o->fd, "wb") : NULL;
+        if (o->f == NULL) {
+            wk_cli_fail("cannot write %s: %s", path, strerror(errno));
+            if (o->fd >= 0) {
+                close(o->fd);
+            }
+            return -1;
+        }
+        return 0;
+    }
+    /* rename replaces a symbolic link itself: write beside the file it names instead */
+    o->target = exists ? realpath(path, NULL) : dup_str(path);
+    if (o->target == NULL) {
         wk_cli_fail("cannot write %s: %s", path, strerror(errno));
+        return -1;
     }
-    return f;
+    const char *slash = strrchr(o->target, '/');
+    size_t dirlen = slash != NULL ? (size_t)(slash - o->target) + 1 : 0;
+    const char *base = o->target + dirlen;
+    size_t cap = dirlen + strlen(base) + 32;
+    o->tmp = malloc(cap);
+    if (o->tmp == NULL) {
+        free(o->target);
+        o->target = NULL;
+        wk_cli_fail("out of memory");
+        return -1;
+    }
+    snprintf(o->tmp, cap, "%.*s.%s.wirekit-XXXXXX", (int)dirlen, o->target, base);
+    o->fd = mkstemp(o->tmp);
+    if (o->fd >= 0) {
+        (void)fcntl(o->fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (o->fd < 0) {
+        wk_cli_fail("cannot write %s: cannot create a temporary file beside it: %s", path,
+                    strerror(errno));
+        free(o->tmp);
+        free(o->target);
+        o->tmp = o->target = NULL;
+        return -1;
+    }
+    watch_tmp(o->tmp);
+    mode_t mode;
+    if (exists) {
+        mode = sb.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    o->f = fdopen(o->fd, "wb");
+    if (fchmod(o->fd, mode) != 0 || o->f == NULL) {
+        wk_cli_fail("cannot write %s: %s", path, strerror(errno));
+        if (o->f == NULL) {
+            close(o->fd);
+        }
+        wk_cli_output_abort(o);
+        return -1;
+    }
+    return 0;
+}
+
+static void forget_tmp(wk_cli_output *o)
+{
+    pending_set = 0;
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    o->f = NULL;
+}
+
+void wk_cli_output_abort(wk_cli_output *o)
+{
+    if (o->f == stdout) {
+        fflush(stdout);
+        return;
+    }
+    if (o->f != NULL) {
+        fclose(o->f);
+    }
+    if (o->tmp != NULL) {
+        unlink(o->tmp);
+    }
+    forget_tmp(o);
+}
+
+int wk_cli_output_commit(wk_cli_output *o)
+{
+    if (o->f == stdout) {
+        return fflush(stdout) == 0 && !ferror(stdout)
+                   ? 0
+                   : (wk_cli_fail("cannot write standard output: %s", strerror(errno)), -1);
+    }
+    if (o->f == NULL) {
+        return 0;
+    }
+    errno = 0;
+    bool ok = fflush(o->f) == 0 && !ferror(o->f);
+    /* the data reaches the disk before the name does: a crash leaves the old file or the
+     * new one, never an empty new one */
+    ok = ok && (o->tmp == NULL || fsync(o->fd) == 0);
+    int e = errno;
+    ok = fclose(o->f) == 0 && ok;
+    o->f = NULL;
+    if (ok && o->tmp != NULL && rename(o->tmp, o->target) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        wk_cli_fail("cannot write %s: %s", o->name, strerror(e != 0 ? e : errno));
+        wk_cli_output_abort(o);
+        return -1;
+    }
+    if (o->tmp != NULL) {
+        /* the rename itself made durable */
+        char *slash = strrchr(o->target, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+        }
+        int dfd = open(slash != NULL ? (slash == o->target ? "/" : o->target) : ".",
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
+    forget_tmp(o);
+    return 0;
 }
 
 /* ---- streaming input ---- */

@@ -141,6 +141,16 @@ typedef struct wk_cache_store {
 
 /* config flags */
 #define WK_CACHE_NO_LOCAL 0x01u /**< no local tier: every get goes to the shared tier / loader */
+/** A shared value that does not decode (written with another serializer, by another tool,
+ *  damaged) is deleted from the shared tier by the get that meets it, and the loader's value
+ *  filled in its place. Without it a read never deletes: the value is left where it is, a get
+ *  without a loader fails with the decode status (WK_CACHE_UNDECODABLE), one with a loader
+ *  returns the loader's value without storing it. Either way the value is counted in
+ *  `corrupt` and never kept in the local tier. */
+#define WK_CACHE_REMOVE_CORRUPT 0x02u
+/** How the message of that failure begins (err->msg), telling it from a store's failure
+ *  with the same status. */
+#define WK_CACHE_UNDECODABLE "cache: the shared value cannot be decoded"
 
 /** Cache settings; zero means the default given after each field. */
 typedef struct wk_cache_config {
@@ -301,7 +311,7 @@ typedef struct wk_cache_stats {
     uint64_t load_errors;     /**< loader failed */
     uint64_t shared_errors;   /**< shared tier operations that failed (down, slow, refused) */
     uint64_t fallbacks;       /**< gets answered by the loader because the shared tier failed */
-    uint64_t corrupt;         /**< entries that could not be decoded (treated as misses, deleted) */
+    uint64_t corrupt;         /**< shared values that could not be decoded (see WK_CACHE_REMOVE_CORRUPT) */
     uint64_t evictions;       /**< local entries evicted to make room */
     uint64_t expirations;     /**< local entries found past their TTL */
     uint64_t invalidations;   /**< invalidations received (own and broadcast) */

@@ -26,9 +26,13 @@
 #include "cache/cache_internal.h"
 #include "core/kernel_interface.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_CACHE_KEY_MAX == 512u, "a message below says 512 bytes");
+
 #define WK_CACHE_NS_MAX 64u
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
 #define STORE_FAILED 0x02u /* ... and it failed */
+#define SHARED_CORRUPT_LEFT 0x04u /* ... and its value did not decode and was left there */
 
 /* The cache: its configuration (immutable after wk_cache_new), the feed state the store's
  * callbacks change (atomics), the shards, and the counters wk_cache_get_stats reports. */
@@ -380,13 +384,20 @@ static int shared_entry(const load_ctx *l, const uint8_t *bytes, size_t len,
         return SHARED_FAILED;
     }
     COUNT(c, corrupt);
-    *st = WK_OK;
-    return SHARED_CORRUPT;
+    if (*st == WK_OK) {
+        *st = WK_ERR_SYNTAX;
+    }
+    return SHARED_CORRUPT; /* *st: why it does not decode */
 }
 
-/* Removes a corrupt entry from the shared tier. */
+/* Removes a corrupt entry from the shared tier, when the cache was asked to
+ * (WK_CACHE_REMOVE_CORRUPT): the value may be another writer's, in a format this cache does
+ * not read, so a read leaves it alone unless told otherwise. */
 static void remove_corrupt(wk_cache *c, const char *key, size_t key_len)
 {
+    if ((c->flags & WK_CACHE_REMOVE_CORRUPT) == 0) {
+        return;
+    }
     wk_error e;
     if (c->store->remove(c->store->self, key, key_len, &e) != WK_OK) {
         COUNT(c, shared_errors);
@@ -410,9 +421,11 @@ static wk_status take_one(void *ctx, size_t i, const uint8_t *bytes, size_t len)
     return WK_OK;
 }
 
-/* Asks the shared tier for the key: SHARED_HIT (*out set), SHARED_MISS (absent, tombstone or a
- * corrupt value, removed), or SHARED_FAILED with *st WK_ERR_NOMEM or the store's failure (in
- * *serr). Decodes the value where the store read it when the store offers fetch_each. */
+/* Asks the shared tier for the key: SHARED_HIT (*out set), SHARED_MISS (absent, tombstone, or a
+ * corrupt value removed under WK_CACHE_REMOVE_CORRUPT), SHARED_CORRUPT (a value left in place,
+ * *st saying why it does not decode), or SHARED_FAILED with *st WK_ERR_NOMEM or the store's
+ * failure (in *serr). Decodes the value where the store read it when the store offers
+ * fetch_each. */
 static int fetch_one(const load_ctx *l, wk_cache_entry **out, wk_status *st, wk_error *serr)
 {
     wk_cache *c = l->c;
@@ -440,8 +453,9 @@ static int fetch_one(const load_ctx *l, wk_cache_entry **out, wk_status *st, wk_
         COUNT(c, shared_misses);
     }
     *st = o.st;
-    if (o.r == SHARED_CORRUPT) {
+    if (o.r == SHARED_CORRUPT && (c->flags & WK_CACHE_REMOVE_CORRUPT) != 0) {
         remove_corrupt(c, l->key, l->key_len);
+        *st = WK_OK;
         return SHARED_MISS;
     }
     return o.r;
@@ -534,9 +548,18 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
     wk_error serr = {WK_OK, 0, NULL};
     wk_status shared_st = WK_OK;
     *out = NULL;
+    if ((flags & SHARED_CORRUPT_LEFT) != 0) {
+        fill = false;
+    }
     if (c->store != NULL && (flags & SKIP_STORE) == 0) {
         wk_status st;
         int r = fetch_one(l, out, &st, &serr);
+        if (r == SHARED_CORRUPT && loader == NULL) {
+            /* not a miss: the id has a value, which this cache cannot read */
+            return wk_error_set(err, st, 0,
+                                WK_CACHE_UNDECODABLE " (written with another serializer or "
+                                "by another program?); it is left in place");
+        }
         if (r == SHARED_FAILED && st != WK_ERR_NOMEM) {
             shared_st = st;
         }
@@ -547,7 +570,10 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
             return wk_error_set(err, st, 0, "cache: out of memory");
         }
         shared_failed = r == SHARED_FAILED;
-        fill = r == SHARED_MISS;
+        fill = r == SHARED_MISS; /* not over a value left in place (SHARED_CORRUPT) */
+        if (r == SHARED_CORRUPT) {
+            st = WK_OK;
+        }
     }
     if ((flags & STORE_FAILED) != 0) {
         shared_failed = true;
@@ -732,7 +758,7 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
     *out = NULL;
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     return get_key(c, s, key, key_len, wk__cache_hash(key, key_len), id, id_len, loader,
                    loader_ctx, 0, out, err);
@@ -765,7 +791,7 @@ WK_API const wk_cache_entry *wk_cache_peek(wk_cache *c, const wk_schema *s, cons
 }
 
 /* What a multi-get knows of each key it asked the shared tier for. */
-enum { TAKE_NONE, TAKE_DONE, TAKE_MISS, TAKE_CORRUPT };
+enum { TAKE_NONE, TAKE_DONE, TAKE_MISS, TAKE_CORRUPT, TAKE_CORRUPT_LEFT };
 
 /* A multi-get's state, for the values the shared tier hands over (take_shared). */
 typedef struct many_ctx {
@@ -795,6 +821,9 @@ static wk_status take_shared(void *ctx, size_t j, const uint8_t *bytes, size_t l
     int r = shared_entry(&l, bytes, len, &e, &est);
     if (r != SHARED_HIT) {
         m->took[j] = r == SHARED_CORRUPT ? TAKE_CORRUPT : TAKE_MISS;
+        if (r == SHARED_CORRUPT) {
+            m->statuses[i] = est; /* why it does not decode */
+        }
         return WK_OK;
     }
     if ((c->flags & WK_CACHE_NO_LOCAL) == 0) {
@@ -856,7 +885,7 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
         if (kl >= WK_CACHE_KEY_MAX) {
             statuses[i] = WK_ERR_ARG;
             if (first == WK_OK) {
-                first = wk_error_set(err, WK_ERR_ARG, i, "cache: key longer than WK_CACHE_KEY_MAX");
+                first = wk_error_set(err, WK_ERR_ARG, i, "cache: key longer than 512 bytes");
             }
             continue;
         }
@@ -924,11 +953,24 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
             if (took[j] == TAKE_DONE) {
                 continue;
             }
-            if (took[j] == TAKE_CORRUPT) {
+            if (took[j] == TAKE_CORRUPT && (c->flags & WK_CACHE_REMOVE_CORRUPT) == 0) {
+                if (loader == NULL) { /* left in place and reported, as by wk_cache_get */
+                    if (first == WK_OK) {
+                        first = wk_error_set(err, statuses[i], i,
+                                             WK_CACHE_UNDECODABLE " (written with another "
+                                             "serializer or by another program?); it is "
+                                             "left in place");
+                    }
+                    continue;
+                }
+                statuses[i] = WK_OK;
+                took[j] = TAKE_CORRUPT_LEFT;
+            } else if (took[j] == TAKE_CORRUPT) {
                 remove_corrupt(c, krefs[i].ptr, krefs[i].len);
             } else if (took[j] == TAKE_NONE && st == WK_OK) {
                 COUNT(c, shared_misses);
             }
+            took[left] = took[j]; /* left <= j: a slot already read */
             miss[left++] = i;
         }
         nmiss = left;
@@ -939,8 +981,9 @@ WK_API wk_status wk_cache_get_many(wk_cache *c, const wk_schema *s, size_t n,
     for (size_t j = 0; j < nmiss; j++) {
         size_t i = miss[j];
         wk_error e1;
+        unsigned kf = flags | (took[j] == TAKE_CORRUPT_LEFT ? SHARED_CORRUPT_LEFT : 0u);
         statuses[i] = get_key(c, s, krefs[i].ptr, krefs[i].len, hashes[i], ids[i].ptr,
-                              ids[i].len, loader, loader_ctx, flags, &refs[i], &e1);
+                              ids[i].len, loader, loader_ctx, kf, &refs[i], &e1);
         if (statuses[i] != WK_OK && statuses[i] != WK_ERR_NOT_FOUND && first == WK_OK) {
             first = statuses[i];
             if (err != NULL) {
@@ -980,7 +1023,7 @@ WK_API wk_status wk_cache_put(wk_cache *c, const wk_schema *s, const char *id, s
     char key[WK_CACHE_KEY_MAX];
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     uint64_t hash = wk__cache_hash(key, key_len);
     wk_buf b;
@@ -1032,7 +1075,7 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
     char key[WK_CACHE_KEY_MAX];
     size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
     if (key_len >= sizeof key) {
-        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than WK_CACHE_KEY_MAX");
+        return wk_error_set(err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
     }
     uint64_t hash = wk__cache_hash(key, key_len);
     drop_local(c, key, key_len, hash, NULL);

@@ -24,6 +24,10 @@
 
 #include "mediatype/mt_internal.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_MT_MAX_PARAMS == 16, "a message below says 16 parameters");
+_Static_assert(WK_MT_ESSENCE_MAX == 255, "a message below says 255 bytes");
+
 /* Short for an unbounded repetition count. */
 #define UNB WK_TEXT_UNBOUNDED
 
@@ -270,7 +274,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
             size_t at = (size_t)(name->ptr - (const char *)s);
             free(caps);
             wk__mt_clear(mt);
-            return wk_error_set(err, WK_ERR_LIMIT, at, "more parameters than WK_MT_MAX_PARAMS");
+            return wk_error_set(err, WK_ERR_LIMIT, at, "more than 16 parameters");
         }
         wk_mt_param *pp = &mt->params[mt->nparams++];
         pp->name.ptr = name->ptr;
@@ -283,7 +287,7 @@ wk_status wk__mt_parse_grammar(const void *data, size_t len, unsigned flags, wk_
     free(caps);
     if (!wk__mt_set_essence(mt, ess, type_len, ess_len, NULL)) {
         return wk_error_set(err, WK_ERR_LIMIT, b + WK_MT_ESSENCE_MAX,
-                            "an essence with capitals longer than WK_MT_ESSENCE_MAX");
+                            "an essence with capitals longer than 255 bytes");
     }
     return WK_OK;
 }

@@ -17,8 +17,12 @@
 
 #include "mediatype/mt_internal.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_MT_MAX_PARAMS == 16, "a message below says 16 parameters");
+_Static_assert(WK_MT_ESSENCE_MAX == 255, "a message below says 255 bytes");
+
 /* The message of an essence that must be lower-cased into the value but does not fit. */
-#define LONG_ESSENCE "an essence with capitals longer than WK_MT_ESSENCE_MAX"
+#define LONG_ESSENCE "an essence with capitals longer than 255 bytes"
 
 /* A syntax error at off: the value is cleared, so a failed parse never leaves a half value. */
 static wk_status syntax(wk_media_type *mt, wk_error *err, size_t off, const char *msg)
@@ -293,7 +297,7 @@ static wk_status parse_whatwg(const uint8_t *s, size_t len, unsigned flags, wk_m
                 }
             }
             wk__mt_clear(mt);
-            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more than 16 parameters");
         }
         if (!add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped)) {
         duplicate:
@@ -440,7 +444,7 @@ static wk_status parse_strict(const uint8_t *s, size_t e, unsigned flags, wk_med
         }
         if (mt->nparams == WK_MT_MAX_PARAMS) {
             wk__mt_clear(mt);
-            return wk_error_set(err, WK_ERR_LIMIT, ns, "more parameters than WK_MT_MAX_PARAMS");
+            return wk_error_set(err, WK_ERR_LIMIT, ns, "more than 16 parameters");
         }
         add_param(mt, (const char *)s + ns, ne - ns, val, vlen, quoted, escaped);
     }

@@ -16,6 +16,10 @@
 
 #include "mediatype/mt_internal.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_MT_MAX_PARAMS == 16, "a message below says 16 parameters");
+_Static_assert(WK_MT_ESSENCE_MAX == 255, "a message below says 255 bytes");
+
 /* Public (wirekit/mediatype.h): the plain value (backslash escapes of a quoted value
  * removed) into buf, up to cap bytes; returns the full length, so a caller can size buf. */
 size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap)
@@ -213,7 +217,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
         return wk_error_set(err, WK_ERR_SYNTAX, 0, "essence is not token/token");
     }
     if (n > WK_MT_MAX_PARAMS) {
-        return wk_error_set(err, WK_ERR_LIMIT, 0, "more parameters than WK_MT_MAX_PARAMS");
+        return wk_error_set(err, WK_ERR_LIMIT, 0, "more than 16 parameters");
     }
     for (size_t k = 0; k < n; k++) {
         const wk_mt_param *p = &params[k];
@@ -231,7 +235,7 @@ wk_status wk_mt_build(wk_media_type *mt, const char *essence, size_t essence_len
     }
     if (!wk__mt_set_essence(mt, essence, (size_t)(slash - essence), essence_len, NULL)) {
         return wk_error_set(err, WK_ERR_LIMIT, 0,
-                            "an essence with capitals longer than WK_MT_ESSENCE_MAX");
+                            "an essence with capitals longer than 255 bytes");
     }
     for (size_t k = 0; k < n; k++) {
         mt->params[k] = params[k];

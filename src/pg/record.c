@@ -18,6 +18,9 @@
 
 #include "pg/pg_interface.h"
 
+/* messages name the limits by their numbers: kept in step here */
+_Static_assert(WK_PG_MAX_RECORD_DEPTH == 100u, "a message below says 100 levels");
+
 /* A record literal or a binary record with more fields than this is refused. */
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
@@ -293,7 +296,7 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
 {
     if (record_depth >= WK_PG_MAX_RECORD_DEPTH) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0,
-                           "records nested deeper than WK_PG_MAX_RECORD_DEPTH");
+                           "records nested deeper than 100 levels");
     }
     record_depth++;
     wk_status st = d->format == WK_PG_BINARY ? render_bin(d, p, n, out, arena, err)
@@ -301,7 +304,7 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     record_depth--;
     if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL && err->msg == NULL) {
         wk__pg_fail(err, st, 0,
-                    st == WK_ERR_LIMIT ? "record text larger than the output cap (max_text)"
+                    st == WK_ERR_LIMIT ? "record text larger than the cap on a value's text"
                                        : "out of memory for record text");
     }
     return st;

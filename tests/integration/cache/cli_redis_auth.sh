@@ -1,7 +1,7 @@
 #!/bin/sh
 # wirekit cache against a redis-server started here on a unix socket only (no TCP port, so
 # no clash), with a password: put/get through unix://:password@/path?db=N, the password from
-# WK_REDIS_PASSWORD, --client-name; a wrong password and no password exit 1 naming WRONGPASS
+# WK_REDIS_PASSWORD or REDISCLI_AUTH (not over the URL's), --client-name; a wrong password and no password exit 1 naming WRONGPASS
 # and NOAUTH without echoing the password; a missing socket exits 1. Skipped (77) without
 # redis-server.
 set -u
@@ -38,4 +38,13 @@ err=$("$w" cache --redis "unix://$dir/none.sock" get 7 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 1 ] || { echo "missing socket: exit $rc"; exit 1; }
 echo "$err" | grep -q "no such unix socket" || { echo "missing socket message: $err"; exit 1; }
-echo "wirekit cache: unix socket, password, db, client name, WRONGPASS/NOAUTH as expected"
+# REDISCLI_AUTH as redis-cli reads it: the password when the URL has none, not over the URL's
+got=$(REDISCLI_AUTH=pw1 "$w" cache --redis "unix://$sock?db=2" get 7) ||
+  { echo "REDISCLI_AUTH was not used"; exit 1; }
+[ "$got" = '{"a":1}' ] || { echo "get (password from REDISCLI_AUTH) gave: $got"; exit 1; }
+got=$(REDISCLI_AUTH=wrongpw9 "$w" cache --redis "$u" get 7) ||
+  { echo "REDISCLI_AUTH replaced the URL's password"; exit 1; }
+# redis://secret@host: the userinfo without ':' is the password, as redis-cli reads it
+got=$("$w" cache --redis "unix://pw1@$sock?db=2" get 7) ||
+  { echo "unix://PASSWORD@path was not read as a password"; exit 1; }
+echo "wirekit cache: unix socket, password, db, client name, WRONGPASS/NOAUTH, REDISCLI_AUTH as expected"

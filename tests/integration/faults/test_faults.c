@@ -1017,7 +1017,7 @@ WK_TEST(test_fault_cli_pg_query_timeout)
              cli_path(), dsn);
     rc = sh_capture(cmd, out, sizeof out, NULL);
     CHECK_EQ(rc, 1);
-    CHECK_MSG(strstr(out, "output cap") != NULL, "the CLI said: %s", out);
+    CHECK_MSG(strstr(out, "--max-value-bytes") != NULL, "the CLI said: %s", out);
 }
 
 /* ---- found by the soak: a get after an invalidation must not join an older load ----------- */

@@ -3,7 +3,9 @@
 # what `wirekit pg query` prints for the same rows (the row-at-a-time path), FILE receives the
 # rows and stderr the count, and failures exit 1 with the server's message. `pg copy in` of
 # that output gives back an equal table (EXCEPT ALL both ways); bad records are named by line
-# and column and nothing is written. Needs psql. Exit 77 (skip) without WK_PG_DSN.
+# and column and nothing is written. Options after operands; FILE replaced whole, or left as
+# it was when the copy fails; a failing row leaves no part of it on standard output. Needs
+# psql. Exit 77 (skip) without WK_PG_DSN.
 set -eu
 wirekit=$1
 if [ -z "${WK_PG_DSN:-}" ]; then
@@ -42,7 +44,7 @@ set +e
 "$wirekit" pg copy sideways "SELECT 1" >/dev/null 2>&1; rc=$?
 set -e
 [ "$rc" = 2 ] || { echo "copy sideways must be a usage error, got $rc"; exit 1; }
-for opt in "--null x" "--rows-as arrays" "--max-value-bytes 10"; do
+for opt in "--null x" "--rows-as arrays" "--file x.sql"; do
   set +e
   # shellcheck disable=SC2086
   "$wirekit" pg copy out $opt "SELECT 1" >/dev/null 2>&1; rc=$?
@@ -99,4 +101,41 @@ refused "an unknown key" '{"n":1,"s":2}\n{"n":2,"nope":3}\n' 'bad.jsonl:2: colum
 refused "malformed JSON" '{"n":1,"s":2}\n{"n":2,\n' 'bad.jsonl:2:'
 [ "$(psql_ "SELECT count(*) FROM wk_ci_fit")" = 0 ] || { echo "rows were written"; exit 1; }
 psql_ "DROP TABLE wk_ci_src, wk_ci_dst, wk_ci_fit" >/dev/null
+
+# Issue 29. Options after operands: `copy out QUERY --format jsonl FILE`.
+"$wirekit" pg copy out "SELECT 1 AS a" --format jsonl "$tmp/opt.jsonl" --dsn "$WK_PG_DSN" 2>/dev/null
+[ "$(cat "$tmp/opt.jsonl")" = '{"a":1}' ] || { echo "copy out with options after QUERY: $(cat "$tmp/opt.jsonl")"; exit 1; }
+set +e
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" "SELECT 1" -c >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "unknown option '-c'" "$tmp/err" || { echo "copy out -c: rc $rc $(cat "$tmp/err")"; exit 1; }
+# FILE is replaced whole at the end: a copy that fails leaves the old FILE as it was; one
+# that succeeds keeps its mode.
+rows="SELECT g, CASE WHEN g = 3 THEN row(repeat('x', 100), 1) ELSE row('y', 2) END AS v
+      FROM generate_series(1, 5) g"
+printf 'old\n' >"$tmp/keep.jsonl"
+chmod 600 "$tmp/keep.jsonl"
+set +e
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" --max-value-bytes 20 "$rows" "$tmp/keep.jsonl" 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q '^wirekit: row 3: ' "$tmp/err" || { echo "copy out of a bad row: rc $rc $(cat "$tmp/err")"; exit 1; }
+[ "$(cat "$tmp/keep.jsonl")" = old ] || { echo "a failed copy out left: $(cat "$tmp/keep.jsonl")"; exit 1; }
+set +e # a server error after some rows
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" "SELECT g, 1 / (3 - g) AS q FROM generate_series(1, 5) g" \
+  "$tmp/keep.jsonl" 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q 'division by zero' "$tmp/err" || { echo "copy out, server error: rc $rc $(cat "$tmp/err")"; exit 1; }
+[ "$(cat "$tmp/keep.jsonl")" = old ] || { echo "a copy out the server failed left: $(cat "$tmp/keep.jsonl")"; exit 1; }
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" "$rows" "$tmp/keep.jsonl" 2>/dev/null
+[ "$(wc -l <"$tmp/keep.jsonl")" = 5 ] && [ "$(stat -c %a "$tmp/keep.jsonl")" = 600 ] ||
+  { echo "copy out into an old FILE: $(stat -c %a "$tmp/keep.jsonl") $(cat "$tmp/keep.jsonl")"; exit 1; }
+ls -a "$tmp" | grep -q wirekit- && { echo "a temporary file is left: $(ls -a "$tmp")"; exit 1; }
+# On standard output a failing row leaves nothing of itself: the rows before it, whole.
+for f in jsonl msgpack; do
+  set +e
+  "$wirekit" pg copy out --dsn "$WK_PG_DSN" --format $f --max-value-bytes 20 "$rows" >"$tmp/half" 2>/dev/null
+  set -e
+  "$wirekit" pg copy out --dsn "$WK_PG_DSN" --format $f "$rows WHERE g < 3" >"$tmp/whole" 2>/dev/null
+  cmp -s "$tmp/half" "$tmp/whole" || { echo "$f: output before a failing row: $(od -c "$tmp/half" | tail -3)"; exit 1; }
+done
 echo "ok"

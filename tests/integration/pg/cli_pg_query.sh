@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs `wirekit pg query` against the test server and checks its output byte for byte
-# (JSON lines and MessagePack). Exit 77 (skip) without WK_PG_DSN.
+# (JSON lines and MessagePack); options anywhere before '--', unknown options refused, SQL
+# from standard input or --file; a row that fails leaves no part of it on stdout. Exit 77
+# (skip) without WK_PG_DSN.
 set -eu
 wirekit=$1
 if [ -z "${WK_PG_DSN:-}" ]; then
@@ -75,5 +77,53 @@ if command -v psql >/dev/null 2>&1; then
   "$wirekit" pg query --dsn "$WK_PG_DSN" --format csv "$q" > "$tmp/wk.csv"
   psql "$WK_PG_DSN" -X --csv -c "$q" > "$tmp/psql.csv"
   cmp "$tmp/wk.csv" "$tmp/psql.csv" || { diff "$tmp/wk.csv" "$tmp/psql.csv"; exit 1; }
+fi
+# Issue 29. Options after operands are read, '--' ends them; unknown options are refused
+# (exit 2), never sent as SQL or parameters.
+out=$("$wirekit" pg query 'SELECT $1::int AS n' 5 --format csv --dsn "$WK_PG_DSN")
+[ "$out" = "$(printf 'n\n5')" ] || { echo "options after operands: $out"; exit 1; }
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" 'SELECT $1::text AS t' -- --format)
+[ "$out" = '{"t":"--format"}' ] || { echo "a parameter after --: $out"; exit 1; }
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" 'SELECT $1::int AS n' -- -1)
+[ "$out" = '{"n":-1}' ] || { echo "a negative parameter after --: $out"; exit 1; }
+for bad in "-c" "--bogus" "-x"; do
+  set +e
+  "$wirekit" pg query --dsn "$WK_PG_DSN" $bad 'select 1' >"$tmp/out" 2>"$tmp/err"; rc=$?
+  set -e
+  [ "$rc" = 2 ] && grep -q "^wirekit pg: unknown option '$bad'" "$tmp/err" ||
+    { echo "pg query $bad: exit $rc, $(cat "$tmp/err")"; exit 1; }
+  [ -s "$tmp/out" ] && { echo "pg query $bad printed: $(cat "$tmp/out")"; exit 1; }
+done
+# SQL from standard input ('-') or a file (--file FILE, -f FILE), as psql -f.
+out=$(printf 'SELECT 1 AS a;\nSELECT 2 AS b\n' | "$wirekit" pg query --dsn "$WK_PG_DSN" -)
+[ "$out" = "$(printf '{"a":1}\n{"b":2}')" ] || { echo "SQL from standard input: $out"; exit 1; }
+printf 'SELECT $1::int * 2 AS d' > "$tmp/q.sql"
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" --file "$tmp/q.sql" 21)
+[ "$out" = '{"d":42}' ] || { echo "SQL from --file: $out"; exit 1; }
+out=$("$wirekit" pg query --dsn "$WK_PG_DSN" 21 -f "$tmp/q.sql" --format csv)
+[ "$out" = "$(printf 'd\n42')" ] || { echo "SQL from -f: $out"; exit 1; }
+
+# A row whose value cannot be printed leaves nothing of itself on stdout, in every format:
+# the rows before it whole, then the error (a record over --max-value-bytes; a date before
+# what the decoder takes).
+rows="SELECT g, CASE WHEN g = 3 THEN row(repeat('x', 100), 1) ELSE row('y', 2) END AS v
+      FROM generate_series(1, 5) g"
+for f in json msgpack csv; do
+  set +e
+  "$wirekit" pg query --dsn "$WK_PG_DSN" --format $f --max-value-bytes 20 "$rows" \
+    >"$tmp/half" 2>"$tmp/err"; rc=$?
+  "$wirekit" pg query --dsn "$WK_PG_DSN" --format $f "$rows WHERE g < 3" >"$tmp/whole" 2>/dev/null
+  set -e
+  [ "$rc" = 1 ] || { echo "$f: a row over --max-value-bytes: exit $rc"; exit 1; }
+  cmp -s "$tmp/half" "$tmp/whole" ||
+    { echo "$f: output before the failing row: $(od -c "$tmp/half" | tail -4)"; exit 1; }
+  grep -q '^wirekit: row 3: ' "$tmp/err" || { echo "$f: error: $(cat "$tmp/err")"; exit 1; }
+done
+set +e
+"$wirekit" pg query --dsn "$WK_PG_DSN" "SELECT '4714-11-24 BC'::date AS v" >"$tmp/half" 2>"$tmp/err"
+rc=$?
+set -e
+if [ "$rc" != 0 ]; then
+  [ ! -s "$tmp/half" ] || { echo "a date that fails printed: $(od -c "$tmp/half")"; exit 1; }
 fi
 echo "wirekit pg query: json, msgpack and csv outputs, errors and exit statuses match"

@@ -571,13 +571,50 @@ WK_TEST(test_cache_falls_back_to_the_loader_while_the_shared_tier_is_down)
     fake_store_free(&f);
 }
 
-WK_TEST(test_cache_corrupt_shared_entry_is_a_counted_miss_and_is_deleted)
+WK_TEST(test_cache_corrupt_shared_entry_is_left_in_place_by_a_read)
+{
+    /* another writer's value (another serializer, another program): a read never deletes it */
+    fake_store f;
+    fake_store_init(&f);
+    fake_store_put_raw(&f, "wk:user:v1:2", "\x85\xa8garbage", 9);
+    wk_cache_config cfg = {0};
+    cfg.store = &f.store;
+    wk_cache *c = make_cache(&cfg);
+    db d = {0};
+    wk_status st;
+    wk_cache_entry *r = NULL;
+    wk_error err = {0};
+    /* without a loader: not "not found", but the decode failure */
+    st = wk_cache_get(c, &seed_user_schema, "2", 1, NULL, NULL, &r, &err);
+    CHECK(st != WK_OK && st != WK_ERR_NOT_FOUND);
+    CHECK(err.msg != NULL && strstr(err.msg, "cannot be decoded") != NULL);
+    CHECK(r == NULL);
+    wk_slice ids[1] = {{"2", 1}};
+    wk_status sts[1];
+    st = wk_cache_get_many(c, &seed_user_schema, 1, ids, NULL, NULL, &r, sts, &err);
+    CHECK(st != WK_OK && sts[0] != WK_OK && sts[0] != WK_ERR_NOT_FOUND);
+    /* with a loader: the loader's value, not stored over the other value */
+    CHECK_EQ(get_age(c, "2", &d, &st), 2);
+    CHECK_EQ(atomic_load(&d.calls), 1);
+    wk_cache_stats s;
+    wk_cache_get_stats(c, &s);
+    CHECK_EQ(s.corrupt, 3);
+    CHECK_EQ(f.removes, 0);
+    size_t len = 0;
+    const uint8_t *raw = fake_store_get_raw(&f, "wk:user:v1:2", &len);
+    CHECK(raw != NULL && len == 9 && memcmp(raw, "\x85\xa8garbage", 9) == 0);
+    wk_cache_free(c);
+    fake_store_free(&f);
+}
+
+WK_TEST(test_cache_corrupt_shared_entry_is_a_counted_miss_and_is_deleted_when_asked)
 {
     fake_store f;
     fake_store_init(&f);
     fake_store_put_raw(&f, "wk:user:v1:2", "\x85\xa8garbage", 9);
     wk_cache_config cfg = {0};
     cfg.store = &f.store;
+    cfg.flags = WK_CACHE_REMOVE_CORRUPT;
     wk_cache *c = make_cache(&cfg);
     db d = {0};
     wk_status st;
@@ -672,6 +709,7 @@ static void many_over_states(bool in_place, bool single, unsigned fail_after, ma
     wk_cache_config cfg = {0};
     cfg.store = &f.store;
     cfg.negative_ttl_ms = 60000;
+    cfg.flags = WK_CACHE_REMOVE_CORRUPT; /* the corrupt value is removed, then refilled */
     wk_cache *a = make_cache(&cfg);
     db d = {0};
     wk_status st;

@@ -1,11 +1,16 @@
 /*
- * The schema decoder's loop, written once and instantiated twice: over any wk_source (the
- * generic path, schema_decode.c) and straight over the MessagePack reader (the fused path,
- * schema_mp.c). Both therefore accept and reject exactly the same inputs with the same errors.
+ * The body of the schema decoder's loop, written once and compiled twice: over any wk_source
+ * (decode_events(), the generic path, schema_decode.c) and straight over the MessagePack bytes
+ * (decode_mp(), the fused path, formats/msgpack/schema_mp.c). Flow: a reader's events -> this
+ * loop (the plan's fields by key: schema_index.c) -> stores into the caller's struct, with
+ * wk_value fields built by the value module. Both instances therefore accept and reject
+ * exactly the same inputs with the same errors. Each writes out its header
+ *   static wk_status NAME(const wk_schema *s, READER *r, void *obj, wk_arena *arena,
+ *                         const wk_schema_opts *opts, wk_schema_error *err)
+ * and #includes this file between its braces. It returns WK_OK with the struct filled, or the
+ * failure with err filled (its path says which field), from the loop or from the reader.
  *
  * Before including, define:
- *   DEC_FN              name of the function to generate
- *   DEC_READER          type of the reader (`const wk_source` or `wk_mp_reader`)
  *   DEC_NEXT(r, ev)     read the next event, returning wk_status
  *   DEC_OFFSET(r)       byte offset of the next unread byte
  *   DEC_ERROR(r, err)   copy the reader's latched error into `err` (a wk_error *)
@@ -18,11 +23,11 @@
  * no C recursion and is capped by the depth limit. wk_values are built by wk_value_decode from
  * a one-event push-back source (the value's first event has already been read).
  */
-#include "schema/schema_decode_interface.h"
+#if !defined(DEC_NEXT) || !defined(DEC_OFFSET) || !defined(DEC_ERROR) || !defined(DEC_VALUE) || \
+    !defined(DEC_SOURCE)
+#error "schema_decode_loop_interface.h is a function body: see its opening comment"
+#endif
 
-static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *arena,
-                        const wk_schema_opts *opts, wk_schema_error *err)
-{
     wk__dec d;
     wk_status st;
     wk_event ev;
@@ -182,4 +187,9 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
         wk__dec_path(&d);
     }
     return st;
-}
+
+#undef DEC_NEXT
+#undef DEC_OFFSET
+#undef DEC_ERROR
+#undef DEC_SOURCE
+#undef DEC_VALUE

@@ -1,18 +1,26 @@
 /*
- * The fused JSON parser's loop (json/decode.c), a template instantiated once per instance of
- * the lexer's wide scans (json/lex_scan.h). The includer defines
- *   WK__DECODE(name)  the instance's name for `name` (decode, and the lexer's scans)
- *   WK__DECODE_FN     the storage and target attributes of the parser function
- * and json/decode.c calls the instance the machine runs best (wk__json_simd).
+ * The body of the fused JSON parser (json/decode.c): bytes -> lexer (lex.h, lex_scan.h) ->
+ * this loop -> wk_value nodes on the scratch stack -> the arena. It is the body of both
+ *   json_decode_tree()       the baseline instance
+ *   json_decode_tree_avx2()  the instance for AVX2 (x86-64 with GCC or clang)
+ * whose headers, with their storage and target attributes, are written out in json/decode.c,
+ * which #includes this file between the braces of each. Before including, json/decode.c
+ * defines
+ *   WK__DECODE(name)  the lexer instance's name for `name` (name, or name_avx2)
+ * and wk_json_decode_value calls the instance the machine runs best (wk__json_simd).
+ *
+ * The loop is one function of labels and gotos, no recursion: `value` parses the value at p
+ * into vs[n] (opening a container pushes a frame and goes on at its first key or element),
+ * `after_value` decides from the innermost open container what may follow (a ',' or its
+ * closing bracket, which moves the children into the arena), `key` reads an object's key and
+ * colon, `done` checks the end of the document and roots the tree, `fail` frees the stacks and
+ * reports f (the lexer's failure: status, message, position). Locals keep the stack pointers and counts in registers; `ps` holds the same
+ * stacks for the calls that grow them.
  */
-#if !defined(WK__DECODE) || !defined(WK__DECODE_FN)
-#error "json/decode_loop.h is a template: include it from json/decode.c"
+#ifndef WK__DECODE
+#error "json/decode_loop.h is a function body: include it inside json_decode_tree*() (json/decode.c)"
 #endif
 
-WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const wk_read_opts *opts,
-                                           wk_arena *arena, wk_value **out, size_t *consumed,
-                                           wk_error *err)
-{
     const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
     unsigned flags = opts != NULL ? opts->flags : 0;
     size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
@@ -38,6 +46,7 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
     wk_value *v;
     uint8_t c;
 
+    /* leading whitespace (and a BOM when allowed); an empty document fails here */
     p = WK__DECODE(wk__json_doc_start)(p, end, (flags & WK_JSON_READ_ALLOW_BOM) != 0, &f);
     if (p == NULL) {
         goto fail;
@@ -68,6 +77,8 @@ value_room:
     }
     case '{':
     case '[':
+        /* open: the container's node stays on the stack (its count and children are set at
+         * its close); a frame remembers where it starts */
         if (depth >= max_depth) {
             wk__json_failed(&f, WK_ERR_DEPTH, "nesting deeper than the limit", p);
             goto fail;
@@ -129,7 +140,8 @@ value_room:
             }
             wk__json_num num;
             /* the always-inline form: two loop instances in one file would otherwise leave
-             * the number lexer out of line (+7% on citm_catalog.json) */
+             * the number lexer out of line, which costs several percent on number-heavy
+             * documents (citm_catalog.json; wirekit bench --suite json --callgrind) */
             const uint8_t *e = wk__json_number(p, end, raw, false, &num, &f);
             if (e == NULL) {
                 goto fail;
@@ -179,6 +191,8 @@ value_room:
     n++;
 
 after_value:
+    /* vs[n - 1] is complete: a top-level value ends the document, else a ',' or the
+     * innermost container's closing bracket must follow */
     if (WK__UNLIKELY(depth == 0)) {
         goto done;
     }
@@ -230,6 +244,7 @@ after_value:
     }
 
 key:
+    /* in an object, p at its next key: the key's node and room for its value */
     if (WK__UNLIKELY(wk__json_key_start(p, end, &f) == NULL)) {
         goto fail;
     }
@@ -256,6 +271,8 @@ key:
     goto value_room; /* the key made room for its value too */
 
 done:
+    /* the root is vs[0]: only whitespace may follow (unless trailing data or several
+     * documents are allowed); the root node itself moves into the arena */
     p = WK__DECODE(wk__json_doc_end)(
         p, end, (flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI)) != 0, &f);
     if (p == NULL) {
@@ -278,7 +295,8 @@ done:
     return WK_OK;
 
 fail:
+    /* f says what failed and where; the arena keeps what was allocated (the caller's to
+     * reset), the stacks are freed */
     wk__stack_free(&ps.vs);
     wk__stack_free(&ps.fs);
     return wk_error_set(err, f.st, (size_t)(f.at - start), f.msg);
-}

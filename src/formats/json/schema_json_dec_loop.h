@@ -1,15 +1,33 @@
 /*
- * The fused schema JSON decoder's plan loop (schema_json_dec.c) and its helpers that scan,
- * a template instantiated once per instance of the JSON lexer's wide scans (json/lex_scan.h)
- * like the tree parser's loop (json/decode_loop.h). The includer defines
- *   WK__SJD(name)  the instance's name for `name` (these functions and the lexer's scans)
- *   WK__SJD_FN     the storage and target attributes of its out-of-line functions
- *   WK__SJD_HOT    the same for the helpers always inlined into the loop
- * and schema_json_dec.c runs the instance the machine runs best (wk__json_simd).
+ * The fused schema JSON decoder's plan loop (schema_json_dec.c) and its helpers that scan.
+ * Flow: bytes -> lexer (lex.h, lex_scan.h) -> this loop (the flat plan's ops in key order:
+ * schema/schema_fast_interface.h) -> stores into the caller's struct; at anything it does not
+ * handle it gives up and schema_json_dec.c runs the generic path (the schema decoder's loop
+ * over the JSON reader) from the start. A template compiled once per instance of the JSON
+ * lexer's wide scans (json/lex_scan.h), like the tree parser's loop (json/decode_loop.h), in
+ * three parts that schema_json_dec.c includes in turn:
+ *   WK__SJD_BODY undefined  the helpers, always inlined, at file scope
+ *   WK__SJD_BODY 1          the body of dec_text_field() / dec_text_field_avx2(): a field of
+ *                           a string kind other than WK_SK_STR (char[N], base64 bytes, RFC 3339
+ *                           timestamps) at p (p < end) into dst, with the general loop's
+ *                           checks, null as it takes it for WK_NULLABLE; returns the position
+ *                           after it, or NULL to give up
+ *   WK__SJD_BODY 2          the body of dec_flat() / dec_flat_avx2(): the flat plan of ix over
+ *                           the document [in, end) into the struct at base (vdepth caps the
+ *                           nesting of wk_value fields); true when it decoded the whole
+ *                           document, else false and the generic path decides from the start
+ * schema_json_dec.c writes out the headers of the out-of-line functions and includes the
+ * bodies between their braces. It defines
+ *   WK__SJD(name)  the instance's name for `name` (the helpers, the out-of-line functions and
+ *                  the lexer's scans): name, or name_avx2
+ *   WK__SJD_HOT    the storage and target attributes of the helpers
+ * and runs the instance the machine runs best (wk__json_simd).
  */
-#if !defined(WK__SJD) || !defined(WK__SJD_FN) || !defined(WK__SJD_HOT)
-#error "schema/schema_json_dec_loop.h is a template: include it from schema/schema_json_dec.c"
+#if !defined(WK__SJD) || !defined(WK__SJD_HOT)
+#error "formats/json/schema_json_dec_loop.h is a template: include it from schema_json_dec.c"
 #endif
+
+#ifndef WK__SJD_BODY
 
 /* A string at p ('"', p < end): its bytes, a view into the input when it has no escape
  * (*esc false), else unescaped into the arena with room for a NUL after them (*esc true).
@@ -259,12 +277,35 @@ deeper: {
 }
 }
 
-/* The string kinds other than WK_SK_STR (p < end): char[N], base64 bytes, RFC 3339
- * timestamps, with the general loop's checks; null as it takes it for WK_NULLABLE. */
-WK__SJD_FN const uint8_t *WK__SJD(dec_text_field)(const wk__mp_op *op, const uint8_t *p,
-                                                  const uint8_t *end, uint8_t *dst,
-                                                  wk_arena *a)
+/* A WK_SK_STR field (p < end). */
+WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uint8_t *p,
+                                                  const uint8_t *end, const uint8_t *in,
+                                                  uint8_t *dst, wk_arena *a)
 {
+    if (*p != '"') {
+        if ((op->flags & WK_NULLABLE) != 0 && *p == 'n' && dec_is_null(p, end)) {
+            *(char **)dst = NULL;
+            return p + 4;
+        }
+        return NULL;
+    }
+    const char *str;
+    size_t len;
+    bool plain;
+    p = WK__SJD(dec_str_copy)(p, end, in, a, &str, &len, &plain);
+    if (p == NULL) {
+        return NULL;
+    }
+    /* A plain string has no control byte (the lexer let none through): no NUL to look for. */
+    if (WK__UNLIKELY(!plain) && wk__dec_has_nul((const uint8_t *)str, len)) {
+        return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
+    }
+    *(const char **)dst = str;
+    return p;
+}
+
+#elif WK__SJD_BODY == 1 /* the body of dec_text_field */
+
     if (*p == 'n') {
         if ((op->flags & WK_NULLABLE) == 0 || !dec_is_null(p, end)) {
             return NULL;
@@ -299,41 +340,9 @@ WK__SJD_FN const uint8_t *WK__SJD(dec_text_field)(const wk__mp_op *op, const uin
         return wk__schema_parse_rfc3339((const char *)s, len, (wk_timestamp *)dst) ? p : NULL;
     default: return NULL;
     }
-}
 
-/* A WK_SK_STR field (p < end). */
-WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uint8_t *p,
-                                                  const uint8_t *end, const uint8_t *in,
-                                                  uint8_t *dst, wk_arena *a)
-{
-    if (*p != '"') {
-        if ((op->flags & WK_NULLABLE) != 0 && *p == 'n' && dec_is_null(p, end)) {
-            *(char **)dst = NULL;
-            return p + 4;
-        }
-        return NULL;
-    }
-    const char *str;
-    size_t len;
-    bool plain;
-    p = WK__SJD(dec_str_copy)(p, end, in, a, &str, &len, &plain);
-    if (p == NULL) {
-        return NULL;
-    }
-    /* A plain string has no control byte (the lexer let none through): no NUL to look for. */
-    if (WK__UNLIKELY(!plain) && wk__dec_has_nul((const uint8_t *)str, len)) {
-        return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
-    }
-    *(const char **)dst = str;
-    return p;
-}
+#elif WK__SJD_BODY == 2 /* the body of dec_flat */
 
-/* The flat plan over the document [in, end) into the struct at base: true when it decoded
- * the whole document (else the generic path decides). */
-WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
-                                  const uint8_t *end, uint8_t *base, wk_arena *a,
-                                  uint32_t vdepth)
-{
     const uint8_t *p = WK__SJD(wk__json_skip_ws)(in, end);
     if (p == end || *p != '{') {
         return false;
@@ -443,4 +452,5 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
     }
     p = WK__SJD(wk__json_skip_ws)(p, end);
     return p == end && (seen & ix->required_mask) == ix->required_mask;
-}
+
+#endif /* WK__SJD_BODY */

@@ -232,8 +232,10 @@ typedef struct tree_cursor {
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                 wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
 
-#define VB_FN build_in_block
-#define VB_CURSOR tree_cursor
+/* build_in_block(): build_from_tokens() (mp_value.c) with the tree's blocks in place of the
+ * arena: a container's children come from block_alloc, which may move nodes already built
+ * (block_moved then says where one is now). Counted and resumable; returns as
+ * build_from_tokens. Its body is value/value_build_loop_interface.h. */
 #define VB_NEXT(c, ev, m) mp_next(&(c)->c, (ev), (m))
 #define VB_COUNTED 1
 #define VB_RESUMABLE 1
@@ -241,7 +243,11 @@ static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_op
     block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))
 #define VB_MOVED(c, v) block_moved((c)->t, (v))
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
-#include "value/value_build_interface.h"
+static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
+                                wk__vb_state *s, wk__vb_fail *f)
+{
+#include "value/value_build_loop_interface.h"
+}
 
 static uint32_t max_depth_of(const wk_read_opts *opts)
 {

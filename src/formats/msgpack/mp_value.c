@@ -26,14 +26,24 @@ static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_o
     __attribute__((aligned(64), patchable_function_entry(48, 48)));
 #endif
 
-#define VB_FN build_from_tokens
-#define VB_CURSOR mp_cursor
+/* build_from_tokens(): builds the value at the cursor into the arena (s->root), in the loop's
+ * counted mode (a container's children allocated when its header is read) and resumable (with
+ * s->pause, a token cut short returns WK_ERR_AGAIN and a later call goes on). Returns WK_OK,
+ * or the failure with f saying whether the cursor failed (c has the details) or the builder
+ * did. Its body is value/value_build_loop_interface.h; its place in the code is fixed by the
+ * declaration above. */
 #define VB_NEXT(c, ev, m) mp_next((c), (ev), (m))
 #define VB_COUNTED 1
 #define VB_RESUMABLE 1
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
-#include "value/value_build_interface.h"
+static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
+                                   wk__vb_state *s, wk__vb_fail *f)
+{
+#include "value/value_build_loop_interface.h"
+}
 
+/* The msgpack module's entry to the loop (mp_cursor.h), for the stream unpacker and the
+ * schema decoder's wk_value fields: build_from_tokens() out of this file. */
 wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
                        wk__vb_fail *f)
 {

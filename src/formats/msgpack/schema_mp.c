@@ -583,14 +583,19 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     return WK_OK;
 }
 
-#define DEC_FN decode_mp
-#define DEC_READER mp_cursor
+/* decode_mp(): decodes the MessagePack value at r into obj by the plan of s, the schema
+ * decoder's loop (schema/schema_decode_loop_interface.h, its body) over the cursor above;
+ * returns as the loop does. */
 #define DEC_NEXT(r, ev) cur_next((r), (ev))
 #define DEC_OFFSET(r) ((size_t)((r)->pos - (r)->start))
 #define DEC_ERROR(r, e) cur_error((r), (e))
 #define DEC_SOURCE(r, out) cur_source((r), (out))
 #define DEC_VALUE(r, d, dst, voff) cur_value((r), (d), (dst), (voff))
+static wk_status decode_mp(const wk_schema *s, mp_cursor *r, void *obj, wk_arena *arena,
+                           const wk_schema_opts *opts, wk_schema_error *err)
+{
 #include "schema/schema_decode_loop_interface.h"
+}
 
 /* ---- the flat decode fast path ---------------------------------------------------------- */
 

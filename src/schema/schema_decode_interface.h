@@ -1,13 +1,16 @@
 /*
- * State and helpers of the schema decoder shared by its two instantiations (generic events and
- * fused MessagePack): the frame stack, storing one decoded value into a field, array growth,
- * error reports with the field path.
+ * State and helpers of the schema decoder shared by its two instantiations (generic events,
+ * decode_events in schema_decode.c, and fused MessagePack, decode_mp in
+ * formats/msgpack/schema_mp.c: both over schema_decode_loop_interface.h): the frame stack,
+ * storing one decoded value into a field, array growth, error reports with the field path.
+ * The helpers are in schema_decode_util.c.
  */
 #ifndef WK_SCHEMA_DECODE_UTIL_H
 #define WK_SCHEMA_DECODE_UTIL_H
 
 #include "schema/schema_plan_interface.h"
 
+/* One open struct or array of the decode (the loop's explicit stack). */
 typedef struct wk__dec_frame {
     const wk_schema *s;            /* struct frame; NULL for an array frame */
     const wk__schema_index *ix;
@@ -24,6 +27,7 @@ typedef struct wk__dec_frame {
     size_t *dst_count;             /* array: where the count goes when it ends */
 } wk__dec_frame;
 
+/* The decode's state: where nodes and strings go, where failures go, the frame stack. */
 typedef struct wk__dec {
     wk_arena *arena;
     wk_schema_error *err;

@@ -2,6 +2,8 @@
  * The pieces of the schema decoder that do not depend on the reader: storing one decoded
  * value into a field (range checks, string copies, pushing container frames), closing frames
  * (required fields, array results), growing arrays, and error reports with the field path.
+ * Flow: a reader's events -> the decoder's loop (schema_decode_loop_interface.h, in
+ * schema_decode.c and formats/msgpack/schema_mp.c) -> these helpers -> the caller's struct.
  *
  * Arrays grow by doubling inside the arena, starting from at most 16 elements even when the
  * reader announced a larger count: memory follows the elements actually decoded, so a hostile
@@ -12,6 +14,7 @@
 
 #include "schema/schema_decode_interface.h"
 
+/* The static message for a value of the wrong type where a field of `kind` is due. */
 static const char *expected_msg(uint8_t kind)
 {
     switch ((wk_schema_kind)kind) {
@@ -37,6 +40,8 @@ static const char *expected_msg(uint8_t kind)
     return "unexpected value";
 }
 
+/* Appends s[0..n) to the error path at *pos, NUL-terminated; a path that would pass
+ * WK_SCHEMA_PATH_MAX ends in "..." and takes nothing more. */
 static void path_append(char *path, size_t *pos, const char *s, size_t n)
 {
     const size_t room = WK_SCHEMA_PATH_MAX - 4; /* keep space for "..." and the NUL */
@@ -54,6 +59,9 @@ static void path_append(char *path, size_t *pos, const char *s, size_t n)
     path[*pos] = '\0';
 }
 
+/* Writes the path of the field being decoded into d->err ("a.b[3].c": field names from the
+ * struct frames, element indexes from the array frames), up to the first frame that has
+ * not started a field or an element. */
 void wk__dec_path(wk__dec *d)
 {
     if (d->err == NULL) {
@@ -84,6 +92,8 @@ void wk__dec_path(wk__dec *d)
     }
 }
 
+/* Reports the failure (code, input offset, static msg) with the field path in d->err, when
+ * there is one; returns code. */
 wk_status wk__dec_fail(wk__dec *d, wk_status code, size_t offset, const char *msg)
 {
     if (d->err != NULL) {
@@ -93,6 +103,8 @@ wk_status wk__dec_fail(wk__dec *d, wk_status code, size_t offset, const char *ms
     return code;
 }
 
+/* The next frame on the decoder's stack, reset, for a struct or array that opens at voff;
+ * NULL with *st = WK_ERR_DEPTH past the nesting limit. */
 static wk__dec_frame *push_frame(wk__dec *d, size_t voff, wk_status *st)
 {
     if (d->depth >= d->limit) {
@@ -107,6 +119,8 @@ static wk__dec_frame *push_frame(wk__dec *d, size_t voff, wk_status *st)
     return f;
 }
 
+/* An integer event into *out when it lies in [min, max]: WK_ERR_RANGE outside, WK_ERR_TYPE
+ * for another event. */
 static wk_status dec_int(wk__dec *d, const wk_event *ev, int64_t min, int64_t max, int64_t *out,
                          size_t voff)
 {
@@ -127,6 +141,8 @@ static wk_status dec_int(wk__dec *d, const wk_event *ev, int64_t min, int64_t ma
     return wk__dec_fail(d, WK_ERR_TYPE, voff, "expected integer");
 }
 
+/* A non-negative integer event into *out when at most max: WK_ERR_RANGE for a negative one or
+ * a larger one, WK_ERR_TYPE for another event. */
 static wk_status dec_uint(wk__dec *d, const wk_event *ev, uint64_t max, uint64_t *out,
                           size_t voff)
 {
@@ -148,6 +164,8 @@ static wk_status dec_uint(wk__dec *d, const wk_event *ev, uint64_t max, uint64_t
     return WK_OK;
 }
 
+/* A string event as a NUL-terminated copy in the arena (*out). WK_ERR_TYPE when it holds a
+ * NUL byte: a C string could not carry it. */
 static wk_status dec_string(wk__dec *d, const wk_event *ev, char **out, size_t voff)
 {
     if (memchr(ev->v.str.ptr, 0, ev->v.str.len) != NULL) {
@@ -161,6 +179,9 @@ static wk_status dec_string(wk__dec *d, const wk_event *ev, char **out, size_t v
     return WK_OK;
 }
 
+/* Stores the value whose first event is ev into dst, a field of type t (contract in
+ * schema_decode_interface.h): scalars are converted with their range checks, nil is taken
+ * for WK_NULLABLE fields, structs and arrays push a frame the loop then fills. */
 wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint32_t flags,
                          size_t *count_dst, const wk_event *ev, size_t voff)
 {
@@ -346,6 +367,9 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
     return wk__dec_fail(d, WK_ERR_TYPE, voff, expected_msg(t->kind));
 }
 
+/* Closes the top frame at its end (schema_decode_interface.h): a struct must have seen every
+ * required field (the first missing one goes into the path), an array its declared count;
+ * the array's items and count are then stored in the field. */
 wk_status wk__dec_pop(wk__dec *d, size_t voff)
 {
     wk__dec_frame *f = &d->stack[d->depth - 1];
@@ -378,6 +402,9 @@ wk_status wk__dec_pop(wk__dec *d, size_t voff)
     return WK_OK;
 }
 
+/* Room for the next element of array frame f, zeroed (schema_decode_interface.h). The items
+ * double in the arena from 16, never past a declared count: memory follows the elements
+ * actually read, whatever count the input announces. */
 uint8_t *wk__dec_array_slot(wk__dec *d, wk__dec_frame *f, size_t voff, wk_status *st)
 {
     if (f->declared != SIZE_MAX && f->count == f->declared) {
@@ -419,6 +446,7 @@ typedef struct pushback {
     const wk_event *first;
 } pushback;
 
+/* The push-back source: the event already read first, then the wrapped source's. */
 static wk_status pb_next(void *self, wk_event *ev)
 {
     pushback *pb = self;
@@ -442,6 +470,9 @@ static wk_status pb_error(const void *self, wk_error *err)
     return pb->src->error(pb->src->self, err);
 }
 
+/* A wk_value field: the tree whose first event ev was read from src, built by
+ * wk_value_decode in the decoder's arena with strings copied (the reader's views may not
+ * outlive the call) and the depth the field has left; a failure is reported at its offset. */
 wk_status wk__dec_value_tree(wk__dec *d, const wk_source *src, const wk_event *ev,
                              wk_value *out, size_t voff)
 {

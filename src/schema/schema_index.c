@@ -1,9 +1,13 @@
 /*
- * Descriptor checking, the field-name index and fingerprints.
+ * Descriptor checking, the field-name index, the codecs' compiled plans, and fingerprints.
+ * Flow: a wk_schema descriptor -> checked once here -> an immutable index (name table and the
+ * MessagePack/JSON plans: schema_plan_interface.h, schema_fast_interface.h) -> read by every
+ * encoder and decoder of the schema codec.
  *
  * Descriptors are static data written by people, so they are checked once (wk_schema_prepare,
- * or lazily on first use, on the decode options' allocator or libc) and the result is an immutable index: an open-addressing table of
- * field numbers keyed by an FNV-1a hash of the name, at most half full. The index is
+ * or lazily on first use, on the decode options' allocator or libc) and the result is an
+ * immutable index: an open-addressing table of field numbers keyed by an FNV-1a hash of the
+ * name, at most half full. The index is
  * published with a compare-and-swap on the descriptor's runtime slot; a thread that loses the
  * race frees its own copy, so no lock is ever taken and readers never wait. Lookups compare
  * the full name, never only the hash.
@@ -18,11 +22,14 @@
 
 #define FP_MAX_NEST 32
 
+/* Is k one of the wk_schema_kind values? */
 static bool kind_is_known(uint8_t k)
 {
     return k >= WK_SK_BOOL && k <= WK_SK_ARRAY;
 }
 
+/* The member size a field of kind k must have, 0 when the descriptor gives it (char[N],
+ * nested structs). */
 static size_t kind_size(uint8_t k)
 {
     switch ((wk_schema_kind)k) {
@@ -82,6 +89,8 @@ static wk_status check_type(const wk_schema_type *t, wk_error *err)
     return WK_OK;
 }
 
+/* Checks a descriptor's own fields (names, sizes, offsets within the struct, flags, array
+ * count members): WK_OK, or WK_ERR_ARG with a message naming the mistake. */
 static wk_status check_fields(const wk_schema *s, wk_error *err)
 {
     if (s->rt == NULL) {
@@ -216,6 +225,9 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
     ix->js_fixed = jfixed;
 }
 
+/* Builds the index of s in one allocation on alloc: the name table (a power of two of slots,
+ * at least twice the fields), the keys as MessagePack and JSON text, and the plans. NULL with
+ * err filled when out of memory. */
 static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *alloc,
                                      wk_error *err)
 {
@@ -347,6 +359,8 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc
     return WK_OK;
 }
 
+/* The slow half of wk__schema_index_get: prepares s (checks it, builds and publishes the
+ * index) and returns the published index, NULL with err filled when s is invalid. */
 const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
                                                wk_error *err)
 {
@@ -356,6 +370,8 @@ const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allo
     return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
 }
 
+/* Takes the published index off s and frees it (wirekit/schema.h: no codec may be using s
+ * meanwhile). */
 WK_API void wk_schema_unprepare(const wk_schema *s)
 {
     if (s != NULL && s->rt != NULL) {
@@ -368,12 +384,14 @@ WK_API void wk_schema_unprepare(const wk_schema *s)
 
 /* ---- fingerprint -------------------------------------------------------------------------- */
 
+/* The fingerprint's running FNV-1a hash and the descriptors on the current path. */
 typedef struct fp_state {
     uint64_t h;
     const wk_schema *path[FP_MAX_NEST];
     int depth;
 } fp_state;
 
+/* FNV-1a over p[0..n). */
 static void fp_bytes(fp_state *st, const void *p, size_t n)
 {
     const uint8_t *b = p;
@@ -382,6 +400,7 @@ static void fp_bytes(fp_state *st, const void *p, size_t n)
     }
 }
 
+/* v as four little-endian bytes, so the fingerprint is the same on every host. */
 static void fp_u32(fp_state *st, uint32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -390,6 +409,8 @@ static void fp_u32(fp_state *st, uint32_t v)
 
 static void fp_schema(fp_state *st, const wk_schema *s);
 
+/* A type and its chain of array element types: the kind, a char[N]'s N, a nested struct's
+ * shape. */
 static void fp_type(fp_state *st, const wk_schema_type *t)
 {
     for (int guard = 0; t != NULL && guard <= FP_MAX_NEST; guard++) {
@@ -432,6 +453,8 @@ static void fp_schema(fp_state *st, const wk_schema *s)
     st->depth--;
 }
 
+/* A 64-bit FNV-1a hash of the descriptor's shape (names, kinds, flags, nesting), not of its
+ * offsets: it changes when the wire form does (wirekit/schema.h). */
 WK_API uint64_t wk_schema_fingerprint(const wk_schema *s)
 {
     fp_state st;
@@ -443,6 +466,8 @@ WK_API uint64_t wk_schema_fingerprint(const wk_schema *s)
     return st.h;
 }
 
+/* WK_OK when s has the recorded version and fingerprint; WK_ERR_STATE when its shape changed
+ * without a version bump, or its version changed (record the new pair). */
 WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
                                  uint64_t recorded_fingerprint, wk_error *err)
 {
@@ -463,6 +488,8 @@ WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
 
 /* ---- helpers shared by the codecs --------------------------------------------------------- */
 
+/* Is field f of the struct at base empty for WK_OMITEMPTY (zero, NULL, an empty array)? A
+ * nested struct never is. */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 {
     switch ((wk_schema_kind)f->type.kind) {
@@ -472,6 +499,7 @@ bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
     }
 }
 
+/* The number of fields of the struct at base that are written (not omitted as empty). */
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
 {
     uint32_t n = 0;
@@ -481,6 +509,8 @@ uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
     return n;
 }
 
+/* The decoders' nesting limit: the options', default WK__SCHEMA_DEFAULT_DEPTH, at most
+ * WK__SCHEMA_MAX_DEPTH (the frame stacks are fixed arrays). */
 uint32_t wk__schema_depth_limit(const wk_schema_opts *opts)
 {
     if (opts == NULL || opts->max_depth == 0) {
@@ -489,6 +519,8 @@ uint32_t wk__schema_depth_limit(const wk_schema_opts *opts)
     return opts->max_depth > WK__SCHEMA_MAX_DEPTH ? WK__SCHEMA_MAX_DEPTH : opts->max_depth;
 }
 
+/* "path: message (at byte N)" into buf (snprintf: truncated to cap); returns the length the
+ * whole text needs. */
 WK_API size_t wk_schema_error_format(const wk_schema_error *e, char *buf, size_t cap)
 {
     const char *msg = e->base.msg != NULL ? e->base.msg : wk_status_str(e->base.code);

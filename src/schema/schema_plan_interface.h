@@ -90,6 +90,9 @@ typedef struct wk__schema_index {
  *  libc), as wk_schema_prepare(s, alloc) would. NULL (with `err` set) for a bad descriptor. */
 const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
                                                wk_error *err);
+
+/* The published index of s, or (first use) wk__schema_index_build: one acquire load on the
+ * path every codec call takes; the acquire pairs with the release that published it. */
 static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s,
                                                            const wk_allocator *alloc,
                                                            wk_error *err)

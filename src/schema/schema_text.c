@@ -6,6 +6,7 @@
  */
 #include "schema/schema_decode_interface.h"
 
+/* The value of a standard base64 digit (A-Z a-z 0-9 + /), -1 for any other byte. */
 static int b64_digit(uint8_t c)
 {
     if (c >= 'A' && c <= 'Z') {
@@ -26,6 +27,9 @@ static int b64_digit(uint8_t c)
     return -1;
 }
 
+/* Decodes the standard base64 text s[0..len) (trailing '=' padding optional) into the arena
+ * as *out. False on a byte outside the alphabet, a length no encoding has, or when the arena
+ * refuses. */
 bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *out)
 {
     while (len > 0 && s[len - 1] == '=' ) {
@@ -59,6 +63,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     return o == n;
 }
 
+/* The n ASCII digits at s as a number (*out); false when one is not a digit. */
 static bool digits(const char *s, size_t n, uint32_t *out)
 {
     uint32_t v = 0;
@@ -83,6 +88,9 @@ static int64_t days_from_civil(int64_t y, uint32_t m, uint32_t d)
     return era * 146097 + doe - 719468;
 }
 
+/* Parses s[0..len), exactly an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS, an optional
+ * fraction of which nanoseconds are kept, then Z or +HH:MM/-HH:MM), into seconds since the
+ * epoch in UTC. A leap second (:60) counts as :59. False at anything else. */
 bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
 {
     uint32_t y, mo, d, h, mi, se;

@@ -55,6 +55,7 @@ enum {
 /* Which takes an unpacker serves (u->use): the first call decides. */
 enum { USE_NONE, USE_VALUES, USE_EVENTS };
 
+/* An ASCII decimal digit? */
 static bool digit(uint8_t c)
 {
     return c >= '0' && c <= '9';
@@ -94,16 +95,21 @@ static uint32_t literal_len(uint8_t c)
     }
 }
 
+/* One of JSON's four whitespace bytes? */
 static bool ws_byte(uint8_t c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+/* The nesting limit of the options, or the reader's default. */
 static uint32_t max_depth_of(const wk_json_unpacker *u)
 {
     return u->opts.max_depth != 0 ? u->opts.max_depth : WK_JSON_DEFAULT_MAX_DEPTH;
 }
 
+/* An empty unpacker (wirekit/stream.h) that buffers at most max_buffer bytes of a value cut
+ * by chunk ends (stream/feed_interface.h). The options are copied. BOM and trailing data are
+ * not stream notions: asking for them latches WK_ERR_UNSUPPORTED at once. */
 WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
                                   size_t max_buffer)
 {
@@ -119,6 +125,7 @@ WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
     }
 }
 
+/* Frees the buffered bytes and, if events were taken, the event reader's memory. */
 WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
 {
     if (u->use == USE_EVENTS) { /* the events reader was started */
@@ -127,6 +134,8 @@ WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
     wk__feed_free(&u->f);
 }
 
+/* The next chunk, not copied: it must stay valid until a take returns WK_ERR_AGAIN (what it
+ * still holds is then gathered into the buffer). */
 WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
 {
     wk_status st = wk__feed_feed(&u->f, data, len);
@@ -134,11 +143,14 @@ WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, si
     return st;
 }
 
+/* No more chunks: a value cut by the end of the stream is now an error, not WK_ERR_AGAIN. */
 WK_API void wk_json_unpacker_finish(wk_json_unpacker *u)
 {
     u->f.finished = true;
 }
 
+/* The latched error (offset from the stream's start) and its 1-based line and byte column;
+ * returns its status. */
 WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err,
                                         uint64_t *line, uint64_t *col)
 {
@@ -161,11 +173,14 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
     return u->f.err.code;
 }
 
+/* Stream offset of the next byte not handed out (bytes gathered after a value taken from the
+ * buffer, `leftover`, are not yet handed out). */
 WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
 {
     return wk__feed_offset(&u->f) + u->leftover;
 }
 
+/* Bytes held in the internal buffer that belong to a value not yet taken. */
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
 {
     return wk__feed_buffered(&u->f) - u->leftover;
@@ -266,6 +281,8 @@ static inline uint32_t count_bits(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
+/* Bit i of the result is the XOR of bits 0..i of x: with x the unescaped quotes of a block,
+ * the bytes inside strings (the carry-less multiply of simdjson, with shifts). */
 static inline uint64_t prefix_xor(uint64_t x)
 {
     x ^= x << 1;
@@ -636,6 +653,12 @@ static wk_status drop_leftover(wk_json_unpacker *u)
     return st;
 }
 
+/* The next whole top-level value, as raw bytes (TAKE_RAW: *data, *len, valid until the next
+ * call or feed) or as a tree in `arena` (TAKE_TREE: *out). Values inside the chunk go to the
+ * reader or the parser at once; a value cut by the chunk's end is gathered (unframed first
+ * for trees, framed when that fails) and taken once its end arrives. Returns WK_OK,
+ * WK_ERR_AGAIN (feed more), WK_ERR_EOF (finished, nothing left), WK_ERR_STATE (events were
+ * taken from this unpacker), or the latched error. */
 static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                       wk_value **out, const uint8_t **data, size_t *len)
 {
@@ -787,6 +810,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
     }
 }
 
+/* The next value's bytes (checked by the reader) and its stream offset: take(TAKE_RAW). */
 WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data, size_t *len,
                                        uint64_t *offset)
 {
@@ -804,6 +828,7 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
     return st;
 }
 
+/* The next value as a tree in arena: take(TAKE_TREE). */
 WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
                                              wk_value **out)
 {
@@ -958,6 +983,8 @@ static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t l
     }
 }
 
+/* The events of the next value (or of what the chunk holds of it) to sink, from the one event
+ * reader that runs over the whole stream; wk_json_unpacker_next_events has the contract. */
 static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
 {
     wk__feed *f = &u->f;
@@ -1088,6 +1115,8 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
     }
 }
 
+/* The events of the next value to sink (wirekit/stream.h): ev_next, and on WK_ERR_AGAIN the
+ * chunk released to the caller. */
 WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink)
 {
     wk_status st = ev_next(u, sink);

@@ -28,6 +28,9 @@ enum {
 
 static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
+/* Sets r up to read data[0..len) (not copied: it must outlive r and every view r hands out),
+ * escaped strings into `arena` (NULL: the scratch buffer, valid until the next call). A BOM
+ * is skipped when allowed, else latched as the first error. Never fails by itself. */
 WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
                                 const wk_read_opts *opts, wk_arena *arena)
 {
@@ -67,6 +70,8 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     }
 }
 
+/* Frees what r allocated (the scratch buffer, a nesting stack beyond 512 levels); r may be
+ * initialized again. Views into the input stay valid; scratch strings do not. */
 WK_API void wk_json_reader_free(wk_json_reader *r)
 {
     if (r->scratch.data != NULL) {
@@ -85,6 +90,7 @@ __attribute__((noinline)) static const uint8_t *skip_ws_slow(const uint8_t *p, c
     return wk__json_skip_ws(p, end);
 }
 
+/* The first byte at or after p that is not whitespace (or end). */
 WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
 {
     if (WK__LIKELY(p < end && *p > ' ')) {
@@ -93,6 +99,8 @@ WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
     return skip_ws_slow(p, end);
 }
 
+/* Latches the error (st, the static msg, the offset of `at`) and returns st; every later
+ * call returns it without another look (ST_FAILED). */
 static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const uint8_t *at)
 {
     r->err.code = st;
@@ -102,6 +110,7 @@ static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const ui
     return st;
 }
 
+/* fail() with what the lexer reported in f. */
 static wk_status fail_lex(wk_json_reader *r, const wk__json_fail *f)
 {
     return fail(r, f->st, f->msg, f->at);
@@ -152,6 +161,7 @@ __attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool obj
     return WK_OK;
 }
 
+/* Is the innermost open container (r->depth > 0) an object? */
 static bool top_is_object(const wk_json_reader *r)
 {
     uint32_t d = r->depth - 1;
@@ -232,6 +242,8 @@ __attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, w
     return WK_OK;
 }
 
+/* The literal word[0..n) (true, false, null) at r->p, consumed; else a syntax error, or
+ * WK_ERR_TRUNCATED when the input ends inside a correct prefix of it. */
 static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
 {
     size_t left = (size_t)(r->end - r->p);
@@ -416,6 +428,8 @@ __attribute__((noinline)) static wk_status read_key_call(wk_json_reader *r, wk_e
     return read_key(r, ev);
 }
 
+/* The closing bracket at r->p: consumed, the container's WK_EV_END in *ev, and the state of
+ * what may follow it. */
 static wk_status close_container(wk_json_reader *r, wk_event *ev)
 {
     r->p++;
@@ -693,11 +707,15 @@ WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
     return next_general(r, ev);
 }
 
+/* The next event into *ev (wirekit/json.h): WK_OK, WK_ERR_EOF after the last value, or the
+ * latched error. */
 WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
 {
     return reader_step(r, ev);
 }
 
+/* The stream unpacker's batch (reader_run.h has the contract): the step and the sink's call
+ * in one loop, so the step stays inlined here. */
 wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
                               wk__json_run *out)
 {
@@ -731,6 +749,7 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
     return st;
 }
 
+/* The wk_source adapter: self is the wk_json_reader (wk_json_reader_source). */
 static wk_status source_next(void *self, wk_event *ev)
 {
     return wk_json_reader_next(self, ev);
@@ -746,6 +765,7 @@ static wk_status source_error(const void *self, wk_error *err)
     return wk_json_reader_error(self, err);
 }
 
+/* Fills src so that it reads r's events; r must outlive src. */
 WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
 {
     src->next = source_next;
@@ -754,6 +774,7 @@ WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
     src->self = r;
 }
 
+/* The latched error (WK_OK if none) into err, when not NULL; returns its status. */
 WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
 {
     if (err != NULL) {
@@ -762,11 +783,13 @@ WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
     return r->err.code;
 }
 
+/* The byte offset of the next unread byte. */
 WK_API size_t wk_json_reader_offset(const wk_json_reader *r)
 {
     return (size_t)(r->p - r->start);
 }
 
+/* The 1-based line and column of byte `offset` (clamped to len) in data: for messages. */
 WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t *line,
                              size_t *col)
 {
@@ -854,6 +877,8 @@ static inline bool value_next(const wk_json_reader *r, uint8_t c)
     return r->state == ST_VALUE && r->err.code == WK_OK && r->p < r->end && *r->p == c;
 }
 
+/* Typed read: the next value must be an object, opened (WK_ERR_TYPE otherwise, nothing
+ * consumed). Compact input with room on the inline stack: the '{' read right here. */
 WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
 {
     const uint8_t *p = r->p;
@@ -871,6 +896,7 @@ WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
     return typed_expect(r, &ev, WK_EV_MAP);
 }
 
+/* Typed read: the next value must be an array, opened (WK_ERR_TYPE otherwise). */
 WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r)
 {
     wk_event ev;
@@ -887,6 +913,8 @@ static inline void ev_end_fast(wk_json_reader *r)
     value_done(r);
 }
 
+/* Typed read: the next key of the current object into s[0..n) (a view into the input, or
+ * the arena or scratch buffer when escaped); WK_ERR_STATE at its '}' or when no key is due. */
 WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
 {
     if (r->err.code != WK_OK) {
@@ -937,6 +965,8 @@ __attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const cha
     return WK_OK;
 }
 
+/* Typed read: closes the current container, which must have no element left (WK_ERR_STATE
+ * otherwise, nothing consumed). */
 WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 {
     if (r->err.code != WK_OK) {
@@ -966,6 +996,8 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
     return st;
 }
 
+/* Typed read: the next value must be a string, into s[0..n) as the key's; short plain
+ * values of keys are taken in one step. */
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
@@ -1005,6 +1037,8 @@ static inline int64_t small_uint(wk_json_reader *r)
     return (int64_t)v;
 }
 
+/* Typed read: the next value must be an integer that fits int64_t (WK_ERR_RANGE: an
+ * integer that does not; WK_ERR_TYPE: not an integer; either way nothing consumed). */
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
 {
     int64_t u = small_uint(r);
@@ -1028,6 +1062,8 @@ WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be a non-negative integer that fits uint64_t (WK_ERR_RANGE
+ * for a negative one, WK_ERR_TYPE for another value; nothing consumed). */
 WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
 {
     int64_t u = small_uint(r);
@@ -1048,6 +1084,8 @@ WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be a number; integers are converted (rounded when beyond
+ * 2^53). WK_ERR_TYPE otherwise, nothing consumed. */
 WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
 {
     wk_event ev;
@@ -1068,6 +1106,7 @@ WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be true or false (a key's value in one compare). */
 WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
 {
     if (r->state == ST_VALUE && r->err.code == WK_OK && r->end - r->p >= 5) {
@@ -1093,12 +1132,15 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be null. */
 WK_API wk_status wk_json_reader_nil(wk_json_reader *r)
 {
     wk_event ev;
     return typed_expect(r, &ev, WK_EV_NIL);
 }
 
+/* Skips the next value, a whole container with everything in it (each event is still read
+ * and checked). */
 WK_API wk_status wk_json_reader_skip(wk_json_reader *r)
 {
     wk_event ev;

@@ -23,11 +23,14 @@
 #define F_ITEMS WK__JW_ITEMS /* at least one element written */
 #define F_VALUE WK__JW_VALUE /* object: a key was written, its value is next */
 
+/* Why a write failed: the status and a static message, latched by the event writer
+ * (latch) or reported by the tree walker (wk_error_set). */
 typedef struct wfail {
     wk_status st;
     const char *msg;
 } wfail;
 
+/* Fills f and returns st: the one way a helper below fails. */
 static wk_status wfailed(wfail *f, wk_status st, const char *msg)
 {
     f->st = st;
@@ -35,12 +38,14 @@ static wk_status wfailed(wfail *f, wk_status st, const char *msg)
     return st;
 }
 
+/* Appends s[0..n) to b; WK_OK, or the buffer's status (its limit, out of memory) in f. */
 static wk_status put(wk_buf *b, const void *s, size_t n, wfail *f)
 {
     wk_status st = wk_buf_append(b, s, n);
     return st == WK_OK ? WK_OK : wfailed(f, st, "output buffer full");
 }
 
+/* Appends the byte c to b, as put(). */
 static wk_status put_byte(wk_buf *b, uint8_t c, wfail *f)
 {
     wk_status st = wk_buf_push(b, c);
@@ -342,6 +347,7 @@ static inline size_t fmt_u64(uint64_t u, char *d)
     return wk__fmt_u64(u, d);
 }
 
+/* The decimal digits of u at d (room for 20), no NUL; returns their count. */
 WK_API size_t wk_json_fmt_u64(uint64_t u, char *d)
 {
     return fmt_u64(u, d);
@@ -404,6 +410,8 @@ static inline size_t fmt_u64_room(uint64_t u, uint8_t *d)
     return wk__fmt_u64(u, (char *)d);
 }
 
+/* The decimal text of i at d (room for 20: a sign and 19 digits), no NUL; returns its
+ * length. INT64_MIN is negated as an unsigned value. */
 static size_t fmt_i64(int64_t i, char *d)
 {
     if (i < 0) {
@@ -575,6 +583,7 @@ static wk_status put_key(wk_buf *b, const wk_event *ev, unsigned flags, wfail *f
     }
 }
 
+/* An ext event as {"ext":type,"data":"<base64>"} (docs/formats.md). */
 static wk_status put_ext(wk_buf *b, const wk_event *ev, wfail *f)
 {
     char t[40];
@@ -592,6 +601,7 @@ static wk_status put_ext(wk_buf *b, const wk_event *ev, wfail *f)
     return st;
 }
 
+/* Pretty output: a newline and depth * indent spaces, in one reservation. */
 static wk_status put_newline_indent(wk_buf *b, size_t depth, uint32_t indent, wfail *f)
 {
     size_t n = depth * indent + 1;
@@ -606,6 +616,8 @@ static wk_status put_newline_indent(wk_buf *b, size_t depth, uint32_t indent, wf
 
 /* ---- event writer ------------------------------------------------------------------------ */
 
+/* Latches f as the writer's error (at the output's length) and stops the frame, so every
+ * later call returns it at once; returns the status. */
 static wk_status latch(wk_json_writer *w, const wfail *f)
 {
     w->err.code = f->st;
@@ -744,11 +756,15 @@ __attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const 
     return WK_OK;
 }
 
+/* The out-of-line half of wk_json_writer_str (wirekit/json.h has the inline fast path):
+ * the string as a value or a key, with every check. */
 WK_API wk_status wk_json_writer_str_slow(wk_json_writer *w, const char *s, size_t n)
 {
     return str_general(w, s, n);
 }
 
+/* The out-of-line half of wk_json_writer_key: WK_ERR_STATE (latched) when no key is due,
+ * else the string as the object's next key. */
 WK_API wk_status wk_json_writer_key_slow(wk_json_writer *w, const char *s, size_t n)
 {
     if (w->err.code != WK_OK) {
@@ -819,6 +835,7 @@ static inline wk_status write_integer_fast(wk_json_writer *w, const wk_event *ev
     return WK_OK;
 }
 
+/* The out-of-line halves of wk_json_writer_int, _uint: an integer event. */
 WK_API wk_status wk_json_writer_int_slow(wk_json_writer *w, int64_t i)
 {
     wk_event ev;
@@ -835,6 +852,8 @@ WK_API wk_status wk_json_writer_uint_slow(wk_json_writer *w, uint64_t u)
     return write_integer_fast(w, &ev);
 }
 
+/* A double with its shortest round-trip digits; NaN and infinities fail unless
+ * WK_JSON_WRITE_NAN_INF (then NaN, Infinity, -Infinity). */
 WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
 {
     wk_event ev;
@@ -844,6 +863,7 @@ WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
     return write_item(w, &ev);
 }
 
+/* The out-of-line halves of wk_json_writer_bool, _nil. */
 WK_API wk_status wk_json_writer_bool_slow(wk_json_writer *w, bool b)
 {
     wk_event ev;
@@ -859,6 +879,8 @@ WK_API wk_status wk_json_writer_nil_slow(wk_json_writer *w)
     return write_item(w, &ev);
 }
 
+/* The out-of-line half of wk_json_writer_begin_map, _array: opens an object or array where
+ * a value is due (WK_ERR_TYPE as a key, WK_ERR_DEPTH past the writer's limit; latched). */
 WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object)
 {
     if (w->err.code != WK_OK) {
@@ -880,6 +902,9 @@ WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object)
     return latch(w, &f);
 }
 
+/* The out-of-line half of wk_json_writer_end: closes the innermost container (WK_ERR_STATE,
+ * latched, when none is open or an object's key has no value yet), on its own line in pretty
+ * output; the top-level value done, what follows it (top_done). */
 WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
 {
     if (w->err.code != WK_OK) {
@@ -909,6 +934,8 @@ WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
     return st == WK_OK ? WK_OK : latch(w, &f);
 }
 
+/* One event of any type, dispatched to the typed calls (their inline fast paths included);
+ * the other types (float, bin, ext, timestamp, raw number) through write_item. */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
 {
     switch (ev->type) {
@@ -933,6 +960,7 @@ WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
     }
 }
 
+/* The wk_sink adapter: self is the wk_json_writer (wk_json_writer_sink). */
 static wk_status sink_event(void *self, const wk_event *ev)
 {
     return wk_json_writer_event(self, ev);
@@ -944,6 +972,7 @@ static wk_status sink_error(const void *self, wk_error *err)
     return err->code;
 }
 
+/* Fills sink so that its events go to w; w must outlive it. */
 WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
 {
     sink->event = sink_event;
@@ -951,6 +980,8 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
     sink->self = w;
 }
 
+/* The out-of-line half of wk_json_writer_finish: WK_ERR_STATE (latched) when a container
+ * is still open; the writer's error, if any, into err. */
 WK_API wk_status wk_json_writer_finish_slow(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth != 0) {
@@ -1218,6 +1249,9 @@ fail:
 #undef RELOAD
 }
 
+/* Writes the tree v as JSON text into out (wirekit/json.h): compact output through
+ * encode_compact, pretty output (indent clamped to 1..16) by the walk below. On failure out
+ * holds what was written so far and err says what failed. */
 WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opts *opts,
                                       wk_buf *out, wk_error *err)
 {
@@ -1308,6 +1342,8 @@ fail:
 
 /* ---- printers for the fused schema encoder (json_put.h) ---------------------------------- */
 
+/* The printers of the fused schema encoder (json_put.h has the contracts): the writer's own
+ * helpers without the latch. */
 wk_status wk__json_put_string(wk_buf *b, const void *s, size_t n)
 {
     wfail f = {WK_OK, NULL};

@@ -35,11 +35,14 @@
 
 #define MSG_ARENA_CHANGED "the arena was changed while a value was paused in it"
 
+/* The nesting limit of the options, or the MessagePack default. */
 static uint32_t max_depth_of(const wk_mp_unpacker *u)
 {
     return u->opts.max_depth != 0 ? u->opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
 }
 
+/* An empty unpacker (wirekit/stream.h) that buffers at most max_buffer bytes of a value cut
+ * by chunk ends (stream/feed_interface.h). The options are copied. */
 WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, size_t max_buffer)
 {
     memset(u, 0, sizeof *u);
@@ -49,6 +52,7 @@ WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, siz
     wk__feed_init(&u->f, u->opts.alloc, max_buffer);
 }
 
+/* Frees the buffered bytes, a paused tree build (mp_tree.h) and framing's count stack. */
 WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
 {
     wk__feed_free(&u->f);
@@ -61,16 +65,19 @@ WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
     u->stack_cap = 0;
 }
 
+/* The next chunk, not copied: valid until a take returns WK_ERR_AGAIN (stream/feed.c). */
 WK_API wk_status wk_mp_unpacker_feed(wk_mp_unpacker *u, const void *data, size_t len)
 {
     return wk__feed_feed(&u->f, data, len);
 }
 
+/* No more chunks: a value cut by the end of the stream is now an error. */
 WK_API void wk_mp_unpacker_finish(wk_mp_unpacker *u)
 {
     u->f.finished = true;
 }
 
+/* The latched error (offset from the stream's start) into err; returns its status. */
 WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
 {
     if (err != NULL) {
@@ -79,11 +86,13 @@ WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
     return u->f.err.code;
 }
 
+/* Stream offset of the next byte not handed out. */
 WK_API uint64_t wk_mp_unpacker_offset(const wk_mp_unpacker *u)
 {
     return wk__feed_offset(&u->f);
 }
 
+/* Bytes held in the internal buffer for a value not yet taken. */
 WK_API size_t wk_mp_unpacker_buffered(const wk_mp_unpacker *u)
 {
     return wk__feed_buffered(&u->f);
@@ -110,6 +119,8 @@ static wk_status fail_as_buffer_reader(wk_mp_unpacker *u, const uint8_t *base, s
     return wk__feed_fail(&u->f, st, off + (uint64_t)(err_at - base), msg);
 }
 
+/* Framing: opens a container with `left` items still to frame, on a count stack that starts
+ * at MP_STACK_MIN entries and doubles (the options' allocator). False when out of memory. */
 static bool push(wk_mp_unpacker *u, uint64_t left)
 {
     if (u->depth == u->stack_cap) {
@@ -628,6 +639,7 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
 #define OUT_OF_LINE
 #endif
 
+/* The next value's bytes and stream offset (take; valid until the next call or feed). */
 static OUT_OF_LINE wk_status next_span(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
                                        uint64_t *offset)
 {
@@ -644,12 +656,15 @@ static OUT_OF_LINE wk_status next_span(wk_mp_unpacker *u, const uint8_t **data, 
     return st;
 }
 
+/* The next whole value's bytes (wirekit/stream.h); a small chunk is absorbed inline. */
 WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
                                      uint64_t *offset)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_span(u, data, len, offset);
 }
 
+/* The next value as a tree in arena (take_tree), `held`: built in place in the tree's blocks
+ * across chunks (mp_tree.h) rather than from the framed bytes. */
 static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                                        bool held)
 {
@@ -661,17 +676,22 @@ static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_va
     return st;
 }
 
+/* The next whole value as a tree in arena (wirekit/stream.h). */
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, false);
 }
 
+/* The next value as a tree built in place while its chunks arrive (wirekit/stream.h): the
+ * same tree as wk_mp_unpacker_next_value, no framing and no second pass. */
 WK_API wk_status wk_mp_unpacker_next_value_in_place(wk_mp_unpacker *u, wk_arena *arena,
                                                     wk_value **out)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, true);
 }
 
+/* The next whole value, framed, then read by a wk_mp_reader into sink (wk_transcode); a
+ * failure of either is latched with the reader's offset. */
 static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
 {
     const uint8_t *d = NULL;
@@ -693,6 +713,7 @@ static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
     return WK_OK;
 }
 
+/* The events of the next whole value to sink (wirekit/stream.h). */
 WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_events(u, sink);

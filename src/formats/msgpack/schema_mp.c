@@ -1,5 +1,9 @@
 /*
- * The fused MessagePack paths of the schema codec.
+ * The fused MessagePack paths of the schema codec (wk_schema_encode_mp, wk_schema_decode_mp).
+ * Flow, encoding: the caller's struct -> the flat plan (enc_flat) or the general walk
+ * (enc_general) -> the MessagePack writer's inline calls -> bytes. Decoding: bytes -> the
+ * flat plan (dec_flat) or the schema decoder's loop over a token cursor (decode_mp, over
+ * schema/schema_decode_loop_interface.h) -> the caller's struct.
  *
  * Flat structs (no nested struct or array, at most 64 fields) have a compiled plan (one op
  * per field with its pre-encoded key, built with the descriptor's index). Encoding runs the
@@ -16,7 +20,7 @@
  * General encoding walks the descriptor exactly as wk_schema_encode does (same frames, same
  * emptiness rules, same pair counts) but calls the MessagePack writer's inline functions
  * directly instead of dispatching events through a sink. General decoding instantiates the
- * shared decode loop (schema_decode_core.h) over a small cursor that mirrors
+ * shared decode loop (schema_decode_loop_interface.h) over a small cursor that mirrors
  * wk_mp_reader_next with the msgpack module's inline token decoder; wk_value fields are built
  * by the msgpack module's fused tree decoder straight from the bytes.
  */
@@ -27,6 +31,8 @@
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
+/* One open struct (s) or array (s NULL: count elements of type elem at base) of the general
+ * encoder's walk; i is the next field or element. */
 typedef struct mp_frame {
     const wk_schema *s;
     const uint8_t *base;
@@ -35,12 +41,15 @@ typedef struct mp_frame {
     size_t i;
 } mp_frame;
 
+/* The general encoder's state: the writer over the output buffer and the frame stack. */
 typedef struct mp_enc {
     wk_mp_writer w;
     uint32_t depth;
     mp_frame stack[WK__SCHEMA_MAX_DEPTH];
 } mp_enc;
 
+/* Opens a frame and writes its header (a struct as a map of its present fields, an array of
+ * count elements). False, latched in the writer, past the depth limit or 2^32-1 elements. */
 static bool mp_push(mp_enc *e, const wk_schema *s, const uint8_t *base,
                     const wk_schema_type *elem, size_t count)
 {
@@ -65,6 +74,7 @@ static bool mp_push(mp_enc *e, const wk_schema *s, const uint8_t *base,
     return true;
 }
 
+/* A string field (WK_ERR_ARG, latched, beyond 4 GiB). */
 static void mp_put_str(wk_mp_writer *w, const char *s, size_t len)
 {
     if (len > UINT32_MAX) {
@@ -74,6 +84,8 @@ static void mp_put_str(wk_mp_writer *w, const char *s, size_t len)
     wk_mp_writer_str(w, s, len);
 }
 
+/* Writes the value of type t stored at p (flags: the field's); a struct or array pushes a
+ * frame the walk then fills. Failures are latched in the writer. */
 static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, uint32_t flags,
                          size_t count)
 {
@@ -436,6 +448,8 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     return st;
 }
 
+/* Appends the MessagePack form of obj to out: the flat plan when the struct has one, else
+ * (or when it gives up) the general walk from the same start. On failure out is as it was. */
 WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
@@ -473,6 +487,7 @@ typedef struct mp_cursor {
     uint64_t rem[WK__SCHEMA_MAX_DEPTH + 4];
 } mp_cursor;
 
+/* Latches the cursor's error (st, static msg, the offset of `at`); returns st. */
 static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const char *msg)
 {
     r->status = st;
@@ -481,6 +496,8 @@ static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const c
     return st;
 }
 
+/* The next event, as wk_mp_reader_next gives it: WK_EV_END when the innermost container's
+ * count is used up, WK_ERR_EOF at the end of the top level, errors latched. */
 static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
 {
     if (WK__UNLIKELY(r->status != WK_OK)) {
@@ -517,6 +534,7 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     return WK_OK;
 }
 
+/* The latched error (or WK_OK at the current offset) into err. */
 static void cur_error(const mp_cursor *r, wk_error *err)
 {
     err->code = r->status;
@@ -524,6 +542,8 @@ static void cur_error(const mp_cursor *r, wk_error *err)
     err->offset = r->status != WK_OK ? r->err_offset : (size_t)(r->pos - r->start);
 }
 
+/* The wk_source adapter over the cursor (cur_source), for wk_value elements whose first
+ * event was read already. */
 static wk_status src_next(void *self, wk_event *ev)
 {
     return cur_next(self, ev);
@@ -541,6 +561,7 @@ static wk_status src_error(const void *self, wk_error *err)
     return err->code;
 }
 
+/* Fills src so that it reads r's events; r must outlive src. */
 static void cur_source(mp_cursor *r, wk_source *src)
 {
     src->next = src_next;
@@ -881,6 +902,9 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
             memcmp(p + 16, want->key + 16, (size_t)want->key_len - 16) == 0);
 }
 
+/* The flat plan over the value at p (p < end) into the struct at base: true when it decoded
+ * the whole input (then every field is stored as the general loop would store it); false to
+ * let the general loop run from the start. vdepth caps the nesting of wk_value fields. */
 static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const uint8_t *end,
                             uint8_t *base, wk_arena *a, uint32_t vdepth)
 {
@@ -999,6 +1023,9 @@ static __attribute__((noinline)) wk_status dec_general(const wk_schema *s, const
     return st;
 }
 
+/* Decodes the one MessagePack value data[0..len) into obj: the flat plan when the struct has
+ * one, else or when it gives up the general loop (dec_general), which decides the outcome and
+ * the error report. */
 WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_t len,
                                      void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                      wk_schema_error *err)

@@ -5,6 +5,8 @@
  */
 #include "wirekit/buffer.h"
 
+/* An empty growable buffer on alloc (NULL: libc), never above max bytes (0: the default);
+ * nothing is allocated until the first append. */
 WK_API void wk_buf_init(wk_buf *b, const wk_allocator *alloc, size_t max)
 {
     b->data = NULL;
@@ -15,6 +17,8 @@ WK_API void wk_buf_init(wk_buf *b, const wk_allocator *alloc, size_t max)
     b->fixed = false;
 }
 
+/* A buffer over the caller's mem[0..cap), which never grows (WK_ERR_LIMIT when full) and is
+ * never freed by the buffer. */
 WK_API void wk_buf_init_fixed(wk_buf *b, void *mem, size_t cap)
 {
     b->data = mem;
@@ -25,6 +29,7 @@ WK_API void wk_buf_init_fixed(wk_buf *b, void *mem, size_t cap)
     b->fixed = true;
 }
 
+/* Frees a growable buffer's memory and empties it (a fixed one is only emptied). */
 WK_API void wk_buf_free(wk_buf *b)
 {
     if (!b->fixed) {
@@ -35,6 +40,8 @@ WK_API void wk_buf_free(wk_buf *b)
     b->len = 0;
 }
 
+/* Room for extra more bytes: WK_OK, WK_ERR_LIMIT when that would pass the cap (or a fixed
+ * buffer is full), WK_ERR_NOMEM when the allocator refuses (the buffer is then unchanged). */
 WK_API wk_status wk_buf_grow(wk_buf *b, size_t extra)
 {
     size_t need;
@@ -63,6 +70,9 @@ WK_API wk_status wk_buf_grow(wk_buf *b, size_t extra)
     return WK_OK;
 }
 
+/* Hands the bytes to the caller (*len, *cap when not NULL; free them with the buffer's
+ * allocator and cap) and leaves the buffer empty; a fixed buffer's memory stays the caller's
+ * anyway. */
 WK_API uint8_t *wk_buf_detach(wk_buf *b, size_t *len, size_t *cap)
 {
     uint8_t *p = b->data;

@@ -136,6 +136,9 @@ static int emit_digits(uint64_t f, int *e, char *digits)
     return (int)wk__fmt_u64(f, digits);
 }
 
+/* The shortest digits that read back as |v| (dtoa_interface.h has the contract): a small
+ * integer's own digits, else the shortest interval search of to_decimal; trailing zeros go
+ * into the exponent. */
 int wk__dtoa_shortest(double v, char digits[17], int *exp10)
 {
     uint64_t bits;
@@ -165,6 +168,7 @@ int wk__dtoa_shortest(double v, char digits[17], int *exp10)
     return n;
 }
 
+/* wk__dtoa_shortest for a float, over the float's own interval (so 0.1f prints "0.1"). */
 int wk__ftoa_shortest(float v, char digits[9], int *exp10)
 {
     uint32_t bits;
@@ -252,6 +256,8 @@ static size_t format_json(bool neg, const char *digits, int n, int e, char *out)
     return (size_t)(p - out);
 }
 
+/* v as JSON number text at out (dtoa_interface.h: plain or scientific notation); 0 for NaN
+ * and infinities. */
 size_t wk__dtoa_json(double v, char *out)
 {
     char digits[17];
@@ -263,6 +269,7 @@ size_t wk__dtoa_json(double v, char *out)
     return format_json(__builtin_signbit(v) != 0, digits, n, e, out);
 }
 
+/* wk__dtoa_json with the float's shortest digits (float32 sources). */
 size_t wk__ftoa_json(float v, char *out)
 {
     char digits[9];

@@ -1,9 +1,13 @@
 /*
- * The out-of-line half of core/kernel.h: growing an inline-then-heap stack. Kept out of line
+ * The out-of-line half of core/kernel_interface.h: growing an inline-then-heap stack (the
+ * frame and scratch stacks of the tree builders, the validator's bit stack, the equality walk). Kept out of line
  * because it runs only for deep or wide input; the callers' loops stay small.
  */
 #include "core/kernel_interface.h"
 
+/* Doubles the stack's capacity (at most max entries when max != 0), its first `used`
+ * entries kept: the inline memory is copied to the heap on the first growth, the heap block
+ * reallocated after. False on overflow, at max, or when out of memory (s is then unchanged). */
 bool wk__stack_grow(wk__stack *s, size_t used, size_t max)
 {
     size_t ncap;

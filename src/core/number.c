@@ -22,6 +22,9 @@
 
 typedef unsigned __int128 u128;
 
+/* The Eisel-Lemire fast path (number_interface.h): w * 10^q from a 128-bit product with the
+ * table's truncated power of five; false when the product lies too near a rounding boundary
+ * to decide (the slow decimal path then does). */
 bool wk__eisel_lemire(uint64_t w, int q, double *out)
 {
     if (w == 0 || q < WK__POW5_QMIN) {
@@ -84,6 +87,7 @@ typedef struct decimal {
     bool trunc;            /* nonzero digits were dropped beyond d[DEC_DIGITS - 1] */
 } decimal;
 
+/* Drops trailing zero digits (a zero value gets dp 0). */
 static void trim(decimal *a)
 {
     while (a->nd > 0 && a->d[a->nd - 1] == 0) {
@@ -169,6 +173,7 @@ static void right_shift(decimal *a, unsigned k)
     trim(a);
 }
 
+/* a *= 2^k (k of either sign), in steps of at most MAX_SHIFT bits. */
 static void shift(decimal *a, int k)
 {
     if (a->nd == 0) {
@@ -206,6 +211,8 @@ static bool should_round_up(const decimal *a, int nd)
     return a->d[nd] >= 5;
 }
 
+/* The integer part of a, rounded half to even (should_round_up); UINT64_MAX when it has more
+ * than 20 digits (the caller's shifts keep it below 2^54). */
 static uint64_t rounded_integer(const decimal *a)
 {
     if (a->dp > 20) {
@@ -352,6 +359,8 @@ static bool parse_decimal(decimal *a, const char *s, size_t len)
     return neg;
 }
 
+/* Exact decimal -> double (number_interface.h): the big-decimal shifts of decimal_to_bits,
+ * the sign applied to the bits. */
 double wk__decimal_to_double(const char *s, size_t len)
 {
     decimal a;
@@ -383,6 +392,8 @@ static bool float_safe(double d)
     return (bits & 0x1fffffffull) != 0x10000000ull && fabs(d) >= 0x1p-126;
 }
 
+/* strtod/strtof without NUL, copy or locale (number_interface.h): the grammar checked here,
+ * then the tiers: exact small cases, Eisel-Lemire, the exact decimal path. */
 bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *nonzero)
 {
     size_t i = 0;

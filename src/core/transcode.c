@@ -5,6 +5,8 @@
  */
 #include "wirekit/event.h"
 
+/* Every event of src into dst until src's WK_ERR_EOF (WK_OK); a failure of either ends the
+ * pump with its status, and err gets the failing side's own report. */
 WK_API wk_status wk_transcode(const wk_source *src, const wk_sink *dst, wk_error *err)
 {
     wk_event ev;

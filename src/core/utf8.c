@@ -7,6 +7,8 @@
 
 #include "wirekit/utf8.h"
 
+/* Is s[0..len) well-formed UTF-8? When not, *bad_offset (may be NULL) is the offset of the
+ * first byte of the first bad or cut-short sequence. */
 WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
 {
     if (len == 0) {
@@ -72,6 +74,8 @@ bad:
     return false;
 }
 
+/* The UTF-8 form of code point cp at out: its length (1 to 4), or 0 for a surrogate or a
+ * value above U+10FFFF (nothing written). */
 WK_API size_t wk_utf8_encode(uint32_t cp, uint8_t out[4])
 {
     if (cp < 0x80) {

@@ -2,7 +2,7 @@
  * Tree to events: a depth-first walk with an explicit stack (64 levels on the C stack, the
  * caller's allocator beyond), emitting WK_EV_END after each container's children. Any sink
  * works (the MessagePack writer, the JSON writer); MessagePack also has a fused walk,
- * wk_mp_writer_value.
+ * wk_mp_writer_value. Flow: a tree -> this walk -> events -> any wk_sink -> its bytes.
  */
 #include <string.h>
 
@@ -11,11 +11,14 @@
 
 #define INLINE_FRAMES 64
 
+/* One open container of the walk: its next child and how many are left. */
 typedef struct eframe {
     const wk_value *next;
     uint64_t left;
 } eframe;
 
+/* The event that stands for node v (a container's header with its count; its children are
+ * the caller's to walk); views point into the tree. False for an unknown node type. */
 WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
 {
     ev->f32 = false;
@@ -68,6 +71,9 @@ WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
     return true;
 }
 
+/* Sends the tree v to sink as events, depth first, each container's children followed by
+ * WK_EV_END. Failures: the sink's (err gets its report), an unknown node type (WK_ERR_ARG),
+ * or no memory for a deep stack. */
 WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
                                  const wk_sink *sink, wk_error *err)
 {

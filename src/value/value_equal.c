@@ -1,5 +1,5 @@
 /*
- * Deep equality of two trees, walked side by side with an explicit stack (core/kernel.h: 64
+ * Deep equality of two trees, walked side by side with an explicit stack (core/kernel_interface.h: 64
  * levels on the C stack, then the caller's allocator; if that allocation fails the trees are
  * reported unequal). Numbers compare exactly: floats bitwise,
  * and an INT equals a UINT holding the same non-negative number, since builders and decoders
@@ -12,12 +12,15 @@
 
 #define INLINE_FRAMES 64
 
+/* One pair of open containers of the walk: their next children and how many are left. */
 typedef struct qframe {
     const wk_value *a;
     const wk_value *b;
     uint64_t left;
 } qframe;
 
+/* An INT or UINT node as magnitude bits and sign (an INT's two's complement bits, so equal
+ * numbers give equal pairs); false for any other node. */
 static bool int_like(const wk_value *v, uint64_t *u, bool *neg)
 {
     if (v->type == WK_VAL_UINT) {
@@ -66,6 +69,8 @@ static bool node_equal(const wk_value *a, const wk_value *b)
     }
 }
 
+/* Do the trees a and b hold the same values, map pairs in the same order? Walked side by
+ * side; false also when the stack for deep trees cannot be allocated. */
 WK_API bool wk_value_equal(const wk_value *a, const wk_value *b, const wk_allocator *alloc)
 {
     qframe inline_frames[INLINE_FRAMES];

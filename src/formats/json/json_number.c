@@ -9,6 +9,8 @@
 #include "formats/json/json_number_interface.h"
 #include "formats/json/lex.h"
 
+/* The contract is json_number_interface.h's: the lexer's number rule over the whole text,
+ * and a double kept only when it is finite and not a nonzero value that became zero. */
 void wk__json_number_to_native(wk_event *x)
 {
     const uint8_t *p = (const uint8_t *)x->v.str.ptr, *end = p + x->v.str.len;

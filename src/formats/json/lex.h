@@ -79,6 +79,8 @@ typedef struct wk__json_fail {
     const uint8_t *at;
 } wk__json_fail;
 
+/* Fills f (st, static msg, where) and returns NULL, so a lexer step fails with
+ * `return wk__json_failed(...)`. */
 static inline const uint8_t *wk__json_failed(wk__json_fail *f, wk_status st, const char *msg,
                                              const uint8_t *at)
 {
@@ -318,6 +320,7 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
 }
 
 
+/* The value of the four hex digits at p (either case), or -1 when one is not a hex digit. */
 static inline int wk__json_hex4(const uint8_t *p)
 {
     int v = 0;
@@ -440,6 +443,7 @@ typedef struct wk__json_num {
     } v;
 } wk__json_num;
 
+/* An ASCII decimal digit? (one compare: c - '0' wraps for bytes below '0') */
 static inline bool wk__json_digit(uint8_t c)
 {
     return (uint8_t)(c - '0') < 10;

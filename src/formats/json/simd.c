@@ -13,12 +13,14 @@
 
 #define WK__JSON_8(c) c, c, c, c, c, c, c, c
 #define WK__JSON_32(c) {WK__JSON_8(c), WK__JSON_8(c), WK__JSON_8(c), WK__JSON_8(c)}
+/* The byte vectors of lex.h (WK__JSON_VQUOTE, _VBSLASH, _VSPACE): 32 copies of each byte. */
 const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32))) = {
     WK__JSON_32('"'), WK__JSON_32('\\'), WK__JSON_32(0x20)};
 
 /* 0: not decided yet; else a WK__JSON_SIMD_* level. */
 int wk__json_simd_level;
 
+/* The best level this CPU runs: AVX2 when compiled in and supported, else the baseline. */
 static int machine_level(void)
 {
 #if WK__JSON_HAVE_AVX2
@@ -30,6 +32,8 @@ static int machine_level(void)
     return WK__JSON_SIMD_BASE;
 }
 
+/* Decides the level on first use (lex.h's wk__json_simd calls this once): the machine's, or
+ * the baseline with WK_JSON_SIMD=base; stored for every later parse. */
 int wk__json_simd_decide(void)
 {
     int level = machine_level();
@@ -41,6 +45,8 @@ int wk__json_simd_decide(void)
     return level;
 }
 
+/* Tests: forces a level (never above what the machine runs); 0 makes the next parse decide
+ * again. */
 void wk__json_simd_force(int level)
 {
     int have = machine_level();

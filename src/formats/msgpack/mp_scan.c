@@ -24,6 +24,8 @@ static const uint8_t scan_class[256] = {
     [0xe0 ... 0xff] = 1,
 };
 
+/* Room for `need` levels: the capacity doubles (the inline slots copied to the heap the first
+ * time). False when out of memory (s is then unchanged). */
 bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need)
 {
     uint32_t ncap = s->cap;
@@ -49,6 +51,7 @@ bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need)
     return true;
 }
 
+/* Frees the heap slots, if the stack moved there. */
 void wk__mp_stack_free(wk__mp_stack *s)
 {
     if (s->heap) {
@@ -57,6 +60,10 @@ void wk__mp_stack_free(wk__mp_stack *s)
     }
 }
 
+/* Walks the one whole value at *pp (not past end), nested inside depth0 open containers for
+ * the depth limit: WK_OK with *pp after it, else the status with *err_at at the token that
+ * failed and *msg a static message. Nothing is built; strings are checked as UTF-8 only with
+ * strict_utf8. */
 wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
                       uint32_t max_depth, bool strict_utf8, const wk_allocator *alloc,
                       const uint8_t **err_at, const char **msg)
@@ -190,6 +197,8 @@ fail:
     return st;
 }
 
+/* Checks that data starts with one whole valid value; *size (may be NULL) is its length.
+ * Bytes after it are not looked at. */
 WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *opts,
                              size_t *size, wk_error *err)
 {
@@ -211,6 +220,8 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *o
     return wk_error_set(err, WK_OK, (size_t)(p - start), NULL);
 }
 
+/* Checks that data[0..len) is a stream of whole valid values; *count (may be NULL) is how
+ * many. The first failure's offset is from data. */
 WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_read_opts *opts,
                                 size_t *count, wk_error *err)
 {

@@ -24,6 +24,8 @@
 #include "core/kernel_interface.h"
 #include "wirekit/msgpack.h"
 
+/* Big-endian loads of 16, 32 and 64 bits from p (any alignment), as MessagePack stores its
+ * lengths and numbers. */
 static inline uint16_t wk__mp_load16(const uint8_t *p)
 {
     return (uint16_t)((uint16_t)(p[0] << 8) | p[1]);

@@ -1,11 +1,13 @@
 /*
- * Fused MessagePack <-> value tree paths. The decoder is the value module's one tree-building
- * loop (value/value_build_core.h) instantiated over the token decoder (mp_token.h) in its
+ * Fused MessagePack <-> value tree paths. Flow: bytes -> the token decoder (mp_token.h,
+ * mp_cursor.h) -> build_from_tokens() -> a tree in the arena; a tree -> wk_mp_writer_value ->
+ * the writer (msgpack.h) -> bytes. The decoder is the value module's one tree-building loop
+ * (value/value_build_loop_interface.h) compiled over the token decoder in its
  * counted mode: MessagePack gives counts up front, so a container's children are allocated in
  * the arena as soon as its header is read (the count is first checked against the remaining
  * bytes, so the allocation is bounded by 16 or 32 bytes per input byte) and filled in place:
  * no events through a function pointer, no copies, one pass. The encoder walks a tree straight
- * into the writer. Both stacks are core/kernel.h's (64 levels inline, then the caller's
+ * into the writer. Both stacks are core/kernel_interface.h's (64 levels inline, then the caller's
  * allocator: the reader options', else the arena's; the output buffer's for the encoder), and
  * tests check they agree with the generic paths.
  */
@@ -13,13 +15,13 @@
 
 #define INLINE_FRAMES 64
 
-/* Where the loop lies in the instruction cache moves its speed by 10-20% with no other
- * change (measured on AMD EPYC, gcc 12 -O3: the msgpack suite's tree decode of twitter.json
- * took 109-121 us when the function started 48 bytes past a 64-byte line, 122-147 us at the
- * other three 16-byte offsets, and which one a build got depended on the size of the code
- * linked before it; docs/benchmarks.md "mpinplace"). So its place is fixed: a line boundary,
- * then 48 bytes of padding before the entry (patchable_function_entry puts them there as NOPs
- * that are never executed). */
+/* Where the loop lies in the instruction cache moves its speed by well over 10% with no
+ * other change: measured as the msgpack suite's tree decode of twitter.json (wirekit bench
+ * --suite msgpack) with the function at each 16-byte offset within a 64-byte line, 48 bytes
+ * past a line being the fastest, and which offset a build got depended on the size of the
+ * code linked before it (docs/benchmarks.md "mpinplace"). So its place is fixed: a line
+ * boundary, then 48 bytes of padding before the entry (patchable_function_entry puts them
+ * there as NOPs that are never executed). */
 #if defined(__GNUC__)
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                    wk__vb_state *s, wk__vb_fail *f)
@@ -50,6 +52,9 @@ wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__
     return build_from_tokens(c, arena, o, s, f);
 }
 
+/* The first value of data[0..len) as a tree in arena (*out; *consumed, may be NULL, its
+ * length): build_from_tokens over the whole buffer, no pause. On failure err has the
+ * cursor's or the builder's report and *out is untouched. */
 WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
                                    wk_arena *arena, wk_value **out, size_t *consumed,
                                    wk_error *err)
@@ -99,6 +104,8 @@ typedef struct wframe {
     uint64_t left;
 } wframe;
 
+/* Writes the tree v through w, depth first with an explicit frame stack (64 levels inline,
+ * then the buffer's allocator); failures are latched in w. */
 WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
@@ -164,6 +171,7 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
     wk__stack_free(&fs);
 }
 
+/* Appends the MessagePack form of the tree v to out; err says what failed. */
 WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *err)
 {
     wk_mp_writer w;

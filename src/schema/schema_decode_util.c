@@ -188,6 +188,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
     wk_status st;
     int64_t i;
     uint64_t u;
+    /* null for a WK_NULLABLE field: pointers and counts become NULL and 0; other kinds keep
+     * what the struct held (the caller's default) */
     if (ev->type == WK_EV_NIL && (flags & WK_NULLABLE) != 0) {
         if (t->kind == WK_SK_STR) {
             *(char **)dst = NULL;
@@ -200,6 +202,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         return WK_OK;
     }
+    /* Each kind takes the events that can stand for it; a `break` is a value of the wrong
+     * type, reported after the switch with the kind's expected_msg. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL:
         if (ev->type != WK_EV_BOOL) {
@@ -207,6 +211,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         *(bool *)dst = ev->v.b;
         return WK_OK;
+    /* integers: either integer event, range-checked for the member's width */
     case WK_SK_I8:
         st = dec_int(d, ev, INT8_MIN, INT8_MAX, &i, voff);
         if (st == WK_OK) {
@@ -255,6 +260,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
             *(uint64_t *)dst = u;
         }
         return st;
+    /* floats: any number (integers converted); a finite double beyond FLT_MAX does not fit
+     * a float member, while NaN and infinities are stored as they are */
     case WK_SK_F32:
     case WK_SK_F64: {
         double v;
@@ -282,6 +289,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
             break;
         }
         return dec_string(d, ev, (char **)dst, voff);
+    /* char[N]: the string and its NUL must fit the member */
     case WK_SK_STRBUF:
         if (ev->type != WK_EV_STR) {
             break;
@@ -295,6 +303,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         memcpy(dst, ev->v.str.ptr, ev->v.str.len);
         dst[ev->v.str.len] = '\0';
         return WK_OK;
+    /* bytes: binary as it is, or a base64 string (the text form of formats without binary) */
     case WK_SK_BYTES: {
         wk_slice *b = (wk_slice *)dst;
         if (ev->type == WK_EV_STR) {
@@ -317,6 +326,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         b->len = ev->v.str.len;
         return WK_OK;
     }
+    /* timestamps: the native event, or an RFC 3339 string */
     case WK_SK_TIMESTAMP:
         if (ev->type == WK_EV_TIMESTAMP) {
             ((wk_timestamp *)dst)->sec = ev->v.ts.sec;
@@ -332,6 +342,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         break;
     case WK_SK_VALUE: break; /* handled by the caller (wk__dec_value_tree) */
+    /* a nested struct: a frame the loop fills key by key; its index was built with the
+     * outer descriptor's (wk_schema_prepare checks nested descriptors first) */
     case WK_SK_STRUCT: {
         if (ev->type != WK_EV_MAP) {
             break;
@@ -348,6 +360,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         f->next = 0;
         return WK_OK;
     }
+    /* an array: a frame whose elements grow in the arena (wk__dec_array_slot) and are stored
+     * in the field when it closes (wk__dec_pop) */
     case WK_SK_ARRAY: {
         if (ev->type != WK_EV_ARRAY) {
             break;

@@ -257,7 +257,11 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 
 /* The wide scans (json/lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
- * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
+ * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()).
+ * The instances, for grep (their definitions are lex_scan.h's WK__LEX(name)):
+ *   wk__json_skip_ws_run, wk__json_skip_ws, wk__json_skip_ws_indent, wk__json_utf8_run3,
+ *   wk__json_utf8_run, wk__json_scan_plain, wk__json_scan_string, wk__json_doc_start,
+ *   wk__json_colon, wk__json_doc_end, and the same names with _avx2. */
 #define WK__LEX(name) name
 #define WK__LEX_FN static inline
 #define WK__LEX_HOT WK__JSON_HOT

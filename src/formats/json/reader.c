@@ -275,7 +275,7 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
     uint8_t c = *at;
     wk_status st;
     switch (c) {
-    case 't':
+    case 't': /* true, false, null: the lexer's literal check */
     case 'f':
     case 'n': {
         wk__json_fail f = {WK_OK, NULL, NULL};
@@ -289,7 +289,7 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
         st = WK_OK;
         break;
     }
-    case 'N':
+    case 'N': /* NaN and Infinity: only with the extension flag */
     case 'I':
         if (!(r->flags & WK_JSON_READ_NAN_INF)) {
             return fail(r, WK_ERR_SYNTAX, "unexpected character (NaN/Infinity are not JSON)",
@@ -311,6 +311,8 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
                 ev->v.f = -__builtin_inf();
                 break;
             }
+            /* a number: the lexer's rule (lex.h), as an integer when it fits, else a
+             * correctly rounded double, or its text with WK_JSON_READ_RAW_NUMBERS */
             wk__json_num num;
             wk__json_fail f = {WK_OK, NULL, NULL};
             const uint8_t *e = wk__json_lex_number(r->p, r->end,
@@ -391,6 +393,7 @@ WK__JSON_HOT wk_status read_value_inl(wk_json_reader *r, wk_event *ev)
     return read_scalar(r, ev);
 }
 
+/* read_value_inl out of line: for the typed reads and value_fast's slow cases. */
 __attribute__((noinline)) static wk_status read_value(wk_json_reader *r, wk_event *ev)
 {
     return read_value_inl(r, ev);
@@ -423,6 +426,8 @@ WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
     return WK_OK;
 }
 
+/* read_key out of line: key_fast's slow case, so that read_key is inlined only into
+ * next_general. */
 __attribute__((noinline)) static wk_status read_key_call(wk_json_reader *r, wk_event *ev)
 {
     return read_key(r, ev);
@@ -446,6 +451,8 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
 {
     uint32_t state = r->state;
     const uint8_t *end = r->end;
+    /* after a value inside a container: a ',' and the next key or element, or the closing
+     * bracket of that container (a trailing comma is an error) */
     if (WK__LIKELY(state == ST_AFTER_OBJ || state == ST_AFTER_ARR)) {
         bool object = state == ST_AFTER_OBJ;
         const uint8_t *p = skip_ws(r->p, end);
@@ -476,6 +483,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         return fail(r, WK_ERR_SYNTAX,
                     object ? "',' or '}' expected in object" : "',' or ']' expected in array", p);
     }
+    /* after a key's ':': its value */
     if (WK__LIKELY(state == ST_VALUE)) {
         const uint8_t *p = skip_ws(r->p, end);
         r->p = p;
@@ -484,6 +492,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         }
         goto value;
     }
+    /* just inside '{' or '[': the first key or element, or an empty container's close */
     if (state == ST_OBJ_FIRST) {
         const uint8_t *p = skip_ws(r->p, end);
         r->p = p;
@@ -503,6 +512,9 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         }
         goto value;
     }
+    /* at the top level: the first value; after it, the end of the input (WK_ERR_EOF, or
+     * WK_ERR_TRAILING for anything but whitespace) unless WK_JSON_READ_MULTI reads a stream
+     * of values, which must then be separated by whitespace */
     if (state == ST_TOP) {
         const uint8_t *before = r->p;
         const uint8_t *p = skip_ws(before, end);
@@ -531,6 +543,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
     }
     r->p = skip_ws(r->p, end); /* ST_DONE: as before, the cursor passes whitespace */
     return WK_ERR_EOF;
+    /* the three ways on, each with this one call site so that they are inlined once */
 value:
     return read_value_inl(r, ev);
 key:
@@ -559,6 +572,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
                                   const uint8_t *end, uint32_t after)
 {
     uint8_t c = *p;
+    /* a string: in one step when short and plain */
     if (c == '"') {
         int k = wk__json_short_plain(p + 1, end);
         if (k < 0) {
@@ -572,6 +586,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->state = after;
         return WK_OK;
     }
+    /* a container: one bit on the inline nesting stack (deeper ones: read_value) */
     uint32_t d = r->depth;
     if ((c == '{' || c == '[') && d < 512 && d < r->max_depth) {
         uint64_t bit = 1ull << (d & 63);
@@ -589,6 +604,8 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->p = p + 1;
         return WK_OK;
     }
+    /* a short integer (wk__json_word_int: whole within the next 16 bytes), or a literal,
+     * inline */
     if ((wk__json_digit(c) || c == '-') && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
         wk__json_num num;
         const uint8_t *e = wk__json_word_int(p, end, &num);
@@ -671,6 +688,7 @@ WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
     uint32_t state = r->state;
     const uint8_t *p = r->p;
     const uint8_t *end = r->end;
+    /* the next byte is not whitespace: the compact forms, most frequent state first */
     if (WK__LIKELY(p < end && *p > ' ')) {
         uint8_t c = *p;
         if (WK__LIKELY(state == ST_AFTER_OBJ)) {

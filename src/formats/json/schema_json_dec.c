@@ -157,8 +157,10 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
 /* Children a container of scalars may have to be built here (more: the tree parser). */
 #define VALUE_KIDS 32
 
-/* The baseline instance of the plan loop (schema_json_dec_loop.h): its helpers, then
- * dec_text_field() and dec_flat() over their bodies (contracts in schema_json_dec_loop.h).
+/* The baseline instance of the plan loop (schema_json_dec_loop.h): its always-inlined
+ * helpers dec_text(), dec_str_copy(), dec_node(), dec_value(), dec_str_field() (the same
+ * names with _avx2 in the AVX2 instance), then dec_text_field() and dec_flat() over their
+ * bodies (contracts in schema_json_dec_loop.h).
  * Both out of line: dec_text_field is rare, dec_flat is the entry. */
 #define WK__SJD(name) name
 #define WK__SJD_HOT DEC_HOT

@@ -53,7 +53,8 @@ WK__JSON_HOT const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsigne
 }
 
 /* json_validate_doc(): the validate loop (validate_loop.h, its body) over the baseline wide
- * scans; returns as wk_json_validate. Out of line, so the two instances do not inline into
+ * scans, with its always-inlined string step string() (string_avx2() in the AVX2 instance);
+ * returns as wk_json_validate. Out of line, so the two instances do not inline into
  * the dispatching entry point. */
 #define WK__VALIDATE(name) name
 #define WK__VALIDATE_HOT WK__JSON_HOT

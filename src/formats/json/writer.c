@@ -1026,6 +1026,7 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     }
 }
 
+/* A container being written by the pretty walker: the node and its next child's index. */
 typedef struct wframe {
     const wk_value *node;
     uint32_t i;
@@ -1068,7 +1069,9 @@ static wk_status encode_compact(const wk_value *v, unsigned flags, wk_buf *out, 
     RELOAD();
 
 enter:
-    /* cur: a value to write in full, after `sep` and (in a map) `key` and ':'. */
+    /* cur: a value to write in full, after `sep` and (in a map) `key` and ':'. A plain
+     * string key is copied in place; any other key goes through put_str_node or put_key
+     * (scalar keys as the string of their JSON text). */
     if (key != NULL) {
         size_t kn = key->len;
         if (WK__LIKELY(key->type == WK_VAL_STR && (key->flags & WK_VALF_PLAIN) && ROOM(4) &&
@@ -1105,6 +1108,8 @@ enter:
         sep = 0;
         key = NULL;
     }
+    /* the value itself: a container opens (its children follow at `next`), a scalar is
+     * written whole, each with plain stores when the room is there, else through `slow` */
     switch ((wk_value_type)cur->type) {
     case WK_VAL_ARRAY:
     case WK_VAL_MAP: {
@@ -1141,6 +1146,7 @@ enter:
         goto next;
     }
     case WK_VAL_STR: {
+        /* a string the parser marked plain (nothing to escape) is copied as it is */
         size_t n = cur->len;
         if (WK__LIKELY((cur->flags & WK_VALF_PLAIN) && ROOM(3) && n <= (size_t)(lim - d) - 3)) {
             *d = sep;
@@ -1199,6 +1205,8 @@ enter:
         goto slow;
     default:
     slow:
+        /* floats, binary, ext, timestamps, raw numbers, or too little room: the checked
+         * helpers, the cursor synced to the buffer around them */
         SYNC();
         if ((sep != 0 && put_byte(out, sep, &f) != WK_OK) || put_node(out, cur, flags, &f) != WK_OK) {
             goto fail;
@@ -1210,6 +1218,8 @@ enter:
     key = NULL;
 
 next:
+    /* the next child of the open container (a map's as key then value), or its closing
+     * bracket and back to its parent; the root written, the walk is done */
     while (depth > 0) {
         if (it != fend) {
             if (close == '}') {

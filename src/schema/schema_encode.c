@@ -128,6 +128,9 @@ static wk_status emit_value(enc *e, const wk_schema_type *t, const uint8_t *p, u
 {
     wk_event ev;
     ev.f32 = false;
+    /* Scalars become one event each (a float member keeps f32, so writers keep its width);
+     * NULL pointers are nil for WK_NULLABLE fields, else empty; char[N] ends at its NUL;
+     * structs and arrays open a frame that the loop in wk_schema_encode then walks. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL:
         ev.type = WK_EV_BOOL;
@@ -219,8 +222,10 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
     e.err = err;
     e.alloc = ix->alloc;
     if (s->root == WK_SCHEMA_ROOT_VALUE) {
-        return wk_value_encode(obj, ix->alloc, sink, err);
+        return wk_value_encode(obj, ix->alloc, sink, err); /* obj is a wk_value */
     }
+    /* The walk: the top frame's next field (its name, then its value) or element, and its
+     * END once it has none left; a value that is a struct or array pushes a frame. */
     wk_status st = push(&e, s, obj, NULL, 0);
     while (st == WK_OK && e.depth > 0) {
         enc_frame *f = &e.stack[e.depth - 1];
@@ -240,6 +245,8 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
                 st = emit_value(&e, &fd->type, f->base + fd->offset, fd->flags, count);
             }
         } else {
+            /* an array frame: elements are elem->size bytes apart; an element that is an
+             * array carries its own count (wk_schema_array) */
             if (f->i == f->count) {
                 e.depth--;
                 st = emit_simple(&e, WK_EV_END);

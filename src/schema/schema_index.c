@@ -227,10 +227,13 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
 
 /* Builds the index of s in one allocation on alloc: the name table (a power of two of slots,
  * at least twice the fields), the keys as MessagePack and JSON text, and the plans. NULL with
- * err filled when out of memory. */
+ * err filled when out of memory, or WK_ERR_ARG for two fields of the same name. */
 static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *alloc,
                                      wk_error *err)
 {
+    /* Sizes first: the table at most half full; each key as MessagePack (a fixstr or str8
+     * header, +2) and as JSON (`,"name":`, +4). Names longer than 250 bytes get no
+     * pre-encoded key (and no flat plan). */
     uint32_t slots = 2;
     while (slots < 2 * s->nfields) {
         slots *= 2;
@@ -250,6 +253,9 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
         return NULL;
     }
+    /* One block, carved in this order: the index, the ops, the key offsets, the table, the
+     * required bits, the key lengths, the MessagePack keys (padded for whole-word loads),
+     * the JSON keys (padded too). */
     memset(ix, 0, bytes);
     ix->alloc = alloc;
     ix->bytes = bytes;
@@ -261,6 +267,9 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mp_keys = ix->mp_key_len + s->nfields;
     ix->mp_flat = s->nfields <= 64;
     ix->js_flat = true;
+    /* The keys, and whether the struct is flat: at most 64 fields, no nested struct or
+     * array, every name short; the JSON plan also needs names that are their own JSON text
+     * (json_plain_name). */
     uint32_t koff = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -285,6 +294,8 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mask = slots - 1;
     ix->nfields = s->nfields;
     ix->fingerprint = wk_schema_fingerprint(s);
+    /* The name table (linear probing; slot values are field numbers + 1, 0 empty) and the
+     * required fields' bits, in field order. */
     uint32_t req = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];

@@ -131,6 +131,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_node)(const uint8_t *p, const uint8_t *en
         v->u.str = str;
         return p;
     }
+    /* numbers: a small non-negative integer in one step, else the lexer's number rule */
     uint64_t small;
     const uint8_t *q = wk__json_small_uint(p, end, &small);
     if (WK__LIKELY(q != NULL)) {
@@ -157,6 +158,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_node)(const uint8_t *p, const uint8_t *en
         }
         return p;
     }
+    /* the literals; anything else (a container, a bad byte) is the caller's to decide */
     size_t left = (size_t)(end - p);
     if (c == 't' && left >= 4 && memcmp(p, "true", 4) == 0) {
         wk__vb_head(v, WK_VAL_BOOL, 0, 0);
@@ -190,6 +192,8 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
     if (c != '{' && c != '[') {
         return WK__SJD(dec_node)(p, end, in, dst, a);
     }
+    /* a container: its children gather on the C stack (VALUE_KIDS of them at most), then
+     * move to the arena in one copy, as the tree parser moves them */
     const bool is_map = c == '{';
     const uint8_t close = is_map ? '}' : ']';
     wk_value kids[VALUE_KIDS];
@@ -202,6 +206,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
         p++;
     } else {
         for (;;) {
+            /* one child (a map's key, ':' and value): too many children go to the parser */
             if (n + 2 > VALUE_KIDS) {
                 goto deeper;
             }
@@ -228,12 +233,13 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
                 }
             }
             if (*p == '{' || *p == '[') {
-                goto deeper;
+                goto deeper; /* a nested container: the whole value to the parser */
             }
             p = WK__SJD(dec_node)(p, end, in, &kids[n++], a);
             if (p == NULL) {
                 return NULL;
             }
+            /* then a ',' and the next child, or the container's end */
             p = WK__SJD(wk__json_skip_ws)(p, end);
             if (p == end) {
                 return NULL;
@@ -264,6 +270,9 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
     dst->u.items = items;
     return p;
 deeper: {
+    /* the whole value from its start through the fused tree parser: strings copied (the
+     * field outlives the input), trailing bytes allowed (the rest of the document follows),
+     * the field's depth budget; what this loop built so far is left in the arena */
     wk_read_opts vo = {0};
     vo.flags = WK_READ_COPY_STRINGS | WK_JSON_READ_ALLOW_TRAILING;
     vo.max_depth = vdepth;
@@ -343,6 +352,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
 
 #elif WK__SJD_BODY == 2 /* the body of dec_flat */
 
+    /* the document must be one object (no byte order mark: the generic path decides) */
     const uint8_t *p = WK__SJD(wk__json_skip_ws)(in, end);
     if (p == end || *p != '{') {
         return false;
@@ -353,8 +363,8 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
     }
     const wk__mp_op *const ops = ix->mp_ops;
     const wk__mp_op *const ops_end = ops + ix->nfields;
-    const wk__mp_op *want = ops;
-    uint64_t seen = 0;
+    const wk__mp_op *want = ops; /* the field expected next: the descriptor's order */
+    uint64_t seen = 0;           /* required fields seen, as reqmask bits */
     if (*p == '}') {
         p++;
     } else {
@@ -362,6 +372,9 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
             if (*p != '"') {
                 return false;
             }
+            /* The key: most documents list the fields in the descriptor's order, so the
+             * expected `"name":` is compared first, as two masked words when 16 bytes are
+             * left; any other key is scanned and looked up in the index. */
             const wk__mp_op *op;
             size_t left = (size_t)(end - p);
             if (WK__LIKELY(want < ops_end &&
@@ -396,6 +409,8 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
             if (WK__UNLIKELY(p == end)) {
                 return false;
             }
+            /* The value, stored straight into the member by its kind; a repeated key is
+             * stored again (the last one wins, as in the generic loop). */
             uint8_t *dst = base + op->offset;
             switch ((wk_schema_kind)op->kind) {
             case WK_SK_STR: p = WK__SJD(dec_str_field)(op, p, end, in, dst, a); break;
@@ -428,6 +443,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
             if (WK__UNLIKELY(p == NULL)) {
                 return false;
             }
+            /* then a ',' (compact input: right after the value) or the object's '}' */
             if (WK__LIKELY(p < end && *p == ',')) {
                 p++;
             } else {
@@ -450,6 +466,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uin
             }
         }
     }
+    /* only whitespace may follow, and every required field must have been seen */
     p = WK__SJD(wk__json_skip_ws)(p, end);
     return p == end && (seen & ix->required_mask) == ix->required_mask;
 

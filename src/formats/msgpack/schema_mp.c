@@ -90,6 +90,9 @@ static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, u
                          size_t count)
 {
     wk_mp_writer *w = &e->w;
+    /* The same mapping as wk_schema_encode's events (schema/schema_encode.c), written with
+     * the writer's inline calls: numbers in their shortest form, NULL pointers as nil for
+     * WK_NULLABLE fields (else as empty), char[N] up to its NUL. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL: wk_mp_writer_bool(w, *(const bool *)p); return;
     case WK_SK_I8: wk_mp_writer_int(w, *(const int8_t *)p); return;
@@ -808,6 +811,8 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
     size_t left = (size_t)(end - p);
     uint64_t u;
     int64_t i;
+    /* fixints in one byte; the other integer forms by their first byte, each checking that
+     * its bytes are there; anything else (a float, a string) gives up */
     if (b <= 0x7f) {
         u = b;
         p += 1;
@@ -878,10 +883,12 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
         break;
     default: return NULL;
     }
+    /* a non-negative intN is an unsigned value, as the token decoder makes it */
     if (i >= 0) {
         u = (uint64_t)i;
         goto unsigned_value;
     }
+    /* the member's range check and store (wk__dec_int_store: false when out of range) */
 signed_value:
     return wk__dec_int_store(op->kind, op->size, true, (uint64_t)i, dst) ? p : NULL;
 unsigned_value:

@@ -101,6 +101,8 @@ static void trim(decimal *a)
 /* a *= 2^k, k <= MAX_SHIFT: digit by digit from the right, carrying. */
 static void left_shift(decimal *a, unsigned k)
 {
+    /* the digits are written right to left into tmp, which has room for the k-bit carry's
+     * extra digits at the left (2^MAX_SHIFT < 10^20) */
     uint8_t tmp[DEC_DIGITS + 20];
     int w = DEC_DIGITS + 20;
     uint64_t n = 0;
@@ -115,6 +117,8 @@ static void left_shift(decimal *a, unsigned k)
         tmp[--w] = (uint8_t)(n - 10 * quo);
         n = quo;
     }
+    /* the point moves by the digits gained; digits beyond DEC_DIGITS are dropped, noting
+     * whether any was nonzero (for the rounding of a "half") */
     int total = DEC_DIGITS + 20 - w;
     a->dp += total - a->nd;
     if (total > DEC_DIGITS) {
@@ -133,6 +137,8 @@ static void left_shift(decimal *a, unsigned k)
 /* a /= 2^k, k <= MAX_SHIFT: long division from the left. */
 static void right_shift(decimal *a, unsigned k)
 {
+    /* read digits until the running remainder n reaches 2^k: that is where the quotient's
+     * first digit comes from (a value below 2^k ends as zero) */
     int r = 0;
     int w = 0;
     uint64_t n = 0;
@@ -151,6 +157,7 @@ static void right_shift(decimal *a, unsigned k)
         }
         n = n * 10 + a->d[r];
     }
+    /* then one quotient digit per input digit, and the remainder's digits after them */
     a->dp -= r - 1;
     uint64_t mask = (1ull << k) - 1;
     for (; r < a->nd; r++) {
@@ -322,6 +329,8 @@ static bool parse_decimal(decimal *a, const char *s, size_t len)
         neg = true;
         i++;
     }
+    /* the digits: leading zeros skipped (after the point they lower dp), up to DEC_DIGITS
+     * kept, a nonzero one beyond noted in trunc */
     bool point = false;
     for (; i < len; i++) {
         char c = s[i];
@@ -402,6 +411,8 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
         neg = s[0] == '-';
         i = 1;
     }
+    /* The grammar, gathering the first 19 significant digits as mant * 10^scale (exact
+     * says no nonzero digit was dropped); leading zeros are not significant. */
     size_t body = i;
     uint64_t mant = 0;
     int ndig = 0;
@@ -455,6 +466,10 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
     if (nonzero != NULL) {
         *nonzero = mant != 0;
     }
+    /* The tiers, cheapest first: zero; an exact mantissa and power of ten that are both
+     * exact doubles (one correctly rounded operation); Eisel-Lemire; the exact decimal
+     * path. For a float the double is rounded again only when that cannot round twice the
+     * wrong way (float_safe), else the decimal path rounds straight to float. */
     double d;
     if (mant == 0) {
         d = 0.0; /* every digit was zero (the first nonzero one always enters mant) */

@@ -56,6 +56,9 @@
 #define VB_MOVED(c, v) (v)
 #endif
 
+    /* The frame stack: one frame per open container, WK__VB_INLINE_FRAMES on the C stack,
+     * then the options' allocator (core/kernel_interface.h). `v` is always the slot the next
+     * event fills. */
     wk__vb_frame inline_frames[WK__VB_INLINE_FRAMES];
     wk__stack fs;
     wk__stack_init(&fs, inline_frames, WK__VB_INLINE_FRAMES, sizeof(wk__vb_frame), o->alloc);
@@ -67,6 +70,8 @@
     f->cursor = false;
     f->msg = NULL;
 #if VB_COUNTED
+    /* Counted: the root's slot is allocated first, and each container's children when its
+     * header is read; a resumed build takes its frames and next slot from the state. */
 #if VB_RESUMABLE
     wk_value *v = s->v;
     if (v != NULL) { /* resume: the saved frames become the stack */
@@ -99,6 +104,9 @@
     }
 #endif
 #else
+    /* Scratch-stack mode: finished nodes gather on a second stack until their container's
+     * WK_EV_END moves them into the arena; a frame remembers where its children start. Each
+     * event is built in `node`, then pushed. */
     wk_value scratch_inline[WK__VB_INLINE_SCRATCH];
     wk__stack ss;
     wk__stack_init(&ss, scratch_inline, WK__VB_INLINE_SCRATCH, sizeof(wk_value), o->alloc);
@@ -108,6 +116,8 @@
     wk_value node;
     wk_value *v = &node;
 #endif
+    /* One event per turn: its node into the slot, then (counted) on to the next slot, or
+     * (scratch) onto the stack. */
     for (;;) {
         st = VB_NEXT(c, &ev, &f->msg);
         if (WK__UNLIKELY(st != WK_OK)) {
@@ -137,6 +147,8 @@
 #if !VB_COUNTED
         started = true;
 #endif
+        /* A scalar is complete here; WK_ERR_ARG means a container header or END, handled
+         * below; any other status is a failure (no memory for a copied string). */
         st = wk__vb_node_from_event(v, &ev, copy, arena, &f->msg);
         if (WK__UNLIKELY(st != WK_OK)) {
             if (st != WK_ERR_ARG) {
@@ -257,6 +269,7 @@
         scratch[sn++] = node;
 #endif
     }
+    /* The tree is whole (counted mode; the scratch mode returned from the loop). */
 #if VB_RESUMABLE
     st = WK_OK;
     goto fail; /* the same exit: the frames' storage goes back to the state */
@@ -265,6 +278,8 @@
     *out = root;
     return WK_OK;
 #endif
+    /* The exits: a stack that cannot grow, and every failure (and, resumable, the end):
+     * the stacks freed, or kept in the state for its next use. */
 stack_full:
     st = WK_ERR_NOMEM;
     f->msg = VB_MSG_STACK;

@@ -21,6 +21,7 @@
 #error "json/decode_loop.h is a function body: include it inside json_decode_tree*() (json/decode.c)"
 #endif
 
+    /* The options, resolved once: NULL options are the defaults. */
     const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
     unsigned flags = opts != NULL ? opts->flags : 0;
     size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
@@ -31,6 +32,9 @@
     const uint8_t *p = start;
     const uint8_t *end = start + len;
     wk__json_fail f = {WK_OK, NULL, NULL};
+    /* The two stacks start on the C stack (INLINE_VALUES nodes, INLINE_FRAMES frames) and
+     * grow on the options' allocator, else the arena's; vs[0..n) are the nodes of the open
+     * containers and their finished children, vs[fs[i].start] each open container's node. */
     wk_value inline_vs[INLINE_VALUES];
     frame inline_fs[INLINE_FRAMES];
     parser ps;
@@ -67,6 +71,8 @@ value_room:
     c = *p;
     switch (c) {
     case '"': {
+        /* a string: scanned (UTF-8 and controls checked, the first escape found), then a
+         * view or a copy (make_string) */
         const uint8_t *esc;
         const uint8_t *close = WK__DECODE(wk__json_scan_string)(p + 1, end, &esc, &f);
         if (close == NULL || !make_string(v, p + 1, esc, close, copy, arena, &f)) {
@@ -112,7 +118,7 @@ value_room:
             goto key;
         }
         goto value;
-    case 't':
+    case 't': /* true, false, null */
     case 'f':
     case 'n':
         p = wk__json_literal(p, end, &f);
@@ -126,6 +132,8 @@ value_room:
         }
         break;
     default:
+        /* a number: an integer when it fits 64 bits, else a correctly rounded double, or its
+         * text (WK_VAL_RAWNUM) with WK_JSON_READ_RAW_NUMBERS; -Infinity with the extension */
         if (WK__LIKELY(c == '-' || wk__json_digit(c))) {
             if (WK__UNLIKELY(c == '-' && (flags & WK_JSON_READ_NAN_INF) && end - p > 1 &&
                              p[1] == 'I')) {
@@ -174,6 +182,7 @@ value_room:
             p = e;
             break;
         }
+        /* NaN and Infinity, only with the extension flag; anything else is not a value */
         if ((c == 'N' || c == 'I') && (flags & WK_JSON_READ_NAN_INF)) {
             p = c == 'N' ? wk__json_word(p, end, "NaN", 3, &f)
                          : wk__json_word(p, end, "Infinity", 8, &f);
@@ -204,6 +213,8 @@ after_value:
         }
     }
     c = *p;
+    /* a ',': the next key (in an object) or element (an array; a ']' here is a trailing
+     * comma, which wk__json_array_item reports) */
     if (WK__LIKELY(c == ',')) {
         p = WK__DECODE(wk__json_skip_ws_indent)(p + 1, end);
         if (obj) {

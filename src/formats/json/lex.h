@@ -535,11 +535,15 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             return wk__json_failed(f, WK_ERR_TRUNCATED, "number ends after '-'", p);
         }
     }
+    /* The value is gathered as w * 10^q: the first 19 significant digits in w (they fit
+     * 64 bits), later ones only counted in q, with `trunc` noting a nonzero one dropped (the
+     * converter then checks the neighbour too). `check` walks the grammar and keeps none. */
     uint64_t w = 0;
     int nd = 0;      /* significant digits in w */
     int64_t q = 0;   /* decimal exponent of w */
     bool trunc = false;
     const uint8_t *int_start = p;
+    /* the integer part: a lone 0, or digits without a leading zero */
     if (*p == '0') {
         p++;
         if (p < end && wk__json_digit(*p)) {
@@ -575,6 +579,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
     }
     size_t int_digits = (size_t)(p - int_start);
     bool is_int = true;
+    /* the fraction: at least one digit after '.'; leading zeros of a zero w only lower q */
     if (p < end && *p == '.') {
         is_int = false;
         p++;
@@ -615,6 +620,8 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             } while (p < end && wk__json_digit(*p));
         }
     }
+    /* the exponent: 'e' or 'E', a sign, at least one digit; its value saturates far beyond
+     * any double's range, so a huge exponent cannot overflow q */
     if (p < end && (*p | 0x20) == 'e') {
         is_int = false;
         p++;
@@ -646,6 +653,9 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
         out->kind = WK__NUM_RAW;
         return p;
     }
+    /* An integer without fraction or exponent is WK__NUM_UINT or WK__NUM_INT when it fits
+     * 64 bits (w is exact up to 19 digits; 20 digits are redone with overflow checks);
+     * everything else is converted to the nearest double from w, q and the text. */
     if (is_int) {
         if (int_digits == 20 && !neg) {
             /* 20 digits may still fit uint64: redo exactly. */

@@ -318,6 +318,7 @@ static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const 
     uint64_t prev_esc = *mode == M_STR_ESC;
     uint32_t d = *depth;
     while ((size_t)(end - p) >= 64) {
+        /* the 64 bytes as four SSE2 vectors; OR 0x20 folds '[' onto '{' and ']' onto '}' */
         __m128i v[4], f[4];
         for (int i = 0; i < 4; i++) {
             v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
@@ -327,12 +328,16 @@ static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const 
         uint64_t b = eq_mask(v, bslash);
         uint64_t o = eq_mask(f, open);
         uint64_t c = eq_mask(f, close);
+        /* escapes: a backslash escaped by the previous block's last one is not a start; of
+         * each run of backslashes, the byte after an odd run is escaped (the carry of the
+         * addition tells the next block) */
         b &= ~prev_esc;
         uint64_t follows = b << 1 | prev_esc;
         uint64_t odd_starts = b & ~even & ~follows;
         uint64_t seq_even;
         prev_esc = __builtin_add_overflow(odd_starts, b, &seq_even);
         uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+        /* strings: between unescaped quotes; brackets inside them do not count */
         q &= ~escaped;
         uint64_t inside = prefix_xor(q) ^ in_str;
         in_str = (uint64_t)((int64_t)inside >> 63);
@@ -384,6 +389,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
     uint32_t max_depth = max_depth_of(u);
     uint8_t mode = u->mode;
     wk_status st = WK_ERR_AGAIN;
+    /* a byte at a time, in the framing state; inside a container, whole 64-byte blocks go
+     * through frame_blocks first */
     while (p < end) {
         if (depth > 0 && mode <= M_STR_ESC && (size_t)(end - p) >= 64) {
             p = frame_blocks(base, p, end, &mode, &depth, max_depth, vlen, &st);
@@ -663,6 +670,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                       wk_value **out, const uint8_t **data, size_t *len)
 {
     wk__feed *f = &u->f;
+    /* a latched error, or a take while the last chunk is not yet released, stops here */
     wk_status st = wk__feed_enter(f);
     if (st != WK_OK) {
         return st;
@@ -671,6 +679,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         return WK_ERR_STATE;
     }
     u->use = USE_VALUES;
+    /* bytes gathered after the value the last call took from the buffer: the start of this
+     * value (or whitespace before it) */
     if (u->leftover != 0) {
         st = drop_leftover(u);
         if (st != WK_OK) {
@@ -678,6 +688,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         }
     }
     size_t vlen = 0;
+    /* Nothing gathered: the value starts in the chunk. Whitespace before it is skipped (and
+     * its lines counted); an empty rest waits for the next chunk, or ends the stream. */
     if (f->buf_len == 0) {
         const uint8_t *p = f->chunk + f->chunk_pos;
         size_t n = f->chunk_len - f->chunk_pos;
@@ -738,6 +750,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                 return WK_ERR_AGAIN;
             }
         }
+        /* framing over the rest of the chunk: the value ends in it (emit), or it is cut
+         * (gathered; for trees, a parse is tried again once `attempt` bytes are there) */
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             return emit(u, p, n, vlen, mode, arena, out, data, len);
@@ -756,6 +770,9 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         size_t ignored;
         return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
+    /* Something gathered: the value started in an earlier chunk. Each turn appends more of
+     * the chunk to the buffer (a piece as large as the buffer, so the work stays linear),
+     * and first tries what may finish the value without framing it. */
     for (;;) {
         if (u->nl_try && f->chunk_pos < f->chunk_len) {
             /* JSON Lines: the framed bytes hold no end, so the value most likely ends at the
@@ -784,6 +801,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                 f->need = 0; /* nothing framed yet: framing starts at the value's start */
             }
         }
+        /* framing resumes where it stopped in the buffer */
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
             return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
@@ -866,6 +884,8 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
 
 #define EV_LOOKAHEAD 16u
 
+/* ev_look's lexer states: between tokens, inside a number or literal, inside a string,
+ * after a backslash in a string. */
 enum { LEX_WS, LEX_TOKEN, LEX_STR, LEX_STR_ESC };
 
 /* Stream offset of the first gathered byte, or of the chunk. */
@@ -892,6 +912,8 @@ static void ev_look(wk_json_unpacker *u, bool arm)
     size_t i = u->ev_scan;
     uint8_t lex = u->ev_lex;
     bool end = false;
+    /* a token ends at a string's closing quote, at whitespace after a number or literal,
+     * and at every structural byte */
     while (i < n && !(arm && end)) {
         uint8_t c = b[i++];
         end = false;
@@ -1023,6 +1045,9 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
                            r->err.msg);
         }
     }
+    /* Each turn runs the reader over the chunk, or over the gathered bytes once a token end
+     * has arrived in them (ev_look), sending the events of whole tokens to the sink; a run
+     * that stops at a cut token is undone to where that token started and waits for more. */
     for (;;) {
         bool in_buf = f->buf_len > 0;
         if (in_buf && !u->ev_ready && !f->finished) {

@@ -183,6 +183,8 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
         if (st != WK_OK) {
             goto out;
         }
+        /* a container with elements opens a level (its count of elements left); an empty
+         * one is a complete value */
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
             if (depth >= room) {
                 st = WK_ERR_DEPTH;
@@ -556,6 +558,8 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
     if (st != WK_OK) {
         return st;
     }
+    /* A value started in an earlier chunk: a paused tree goes on (a held one only in the
+     * same, untouched arena), a framed one is framed on and decoded once whole. */
     if (f->buf_len != 0) {
         if (u->cut == CUT_TREE && wk__mp_tree_is_held(u->tree)) {
             if (!held) { /* the arena was the caller's again: build the value anew */
@@ -573,6 +577,8 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
         st = frame_gathered(u, &vlen);
         return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
     }
+    /* The value starts in this chunk. Small chunks: framed and decoded once whole (a pause
+     * per chunk would cost more than it saves). */
     const uint8_t *p = f->chunk + f->chunk_pos;
     size_t n = f->chunk_len - f->chunk_pos;
     if (n == 0) {
@@ -600,6 +606,9 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
         f->need = 0;
         return resume_tree(u, arena, out, true);
     }
+    /* The first run, in place on the chunk into the caller's arena: the value is whole in
+     * it (done), bad, or cut, in which case it pauses, the chunk's rest is gathered and the
+     * nodes built so far move into the block (or stay, held). */
     wk__mp_tree_stop stop;
     st = wk__mp_tree_first(&u->tree, &u->opts, f->max, held, p, n, arena, out, &stop);
     if (st == WK_OK) {

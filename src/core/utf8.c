@@ -34,6 +34,9 @@ WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
             p++;
             continue;
         }
+        /* A lead byte gives the sequence's length n and the range [lo, hi] its second byte
+         * must lie in (Table 3-7): E0 and F0 raise lo (no overlong forms), ED lowers hi (no
+         * surrogates), F4 lowers hi (nothing above U+10FFFF); C0, C1 and F5..FF never lead. */
         size_t n;
         uint8_t lo = 0x80;
         uint8_t hi = 0xBF;
@@ -56,6 +59,7 @@ WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
         } else {
             goto bad;
         }
+        /* the sequence must be whole; its later bytes are plain continuation bytes */
         if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) {
             goto bad;
         }

@@ -28,10 +28,11 @@
 #error "schema_decode_loop_interface.h is a function body: see its opening comment"
 #endif
 
+    /* The decoder's state, and the plan of s (built on first use on the options' allocator). */
     wk__dec d;
     wk_status st;
     wk_event ev;
-    size_t voff;
+    size_t voff; /* the input offset of the value being decoded, for error reports */
     d.arena = arena;
     d.err = err;
     d.depth = 0;
@@ -45,6 +46,8 @@
         return err != NULL ? err->base.code : WK_ERR_ARG;
     }
 
+    /* The first event: a wk_value root takes the whole value as a tree; a struct root is a
+     * map, which pushes the first frame. */
     voff = DEC_OFFSET(r);
     st = DEC_NEXT(r, &ev);
     if (st != WK_OK) {
@@ -63,6 +66,10 @@
     }
     wk_schema_type root = {WK_SK_STRUCT, s->size, s, NULL};
     st = wk__dec_scalar(&d, &root, obj, 0, NULL, &ev, voff);
+    /* Each turn reads one event in the top frame: its END closes it (wk__dec_pop); in a
+     * struct a key picks the field (an unknown key is skipped with its value, or rejected)
+     * and the next event is that field's value; in an array the event is the next element.
+     * The value then goes into its member (wk__dec_scalar), a container pushing a frame. */
     while (st == WK_OK && d.depth > 0) {
         wk__dec_frame *f = &d.stack[d.depth - 1];
         f->cur = -1;
@@ -133,6 +140,7 @@
                 }
                 continue;
             }
+            /* a known field: note it seen (required bits), aim at its member, read its value */
             const wk_schema_field *fd = &f->s->fields[idx];
             f->cur = idx;
             f->next = (uint32_t)idx + 1;
@@ -178,6 +186,7 @@
             st = wk__dec_scalar(&d, t, dst, flags, count_dst, &ev, voff);
         }
     }
+    /* the input ended with frames open; a reader's failure is reported in its own words */
     if (st == WK_ERR_EOF) {
         return wk__dec_fail(&d, WK_ERR_TRUNCATED, DEC_OFFSET(r), "input ended inside a value");
     }

@@ -38,6 +38,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     if (len % 4 == 1) {
         return false;
     }
+    /* every 4 digits are 3 bytes; a last group of 2 or 3 digits is 1 or 2 bytes */
     size_t n = len / 4 * 3 + (len % 4 == 0 ? 0 : len % 4 - 1);
     uint8_t *p = wk_arena_alloc(a, n, 1);
     if (p == NULL) {
@@ -46,6 +47,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     size_t o = 0;
     uint32_t acc = 0;
     int bits = 0;
+    /* six bits per digit into an accumulator, a byte out whenever eight are there */
     for (size_t i = 0; i < len; i++) {
         int v = b64_digit((uint8_t)s[i]);
         if (v < 0) {
@@ -93,6 +95,8 @@ static int64_t days_from_civil(int64_t y, uint32_t m, uint32_t d)
  * epoch in UTC. A leap second (:60) counts as :59. False at anything else. */
 bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
 {
+    /* YYYY-MM-DDTHH:MM:SS at fixed places, every field digits, in range (Feb 29 only in a
+     * leap year) */
     uint32_t y, mo, d, h, mi, se;
     if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
         s[13] != ':' || s[16] != ':') {
@@ -108,6 +112,7 @@ bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
         h > 23 || mi > 59 || se > 60) {
         return false;
     }
+    /* an optional fraction: at least one digit; digits past the ninth are read and dropped */
     size_t i = 19;
     uint32_t nsec = 0;
     if (i < len && s[i] == '.') {
@@ -123,6 +128,7 @@ bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
             return false;
         }
     }
+    /* the zone: Z, or an offset from UTC that is subtracted to give UTC */
     int64_t offset = 0;
     if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
         i++;

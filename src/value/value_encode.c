@@ -22,6 +22,8 @@ typedef struct eframe {
 WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
 {
     ev->f32 = false;
+    /* One event per node type; str, bin and raw numbers share the string payload, a
+     * timestamp keeps its nanoseconds in the node's len. */
     switch ((wk_value_type)v->type) {
     case WK_VAL_NIL: ev->type = WK_EV_NIL; break;
     case WK_VAL_BOOL:
@@ -84,6 +86,8 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
     size_t depth = 0;
     wk_status st = WK_OK;
     wk_event ev;
+    /* Each turn sends node v's event; a container (even an empty one) pushes a frame over
+     * its children, so its END comes from the closing loop below like every other. */
     for (;;) {
         if (!wk_value_event(v, &ev)) {
             st = wk_error_set(err, WK_ERR_ARG, 0, "value of unknown type in the tree");
@@ -122,6 +126,7 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
         frames[depth - 1].left--;
         v = frames[depth - 1].next++;
     }
+    /* the sink's own report, in its words and offset */
 sink_failed:
     if (err != NULL) {
         sink->error(sink->self, err);

@@ -79,6 +79,9 @@ WK_API bool wk_value_equal(const wk_value *a, const wk_value *b, const wk_alloca
     qframe *frames = inline_frames;
     size_t depth = 0;
     bool eq = true;
+    /* Each turn compares the pair (a, b); equal non-empty containers push a frame over both
+     * child arrays (the same length, node_equal checked it); then on to the next pair of
+     * the innermost frame that has one left. */
     for (;;) {
         if (!node_equal(a, b)) {
             eq = false;

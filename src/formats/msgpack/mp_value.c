@@ -99,6 +99,8 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_
 
 /* ---- tree -> writer ---------------------------------------------------------------------- */
 
+/* One open container of the walk: its next child (a map's key and value are two) and how
+ * many are left. */
 typedef struct wframe {
     const wk_value *next;
     uint64_t left;
@@ -113,6 +115,10 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
     wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(wframe), w->out->alloc);
     wframe *frames = inline_frames;
     size_t depth = 0;
+    /* Each turn writes node v: a scalar whole, a container's header (its children follow
+     * as the next turns); then on to the next child of the innermost open container. Raw
+     * numbers are written as strings (MessagePack has no such type), floats keep their
+     * width. */
     for (;;) {
         switch ((wk_value_type)v->type) {
         case WK_VAL_NIL: wk_mp_writer_nil(w); break;
@@ -157,8 +163,9 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
         default: wk_mp_writer_fail(w, WK_ERR_ARG, "value of unknown type in the tree"); break;
         }
         if (w->status != WK_OK) {
-            break;
+            break; /* latched: nothing more is written */
         }
+        /* close the containers whose children are all written, then the next child */
         while (depth > 0 && frames[depth - 1].left == 0) {
             depth--;
         }

@@ -192,6 +192,10 @@ __attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8
     *d++ = '"';
     const uint8_t *p = s;
     const uint8_t *end = s + n;
+    /* Runs: 16 bytes at a time (SSE2), then 8 (SWAR), each stored before it is looked at
+     * (the reserved slack takes the overshoot); at the first byte that needs a look the
+     * cursors stop there and `special` decides: UTF-8 is checked and copied as it is, the
+     * others are escaped. */
     for (;;) {
         size_t left = (size_t)(end - p);
 #if defined(__SSE2__)
@@ -281,6 +285,8 @@ static inline wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail 
  * s[0..n) and writes only d[0..n). */
 static inline void copy_words(uint8_t *d, const uint8_t *s, size_t n)
 {
+    /* 16 bytes and more: 16-byte moves, the last one ending exactly at n (it may overlap
+     * the one before); shorter: two moves of 8, 4 or 1 byte from both ends */
     if (n >= 16) {
 #if defined(__SSE2__)
         const uint8_t *last = s + n - 16;
@@ -523,6 +529,9 @@ static wk_status put_scalar(wk_buf *b, const wk_event *ev, unsigned flags, wfail
 {
     char t[WK__DTOA_JSON_MAX];
     size_t n;
+    /* Values JSON has no form for are mapped (docs/formats.md): binary as a base64 string,
+     * a timestamp as an RFC 3339 string; a raw number is written as its text, unchecked
+     * (it came from a JSON reader). */
     switch (ev->type) {
     case WK_EV_NIL:
         return put(b, "null", 4, f);
@@ -1272,6 +1281,9 @@ WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opt
     if (!pretty) {
         return encode_compact(v, flags, out, err);
     }
+    /* The pretty walk: every child on its own line, indented by depth * indent; "key": value
+     * with a space after the colon; an empty container stays "[]" or "{}". Through the
+     * checked helpers only (pretty output is not the fast path). */
     wframe stack[WK_JSON_WRITER_MAX_DEPTH];
     size_t depth = 0;
     wfail f = {WK_OK, NULL};
@@ -1298,6 +1310,8 @@ enter:
     }
 
 next:
+    /* the innermost container's next child (after ',' and its line), or its close on a line
+     * of its own */
     while (depth > 0) {
         wframe *fr = &stack[depth - 1];
         const wk_value *node = fr->node;

@@ -416,6 +416,9 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     } else {
         mp_push(&e, s, obj, NULL, 0);
     }
+    /* wk_schema_encode's walk, frame for frame: a struct's next written field (its name,
+     * then its value), an array's next element; a frame with none left is done (counted
+     * containers need no END). The writer latches the first failure, which ends the walk. */
     while (e.depth > 0 && e.w.status == WK_OK) {
         mp_frame *f = &e.stack[e.depth - 1];
         if (f->s != NULL) {
@@ -444,6 +447,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
             mp_put_value(&e, f->elem, p, 0, count);
         }
     }
+    /* on failure the output goes back to where it was: nothing half-written stays */
     wk_status st = wk_mp_writer_finish(&e.w, err);
     if (st != WK_OK) {
         out->len = start;
@@ -506,6 +510,7 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     if (WK__UNLIKELY(r->status != WK_OK)) {
         return r->status;
     }
+    /* the innermost container's count: used up means its END, else one element less */
     if (r->depth > 0) {
         uint64_t *top = &r->rem[r->depth - 1];
         if (*top == 0) {
@@ -527,6 +532,8 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     if (WK__UNLIKELY(st != WK_OK)) {
         return cur_fail(r, st, start, msg);
     }
+    /* a container opens a count (a map's pairs count twice); the fixed stack is deeper than
+     * the decode loop ever lets the input nest */
     if (ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP) {
         if (r->depth >= WK__SCHEMA_MAX_DEPTH + 4) {
             r->pos = start;
@@ -671,6 +678,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
                                      bool *deeper)
 {
     uint8_t b = *p;
+    /* fixints and fixstr inline (strings copied: the field outlives the input) */
     if (b <= 0x7f) {
         wk__vb_head(v, WK_VAL_UINT, 0, 0);
         v->u.u = b;
@@ -696,6 +704,8 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         v->u.str = c;
         return p + n;
     }
+    /* the rest through the token decoder and the tree builders' event -> node rule, so the
+     * node is the one the general path would build */
     wk_event ev;
     const char *msg;
     if (wk__mp_token(&p, end, &ev, &msg) != WK_OK) {
@@ -915,6 +925,7 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
 static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const uint8_t *end,
                             uint8_t *base, wk_arena *a, uint32_t vdepth)
 {
+    /* the value must be a map of fewer than 2^16 pairs (fixmap or map 16) */
     const uint8_t *const in = p;
     uint32_t n;
     if ((*p & 0xf0) == 0x80) {
@@ -930,6 +941,9 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
     const wk__mp_op *const ops_end = ops + ix->nfields;
     const wk__mp_op *want = ops;
     uint64_t seen = 0;
+    /* One pair per turn. The key: the expected field's pre-encoded key first (fields mostly
+     * come in the descriptor's order), compared as two masked words when 16 bytes are left;
+     * any other key through the index. The value: stored into the member by its kind. */
     for (; n > 0; n--) {
         if (WK__UNLIKELY(p == end)) {
             return false;
@@ -1005,10 +1019,12 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
             return false;
         }
     }
+    /* every required field seen, and nothing after the map */
     return (seen & ix->required_mask) == ix->required_mask && p == end;
 }
 
-/* The general decode loop over the MessagePack cursor. */
+/* The general decode loop over the MessagePack cursor (decode_mp), then a check that
+ * nothing follows the value; its status and err are the outcome of wk_schema_decode_mp. */
 static __attribute__((noinline)) wk_status dec_general(const wk_schema *s, const void *data,
                                                        size_t len, void *obj, wk_arena *arena,
                                                        const wk_schema_opts *opts,

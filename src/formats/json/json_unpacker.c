@@ -24,6 +24,19 @@
  * Lines a value with no newline after it in the chunk is gathered unframed and parsed up to
  * the next chunk's first newline. Events do not frame at all: one event reader runs over the
  * whole stream and is undone and resumed at chunk ends (see "events" below).
+ *
+ * Flow: chunks -> the feed (stream/feed_interface.h: the chunk, the gather buffer, the cap)
+ * -> framing (frame, frame_blocks) or a parse attempt (try_tree) -> the reader
+ * (read_value) or the tree parser (wk_json_decode_value) -> a value; for events, chunks ->
+ * the feed -> one wk_json_reader (wk__json_reader_run) -> the caller's sink.
+ *
+ * Contents, in order:
+ *   framing            number_step, literal_len (top-level scalars), frame_blocks (64-byte
+ *                      blocks inside containers), frame (the byte loop and its states)
+ *   values             consume, trim_ws, emit, try_tree, start_value, drop_leftover, take;
+ *                      wk_json_unpacker_next, _next_value
+ *   events             ev_look (where a gathered token ends), ev_limit_at_token,
+ *                      ev_need_more, ev_next; wk_json_unpacker_next_events
  */
 #include <emmintrin.h>
 #include <string.h>

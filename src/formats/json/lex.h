@@ -8,6 +8,19 @@
  * look: '"', '\\', control characters and non-ASCII (checked as UTF-8 on the spot), and a
  * byte-table loop elsewhere. Escapes are decoded in a second pass over the escaped strings
  * only, once their length is known, so the destination is allocated exactly once.
+ *
+ * Flow: bytes -> these steps -> the loops that include this header: the event reader
+ * (reader.c), the tree parser (decode.c, decode_loop.h), the validator (validate.c), the
+ * fused schema decoder (schema_json_dec.c), the number conversions (json_number.c) and the
+ * writer's UTF-8 check (writer.c). Each step returns the position after what it read, or
+ * NULL with a wk__json_fail filled (status, static message, position): the callers report
+ * the lexer's failure as it is, so every path words an error the same way.
+ *
+ * Contents, in order: the SIMD level (wk__json_simd, decided in simd.c); failures
+ * (wk__json_fail and the helpers that fill it); literals and the grammar's small steps; the
+ * byte classes and vectors; the wide scans (lex_scan.h, once per instance); short plain
+ * strings; escapes (wk__json_escape, _unescape, _check_escapes); numbers (the eight-digit
+ * word steps, wk__json_number and its wrappers, the small-integer fast paths).
  */
 #ifndef WK_JSON_LEX_H
 #define WK_JSON_LEX_H

@@ -10,6 +10,22 @@
  * shortest digits. Values JSON cannot express are mapped (docs/formats.md): binary as a
  * base64 string, ext as {"ext":type,"data":"<base64>"}, timestamps as RFC 3339 strings,
  * scalar map keys as the string of their JSON text.
+ *
+ * Flow: events (any source, through wk_json_writer_sink) or typed calls -> the event writer
+ * (frames: separators, keys, indentation) -> the byte printers -> JSON text in the caller's
+ * wk_buf; or a tree -> wk_json_encode_value's walk -> the same printers.
+ *
+ * Contents, in order:
+ *   byte printers      put, put_byte; strings (swar_special, load_upto8, put_escape, the
+ *                      put_string_* family, copy_words, put_str_node); numbers (fmt_u64,
+ *                      digits8, fmt_u64_room, fmt_i64, fmt_double); put_base64,
+ *                      put_timestamp, put_scalar, put_key, put_ext, put_newline_indent
+ *   event writer       latch; open_slot/close_slot/top_done (what goes around an item);
+ *                      write_item; the out-of-line halves of the inline calls of json.h
+ *                      (wk_json_writer_*_slow); wk_json_writer_event and the sink adapter
+ *   tree writer        put_node, encode_compact (compact, raw cursor), wk_json_encode_value
+ *                      (pretty, checked helpers)
+ *   schema printers    wk__json_put_* (json_put.h), for schema_json_enc.c
  */
 #include <string.h>
 

@@ -25,6 +25,19 @@
  * status, message and offset are the buffer reader's by construction. The bytes present
  * cover everything the buffer reader would look at up to the error, because framing never
  * passes a header whose count the present bytes cannot back.
+ *
+ * Flow: chunks -> the feed (stream/feed_interface.h) -> framing (frame) or the pausing tree
+ * build (mp_tree.c) -> a value's bytes, a tree, or (through a wk_mp_reader) events.
+ *
+ * Contents, in order:
+ *   the unpacker       init, free, feed, finish, error, offset, buffered
+ *   framing            fail_as_buffer_reader (errors in the buffer reader's words), push,
+ *                      frame (the resumable scan), absorb_small_chunk, expect,
+ *                      wait_for_token, frame_gathered, frame_from_start
+ *   raw values         hand_out, take
+ *   trees              tree_failed, decode_taken, decode_gathered, frame_and_decode, append,
+ *                      resume_tree, take_tree
+ *   the takes          next_span, next_tree, next_events and their WK_API entry points
  */
 #include "formats/msgpack/mp_token.h"
 #include "stream/feed_interface.h"

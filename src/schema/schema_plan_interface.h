@@ -41,8 +41,8 @@ typedef struct wk__mp_op {
 /* Writes a fused plan's pre-encoded key (`key`, `len` bytes, WK__MP_KEY_PAD readable bytes
  * past it) at o, which has the room: one fixed-size copy when it fits (most keys). Returns the
  * cursor after it. The MessagePack and JSON encoders' shared first step of a field; always
- * inline (GCC -O2 left it out of the JSON encoder's field loop: 620 instructions against 608
- * per seed record). */
+ * inline (GCC -O2 left it out of the JSON encoder's field loop, which costs instructions per
+ * seed record: wirekit bench --suite schema --callgrind). */
 static inline __attribute__((always_inline)) uint8_t *wk__schema_put_key(uint8_t *o,
                                                                     const uint8_t *key,
                                                                     size_t len)

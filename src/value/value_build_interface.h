@@ -36,8 +36,8 @@ typedef struct wk__vb_fail {
 #define WK__VB_MSG_ARENA "arena exhausted"
 
 /* The arena's bump fast path, always inline (GCC left it out of line in the fused schema JSON
- * decoder once that had two instances: 14 more instructions per seed record); wk_arena_alloc
- * handles new chunks. */
+ * decoder once that had two instances, which costs instructions per seed record: wirekit
+ * bench --suite schema --callgrind); wk_arena_alloc handles new chunks. */
 static inline __attribute__((always_inline)) void *wk__vb_alloc(wk_arena *a, size_t size)
 {
     uintptr_t p = ((uintptr_t)a->cur + 7u) & ~(uintptr_t)7u;

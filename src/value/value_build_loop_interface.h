@@ -162,6 +162,10 @@
                 }
                 bool is_map = ev.type == WK_EV_MAP;
 #if VB_COUNTED
+                /* Counted: the node gets its count now and its children's slots from the
+                 * hook (the arena, or the unpacker's block, which may move nodes already
+                 * built: VB_MOVED); a frame then walks the slots. An empty container is
+                 * complete at once. */
                 uint32_t n = ev.v.count;
                 wk__vb_head(v, is_map ? WK_VAL_MAP : WK_VAL_ARRAY, 0, n);
                 v->u.items = NULL;
@@ -185,6 +189,8 @@
                     depth++;
                 }
 #else
+                /* Scratch: a frame remembers where the container's children will start on
+                 * the scratch stack; the node itself is made at its END. */
                 if (WK__UNLIKELY(depth == fs.cap) && !wk__stack_grow(&fs, depth, 0)) {
                     goto stack_full;
                 }
@@ -197,6 +203,9 @@
             }
 #if !VB_COUNTED
             else if (ev.type == WK_EV_END) {
+                /* The container's END: its children (the scratch stack from the frame's
+                 * start) move into the arena in one copy, and the container's node is the
+                 * value just finished. */
                 if (depth == 0) {
                     st = WK_ERR_STATE;
                     f->msg = "end of container with no container open";

@@ -58,7 +58,8 @@ int wk__json_simd_decide(void);
 /* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
  * the instance, else WK__JSON_SIMD_BASE; the environment variable WK_JSON_SIMD=base forces the
  * baseline (tests, comparisons). Decided once per process; then one load and one compare,
- * inline (a call costs the fused schema decoder 11 instructions per record). */
+ * inline (a call is a measurable share of the fused schema decoder's instructions per
+ * record: wirekit bench --suite schema --callgrind). */
 static inline int wk__json_simd(void)
 {
     int level = __atomic_load_n(&wk__json_simd_level, __ATOMIC_RELAXED);
@@ -70,7 +71,8 @@ static inline int wk__json_simd(void)
 void wk__json_simd_force(int level);
 
 /* The lexer's hot helpers are inlined into each parser loop even at -O2, where GCC otherwise
- * keeps wk__json_scan_string out of line (measured: 10% more instructions on twitter.json). */
+ * keeps wk__json_scan_string out of line, which costs the parser several percent more
+ * instructions on twitter.json (wirekit bench --suite json --callgrind). */
 #if defined(__GNUC__)
 #define WK__JSON_HOT static inline __attribute__((always_inline))
 #else
@@ -261,7 +263,7 @@ static const uint8_t wk__json_str_stop[256] = {
  * bytes from a general register (three instructions per constant per short string), where a
  * compare can read it from memory; it cannot when the value is out of sight. The loops of the
  * wide scans keep their constants in registers and are left as they are (memory constants
- * measured 1% to 3% dearer in the parser). */
+ * measured dearer there: wirekit bench --suite json --callgrind). */
 enum { WK__JSON_VQUOTE, WK__JSON_VBSLASH, WK__JSON_VSPACE };
 extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 #if defined(__SSE2__)

@@ -166,6 +166,8 @@ static void move_build(wk__vb_frame *frames, size_t depth, wk_value **vp, const 
 static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, size_t depth,
                        wk_value **vp)
 {
+    /* never past the cap (the unpacker's buffer cap, in nodes); doubling from
+     * BLOCK_MIN_NODES so the copies stay linear in the tree's size */
     if (n > t->max_nodes - t->used) {
         return false;
     }
@@ -184,6 +186,8 @@ static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, si
     if (now == NULL) {
         return false;
     }
+    /* the block moved: the containers' children pointers in it, the build's frames and slot
+     * follow, and `last` tells the builder where a node it holds now is (block_moved) */
     if (old != NULL && now != old && t->used != 0) {
         move m = move_of(old, t->used * sizeof(wk_value), now);
         move_kids(t, now, m.delta);

@@ -108,6 +108,8 @@ static wk_status check_fields(const wk_schema *s, wk_error *err)
     if (s->nfields > WK__SCHEMA_MAX_FIELDS || (s->nfields != 0 && s->fields == NULL)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: too many fields");
     }
+    /* every field: a name, a known type of the right size, a member inside the struct (an
+     * array's count member too), known flags, at most 64 required fields (one bit each) */
     uint32_t required = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -188,6 +190,9 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         ix->mp_ops = NULL;
         return;
     }
+    /* `fixed` and `jfixed` bound the bytes the fixed-size parts of a record take in each
+     * format (the map header, every key with its padding, every fixed-size value), so the
+     * flat encoders check for room once per record and only strings and trees check again */
     size_t fixed = 5;
     size_t jfixed = 2; /* '{' and '}' */
     size_t jpos = 0;
@@ -202,6 +207,8 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         op->flags = (uint8_t)f->flags;
         op->reqbit = ix->reqbit[i];
         op->reqmask = op->reqbit != 0xff ? (uint64_t)1 << op->reqbit : 0;
+        /* the key's first 16 bytes as two words and masks, for the decoders' compare; the
+         * JSON key is `,"name":` (the first field's ',' becomes the '{') */
         plan_words(op->key, op->key_len, op->kw, op->km);
         if (ix->js_flat) {
             op->jkey = ix->js_keys + jpos;
@@ -332,6 +339,9 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc
     if (s == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL descriptor");
     }
+    /* each descriptor: skipped when already published, else checked, indexed and published
+     * (compare-and-swap: a thread that loses frees its copy); then its nested descriptors
+     * (through arrays too) are queued */
     pending[npending++] = s;
     while (npending > 0) {
         const wk_schema *cur = pending[--npending];

@@ -220,6 +220,8 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
 {
     uint8_t c = p[0];
     size_t left = (size_t)(end - p);
+    /* by the lead byte, with the second byte's range narrowed as in core/utf8.c: no
+     * overlongs (E0, F0), no surrogates (ED), nothing above U+10FFFF (F4) */
     if (c >= 0xC2 && c <= 0xDF) {
         if (left >= 2 && (p[1] & 0xC0) == 0x80) {
             return p + 2;
@@ -306,6 +308,7 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
  * step, no loop: the fast path of short keys and values. Reads no further than `end`. */
 WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
 {
+    /* fewer than 16 bytes left: byte by byte, never past end */
     if (end - s < 16) {
         for (const uint8_t *q = s; q < end; q++) {
             if (wk__json_str_stop[*q]) {
@@ -315,6 +318,8 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
         return -1;
     }
 #if defined(__SSE2__)
+    /* one 16-byte step: the first byte that needs a look decides (a quote: the string ends
+     * there; anything else: the general scan) */
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
     __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VQUOTE)),
                                           _mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VBSLASH))),

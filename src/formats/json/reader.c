@@ -216,6 +216,9 @@ __attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, w
         return fail_lex(r, &f);
     }
     ev->type = WK_EV_STR;
+    /* no escape: a view into the input; else unescaped into the arena (the caller's, valid
+     * as long as it) or the scratch buffer (valid until the next call). The unescaped form
+     * is never longer than the escaped one, so the string's length is the room needed. */
     if (esc == NULL) {
         ev->v.str.ptr = (const char *)s;
         ev->v.str.len = (size_t)(close - s);

@@ -145,6 +145,9 @@ static wk_status put_string_rest_exact(wk_buf *b, const uint8_t *p, const uint8_
 {
     uint8_t esc[8];
     wk_status st = WK_OK;
+    /* a UTF-8 sequence is checked and appended whole, a byte that needs it is escaped, any
+     * other is appended: each through the buffer's checked calls, so a fixed buffer fills to
+     * its last byte and then fails */
     while (st == WK_OK && p < end) {
         uint8_t c = *p;
         if (c >= 0x80) {
@@ -582,6 +585,8 @@ static wk_status put_scalar(wk_buf *b, const wk_event *ev, unsigned flags, wfail
  * their JSON text; containers and ext cannot be keys. */
 static wk_status put_key(wk_buf *b, const wk_event *ev, unsigned flags, wfail *f)
 {
+    /* strings, binary (base64) and timestamps (RFC 3339) are strings already; numbers, bools
+     * and nil are quoted; containers and ext cannot be keys. A failed key leaves nothing. */
     switch (ev->type) {
     case WK_EV_STR:
     case WK_EV_BIN:
@@ -945,6 +950,7 @@ WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
         wfailed(&f, WK_ERR_STATE, "map ended after a key, before its value");
         return latch(w, &f);
     }
+    /* pretty output: a non-empty container closes on its own line at its parent's indent */
     w->depth--;
     wk_status st = WK_OK;
     if ((w->flags & WK_JSON_WRITE_PRETTY) && (fr & F_ITEMS)) {

@@ -142,6 +142,8 @@ static wk_status peek(wk_mp_reader *r, wk_event *ev, const uint8_t **next)
 /* Consumes the peeked value: string check, depth limit and container push. */
 static wk_status take(wk_mp_reader *r, const wk_event *ev, const uint8_t *next)
 {
+    /* what the token decoder leaves to its callers: UTF-8 of strings (when asked for) and
+     * the depth limit; a container's count goes on the stack (a map's pairs twice) */
     switch (ev->type) {
     case WK_EV_STR:
         if (r->strict_utf8) {

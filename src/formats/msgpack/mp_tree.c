@@ -392,6 +392,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
     wk__vb_state *s = &t->b;
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
+    /* room for the block's nodes first, right where the runs' nodes will follow, so that a
+     * complete tree is one contiguous region (the block copied in front of the new nodes) */
     t->nopen = 0;
     t->slot = NO_SLOT;
     t->dst = NULL;
@@ -405,6 +407,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
             t->arena_cur = (uint8_t *)t->dst;
         }
     }
+    /* a tree paused before this call: note its unfilled slots (the open frames' rest, the
+     * next slot) as indexes, which a later pause in the arena needs to nil or move them */
     if ((t->used != 0 || t->held) && s->v != NULL) { /* a tree paused before this call */
         const wk_value *base = node_base(t);
         if (s->depth > t->open_cap && !open_grow(t, s->depth)) {
@@ -418,6 +422,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
         }
         t->nopen = s->depth;
     }
+    /* the arena as the runs begin: if its chunk list is the same after them, their nodes
+     * are the contiguous bytes from run_lo on */
     t->arena_chunks = arena->chunks;
     t->arena_total = arena->total;
     t->run_lo = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u;

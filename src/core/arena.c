@@ -50,6 +50,9 @@ WK_API void wk_arena_init_buf(wk_arena *a, void *buf, size_t cap, const wk_alloc
  * overflow, or when the allocator refuses; the arena is then unchanged. */
 static void *new_chunk(wk_arena *a, size_t size, size_t align)
 {
+    /* the chunk's size: the next doubling size, or a dedicated chunk for a request larger
+     * than that (so one huge string does not waste a doubled chunk); the cap counts what is
+     * taken from the allocator, headers included */
     size_t need;
     if (!wk_size_add(size, HEADER_SIZE + align, &need)) {
         return NULL;

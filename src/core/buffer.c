@@ -54,6 +54,8 @@ WK_API wk_status wk_buf_grow(wk_buf *b, size_t extra)
     if (b->fixed) {
         return WK_ERR_LIMIT;
     }
+    /* doubling from 64 bytes, clamped to the cap, so appends cost amortized O(1) and the
+     * buffer never holds more than max */
     size_t cap = b->cap < 32 ? 64 : b->cap;
     while (cap < need) {
         cap = cap > b->max / 2 ? b->max : cap * 2;

@@ -21,6 +21,7 @@ bool wk__stack_grow(wk__stack *s, size_t used, size_t max)
     if (ncap <= s->cap || !wk_size_mul(ncap, s->elem, &nbytes)) {
         return false;
     }
+    /* the first growth leaves the inline memory (the caller's, on its C stack) for the heap */
     void *n;
     if (s->mem == s->inline_mem) {
         n = wk_alloc(s->alloc, nbytes);

@@ -82,6 +82,8 @@ bad:
  * value above U+10FFFF (nothing written). */
 WK_API size_t wk_utf8_encode(uint32_t cp, uint8_t out[4])
 {
+    /* one to four bytes by the code point's range: the lead byte's marker bits and top
+     * bits, then six bits per continuation byte */
     if (cp < 0x80) {
         out[0] = (uint8_t)cp;
         return 1;

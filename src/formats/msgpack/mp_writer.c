@@ -132,6 +132,9 @@ WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
     if (!WK__MP_SMALL(w, wk_mp_sizeof_timestamp(sec, nsec))) {
         return;
     }
+    /* timestamp 32 (fixext 4: seconds only), timestamp 64 (fixext 8: 30-bit nanoseconds
+     * above 34-bit seconds), else timestamp 96 (ext 8 of 12 bytes: nanoseconds, then signed
+     * 64-bit seconds), as the MessagePack spec lays them out */
     uint8_t *p = w->pos;
     if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
         if (nsec == 0 && (uint64_t)sec >> 32 == 0) {
@@ -225,6 +228,8 @@ static void close_frame(wk_mp_writer *w)
         wk_mp_writer_fail(w, WK_ERR_STATE, "map ended after a key without its value");
         return;
     }
+    /* a declared count must have been met exactly; an unknown one gets its header now, in
+     * the shortest form, the contents moved down over the rest of the five reserved bytes */
     if (f->declared != COUNT_UNKNOWN64) {
         if (f->seen != f->declared) {
             wk_mp_writer_fail(w, WK_ERR_STATE, "container ended before its declared count");
@@ -263,6 +268,8 @@ static wk_status sink_event(void *self, const wk_event *ev)
         close_frame(w);
         return w->status;
     }
+    /* every item counts against its container's declared count (a map's keys and values
+     * alike) */
     if (w->depth > 0) {
         wk_mp_frame *f = &frames_of(w)[w->depth - 1];
         if (f->seen == f->declared) {

@@ -200,6 +200,8 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
                                                             const wk__mp_op *op,
                                                             const uint8_t *p, size_t fixed)
 {
+    /* the cursor handed to a writer over the same buffer and taken back after it, with the
+     * plan's room restored (a writer failure gives up: the general path reports it) */
     out->len = (size_t)(o - out->data);
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
@@ -381,6 +383,8 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
         out->len = (size_t)(o - out->data);
         return true;
     }
+    /* WK_OMITEMPTY fields: the map's count first (one bit per written field), then the
+     * written fields in order, as the general walk counts and writes them */
     uint64_t present = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < ix->nfields; i++) {

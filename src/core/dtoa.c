@@ -141,6 +141,9 @@ static int emit_digits(uint64_t f, int *e, char *digits)
  * into the exponent. */
 int wk__dtoa_shortest(double v, char digits[17], int *exp10)
 {
+    /* the double's fields: 52 fraction bits, 11 exponent bits (bias 1023, shifted by the
+     * fraction's 52: q = bq - 1075); all ones is NaN or infinity, which have no digits;
+     * bq 0 is a subnormal (no implicit bit) or zero */
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     uint64_t t = bits & ((1ull << 52) - 1);
@@ -171,6 +174,8 @@ int wk__dtoa_shortest(double v, char digits[17], int *exp10)
 /* wk__dtoa_shortest for a float, over the float's own interval (so 0.1f prints "0.1"). */
 int wk__ftoa_shortest(float v, char digits[9], int *exp10)
 {
+    /* the float's fields: 23 fraction bits, 8 exponent bits (bias 127, shifted by the
+     * fraction's 23: q = bq - 150); all ones is NaN or infinity, which have no digits */
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
     uint64_t t = bits & ((1u << 23) - 1);

@@ -67,6 +67,8 @@ void wk__dec_path(wk__dec *d)
     if (d->err == NULL) {
         return;
     }
+    /* one part per open frame, outermost first: ".name" for a struct's current field,
+     * "[i]" for an array's current element; a frame between two parts ends the path */
     char *path = d->err->path;
     size_t pos = 0;
     path[0] = '\0';

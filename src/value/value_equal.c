@@ -43,12 +43,15 @@ static bool node_equal(const wk_value *a, const wk_value *b)
     uint64_t ub;
     bool na;
     bool nb;
+    /* integers compare by value whichever of INT and UINT holds them */
     if (int_like(a, &ua, &na) && int_like(b, &ub, &nb)) {
         return ua == ub && na == nb;
     }
     if (a->type != b->type) {
         return false;
     }
+    /* the payload of each type: floats bitwise (so NaN equals the same NaN and 0.0 differs
+     * from -0.0), bytes by content, containers by length here (children by the walk) */
     switch ((wk_value_type)a->type) {
     case WK_VAL_NIL: return true;
     case WK_VAL_BOOL: return a->u.b == b->u.b;

@@ -413,6 +413,8 @@ WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
                     *r->p == '}' ? "trailing comma in object" : "object key must be a string",
                     r->p);
     }
+    /* the key is read as any string (an event of type WK_EV_STR), then whitespace and the
+     * ':'; the key's value is then due (ST_VALUE) */
     wk_status st = read_string(r, ev);
     if (st != WK_OK) {
         return st;
@@ -747,6 +749,8 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
     if (more) {
         r->flags |= WK__JSON_READ_MORE;
     }
+    /* one step and one sink call per turn; where each step started is kept, so that the
+     * unpacker can undo a step that stopped at a cut token (out->save_*) */
     for (;;) {
         wk_event ev;
         const uint8_t *save_p = r->p;
@@ -762,6 +766,8 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
             out->sink_failed = true;
             break;
         }
+        /* back at the top level: a whole value has been sent (with `one`, every event ends
+         * the run) */
         if (r->depth <= stop) {
             break;
         }

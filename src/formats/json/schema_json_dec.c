@@ -125,6 +125,9 @@ static __attribute__((noinline)) const uint8_t *dec_float_field(const wk__mp_op 
     if (p == NULL) {
         return NULL;
     }
+    /* any number, converted as the general loop converts it (wk__dec_scalar): integers to
+     * double, and for a float member a finite value beyond FLT_MAX gives up (the general
+     * path reports the range error) */
     double v = num.kind == WK__NUM_UINT  ? (double)num.v.u
                : num.kind == WK__NUM_INT ? (double)num.v.i
                                          : num.v.d;

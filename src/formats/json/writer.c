@@ -258,6 +258,7 @@ __attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8
         }
         break;
     special: {
+        /* non-ASCII: the whole run of multi-byte sequences checked, then copied as it is */
         uint8_t c = *p;
         if (c >= 0x80) {
             const uint8_t *q = p;
@@ -1045,6 +1046,8 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     case WK_VAL_INT:
         return put(b, t, fmt_i64(v->u.i, t), f);
     default: {
+        /* the other types through their event form, so a node prints as the event writer
+         * prints the same event */
         wk_event ev;
         if (!wk_value_event(v, &ev)) {
             return wfailed(f, WK_ERR_ARG, "value of unknown type in the tree");

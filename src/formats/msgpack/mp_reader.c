@@ -82,6 +82,8 @@ static inline uint64_t *slots(wk_mp_reader *r)
 /* Opens a container of `count` elements; the depth limit was checked by the caller. */
 static bool push(wk_mp_reader *r, uint64_t count)
 {
+    /* past the inline slots: a heap stack that doubles (never past max_depth), the inline
+     * counts copied into it the first time */
     if (r->depth >= WK_MP_READER_INLINE_DEPTH && r->depth >= r->heap_cap) {
         uint32_t ncap = r->heap_cap == 0 ? 2 * WK_MP_READER_INLINE_DEPTH : r->heap_cap * 2;
         if (ncap > r->max_depth) {
@@ -104,6 +106,7 @@ static bool push(wk_mp_reader *r, uint64_t count)
         r->heap_cap = ncap;
         r->fast_depth = 0; /* the slots now live on the heap: no inline open/close */
     }
+    /* the parent's count of elements left goes on the stack; `left` is the new container's */
     slots(r)[r->depth++] = r->left;
     r->left = count;
     return true;

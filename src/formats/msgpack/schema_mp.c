@@ -590,6 +590,7 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     if (r->status != WK_OK) {
         return r->status;
     }
+    /* the value counts as one element of its container, as cur_next would count it */
     if (r->depth > 0) {
         if (r->rem[r->depth - 1] == 0) {
             return wk__dec_fail(d, WK_ERR_SYNTAX, voff, "map ended after a key");
@@ -599,6 +600,9 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     if (r->pos == r->end) {
         return cur_fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
+    /* the whole value by the fused tree decoder, strings copied (the struct outlives the
+     * input), with the depth the field has left; its failure is latched in the cursor at
+     * the offset in the whole input */
     wk_read_opts vo = {0};
     vo.flags = WK_READ_COPY_STRINGS;
     vo.max_depth = d->limit > d->depth ? d->limit - d->depth : 1;
@@ -648,6 +652,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 {
     uint8_t b = *p;
     size_t n;
+    /* fixstr, str 8, str 16, str 32; a header cut short or another type gives up */
     if (WK__LIKELY((b & 0xe0) == 0xa0)) {
         n = b & 0x1fu;
         p += 1;

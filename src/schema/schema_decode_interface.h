@@ -29,11 +29,11 @@ typedef struct wk__dec_frame {
 
 /* The decode's state: where nodes and strings go, where failures go, the frame stack. */
 typedef struct wk__dec {
-    wk_arena *arena;
-    wk_schema_error *err;
-    uint32_t depth;
-    uint32_t limit;
-    unsigned flags;
+    wk_arena *arena;       /* strings, arrays and wk_value trees go here */
+    wk_schema_error *err;  /* the caller's report, or NULL */
+    uint32_t depth;        /* frames open in `stack` */
+    uint32_t limit;        /* the nesting limit (wk__schema_depth_limit) */
+    unsigned flags;        /* the options' WK_SCHEMA_* flags */
     wk__dec_frame stack[WK__SCHEMA_MAX_DEPTH];
 } wk__dec;
 

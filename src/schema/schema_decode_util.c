@@ -457,9 +457,11 @@ uint8_t *wk__dec_array_slot(wk__dec *d, wk__dec_frame *f, size_t voff, wk_status
 
 /* ---- wk_value fields: a source that replays one event first ----------------------------- */
 
+/* A wk_source that gives `first` (already read from src by the decode loop) before src's
+ * own events, so wk_value_decode sees the value from its first event. */
 typedef struct pushback {
     const wk_source *src;
-    const wk_event *first;
+    const wk_event *first; /* NULL once given */
 } pushback;
 
 /* The push-back source: the event already read first, then the wrapped source's. */

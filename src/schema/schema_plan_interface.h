@@ -57,10 +57,10 @@ static inline __attribute__((always_inline)) uint8_t *wk__schema_put_key(uint8_t
 typedef struct wk__schema_index {
     const wk_allocator *alloc; /* what it was allocated from (NULL = libc) */
     size_t bytes;              /* and its size */
-    uint64_t fingerprint;
+    uint64_t fingerprint;   /* wk_schema_fingerprint of the descriptor */
     uint64_t required_mask; /* one bit per required field, numbered in declaration order */
     uint32_t mask;          /* slot count - 1 (a power of two minus one) */
-    uint32_t nfields;
+    uint32_t nfields;       /* the descriptor's */
     uint8_t *reqbit;        /* [nfields]: bit number of a required field, 0xff otherwise */
     uint16_t *slots;        /* [mask + 1]: field number + 1, 0 = empty */
     /* The fused MessagePack encoder's plan: each key pre-encoded (str header + name), and
@@ -69,7 +69,7 @@ typedef struct wk__schema_index {
     bool mp_flat;
     uint32_t *mp_key_off;   /* [nfields]: offset of the field's encoded key in mp_keys */
     uint8_t *mp_key_len;    /* [nfields] (0: the key is longer than 250 bytes, not planned) */
-    uint8_t *mp_keys;
+    uint8_t *mp_keys;       /* the encoded keys, back to back, padded for word loads */
     /* The compiled plan of a flat struct (mp_flat): one op per field in declaration order,
      * the most bytes the fixed-size parts of an object can take (map header, keys with their
      * copy padding, scalar values, string headers), and whether any field is WK_OMITEMPTY
@@ -83,7 +83,7 @@ typedef struct wk__schema_index {
      * JSON. */
     bool js_flat;
     size_t js_fixed;
-    uint8_t *js_keys;
+    uint8_t *js_keys;       /* the `,"name":` keys, back to back, padded for word loads */
 } wk__schema_index;
 
 /** The index of `s`, building it on first use from `alloc` (the call's allocator; NULL =

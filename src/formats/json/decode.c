@@ -30,9 +30,10 @@
 #define INLINE_VALUES 256
 #define INLINE_FRAMES 64
 
+/* One open container of the parse. */
 typedef struct frame {
     uint32_t start; /* index of the container's node on the value stack */
-    bool object;
+    bool object;    /* an object (its children are key, value, ...) or an array */
 } frame;
 
 /* The two stacks (core/kernel_interface.h): values in place, and one frame per open container. The

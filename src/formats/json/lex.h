@@ -89,9 +89,9 @@ void wk__json_simd_force(int level);
 
 /* A lexer failure: status, static message, where. */
 typedef struct wk__json_fail {
-    wk_status st;
-    const char *msg;
-    const uint8_t *at;
+    wk_status st;       /* WK_OK until a step fails */
+    const char *msg;    /* static */
+    const uint8_t *at;  /* the byte the failure is reported at */
 } wk__json_fail;
 
 /* Fills f (st, static msg, where) and returns NULL, so a lexer step fails with
@@ -456,14 +456,16 @@ static inline bool wk__json_check_escapes(const uint8_t *esc, const uint8_t *clo
     return true;
 }
 
-/* A lexed number. */
+/* A lexed number: a non-negative integer that fits 64 bits (WK__NUM_UINT), a negative one
+ * (WK__NUM_INT), anything else as the nearest double (WK__NUM_DOUBLE), or, with raw numbers
+ * or when only checked, no value (WK__NUM_RAW: the caller keeps the text). */
 enum { WK__NUM_UINT, WK__NUM_INT, WK__NUM_DOUBLE, WK__NUM_RAW };
 typedef struct wk__json_num {
-    int kind;
+    int kind; /* a WK__NUM_* */
     union {
-        uint64_t u;
-        int64_t i;
-        double d;
+        uint64_t u; /* WK__NUM_UINT */
+        int64_t i;  /* WK__NUM_INT */
+        double d;   /* WK__NUM_DOUBLE */
     } v;
 } wk__json_num;
 

@@ -658,6 +658,8 @@ static wk_status latch(wk_json_writer *w, const wfail *f)
     return f->st;
 }
 
+/* What open_slot found the next item to be: a value, an object's key (which must be
+ * printed as a string), or nothing (the failure is in f). */
 enum { SLOT_VALUE, SLOT_KEY, SLOT_FAIL };
 
 /* Writes what goes before the next item (',' and indentation, or the newline between

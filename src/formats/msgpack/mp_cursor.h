@@ -13,10 +13,10 @@
 #include "wirekit/utf8.h"
 
 typedef struct mp_cursor {
-    const uint8_t *p;
-    const uint8_t *end;
-    const uint8_t *at;
-    bool strict;
+    const uint8_t *p;   /* the next token */
+    const uint8_t *end; /* the end of the bytes present */
+    const uint8_t *at;  /* where the last token started, for error offsets */
+    bool strict;        /* check strings as UTF-8 (WK_READ_STRICT_UTF8) */
 } mp_cursor;
 
 /* The next token of the range as an event (the builder's VB_NEXT): WK_OK with c->p past it;

@@ -12,7 +12,13 @@
 
 /* First byte -> how to scan the value: below 0x10, a fixed total size in bytes; otherwise a
  * class handled below. Range designators are a GCC/Clang extension, used for legibility. */
-enum { C_FIXMAP = 0xf0, C_FIXARRAY, C_FIXSTR, C_STR8, C_TOKEN };
+enum {
+    C_FIXMAP = 0xf0, /* 0x80..0x8f: a map of up to 15 pairs */
+    C_FIXARRAY,      /* 0x90..0x9f: an array of up to 15 elements */
+    C_FIXSTR,        /* 0xa0..0xbf: a string of up to 31 bytes */
+    C_STR8,          /* 0xd9: a string with an 8-bit length */
+    C_TOKEN          /* anything else: through wk__mp_token (and its checks) */
+};
 static const uint8_t scan_class[256] = {
     [0x00 ... 0x7f] = 1,         [0x80 ... 0x8f] = C_FIXMAP, [0x90 ... 0x9f] = C_FIXARRAY,
     [0xa0 ... 0xbf] = C_FIXSTR,  [0xc0] = 1,                 [0xc1] = C_TOKEN,

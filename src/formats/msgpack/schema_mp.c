@@ -488,14 +488,14 @@ WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf
  * wk_mp_reader with default options. The decode loop never lets it nest deeper than the
  * schema depth limit plus one, so its stack is fixed. */
 typedef struct mp_cursor {
-    const uint8_t *start;
-    const uint8_t *pos;
+    const uint8_t *start; /* the input, for offsets */
+    const uint8_t *pos;   /* the next token */
     const uint8_t *end;
-    uint32_t depth;
-    wk_status status;
-    const char *msg;
-    size_t err_offset;
-    uint64_t rem[WK__SCHEMA_MAX_DEPTH + 4];
+    uint32_t depth;       /* open containers */
+    wk_status status;     /* the latched error, WK_OK if none */
+    const char *msg;      /* and its static message */
+    size_t err_offset;    /* and its offset */
+    uint64_t rem[WK__SCHEMA_MAX_DEPTH + 4]; /* elements left in each open container */
 } mp_cursor;
 
 /* Latches the cursor's error (st, static msg, the offset of `at`); returns st. */

@@ -473,6 +473,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
             }
             break;
         case M_STR:
+            /* a string: its closing quote ends a top-level string value, or goes back to
+             * the container's state; a backslash makes the next byte inert */
             while (p < end) {
                 c = *p++;
                 if (c == '"') {
@@ -500,6 +502,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
                 depth = 8;
                 break;
             }
+            /* the number ends at the first byte its grammar cannot take (the reader then
+             * judges that byte) */
             while (p < end) {
                 uint8_t next = number_step(mode, *p);
                 if (next == M_TOP) {
@@ -518,12 +522,16 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
         st = WK_OK;
     }
 out:
+    /* framing resumes from here on the next call (WK_ERR_AGAIN), or starts afresh with the
+     * next value */
     u->mode = st == WK_ERR_AGAIN ? mode : M_TOP;
     u->depth = st == WK_ERR_AGAIN ? depth : 0;
     u->f.scan = st == WK_ERR_AGAIN ? (size_t)(p - base) : 0;
     return st;
 }
 
+/* What a take hands out: the value's bytes (wk_json_unpacker_next) or its tree
+ * (wk_json_unpacker_next_value). */
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
 /* The value handed out ends `vlen` bytes after its start. A value parsed from gathered bytes
@@ -557,6 +565,9 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
                       const uint8_t **data, size_t *len)
 {
     wk_status st;
+    /* a tree: the parser over every byte present; its failure is worded by the reader over
+     * the same bytes (so both takes report the same errors), unless the reader takes the
+     * value, when only the arena can have failed. Raw bytes: the reader checks them. */
     if (mode == TAKE_TREE) {
         wk_read_opts o = u->opts;
         o.flags |= WK_JSON_READ_ALLOW_TRAILING;
@@ -581,6 +592,8 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
             return st;
         }
     }
+    /* the value is out: `typical` (a running mean of value sizes) guides the next take's
+     * guess whether a value is cut; lines are counted for error positions */
     *data = base;
     *len = vlen;
     u->typical = u->typical / 2 + vlen / 2;
@@ -610,6 +623,8 @@ static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk
     o.flags |= WK_JSON_READ_ALLOW_TRAILING;
     size_t used = 0;
     u->try_status = wk_json_decode_value(base, n, &o, arena, out, &used, NULL);
+    /* a value that ends in a closing quote or bracket, or before n, or with the stream, is
+     * whole; a top-level number or literal ending at n might go on in the next chunk */
     if (u->try_status == WK_OK) {
         size_t vlen = trim_ws(base, used);
         uint8_t last = base[vlen - 1];
@@ -638,6 +653,7 @@ static wk_status start_value(wk_json_unpacker *u, const uint8_t *base, size_t n,
         return fail_at(u, base, n, WK_ERR_SYNTAX, off,
                        "top-level values must be separated by whitespace");
     }
+    /* a fresh value: framing from its first byte, no parse attempt pending */
     u->value_off = off;
     u->mode = M_TOP;
     u->depth = 0;

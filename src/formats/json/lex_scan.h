@@ -252,6 +252,10 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_string)(const uint8_t *p, const
                                                        const uint8_t **esc, wk__json_fail *f)
 {
     *esc = NULL;
+    /* plain runs by the wide scan; at each byte that stops it: the closing quote ends the
+     * string, non-ASCII is checked as a run of UTF-8 sequences, a backslash is noted (the
+     * first one, for the caller's unescape) and skipped with the byte it escapes, and a
+     * control byte is an error */
     for (;;) {
         p = WK__LEX(wk__json_scan_plain)(p, end);
         if (WK__UNLIKELY(p == end)) {

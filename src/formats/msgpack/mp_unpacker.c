@@ -360,6 +360,7 @@ static wk_status take(wk_mp_unpacker *u, const uint8_t **data, size_t *len)
         return st;
     }
     size_t vlen = 0;
+    /* a value started in an earlier chunk: framed on in the buffer as the chunk is appended */
     if (f->buf_len != 0) {
         if (u->cut == CUT_TREE) {
             frame_from_start(u); /* a tree call took the value's start: frame it instead */
@@ -387,6 +388,8 @@ static wk_status take(wk_mp_unpacker *u, const uint8_t **data, size_t *len)
     if (n >= u->typical && wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
         return hand_out(u, p, vlen, data, len);
     }
+    /* framing over the chunk: the value ends in it, or it is cut (the rest is gathered and
+     * framing resumes there on the next call), or it is bad (worded by the buffer scan) */
     st = frame(u, p, n, &vlen);
     if (st == WK_OK) {
         return hand_out(u, p, vlen, data, len);

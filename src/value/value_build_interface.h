@@ -89,6 +89,8 @@ static inline void wk__vb_head(wk_value *v, uint8_t type, uint8_t flags, uint32_
 static inline wk_status wk__vb_node_from_event(wk_value *v, const wk_event *ev, bool copy,
                                                wk_arena *a, const char **msg)
 {
+    /* Each case writes the whole node (head, then payload, the unused payload bytes zeroed)
+     * so a node never keeps bytes of what the slot held before. */
     switch (ev->type) {
     case WK_EV_NIL:
         wk__vb_head(v, WK_VAL_NIL, 0, 0);

@@ -61,7 +61,9 @@ wk_status wk__feed_fail(wk__feed *f, wk_status st, uint64_t off, const char *msg
     return f->err.code;
 }
 
-/* Makes room for `need` bytes in buf (need <= max). */
+/* Makes room for `need` bytes in buf (need <= max): the capacity doubles from
+ * FEED_MIN_PIECE and stops at the cap. WK_ERR_NOMEM, latched at the value's offset, when the
+ * allocator refuses (the buffer is then as it was). */
 static wk_status reserve(wk__feed *f, size_t need)
 {
     if (need <= f->buf_cap) {
@@ -113,6 +115,7 @@ wk_status wk__feed_append_n(wk__feed *f, size_t take)
     if (f->buf_len >= f->max) {
         return wk__feed_fail(f, WK_ERR_LIMIT, wk__feed_value_off(f), WK__FEED_MSG_LIMIT);
     }
+    /* no more than the chunk holds, nor than the cap leaves */
     if (take > left) {
         take = left;
     }

@@ -185,6 +185,7 @@ static inline void wk__vb_state_free(wk__vb_state *s, const wk_allocator *alloc)
 static inline bool wk__vb_state_keep(wk__vb_state *s, wk__stack *fs, void *inline_mem,
                                      size_t keep, const wk_allocator *alloc)
 {
+    /* frames already on the heap: the state takes that block over (and drops its own) */
     if (fs->mem != inline_mem) {
         if (s->frames != NULL && s->frames != fs->mem) {
             wk_free(alloc, s->frames, s->cap * sizeof(wk__vb_frame));
@@ -193,6 +194,8 @@ static inline bool wk__vb_state_keep(wk__vb_state *s, wk__stack *fs, void *inlin
         s->cap = fs->cap;
         return true;
     }
+    /* frames on the C stack, which ends with the call: the `keep` open ones are copied into
+     * the state's own block, grown when too small */
     if (keep > s->cap) {
         wk__vb_state_free(s, alloc);
         size_t cap = keep > 16 ? keep * 2 : 16;

@@ -42,6 +42,8 @@ WK_API wk_status wk_value_decode(const wk_source *src, const wk_read_opts *opts,
     o.alloc = opts != NULL && opts->alloc != NULL ? opts->alloc : arena->alloc;
     wk__vb_fail f;
     wk_status st = build_from_source(src, arena, &o, out, &f);
+    /* the builder's own failures carry a static message; the source's are its to report
+     * (WK_ERR_EOF before any event: there was no value to build) */
     if (st == WK_OK) {
         return wk_error_set(err, WK_OK, src->offset(src->self), NULL);
     }

@@ -141,6 +141,8 @@ __attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool obj
     if (r->depth >= r->max_depth) {
         return fail(r, WK_ERR_DEPTH, "nesting deeper than the limit", r->p);
     }
+    /* the first level past the inline 512: a heap stack for every level the limit allows,
+     * allocated once (the limit is known), the inline bits copied into it */
     uint32_t d = r->depth;
     if (d >= 512 && r->stack == r->inline_stack) {
         size_t words = (size_t)r->max_depth / 64 + 1;

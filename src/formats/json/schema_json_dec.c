@@ -227,6 +227,8 @@ WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, siz
     if (ix == NULL) {
         return st;
     }
+    /* the flat plan for a flat struct (wk_value fields get the depth left below the
+     * struct), else or when it gives up the generic path from the start */
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->js_flat && len != 0) {
         uint32_t limit = wk__schema_depth_limit(opts);
         const uint8_t *in = data;

@@ -265,6 +265,7 @@ static inline bool absorb_small_chunk(wk__feed *f)
         f->buf_len + left > f->buf_cap) {
         return false;
     }
+    /* a byte or a few copied by hand: a memcpy call would cost more than the copy */
     const uint8_t *src = f->chunk + f->chunk_pos;
     uint8_t *dst = f->buf + f->buf_len;
     if (left == 1) {
@@ -303,6 +304,8 @@ static void wait_for_token(wk__feed *f, const uint8_t *base, size_t avail, size_
 static wk_status frame_gathered(wk_mp_unpacker *u, size_t *vlen)
 {
     wk__feed *f = &u->f;
+    /* frame what is there; if the value goes on, append the next piece and frame on from
+     * where framing stopped; the chunk used up, wait (or, finished, report the cut value) */
     for (;;) {
         wk_status st = frame(u, f->buf, f->buf_len, vlen);
         if (st == WK_OK) {
@@ -725,6 +728,8 @@ static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
     if (st != WK_OK) {
         return st;
     }
+    /* the value is whole and checked: a reader over its bytes pumps its events; the offset
+     * of a failure (the sink's, in practice) is within the value */
     wk_mp_reader r;
     wk_source src;
     wk_error e;

@@ -284,6 +284,8 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
                                                                 const wk_value *v,
                                                                 size_t fixed)
 {
+    /* a container of scalars is written in one loop (no frame stack); a nested container
+     * among its children goes through the writer's tree walk (enc_node) */
     const wk_value *kid;
     uint64_t nkids;
     if (v->type == WK_VAL_MAP) {

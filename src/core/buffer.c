@@ -2,6 +2,8 @@
  * Growth path of wk_buf. Appends are inline in the header; this file only runs when the
  * buffer is full. Capacity doubles (at least 64 bytes) and is clamped to the cap, so a
  * buffer never holds more than `max` bytes however its writer is driven.
+ * Flow: the writers' inline appends (wirekit/buffer.h) -> wk_buf_grow here when full -> the
+ * caller's allocator.
  */
 #include "wirekit/buffer.h"
 

@@ -1,7 +1,9 @@
 /*
  * The out-of-line half of core/kernel_interface.h: growing an inline-then-heap stack (the
- * frame and scratch stacks of the tree builders, the validator's bit stack, the equality walk). Kept out of line
- * because it runs only for deep or wide input; the callers' loops stay small.
+ * frame and scratch stacks of the tree builders, the validator's bit stack, the equality
+ * walk). Kept out of line because it runs only for deep or wide input; the callers' loops
+ * stay small.
+ * Flow: the stack users' loops -> wk__stack_grow (on the caller's allocator).
  */
 #include "core/kernel_interface.h"
 

@@ -12,6 +12,8 @@
  * Both cases decline, as do subnormals. The fallback keeps up to 800 decimal digits (enough
  * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
  * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
+ * Flow: number text (the JSON lexer's digits, PostgreSQL text) -> wk__digits_to_double or
+ * wk__text_to_double (number_interface.h) -> the tiers here -> a correctly rounded double.
  */
 #include "core/number_interface.h"
 

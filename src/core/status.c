@@ -1,6 +1,8 @@
 /*
  * Status names and the error-report helper. Messages are static strings so that an error
  * report never allocates and never needs freeing.
+ * Flow: every failing call -> wk_error_set -> the caller's wk_error (its message static, or
+ * the status's name from wk_status_str).
  */
 #include "wirekit/core.h"
 

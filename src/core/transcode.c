@@ -2,6 +2,7 @@
  * Generic transcoding: pump events from any source into any sink. No tree is built, so
  * memory stays flat whatever the document size; format pairs that need speed can still add
  * fused paths, but this one is the reference behaviour.
+ * Flow: any reader (a wk_source) -> wk_transcode -> any writer (a wk_sink).
  */
 #include "wirekit/event.h"
 

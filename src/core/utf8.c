@@ -2,6 +2,8 @@
  * UTF-8 validation per RFC 3629 (Table 3-7 of the Unicode standard). Pure ASCII runs are
  * skipped eight bytes at a time; multi-byte sequences are checked with the exact second-byte
  * ranges, which reject overlongs, surrogates and code points above U+10FFFF in one test.
+ * Flow: MessagePack readers with WK_READ_STRICT_UTF8, the schema index's name checks, the
+ * PostgreSQL text codecs -> wk_utf8_valid; escapes and conversions -> wk_utf8_encode.
  */
 #include <string.h>
 

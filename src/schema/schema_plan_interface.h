@@ -3,6 +3,9 @@
  * open-addressing table from field name to field number, built once and published with an
  * atomic pointer), and small helpers the generic and fused codecs share so that both paths
  * make the same decisions (which fields are empty, how a field path is printed).
+ * Flow: a descriptor -> schema_index.c (checked once, indexed, plans compiled) -> this
+ * index -> every schema encoder and decoder (schema/, formats/json/schema_json_*.c,
+ * formats/msgpack/schema_mp.c).
  */
 #ifndef WK_SCHEMA_INTERNAL_H
 #define WK_SCHEMA_INTERNAL_H

@@ -3,6 +3,8 @@
  * bytes as standard base64, timestamps as RFC 3339 date-times. Decoding only: writers decide
  * how they print WK_EV_BIN and WK_EV_TIMESTAMP; the schema decoder accepts the text forms back.
  * Both parsers are strict (no whitespace, fixed field widths) and never read past `len`.
+ * Flow: a string field's text (JSON input) -> these parsers -> the struct's bytes or
+ * timestamp member, for the schema decoders (schema_decode_util.c, the fused JSON path).
  */
 #include "schema/schema_decode_interface.h"
 

@@ -3,6 +3,8 @@
  * their children from the arena, zeroed to NIL), a linear map lookup, type names. A map's
  * pairs are laid out as key, value, key, value, so a map of n pairs is also 2n values in a
  * row; the decoders and walkers rely on that (checked below at compile time).
+ * Flow: the caller's code -> these setters -> a tree (in the caller's arena) -> the encoders
+ * (value_encode.c, the fused writers) or wk_value_map_get for reading.
  */
 #include <string.h>
 

@@ -1,9 +1,11 @@
 /*
- * Deep equality of two trees, walked side by side with an explicit stack (core/kernel_interface.h: 64
- * levels on the C stack, then the caller's allocator; if that allocation fails the trees are
- * reported unequal). Numbers compare exactly: floats bitwise,
+ * Deep equality of two trees, walked side by side with an explicit stack
+ * (core/kernel_interface.h: 64 levels on the C stack, then the caller's allocator; if that
+ * allocation fails the trees are reported unequal). Numbers compare exactly: floats bitwise,
  * and an INT equals a UINT holding the same non-negative number, since builders and decoders
  * may disagree on which of the two a 5 is.
+ * Flow: two trees (from any decoder or by hand) -> this walk -> equal or not (the callers
+ * are tests and applications that compare decoded data).
  */
 #include <string.h>
 

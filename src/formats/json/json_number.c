@@ -3,6 +3,8 @@
  * from elsewhere (the PostgreSQL json/jsonb codecs read with WK_JSON_READ_RAW_NUMBERS and
  * decide per number). The lexer's own number rule, so the result is the one the JSON reader
  * would have given.
+ * Flow: raw number text (WK_EV_RAWNUM, from the reader) -> wk__json_number_to_native (the
+ * lexer's number rule, lex.h) -> a native number event, for src/pg/codec_generic.c.
  */
 #include <math.h>
 

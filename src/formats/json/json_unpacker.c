@@ -7,7 +7,7 @@
  * Framing resumes where it stopped, so the work stays linear in the input.
  *
  * Checking and decoding are the buffer codecs' own, run on the framed bytes: the event reader
- * (src/json/reader.c) for raw spans and events, the fused tree parser (wk_json_decode_value)
+ * (reader.c) for raw spans and events, the fused tree parser (wk_json_decode_value)
  * for trees. Framing never disagrees with them about where a value ends: a value closes at
  * its balanced bracket or closing quote, and a top-level number or literal is framed up to
  * the first byte that cannot continue it, after which the decoder's own length is used (so

@@ -12,6 +12,8 @@
  * loop is instantiated per instruction set too and chosen once per call (json/simd.c).
  * No read ever reaches `end`: a wide step runs only while its whole width is left, and a
  * narrower step (16 bytes, then single bytes) finishes.
+ * Flow: bytes -> these scans -> the lexer's steps (lex.h) -> the parser loops, each compiled
+ * with the instance of its instruction set.
  */
 #if !defined(WK__LEX) || !defined(WK__LEX_FN) || !defined(WK__LEX_HOT) || !defined(WK__LEX_AVX2)
 #error "json/lex_scan.h is a template: include json/lex.h"

@@ -7,6 +7,10 @@
  * without escapes are views into the input; escaped ones are decoded into the caller's arena
  * (or a scratch buffer reused by the next call). The lexer is shared with the fused tree
  * parser (lex.h), so both accept exactly the same language.
+ * Flow: bytes -> the lexer (lex.h, lex_scan.h) -> this reader's step (reader_step, with
+ * next_general for everything unusual) -> one event per call -> the caller, or through
+ * wk_source any sink (a writer, a tree builder, the schema decoder); the typed reads
+ * (wk_json_reader_key, _int, ...) take the same path without an event where they can.
  */
 #include <string.h>
 

@@ -5,6 +5,8 @@
  * json/lex.h), not a call through a pointer per string. WK_JSON_SIMD=base in the environment
  * forces the baseline (to compare or test it on an AVX2 machine); tests force each level in
  * turn with wk__json_simd_force. Also the byte vectors the string scans read from memory.
+ * Flow: the first parse -> wk__json_simd (lex.h) -> wk__json_simd_decide here -> the level
+ * every later parse reads.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * over a byte range, with the optional UTF-8 check of strings. `at` is where the last token
  * started (or the bad byte of a string), for error offsets; on WK_ERR_TRUNCATED the cursor
  * has not moved, so `p` is the start of the token that the range cuts short.
+ * Flow: bytes -> mp_next (the token decoder, mp_token.h) -> events -> the build loop
+ * (value/value_build_loop_interface.h) in mp_value.c and mp_tree.c.
  */
 #ifndef WK_MP_CURSOR_H
 #define WK_MP_CURSOR_H

@@ -4,6 +4,8 @@
  * nothing, keeping only a stack of "elements left" per open container to enforce the depth
  * limit (msgpuck's mp_check keeps one counter and so cannot). The stack's first 64 levels
  * are on the C stack; deeper nesting takes a heap stack that grows with the depth reached.
+ * Flow: bytes -> wk__mp_token (mp_token.h) -> the scan's count stack -> a status and the
+ * value's length (wk_mp_check, wk_mp_validate, wk_mp_reader_skip, the unpacker's errors).
  */
 #include "formats/msgpack/mp_token.h"
 #include "wirekit/utf8.h"

@@ -15,6 +15,9 @@
  * convert) may include it to read MessagePack bytes without a reader, as the schema module's
  * fused decoder does. The contract is this header: wk__mp_token() and its messages; it never
  * allocates and never reads outside [*pp, end).
+ * Flow: bytes -> wk__mp_token -> one event -> its callers: the reader (mp_reader.c), the
+ * scans (mp_scan.c), the tree builders (mp_cursor.h), the unpacker's framing
+ * (mp_unpacker.c), the schema decoders (schema_mp.c).
  */
 #ifndef WK_MP_TOKEN_H
 #define WK_MP_TOKEN_H

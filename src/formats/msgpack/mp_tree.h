@@ -36,6 +36,8 @@
  * (one pass over its nodes, which lie in one region of the arena: a run that starts another
  * region gives the tree up). With WK_READ_COPY_STRINGS no node points at input bytes and
  * none of this is needed.
+ * Flow: chunks -> mp_unpacker.c -> these calls -> the build loop, paused and resumed ->
+ * a tree in the caller's arena.
  */
 #ifndef WK_STREAM_MP_TREE_H
 #define WK_STREAM_MP_TREE_H

@@ -4,11 +4,16 @@
  * dedicated chunk so a single huge string does not waste a doubled chunk. A reset coalesces
  * the chunks into one, so a decoder that resets its arena per document stops allocating after
  * the first document. The cap counts bytes taken from the allocator, headers included.
+ * Every decoder puts its nodes and copied strings here (one reset frees a whole document);
+ * the fused parsers inline the bump (wk__vb_alloc, arena_take16) and call wk_arena_alloc only
+ * for a new chunk.
  */
 #include <string.h>
 
 #include "wirekit/arena.h"
 
+/* The header at the start of every chunk the arena took from its allocator (not of the
+ * caller's initial buffer). */
 struct wk_arena_chunk {
     wk_arena_chunk *next;
     size_t size; /* bytes in the whole chunk, header included */
@@ -18,6 +23,8 @@ struct wk_arena_chunk {
 #define MAX_CHUNK ((size_t)1 << 20)
 #define HEADER_SIZE ((sizeof(wk_arena_chunk) + 15u) & ~(size_t)15u)
 
+/* An empty arena on alloc (NULL: libc), capped at max bytes taken (0: the default). Nothing
+ * is allocated until the first wk_arena_alloc. */
 WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
 {
     memset(a, 0, sizeof(*a));
@@ -26,6 +33,8 @@ WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
     a->next_size = FIRST_CHUNK;
 }
 
+/* An arena that bumps in the caller's buf[0..cap) first (never freed by the arena), then
+ * takes chunks from alloc. */
 WK_API void wk_arena_init_buf(wk_arena *a, void *buf, size_t cap, const wk_allocator *alloc,
                               size_t max)
 {
@@ -36,8 +45,14 @@ WK_API void wk_arena_init_buf(wk_arena *a, void *buf, size_t cap, const wk_alloc
     a->end = (uint8_t *)buf + cap;
 }
 
+/* The slow path of wk_arena_alloc: a new chunk (the next doubling size, or a dedicated one
+ * of exactly what the request needs), the request at its start. NULL past the cap, on
+ * overflow, or when the allocator refuses; the arena is then unchanged. */
 static void *new_chunk(wk_arena *a, size_t size, size_t align)
 {
+    /* the chunk's size: the next doubling size, or a dedicated chunk for a request larger
+     * than that (so one huge string does not waste a doubled chunk); the cap counts what is
+     * taken from the allocator, headers included */
     size_t need;
     if (!wk_size_add(size, HEADER_SIZE + align, &need)) {
         return NULL;
@@ -72,6 +87,8 @@ static void *new_chunk(wk_arena *a, size_t size, size_t align)
     return (void *)p;
 }
 
+/* size bytes aligned to align (a power of two; 0 means 1), valid until the next reset or
+ * free. NULL when the cap or the allocator refuses. */
 WK_API void *wk_arena_alloc(wk_arena *a, size_t size, size_t align)
 {
     if (align == 0) {
@@ -87,6 +104,7 @@ WK_API void *wk_arena_alloc(wk_arena *a, size_t size, size_t align)
     return new_chunk(a, size, align);
 }
 
+/* A NUL-terminated copy of s[0..len) in the arena, or NULL. */
 WK_API char *wk_arena_strndup(wk_arena *a, const void *s, size_t len)
 {
     size_t n;
@@ -103,6 +121,9 @@ WK_API char *wk_arena_strndup(wk_arena *a, const void *s, size_t len)
     return d;
 }
 
+/* Forgets every allocation but keeps the memory: several chunks become one of their total
+ * size (so the same workload then fits without allocating); an arena over a caller's buffer
+ * frees its chunks and starts over in the buffer. */
 WK_API void wk_arena_reset(wk_arena *a)
 {
     if (a->initial != NULL) {
@@ -132,6 +153,7 @@ WK_API void wk_arena_reset(wk_arena *a)
     }
 }
 
+/* Frees every chunk; the arena is empty and may be used again. */
 WK_API void wk_arena_free(wk_arena *a)
 {
     wk_arena_chunk *c = a->chunks;
@@ -152,6 +174,7 @@ WK_API void wk_arena_free(wk_arena *a)
     }
 }
 
+/* The bytes the arena holds from its allocator (headers included; not the caller's buffer). */
 WK_API size_t wk_arena_footprint(const wk_arena *a)
 {
     return a->total;

@@ -8,6 +8,8 @@
  * when several have that length, the one with an even last digit on an exact tie. The float
  * twin uses the float's own rounding interval, so it gives the shortest digits that round-trip
  * through strtof (PostgreSQL's float4 output), not those of the value widened to double.
+ * Flow: writers of number text (the JSON writers, the PostgreSQL float codecs) -> this
+ * interface -> core/dtoa.c.
  */
 #ifndef WK_CORE_DTOA_H
 #define WK_CORE_DTOA_H

@@ -6,6 +6,8 @@
  * its own copy. The stack starts in caller-provided storage (normally on the C stack) and
  * moves to the heap only for deep or wide input, always through the allocator the caller
  * passed down (an arena's, a buffer's, or a reader's), never libc behind its back.
+ * Flow: every module's loops -> these inline pieces; the stack's growth is out of line in
+ * core/kernel.c.
  */
 #ifndef WK_CORE_KERNEL_H
 #define WK_CORE_KERNEL_H

@@ -12,6 +12,8 @@
  * Both cases decline, as do subnormals. The fallback keeps up to 800 decimal digits (enough
  * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
  * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
+ * Flow: number text (the JSON lexer's digits, PostgreSQL text) -> wk__digits_to_double or
+ * wk__text_to_double (number_interface.h) -> the tiers here -> a correctly rounded double.
  */
 #include "core/number_interface.h"
 
@@ -22,6 +24,9 @@
 
 typedef unsigned __int128 u128;
 
+/* The Eisel-Lemire fast path (number_interface.h): w * 10^q from a 128-bit product with the
+ * table's truncated power of five; false when the product lies too near a rounding boundary
+ * to decide (the slow decimal path then does). */
 bool wk__eisel_lemire(uint64_t w, int q, double *out)
 {
     if (w == 0 || q < WK__POW5_QMIN) {
@@ -84,6 +89,7 @@ typedef struct decimal {
     bool trunc;            /* nonzero digits were dropped beyond d[DEC_DIGITS - 1] */
 } decimal;
 
+/* Drops trailing zero digits (a zero value gets dp 0). */
 static void trim(decimal *a)
 {
     while (a->nd > 0 && a->d[a->nd - 1] == 0) {
@@ -97,6 +103,8 @@ static void trim(decimal *a)
 /* a *= 2^k, k <= MAX_SHIFT: digit by digit from the right, carrying. */
 static void left_shift(decimal *a, unsigned k)
 {
+    /* the digits are written right to left into tmp, which has room for the k-bit carry's
+     * extra digits at the left (2^MAX_SHIFT < 10^20) */
     uint8_t tmp[DEC_DIGITS + 20];
     int w = DEC_DIGITS + 20;
     uint64_t n = 0;
@@ -111,6 +119,8 @@ static void left_shift(decimal *a, unsigned k)
         tmp[--w] = (uint8_t)(n - 10 * quo);
         n = quo;
     }
+    /* the point moves by the digits gained; digits beyond DEC_DIGITS are dropped, noting
+     * whether any was nonzero (for the rounding of a "half") */
     int total = DEC_DIGITS + 20 - w;
     a->dp += total - a->nd;
     if (total > DEC_DIGITS) {
@@ -129,6 +139,8 @@ static void left_shift(decimal *a, unsigned k)
 /* a /= 2^k, k <= MAX_SHIFT: long division from the left. */
 static void right_shift(decimal *a, unsigned k)
 {
+    /* read digits until the running remainder n reaches 2^k: that is where the quotient's
+     * first digit comes from (a value below 2^k ends as zero) */
     int r = 0;
     int w = 0;
     uint64_t n = 0;
@@ -147,6 +159,7 @@ static void right_shift(decimal *a, unsigned k)
         }
         n = n * 10 + a->d[r];
     }
+    /* then one quotient digit per input digit, and the remainder's digits after them */
     a->dp -= r - 1;
     uint64_t mask = (1ull << k) - 1;
     for (; r < a->nd; r++) {
@@ -169,6 +182,7 @@ static void right_shift(decimal *a, unsigned k)
     trim(a);
 }
 
+/* a *= 2^k (k of either sign), in steps of at most MAX_SHIFT bits. */
 static void shift(decimal *a, int k)
 {
     if (a->nd == 0) {
@@ -206,6 +220,8 @@ static bool should_round_up(const decimal *a, int nd)
     return a->d[nd] >= 5;
 }
 
+/* The integer part of a, rounded half to even (should_round_up); UINT64_MAX when it has more
+ * than 20 digits (the caller's shifts keep it below 2^54). */
 static uint64_t rounded_integer(const decimal *a)
 {
     if (a->dp > 20) {
@@ -315,6 +331,8 @@ static bool parse_decimal(decimal *a, const char *s, size_t len)
         neg = true;
         i++;
     }
+    /* the digits: leading zeros skipped (after the point they lower dp), up to DEC_DIGITS
+     * kept, a nonzero one beyond noted in trunc */
     bool point = false;
     for (; i < len; i++) {
         char c = s[i];
@@ -352,6 +370,8 @@ static bool parse_decimal(decimal *a, const char *s, size_t len)
     return neg;
 }
 
+/* Exact decimal -> double (number_interface.h): the big-decimal shifts of decimal_to_bits,
+ * the sign applied to the bits. */
 double wk__decimal_to_double(const char *s, size_t len)
 {
     decimal a;
@@ -383,6 +403,8 @@ static bool float_safe(double d)
     return (bits & 0x1fffffffull) != 0x10000000ull && fabs(d) >= 0x1p-126;
 }
 
+/* strtod/strtof without NUL, copy or locale (number_interface.h): the grammar checked here,
+ * then the tiers: exact small cases, Eisel-Lemire, the exact decimal path. */
 bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *nonzero)
 {
     size_t i = 0;
@@ -391,6 +413,8 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
         neg = s[0] == '-';
         i = 1;
     }
+    /* The grammar, gathering the first 19 significant digits as mant * 10^scale (exact
+     * says no nonzero digit was dropped); leading zeros are not significant. */
     size_t body = i;
     uint64_t mant = 0;
     int ndig = 0;
@@ -444,6 +468,10 @@ bool wk__text_to_double(const char *s, size_t n, bool f32, double *out, bool *no
     if (nonzero != NULL) {
         *nonzero = mant != 0;
     }
+    /* The tiers, cheapest first: zero; an exact mantissa and power of ten that are both
+     * exact doubles (one correctly rounded operation); Eisel-Lemire; the exact decimal
+     * path. For a float the double is rounded again only when that cannot round twice the
+     * wrong way (float_safe), else the decimal path rounds straight to float. */
     double d;
     if (mant == 0) {
         d = 0.0; /* every digit was zero (the first nonzero one always enters mant) */

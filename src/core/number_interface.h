@@ -8,6 +8,8 @@
  * (binary shifts of an 800-digit decimal, the classic exact algorithm) for what remains:
  * subnormals, exact ties, mantissas longer than 19 digits whose truncation matters.
  * Independent of the locale; the same result as strtod in the "C" locale for every input.
+ * Flow: the JSON lexer (formats/json/lex.h) and the PostgreSQL codecs (src/pg/) -> this
+ * interface (its inline first tier, wk__digits_to_double) -> core/number.c.
  */
 #ifndef WK_CORE_NUMBER_H
 #define WK_CORE_NUMBER_H

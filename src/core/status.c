@@ -1,9 +1,12 @@
 /*
  * Status names and the error-report helper. Messages are static strings so that an error
  * report never allocates and never needs freeing.
+ * Flow: every failing call -> wk_error_set -> the caller's wk_error (its message static, or
+ * the status's name from wk_status_str).
  */
 #include "wirekit/core.h"
 
+/* A short static English name for status ("unknown status" for a value outside the enum). */
 WK_API const char *wk_status_str(wk_status status)
 {
     switch (status) {
@@ -30,6 +33,8 @@ WK_API const char *wk_status_str(wk_status status)
     return "unknown status";
 }
 
+/* Fills err (when not NULL) with code, offset and msg (NULL: the status's name) and returns
+ * code, so a failing call ends with `return wk_error_set(err, ...)`. */
 WK_API wk_status wk_error_set(wk_error *err, wk_status code, size_t offset, const char *msg)
 {
     if (err != NULL) {

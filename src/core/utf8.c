@@ -2,11 +2,15 @@
  * UTF-8 validation per RFC 3629 (Table 3-7 of the Unicode standard). Pure ASCII runs are
  * skipped eight bytes at a time; multi-byte sequences are checked with the exact second-byte
  * ranges, which reject overlongs, surrogates and code points above U+10FFFF in one test.
+ * Flow: MessagePack readers with WK_READ_STRICT_UTF8, the schema index's name checks, the
+ * PostgreSQL text codecs -> wk_utf8_valid; escapes and conversions -> wk_utf8_encode.
  */
 #include <string.h>
 
 #include "wirekit/utf8.h"
 
+/* Is s[0..len) well-formed UTF-8? When not, *bad_offset (may be NULL) is the offset of the
+ * first byte of the first bad or cut-short sequence. */
 WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
 {
     if (len == 0) {
@@ -32,6 +36,9 @@ WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
             p++;
             continue;
         }
+        /* A lead byte gives the sequence's length n and the range [lo, hi] its second byte
+         * must lie in (Table 3-7): E0 and F0 raise lo (no overlong forms), ED lowers hi (no
+         * surrogates), F4 lowers hi (nothing above U+10FFFF); C0, C1 and F5..FF never lead. */
         size_t n;
         uint8_t lo = 0x80;
         uint8_t hi = 0xBF;
@@ -54,6 +61,7 @@ WK_API bool wk_utf8_valid(const void *s, size_t len, size_t *bad_offset)
         } else {
             goto bad;
         }
+        /* the sequence must be whole; its later bytes are plain continuation bytes */
         if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) {
             goto bad;
         }
@@ -72,8 +80,12 @@ bad:
     return false;
 }
 
+/* The UTF-8 form of code point cp at out: its length (1 to 4), or 0 for a surrogate or a
+ * value above U+10FFFF (nothing written). */
 WK_API size_t wk_utf8_encode(uint32_t cp, uint8_t out[4])
 {
+    /* one to four bytes by the code point's range: the lead byte's marker bits and top
+     * bits, then six bits per continuation byte */
     if (cp < 0x80) {
         out[0] = (uint8_t)cp;
         return 1;

@@ -1,13 +1,16 @@
 /*
- * State and helpers of the schema decoder shared by its two instantiations (generic events and
- * fused MessagePack): the frame stack, storing one decoded value into a field, array growth,
- * error reports with the field path.
+ * State and helpers of the schema decoder shared by its two instantiations (generic events,
+ * decode_events in schema_decode.c, and fused MessagePack, decode_mp in
+ * formats/msgpack/schema_mp.c: both over schema_decode_loop_interface.h): the frame stack,
+ * storing one decoded value into a field, array growth, error reports with the field path.
+ * The helpers are in schema_decode_util.c.
  */
 #ifndef WK_SCHEMA_DECODE_UTIL_H
 #define WK_SCHEMA_DECODE_UTIL_H
 
 #include "schema/schema_plan_interface.h"
 
+/* One open struct or array of the decode (the loop's explicit stack). */
 typedef struct wk__dec_frame {
     const wk_schema *s;            /* struct frame; NULL for an array frame */
     const wk__schema_index *ix;
@@ -24,12 +27,13 @@ typedef struct wk__dec_frame {
     size_t *dst_count;             /* array: where the count goes when it ends */
 } wk__dec_frame;
 
+/* The decode's state: where nodes and strings go, where failures go, the frame stack. */
 typedef struct wk__dec {
-    wk_arena *arena;
-    wk_schema_error *err;
-    uint32_t depth;
-    uint32_t limit;
-    unsigned flags;
+    wk_arena *arena;       /* strings, arrays and wk_value trees go here */
+    wk_schema_error *err;  /* the caller's report, or NULL */
+    uint32_t depth;        /* frames open in `stack` */
+    uint32_t limit;        /* the nesting limit (wk__schema_depth_limit) */
+    unsigned flags;        /* the options' WK_SCHEMA_* flags */
     wk__dec_frame stack[WK__SCHEMA_MAX_DEPTH];
 } wk__dec;
 

@@ -1,11 +1,16 @@
 /*
- * The schema decoder's loop, written once and instantiated twice: over any wk_source (the
- * generic path, schema_decode.c) and straight over the MessagePack reader (the fused path,
- * schema_mp.c). Both therefore accept and reject exactly the same inputs with the same errors.
+ * The body of the schema decoder's loop, written once and compiled twice: over any wk_source
+ * (decode_events(), the generic path, schema_decode.c) and straight over the MessagePack bytes
+ * (decode_mp(), the fused path, formats/msgpack/schema_mp.c). Flow: a reader's events -> this
+ * loop (the plan's fields by key: schema_index.c) -> stores into the caller's struct, with
+ * wk_value fields built by the value module. Both instances therefore accept and reject
+ * exactly the same inputs with the same errors. Each writes out its header
+ *   static wk_status NAME(const wk_schema *s, READER *r, void *obj, wk_arena *arena,
+ *                         const wk_schema_opts *opts, wk_schema_error *err)
+ * and #includes this file between its braces. It returns WK_OK with the struct filled, or the
+ * failure with err filled (its path says which field), from the loop or from the reader.
  *
  * Before including, define:
- *   DEC_FN              name of the function to generate
- *   DEC_READER          type of the reader (`const wk_source` or `wk_mp_reader`)
  *   DEC_NEXT(r, ev)     read the next event, returning wk_status
  *   DEC_OFFSET(r)       byte offset of the next unread byte
  *   DEC_ERROR(r, err)   copy the reader's latched error into `err` (a wk_error *)
@@ -18,15 +23,16 @@
  * no C recursion and is capped by the depth limit. wk_values are built by wk_value_decode from
  * a one-event push-back source (the value's first event has already been read).
  */
-#include "schema/schema_decode_interface.h"
+#if !defined(DEC_NEXT) || !defined(DEC_OFFSET) || !defined(DEC_ERROR) || !defined(DEC_VALUE) || \
+    !defined(DEC_SOURCE)
+#error "schema_decode_loop_interface.h is a function body: see its opening comment"
+#endif
 
-static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *arena,
-                        const wk_schema_opts *opts, wk_schema_error *err)
-{
+    /* The decoder's state, and the plan of s (built on first use on the options' allocator). */
     wk__dec d;
     wk_status st;
     wk_event ev;
-    size_t voff;
+    size_t voff; /* the input offset of the value being decoded, for error reports */
     d.arena = arena;
     d.err = err;
     d.depth = 0;
@@ -40,6 +46,8 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
         return err != NULL ? err->base.code : WK_ERR_ARG;
     }
 
+    /* The first event: a wk_value root takes the whole value as a tree; a struct root is a
+     * map, which pushes the first frame. */
     voff = DEC_OFFSET(r);
     st = DEC_NEXT(r, &ev);
     if (st != WK_OK) {
@@ -58,6 +66,10 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
     }
     wk_schema_type root = {WK_SK_STRUCT, s->size, s, NULL};
     st = wk__dec_scalar(&d, &root, obj, 0, NULL, &ev, voff);
+    /* Each turn reads one event in the top frame: its END closes it (wk__dec_pop); in a
+     * struct a key picks the field (an unknown key is skipped with its value, or rejected)
+     * and the next event is that field's value; in an array the event is the next element.
+     * The value then goes into its member (wk__dec_scalar), a container pushing a frame. */
     while (st == WK_OK && d.depth > 0) {
         wk__dec_frame *f = &d.stack[d.depth - 1];
         f->cur = -1;
@@ -128,6 +140,7 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
                 }
                 continue;
             }
+            /* a known field: note it seen (required bits), aim at its member, read its value */
             const wk_schema_field *fd = &f->s->fields[idx];
             f->cur = idx;
             f->next = (uint32_t)idx + 1;
@@ -173,6 +186,7 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
             st = wk__dec_scalar(&d, t, dst, flags, count_dst, &ev, voff);
         }
     }
+    /* the input ended with frames open; a reader's failure is reported in its own words */
     if (st == WK_ERR_EOF) {
         return wk__dec_fail(&d, WK_ERR_TRUNCATED, DEC_OFFSET(r), "input ended inside a value");
     }
@@ -182,4 +196,9 @@ static wk_status DEC_FN(const wk_schema *s, DEC_READER *r, void *obj, wk_arena *
         wk__dec_path(&d);
     }
     return st;
-}
+
+#undef DEC_NEXT
+#undef DEC_OFFSET
+#undef DEC_ERROR
+#undef DEC_SOURCE
+#undef DEC_VALUE

@@ -2,6 +2,8 @@
  * The pieces of the schema decoder that do not depend on the reader: storing one decoded
  * value into a field (range checks, string copies, pushing container frames), closing frames
  * (required fields, array results), growing arrays, and error reports with the field path.
+ * Flow: a reader's events -> the decoder's loop (schema_decode_loop_interface.h, in
+ * schema_decode.c and formats/msgpack/schema_mp.c) -> these helpers -> the caller's struct.
  *
  * Arrays grow by doubling inside the arena, starting from at most 16 elements even when the
  * reader announced a larger count: memory follows the elements actually decoded, so a hostile
@@ -12,6 +14,7 @@
 
 #include "schema/schema_decode_interface.h"
 
+/* The static message for a value of the wrong type where a field of `kind` is due. */
 static const char *expected_msg(uint8_t kind)
 {
     switch ((wk_schema_kind)kind) {
@@ -37,6 +40,8 @@ static const char *expected_msg(uint8_t kind)
     return "unexpected value";
 }
 
+/* Appends s[0..n) to the error path at *pos, NUL-terminated; a path that would pass
+ * WK_SCHEMA_PATH_MAX ends in "..." and takes nothing more. */
 static void path_append(char *path, size_t *pos, const char *s, size_t n)
 {
     const size_t room = WK_SCHEMA_PATH_MAX - 4; /* keep space for "..." and the NUL */
@@ -54,11 +59,16 @@ static void path_append(char *path, size_t *pos, const char *s, size_t n)
     path[*pos] = '\0';
 }
 
+/* Writes the path of the field being decoded into d->err ("a.b[3].c": field names from the
+ * struct frames, element indexes from the array frames), up to the first frame that has
+ * not started a field or an element. */
 void wk__dec_path(wk__dec *d)
 {
     if (d->err == NULL) {
         return;
     }
+    /* one part per open frame, outermost first: ".name" for a struct's current field,
+     * "[i]" for an array's current element; a frame between two parts ends the path */
     char *path = d->err->path;
     size_t pos = 0;
     path[0] = '\0';
@@ -84,6 +94,8 @@ void wk__dec_path(wk__dec *d)
     }
 }
 
+/* Reports the failure (code, input offset, static msg) with the field path in d->err, when
+ * there is one; returns code. */
 wk_status wk__dec_fail(wk__dec *d, wk_status code, size_t offset, const char *msg)
 {
     if (d->err != NULL) {
@@ -93,6 +105,8 @@ wk_status wk__dec_fail(wk__dec *d, wk_status code, size_t offset, const char *ms
     return code;
 }
 
+/* The next frame on the decoder's stack, reset, for a struct or array that opens at voff;
+ * NULL with *st = WK_ERR_DEPTH past the nesting limit. */
 static wk__dec_frame *push_frame(wk__dec *d, size_t voff, wk_status *st)
 {
     if (d->depth >= d->limit) {
@@ -107,6 +121,8 @@ static wk__dec_frame *push_frame(wk__dec *d, size_t voff, wk_status *st)
     return f;
 }
 
+/* An integer event into *out when it lies in [min, max]: WK_ERR_RANGE outside, WK_ERR_TYPE
+ * for another event. */
 static wk_status dec_int(wk__dec *d, const wk_event *ev, int64_t min, int64_t max, int64_t *out,
                          size_t voff)
 {
@@ -127,6 +143,8 @@ static wk_status dec_int(wk__dec *d, const wk_event *ev, int64_t min, int64_t ma
     return wk__dec_fail(d, WK_ERR_TYPE, voff, "expected integer");
 }
 
+/* A non-negative integer event into *out when at most max: WK_ERR_RANGE for a negative one or
+ * a larger one, WK_ERR_TYPE for another event. */
 static wk_status dec_uint(wk__dec *d, const wk_event *ev, uint64_t max, uint64_t *out,
                           size_t voff)
 {
@@ -148,6 +166,8 @@ static wk_status dec_uint(wk__dec *d, const wk_event *ev, uint64_t max, uint64_t
     return WK_OK;
 }
 
+/* A string event as a NUL-terminated copy in the arena (*out). WK_ERR_TYPE when it holds a
+ * NUL byte: a C string could not carry it. */
 static wk_status dec_string(wk__dec *d, const wk_event *ev, char **out, size_t voff)
 {
     if (memchr(ev->v.str.ptr, 0, ev->v.str.len) != NULL) {
@@ -161,12 +181,17 @@ static wk_status dec_string(wk__dec *d, const wk_event *ev, char **out, size_t v
     return WK_OK;
 }
 
+/* Stores the value whose first event is ev into dst, a field of type t (contract in
+ * schema_decode_interface.h): scalars are converted with their range checks, nil is taken
+ * for WK_NULLABLE fields, structs and arrays push a frame the loop then fills. */
 wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint32_t flags,
                          size_t *count_dst, const wk_event *ev, size_t voff)
 {
     wk_status st;
     int64_t i;
     uint64_t u;
+    /* null for a WK_NULLABLE field: pointers and counts become NULL and 0; other kinds keep
+     * what the struct held (the caller's default) */
     if (ev->type == WK_EV_NIL && (flags & WK_NULLABLE) != 0) {
         if (t->kind == WK_SK_STR) {
             *(char **)dst = NULL;
@@ -179,6 +204,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         return WK_OK;
     }
+    /* Each kind takes the events that can stand for it; a `break` is a value of the wrong
+     * type, reported after the switch with the kind's expected_msg. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL:
         if (ev->type != WK_EV_BOOL) {
@@ -186,6 +213,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         *(bool *)dst = ev->v.b;
         return WK_OK;
+    /* integers: either integer event, range-checked for the member's width */
     case WK_SK_I8:
         st = dec_int(d, ev, INT8_MIN, INT8_MAX, &i, voff);
         if (st == WK_OK) {
@@ -234,6 +262,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
             *(uint64_t *)dst = u;
         }
         return st;
+    /* floats: any number (integers converted); a finite double beyond FLT_MAX does not fit
+     * a float member, while NaN and infinities are stored as they are */
     case WK_SK_F32:
     case WK_SK_F64: {
         double v;
@@ -261,6 +291,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
             break;
         }
         return dec_string(d, ev, (char **)dst, voff);
+    /* char[N]: the string and its NUL must fit the member */
     case WK_SK_STRBUF:
         if (ev->type != WK_EV_STR) {
             break;
@@ -274,6 +305,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         memcpy(dst, ev->v.str.ptr, ev->v.str.len);
         dst[ev->v.str.len] = '\0';
         return WK_OK;
+    /* bytes: binary as it is, or a base64 string (the text form of formats without binary) */
     case WK_SK_BYTES: {
         wk_slice *b = (wk_slice *)dst;
         if (ev->type == WK_EV_STR) {
@@ -296,6 +328,7 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         b->len = ev->v.str.len;
         return WK_OK;
     }
+    /* timestamps: the native event, or an RFC 3339 string */
     case WK_SK_TIMESTAMP:
         if (ev->type == WK_EV_TIMESTAMP) {
             ((wk_timestamp *)dst)->sec = ev->v.ts.sec;
@@ -311,6 +344,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         }
         break;
     case WK_SK_VALUE: break; /* handled by the caller (wk__dec_value_tree) */
+    /* a nested struct: a frame the loop fills key by key; its index was built with the
+     * outer descriptor's (wk_schema_prepare checks nested descriptors first) */
     case WK_SK_STRUCT: {
         if (ev->type != WK_EV_MAP) {
             break;
@@ -327,6 +362,8 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
         f->next = 0;
         return WK_OK;
     }
+    /* an array: a frame whose elements grow in the arena (wk__dec_array_slot) and are stored
+     * in the field when it closes (wk__dec_pop) */
     case WK_SK_ARRAY: {
         if (ev->type != WK_EV_ARRAY) {
             break;
@@ -346,6 +383,9 @@ wk_status wk__dec_scalar(wk__dec *d, const wk_schema_type *t, uint8_t *dst, uint
     return wk__dec_fail(d, WK_ERR_TYPE, voff, expected_msg(t->kind));
 }
 
+/* Closes the top frame at its end (schema_decode_interface.h): a struct must have seen every
+ * required field (the first missing one goes into the path), an array its declared count;
+ * the array's items and count are then stored in the field. */
 wk_status wk__dec_pop(wk__dec *d, size_t voff)
 {
     wk__dec_frame *f = &d->stack[d->depth - 1];
@@ -378,6 +418,9 @@ wk_status wk__dec_pop(wk__dec *d, size_t voff)
     return WK_OK;
 }
 
+/* Room for the next element of array frame f, zeroed (schema_decode_interface.h). The items
+ * double in the arena from 16, never past a declared count: memory follows the elements
+ * actually read, whatever count the input announces. */
 uint8_t *wk__dec_array_slot(wk__dec *d, wk__dec_frame *f, size_t voff, wk_status *st)
 {
     if (f->declared != SIZE_MAX && f->count == f->declared) {
@@ -414,11 +457,14 @@ uint8_t *wk__dec_array_slot(wk__dec *d, wk__dec_frame *f, size_t voff, wk_status
 
 /* ---- wk_value fields: a source that replays one event first ----------------------------- */
 
+/* A wk_source that gives `first` (already read from src by the decode loop) before src's
+ * own events, so wk_value_decode sees the value from its first event. */
 typedef struct pushback {
     const wk_source *src;
-    const wk_event *first;
+    const wk_event *first; /* NULL once given */
 } pushback;
 
+/* The push-back source: the event already read first, then the wrapped source's. */
 static wk_status pb_next(void *self, wk_event *ev)
 {
     pushback *pb = self;
@@ -442,6 +488,9 @@ static wk_status pb_error(const void *self, wk_error *err)
     return pb->src->error(pb->src->self, err);
 }
 
+/* A wk_value field: the tree whose first event ev was read from src, built by
+ * wk_value_decode in the decoder's arena with strings copied (the reader's views may not
+ * outlive the call) and the depth the field has left; a failure is reported at its offset. */
 wk_status wk__dec_value_tree(wk__dec *d, const wk_source *src, const wk_event *ev,
                              wk_value *out, size_t voff)
 {

@@ -7,9 +7,12 @@
  * struct's fields to see which WK_OMITEMPTY fields are empty), so writers that need counts up
  * front never have to patch a header. The fused MessagePack encoder (schema_mp.c) makes the
  * same decisions field for field; tests compare the two byte for byte.
+ * Flow: the caller's struct -> this walk (the plan: schema_plan_interface.h) -> events -> any
+ * sink (a JSON or MessagePack writer, a transcoder, a tree builder).
  */
 #include "schema/schema_plan_interface.h"
 
+/* One open struct or array of the walk. */
 typedef struct enc_frame {
     const wk_schema *s;         /* struct frame, or NULL for an array frame */
     const uint8_t *base;        /* struct base, or array items */
@@ -18,6 +21,8 @@ typedef struct enc_frame {
     size_t i;                   /* next field / element */
 } enc_frame;
 
+/* The walk's state: the sink, the stack of open frames (fixed: WK__SCHEMA_MAX_DEPTH), and
+ * where a failure goes. */
 typedef struct enc {
     const wk_sink *sink;
     enc_frame stack[WK__SCHEMA_MAX_DEPTH];
@@ -26,6 +31,7 @@ typedef struct enc {
     const wk_allocator *alloc; /* the root index's allocator: deep wk_value frames */
 } enc;
 
+/* Sends ev to the sink; when the sink fails, its own report goes into e->err. */
 static wk_status emit(enc *e, const wk_event *ev)
 {
     wk_status st = e->sink->event(e->sink->self, ev);
@@ -35,6 +41,8 @@ static wk_status emit(enc *e, const wk_event *ev)
     return st;
 }
 
+/* A string or binary event over p[0..len) (NULL with len 0 is the empty string);
+ * WK_ERR_ARG beyond 4 GiB. */
 static wk_status emit_str(enc *e, wk_event_type type, const void *p, size_t len)
 {
     if (len > UINT32_MAX) {
@@ -48,6 +56,7 @@ static wk_status emit_str(enc *e, wk_event_type type, const void *p, size_t len)
     return emit(e, &ev);
 }
 
+/* An event with no payload (nil, END). */
 static wk_status emit_simple(enc *e, wk_event_type type)
 {
     wk_event ev;
@@ -57,6 +66,8 @@ static wk_status emit_simple(enc *e, wk_event_type type)
     return emit(e, &ev);
 }
 
+/* A signed integer, as WK_EV_UINT when non-negative (the decoders' convention, so both
+ * encoders write the shortest MessagePack form). */
 static wk_status emit_int(enc *e, int64_t v)
 {
     wk_event ev;
@@ -71,6 +82,7 @@ static wk_status emit_int(enc *e, int64_t v)
     return emit(e, &ev);
 }
 
+/* An unsigned integer event. */
 static wk_status emit_uint(enc *e, uint64_t v)
 {
     wk_event ev;
@@ -80,6 +92,9 @@ static wk_status emit_uint(enc *e, uint64_t v)
     return emit(e, &ev);
 }
 
+/* Opens a frame and emits its header: a struct (s) as a map of its present fields, counted
+ * first; an array (s NULL) of `count` elements of type elem at base. WK_ERR_DEPTH past
+ * WK__SCHEMA_MAX_DEPTH levels. */
 static wk_status push(enc *e, const wk_schema *s, const uint8_t *base,
                       const wk_schema_type *elem, size_t count)
 {
@@ -113,6 +128,9 @@ static wk_status emit_value(enc *e, const wk_schema_type *t, const uint8_t *p, u
 {
     wk_event ev;
     ev.f32 = false;
+    /* Scalars become one event each (a float member keeps f32, so writers keep its width);
+     * NULL pointers are nil for WK_NULLABLE fields, else empty; char[N] ends at its NUL;
+     * structs and arrays open a frame that the loop in wk_schema_encode then walks. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL:
         ev.type = WK_EV_BOOL;
@@ -186,6 +204,8 @@ static wk_status emit_value(enc *e, const wk_schema_type *t, const uint8_t *p, u
     return wk_error_set(e->err, WK_ERR_ARG, 0, "schema: unknown field kind");
 }
 
+/* Walks the struct obj by the descriptor s into sink (wirekit/schema.h): the plan is built
+ * on first use; failures are the walk's (WK_ERR_ARG, WK_ERR_DEPTH) or the sink's, in err. */
 WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_sink *sink,
                                   wk_error *err)
 {
@@ -202,8 +222,10 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
     e.err = err;
     e.alloc = ix->alloc;
     if (s->root == WK_SCHEMA_ROOT_VALUE) {
-        return wk_value_encode(obj, ix->alloc, sink, err);
+        return wk_value_encode(obj, ix->alloc, sink, err); /* obj is a wk_value */
     }
+    /* The walk: the top frame's next field (its name, then its value) or element, and its
+     * END once it has none left; a value that is a struct or array pushes a frame. */
     wk_status st = push(&e, s, obj, NULL, 0);
     while (st == WK_OK && e.depth > 0) {
         enc_frame *f = &e.stack[e.depth - 1];
@@ -223,6 +245,8 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
                 st = emit_value(&e, &fd->type, f->base + fd->offset, fd->flags, count);
             }
         } else {
+            /* an array frame: elements are elem->size bytes apart; an element that is an
+             * array carries its own count (wk_schema_array) */
             if (f->i == f->count) {
                 e.depth--;
                 st = emit_simple(&e, WK_EV_END);

@@ -136,6 +136,9 @@ static inline char *wk__dec_copy_str(wk_arena *a, const uint8_t *s, size_t len,
 static inline bool wk__dec_int_store(uint8_t kind, uint32_t size, bool neg, uint64_t u,
                                      uint8_t *dst)
 {
+    /* the member's range from its kind and width: signed kinds (up to WK_SK_I64) hold
+     * -2^(bits-1) .. 2^(bits-1)-1, unsigned ones 0 .. 2^bits-1; then a store of `size`
+     * bytes (memcpy: no alignment assumed) */
     unsigned bits = 8u * size;
     if (neg) {
         int64_t i = (int64_t)u;

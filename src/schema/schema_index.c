@@ -1,9 +1,13 @@
 /*
- * Descriptor checking, the field-name index and fingerprints.
+ * Descriptor checking, the field-name index, the codecs' compiled plans, and fingerprints.
+ * Flow: a wk_schema descriptor -> checked once here -> an immutable index (name table and the
+ * MessagePack/JSON plans: schema_plan_interface.h, schema_fast_interface.h) -> read by every
+ * encoder and decoder of the schema codec.
  *
  * Descriptors are static data written by people, so they are checked once (wk_schema_prepare,
- * or lazily on first use, on the decode options' allocator or libc) and the result is an immutable index: an open-addressing table of
- * field numbers keyed by an FNV-1a hash of the name, at most half full. The index is
+ * or lazily on first use, on the decode options' allocator or libc) and the result is an
+ * immutable index: an open-addressing table of field numbers keyed by an FNV-1a hash of the
+ * name, at most half full. The index is
  * published with a compare-and-swap on the descriptor's runtime slot; a thread that loses the
  * race frees its own copy, so no lock is ever taken and readers never wait. Lookups compare
  * the full name, never only the hash.
@@ -18,11 +22,14 @@
 
 #define FP_MAX_NEST 32
 
+/* Is k one of the wk_schema_kind values? */
 static bool kind_is_known(uint8_t k)
 {
     return k >= WK_SK_BOOL && k <= WK_SK_ARRAY;
 }
 
+/* The member size a field of kind k must have, 0 when the descriptor gives it (char[N],
+ * nested structs). */
 static size_t kind_size(uint8_t k)
 {
     switch ((wk_schema_kind)k) {
@@ -82,6 +89,8 @@ static wk_status check_type(const wk_schema_type *t, wk_error *err)
     return WK_OK;
 }
 
+/* Checks a descriptor's own fields (names, sizes, offsets within the struct, flags, array
+ * count members): WK_OK, or WK_ERR_ARG with a message naming the mistake. */
 static wk_status check_fields(const wk_schema *s, wk_error *err)
 {
     if (s->rt == NULL) {
@@ -99,6 +108,8 @@ static wk_status check_fields(const wk_schema *s, wk_error *err)
     if (s->nfields > WK__SCHEMA_MAX_FIELDS || (s->nfields != 0 && s->fields == NULL)) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: too many fields");
     }
+    /* every field: a name, a known type of the right size, a member inside the struct (an
+     * array's count member too), known flags, at most 64 required fields (one bit each) */
     uint32_t required = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -179,6 +190,9 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         ix->mp_ops = NULL;
         return;
     }
+    /* `fixed` and `jfixed` bound the bytes the fixed-size parts of a record take in each
+     * format (the map header, every key with its padding, every fixed-size value), so the
+     * flat encoders check for room once per record and only strings and trees check again */
     size_t fixed = 5;
     size_t jfixed = 2; /* '{' and '}' */
     size_t jpos = 0;
@@ -193,6 +207,8 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
         op->flags = (uint8_t)f->flags;
         op->reqbit = ix->reqbit[i];
         op->reqmask = op->reqbit != 0xff ? (uint64_t)1 << op->reqbit : 0;
+        /* the key's first 16 bytes as two words and masks, for the decoders' compare; the
+         * JSON key is `,"name":` (the first field's ',' becomes the '{') */
         plan_words(op->key, op->key_len, op->kw, op->km);
         if (ix->js_flat) {
             op->jkey = ix->js_keys + jpos;
@@ -216,9 +232,15 @@ static void compile_mp_plan(const wk_schema *s, wk__schema_index *ix)
     ix->js_fixed = jfixed;
 }
 
+/* Builds the index of s in one allocation on alloc: the name table (a power of two of slots,
+ * at least twice the fields), the keys as MessagePack and JSON text, and the plans. NULL with
+ * err filled when out of memory, or WK_ERR_ARG for two fields of the same name. */
 static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *alloc,
                                      wk_error *err)
 {
+    /* Sizes first: the table at most half full; each key as MessagePack (a fixstr or str8
+     * header, +2) and as JSON (`,"name":`, +4). Names longer than 250 bytes get no
+     * pre-encoded key (and no flat plan). */
     uint32_t slots = 2;
     while (slots < 2 * s->nfields) {
         slots *= 2;
@@ -238,6 +260,9 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
         wk_error_set(err, WK_ERR_NOMEM, 0, "schema: out of memory building the index");
         return NULL;
     }
+    /* One block, carved in this order: the index, the ops, the key offsets, the table, the
+     * required bits, the key lengths, the MessagePack keys (padded for whole-word loads),
+     * the JSON keys (padded too). */
     memset(ix, 0, bytes);
     ix->alloc = alloc;
     ix->bytes = bytes;
@@ -249,6 +274,9 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mp_keys = ix->mp_key_len + s->nfields;
     ix->mp_flat = s->nfields <= 64;
     ix->js_flat = true;
+    /* The keys, and whether the struct is flat: at most 64 fields, no nested struct or
+     * array, every name short; the JSON plan also needs names that are their own JSON text
+     * (json_plain_name). */
     uint32_t koff = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -273,6 +301,8 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mask = slots - 1;
     ix->nfields = s->nfields;
     ix->fingerprint = wk_schema_fingerprint(s);
+    /* The name table (linear probing; slot values are field numbers + 1, 0 empty) and the
+     * required fields' bits, in field order. */
     uint32_t req = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
@@ -309,6 +339,9 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc
     if (s == NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0, "schema: NULL descriptor");
     }
+    /* each descriptor: skipped when already published, else checked, indexed and published
+     * (compare-and-swap: a thread that loses frees its copy); then its nested descriptors
+     * (through arrays too) are queued */
     pending[npending++] = s;
     while (npending > 0) {
         const wk_schema *cur = pending[--npending];
@@ -347,6 +380,8 @@ WK_API wk_status wk_schema_prepare(const wk_schema *s, const wk_allocator *alloc
     return WK_OK;
 }
 
+/* The slow half of wk__schema_index_get: prepares s (checks it, builds and publishes the
+ * index) and returns the published index, NULL with err filled when s is invalid. */
 const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
                                                wk_error *err)
 {
@@ -356,6 +391,8 @@ const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allo
     return __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE);
 }
 
+/* Takes the published index off s and frees it (wirekit/schema.h: no codec may be using s
+ * meanwhile). */
 WK_API void wk_schema_unprepare(const wk_schema *s)
 {
     if (s != NULL && s->rt != NULL) {
@@ -368,12 +405,14 @@ WK_API void wk_schema_unprepare(const wk_schema *s)
 
 /* ---- fingerprint -------------------------------------------------------------------------- */
 
+/* The fingerprint's running FNV-1a hash and the descriptors on the current path. */
 typedef struct fp_state {
     uint64_t h;
     const wk_schema *path[FP_MAX_NEST];
     int depth;
 } fp_state;
 
+/* FNV-1a over p[0..n). */
 static void fp_bytes(fp_state *st, const void *p, size_t n)
 {
     const uint8_t *b = p;
@@ -382,6 +421,7 @@ static void fp_bytes(fp_state *st, const void *p, size_t n)
     }
 }
 
+/* v as four little-endian bytes, so the fingerprint is the same on every host. */
 static void fp_u32(fp_state *st, uint32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -390,6 +430,8 @@ static void fp_u32(fp_state *st, uint32_t v)
 
 static void fp_schema(fp_state *st, const wk_schema *s);
 
+/* A type and its chain of array element types: the kind, a char[N]'s N, a nested struct's
+ * shape. */
 static void fp_type(fp_state *st, const wk_schema_type *t)
 {
     for (int guard = 0; t != NULL && guard <= FP_MAX_NEST; guard++) {
@@ -432,6 +474,8 @@ static void fp_schema(fp_state *st, const wk_schema *s)
     st->depth--;
 }
 
+/* A 64-bit FNV-1a hash of the descriptor's shape (names, kinds, flags, nesting), not of its
+ * offsets: it changes when the wire form does (wirekit/schema.h). */
 WK_API uint64_t wk_schema_fingerprint(const wk_schema *s)
 {
     fp_state st;
@@ -443,6 +487,8 @@ WK_API uint64_t wk_schema_fingerprint(const wk_schema *s)
     return st.h;
 }
 
+/* WK_OK when s has the recorded version and fingerprint; WK_ERR_STATE when its shape changed
+ * without a version bump, or its version changed (record the new pair). */
 WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
                                  uint64_t recorded_fingerprint, wk_error *err)
 {
@@ -463,6 +509,8 @@ WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
 
 /* ---- helpers shared by the codecs --------------------------------------------------------- */
 
+/* Is field f of the struct at base empty for WK_OMITEMPTY (zero, NULL, an empty array)? A
+ * nested struct never is. */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 {
     switch ((wk_schema_kind)f->type.kind) {
@@ -472,6 +520,7 @@ bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
     }
 }
 
+/* The number of fields of the struct at base that are written (not omitted as empty). */
 uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
 {
     uint32_t n = 0;
@@ -481,6 +530,8 @@ uint32_t wk__schema_present_count(const wk_schema *s, const uint8_t *base)
     return n;
 }
 
+/* The decoders' nesting limit: the options', default WK__SCHEMA_DEFAULT_DEPTH, at most
+ * WK__SCHEMA_MAX_DEPTH (the frame stacks are fixed arrays). */
 uint32_t wk__schema_depth_limit(const wk_schema_opts *opts)
 {
     if (opts == NULL || opts->max_depth == 0) {
@@ -489,6 +540,8 @@ uint32_t wk__schema_depth_limit(const wk_schema_opts *opts)
     return opts->max_depth > WK__SCHEMA_MAX_DEPTH ? WK__SCHEMA_MAX_DEPTH : opts->max_depth;
 }
 
+/* "path: message (at byte N)" into buf (snprintf: truncated to cap); returns the length the
+ * whole text needs. */
 WK_API size_t wk_schema_error_format(const wk_schema_error *e, char *buf, size_t cap)
 {
     const char *msg = e->base.msg != NULL ? e->base.msg : wk_status_str(e->base.code);

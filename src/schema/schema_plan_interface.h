@@ -3,6 +3,9 @@
  * open-addressing table from field name to field number, built once and published with an
  * atomic pointer), and small helpers the generic and fused codecs share so that both paths
  * make the same decisions (which fields are empty, how a field path is printed).
+ * Flow: a descriptor -> schema_index.c (checked once, indexed, plans compiled) -> this
+ * index -> every schema encoder and decoder (schema/, formats/json/schema_json_*.c,
+ * formats/msgpack/schema_mp.c).
  */
 #ifndef WK_SCHEMA_INTERNAL_H
 #define WK_SCHEMA_INTERNAL_H
@@ -41,8 +44,8 @@ typedef struct wk__mp_op {
 /* Writes a fused plan's pre-encoded key (`key`, `len` bytes, WK__MP_KEY_PAD readable bytes
  * past it) at o, which has the room: one fixed-size copy when it fits (most keys). Returns the
  * cursor after it. The MessagePack and JSON encoders' shared first step of a field; always
- * inline (GCC -O2 left it out of the JSON encoder's field loop: 620 instructions against 608
- * per seed record). */
+ * inline (GCC -O2 left it out of the JSON encoder's field loop, which costs instructions per
+ * seed record: wirekit bench --suite schema --callgrind). */
 static inline __attribute__((always_inline)) uint8_t *wk__schema_put_key(uint8_t *o,
                                                                     const uint8_t *key,
                                                                     size_t len)
@@ -57,10 +60,10 @@ static inline __attribute__((always_inline)) uint8_t *wk__schema_put_key(uint8_t
 typedef struct wk__schema_index {
     const wk_allocator *alloc; /* what it was allocated from (NULL = libc) */
     size_t bytes;              /* and its size */
-    uint64_t fingerprint;
+    uint64_t fingerprint;   /* wk_schema_fingerprint of the descriptor */
     uint64_t required_mask; /* one bit per required field, numbered in declaration order */
     uint32_t mask;          /* slot count - 1 (a power of two minus one) */
-    uint32_t nfields;
+    uint32_t nfields;       /* the descriptor's */
     uint8_t *reqbit;        /* [nfields]: bit number of a required field, 0xff otherwise */
     uint16_t *slots;        /* [mask + 1]: field number + 1, 0 = empty */
     /* The fused MessagePack encoder's plan: each key pre-encoded (str header + name), and
@@ -69,7 +72,7 @@ typedef struct wk__schema_index {
     bool mp_flat;
     uint32_t *mp_key_off;   /* [nfields]: offset of the field's encoded key in mp_keys */
     uint8_t *mp_key_len;    /* [nfields] (0: the key is longer than 250 bytes, not planned) */
-    uint8_t *mp_keys;
+    uint8_t *mp_keys;       /* the encoded keys, back to back, padded for word loads */
     /* The compiled plan of a flat struct (mp_flat): one op per field in declaration order,
      * the most bytes the fixed-size parts of an object can take (map header, keys with their
      * copy padding, scalar values, string headers), and whether any field is WK_OMITEMPTY
@@ -83,13 +86,16 @@ typedef struct wk__schema_index {
      * JSON. */
     bool js_flat;
     size_t js_fixed;
-    uint8_t *js_keys;
+    uint8_t *js_keys;       /* the `,"name":` keys, back to back, padded for word loads */
 } wk__schema_index;
 
 /** The index of `s`, building it on first use from `alloc` (the call's allocator; NULL =
  *  libc), as wk_schema_prepare(s, alloc) would. NULL (with `err` set) for a bad descriptor. */
 const wk__schema_index *wk__schema_index_build(const wk_schema *s, const wk_allocator *alloc,
                                                wk_error *err);
+
+/* The published index of s, or (first use) wk__schema_index_build: one acquire load on the
+ * path every codec call takes; the acquire pairs with the release that published it. */
 static inline const wk__schema_index *wk__schema_index_get(const wk_schema *s,
                                                            const wk_allocator *alloc,
                                                            wk_error *err)

@@ -3,9 +3,12 @@
  * bytes as standard base64, timestamps as RFC 3339 date-times. Decoding only: writers decide
  * how they print WK_EV_BIN and WK_EV_TIMESTAMP; the schema decoder accepts the text forms back.
  * Both parsers are strict (no whitespace, fixed field widths) and never read past `len`.
+ * Flow: a string field's text (JSON input) -> these parsers -> the struct's bytes or
+ * timestamp member, for the schema decoders (schema_decode_util.c, the fused JSON path).
  */
 #include "schema/schema_decode_interface.h"
 
+/* The value of a standard base64 digit (A-Z a-z 0-9 + /), -1 for any other byte. */
 static int b64_digit(uint8_t c)
 {
     if (c >= 'A' && c <= 'Z') {
@@ -26,6 +29,9 @@ static int b64_digit(uint8_t c)
     return -1;
 }
 
+/* Decodes the standard base64 text s[0..len) (trailing '=' padding optional) into the arena
+ * as *out. False on a byte outside the alphabet, a length no encoding has, or when the arena
+ * refuses. */
 bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *out)
 {
     while (len > 0 && s[len - 1] == '=' ) {
@@ -34,6 +40,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     if (len % 4 == 1) {
         return false;
     }
+    /* every 4 digits are 3 bytes; a last group of 2 or 3 digits is 1 or 2 bytes */
     size_t n = len / 4 * 3 + (len % 4 == 0 ? 0 : len % 4 - 1);
     uint8_t *p = wk_arena_alloc(a, n, 1);
     if (p == NULL) {
@@ -42,6 +49,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     size_t o = 0;
     uint32_t acc = 0;
     int bits = 0;
+    /* six bits per digit into an accumulator, a byte out whenever eight are there */
     for (size_t i = 0; i < len; i++) {
         int v = b64_digit((uint8_t)s[i]);
         if (v < 0) {
@@ -59,6 +67,7 @@ bool wk__schema_base64_decode(wk_arena *a, const char *s, size_t len, wk_slice *
     return o == n;
 }
 
+/* The n ASCII digits at s as a number (*out); false when one is not a digit. */
 static bool digits(const char *s, size_t n, uint32_t *out)
 {
     uint32_t v = 0;
@@ -83,8 +92,13 @@ static int64_t days_from_civil(int64_t y, uint32_t m, uint32_t d)
     return era * 146097 + doe - 719468;
 }
 
+/* Parses s[0..len), exactly an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS, an optional
+ * fraction of which nanoseconds are kept, then Z or +HH:MM/-HH:MM), into seconds since the
+ * epoch in UTC. A leap second (:60) counts as :59. False at anything else. */
 bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
 {
+    /* YYYY-MM-DDTHH:MM:SS at fixed places, every field digits, in range (Feb 29 only in a
+     * leap year) */
     uint32_t y, mo, d, h, mi, se;
     if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
         s[13] != ':' || s[16] != ':') {
@@ -100,6 +114,7 @@ bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
         h > 23 || mi > 59 || se > 60) {
         return false;
     }
+    /* an optional fraction: at least one digit; digits past the ninth are read and dropped */
     size_t i = 19;
     uint32_t nsec = 0;
     if (i < len && s[i] == '.') {
@@ -115,6 +130,7 @@ bool wk__schema_parse_rfc3339(const char *s, size_t len, wk_timestamp *out)
             return false;
         }
     }
+    /* the zone: Z, or an offset from UTC that is subtracted to give UTC */
     int64_t offset = 0;
     if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
         i++;

@@ -6,6 +6,9 @@
  * O(1) times per byte) until the format's framer finds its end. Bytes appended past that end
  * are given back to the chunk, so the next value starts in place again. `buf` never grows
  * beyond `max`, whatever a header declares: a value that needs more is WK_ERR_LIMIT.
+ * Flow: the caller's chunks -> this feed -> the format's framer and decoders
+ * (formats/json/json_unpacker.c, formats/msgpack/mp_unpacker.c). The functions are in
+ * stream/feed.c; the small ones every take calls are inline below.
  */
 #ifndef WK_STREAM_FEED_H
 #define WK_STREAM_FEED_H
@@ -15,8 +18,14 @@
 #define WK__FEED_MSG_LIMIT "value spans chunks and is larger than the unpacker's buffer cap"
 #define WK__FEED_MSG_NOMEM "out of memory for the unpacker's buffer"
 
+/* An empty feed whose buffer is allocated on `alloc` and capped at `max` bytes (0: the
+ * default cap). */
 void wk__feed_init(wk__feed *f, const wk_allocator *alloc, size_t max);
+
+/* The next chunk, not copied; WK_ERR_STATE while the last one is not used up. */
 wk_status wk__feed_feed(wk__feed *f, const void *data, size_t len);
+
+/* Frees the buffer; the feed may be used again. */
 void wk__feed_free(wk__feed *f);
 
 /* Latches an error at stream offset `off` (the first one wins) and returns the latched code. */

@@ -2,7 +2,7 @@
  * Tree to events: a depth-first walk with an explicit stack (64 levels on the C stack, the
  * caller's allocator beyond), emitting WK_EV_END after each container's children. Any sink
  * works (the MessagePack writer, the JSON writer); MessagePack also has a fused walk,
- * wk_mp_writer_value.
+ * wk_mp_writer_value. Flow: a tree -> this walk -> events -> any wk_sink -> its bytes.
  */
 #include <string.h>
 
@@ -11,14 +11,19 @@
 
 #define INLINE_FRAMES 64
 
+/* One open container of the walk: its next child and how many are left. */
 typedef struct eframe {
     const wk_value *next;
     uint64_t left;
 } eframe;
 
+/* The event that stands for node v (a container's header with its count; its children are
+ * the caller's to walk); views point into the tree. False for an unknown node type. */
 WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
 {
     ev->f32 = false;
+    /* One event per node type; str, bin and raw numbers share the string payload, a
+     * timestamp keeps its nanoseconds in the node's len. */
     switch ((wk_value_type)v->type) {
     case WK_VAL_NIL: ev->type = WK_EV_NIL; break;
     case WK_VAL_BOOL:
@@ -68,6 +73,9 @@ WK_API bool wk_value_event(const wk_value *v, wk_event *ev)
     return true;
 }
 
+/* Sends the tree v to sink as events, depth first, each container's children followed by
+ * WK_EV_END. Failures: the sink's (err gets its report), an unknown node type (WK_ERR_ARG),
+ * or no memory for a deep stack. */
 WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
                                  const wk_sink *sink, wk_error *err)
 {
@@ -78,6 +86,8 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
     size_t depth = 0;
     wk_status st = WK_OK;
     wk_event ev;
+    /* Each turn sends node v's event; a container (even an empty one) pushes a frame over
+     * its children, so its END comes from the closing loop below like every other. */
     for (;;) {
         if (!wk_value_event(v, &ev)) {
             st = wk_error_set(err, WK_ERR_ARG, 0, "value of unknown type in the tree");
@@ -116,6 +126,7 @@ WK_API wk_status wk_value_encode(const wk_value *v, const wk_allocator *alloc,
         frames[depth - 1].left--;
         v = frames[depth - 1].next++;
     }
+    /* the sink's own report, in its words and offset */
 sink_failed:
     if (err != NULL) {
         sink->error(sink->self, err);

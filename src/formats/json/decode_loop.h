@@ -1,18 +1,27 @@
 /*
- * The fused JSON parser's loop (decode.c), a template instantiated once per instance of
- * the lexer's wide scans (lex_scan.h). The includer defines
- *   WK__DECODE(name)  the instance's name for `name` (decode, and the lexer's scans)
- *   WK__DECODE_FN     the storage and target attributes of the parser function
- * and decode.c calls the instance the machine runs best (wk__json_simd).
+ * The body of the fused JSON parser (json/decode.c): bytes -> lexer (lex.h, lex_scan.h) ->
+ * this loop -> wk_value nodes on the scratch stack -> the arena. It is the body of both
+ *   json_decode_tree()       the baseline instance
+ *   json_decode_tree_avx2()  the instance for AVX2 (x86-64 with GCC or clang)
+ * whose headers, with their storage and target attributes, are written out in json/decode.c,
+ * which #includes this file between the braces of each. Before including, json/decode.c
+ * defines
+ *   WK__DECODE(name)  the lexer instance's name for `name` (name, or name_avx2)
+ * and wk_json_decode_value calls the instance the machine runs best (wk__json_simd).
+ *
+ * The loop is one function of labels and gotos, no recursion: `value` parses the value at p
+ * into vs[n] (opening a container pushes a frame and goes on at its first key or element),
+ * `after_value` decides from the innermost open container what may follow (a ',' or its
+ * closing bracket, which moves the children into the arena), `key` reads an object's key and
+ * colon, `done` checks the end of the document and roots the tree, `fail` frees the stacks and
+ * reports f (the lexer's failure: status, message, position). Locals keep the stack pointers and counts in registers; `ps` holds the same
+ * stacks for the calls that grow them.
  */
-#if !defined(WK__DECODE) || !defined(WK__DECODE_FN)
-#error "json/decode_loop.h is a template: include it from json/decode.c"
+#ifndef WK__DECODE
+#error "json/decode_loop.h is a function body: include it inside json_decode_tree*() (json/decode.c)"
 #endif
 
-WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const wk_read_opts *opts,
-                                           wk_arena *arena, wk_value **out, size_t *consumed,
-                                           wk_error *err)
-{
+    /* The options, resolved once: NULL options are the defaults. */
     const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
     unsigned flags = opts != NULL ? opts->flags : 0;
     size_t max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
@@ -23,6 +32,9 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
     const uint8_t *p = start;
     const uint8_t *end = start + len;
     wk__json_fail f = {WK_OK, NULL, NULL};
+    /* The two stacks start on the C stack (INLINE_VALUES nodes, INLINE_FRAMES frames) and
+     * grow on the options' allocator, else the arena's; vs[0..n) are the nodes of the open
+     * containers and their finished children, vs[fs[i].start] each open container's node. */
     wk_value inline_vs[INLINE_VALUES];
     frame inline_fs[INLINE_FRAMES];
     parser ps;
@@ -38,6 +50,7 @@ WK__DECODE_FN wk_status WK__DECODE(decode)(const void *data, size_t len, const w
     wk_value *v;
     uint8_t c;
 
+    /* leading whitespace (and a BOM when allowed); an empty document fails here */
     p = WK__DECODE(wk__json_doc_start)(p, end, (flags & WK_JSON_READ_ALLOW_BOM) != 0, &f);
     if (p == NULL) {
         goto fail;
@@ -58,6 +71,8 @@ value_room:
     c = *p;
     switch (c) {
     case '"': {
+        /* a string: scanned (UTF-8 and controls checked, the first escape found), then a
+         * view or a copy (make_string) */
         const uint8_t *esc;
         const uint8_t *close = WK__DECODE(wk__json_scan_string)(p + 1, end, &esc, &f);
         if (close == NULL || !make_string(v, p + 1, esc, close, copy, arena, &f)) {
@@ -68,6 +83,8 @@ value_room:
     }
     case '{':
     case '[':
+        /* open: the container's node stays on the stack (its count and children are set at
+         * its close); a frame remembers where it starts */
         if (depth >= max_depth) {
             wk__json_failed(&f, WK_ERR_DEPTH, "nesting deeper than the limit", p);
             goto fail;
@@ -101,7 +118,7 @@ value_room:
             goto key;
         }
         goto value;
-    case 't':
+    case 't': /* true, false, null */
     case 'f':
     case 'n':
         p = wk__json_literal(p, end, &f);
@@ -115,6 +132,8 @@ value_room:
         }
         break;
     default:
+        /* a number: an integer when it fits 64 bits, else a correctly rounded double, or its
+         * text (WK_VAL_RAWNUM) with WK_JSON_READ_RAW_NUMBERS; -Infinity with the extension */
         if (WK__LIKELY(c == '-' || wk__json_digit(c))) {
             if (WK__UNLIKELY(c == '-' && (flags & WK_JSON_READ_NAN_INF) && end - p > 1 &&
                              p[1] == 'I')) {
@@ -129,7 +148,8 @@ value_room:
             }
             wk__json_num num;
             /* the always-inline form: two loop instances in one file would otherwise leave
-             * the number lexer out of line (+7% on citm_catalog.json) */
+             * the number lexer out of line, which costs several percent on number-heavy
+             * documents (citm_catalog.json; wirekit bench --suite json --callgrind) */
             const uint8_t *e = wk__json_number(p, end, raw, false, &num, &f);
             if (e == NULL) {
                 goto fail;
@@ -162,6 +182,7 @@ value_room:
             p = e;
             break;
         }
+        /* NaN and Infinity, only with the extension flag; anything else is not a value */
         if ((c == 'N' || c == 'I') && (flags & WK_JSON_READ_NAN_INF)) {
             p = c == 'N' ? wk__json_word(p, end, "NaN", 3, &f)
                          : wk__json_word(p, end, "Infinity", 8, &f);
@@ -179,6 +200,8 @@ value_room:
     n++;
 
 after_value:
+    /* vs[n - 1] is complete: a top-level value ends the document, else a ',' or the
+     * innermost container's closing bracket must follow */
     if (WK__UNLIKELY(depth == 0)) {
         goto done;
     }
@@ -190,6 +213,8 @@ after_value:
         }
     }
     c = *p;
+    /* a ',': the next key (in an object) or element (an array; a ']' here is a trailing
+     * comma, which wk__json_array_item reports) */
     if (WK__LIKELY(c == ',')) {
         p = WK__DECODE(wk__json_skip_ws_indent)(p + 1, end);
         if (obj) {
@@ -230,6 +255,7 @@ after_value:
     }
 
 key:
+    /* in an object, p at its next key: the key's node and room for its value */
     if (WK__UNLIKELY(wk__json_key_start(p, end, &f) == NULL)) {
         goto fail;
     }
@@ -256,6 +282,8 @@ key:
     goto value_room; /* the key made room for its value too */
 
 done:
+    /* the root is vs[0]: only whitespace may follow (unless trailing data or several
+     * documents are allowed); the root node itself moves into the arena */
     p = WK__DECODE(wk__json_doc_end)(
         p, end, (flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI)) != 0, &f);
     if (p == NULL) {
@@ -278,7 +306,8 @@ done:
     return WK_OK;
 
 fail:
+    /* f says what failed and where; the arena keeps what was allocated (the caller's to
+     * reset), the stacks are freed */
     wk__stack_free(&ps.vs);
     wk__stack_free(&ps.fs);
     return wk_error_set(err, f.st, (size_t)(f.at - start), f.msg);
-}

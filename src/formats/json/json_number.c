@@ -3,12 +3,16 @@
  * from elsewhere (the PostgreSQL json/jsonb codecs read with WK_JSON_READ_RAW_NUMBERS and
  * decide per number). The lexer's own number rule, so the result is the one the JSON reader
  * would have given.
+ * Flow: raw number text (WK_EV_RAWNUM, from the reader) -> wk__json_number_to_native (the
+ * lexer's number rule, lex.h) -> a native number event, for src/pg/codec_generic.c.
  */
 #include <math.h>
 
 #include "formats/json/json_number_interface.h"
 #include "formats/json/lex.h"
 
+/* The contract is json_number_interface.h's: the lexer's number rule over the whole text,
+ * and a double kept only when it is finite and not a nonzero value that became zero. */
 void wk__json_number_to_native(wk_event *x)
 {
     const uint8_t *p = (const uint8_t *)x->v.str.ptr, *end = p + x->v.str.len;

@@ -2,6 +2,7 @@
  * The JSON module's number rule, published to other modules (the PostgreSQL json/jsonb codecs):
  * number text that the JSON reader handed over raw (WK_EV_RAWNUM) becomes the native number the
  * reader would have produced.
+ * Flow: the PostgreSQL json codecs -> this interface -> json_number.c (the lexer's rule).
  */
 #ifndef WK_JSON_NUMBER_INTERFACE_H
 #define WK_JSON_NUMBER_INTERFACE_H

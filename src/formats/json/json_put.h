@@ -1,9 +1,11 @@
 /*
  * The JSON writer's byte-level string printers, for the fused schema encoder
- * (src/schema/schema_json_enc.c), which writes its own keys, numbers and separators but must print
+ * (formats/json/schema_json_enc.c), which writes its own keys, numbers and separators but must print
  * strings, base64 and timestamps exactly as the writer does. Each appends to `b` and returns
  * WK_OK or the writer's status for the same data (WK_ERR_UTF8, WK_ERR_RANGE, WK_ERR_LIMIT,
  * WK_ERR_NOMEM); on failure `b` may hold part of the text (the caller drops it).
+ * Flow: formats/json/schema_json_enc.c -> these printers (writer.c's own helpers) -> the
+ * caller's wk_buf.
  */
 #ifndef WK_JSON_PUT_H
 #define WK_JSON_PUT_H

@@ -24,6 +24,19 @@
  * Lines a value with no newline after it in the chunk is gathered unframed and parsed up to
  * the next chunk's first newline. Events do not frame at all: one event reader runs over the
  * whole stream and is undone and resumed at chunk ends (see "events" below).
+ *
+ * Flow: chunks -> the feed (stream/feed_interface.h: the chunk, the gather buffer, the cap)
+ * -> framing (frame, frame_blocks) or a parse attempt (try_tree) -> the reader
+ * (read_value) or the tree parser (wk_json_decode_value) -> a value; for events, chunks ->
+ * the feed -> one wk_json_reader (wk__json_reader_run) -> the caller's sink.
+ *
+ * Contents, in order:
+ *   framing            number_step, literal_len (top-level scalars), frame_blocks (64-byte
+ *                      blocks inside containers), frame (the byte loop and its states)
+ *   values             consume, trim_ws, emit, try_tree, start_value, drop_leftover, take;
+ *                      wk_json_unpacker_next, _next_value
+ *   events             ev_look (where a gathered token ends), ev_limit_at_token,
+ *                      ev_need_more, ev_next; wk_json_unpacker_next_events
  */
 #include <emmintrin.h>
 #include <string.h>
@@ -55,6 +68,7 @@ enum {
 /* Which takes an unpacker serves (u->use): the first call decides. */
 enum { USE_NONE, USE_VALUES, USE_EVENTS };
 
+/* An ASCII decimal digit? */
 static bool digit(uint8_t c)
 {
     return c >= '0' && c <= '9';
@@ -94,16 +108,21 @@ static uint32_t literal_len(uint8_t c)
     }
 }
 
+/* One of JSON's four whitespace bytes? */
 static bool ws_byte(uint8_t c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+/* The nesting limit of the options, or the reader's default. */
 static uint32_t max_depth_of(const wk_json_unpacker *u)
 {
     return u->opts.max_depth != 0 ? u->opts.max_depth : WK_JSON_DEFAULT_MAX_DEPTH;
 }
 
+/* An empty unpacker (wirekit/stream.h) that buffers at most max_buffer bytes of a value cut
+ * by chunk ends (stream/feed_interface.h). The options are copied. BOM and trailing data are
+ * not stream notions: asking for them latches WK_ERR_UNSUPPORTED at once. */
 WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
                                   size_t max_buffer)
 {
@@ -119,6 +138,7 @@ WK_API void wk_json_unpacker_init(wk_json_unpacker *u, const wk_read_opts *opts,
     }
 }
 
+/* Frees the buffered bytes and, if events were taken, the event reader's memory. */
 WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
 {
     if (u->use == USE_EVENTS) { /* the events reader was started */
@@ -127,6 +147,8 @@ WK_API void wk_json_unpacker_free(wk_json_unpacker *u)
     wk__feed_free(&u->f);
 }
 
+/* The next chunk, not copied: it must stay valid until a take returns WK_ERR_AGAIN (what it
+ * still holds is then gathered into the buffer). */
 WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, size_t len)
 {
     wk_status st = wk__feed_feed(&u->f, data, len);
@@ -134,11 +156,14 @@ WK_API wk_status wk_json_unpacker_feed(wk_json_unpacker *u, const void *data, si
     return st;
 }
 
+/* No more chunks: a value cut by the end of the stream is now an error, not WK_ERR_AGAIN. */
 WK_API void wk_json_unpacker_finish(wk_json_unpacker *u)
 {
     u->f.finished = true;
 }
 
+/* The latched error (offset from the stream's start) and its 1-based line and byte column;
+ * returns its status. */
 WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err,
                                         uint64_t *line, uint64_t *col)
 {
@@ -161,11 +186,14 @@ WK_API wk_status wk_json_unpacker_error(const wk_json_unpacker *u, wk_error *err
     return u->f.err.code;
 }
 
+/* Stream offset of the next byte not handed out (bytes gathered after a value taken from the
+ * buffer, `leftover`, are not yet handed out). */
 WK_API uint64_t wk_json_unpacker_offset(const wk_json_unpacker *u)
 {
     return wk__feed_offset(&u->f) + u->leftover;
 }
 
+/* Bytes held in the internal buffer that belong to a value not yet taken. */
 WK_API size_t wk_json_unpacker_buffered(const wk_json_unpacker *u)
 {
     return wk__feed_buffered(&u->f) - u->leftover;
@@ -266,6 +294,8 @@ static inline uint32_t count_bits(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
+/* Bit i of the result is the XOR of bits 0..i of x: with x the unescaped quotes of a block,
+ * the bytes inside strings (the carry-less multiply of simdjson, with shifts). */
 static inline uint64_t prefix_xor(uint64_t x)
 {
     x ^= x << 1;
@@ -301,6 +331,7 @@ static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const 
     uint64_t prev_esc = *mode == M_STR_ESC;
     uint32_t d = *depth;
     while ((size_t)(end - p) >= 64) {
+        /* the 64 bytes as four SSE2 vectors; OR 0x20 folds '[' onto '{' and ']' onto '}' */
         __m128i v[4], f[4];
         for (int i = 0; i < 4; i++) {
             v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
@@ -310,12 +341,16 @@ static const uint8_t *frame_blocks(const uint8_t *base, const uint8_t *p, const 
         uint64_t b = eq_mask(v, bslash);
         uint64_t o = eq_mask(f, open);
         uint64_t c = eq_mask(f, close);
+        /* escapes: a backslash escaped by the previous block's last one is not a start; of
+         * each run of backslashes, the byte after an odd run is escaped (the carry of the
+         * addition tells the next block) */
         b &= ~prev_esc;
         uint64_t follows = b << 1 | prev_esc;
         uint64_t odd_starts = b & ~even & ~follows;
         uint64_t seq_even;
         prev_esc = __builtin_add_overflow(odd_starts, b, &seq_even);
         uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+        /* strings: between unescaped quotes; brackets inside them do not count */
         q &= ~escaped;
         uint64_t inside = prefix_xor(q) ^ in_str;
         in_str = (uint64_t)((int64_t)inside >> 63);
@@ -367,6 +402,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
     uint32_t max_depth = max_depth_of(u);
     uint8_t mode = u->mode;
     wk_status st = WK_ERR_AGAIN;
+    /* a byte at a time, in the framing state; inside a container, whole 64-byte blocks go
+     * through frame_blocks first */
     while (p < end) {
         if (depth > 0 && mode <= M_STR_ESC && (size_t)(end - p) >= 64) {
             p = frame_blocks(base, p, end, &mode, &depth, max_depth, vlen, &st);
@@ -436,6 +473,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
             }
             break;
         case M_STR:
+            /* a string: its closing quote ends a top-level string value, or goes back to
+             * the container's state; a backslash makes the next byte inert */
             while (p < end) {
                 c = *p++;
                 if (c == '"') {
@@ -463,6 +502,8 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
                 depth = 8;
                 break;
             }
+            /* the number ends at the first byte its grammar cannot take (the reader then
+             * judges that byte) */
             while (p < end) {
                 uint8_t next = number_step(mode, *p);
                 if (next == M_TOP) {
@@ -481,12 +522,16 @@ static wk_status frame(wk_json_unpacker *u, const uint8_t *base, size_t avail, s
         st = WK_OK;
     }
 out:
+    /* framing resumes from here on the next call (WK_ERR_AGAIN), or starts afresh with the
+     * next value */
     u->mode = st == WK_ERR_AGAIN ? mode : M_TOP;
     u->depth = st == WK_ERR_AGAIN ? depth : 0;
     u->f.scan = st == WK_ERR_AGAIN ? (size_t)(p - base) : 0;
     return st;
 }
 
+/* What a take hands out: the value's bytes (wk_json_unpacker_next) or its tree
+ * (wk_json_unpacker_next_value). */
 enum take_mode { TAKE_RAW, TAKE_TREE };
 
 /* The value handed out ends `vlen` bytes after its start. A value parsed from gathered bytes
@@ -520,6 +565,9 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
                       const uint8_t **data, size_t *len)
 {
     wk_status st;
+    /* a tree: the parser over every byte present; its failure is worded by the reader over
+     * the same bytes (so both takes report the same errors), unless the reader takes the
+     * value, when only the arena can have failed. Raw bytes: the reader checks them. */
     if (mode == TAKE_TREE) {
         wk_read_opts o = u->opts;
         o.flags |= WK_JSON_READ_ALLOW_TRAILING;
@@ -544,6 +592,8 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
             return st;
         }
     }
+    /* the value is out: `typical` (a running mean of value sizes) guides the next take's
+     * guess whether a value is cut; lines are counted for error positions */
     *data = base;
     *len = vlen;
     u->typical = u->typical / 2 + vlen / 2;
@@ -573,6 +623,8 @@ static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk
     o.flags |= WK_JSON_READ_ALLOW_TRAILING;
     size_t used = 0;
     u->try_status = wk_json_decode_value(base, n, &o, arena, out, &used, NULL);
+    /* a value that ends in a closing quote or bracket, or before n, or with the stream, is
+     * whole; a top-level number or literal ending at n might go on in the next chunk */
     if (u->try_status == WK_OK) {
         size_t vlen = trim_ws(base, used);
         uint8_t last = base[vlen - 1];
@@ -601,6 +653,7 @@ static wk_status start_value(wk_json_unpacker *u, const uint8_t *base, size_t n,
         return fail_at(u, base, n, WK_ERR_SYNTAX, off,
                        "top-level values must be separated by whitespace");
     }
+    /* a fresh value: framing from its first byte, no parse attempt pending */
     u->value_off = off;
     u->mode = M_TOP;
     u->depth = 0;
@@ -636,10 +689,17 @@ static wk_status drop_leftover(wk_json_unpacker *u)
     return st;
 }
 
+/* The next whole top-level value, as raw bytes (TAKE_RAW: *data, *len, valid until the next
+ * call or feed) or as a tree in `arena` (TAKE_TREE: *out). Values inside the chunk go to the
+ * reader or the parser at once; a value cut by the chunk's end is gathered (unframed first
+ * for trees, framed when that fails) and taken once its end arrives. Returns WK_OK,
+ * WK_ERR_AGAIN (feed more), WK_ERR_EOF (finished, nothing left), WK_ERR_STATE (events were
+ * taken from this unpacker), or the latched error. */
 static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                       wk_value **out, const uint8_t **data, size_t *len)
 {
     wk__feed *f = &u->f;
+    /* a latched error, or a take while the last chunk is not yet released, stops here */
     wk_status st = wk__feed_enter(f);
     if (st != WK_OK) {
         return st;
@@ -648,6 +708,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         return WK_ERR_STATE;
     }
     u->use = USE_VALUES;
+    /* bytes gathered after the value the last call took from the buffer: the start of this
+     * value (or whitespace before it) */
     if (u->leftover != 0) {
         st = drop_leftover(u);
         if (st != WK_OK) {
@@ -655,6 +717,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         }
     }
     size_t vlen = 0;
+    /* Nothing gathered: the value starts in the chunk. Whitespace before it is skipped (and
+     * its lines counted); an empty rest waits for the next chunk, or ends the stream. */
     if (f->buf_len == 0) {
         const uint8_t *p = f->chunk + f->chunk_pos;
         size_t n = f->chunk_len - f->chunk_pos;
@@ -715,6 +779,8 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                 return WK_ERR_AGAIN;
             }
         }
+        /* framing over the rest of the chunk: the value ends in it (emit), or it is cut
+         * (gathered; for trees, a parse is tried again once `attempt` bytes are there) */
         st = frame(u, p, n, &vlen);
         if (st == WK_OK) {
             return emit(u, p, n, vlen, mode, arena, out, data, len);
@@ -733,6 +799,9 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         size_t ignored;
         return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
+    /* Something gathered: the value started in an earlier chunk. Each turn appends more of
+     * the chunk to the buffer (a piece as large as the buffer, so the work stays linear),
+     * and first tries what may finish the value without framing it. */
     for (;;) {
         if (u->nl_try && f->chunk_pos < f->chunk_len) {
             /* JSON Lines: the framed bytes hold no end, so the value most likely ends at the
@@ -761,6 +830,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
                 f->need = 0; /* nothing framed yet: framing starts at the value's start */
             }
         }
+        /* framing resumes where it stopped in the buffer */
         st = frame(u, f->buf, f->buf_len, &vlen);
         if (st == WK_OK) {
             return emit(u, f->buf, f->buf_len, vlen, mode, arena, out, data, len);
@@ -787,6 +857,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
     }
 }
 
+/* The next value's bytes (checked by the reader) and its stream offset: take(TAKE_RAW). */
 WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data, size_t *len,
                                        uint64_t *offset)
 {
@@ -804,6 +875,7 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
     return st;
 }
 
+/* The next value as a tree in arena: take(TAKE_TREE). */
 WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
                                              wk_value **out)
 {
@@ -841,6 +913,8 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
 
 #define EV_LOOKAHEAD 16u
 
+/* ev_look's lexer states: between tokens, inside a number or literal, inside a string,
+ * after a backslash in a string. */
 enum { LEX_WS, LEX_TOKEN, LEX_STR, LEX_STR_ESC };
 
 /* Stream offset of the first gathered byte, or of the chunk. */
@@ -867,6 +941,8 @@ static void ev_look(wk_json_unpacker *u, bool arm)
     size_t i = u->ev_scan;
     uint8_t lex = u->ev_lex;
     bool end = false;
+    /* a token ends at a string's closing quote, at whitespace after a number or literal,
+     * and at every structural byte */
     while (i < n && !(arm && end)) {
         uint8_t c = b[i++];
         end = false;
@@ -958,6 +1034,8 @@ static wk_status ev_need_more(wk_json_unpacker *u, const uint8_t *base, size_t l
     }
 }
 
+/* The events of the next value (or of what the chunk holds of it) to sink, from the one event
+ * reader that runs over the whole stream; wk_json_unpacker_next_events has the contract. */
 static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
 {
     wk__feed *f = &u->f;
@@ -996,6 +1074,9 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
                            r->err.msg);
         }
     }
+    /* Each turn runs the reader over the chunk, or over the gathered bytes once a token end
+     * has arrived in them (ev_look), sending the events of whole tokens to the sink; a run
+     * that stops at a cut token is undone to where that token started and waits for more. */
     for (;;) {
         bool in_buf = f->buf_len > 0;
         if (in_buf && !u->ev_ready && !f->finished) {
@@ -1088,6 +1169,8 @@ static wk_status ev_next(wk_json_unpacker *u, const wk_sink *sink)
     }
 }
 
+/* The events of the next value to sink (wirekit/stream.h): ev_next, and on WK_ERR_AGAIN the
+ * chunk released to the caller. */
 WK_API wk_status wk_json_unpacker_next_events(wk_json_unpacker *u, const wk_sink *sink)
 {
     wk_status st = ev_next(u, sink);

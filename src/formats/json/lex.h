@@ -8,6 +8,19 @@
  * look: '"', '\\', control characters and non-ASCII (checked as UTF-8 on the spot), and a
  * byte-table loop elsewhere. Escapes are decoded in a second pass over the escaped strings
  * only, once their length is known, so the destination is allocated exactly once.
+ *
+ * Flow: bytes -> these steps -> the loops that include this header: the event reader
+ * (reader.c), the tree parser (decode.c, decode_loop.h), the validator (validate.c), the
+ * fused schema decoder (schema_json_dec.c), the number conversions (json_number.c) and the
+ * writer's UTF-8 check (writer.c). Each step returns the position after what it read, or
+ * NULL with a wk__json_fail filled (status, static message, position): the callers report
+ * the lexer's failure as it is, so every path words an error the same way.
+ *
+ * Contents, in order: the SIMD level (wk__json_simd, decided in simd.c); failures
+ * (wk__json_fail and the helpers that fill it); literals and the grammar's small steps; the
+ * byte classes and vectors; the wide scans (lex_scan.h, once per instance); short plain
+ * strings; escapes (wk__json_escape, _unescape, _check_escapes); numbers (the eight-digit
+ * word steps, wk__json_number and its wrappers, the small-integer fast paths).
  */
 #ifndef WK_JSON_LEX_H
 #define WK_JSON_LEX_H
@@ -45,7 +58,8 @@ int wk__json_simd_decide(void);
 /* The instance to run: WK__JSON_SIMD_AVX2 when the CPU (and OS) have AVX2 and the library has
  * the instance, else WK__JSON_SIMD_BASE; the environment variable WK_JSON_SIMD=base forces the
  * baseline (tests, comparisons). Decided once per process; then one load and one compare,
- * inline (a call costs the fused schema decoder 11 instructions per record). */
+ * inline (a call is a measurable share of the fused schema decoder's instructions per
+ * record: wirekit bench --suite schema --callgrind). */
 static inline int wk__json_simd(void)
 {
     int level = __atomic_load_n(&wk__json_simd_level, __ATOMIC_RELAXED);
@@ -57,7 +71,8 @@ static inline int wk__json_simd(void)
 void wk__json_simd_force(int level);
 
 /* The lexer's hot helpers are inlined into each parser loop even at -O2, where GCC otherwise
- * keeps wk__json_scan_string out of line (measured: 10% more instructions on twitter.json). */
+ * keeps wk__json_scan_string out of line, which costs the parser several percent more
+ * instructions on twitter.json (wirekit bench --suite json --callgrind). */
 #if defined(__GNUC__)
 #define WK__JSON_HOT static inline __attribute__((always_inline))
 #else
@@ -74,11 +89,13 @@ void wk__json_simd_force(int level);
 
 /* A lexer failure: status, static message, where. */
 typedef struct wk__json_fail {
-    wk_status st;
-    const char *msg;
-    const uint8_t *at;
+    wk_status st;       /* WK_OK until a step fails */
+    const char *msg;    /* static */
+    const uint8_t *at;  /* the byte the failure is reported at */
 } wk__json_fail;
 
+/* Fills f (st, static msg, where) and returns NULL, so a lexer step fails with
+ * `return wk__json_failed(...)`. */
 static inline const uint8_t *wk__json_failed(wk__json_fail *f, wk_status st, const char *msg,
                                              const uint8_t *at)
 {
@@ -203,6 +220,8 @@ static inline const uint8_t *wk__json_utf8_one(const uint8_t *p, const uint8_t *
 {
     uint8_t c = p[0];
     size_t left = (size_t)(end - p);
+    /* by the lead byte, with the second byte's range narrowed as in core/utf8.c: no
+     * overlongs (E0, F0), no surrogates (ED), nothing above U+10FFFF (F4) */
     if (c >= 0xC2 && c <= 0xDF) {
         if (left >= 2 && (p[1] & 0xC0) == 0x80) {
             return p + 2;
@@ -246,7 +265,7 @@ static const uint8_t wk__json_str_stop[256] = {
  * bytes from a general register (three instructions per constant per short string), where a
  * compare can read it from memory; it cannot when the value is out of sight. The loops of the
  * wide scans keep their constants in registers and are left as they are (memory constants
- * measured 1% to 3% dearer in the parser). */
+ * measured dearer there: wirekit bench --suite json --callgrind). */
 enum { WK__JSON_VQUOTE, WK__JSON_VBSLASH, WK__JSON_VSPACE };
 extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 #if defined(__SSE2__)
@@ -255,7 +274,11 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 
 /* The wide scans (lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
- * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()). */
+ * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()).
+ * The instances, for grep (their definitions are lex_scan.h's WK__LEX(name)):
+ *   wk__json_skip_ws_run, wk__json_skip_ws, wk__json_skip_ws_indent, wk__json_utf8_run3,
+ *   wk__json_utf8_run, wk__json_scan_plain, wk__json_scan_string, wk__json_doc_start,
+ *   wk__json_colon, wk__json_doc_end, and the same names with _avx2. */
 #define WK__LEX(name) name
 #define WK__LEX_FN static inline
 #define WK__LEX_HOT WK__JSON_HOT
@@ -285,6 +308,7 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
  * step, no loop: the fast path of short keys and values. Reads no further than `end`. */
 WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
 {
+    /* fewer than 16 bytes left: byte by byte, never past end */
     if (end - s < 16) {
         for (const uint8_t *q = s; q < end; q++) {
             if (wk__json_str_stop[*q]) {
@@ -294,6 +318,8 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
         return -1;
     }
 #if defined(__SSE2__)
+    /* one 16-byte step: the first byte that needs a look decides (a quote: the string ends
+     * there; anything else: the general scan) */
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
     __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VQUOTE)),
                                           _mm_cmpeq_epi8(x, WK__JSON_V16(WK__JSON_VBSLASH))),
@@ -318,6 +344,7 @@ WK__JSON_HOT int wk__json_short_plain(const uint8_t *s, const uint8_t *end)
 }
 
 
+/* The value of the four hex digits at p (either case), or -1 when one is not a hex digit. */
 static inline int wk__json_hex4(const uint8_t *p)
 {
     int v = 0;
@@ -429,17 +456,20 @@ static inline bool wk__json_check_escapes(const uint8_t *esc, const uint8_t *clo
     return true;
 }
 
-/* A lexed number. */
+/* A lexed number: a non-negative integer that fits 64 bits (WK__NUM_UINT), a negative one
+ * (WK__NUM_INT), anything else as the nearest double (WK__NUM_DOUBLE), or, with raw numbers
+ * or when only checked, no value (WK__NUM_RAW: the caller keeps the text). */
 enum { WK__NUM_UINT, WK__NUM_INT, WK__NUM_DOUBLE, WK__NUM_RAW };
 typedef struct wk__json_num {
-    int kind;
+    int kind; /* a WK__NUM_* */
     union {
-        uint64_t u;
-        int64_t i;
-        double d;
+        uint64_t u; /* WK__NUM_UINT */
+        int64_t i;  /* WK__NUM_INT */
+        double d;   /* WK__NUM_DOUBLE */
     } v;
 } wk__json_num;
 
+/* An ASCII decimal digit? (one compare: c - '0' wraps for bytes below '0') */
 static inline bool wk__json_digit(uint8_t c)
 {
     return (uint8_t)(c - '0') < 10;
@@ -527,11 +557,15 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             return wk__json_failed(f, WK_ERR_TRUNCATED, "number ends after '-'", p);
         }
     }
+    /* The value is gathered as w * 10^q: the first 19 significant digits in w (they fit
+     * 64 bits), later ones only counted in q, with `trunc` noting a nonzero one dropped (the
+     * converter then checks the neighbour too). `check` walks the grammar and keeps none. */
     uint64_t w = 0;
     int nd = 0;      /* significant digits in w */
     int64_t q = 0;   /* decimal exponent of w */
     bool trunc = false;
     const uint8_t *int_start = p;
+    /* the integer part: a lone 0, or digits without a leading zero */
     if (*p == '0') {
         p++;
         if (p < end && wk__json_digit(*p)) {
@@ -567,6 +601,7 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
     }
     size_t int_digits = (size_t)(p - int_start);
     bool is_int = true;
+    /* the fraction: at least one digit after '.'; leading zeros of a zero w only lower q */
     if (p < end && *p == '.') {
         is_int = false;
         p++;
@@ -607,6 +642,8 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
             } while (p < end && wk__json_digit(*p));
         }
     }
+    /* the exponent: 'e' or 'E', a sign, at least one digit; its value saturates far beyond
+     * any double's range, so a huge exponent cannot overflow q */
     if (p < end && (*p | 0x20) == 'e') {
         is_int = false;
         p++;
@@ -638,6 +675,9 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
         out->kind = WK__NUM_RAW;
         return p;
     }
+    /* An integer without fraction or exponent is WK__NUM_UINT or WK__NUM_INT when it fits
+     * 64 bits (w is exact up to 19 digits; 20 digits are redone with overflow checks);
+     * everything else is converted to the nearest double from w, q and the text. */
     if (is_int) {
         if (int_digits == 20 && !neg) {
             /* 20 digits may still fit uint64: redo exactly. */

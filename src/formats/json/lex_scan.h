@@ -12,6 +12,8 @@
  * loop is instantiated per instruction set too and chosen once per call (simd.c).
  * No read ever reaches `end`: a wide step runs only while its whole width is left, and a
  * narrower step (16 bytes, then single bytes) finishes.
+ * Flow: bytes -> these scans -> the lexer's steps (lex.h) -> the parser loops, each compiled
+ * with the instance of its instruction set.
  */
 #if !defined(WK__LEX) || !defined(WK__LEX_FN) || !defined(WK__LEX_HOT) || !defined(WK__LEX_AVX2)
 #error "json/lex_scan.h is a template: include json/lex.h"
@@ -84,7 +86,8 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
 /* The first byte at or after p that is not JSON whitespace, or `end`. The common cases, no
  * whitespace and a single space (after ':' or ',' in indented text), take one or two compares.
  * Always inlined (the run is not): GCC -O2 kept it out of line in the schema JSON decoder,
- * a call per separator (seed record 1,067 instructions against 1,215 out of line). */
+ * a call per separator, measured as instructions per seed record (wirekit bench --suite
+ * schema --callgrind). */
 WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws)(const uint8_t *p, const uint8_t *end)
 {
     if (WK__LIKELY(p < end && *p > ' ')) {
@@ -251,6 +254,10 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_string)(const uint8_t *p, const
                                                        const uint8_t **esc, wk__json_fail *f)
 {
     *esc = NULL;
+    /* plain runs by the wide scan; at each byte that stops it: the closing quote ends the
+     * string, non-ASCII is checked as a run of UTF-8 sequences, a backslash is noted (the
+     * first one, for the caller's unescape) and skipped with the byte it escapes, and a
+     * control byte is an error */
     for (;;) {
         p = WK__LEX(wk__json_scan_plain)(p, end);
         if (WK__UNLIKELY(p == end)) {

@@ -7,6 +7,10 @@
  * without escapes are views into the input; escaped ones are decoded into the caller's arena
  * (or a scratch buffer reused by the next call). The lexer is shared with the fused tree
  * parser (lex.h), so both accept exactly the same language.
+ * Flow: bytes -> the lexer (lex.h, lex_scan.h) -> this reader's step (reader_step, with
+ * next_general for everything unusual) -> one event per call -> the caller, or through
+ * wk_source any sink (a writer, a tree builder, the schema decoder); the typed reads
+ * (wk_json_reader_key, _int, ...) take the same path without an event where they can.
  */
 #include <string.h>
 
@@ -28,6 +32,9 @@ enum {
 
 static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
+/* Sets r up to read data[0..len) (not copied: it must outlive r and every view r hands out),
+ * escaped strings into `arena` (NULL: the scratch buffer, valid until the next call). A BOM
+ * is skipped when allowed, else latched as the first error. Never fails by itself. */
 WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
                                 const wk_read_opts *opts, wk_arena *arena)
 {
@@ -67,6 +74,8 @@ WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
     }
 }
 
+/* Frees what r allocated (the scratch buffer, a nesting stack beyond 512 levels); r may be
+ * initialized again. Views into the input stay valid; scratch strings do not. */
 WK_API void wk_json_reader_free(wk_json_reader *r)
 {
     if (r->scratch.data != NULL) {
@@ -85,6 +94,7 @@ __attribute__((noinline)) static const uint8_t *skip_ws_slow(const uint8_t *p, c
     return wk__json_skip_ws(p, end);
 }
 
+/* The first byte at or after p that is not whitespace (or end). */
 WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
 {
     if (WK__LIKELY(p < end && *p > ' ')) {
@@ -93,6 +103,8 @@ WK__JSON_HOT const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end)
     return skip_ws_slow(p, end);
 }
 
+/* Latches the error (st, the static msg, the offset of `at`) and returns st; every later
+ * call returns it without another look (ST_FAILED). */
 static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const uint8_t *at)
 {
     r->err.code = st;
@@ -102,6 +114,7 @@ static wk_status fail(wk_json_reader *r, wk_status st, const char *msg, const ui
     return st;
 }
 
+/* fail() with what the lexer reported in f. */
 static wk_status fail_lex(wk_json_reader *r, const wk__json_fail *f)
 {
     return fail(r, f->st, f->msg, f->at);
@@ -132,6 +145,8 @@ __attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool obj
     if (r->depth >= r->max_depth) {
         return fail(r, WK_ERR_DEPTH, "nesting deeper than the limit", r->p);
     }
+    /* the first level past the inline 512: a heap stack for every level the limit allows,
+     * allocated once (the limit is known), the inline bits copied into it */
     uint32_t d = r->depth;
     if (d >= 512 && r->stack == r->inline_stack) {
         size_t words = (size_t)r->max_depth / 64 + 1;
@@ -152,6 +167,7 @@ __attribute__((noinline)) static wk_status push_slow(wk_json_reader *r, bool obj
     return WK_OK;
 }
 
+/* Is the innermost open container (r->depth > 0) an object? */
 static bool top_is_object(const wk_json_reader *r)
 {
     uint32_t d = r->depth - 1;
@@ -206,6 +222,9 @@ __attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, w
         return fail_lex(r, &f);
     }
     ev->type = WK_EV_STR;
+    /* no escape: a view into the input; else unescaped into the arena (the caller's, valid
+     * as long as it) or the scratch buffer (valid until the next call). The unescaped form
+     * is never longer than the escaped one, so the string's length is the room needed. */
     if (esc == NULL) {
         ev->v.str.ptr = (const char *)s;
         ev->v.str.len = (size_t)(close - s);
@@ -232,6 +251,8 @@ __attribute__((noinline)) static wk_status read_string_slow(wk_json_reader *r, w
     return WK_OK;
 }
 
+/* The literal word[0..n) (true, false, null) at r->p, consumed; else a syntax error, or
+ * WK_ERR_TRUNCATED when the input ends inside a correct prefix of it. */
 static wk_status read_literal(wk_json_reader *r, const char *word, size_t n)
 {
     size_t left = (size_t)(r->end - r->p);
@@ -263,7 +284,7 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
     uint8_t c = *at;
     wk_status st;
     switch (c) {
-    case 't':
+    case 't': /* true, false, null: the lexer's literal check */
     case 'f':
     case 'n': {
         wk__json_fail f = {WK_OK, NULL, NULL};
@@ -277,7 +298,7 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
         st = WK_OK;
         break;
     }
-    case 'N':
+    case 'N': /* NaN and Infinity: only with the extension flag */
     case 'I':
         if (!(r->flags & WK_JSON_READ_NAN_INF)) {
             return fail(r, WK_ERR_SYNTAX, "unexpected character (NaN/Infinity are not JSON)",
@@ -299,6 +320,8 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
                 ev->v.f = -__builtin_inf();
                 break;
             }
+            /* a number: the lexer's rule (lex.h), as an integer when it fits, else a
+             * correctly rounded double, or its text with WK_JSON_READ_RAW_NUMBERS */
             wk__json_num num;
             wk__json_fail f = {WK_OK, NULL, NULL};
             const uint8_t *e = wk__json_lex_number(r->p, r->end,
@@ -379,6 +402,7 @@ WK__JSON_HOT wk_status read_value_inl(wk_json_reader *r, wk_event *ev)
     return read_scalar(r, ev);
 }
 
+/* read_value_inl out of line: for the typed reads and value_fast's slow cases. */
 __attribute__((noinline)) static wk_status read_value(wk_json_reader *r, wk_event *ev)
 {
     return read_value_inl(r, ev);
@@ -395,6 +419,8 @@ WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
                     *r->p == '}' ? "trailing comma in object" : "object key must be a string",
                     r->p);
     }
+    /* the key is read as any string (an event of type WK_EV_STR), then whitespace and the
+     * ':'; the key's value is then due (ST_VALUE) */
     wk_status st = read_string(r, ev);
     if (st != WK_OK) {
         return st;
@@ -411,11 +437,15 @@ WK__JSON_HOT wk_status read_key(wk_json_reader *r, wk_event *ev)
     return WK_OK;
 }
 
+/* read_key out of line: key_fast's slow case, so that read_key is inlined only into
+ * next_general. */
 __attribute__((noinline)) static wk_status read_key_call(wk_json_reader *r, wk_event *ev)
 {
     return read_key(r, ev);
 }
 
+/* The closing bracket at r->p: consumed, the container's WK_EV_END in *ev, and the state of
+ * what may follow it. */
 static wk_status close_container(wk_json_reader *r, wk_event *ev)
 {
     r->p++;
@@ -432,6 +462,8 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
 {
     uint32_t state = r->state;
     const uint8_t *end = r->end;
+    /* after a value inside a container: a ',' and the next key or element, or the closing
+     * bracket of that container (a trailing comma is an error) */
     if (WK__LIKELY(state == ST_AFTER_OBJ || state == ST_AFTER_ARR)) {
         bool object = state == ST_AFTER_OBJ;
         const uint8_t *p = skip_ws(r->p, end);
@@ -462,6 +494,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         return fail(r, WK_ERR_SYNTAX,
                     object ? "',' or '}' expected in object" : "',' or ']' expected in array", p);
     }
+    /* after a key's ':': its value */
     if (WK__LIKELY(state == ST_VALUE)) {
         const uint8_t *p = skip_ws(r->p, end);
         r->p = p;
@@ -470,6 +503,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         }
         goto value;
     }
+    /* just inside '{' or '[': the first key or element, or an empty container's close */
     if (state == ST_OBJ_FIRST) {
         const uint8_t *p = skip_ws(r->p, end);
         r->p = p;
@@ -489,6 +523,9 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
         }
         goto value;
     }
+    /* at the top level: the first value; after it, the end of the input (WK_ERR_EOF, or
+     * WK_ERR_TRAILING for anything but whitespace) unless WK_JSON_READ_MULTI reads a stream
+     * of values, which must then be separated by whitespace */
     if (state == ST_TOP) {
         const uint8_t *before = r->p;
         const uint8_t *p = skip_ws(before, end);
@@ -517,6 +554,7 @@ __attribute__((noinline)) static wk_status next_general(wk_json_reader *r, wk_ev
     }
     r->p = skip_ws(r->p, end); /* ST_DONE: as before, the cursor passes whitespace */
     return WK_ERR_EOF;
+    /* the three ways on, each with this one call site so that they are inlined once */
 value:
     return read_value_inl(r, ev);
 key:
@@ -545,6 +583,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
                                   const uint8_t *end, uint32_t after)
 {
     uint8_t c = *p;
+    /* a string: in one step when short and plain */
     if (c == '"') {
         int k = wk__json_short_plain(p + 1, end);
         if (k < 0) {
@@ -558,6 +597,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->state = after;
         return WK_OK;
     }
+    /* a container: one bit on the inline nesting stack (deeper ones: read_value) */
     uint32_t d = r->depth;
     if ((c == '{' || c == '[') && d < 512 && d < r->max_depth) {
         uint64_t bit = 1ull << (d & 63);
@@ -575,6 +615,8 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         r->p = p + 1;
         return WK_OK;
     }
+    /* a short integer (wk__json_word_int: whole within the next 16 bytes), or a literal,
+     * inline */
     if ((wk__json_digit(c) || c == '-') && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
         wk__json_num num;
         const uint8_t *e = wk__json_word_int(p, end, &num);
@@ -657,6 +699,7 @@ WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
     uint32_t state = r->state;
     const uint8_t *p = r->p;
     const uint8_t *end = r->end;
+    /* the next byte is not whitespace: the compact forms, most frequent state first */
     if (WK__LIKELY(p < end && *p > ' ')) {
         uint8_t c = *p;
         if (WK__LIKELY(state == ST_AFTER_OBJ)) {
@@ -693,11 +736,15 @@ WK__JSON_HOT wk_status reader_step(wk_json_reader *r, wk_event *ev)
     return next_general(r, ev);
 }
 
+/* The next event into *ev (wirekit/json.h): WK_OK, WK_ERR_EOF after the last value, or the
+ * latched error. */
 WK_API wk_status wk_json_reader_next(wk_json_reader *r, wk_event *ev)
 {
     return reader_step(r, ev);
 }
 
+/* The stream unpacker's batch (reader_run.h has the contract): the step and the sink's call
+ * in one loop, so the step stays inlined here. */
 wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, bool more,
                               wk__json_run *out)
 {
@@ -708,6 +755,8 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
     if (more) {
         r->flags |= WK__JSON_READ_MORE;
     }
+    /* one step and one sink call per turn; where each step started is kept, so that the
+     * unpacker can undo a step that stopped at a cut token (out->save_*) */
     for (;;) {
         wk_event ev;
         const uint8_t *save_p = r->p;
@@ -723,6 +772,8 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
             out->sink_failed = true;
             break;
         }
+        /* back at the top level: a whole value has been sent (with `one`, every event ends
+         * the run) */
         if (r->depth <= stop) {
             break;
         }
@@ -731,6 +782,7 @@ wk_status wk__json_reader_run(wk_json_reader *r, const wk_sink *sink, bool one, 
     return st;
 }
 
+/* The wk_source adapter: self is the wk_json_reader (wk_json_reader_source). */
 static wk_status source_next(void *self, wk_event *ev)
 {
     return wk_json_reader_next(self, ev);
@@ -746,6 +798,7 @@ static wk_status source_error(const void *self, wk_error *err)
     return wk_json_reader_error(self, err);
 }
 
+/* Fills src so that it reads r's events; r must outlive src. */
 WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
 {
     src->next = source_next;
@@ -754,6 +807,7 @@ WK_API void wk_json_reader_source(wk_json_reader *r, wk_source *src)
     src->self = r;
 }
 
+/* The latched error (WK_OK if none) into err, when not NULL; returns its status. */
 WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
 {
     if (err != NULL) {
@@ -762,11 +816,13 @@ WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err)
     return r->err.code;
 }
 
+/* The byte offset of the next unread byte. */
 WK_API size_t wk_json_reader_offset(const wk_json_reader *r)
 {
     return (size_t)(r->p - r->start);
 }
 
+/* The 1-based line and column of byte `offset` (clamped to len) in data: for messages. */
 WK_API void wk_json_line_col(const void *data, size_t len, size_t offset, size_t *line,
                              size_t *col)
 {
@@ -857,6 +913,8 @@ static inline bool value_next(const wk_json_reader *r, uint8_t c)
     return r->state == ST_VALUE && r->err.code == WK_OK && r->p < r->end && *r->p == c;
 }
 
+/* Typed read: the next value must be an object, opened (WK_ERR_TYPE otherwise, nothing
+ * consumed). Compact input with room on the inline stack: the '{' read right here. */
 WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
 {
     const uint8_t *p = r->p;
@@ -874,6 +932,7 @@ WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
     return typed_expect(r, &ev, WK_EV_MAP);
 }
 
+/* Typed read: the next value must be an array, opened (WK_ERR_TYPE otherwise). */
 WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r)
 {
     wk_event ev;
@@ -890,6 +949,8 @@ static inline void ev_end_fast(wk_json_reader *r)
     value_done(r);
 }
 
+/* Typed read: the next key of the current object into s[0..n) (a view into the input, or
+ * the arena or scratch buffer when escaped); WK_ERR_STATE at its '}' or when no key is due. */
 WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
 {
     if (r->err.code != WK_OK) {
@@ -940,6 +1001,8 @@ __attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const cha
     return WK_OK;
 }
 
+/* Typed read: closes the current container, which must have no element left (WK_ERR_STATE
+ * otherwise, nothing consumed). */
 WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 {
     if (r->err.code != WK_OK) {
@@ -969,6 +1032,8 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
     return st;
 }
 
+/* Typed read: the next value must be a string, into s[0..n) as the key's; short plain
+ * values of keys are taken in one step. */
 WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
@@ -1008,6 +1073,8 @@ static inline int64_t small_uint(wk_json_reader *r)
     return (int64_t)v;
 }
 
+/* Typed read: the next value must be an integer that fits int64_t (WK_ERR_RANGE: an
+ * integer that does not; WK_ERR_TYPE: not an integer; either way nothing consumed). */
 WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
 {
     int64_t u = small_uint(r);
@@ -1031,6 +1098,8 @@ WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be a non-negative integer that fits uint64_t (WK_ERR_RANGE
+ * for a negative one, WK_ERR_TYPE for another value; nothing consumed). */
 WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
 {
     int64_t u = small_uint(r);
@@ -1051,6 +1120,8 @@ WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be a number; integers are converted (rounded when beyond
+ * 2^53). WK_ERR_TYPE otherwise, nothing consumed. */
 WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
 {
     wk_event ev;
@@ -1071,6 +1142,7 @@ WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be true or false (a key's value in one compare). */
 WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
 {
     if (r->state == ST_VALUE && r->err.code == WK_OK && r->end - r->p >= 5) {
@@ -1096,12 +1168,15 @@ WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
     return WK_OK;
 }
 
+/* Typed read: the next value must be null. */
 WK_API wk_status wk_json_reader_nil(wk_json_reader *r)
 {
     wk_event ev;
     return typed_expect(r, &ev, WK_EV_NIL);
 }
 
+/* Skips the next value, a whole container with everything in it (each event is still read
+ * and checked). */
 WK_API wk_status wk_json_reader_skip(wk_json_reader *r)
 {
     wk_event ev;

@@ -4,6 +4,8 @@
  * no call into another translation unit; the unpacker's per-event work (remembering where the
  * step started, holding back a number that reaches the end of a chunk, stopping when a
  * top-level value is whole) is done in the same loop.
+ * Flow: formats/json/json_unpacker.c (events) -> wk__json_reader_run -> reader.c's step ->
+ * the caller's sink.
  */
 #ifndef WK_JSON_READER_RUN_H
 #define WK_JSON_READER_RUN_H

@@ -1,6 +1,8 @@
 /*
  * The fused JSON decoder of the schema codec (wk_schema_decode_json, and so the JSON
- * serializer's decode).
+ * serializer's decode). Flow: bytes -> lexer (lex.h) -> the flat plan loop (dec_flat(),
+ * dec_flat_avx2(): schema_json_dec_loop.h) -> the caller's struct; on any give-up, bytes ->
+ * wk_json_reader -> wk_schema_decode (dec_generic()) from the start.
  *
  * It runs the compiled plan of a flat struct (no nested struct or array, at most 64 fields,
  * names that are their own JSON text; schema_index.c builds it with the MessagePack plan),
@@ -33,7 +35,9 @@
 #include "value/value_build_interface.h"
 #include "wirekit/json.h"
 
-/* The generic path (every fallback). */
+/* The generic path (every fallback): the schema decoder's loop over a JSON reader on the
+ * same bytes, then a check that only whitespace follows. Returns its status, err filled as
+ * the generic path fills it. */
 static __attribute__((noinline)) wk_status dec_generic(const wk_schema *s, const void *data,
                                                        size_t len, void *obj, wk_arena *arena,
                                                        const wk_schema_opts *opts,
@@ -65,7 +69,8 @@ static __attribute__((noinline)) wk_status dec_generic(const wk_schema *s, const
 
 
 /* The decoder's helpers are inlined into the plan loop at -O2 too, where GCC otherwise keeps
- * them out of line (measured: about 10% more instructions on the seed record). */
+ * them out of line (measured as instructions per seed record: wirekit bench --suite schema
+ * --callgrind). */
 #define DEC_HOT static inline __attribute__((always_inline))
 
 /* The literal `null` at p (p < end). */
@@ -120,6 +125,9 @@ static __attribute__((noinline)) const uint8_t *dec_float_field(const wk__mp_op 
     if (p == NULL) {
         return NULL;
     }
+    /* any number, converted as the general loop converts it (wk__dec_scalar): integers to
+     * double, and for a float member a finite value beyond FLT_MAX gives up (the general
+     * path reports the range error) */
     double v = num.kind == WK__NUM_UINT  ? (double)num.v.u
                : num.kind == WK__NUM_INT ? (double)num.v.i
                                          : num.v.d;
@@ -152,24 +160,64 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
 /* Children a container of scalars may have to be built here (more: the tree parser). */
 #define VALUE_KIDS 32
 
+/* The baseline instance of the plan loop (schema_json_dec_loop.h): its always-inlined
+ * helpers dec_text(), dec_str_copy(), dec_node(), dec_value(), dec_str_field() (the same
+ * names with _avx2 in the AVX2 instance), then dec_text_field() and dec_flat() over their
+ * bodies (contracts in schema_json_dec_loop.h).
+ * Both out of line: dec_text_field is rare, dec_flat is the entry. */
 #define WK__SJD(name) name
-#define WK__SJD_FN static WK__NOINLINE
 #define WK__SJD_HOT DEC_HOT
 #include "formats/json/schema_json_dec_loop.h"
+static WK__NOINLINE const uint8_t *dec_text_field(const wk__mp_op *op, const uint8_t *p,
+                                                  const uint8_t *end, uint8_t *dst,
+                                                  wk_arena *a)
+{
+#define WK__SJD_BODY 1
+#include "formats/json/schema_json_dec_loop.h"
+#undef WK__SJD_BODY
+}
+static WK__NOINLINE bool dec_flat(const wk__schema_index *ix, const uint8_t *in,
+                                  const uint8_t *end, uint8_t *base, wk_arena *a,
+                                  uint32_t vdepth)
+{
+#define WK__SJD_BODY 2
+#include "formats/json/schema_json_dec_loop.h"
+#undef WK__SJD_BODY
+}
 #undef WK__SJD
-#undef WK__SJD_FN
 #undef WK__SJD_HOT
 
 #if WK__JSON_HAVE_AVX2
+/* The AVX2 instance: dec_text_field_avx2() and dec_flat_avx2(), compiled for AVX2 over the
+ * lexer's AVX2 wide scans; the same contracts as the baseline's. */
 #define WK__SJD(name) name##_avx2
-#define WK__SJD_FN static WK__NOINLINE WK__JSON_AVX2_FN
 #define WK__SJD_HOT DEC_HOT WK__JSON_AVX2_FN
 #include "formats/json/schema_json_dec_loop.h"
+static WK__NOINLINE WK__JSON_AVX2_FN const uint8_t *dec_text_field_avx2(const wk__mp_op *op,
+                                                                       const uint8_t *p,
+                                                                       const uint8_t *end,
+                                                                       uint8_t *dst,
+                                                                       wk_arena *a)
+{
+#define WK__SJD_BODY 1
+#include "formats/json/schema_json_dec_loop.h"
+#undef WK__SJD_BODY
+}
+static WK__NOINLINE WK__JSON_AVX2_FN bool dec_flat_avx2(const wk__schema_index *ix,
+                                                        const uint8_t *in, const uint8_t *end,
+                                                        uint8_t *base, wk_arena *a,
+                                                        uint32_t vdepth)
+{
+#define WK__SJD_BODY 2
+#include "formats/json/schema_json_dec_loop.h"
+#undef WK__SJD_BODY
+}
 #undef WK__SJD
-#undef WK__SJD_FN
 #undef WK__SJD_HOT
 #endif
 
+/* The entry point: the flat plan when the struct has one (in the instance wk__json_simd()
+ * chose), else or when it gives up the generic path (dec_generic) from the start. */
 WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, size_t len,
                                        void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                        wk_schema_error *err)
@@ -179,6 +227,8 @@ WK_API wk_status wk_schema_decode_json(const wk_schema *s, const void *data, siz
     if (ix == NULL) {
         return st;
     }
+    /* the flat plan for a flat struct (wk_value fields get the depth left below the
+     * struct), else or when it gives up the generic path from the start */
     if (s->root == WK_SCHEMA_ROOT_STRUCT && ix->js_flat && len != 0) {
         uint32_t limit = wk__schema_depth_limit(opts);
         const uint8_t *in = data;

@@ -1,15 +1,33 @@
 /*
- * The fused schema JSON decoder's plan loop (schema_json_dec.c) and its helpers that scan,
- * a template instantiated once per instance of the JSON lexer's wide scans (lex_scan.h)
- * like the tree parser's loop (decode_loop.h). The includer defines
- *   WK__SJD(name)  the instance's name for `name` (these functions and the lexer's scans)
- *   WK__SJD_FN     the storage and target attributes of its out-of-line functions
- *   WK__SJD_HOT    the same for the helpers always inlined into the loop
- * and schema_json_dec.c runs the instance the machine runs best (wk__json_simd).
+ * The fused schema JSON decoder's plan loop (schema_json_dec.c) and its helpers that scan.
+ * Flow: bytes -> lexer (lex.h, lex_scan.h) -> this loop (the flat plan's ops in key order:
+ * schema/schema_fast_interface.h) -> stores into the caller's struct; at anything it does not
+ * handle it gives up and schema_json_dec.c runs the generic path (the schema decoder's loop
+ * over the JSON reader) from the start. A template compiled once per instance of the JSON
+ * lexer's wide scans (lex_scan.h), like the tree parser's loop (decode_loop.h), in
+ * three parts that schema_json_dec.c includes in turn:
+ *   WK__SJD_BODY undefined  the helpers, always inlined, at file scope
+ *   WK__SJD_BODY 1          the body of dec_text_field() / dec_text_field_avx2(): a field of
+ *                           a string kind other than WK_SK_STR (char[N], base64 bytes, RFC 3339
+ *                           timestamps) at p (p < end) into dst, with the general loop's
+ *                           checks, null as it takes it for WK_NULLABLE; returns the position
+ *                           after it, or NULL to give up
+ *   WK__SJD_BODY 2          the body of dec_flat() / dec_flat_avx2(): the flat plan of ix over
+ *                           the document [in, end) into the struct at base (vdepth caps the
+ *                           nesting of wk_value fields); true when it decoded the whole
+ *                           document, else false and the generic path decides from the start
+ * schema_json_dec.c writes out the headers of the out-of-line functions and includes the
+ * bodies between their braces. It defines
+ *   WK__SJD(name)  the instance's name for `name` (the helpers, the out-of-line functions and
+ *                  the lexer's scans): name, or name_avx2
+ *   WK__SJD_HOT    the storage and target attributes of the helpers
+ * and runs the instance the machine runs best (wk__json_simd).
  */
-#if !defined(WK__SJD) || !defined(WK__SJD_FN) || !defined(WK__SJD_HOT)
+#if !defined(WK__SJD) || !defined(WK__SJD_HOT)
 #error "formats/json/schema_json_dec_loop.h is a template: include it from schema_json_dec.c"
 #endif
+
+#ifndef WK__SJD_BODY
 
 /* A string at p ('"', p < end): its bytes, a view into the input when it has no escape
  * (*esc false), else unescaped into the arena with room for a NUL after them (*esc true).
@@ -113,6 +131,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_node)(const uint8_t *p, const uint8_t *en
         v->u.str = str;
         return p;
     }
+    /* numbers: a small non-negative integer in one step, else the lexer's number rule */
     uint64_t small;
     const uint8_t *q = wk__json_small_uint(p, end, &small);
     if (WK__LIKELY(q != NULL)) {
@@ -139,6 +158,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_node)(const uint8_t *p, const uint8_t *en
         }
         return p;
     }
+    /* the literals; anything else (a container, a bad byte) is the caller's to decide */
     size_t left = (size_t)(end - p);
     if (c == 't' && left >= 4 && memcmp(p, "true", 4) == 0) {
         wk__vb_head(v, WK_VAL_BOOL, 0, 0);
@@ -172,6 +192,8 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
     if (c != '{' && c != '[') {
         return WK__SJD(dec_node)(p, end, in, dst, a);
     }
+    /* a container: its children gather on the C stack (VALUE_KIDS of them at most), then
+     * move to the arena in one copy, as the tree parser moves them */
     const bool is_map = c == '{';
     const uint8_t close = is_map ? '}' : ']';
     wk_value kids[VALUE_KIDS];
@@ -184,6 +206,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
         p++;
     } else {
         for (;;) {
+            /* one child (a map's key, ':' and value): too many children go to the parser */
             if (n + 2 > VALUE_KIDS) {
                 goto deeper;
             }
@@ -210,12 +233,13 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
                 }
             }
             if (*p == '{' || *p == '[') {
-                goto deeper;
+                goto deeper; /* a nested container: the whole value to the parser */
             }
             p = WK__SJD(dec_node)(p, end, in, &kids[n++], a);
             if (p == NULL) {
                 return NULL;
             }
+            /* then a ',' and the next child, or the container's end */
             p = WK__SJD(wk__json_skip_ws)(p, end);
             if (p == end) {
                 return NULL;
@@ -246,6 +270,9 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_value)(const uint8_t *p, const uint8_t *e
     dst->u.items = items;
     return p;
 deeper: {
+    /* the whole value from its start through the fused tree parser: strings copied (the
+     * field outlives the input), trailing bytes allowed (the rest of the document follows),
+     * the field's depth budget; what this loop built so far is left in the arena */
     wk_read_opts vo = {0};
     vo.flags = WK_READ_COPY_STRINGS | WK_JSON_READ_ALLOW_TRAILING;
     vo.max_depth = vdepth;
@@ -259,12 +286,35 @@ deeper: {
 }
 }
 
-/* The string kinds other than WK_SK_STR (p < end): char[N], base64 bytes, RFC 3339
- * timestamps, with the general loop's checks; null as it takes it for WK_NULLABLE. */
-WK__SJD_FN const uint8_t *WK__SJD(dec_text_field)(const wk__mp_op *op, const uint8_t *p,
-                                                  const uint8_t *end, uint8_t *dst,
-                                                  wk_arena *a)
+/* A WK_SK_STR field (p < end). */
+WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uint8_t *p,
+                                                  const uint8_t *end, const uint8_t *in,
+                                                  uint8_t *dst, wk_arena *a)
 {
+    if (*p != '"') {
+        if ((op->flags & WK_NULLABLE) != 0 && *p == 'n' && dec_is_null(p, end)) {
+            *(char **)dst = NULL;
+            return p + 4;
+        }
+        return NULL;
+    }
+    const char *str;
+    size_t len;
+    bool plain;
+    p = WK__SJD(dec_str_copy)(p, end, in, a, &str, &len, &plain);
+    if (p == NULL) {
+        return NULL;
+    }
+    /* A plain string has no control byte (the lexer let none through): no NUL to look for. */
+    if (WK__UNLIKELY(!plain) && wk__dec_has_nul((const uint8_t *)str, len)) {
+        return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
+    }
+    *(const char **)dst = str;
+    return p;
+}
+
+#elif WK__SJD_BODY == 1 /* the body of dec_text_field */
+
     if (*p == 'n') {
         if ((op->flags & WK_NULLABLE) == 0 || !dec_is_null(p, end)) {
             return NULL;
@@ -299,41 +349,10 @@ WK__SJD_FN const uint8_t *WK__SJD(dec_text_field)(const wk__mp_op *op, const uin
         return wk__schema_parse_rfc3339((const char *)s, len, (wk_timestamp *)dst) ? p : NULL;
     default: return NULL;
     }
-}
 
-/* A WK_SK_STR field (p < end). */
-WK__SJD_HOT const uint8_t *WK__SJD(dec_str_field)(const wk__mp_op *op, const uint8_t *p,
-                                                  const uint8_t *end, const uint8_t *in,
-                                                  uint8_t *dst, wk_arena *a)
-{
-    if (*p != '"') {
-        if ((op->flags & WK_NULLABLE) != 0 && *p == 'n' && dec_is_null(p, end)) {
-            *(char **)dst = NULL;
-            return p + 4;
-        }
-        return NULL;
-    }
-    const char *str;
-    size_t len;
-    bool plain;
-    p = WK__SJD(dec_str_copy)(p, end, in, a, &str, &len, &plain);
-    if (p == NULL) {
-        return NULL;
-    }
-    /* A plain string has no control byte (the lexer let none through): no NUL to look for. */
-    if (WK__UNLIKELY(!plain) && wk__dec_has_nul((const uint8_t *)str, len)) {
-        return NULL; /* "\u0000": the general loop's "string contains a NUL byte" */
-    }
-    *(const char **)dst = str;
-    return p;
-}
+#elif WK__SJD_BODY == 2 /* the body of dec_flat */
 
-/* The flat plan over the document [in, end) into the struct at base: true when it decoded
- * the whole document (else the generic path decides). */
-WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
-                                  const uint8_t *end, uint8_t *base, wk_arena *a,
-                                  uint32_t vdepth)
-{
+    /* the document must be one object (no byte order mark: the generic path decides) */
     const uint8_t *p = WK__SJD(wk__json_skip_ws)(in, end);
     if (p == end || *p != '{') {
         return false;
@@ -344,8 +363,8 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
     }
     const wk__mp_op *const ops = ix->mp_ops;
     const wk__mp_op *const ops_end = ops + ix->nfields;
-    const wk__mp_op *want = ops;
-    uint64_t seen = 0;
+    const wk__mp_op *want = ops; /* the field expected next: the descriptor's order */
+    uint64_t seen = 0;           /* required fields seen, as reqmask bits */
     if (*p == '}') {
         p++;
     } else {
@@ -353,6 +372,9 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
             if (*p != '"') {
                 return false;
             }
+            /* The key: most documents list the fields in the descriptor's order, so the
+             * expected `"name":` is compared first, as two masked words when 16 bytes are
+             * left; any other key is scanned and looked up in the index. */
             const wk__mp_op *op;
             size_t left = (size_t)(end - p);
             if (WK__LIKELY(want < ops_end &&
@@ -387,6 +409,8 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
             if (WK__UNLIKELY(p == end)) {
                 return false;
             }
+            /* The value, stored straight into the member by its kind; a repeated key is
+             * stored again (the last one wins, as in the generic loop). */
             uint8_t *dst = base + op->offset;
             switch ((wk_schema_kind)op->kind) {
             case WK_SK_STR: p = WK__SJD(dec_str_field)(op, p, end, in, dst, a); break;
@@ -419,6 +443,7 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
             if (WK__UNLIKELY(p == NULL)) {
                 return false;
             }
+            /* then a ',' (compact input: right after the value) or the object's '}' */
             if (WK__LIKELY(p < end && *p == ',')) {
                 p++;
             } else {
@@ -441,6 +466,8 @@ WK__SJD_FN bool WK__SJD(dec_flat)(const wk__schema_index *ix, const uint8_t *in,
             }
         }
     }
+    /* only whitespace may follow, and every required field must have been seen */
     p = WK__SJD(wk__json_skip_ws)(p, end);
     return p == end && (seen & ix->required_mask) == ix->required_mask;
-}
+
+#endif /* WK__SJD_BODY */

@@ -1,6 +1,8 @@
 /*
  * The fused JSON encoder of the schema codec (wk_schema_encode_json, and so the JSON
- * serializer's encode).
+ * serializer's encode). Flow: the caller's struct -> the flat plan (enc_flat) -> JSON text
+ * in the caller's wk_buf; on any give-up, struct -> wk_schema_encode -> wk_json_writer
+ * (enc_generic) from the same start.
  *
  * It runs the compiled plan of a flat struct (no nested struct or array, at most 64 fields,
  * names that are their own JSON text; schema_index.c builds it with the MessagePack plan),
@@ -96,6 +98,7 @@ static inline uint8_t *enc_u64(uint8_t *o, uint64_t u)
     return o + wk__fmt_u64(u, (char *)o);
 }
 
+/* A signed integer's text (no room check: SCALAR_ROOM); INT64_MIN negated as unsigned. */
 static inline uint8_t *enc_i64(uint8_t *o, int64_t i)
 {
     if (i < 0) {
@@ -105,6 +108,7 @@ static inline uint8_t *enc_i64(uint8_t *o, int64_t i)
     return enc_u64(o, (uint64_t)i);
 }
 
+/* `true` or `false` (no room check: SCALAR_ROOM). */
 static inline uint8_t *enc_bool(uint8_t *o, bool b)
 {
     if (b) {
@@ -115,6 +119,7 @@ static inline uint8_t *enc_bool(uint8_t *o, bool b)
     return o + 5;
 }
 
+/* `null` (no room check: SCALAR_ROOM). */
 static inline uint8_t *enc_null(uint8_t *o)
 {
     memcpy(o, "null", 4);
@@ -228,6 +233,10 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
     o = wk__schema_put_key(o, op->jkey, op->jkey_len); /* room: the plan's */
+    /* Fixed-size values are written straight in (the plan's room covers them); strings,
+     * bytes, timestamps and wk_value trees check for room or go through the writer's
+     * printers. Non-finite floats have no JSON form: give up, and the generic path reports
+     * the writer's error. */
     switch ((wk_schema_kind)op->kind) {
     case WK_SK_BOOL: return enc_bool(o, *(const bool *)p);
     case WK_SK_I8: return enc_i64(o, *(const int8_t *)p);
@@ -328,6 +337,8 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
     return true;
 }
 
+/* Appends the JSON form of obj to out: the flat plan when the struct has one, else (or when
+ * it gives up) the generic path from the same start, which decides bytes and errors. */
 WK_API wk_status wk_schema_encode_json(const wk_schema *s, const void *obj, wk_buf *out,
                                        wk_error *err)
 {

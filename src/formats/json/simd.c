@@ -5,6 +5,8 @@
  * lex.h), not a call through a pointer per string. WK_JSON_SIMD=base in the environment
  * forces the baseline (to compare or test it on an AVX2 machine); tests force each level in
  * turn with wk__json_simd_force. Also the byte vectors the string scans read from memory.
+ * Flow: the first parse -> wk__json_simd (lex.h) -> wk__json_simd_decide here -> the level
+ * every later parse reads.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,14 @@
 
 #define WK__JSON_8(c) c, c, c, c, c, c, c, c
 #define WK__JSON_32(c) {WK__JSON_8(c), WK__JSON_8(c), WK__JSON_8(c), WK__JSON_8(c)}
+/* The byte vectors of lex.h (WK__JSON_VQUOTE, _VBSLASH, _VSPACE): 32 copies of each byte. */
 const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32))) = {
     WK__JSON_32('"'), WK__JSON_32('\\'), WK__JSON_32(0x20)};
 
 /* 0: not decided yet; else a WK__JSON_SIMD_* level. */
 int wk__json_simd_level;
 
+/* The best level this CPU runs: AVX2 when compiled in and supported, else the baseline. */
 static int machine_level(void)
 {
 #if WK__JSON_HAVE_AVX2
@@ -30,6 +34,8 @@ static int machine_level(void)
     return WK__JSON_SIMD_BASE;
 }
 
+/* Decides the level on first use (lex.h's wk__json_simd calls this once): the machine's, or
+ * the baseline with WK_JSON_SIMD=base; stored for every later parse. */
 int wk__json_simd_decide(void)
 {
     int level = machine_level();
@@ -41,6 +47,8 @@ int wk__json_simd_decide(void)
     return level;
 }
 
+/* Tests: forces a level (never above what the machine runs); 0 makes the next parse decide
+ * again. */
 void wk__json_simd_force(int level)
 {
     int have = machine_level();

@@ -11,9 +11,10 @@
  * lexing step is lex.h's, shared with the parser and the event reader; the grammar loop is
  * decode.c's with the node building left out. What only a tree can run out of is not checked:
  * the arena, strings of 4 GiB or more and containers of 2^32 elements or more (json.h).
- * The loop is validate_loop.h, instantiated here once per instance of the lexer's wide
- * scans (baseline, AVX2) like the parser's; the entry point runs the one wk__json_simd()
- * chose for the process.
+ * The loop is json/validate_loop.h, instantiated here once per instance of the lexer's wide
+ * scans (baseline, AVX2) like the parser's, as json_validate_doc() and
+ * json_validate_doc_avx2(); the entry point runs the one wk__json_simd() chose for the
+ * process. Flow: bytes -> lexer (lex.h, lex_scan.h) -> this loop -> a status and an offset.
  */
 #include <string.h>
 
@@ -51,31 +52,49 @@ WK__JSON_HOT const uint8_t *scalar(const uint8_t *p, const uint8_t *end, unsigne
     return wk__json_not_a_value(p, f);
 }
 
+/* json_validate_doc(): the validate loop (validate_loop.h, its body) over the baseline wide
+ * scans, with its always-inlined string step string() (string_avx2() in the AVX2 instance);
+ * returns as wk_json_validate. Out of line, so the two instances do not inline into
+ * the dispatching entry point. */
 #define WK__VALIDATE(name) name
-#define WK__VALIDATE_FN static WK__NOINLINE
 #define WK__VALIDATE_HOT WK__JSON_HOT
 #include "formats/json/validate_loop.h"
+static WK__NOINLINE wk_status json_validate_doc(const void *data, size_t len,
+                                                const wk_read_opts *opts, size_t *consumed,
+                                                wk_error *err)
+{
+#define WK__VALIDATE_BODY
+#include "formats/json/validate_loop.h"
+#undef WK__VALIDATE_BODY
+}
 #undef WK__VALIDATE
-#undef WK__VALIDATE_FN
 #undef WK__VALIDATE_HOT
 
 #if WK__JSON_HAVE_AVX2
+/* json_validate_doc_avx2(): json_validate_doc() compiled for AVX2 over the lexer's AVX2 wide
+ * scans; the same contract. */
 #define WK__VALIDATE(name) name##_avx2
-#define WK__VALIDATE_FN static WK__NOINLINE WK__JSON_AVX2_FN
 #define WK__VALIDATE_HOT WK__JSON_HOT WK__JSON_AVX2_FN
 #include "formats/json/validate_loop.h"
+static WK__NOINLINE WK__JSON_AVX2_FN wk_status json_validate_doc_avx2(
+    const void *data, size_t len, const wk_read_opts *opts, size_t *consumed, wk_error *err)
+{
+#define WK__VALIDATE_BODY
+#include "formats/json/validate_loop.h"
+#undef WK__VALIDATE_BODY
+}
 #undef WK__VALIDATE
-#undef WK__VALIDATE_FN
 #undef WK__VALIDATE_HOT
 #endif
 
+/* The instance wk__json_simd() chose for the process (the AVX2 one when the CPU has it). */
 WK_API wk_status wk_json_validate(const void *data, size_t len, const wk_read_opts *opts,
                                   size_t *consumed, wk_error *err)
 {
 #if WK__JSON_HAVE_AVX2
     if (wk__json_simd() == WK__JSON_SIMD_AVX2) {
-        return validate_avx2(data, len, opts, consumed, err);
+        return json_validate_doc_avx2(data, len, opts, consumed, err);
     }
 #endif
-    return validate(data, len, opts, consumed, err);
+    return json_validate_doc(data, len, opts, consumed, err);
 }

@@ -1,18 +1,29 @@
 /*
- * The validate-only scanner's loop (validate.c), a template instantiated once per
- * instance of the lexer's wide scans (lex_scan.h), as the tree parser's loop is
- * (decode_loop.h). The includer defines
- *   WK__VALIDATE(name)  the instance's name for `name` (the loop, its string step, and the
- *                       lexer's scans)
- *   WK__VALIDATE_FN     the storage and target attributes of the loop function
- *   WK__VALIDATE_HOT    the same for its always-inlined string step
- * and validate.c calls the instance the machine runs best (wk__json_simd). The grammar's
+ * The validate-only scanner's loop (json/validate.c): bytes -> lexer (lex.h, lex_scan.h) ->
+ * this loop -> a status and an offset, no tree and no events. A template compiled once per
+ * instance of the lexer's wide scans, as the tree parser's loop is (decode_loop.h), in
+ * two parts that json/validate.c includes in turn:
+ *   without WK__VALIDATE_BODY  the loop's always-inlined string step, at file scope
+ *   with WK__VALIDATE_BODY     the loop itself: the body of json_validate_doc() and
+ *                              json_validate_doc_avx2(), whose headers json/validate.c writes
+ *                              out and includes this file between the braces of
+ * The includer defines
+ *   WK__VALIDATE(name)  the instance's name for `name` (the string step, and the lexer's
+ *                       scans): name, or name_avx2
+ *   WK__VALIDATE_HOT    the storage and target attributes of the string step
+ * and json/validate.c calls the instance the machine runs best (wk__json_simd). The grammar's
  * steps and failures are the lexer's (lex.h, lex_scan.h), shared with the tree parser.
+ *
+ * The loop checks that data[0..len) holds one JSON document (with WK_JSON_READ_MULTI or
+ * WK_JSON_READ_ALLOW_TRAILING, that it starts with one) and returns WK_OK with *consumed (may
+ * be NULL) the bytes read, else the first failure in err, as wk_json_decode_value would
+ * report it. Nesting is one bit per open container (object or array), 512 levels inline.
  */
-#if !defined(WK__VALIDATE) || !defined(WK__VALIDATE_FN) || !defined(WK__VALIDATE_HOT)
+#if !defined(WK__VALIDATE) || !defined(WK__VALIDATE_HOT)
 #error "json/validate_loop.h is a template: include it from json/validate.c"
 #endif
 
+#ifndef WK__VALIDATE_BODY
 /* The string whose opening quote is at p: the position after its closing quote, or NULL
  * (f filled). Short plain strings (most keys and values) in one step. */
 WK__VALIDATE_HOT const uint8_t *WK__VALIDATE(string)(const uint8_t *p, const uint8_t *end,
@@ -31,10 +42,8 @@ WK__VALIDATE_HOT const uint8_t *WK__VALIDATE(string)(const uint8_t *p, const uin
     return close + 1;
 }
 
-WK__VALIDATE_FN wk_status WK__VALIDATE(validate)(const void *data, size_t len,
-                                                 const wk_read_opts *opts, size_t *consumed,
-                                                 wk_error *err)
-{
+#else /* WK__VALIDATE_BODY: the loop */
+
     unsigned flags = opts != NULL ? opts->flags : 0;
     size_t max_depth =
         opts != NULL && opts->max_depth != 0 ? opts->max_depth : WK_JSON_DEFAULT_MAX_DEPTH;
@@ -156,6 +165,7 @@ close:
     goto after_value;
 
 key:
+    /* in an object, p at its next key: the key, then its colon, then its value */
     if (WK__UNLIKELY(wk__json_key_start(p, end, &f) == NULL)) {
         goto fail;
     }
@@ -170,6 +180,7 @@ key:
     goto value;
 
 done:
+    /* the document's value is whole: only whitespace may follow, unless allowed */
     p = WK__VALIDATE(wk__json_doc_end)(
         p, end, (flags & (WK_JSON_READ_ALLOW_TRAILING | WK_JSON_READ_MULTI)) != 0, &f);
     if (p == NULL) {
@@ -182,6 +193,8 @@ done:
     return wk_error_set(err, WK_OK, (size_t)(p - start), NULL);
 
 fail:
+    /* f says what failed and where */
     wk__stack_free(&stack);
     return wk_error_set(err, f.st, (size_t)(f.at - start), f.msg);
-}
+
+#endif /* WK__VALIDATE_BODY */

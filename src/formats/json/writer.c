@@ -10,6 +10,22 @@
  * shortest digits. Values JSON cannot express are mapped (docs/formats.md): binary as a
  * base64 string, ext as {"ext":type,"data":"<base64>"}, timestamps as RFC 3339 strings,
  * scalar map keys as the string of their JSON text.
+ *
+ * Flow: events (any source, through wk_json_writer_sink) or typed calls -> the event writer
+ * (frames: separators, keys, indentation) -> the byte printers -> JSON text in the caller's
+ * wk_buf; or a tree -> wk_json_encode_value's walk -> the same printers.
+ *
+ * Contents, in order:
+ *   byte printers      put, put_byte; strings (swar_special, load_upto8, put_escape, the
+ *                      put_string_* family, copy_words, put_str_node); numbers (fmt_u64,
+ *                      digits8, fmt_u64_room, fmt_i64, fmt_double); put_base64,
+ *                      put_timestamp, put_scalar, put_key, put_ext, put_newline_indent
+ *   event writer       latch; open_slot/close_slot/top_done (what goes around an item);
+ *                      write_item; the out-of-line halves of the inline calls of json.h
+ *                      (wk_json_writer_*_slow); wk_json_writer_event and the sink adapter
+ *   tree writer        put_node, encode_compact (compact, raw cursor), wk_json_encode_value
+ *                      (pretty, checked helpers)
+ *   schema printers    wk__json_put_* (json_put.h), for schema_json_enc.c
  */
 #include <string.h>
 
@@ -23,11 +39,14 @@
 #define F_ITEMS WK__JW_ITEMS /* at least one element written */
 #define F_VALUE WK__JW_VALUE /* object: a key was written, its value is next */
 
+/* Why a write failed: the status and a static message, latched by the event writer
+ * (latch) or reported by the tree walker (wk_error_set). */
 typedef struct wfail {
     wk_status st;
     const char *msg;
 } wfail;
 
+/* Fills f and returns st: the one way a helper below fails. */
 static wk_status wfailed(wfail *f, wk_status st, const char *msg)
 {
     f->st = st;
@@ -35,12 +54,14 @@ static wk_status wfailed(wfail *f, wk_status st, const char *msg)
     return st;
 }
 
+/* Appends s[0..n) to b; WK_OK, or the buffer's status (its limit, out of memory) in f. */
 static wk_status put(wk_buf *b, const void *s, size_t n, wfail *f)
 {
     wk_status st = wk_buf_append(b, s, n);
     return st == WK_OK ? WK_OK : wfailed(f, st, "output buffer full");
 }
 
+/* Appends the byte c to b, as put(). */
 static wk_status put_byte(wk_buf *b, uint8_t c, wfail *f)
 {
     wk_status st = wk_buf_push(b, c);
@@ -124,6 +145,9 @@ static wk_status put_string_rest_exact(wk_buf *b, const uint8_t *p, const uint8_
 {
     uint8_t esc[8];
     wk_status st = WK_OK;
+    /* a UTF-8 sequence is checked and appended whole, a byte that needs it is escaped, any
+     * other is appended: each through the buffer's checked calls, so a fixed buffer fills to
+     * its last byte and then fails */
     while (st == WK_OK && p < end) {
         uint8_t c = *p;
         if (c >= 0x80) {
@@ -187,6 +211,10 @@ __attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8
     *d++ = '"';
     const uint8_t *p = s;
     const uint8_t *end = s + n;
+    /* Runs: 16 bytes at a time (SSE2), then 8 (SWAR), each stored before it is looked at
+     * (the reserved slack takes the overshoot); at the first byte that needs a look the
+     * cursors stop there and `special` decides: UTF-8 is checked and copied as it is, the
+     * others are escaped. */
     for (;;) {
         size_t left = (size_t)(end - p);
 #if defined(__SSE2__)
@@ -230,6 +258,7 @@ __attribute__((noinline)) static wk_status put_string_fix(wk_buf *b, const uint8
         }
         break;
     special: {
+        /* non-ASCII: the whole run of multi-byte sequences checked, then copied as it is */
         uint8_t c = *p;
         if (c >= 0x80) {
             const uint8_t *q = p;
@@ -276,6 +305,8 @@ static inline wk_status put_string(wk_buf *b, const uint8_t *s, size_t n, wfail 
  * s[0..n) and writes only d[0..n). */
 static inline void copy_words(uint8_t *d, const uint8_t *s, size_t n)
 {
+    /* 16 bytes and more: 16-byte moves, the last one ending exactly at n (it may overlap
+     * the one before); shorter: two moves of 8, 4 or 1 byte from both ends */
     if (n >= 16) {
 #if defined(__SSE2__)
         const uint8_t *last = s + n - 16;
@@ -342,6 +373,7 @@ static inline size_t fmt_u64(uint64_t u, char *d)
     return wk__fmt_u64(u, d);
 }
 
+/* The decimal digits of u at d (room for 20), no NUL; returns their count. */
 WK_API size_t wk_json_fmt_u64(uint64_t u, char *d)
 {
     return fmt_u64(u, d);
@@ -404,6 +436,8 @@ static inline size_t fmt_u64_room(uint64_t u, uint8_t *d)
     return wk__fmt_u64(u, (char *)d);
 }
 
+/* The decimal text of i at d (room for 20: a sign and 19 digits), no NUL; returns its
+ * length. INT64_MIN is negated as an unsigned value. */
 static size_t fmt_i64(int64_t i, char *d)
 {
     if (i < 0) {
@@ -515,6 +549,9 @@ static wk_status put_scalar(wk_buf *b, const wk_event *ev, unsigned flags, wfail
 {
     char t[WK__DTOA_JSON_MAX];
     size_t n;
+    /* Values JSON has no form for are mapped (docs/formats.md): binary as a base64 string,
+     * a timestamp as an RFC 3339 string; a raw number is written as its text, unchecked
+     * (it came from a JSON reader). */
     switch (ev->type) {
     case WK_EV_NIL:
         return put(b, "null", 4, f);
@@ -549,6 +586,8 @@ static wk_status put_scalar(wk_buf *b, const wk_event *ev, unsigned flags, wfail
  * their JSON text; containers and ext cannot be keys. */
 static wk_status put_key(wk_buf *b, const wk_event *ev, unsigned flags, wfail *f)
 {
+    /* strings, binary (base64) and timestamps (RFC 3339) are strings already; numbers, bools
+     * and nil are quoted; containers and ext cannot be keys. A failed key leaves nothing. */
     switch (ev->type) {
     case WK_EV_STR:
     case WK_EV_BIN:
@@ -575,6 +614,7 @@ static wk_status put_key(wk_buf *b, const wk_event *ev, unsigned flags, wfail *f
     }
 }
 
+/* An ext event as {"ext":type,"data":"<base64>"} (docs/formats.md). */
 static wk_status put_ext(wk_buf *b, const wk_event *ev, wfail *f)
 {
     char t[40];
@@ -592,6 +632,7 @@ static wk_status put_ext(wk_buf *b, const wk_event *ev, wfail *f)
     return st;
 }
 
+/* Pretty output: a newline and depth * indent spaces, in one reservation. */
 static wk_status put_newline_indent(wk_buf *b, size_t depth, uint32_t indent, wfail *f)
 {
     size_t n = depth * indent + 1;
@@ -606,6 +647,8 @@ static wk_status put_newline_indent(wk_buf *b, size_t depth, uint32_t indent, wf
 
 /* ---- event writer ------------------------------------------------------------------------ */
 
+/* Latches f as the writer's error (at the output's length) and stops the frame, so every
+ * later call returns it at once; returns the status. */
 static wk_status latch(wk_json_writer *w, const wfail *f)
 {
     w->err.code = f->st;
@@ -615,6 +658,8 @@ static wk_status latch(wk_json_writer *w, const wfail *f)
     return f->st;
 }
 
+/* What open_slot found the next item to be: a value, an object's key (which must be
+ * printed as a string), or nothing (the failure is in f). */
 enum { SLOT_VALUE, SLOT_KEY, SLOT_FAIL };
 
 /* Writes what goes before the next item (',' and indentation, or the newline between
@@ -744,11 +789,15 @@ __attribute__((noinline)) static wk_status str_general(wk_json_writer *w, const 
     return WK_OK;
 }
 
+/* The out-of-line half of wk_json_writer_str (wirekit/json.h has the inline fast path):
+ * the string as a value or a key, with every check. */
 WK_API wk_status wk_json_writer_str_slow(wk_json_writer *w, const char *s, size_t n)
 {
     return str_general(w, s, n);
 }
 
+/* The out-of-line half of wk_json_writer_key: WK_ERR_STATE (latched) when no key is due,
+ * else the string as the object's next key. */
 WK_API wk_status wk_json_writer_key_slow(wk_json_writer *w, const char *s, size_t n)
 {
     if (w->err.code != WK_OK) {
@@ -819,6 +868,7 @@ static inline wk_status write_integer_fast(wk_json_writer *w, const wk_event *ev
     return WK_OK;
 }
 
+/* The out-of-line halves of wk_json_writer_int, _uint: an integer event. */
 WK_API wk_status wk_json_writer_int_slow(wk_json_writer *w, int64_t i)
 {
     wk_event ev;
@@ -835,6 +885,8 @@ WK_API wk_status wk_json_writer_uint_slow(wk_json_writer *w, uint64_t u)
     return write_integer_fast(w, &ev);
 }
 
+/* A double with its shortest round-trip digits; NaN and infinities fail unless
+ * WK_JSON_WRITE_NAN_INF (then NaN, Infinity, -Infinity). */
 WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
 {
     wk_event ev;
@@ -844,6 +896,7 @@ WK_API wk_status wk_json_writer_double(wk_json_writer *w, double d)
     return write_item(w, &ev);
 }
 
+/* The out-of-line halves of wk_json_writer_bool, _nil. */
 WK_API wk_status wk_json_writer_bool_slow(wk_json_writer *w, bool b)
 {
     wk_event ev;
@@ -859,6 +912,8 @@ WK_API wk_status wk_json_writer_nil_slow(wk_json_writer *w)
     return write_item(w, &ev);
 }
 
+/* The out-of-line half of wk_json_writer_begin_map, _array: opens an object or array where
+ * a value is due (WK_ERR_TYPE as a key, WK_ERR_DEPTH past the writer's limit; latched). */
 WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object)
 {
     if (w->err.code != WK_OK) {
@@ -880,6 +935,9 @@ WK_API wk_status wk_json_writer_begin_slow(wk_json_writer *w, bool object)
     return latch(w, &f);
 }
 
+/* The out-of-line half of wk_json_writer_end: closes the innermost container (WK_ERR_STATE,
+ * latched, when none is open or an object's key has no value yet), on its own line in pretty
+ * output; the top-level value done, what follows it (top_done). */
 WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
 {
     if (w->err.code != WK_OK) {
@@ -895,6 +953,7 @@ WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
         wfailed(&f, WK_ERR_STATE, "map ended after a key, before its value");
         return latch(w, &f);
     }
+    /* pretty output: a non-empty container closes on its own line at its parent's indent */
     w->depth--;
     wk_status st = WK_OK;
     if ((w->flags & WK_JSON_WRITE_PRETTY) && (fr & F_ITEMS)) {
@@ -909,6 +968,8 @@ WK_API wk_status wk_json_writer_end_slow(wk_json_writer *w)
     return st == WK_OK ? WK_OK : latch(w, &f);
 }
 
+/* One event of any type, dispatched to the typed calls (their inline fast paths included);
+ * the other types (float, bin, ext, timestamp, raw number) through write_item. */
 WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
 {
     switch (ev->type) {
@@ -933,6 +994,7 @@ WK_API wk_status wk_json_writer_event(wk_json_writer *w, const wk_event *ev)
     }
 }
 
+/* The wk_sink adapter: self is the wk_json_writer (wk_json_writer_sink). */
 static wk_status sink_event(void *self, const wk_event *ev)
 {
     return wk_json_writer_event(self, ev);
@@ -944,6 +1006,7 @@ static wk_status sink_error(const void *self, wk_error *err)
     return err->code;
 }
 
+/* Fills sink so that its events go to w; w must outlive it. */
 WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
 {
     sink->event = sink_event;
@@ -951,6 +1014,8 @@ WK_API void wk_json_writer_sink(wk_json_writer *w, wk_sink *sink)
     sink->self = w;
 }
 
+/* The out-of-line half of wk_json_writer_finish: WK_ERR_STATE (latched) when a container
+ * is still open; the writer's error, if any, into err. */
 WK_API wk_status wk_json_writer_finish_slow(wk_json_writer *w, wk_error *err)
 {
     if (w->err.code == WK_OK && w->depth != 0) {
@@ -983,6 +1048,8 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     case WK_VAL_INT:
         return put(b, t, fmt_i64(v->u.i, t), f);
     default: {
+        /* the other types through their event form, so a node prints as the event writer
+         * prints the same event */
         wk_event ev;
         if (!wk_value_event(v, &ev)) {
             return wfailed(f, WK_ERR_ARG, "value of unknown type in the tree");
@@ -995,6 +1062,7 @@ static inline wk_status put_node(wk_buf *b, const wk_value *v, unsigned flags, w
     }
 }
 
+/* A container being written by the pretty walker: the node and its next child's index. */
 typedef struct wframe {
     const wk_value *node;
     uint32_t i;
@@ -1037,7 +1105,9 @@ static wk_status encode_compact(const wk_value *v, unsigned flags, wk_buf *out, 
     RELOAD();
 
 enter:
-    /* cur: a value to write in full, after `sep` and (in a map) `key` and ':'. */
+    /* cur: a value to write in full, after `sep` and (in a map) `key` and ':'. A plain
+     * string key is copied in place; any other key goes through put_str_node or put_key
+     * (scalar keys as the string of their JSON text). */
     if (key != NULL) {
         size_t kn = key->len;
         if (WK__LIKELY(key->type == WK_VAL_STR && (key->flags & WK_VALF_PLAIN) && ROOM(4) &&
@@ -1074,6 +1144,8 @@ enter:
         sep = 0;
         key = NULL;
     }
+    /* the value itself: a container opens (its children follow at `next`), a scalar is
+     * written whole, each with plain stores when the room is there, else through `slow` */
     switch ((wk_value_type)cur->type) {
     case WK_VAL_ARRAY:
     case WK_VAL_MAP: {
@@ -1110,6 +1182,7 @@ enter:
         goto next;
     }
     case WK_VAL_STR: {
+        /* a string the parser marked plain (nothing to escape) is copied as it is */
         size_t n = cur->len;
         if (WK__LIKELY((cur->flags & WK_VALF_PLAIN) && ROOM(3) && n <= (size_t)(lim - d) - 3)) {
             *d = sep;
@@ -1168,6 +1241,8 @@ enter:
         goto slow;
     default:
     slow:
+        /* floats, binary, ext, timestamps, raw numbers, or too little room: the checked
+         * helpers, the cursor synced to the buffer around them */
         SYNC();
         if ((sep != 0 && put_byte(out, sep, &f) != WK_OK) || put_node(out, cur, flags, &f) != WK_OK) {
             goto fail;
@@ -1179,6 +1254,8 @@ enter:
     key = NULL;
 
 next:
+    /* the next child of the open container (a map's as key then value), or its closing
+     * bracket and back to its parent; the root written, the walk is done */
     while (depth > 0) {
         if (it != fend) {
             if (close == '}') {
@@ -1218,6 +1295,9 @@ fail:
 #undef RELOAD
 }
 
+/* Writes the tree v as JSON text into out (wirekit/json.h): compact output through
+ * encode_compact, pretty output (indent clamped to 1..16) by the walk below. On failure out
+ * holds what was written so far and err says what failed. */
 WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opts *opts,
                                       wk_buf *out, wk_error *err)
 {
@@ -1228,6 +1308,9 @@ WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opt
     if (!pretty) {
         return encode_compact(v, flags, out, err);
     }
+    /* The pretty walk: every child on its own line, indented by depth * indent; "key": value
+     * with a space after the colon; an empty container stays "[]" or "{}". Through the
+     * checked helpers only (pretty output is not the fast path). */
     wframe stack[WK_JSON_WRITER_MAX_DEPTH];
     size_t depth = 0;
     wfail f = {WK_OK, NULL};
@@ -1254,6 +1337,8 @@ enter:
     }
 
 next:
+    /* the innermost container's next child (after ',' and its line), or its close on a line
+     * of its own */
     while (depth > 0) {
         wframe *fr = &stack[depth - 1];
         const wk_value *node = fr->node;
@@ -1308,6 +1393,8 @@ fail:
 
 /* ---- printers for the fused schema encoder (json_put.h) ---------------------------------- */
 
+/* The printers of the fused schema encoder (json_put.h has the contracts): the writer's own
+ * helpers without the latch. */
 wk_status wk__json_put_string(wk_buf *b, const void *s, size_t n)
 {
     wfail f = {WK_OK, NULL};

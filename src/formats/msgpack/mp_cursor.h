@@ -4,6 +4,8 @@
  * over a byte range, with the optional UTF-8 check of strings. `at` is where the last token
  * started (or the bad byte of a string), for error offsets; on WK_ERR_TRUNCATED the cursor
  * has not moved, so `p` is the start of the token that the range cuts short.
+ * Flow: bytes -> mp_next (the token decoder, mp_token.h) -> events -> the build loop
+ * (value/value_build_loop_interface.h) in mp_value.c and mp_tree.c.
  */
 #ifndef WK_MP_CURSOR_H
 #define WK_MP_CURSOR_H
@@ -13,12 +15,15 @@
 #include "wirekit/utf8.h"
 
 typedef struct mp_cursor {
-    const uint8_t *p;
-    const uint8_t *end;
-    const uint8_t *at;
-    bool strict;
+    const uint8_t *p;   /* the next token */
+    const uint8_t *end; /* the end of the bytes present */
+    const uint8_t *at;  /* where the last token started, for error offsets */
+    bool strict;        /* check strings as UTF-8 (WK_READ_STRICT_UTF8) */
 } mp_cursor;
 
+/* The next token of the range as an event (the builder's VB_NEXT): WK_OK with c->p past it;
+ * WK_ERR_TRUNCATED, the cursor unmoved, when the range cuts it short; another status with
+ * *msg set for a bad token, or a string that is not UTF-8 when the check is on. */
 static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
 {
     c->at = c->p;
@@ -38,9 +43,9 @@ static inline wk_status mp_next(mp_cursor *c, wk_event *ev, const char **msg)
     return st;
 }
 
-/* The fused token -> tree build (value/value_build_core.h, counted and resumable) over a
+/* The fused token -> tree build (value/value_build_loop_interface.h, counted and resumable) over a
  * cursor: wk_mp_decode_value runs it over a whole buffer, the stream unpacker over chunks
- * (s->pause set), so both run the same machine code. Returns as the core's VB_FN; the root is
+ * (s->pause set), so both run the same machine code. Returns as the loop does; the root is
  * s->root. */
 wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
                        wk__vb_fail *f);

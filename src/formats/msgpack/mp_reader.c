@@ -6,7 +6,8 @@
  * max_depth) takes a heap stack, so depth costs no C stack at all. Every byte-level check is
  * in wk__mp_token (mp_token.h), shared with the scan and the fused tree decoder. The typed
  * reads (wk_mp_reader_*) are inline in msgpack.h for the one-byte forms and land here for the
- * rest.
+ * rest. Flow: bytes -> the token decoder (mp_token.h) -> this reader (counts -> WK_EV_END) ->
+ * events, to a caller or through wk_source to any sink.
  */
 #include "formats/msgpack/mp_token.h"
 #include "wirekit/utf8.h"
@@ -23,6 +24,8 @@ static uint32_t inline_depth(const wk_mp_reader *r)
     return r->max_depth < WK_MP_READER_INLINE_DEPTH ? r->max_depth : WK_MP_READER_INLINE_DEPTH;
 }
 
+/* Sets r up to read data[0..len) (not copied: it must outlive r and the views r hands out).
+ * Never fails; the options' depth limit, UTF-8 strictness and allocator are kept. */
 WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
                               const wk_read_opts *opts)
 {
@@ -49,6 +52,8 @@ WK_API void wk_mp_reader_init(wk_mp_reader *r, const void *data, size_t len,
     r->err_offset = 0;
 }
 
+/* Frees the heap stack of deep nesting, if any; r may go on reading (or be dropped). Called
+ * at the end of the input and on failure too, so a reader read to its end holds nothing. */
 WK_API void wk_mp_reader_free(wk_mp_reader *r)
 {
     if (r->heap != NULL) {
@@ -59,6 +64,8 @@ WK_API void wk_mp_reader_free(wk_mp_reader *r)
     }
 }
 
+/* Latches the error (st, the static msg, the offset of `at`) and returns st; the reader is
+ * left so that every later call, inline fast paths included, returns it. */
 static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const char *msg)
 {
     r->status = st;
@@ -70,6 +77,7 @@ static wk_status fail(wk_mp_reader *r, wk_status st, const uint8_t *at, const ch
     return st;
 }
 
+/* Where the enclosing containers' counts are: inline, or on the heap once deeper. */
 static inline uint64_t *slots(wk_mp_reader *r)
 {
     return r->heap != NULL ? r->heap : r->inline_rem;
@@ -78,6 +86,8 @@ static inline uint64_t *slots(wk_mp_reader *r)
 /* Opens a container of `count` elements; the depth limit was checked by the caller. */
 static bool push(wk_mp_reader *r, uint64_t count)
 {
+    /* past the inline slots: a heap stack that doubles (never past max_depth), the inline
+     * counts copied into it the first time */
     if (r->depth >= WK_MP_READER_INLINE_DEPTH && r->depth >= r->heap_cap) {
         uint32_t ncap = r->heap_cap == 0 ? 2 * WK_MP_READER_INLINE_DEPTH : r->heap_cap * 2;
         if (ncap > r->max_depth) {
@@ -100,11 +110,13 @@ static bool push(wk_mp_reader *r, uint64_t count)
         r->heap_cap = ncap;
         r->fast_depth = 0; /* the slots now live on the heap: no inline open/close */
     }
+    /* the parent's count of elements left goes on the stack; `left` is the new container's */
     slots(r)[r->depth++] = r->left;
     r->left = count;
     return true;
 }
 
+/* Closes the innermost container: its parent's count of elements left comes back. */
 static inline void pop(wk_mp_reader *r)
 {
     r->left = slots(r)[--r->depth];
@@ -137,6 +149,8 @@ static wk_status peek(wk_mp_reader *r, wk_event *ev, const uint8_t **next)
 /* Consumes the peeked value: string check, depth limit and container push. */
 static wk_status take(wk_mp_reader *r, const wk_event *ev, const uint8_t *next)
 {
+    /* what the token decoder leaves to its callers: UTF-8 of strings (when asked for) and
+     * the depth limit; a container's count goes on the stack (a map's pairs twice) */
     switch (ev->type) {
     case WK_EV_STR:
         if (r->strict_utf8) {
@@ -166,6 +180,8 @@ static wk_status take(wk_mp_reader *r, const wk_event *ev, const uint8_t *next)
     return WK_OK;
 }
 
+/* The next event (wirekit/msgpack.h): WK_EV_END when the innermost container's count is used
+ * up, else the next token. WK_ERR_EOF after the last top-level value; errors are latched. */
 WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
 {
     if (r->status != WK_OK) {
@@ -185,6 +201,9 @@ WK_API wk_status wk_mp_reader_next(wk_mp_reader *r, wk_event *ev)
     return take(r, ev, next);
 }
 
+/* The out-of-line half of the typed reads: the next value must be of type `want`, INT and
+ * UINT being one family (WK_ERR_RANGE when the value does not fit). WK_ERR_STATE at a
+ * container's end, WK_ERR_TYPE for another type; either way nothing is consumed. */
 WK_API wk_status wk_mp_reader_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_type want)
 {
     if (r->status != WK_OK) {
@@ -214,6 +233,8 @@ WK_API wk_status wk_mp_reader_read_slow(wk_mp_reader *r, wk_event *ev, wk_event_
     return take(r, ev, next);
 }
 
+/* The out-of-line half of wk_mp_reader_end: closes the current container, which must have no
+ * element left (WK_ERR_STATE otherwise). */
 WK_API wk_status wk_mp_reader_end_slow(wk_mp_reader *r)
 {
     if (r->status != WK_OK) {
@@ -226,6 +247,8 @@ WK_API wk_status wk_mp_reader_end_slow(wk_mp_reader *r)
     return WK_OK;
 }
 
+/* Skips the next value, a whole container with everything in it, checked by the scan
+ * (mp_scan.c) without events. */
 WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
 {
     if (r->status != WK_OK) {
@@ -249,6 +272,8 @@ WK_API wk_status wk_mp_reader_skip(wk_mp_reader *r)
     return WK_OK;
 }
 
+/* The latched error, or WK_OK at the current offset, into err (when not NULL); returns its
+ * status. */
 WK_API wk_status wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
 {
     if (err == NULL) {
@@ -260,6 +285,7 @@ WK_API wk_status wk_mp_reader_error(const wk_mp_reader *r, wk_error *err)
     return r->status;
 }
 
+/* The wk_source adapter: self is the wk_mp_reader (wk_mp_reader_source). */
 static wk_status source_next(void *self, wk_event *ev)
 {
     return wk_mp_reader_next(self, ev);
@@ -275,6 +301,7 @@ static wk_status source_error(const void *self, wk_error *err)
     return wk_mp_reader_error(self, err);
 }
 
+/* Fills src so that it reads r's events; r must outlive src. */
 WK_API void wk_mp_reader_source(wk_mp_reader *r, wk_source *src)
 {
     src->next = source_next;

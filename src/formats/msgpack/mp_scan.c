@@ -4,6 +4,8 @@
  * nothing, keeping only a stack of "elements left" per open container to enforce the depth
  * limit (msgpuck's mp_check keeps one counter and so cannot). The stack's first 64 levels
  * are on the C stack; deeper nesting takes a heap stack that grows with the depth reached.
+ * Flow: bytes -> wk__mp_token (mp_token.h) -> the scan's count stack -> a status and the
+ * value's length (wk_mp_check, wk_mp_validate, wk_mp_reader_skip, the unpacker's errors).
  */
 #include "formats/msgpack/mp_token.h"
 #include "wirekit/utf8.h"
@@ -12,7 +14,13 @@
 
 /* First byte -> how to scan the value: below 0x10, a fixed total size in bytes; otherwise a
  * class handled below. Range designators are a GCC/Clang extension, used for legibility. */
-enum { C_FIXMAP = 0xf0, C_FIXARRAY, C_FIXSTR, C_STR8, C_TOKEN };
+enum {
+    C_FIXMAP = 0xf0, /* 0x80..0x8f: a map of up to 15 pairs */
+    C_FIXARRAY,      /* 0x90..0x9f: an array of up to 15 elements */
+    C_FIXSTR,        /* 0xa0..0xbf: a string of up to 31 bytes */
+    C_STR8,          /* 0xd9: a string with an 8-bit length */
+    C_TOKEN          /* anything else: through wk__mp_token (and its checks) */
+};
 static const uint8_t scan_class[256] = {
     [0x00 ... 0x7f] = 1,         [0x80 ... 0x8f] = C_FIXMAP, [0x90 ... 0x9f] = C_FIXARRAY,
     [0xa0 ... 0xbf] = C_FIXSTR,  [0xc0] = 1,                 [0xc1] = C_TOKEN,
@@ -24,6 +32,8 @@ static const uint8_t scan_class[256] = {
     [0xe0 ... 0xff] = 1,
 };
 
+/* Room for `need` levels: the capacity doubles (the inline slots copied to the heap the first
+ * time). False when out of memory (s is then unchanged). */
 bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need)
 {
     uint32_t ncap = s->cap;
@@ -49,6 +59,7 @@ bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need)
     return true;
 }
 
+/* Frees the heap slots, if the stack moved there. */
 void wk__mp_stack_free(wk__mp_stack *s)
 {
     if (s->heap) {
@@ -57,6 +68,10 @@ void wk__mp_stack_free(wk__mp_stack *s)
     }
 }
 
+/* Walks the one whole value at *pp (not past end), nested inside depth0 open containers for
+ * the depth limit: WK_OK with *pp after it, else the status with *err_at at the token that
+ * failed and *msg a static message. Nothing is built; strings are checked as UTF-8 only with
+ * strict_utf8. */
 wk_status wk__mp_scan(const uint8_t **pp, const uint8_t *end, uint32_t depth0,
                       uint32_t max_depth, bool strict_utf8, const wk_allocator *alloc,
                       const uint8_t **err_at, const char **msg)
@@ -190,6 +205,8 @@ fail:
     return st;
 }
 
+/* Checks that data starts with one whole valid value; *size (may be NULL) is its length.
+ * Bytes after it are not looked at. */
 WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *opts,
                              size_t *size, wk_error *err)
 {
@@ -211,6 +228,8 @@ WK_API wk_status wk_mp_check(const void *data, size_t len, const wk_read_opts *o
     return wk_error_set(err, WK_OK, (size_t)(p - start), NULL);
 }
 
+/* Checks that data[0..len) is a stream of whole valid values; *count (may be NULL) is how
+ * many. The first failure's offset is from data. */
 WK_API wk_status wk_mp_validate(const void *data, size_t len, const wk_read_opts *opts,
                                 size_t *count, wk_error *err)
 {

@@ -15,6 +15,9 @@
  * convert) may include it to read MessagePack bytes without a reader, as the schema module's
  * fused decoder does. The contract is this header: wk__mp_token() and its messages; it never
  * allocates and never reads outside [*pp, end).
+ * Flow: bytes -> wk__mp_token -> one event -> its callers: the reader (mp_reader.c), the
+ * scans (mp_scan.c), the tree builders (mp_cursor.h), the unpacker's framing
+ * (mp_unpacker.c), the schema decoders (schema_mp.c).
  */
 #ifndef WK_MP_TOKEN_H
 #define WK_MP_TOKEN_H
@@ -24,6 +27,8 @@
 #include "core/kernel_interface.h"
 #include "wirekit/msgpack.h"
 
+/* Big-endian loads of 16, 32 and 64 bits from p (any alignment), as MessagePack stores its
+ * lengths and numbers. */
 static inline uint16_t wk__mp_load16(const uint8_t *p)
 {
     return (uint16_t)((uint16_t)(p[0] << 8) | p[1]);
@@ -119,6 +124,9 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
     size_t left = (size_t)(end - p);
     uint32_t n;
     ev->f32 = false;
+    /* The one-byte forms first, by range: positive fixint, negative fixint, fixmap,
+     * fixarray, fixstr. Non-negative integers are always WK_EV_UINT, whatever their
+     * encoding, so that equal numbers give equal events. */
     if (b <= 0x7f) {
         ev->type = WK_EV_UINT;
         ev->v.u = b;
@@ -143,6 +151,8 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         n = b & 0x1fu;
         goto str;
     }
+    /* The rest by their first byte: each checks that its fixed-size header is there
+     * (`left` bytes follow b) before reading it. */
     switch (b) {
     case 0xc0:
         ev->type = WK_EV_NIL;
@@ -154,7 +164,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         ev->v.b = b == 0xc3;
         *pp = p;
         return WK_OK;
-    case 0xc4:
+    case 0xc4: /* bin 8, 16, 32: a length, then the bytes (checked at bin:) */
         if (left < 1) {
             goto truncated;
         }
@@ -175,7 +185,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         n = wk__mp_load32(p);
         p += 4;
         goto bin;
-    case 0xc7:
+    case 0xc7: /* ext 8, 16, 32: a length, the type byte, the data */
         if (left < 1) {
             goto truncated;
         }
@@ -190,7 +200,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
             goto truncated;
         }
         return wk__mp_ext(pp, p + 4, end, wk__mp_load32(p), ev, msg);
-    case 0xca: {
+    case 0xca: { /* float 32, widened exactly; f32 says so (writers keep the width) */
         if (left < 4) {
             goto truncated;
         }
@@ -213,7 +223,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         *pp = p + 8;
         return WK_OK;
     }
-    case 0xcc:
+    case 0xcc: /* uint 8, 16, 32, 64 */
         if (left < 1) {
             goto truncated;
         }
@@ -245,7 +255,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         ev->v.u = wk__mp_load64(p);
         *pp = p + 8;
         return WK_OK;
-    case 0xd0:
+    case 0xd0: /* int 8, 16, 32, 64: sign-extended, then sorted by sign at sint: */
         if (left < 1) {
             goto truncated;
         }
@@ -273,7 +283,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         ev->v.i = (int64_t)wk__mp_load64(p);
         p += 8;
         goto sint;
-    case 0xd4:
+    case 0xd4: /* fixext 1, 2, 4, 8, 16: the type byte, then that many data bytes */
         return wk__mp_ext(pp, p, end, 1, ev, msg);
     case 0xd5:
         return wk__mp_ext(pp, p, end, 2, ev, msg);
@@ -283,7 +293,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         return wk__mp_ext(pp, p, end, 8, ev, msg);
     case 0xd8:
         return wk__mp_ext(pp, p, end, 16, ev, msg);
-    case 0xd9:
+    case 0xd9: /* str 8, 16, 32 */
         if (left < 1) {
             goto truncated;
         }
@@ -304,7 +314,7 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         n = wk__mp_load32(p);
         p += 4;
         goto str;
-    case 0xdc:
+    case 0xdc: /* array 16, 32 and map 16, 32: a count; the elements follow as tokens */
         if (left < 2) {
             goto truncated;
         }
@@ -336,6 +346,9 @@ static inline wk_status wk__mp_token(const uint8_t **pp, const uint8_t *end, wk_
         *msg = WK_MP_MSG_C1;
         return WK_ERR_SYNTAX;
     }
+    /* The shared tails. A payload must lie wholly within the input; a container's count is
+     * checked against the bytes left (one byte at least per element, two per pair), which
+     * bounds what a builder allocates for it by the input's size. */
 sint:
     if (ev->v.i >= 0) {
         ev->type = WK_EV_UINT;
@@ -443,14 +456,16 @@ static inline uint64_t wk__mp_token_need(const uint8_t *p, size_t avail)
 
 /* A growable stack of "elements left" per open container: inline slots first, then heap. */
 typedef struct wk__mp_stack {
-    uint64_t *slots;
-    uint32_t cap;
-    bool heap;
-    const wk_allocator *alloc;
+    uint64_t *slots;           /* the caller's inline array, or the heap copy */
+    uint32_t cap;              /* slots it holds */
+    bool heap;                 /* slots is on the heap (wk__mp_stack_free frees it) */
+    const wk_allocator *alloc; /* for the heap copy */
 } wk__mp_stack;
 
 /* Grows `s` to hold at least `need` slots (need > cap). Returns false on allocation failure. */
 bool wk__mp_stack_grow(wk__mp_stack *s, uint32_t need);
+
+/* Frees the heap slots, if any (the stack is then back on nothing: reinitialize to reuse). */
 void wk__mp_stack_free(wk__mp_stack *s);
 
 /*

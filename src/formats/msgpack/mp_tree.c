@@ -1,8 +1,11 @@
 /*
  * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the value module's
  * counted build loop in its resumable form (into the caller's arena: the buffer decoder's own
- * build; into the block: compiled here), the node block a paused tree lives in, and the pointer moves between the
- * caller's arena, the block, the chunk and the gather buffer. Every move is one linear pass
+ * build, build_from_tokens in mp_value.c; into the block: build_in_block, compiled here), the
+ * node block a paused tree lives in, and the pointer moves between the caller's arena, the
+ * block, the chunk and the gather buffer. Flow: chunks -> mp_unpacker.c (the feed) -> the
+ * token decoder (mp_token.h) -> the build loop, paused at each chunk end -> a tree in the
+ * caller's arena. Every move is one linear pass
  * over the nodes it concerns: a run's new nodes once when they leave the caller's arena at a
  * pause (with the block's slots the run filled), the block when it doubles, string pointers
  * when the gather buffer doubles, the block once into the caller's arena when the tree is
@@ -62,12 +65,15 @@ struct wk__mp_tree {
 
 #define NO_SLOT SIZE_MAX
 
+/* The move of the `bytes` bytes at `old` to `now`. */
 static inline move move_of(const void *old, size_t bytes, const void *now)
 {
     move m = {(uintptr_t)old, bytes, (uintptr_t)now - (uintptr_t)old};
     return m;
 }
 
+/* Does the address p lie in what m moves (its end included)? One compare: p - lo wraps for
+ * addresses below lo. */
 static inline bool moves(const move *m, uintptr_t p)
 {
     return p - m->lo <= m->span;
@@ -115,6 +121,8 @@ static void move_kids(const struct wk__mp_tree *t, wk_value *nodes, uintptr_t de
 /* Lists the container at index `at` of the block. False when out of memory. */
 static bool kids_grow(struct wk__mp_tree *t);
 
+/* Lists the container at index `at` of the block (kids_grow when full). False when out of
+ * memory. */
 static inline bool kids_push(struct wk__mp_tree *t, size_t at)
 {
     if (t->nkids == t->kids_cap && !kids_grow(t)) {
@@ -124,6 +132,8 @@ static inline bool kids_push(struct wk__mp_tree *t, size_t at)
     return true;
 }
 
+/* Doubles the container list (64 entries first). False when out of memory (the list is as
+ * it was). */
 static bool kids_grow(struct wk__mp_tree *t)
 {
     size_t cap = t->kids_cap != 0 ? t->kids_cap * 2 : 64;
@@ -156,6 +166,8 @@ static void move_build(wk__vb_frame *frames, size_t depth, wk_value **vp, const 
 static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, size_t depth,
                        wk_value **vp)
 {
+    /* never past the cap (the unpacker's buffer cap, in nodes); doubling from
+     * BLOCK_MIN_NODES so the copies stay linear in the tree's size */
     if (n > t->max_nodes - t->used) {
         return false;
     }
@@ -174,6 +186,8 @@ static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, si
     if (now == NULL) {
         return false;
     }
+    /* the block moved: the containers' children pointers in it, the build's frames and slot
+     * follow, and `last` tells the builder where a node it holds now is (block_moved) */
     if (old != NULL && now != old && t->used != 0) {
         move m = move_of(old, t->used * sizeof(wk_value), now);
         move_kids(t, now, m.delta);
@@ -232,8 +246,10 @@ typedef struct tree_cursor {
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                 wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
 
-#define VB_FN build_in_block
-#define VB_CURSOR tree_cursor
+/* build_in_block(): build_from_tokens() (mp_value.c) with the tree's blocks in place of the
+ * arena: a container's children come from block_alloc, which may move nodes already built
+ * (block_moved then says where one is now). Counted and resumable; returns as
+ * build_from_tokens. Its body is value/value_build_loop_interface.h. */
 #define VB_NEXT(c, ev, m) mp_next(&(c)->c, (ev), (m))
 #define VB_COUNTED 1
 #define VB_RESUMABLE 1
@@ -241,8 +257,13 @@ static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_op
     block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))
 #define VB_MOVED(c, v) block_moved((c)->t, (v))
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
-#include "value/value_build_interface.h"
+static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
+                                wk__vb_state *s, wk__vb_fail *f)
+{
+#include "value/value_build_loop_interface.h"
+}
 
+/* The nesting limit of the options, or the MessagePack default. */
 static uint32_t max_depth_of(const wk_read_opts *opts)
 {
     return opts->max_depth != 0 ? opts->max_depth : WK_MP_DEFAULT_MAX_DEPTH;
@@ -265,6 +286,7 @@ static struct wk__mp_tree *tree_new(const wk_read_opts *opts, size_t max)
     return t;
 }
 
+/* Makes the tree state on first use, or forgets the build in progress (mp_tree.h). */
 bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
                        bool held)
 {
@@ -278,6 +300,8 @@ bool wk__mp_tree_start(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t
     return *tp != NULL;
 }
 
+/* The first run over a value, on the caller's chunk into the caller's arena (mp_tree.h):
+ * the state is a local one until a pause needs the tree's. */
 wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, size_t max,
                             bool held, const uint8_t *base, size_t n, wk_arena *arena,
                             wk_value **out, wk__mp_tree_stop *stop)
@@ -368,6 +392,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
     wk__vb_state *s = &t->b;
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
+    /* room for the block's nodes first, right where the runs' nodes will follow, so that a
+     * complete tree is one contiguous region (the block copied in front of the new nodes) */
     t->nopen = 0;
     t->slot = NO_SLOT;
     t->dst = NULL;
@@ -381,6 +407,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
             t->arena_cur = (uint8_t *)t->dst;
         }
     }
+    /* a tree paused before this call: note its unfilled slots (the open frames' rest, the
+     * next slot) as indexes, which a later pause in the arena needs to nil or move them */
     if ((t->used != 0 || t->held) && s->v != NULL) { /* a tree paused before this call */
         const wk_value *base = node_base(t);
         if (s->depth > t->open_cap && !open_grow(t, s->depth)) {
@@ -394,6 +422,8 @@ static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
         }
         t->nopen = s->depth;
     }
+    /* the arena as the runs begin: if its chunk list is the same after them, their nodes
+     * are the contiguous bytes from run_lo on */
     t->arena_chunks = arena->chunks;
     t->arena_total = arena->total;
     t->run_lo = ((uintptr_t)arena->cur + 7u) & ~(uintptr_t)7u;
@@ -439,6 +469,7 @@ static inline bool fix_moved(struct wk__mp_tree *t, size_t at, const move *m, co
     return true;
 }
 
+/* At a pause: the runs' nodes move from the caller's arena into the block (mp_tree.h). */
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                        size_t rest_len, const uint8_t *buf)
 {
@@ -510,6 +541,7 @@ static bool one_region(const struct wk__mp_tree *t, const wk_arena *a)
            a->total - t->arena_total == (uintptr_t)a->end - chunk; /* that chunk alone */
 }
 
+/* At a pause of a held tree: its nodes stay in the caller's arena (mp_tree.h). */
 bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                       size_t rest_len, const uint8_t *buf)
 {
@@ -551,17 +583,20 @@ bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chu
     return true;
 }
 
+/* Is the paused tree held in the caller's arena (mp_tree.h)? */
 bool wk__mp_tree_is_held(const struct wk__mp_tree *t)
 {
     return t->held;
 }
 
+/* Is `arena` the one the held tree paused in, as the pause left it (mp_tree.h)? */
 bool wk__mp_tree_held_intact(const struct wk__mp_tree *t, const wk_arena *arena)
 {
     return arena == t->held_arena && arena->cur == t->held_cur &&
            arena->chunks == t->held_chunks;
 }
 
+/* Forgets the build in progress (mp_tree.h). */
 void wk__mp_tree_restart(struct wk__mp_tree *t)
 {
     t->b.v = NULL;
@@ -570,6 +605,7 @@ void wk__mp_tree_restart(struct wk__mp_tree *t)
     t->in_arena = false;
 }
 
+/* Goes on with the value from the token the last pause stopped at (mp_tree.h). */
 wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t n, size_t from,
                              wk_arena *arena, wk_value **out, wk__mp_tree_stop *stop)
 {
@@ -607,6 +643,7 @@ wk_status wk__mp_tree_resume(struct wk__mp_tree *t, const uint8_t *base, size_t 
     return st;
 }
 
+/* The gather buffer moved: string pointers into it follow (mp_tree.h). */
 void wk__mp_tree_buffer_moved(struct wk__mp_tree *t, const uint8_t *old, size_t n,
                               const uint8_t *buf)
 {
@@ -619,6 +656,7 @@ void wk__mp_tree_buffer_moved(struct wk__mp_tree *t, const uint8_t *old, size_t 
     }
 }
 
+/* The complete tree from the block into the caller's arena (mp_tree.h). */
 bool wk__mp_tree_deliver(struct wk__mp_tree *t, wk_arena *arena, bool copy, wk_value **out)
 {
     size_t n = t->used;
@@ -645,6 +683,7 @@ bool wk__mp_tree_deliver(struct wk__mp_tree *t, wk_arena *arena, bool copy, wk_v
     return true;
 }
 
+/* Releases the tree state and all it holds (mp_tree.h). */
 void wk__mp_tree_free(struct wk__mp_tree *t)
 {
     if (t == NULL) {

@@ -1,8 +1,9 @@
 /*
  * Internal: the tree side of wk_mp_unpacker, a MessagePack tree builder that pauses where a
  * chunk ends and goes on when the next chunk arrives, so that a value cut by chunk ends is
- * decoded once, a piece at a time. It is value/value_build_core.h's counted loop (the loop of
- * wk_mp_decode_value) compiled twice in its resumable form:
+ * decoded once, a piece at a time. It is the value module's counted loop
+ * (value/value_build_loop_interface.h, the loop of wk_mp_decode_value) compiled twice in its
+ * resumable form (build_from_tokens in mp_value.c, build_in_block in mp_tree.c):
  *
  *   - on the caller's chunk, into the caller's arena: a value that ends inside the chunk is
  *     built exactly as wk_mp_decode_value builds it, strings in place;
@@ -35,6 +36,8 @@
  * (one pass over its nodes, which lie in one region of the arena: a run that starts another
  * region gives the tree up). With WK_READ_COPY_STRINGS no node points at input bytes and
  * none of this is needed.
+ * Flow: chunks -> mp_unpacker.c -> these calls -> the build loop, paused and resumed ->
+ * a tree in the caller's arena.
  */
 #ifndef WK_STREAM_MP_TREE_H
 #define WK_STREAM_MP_TREE_H

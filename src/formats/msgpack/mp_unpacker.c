@@ -25,6 +25,19 @@
  * status, message and offset are the buffer reader's by construction. The bytes present
  * cover everything the buffer reader would look at up to the error, because framing never
  * passes a header whose count the present bytes cannot back.
+ *
+ * Flow: chunks -> the feed (stream/feed_interface.h) -> framing (frame) or the pausing tree
+ * build (mp_tree.c) -> a value's bytes, a tree, or (through a wk_mp_reader) events.
+ *
+ * Contents, in order:
+ *   the unpacker       init, free, feed, finish, error, offset, buffered
+ *   framing            fail_as_buffer_reader (errors in the buffer reader's words), push,
+ *                      frame (the resumable scan), absorb_small_chunk, expect,
+ *                      wait_for_token, frame_gathered, frame_from_start
+ *   raw values         hand_out, take
+ *   trees              tree_failed, decode_taken, decode_gathered, frame_and_decode, append,
+ *                      resume_tree, take_tree
+ *   the takes          next_span, next_tree, next_events and their WK_API entry points
  */
 #include "formats/msgpack/mp_token.h"
 #include "stream/feed_interface.h"
@@ -35,11 +48,14 @@
 
 #define MSG_ARENA_CHANGED "the arena was changed while a value was paused in it"
 
+/* The nesting limit of the options, or the MessagePack default. */
 static uint32_t max_depth_of(const wk_mp_unpacker *u)
 {
     return u->opts.max_depth != 0 ? u->opts.max_depth : WK_MP_DEFAULT_MAX_DEPTH;
 }
 
+/* An empty unpacker (wirekit/stream.h) that buffers at most max_buffer bytes of a value cut
+ * by chunk ends (stream/feed_interface.h). The options are copied. */
 WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, size_t max_buffer)
 {
     memset(u, 0, sizeof *u);
@@ -49,6 +65,7 @@ WK_API void wk_mp_unpacker_init(wk_mp_unpacker *u, const wk_read_opts *opts, siz
     wk__feed_init(&u->f, u->opts.alloc, max_buffer);
 }
 
+/* Frees the buffered bytes, a paused tree build (mp_tree.h) and framing's count stack. */
 WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
 {
     wk__feed_free(&u->f);
@@ -61,16 +78,19 @@ WK_API void wk_mp_unpacker_free(wk_mp_unpacker *u)
     u->stack_cap = 0;
 }
 
+/* The next chunk, not copied: valid until a take returns WK_ERR_AGAIN (stream/feed.c). */
 WK_API wk_status wk_mp_unpacker_feed(wk_mp_unpacker *u, const void *data, size_t len)
 {
     return wk__feed_feed(&u->f, data, len);
 }
 
+/* No more chunks: a value cut by the end of the stream is now an error. */
 WK_API void wk_mp_unpacker_finish(wk_mp_unpacker *u)
 {
     u->f.finished = true;
 }
 
+/* The latched error (offset from the stream's start) into err; returns its status. */
 WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
 {
     if (err != NULL) {
@@ -79,11 +99,13 @@ WK_API wk_status wk_mp_unpacker_error(const wk_mp_unpacker *u, wk_error *err)
     return u->f.err.code;
 }
 
+/* Stream offset of the next byte not handed out. */
 WK_API uint64_t wk_mp_unpacker_offset(const wk_mp_unpacker *u)
 {
     return wk__feed_offset(&u->f);
 }
 
+/* Bytes held in the internal buffer for a value not yet taken. */
 WK_API size_t wk_mp_unpacker_buffered(const wk_mp_unpacker *u)
 {
     return wk__feed_buffered(&u->f);
@@ -110,6 +132,8 @@ static wk_status fail_as_buffer_reader(wk_mp_unpacker *u, const uint8_t *base, s
     return wk__feed_fail(&u->f, st, off + (uint64_t)(err_at - base), msg);
 }
 
+/* Framing: opens a container with `left` items still to frame, on a count stack that starts
+ * at MP_STACK_MIN entries and doubles (the options' allocator). False when out of memory. */
 static bool push(wk_mp_unpacker *u, uint64_t left)
 {
     if (u->depth == u->stack_cap) {
@@ -172,6 +196,8 @@ static wk_status frame(wk_mp_unpacker *u, const uint8_t *base, size_t avail, siz
         if (st != WK_OK) {
             goto out;
         }
+        /* a container with elements opens a level (its count of elements left); an empty
+         * one is a complete value */
         if (ev.type == WK_EV_ARRAY || ev.type == WK_EV_MAP) {
             if (depth >= room) {
                 st = WK_ERR_DEPTH;
@@ -239,6 +265,7 @@ static inline bool absorb_small_chunk(wk__feed *f)
         f->buf_len + left > f->buf_cap) {
         return false;
     }
+    /* a byte or a few copied by hand: a memcpy call would cost more than the copy */
     const uint8_t *src = f->chunk + f->chunk_pos;
     uint8_t *dst = f->buf + f->buf_len;
     if (left == 1) {
@@ -277,6 +304,8 @@ static void wait_for_token(wk__feed *f, const uint8_t *base, size_t avail, size_
 static wk_status frame_gathered(wk_mp_unpacker *u, size_t *vlen)
 {
     wk__feed *f = &u->f;
+    /* frame what is there; if the value goes on, append the next piece and frame on from
+     * where framing stopped; the chunk used up, wait (or, finished, report the cut value) */
     for (;;) {
         wk_status st = frame(u, f->buf, f->buf_len, vlen);
         if (st == WK_OK) {
@@ -334,6 +363,7 @@ static wk_status take(wk_mp_unpacker *u, const uint8_t **data, size_t *len)
         return st;
     }
     size_t vlen = 0;
+    /* a value started in an earlier chunk: framed on in the buffer as the chunk is appended */
     if (f->buf_len != 0) {
         if (u->cut == CUT_TREE) {
             frame_from_start(u); /* a tree call took the value's start: frame it instead */
@@ -361,6 +391,8 @@ static wk_status take(wk_mp_unpacker *u, const uint8_t **data, size_t *len)
     if (n >= u->typical && wk_mp_check(p, n, &u->opts, &vlen, NULL) == WK_OK) {
         return hand_out(u, p, vlen, data, len);
     }
+    /* framing over the chunk: the value ends in it, or it is cut (the rest is gathered and
+     * framing resumes there on the next call), or it is bad (worded by the buffer scan) */
     st = frame(u, p, n, &vlen);
     if (st == WK_OK) {
         return hand_out(u, p, vlen, data, len);
@@ -545,6 +577,8 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
     if (st != WK_OK) {
         return st;
     }
+    /* A value started in an earlier chunk: a paused tree goes on (a held one only in the
+     * same, untouched arena), a framed one is framed on and decoded once whole. */
     if (f->buf_len != 0) {
         if (u->cut == CUT_TREE && wk__mp_tree_is_held(u->tree)) {
             if (!held) { /* the arena was the caller's again: build the value anew */
@@ -562,6 +596,8 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
         st = frame_gathered(u, &vlen);
         return st != WK_OK ? st : decode_gathered(u, vlen, arena, out);
     }
+    /* The value starts in this chunk. Small chunks: framed and decoded once whole (a pause
+     * per chunk would cost more than it saves). */
     const uint8_t *p = f->chunk + f->chunk_pos;
     size_t n = f->chunk_len - f->chunk_pos;
     if (n == 0) {
@@ -589,6 +625,9 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
         f->need = 0;
         return resume_tree(u, arena, out, true);
     }
+    /* The first run, in place on the chunk into the caller's arena: the value is whole in
+     * it (done), bad, or cut, in which case it pauses, the chunk's rest is gathered and the
+     * nodes built so far move into the block (or stay, held). */
     wk__mp_tree_stop stop;
     st = wk__mp_tree_first(&u->tree, &u->opts, f->max, held, p, n, arena, out, &stop);
     if (st == WK_OK) {
@@ -628,6 +667,7 @@ static wk_status take_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out, b
 #define OUT_OF_LINE
 #endif
 
+/* The next value's bytes and stream offset (take; valid until the next call or feed). */
 static OUT_OF_LINE wk_status next_span(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
                                        uint64_t *offset)
 {
@@ -644,12 +684,15 @@ static OUT_OF_LINE wk_status next_span(wk_mp_unpacker *u, const uint8_t **data, 
     return st;
 }
 
+/* The next whole value's bytes (wirekit/stream.h); a small chunk is absorbed inline. */
 WK_API wk_status wk_mp_unpacker_next(wk_mp_unpacker *u, const uint8_t **data, size_t *len,
                                      uint64_t *offset)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_span(u, data, len, offset);
 }
 
+/* The next value as a tree in arena (take_tree), `held`: built in place in the tree's blocks
+ * across chunks (mp_tree.h) rather than from the framed bytes. */
 static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_value **out,
                                        bool held)
 {
@@ -661,17 +704,22 @@ static OUT_OF_LINE wk_status next_tree(wk_mp_unpacker *u, wk_arena *arena, wk_va
     return st;
 }
 
+/* The next whole value as a tree in arena (wirekit/stream.h). */
 WK_API wk_status wk_mp_unpacker_next_value(wk_mp_unpacker *u, wk_arena *arena, wk_value **out)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, false);
 }
 
+/* The next value as a tree built in place while its chunks arrive (wirekit/stream.h): the
+ * same tree as wk_mp_unpacker_next_value, no framing and no second pass. */
 WK_API wk_status wk_mp_unpacker_next_value_in_place(wk_mp_unpacker *u, wk_arena *arena,
                                                     wk_value **out)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_tree(u, arena, out, true);
 }
 
+/* The next whole value, framed, then read by a wk_mp_reader into sink (wk_transcode); a
+ * failure of either is latched with the reader's offset. */
 static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
 {
     const uint8_t *d = NULL;
@@ -680,6 +728,8 @@ static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
     if (st != WK_OK) {
         return st;
     }
+    /* the value is whole and checked: a reader over its bytes pumps its events; the offset
+     * of a failure (the sink's, in practice) is within the value */
     wk_mp_reader r;
     wk_source src;
     wk_error e;
@@ -693,6 +743,7 @@ static OUT_OF_LINE wk_status next_events(wk_mp_unpacker *u, const wk_sink *sink)
     return WK_OK;
 }
 
+/* The events of the next whole value to sink (wirekit/stream.h). */
 WK_API wk_status wk_mp_unpacker_next_events(wk_mp_unpacker *u, const wk_sink *sink)
 {
     return absorb_small_chunk(&u->f) ? WK_ERR_AGAIN : next_events(u, sink);

@@ -1,6 +1,8 @@
 /*
- * Fused MessagePack <-> value tree paths. The decoder is the value module's one tree-building
- * loop (value/value_build_core.h) instantiated over the token decoder (mp_token.h) in its
+ * Fused MessagePack <-> value tree paths. Flow: bytes -> the token decoder (mp_token.h,
+ * mp_cursor.h) -> build_from_tokens() -> a tree in the arena; a tree -> wk_mp_writer_value ->
+ * the writer (msgpack.h) -> bytes. The decoder is the value module's one tree-building loop
+ * (value/value_build_loop_interface.h) compiled over the token decoder in its
  * counted mode: MessagePack gives counts up front, so a container's children are allocated in
  * the arena as soon as its header is read (the count is first checked against the remaining
  * bytes, so the allocation is bounded by 16 or 32 bytes per input byte) and filled in place:
@@ -13,34 +15,46 @@
 
 #define INLINE_FRAMES 64
 
-/* Where the loop lies in the instruction cache moves its speed with no other change (measured
- * on AMD EPYC, gcc 12 -O3, by padding the code linked before it: the tree decodes were fastest
- * when the function started 48 bytes past a 64-byte line, and which offset a build got
- * depended on the size of the code linked before it; re-measure with wirekit bench --suite
- * msgpack --case 'tree decode'). So its place is fixed: a line boundary, then 48 bytes of
- * padding before the entry (patchable_function_entry puts them there as NOPs that are never
- * executed). Aligning functions or loops by compiler flags did not help (docs/design.md,
- * "Tried and dropped"). */
+/* Where the loop lies in the instruction cache moves its speed by well over 10% with no
+ * other change: measured as the msgpack suite's tree decode of twitter.json (wirekit bench
+ * --suite msgpack) with the function at each 16-byte offset within a 64-byte line, 48 bytes
+ * past a line being the fastest, and which offset a build got depended on the size of the
+ * code linked before it (docs/benchmarks.md "mpinplace"). So its place is fixed: a line
+ * boundary, then 48 bytes of padding before the entry (patchable_function_entry puts them
+ * there as NOPs that are never executed). */
 #if defined(__GNUC__)
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                    wk__vb_state *s, wk__vb_fail *f)
     __attribute__((aligned(64), patchable_function_entry(48, 48)));
 #endif
 
-#define VB_FN build_from_tokens
-#define VB_CURSOR mp_cursor
+/* build_from_tokens(): builds the value at the cursor into the arena (s->root), in the loop's
+ * counted mode (a container's children allocated when its header is read) and resumable (with
+ * s->pause, a token cut short returns WK_ERR_AGAIN and a later call goes on). Returns WK_OK,
+ * or the failure with f saying whether the cursor failed (c has the details) or the builder
+ * did. Its body is value/value_build_loop_interface.h; its place in the code is fixed by the
+ * declaration above. */
 #define VB_NEXT(c, ev, m) mp_next((c), (ev), (m))
 #define VB_COUNTED 1
 #define VB_RESUMABLE 1
 #define VB_MSG_STACK WK_MP_MSG_NOMEM
-#include "value/value_build_interface.h"
+static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
+                                   wk__vb_state *s, wk__vb_fail *f)
+{
+#include "value/value_build_loop_interface.h"
+}
 
+/* The msgpack module's entry to the loop (mp_cursor.h), for the stream unpacker and the
+ * schema decoder's wk_value fields: build_from_tokens() out of this file. */
 wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
                        wk__vb_fail *f)
 {
     return build_from_tokens(c, arena, o, s, f);
 }
 
+/* The first value of data[0..len) as a tree in arena (*out; *consumed, may be NULL, its
+ * length): build_from_tokens over the whole buffer, no pause. On failure err has the
+ * cursor's or the builder's report and *out is untouched. */
 WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_opts *opts,
                                    wk_arena *arena, wk_value **out, size_t *consumed,
                                    wk_error *err)
@@ -85,11 +99,15 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_
 
 /* ---- tree -> writer ---------------------------------------------------------------------- */
 
+/* One open container of the walk: its next child (a map's key and value are two) and how
+ * many are left. */
 typedef struct wframe {
     const wk_value *next;
     uint64_t left;
 } wframe;
 
+/* Writes the tree v through w, depth first with an explicit frame stack (64 levels inline,
+ * then the buffer's allocator); failures are latched in w. */
 WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
 {
     wframe inline_frames[INLINE_FRAMES];
@@ -97,6 +115,10 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
     wk__stack_init(&fs, inline_frames, INLINE_FRAMES, sizeof(wframe), w->out->alloc);
     wframe *frames = inline_frames;
     size_t depth = 0;
+    /* Each turn writes node v: a scalar whole, a container's header (its children follow
+     * as the next turns); then on to the next child of the innermost open container. Raw
+     * numbers are written as strings (MessagePack has no such type), floats keep their
+     * width. */
     for (;;) {
         switch ((wk_value_type)v->type) {
         case WK_VAL_NIL: wk_mp_writer_nil(w); break;
@@ -141,8 +163,9 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
         default: wk_mp_writer_fail(w, WK_ERR_ARG, "value of unknown type in the tree"); break;
         }
         if (w->status != WK_OK) {
-            break;
+            break; /* latched: nothing more is written */
         }
+        /* close the containers whose children are all written, then the next child */
         while (depth > 0 && frames[depth - 1].left == 0) {
             depth--;
         }
@@ -155,6 +178,7 @@ WK_API void wk_mp_writer_value(wk_mp_writer *w, const wk_value *v)
     wk__stack_free(&fs);
 }
 
+/* Appends the MessagePack form of the tree v to out; err says what failed. */
 WK_API wk_status wk_mp_encode_value(const wk_value *v, wk_buf *out, wk_error *err)
 {
     wk_mp_writer w;

@@ -1,6 +1,8 @@
 /*
  * The MessagePack writer's out-of-line half: growth and error latching (the slow path of the
- * inline writers in msgpack.h), extensions and timestamps, and the event sink.
+ * inline writers in msgpack.h), extensions and timestamps, and the event sink. Flow: typed
+ * calls or events (any source, through wk_mp_writer_sink) -> this writer -> MessagePack bytes
+ * in the caller's wk_buf.
  *
  * The sink must accept containers whose size is unknown when they open (JSON input). It
  * reserves a five-byte header (the widest) and, when WK_EV_END arrives, writes the shortest
@@ -15,12 +17,17 @@
 #define SINK_MAX_DEPTH 65536u
 #define COUNT_UNKNOWN64 UINT64_MAX
 
+/* Latches an error (code, static msg, at the current size): every later write is a no-op
+ * and the status stays. */
 WK_API void wk_mp_writer_fail(wk_mp_writer *w, wk_status code, const char *msg)
 {
     wk__mp_latch(w, code, msg);
 }
 
-/* Growth takes the buffer and the cursor and hands the new cursor and end back by value, never
+/* The inline writers' slow path: syncs out->len to pos, makes room for n more bytes, and
+ * gives the new write window (pos, end), or the failure (WK_ERR_LIMIT for a fixed or capped
+ * buffer, WK_ERR_NOMEM) with the window unchanged.
+ * Growth takes the buffer and the cursor and hands the new cursor and end back by value, never
  * the writer's address: a byte store into the buffer may, for all the compiler knows, change
  * any object whose address has escaped, so a writer whose address reached an out-of-line call
  * would have pos/lim stored and reloaded around every inline write. With nothing escaping, a
@@ -57,6 +64,7 @@ WK_API wk_mp_grown wk_mp_writer_grow(wk_buf *out, uint8_t *pos, size_t n)
     return g;
 }
 
+/* Syncs the buffer's length with the writer's cursor; returns the writer's status. */
 WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
 {
     if (w->pos != NULL) {
@@ -65,11 +73,14 @@ WK_API wk_status wk_mp_writer_flush(wk_mp_writer *w)
     return w->status;
 }
 
+/* Frees the sink's heap frame stack (allocated on the buffer's allocator). */
 WK_API void wk_mp_writer_free_frames(wk_buf *out, wk_mp_frame *frames, uint32_t cap)
 {
     wk_free(out->alloc, frames, (size_t)cap * sizeof(wk_mp_frame));
 }
 
+/* The header of an extension of `len` bytes: fixext 1/2/4/8/16 when the length is one of
+ * those, else ext 8/16/32; WK_ERR_RANGE (latched) past 2^32-1 bytes. */
 WK_API void wk_mp_writer_ext_header(wk_mp_writer *w, int8_t type, size_t len)
 {
     if (len > UINT32_MAX) {
@@ -102,6 +113,7 @@ WK_API void wk_mp_writer_ext_header(wk_mp_writer *w, int8_t type, size_t len)
     w->pos = p;
 }
 
+/* A whole extension (header and the bytes p[0..len)), or nothing when it does not fit. */
 WK_API void wk_mp_writer_ext(wk_mp_writer *w, int8_t type, const void *p, size_t len)
 {
     /* Room for header and data first, so that an ext that does not fit leaves nothing. */
@@ -115,6 +127,8 @@ WK_API void wk_mp_writer_ext(wk_mp_writer *w, int8_t type, const void *p, size_t
     }
 }
 
+/* The timestamp extension (type -1) in its shortest form: 32-bit seconds, 34-bit seconds
+ * with 30-bit nanoseconds, or the 96-bit form. WK_ERR_RANGE (latched) when nsec >= 10^9. */
 WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
 {
     if (nsec > 999999999u) {
@@ -124,6 +138,9 @@ WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
     if (!WK__MP_SMALL(w, wk_mp_sizeof_timestamp(sec, nsec))) {
         return;
     }
+    /* timestamp 32 (fixext 4: seconds only), timestamp 64 (fixext 8: 30-bit nanoseconds
+     * above 34-bit seconds), else timestamp 96 (ext 8 of 12 bytes: nanoseconds, then signed
+     * 64-bit seconds), as the MessagePack spec lays them out */
     uint8_t *p = w->pos;
     if (sec >= 0 && (uint64_t)sec >> 34 == 0) {
         if (nsec == 0 && (uint64_t)sec >> 32 == 0) {
@@ -146,11 +163,15 @@ WK_API void wk_mp_writer_timestamp(wk_mp_writer *w, int64_t sec, uint32_t nsec)
 
 /* ---- the event sink ---------------------------------------------------------------------- */
 
+/* The sink's frame stack: inline, or on the heap once deeper. */
 static wk_mp_frame *frames_of(wk_mp_writer *w)
 {
     return w->frames != NULL ? w->frames : w->inline_frames;
 }
 
+/* The sink opens a container: its header is written now when the count is known, else five
+ * bytes are reserved for it (close_frame writes it). False, latched, past SINK_MAX_DEPTH
+ * containers or when the stack cannot grow. */
 static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
 {
     if (w->depth == SINK_MAX_DEPTH) {
@@ -199,6 +220,9 @@ static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
     return w->status == WK_OK;
 }
 
+/* The sink closes the innermost container: a declared count must have been met; an unknown
+ * one gets its shortest header now, the contents moved down over the rest of the reserved
+ * five bytes. Failures are latched. */
 static void close_frame(wk_mp_writer *w)
 {
     if (w->depth == 0) {
@@ -210,6 +234,8 @@ static void close_frame(wk_mp_writer *w)
         wk_mp_writer_fail(w, WK_ERR_STATE, "map ended after a key without its value");
         return;
     }
+    /* a declared count must have been met exactly; an unknown one gets its header now, in
+     * the shortest form, the contents moved down over the rest of the five reserved bytes */
     if (f->declared != COUNT_UNKNOWN64) {
         if (f->seen != f->declared) {
             wk_mp_writer_fail(w, WK_ERR_STATE, "container ended before its declared count");
@@ -236,6 +262,8 @@ static void close_frame(wk_mp_writer *w)
     w->depth--;
 }
 
+/* The wk_sink adapter: one event, counted against its container's declared count, written
+ * with the typed calls. Raw numbers become strings (MessagePack has no such type). */
 static wk_status sink_event(void *self, const wk_event *ev)
 {
     wk_mp_writer *w = self;
@@ -246,6 +274,8 @@ static wk_status sink_event(void *self, const wk_event *ev)
         close_frame(w);
         return w->status;
     }
+    /* every item counts against its container's declared count (a map's keys and values
+     * alike) */
     if (w->depth > 0) {
         wk_mp_frame *f = &frames_of(w)[w->depth - 1];
         if (f->seen == f->declared) {
@@ -278,6 +308,7 @@ static wk_status sink_event(void *self, const wk_event *ev)
     return w->status;
 }
 
+/* The writer's status with its offset (where it failed, else the size written) and message. */
 static wk_status sink_error(const void *self, wk_error *err)
 {
     const wk_mp_writer *w = self;
@@ -285,6 +316,7 @@ static wk_status sink_error(const void *self, wk_error *err)
                  w->msg);
 }
 
+/* Fills sink so that its events go to w; w must outlive it and be flushed after the last. */
 WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink)
 {
     sink->event = sink_event;

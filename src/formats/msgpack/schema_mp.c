@@ -1,5 +1,9 @@
 /*
- * The fused MessagePack paths of the schema codec.
+ * The fused MessagePack paths of the schema codec (wk_schema_encode_mp, wk_schema_decode_mp).
+ * Flow, encoding: the caller's struct -> the flat plan (enc_flat) or the general walk
+ * (enc_general) -> the MessagePack writer's inline calls -> bytes. Decoding: bytes -> the
+ * flat plan (dec_flat) or the schema decoder's loop over a token cursor (decode_mp, over
+ * schema/schema_decode_loop_interface.h) -> the caller's struct.
  *
  * Flat structs (no nested struct or array, at most 64 fields) have a compiled plan (one op
  * per field with its pre-encoded key, built with the descriptor's index). Encoding runs the
@@ -27,6 +31,8 @@
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
+/* One open struct (s) or array (s NULL: count elements of type elem at base) of the general
+ * encoder's walk; i is the next field or element. */
 typedef struct mp_frame {
     const wk_schema *s;
     const uint8_t *base;
@@ -35,12 +41,15 @@ typedef struct mp_frame {
     size_t i;
 } mp_frame;
 
+/* The general encoder's state: the writer over the output buffer and the frame stack. */
 typedef struct mp_enc {
     wk_mp_writer w;
     uint32_t depth;
     mp_frame stack[WK__SCHEMA_MAX_DEPTH];
 } mp_enc;
 
+/* Opens a frame and writes its header (a struct as a map of its present fields, an array of
+ * count elements). False, latched in the writer, past the depth limit or 2^32-1 elements. */
 static bool mp_push(mp_enc *e, const wk_schema *s, const uint8_t *base,
                     const wk_schema_type *elem, size_t count)
 {
@@ -65,6 +74,7 @@ static bool mp_push(mp_enc *e, const wk_schema *s, const uint8_t *base,
     return true;
 }
 
+/* A string field (WK_ERR_ARG, latched, beyond 4 GiB). */
 static void mp_put_str(wk_mp_writer *w, const char *s, size_t len)
 {
     if (len > UINT32_MAX) {
@@ -74,10 +84,15 @@ static void mp_put_str(wk_mp_writer *w, const char *s, size_t len)
     wk_mp_writer_str(w, s, len);
 }
 
+/* Writes the value of type t stored at p (flags: the field's); a struct or array pushes a
+ * frame the walk then fills. Failures are latched in the writer. */
 static void mp_put_value(mp_enc *e, const wk_schema_type *t, const uint8_t *p, uint32_t flags,
                          size_t count)
 {
     wk_mp_writer *w = &e->w;
+    /* The same mapping as wk_schema_encode's events (schema/schema_encode.c), written with
+     * the writer's inline calls: numbers in their shortest form, NULL pointers as nil for
+     * WK_NULLABLE fields (else as empty), char[N] up to its NUL. */
     switch ((wk_schema_kind)t->kind) {
     case WK_SK_BOOL: wk_mp_writer_bool(w, *(const bool *)p); return;
     case WK_SK_I8: wk_mp_writer_int(w, *(const int8_t *)p); return;
@@ -185,6 +200,8 @@ static __attribute__((noinline)) uint8_t *enc_general_field(wk_buf *out, uint8_t
                                                             const wk__mp_op *op,
                                                             const uint8_t *p, size_t fixed)
 {
+    /* the cursor handed to a writer over the same buffer and taken back after it, with the
+     * plan's room restored (a writer failure gives up: the general path reports it) */
     out->len = (size_t)(o - out->data);
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
@@ -267,6 +284,8 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
                                                                 const wk_value *v,
                                                                 size_t fixed)
 {
+    /* a container of scalars is written in one loop (no frame stack); a nested container
+     * among its children goes through the writer's tree walk (enc_node) */
     const wk_value *kid;
     uint64_t nkids;
     if (v->type == WK_VAL_MAP) {
@@ -366,6 +385,8 @@ static bool enc_flat(wk_buf *out, const wk__schema_index *ix, const uint8_t *bas
         out->len = (size_t)(o - out->data);
         return true;
     }
+    /* WK_OMITEMPTY fields: the map's count first (one bit per written field), then the
+     * written fields in order, as the general walk counts and writes them */
     uint64_t present = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < ix->nfields; i++) {
@@ -401,6 +422,9 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     } else {
         mp_push(&e, s, obj, NULL, 0);
     }
+    /* wk_schema_encode's walk, frame for frame: a struct's next written field (its name,
+     * then its value), an array's next element; a frame with none left is done (counted
+     * containers need no END). The writer latches the first failure, which ends the walk. */
     while (e.depth > 0 && e.w.status == WK_OK) {
         mp_frame *f = &e.stack[e.depth - 1];
         if (f->s != NULL) {
@@ -429,6 +453,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
             mp_put_value(&e, f->elem, p, 0, count);
         }
     }
+    /* on failure the output goes back to where it was: nothing half-written stays */
     wk_status st = wk_mp_writer_finish(&e.w, err);
     if (st != WK_OK) {
         out->len = start;
@@ -436,6 +461,8 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
     return st;
 }
 
+/* Appends the MessagePack form of obj to out: the flat plan when the struct has one, else
+ * (or when it gives up) the general walk from the same start. On failure out is as it was. */
 WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
@@ -463,16 +490,17 @@ WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf
  * wk_mp_reader with default options. The decode loop never lets it nest deeper than the
  * schema depth limit plus one, so its stack is fixed. */
 typedef struct mp_cursor {
-    const uint8_t *start;
-    const uint8_t *pos;
+    const uint8_t *start; /* the input, for offsets */
+    const uint8_t *pos;   /* the next token */
     const uint8_t *end;
-    uint32_t depth;
-    wk_status status;
-    const char *msg;
-    size_t err_offset;
-    uint64_t rem[WK__SCHEMA_MAX_DEPTH + 4];
+    uint32_t depth;       /* open containers */
+    wk_status status;     /* the latched error, WK_OK if none */
+    const char *msg;      /* and its static message */
+    size_t err_offset;    /* and its offset */
+    uint64_t rem[WK__SCHEMA_MAX_DEPTH + 4]; /* elements left in each open container */
 } mp_cursor;
 
+/* Latches the cursor's error (st, static msg, the offset of `at`); returns st. */
 static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const char *msg)
 {
     r->status = st;
@@ -481,11 +509,14 @@ static wk_status cur_fail(mp_cursor *r, wk_status st, const uint8_t *at, const c
     return st;
 }
 
+/* The next event, as wk_mp_reader_next gives it: WK_EV_END when the innermost container's
+ * count is used up, WK_ERR_EOF at the end of the top level, errors latched. */
 static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
 {
     if (WK__UNLIKELY(r->status != WK_OK)) {
         return r->status;
     }
+    /* the innermost container's count: used up means its END, else one element less */
     if (r->depth > 0) {
         uint64_t *top = &r->rem[r->depth - 1];
         if (*top == 0) {
@@ -507,6 +538,8 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     if (WK__UNLIKELY(st != WK_OK)) {
         return cur_fail(r, st, start, msg);
     }
+    /* a container opens a count (a map's pairs count twice); the fixed stack is deeper than
+     * the decode loop ever lets the input nest */
     if (ev->type == WK_EV_ARRAY || ev->type == WK_EV_MAP) {
         if (r->depth >= WK__SCHEMA_MAX_DEPTH + 4) {
             r->pos = start;
@@ -517,6 +550,7 @@ static inline wk_status cur_next(mp_cursor *r, wk_event *ev)
     return WK_OK;
 }
 
+/* The latched error (or WK_OK at the current offset) into err. */
 static void cur_error(const mp_cursor *r, wk_error *err)
 {
     err->code = r->status;
@@ -524,6 +558,8 @@ static void cur_error(const mp_cursor *r, wk_error *err)
     err->offset = r->status != WK_OK ? r->err_offset : (size_t)(r->pos - r->start);
 }
 
+/* The wk_source adapter over the cursor (cur_source), for wk_value elements whose first
+ * event was read already. */
 static wk_status src_next(void *self, wk_event *ev)
 {
     return cur_next(self, ev);
@@ -541,6 +577,7 @@ static wk_status src_error(const void *self, wk_error *err)
     return err->code;
 }
 
+/* Fills src so that it reads r's events; r must outlive src. */
 static void cur_source(mp_cursor *r, wk_source *src)
 {
     src->next = src_next;
@@ -558,6 +595,7 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     if (r->status != WK_OK) {
         return r->status;
     }
+    /* the value counts as one element of its container, as cur_next would count it */
     if (r->depth > 0) {
         if (r->rem[r->depth - 1] == 0) {
             return wk__dec_fail(d, WK_ERR_SYNTAX, voff, "map ended after a key");
@@ -567,6 +605,9 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     if (r->pos == r->end) {
         return cur_fail(r, WK_ERR_TRUNCATED, r->pos, WK_MP_MSG_TRUNCATED);
     }
+    /* the whole value by the fused tree decoder, strings copied (the struct outlives the
+     * input), with the depth the field has left; its failure is latched in the cursor at
+     * the offset in the whole input */
     wk_read_opts vo = {0};
     vo.flags = WK_READ_COPY_STRINGS;
     vo.max_depth = d->limit > d->depth ? d->limit - d->depth : 1;
@@ -586,14 +627,19 @@ static wk_status cur_value(mp_cursor *r, wk__dec *d, wk_value *dst, size_t voff)
     return WK_OK;
 }
 
-#define DEC_FN decode_mp
-#define DEC_READER mp_cursor
+/* decode_mp(): decodes the MessagePack value at r into obj by the plan of s, the schema
+ * decoder's loop (schema/schema_decode_loop_interface.h, its body) over the cursor above;
+ * returns as the loop does. */
 #define DEC_NEXT(r, ev) cur_next((r), (ev))
 #define DEC_OFFSET(r) ((size_t)((r)->pos - (r)->start))
 #define DEC_ERROR(r, e) cur_error((r), (e))
 #define DEC_SOURCE(r, out) cur_source((r), (out))
 #define DEC_VALUE(r, d, dst, voff) cur_value((r), (d), (dst), (voff))
+static wk_status decode_mp(const wk_schema *s, mp_cursor *r, void *obj, wk_arena *arena,
+                           const wk_schema_opts *opts, wk_schema_error *err)
+{
 #include "schema/schema_decode_loop_interface.h"
+}
 
 /* ---- the flat decode fast path ---------------------------------------------------------- */
 
@@ -611,6 +657,7 @@ static inline const uint8_t *dec_str_header(const uint8_t *p, const uint8_t *end
 {
     uint8_t b = *p;
     size_t n;
+    /* fixstr, str 8, str 16, str 32; a header cut short or another type gives up */
     if (WK__LIKELY((b & 0xe0) == 0xa0)) {
         n = b & 0x1fu;
         p += 1;
@@ -645,6 +692,7 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
                                      bool *deeper)
 {
     uint8_t b = *p;
+    /* fixints and fixstr inline (strings copied: the field outlives the input) */
     if (b <= 0x7f) {
         wk__vb_head(v, WK_VAL_UINT, 0, 0);
         v->u.u = b;
@@ -670,6 +718,8 @@ static inline const uint8_t *dec_kid(const uint8_t *p, const uint8_t *end,
         v->u.str = c;
         return p + n;
     }
+    /* the rest through the token decoder and the tree builders' event -> node rule, so the
+     * node is the one the general path would build */
     wk_event ev;
     const char *msg;
     if (wk__mp_token(&p, end, &ev, &msg) != WK_OK) {
@@ -785,6 +835,8 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
     size_t left = (size_t)(end - p);
     uint64_t u;
     int64_t i;
+    /* fixints in one byte; the other integer forms by their first byte, each checking that
+     * its bytes are there; anything else (a float, a string) gives up */
     if (b <= 0x7f) {
         u = b;
         p += 1;
@@ -855,10 +907,12 @@ static inline const uint8_t *dec_int_field(const wk__mp_op *op, const uint8_t *p
         break;
     default: return NULL;
     }
+    /* a non-negative intN is an unsigned value, as the token decoder makes it */
     if (i >= 0) {
         u = (uint64_t)i;
         goto unsigned_value;
     }
+    /* the member's range check and store (wk__dec_int_store: false when out of range) */
 signed_value:
     return wk__dec_int_store(op->kind, op->size, true, (uint64_t)i, dst) ? p : NULL;
 unsigned_value:
@@ -879,9 +933,13 @@ static inline bool dec_key_is(const wk__mp_op *want, const uint8_t *p, const uin
             memcmp(p + 16, want->key + 16, (size_t)want->key_len - 16) == 0);
 }
 
+/* The flat plan over the value at p (p < end) into the struct at base: true when it decoded
+ * the whole input (then every field is stored as the general loop would store it); false to
+ * let the general loop run from the start. vdepth caps the nesting of wk_value fields. */
 static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const uint8_t *end,
                             uint8_t *base, wk_arena *a, uint32_t vdepth)
 {
+    /* the value must be a map of fewer than 2^16 pairs (fixmap or map 16) */
     const uint8_t *const in = p;
     uint32_t n;
     if ((*p & 0xf0) == 0x80) {
@@ -897,6 +955,9 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
     const wk__mp_op *const ops_end = ops + ix->nfields;
     const wk__mp_op *want = ops;
     uint64_t seen = 0;
+    /* One pair per turn. The key: the expected field's pre-encoded key first (fields mostly
+     * come in the descriptor's order), compared as two masked words when 16 bytes are left;
+     * any other key through the index. The value: stored into the member by its kind. */
     for (; n > 0; n--) {
         if (WK__UNLIKELY(p == end)) {
             return false;
@@ -972,10 +1033,12 @@ static inline bool dec_flat(const wk__schema_index *ix, const uint8_t *p, const 
             return false;
         }
     }
+    /* every required field seen, and nothing after the map */
     return (seen & ix->required_mask) == ix->required_mask && p == end;
 }
 
-/* The general decode loop over the MessagePack cursor. */
+/* The general decode loop over the MessagePack cursor (decode_mp), then a check that
+ * nothing follows the value; its status and err are the outcome of wk_schema_decode_mp. */
 static __attribute__((noinline)) wk_status dec_general(const wk_schema *s, const void *data,
                                                        size_t len, void *obj, wk_arena *arena,
                                                        const wk_schema_opts *opts,
@@ -997,6 +1060,9 @@ static __attribute__((noinline)) wk_status dec_general(const wk_schema *s, const
     return st;
 }
 
+/* Decodes the one MessagePack value data[0..len) into obj: the flat plan when the struct has
+ * one, else or when it gives up the general loop (dec_general), which decides the outcome and
+ * the error report. */
 WK_API wk_status wk_schema_decode_mp(const wk_schema *s, const void *data, size_t len,
                                      void *obj, wk_arena *arena, const wk_schema_opts *opts,
                                      wk_schema_error *err)

@@ -120,7 +120,7 @@ static WK__NOINLINE wk_status json_decode_tree(const void *data, size_t len,
                                                wk_value **out, size_t *consumed, wk_error *err)
 {
 #define WK__DECODE(name) name
-#include "formats/decode_loop.h"
+#include "formats/json/decode_loop.h"
 #undef WK__DECODE
 }
 
@@ -132,7 +132,7 @@ static WK__NOINLINE WK__JSON_AVX2_FN wk_status json_decode_tree_avx2(
     size_t *consumed, wk_error *err)
 {
 #define WK__DECODE(name) name##_avx2
-#include "formats/decode_loop.h"
+#include "formats/json/decode_loop.h"
 #undef WK__DECODE
 }
 #endif

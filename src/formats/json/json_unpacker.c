@@ -733,6 +733,16 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         size_t ignored;
         return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
+    if (mode == TAKE_RAW) {
+        /* A tree take that was cut (wirekit/stream.h lets the two takes mix) left a parse
+         * try pending; a span has nothing to parse into (no arena), so it frames instead,
+         * from the value's start when nothing is framed yet. */
+        u->nl_try = false;
+        f->attempt = 0;
+        if (f->scan == 0 && u->mode == M_TOP) {
+            f->need = 0;
+        }
+    }
     for (;;) {
         if (u->nl_try && f->chunk_pos < f->chunk_len) {
             /* JSON Lines: the framed bytes hold no end, so the value most likely ends at the

@@ -5,9 +5,20 @@
  * the chunks into one, so a decoder that resets its arena per document stops allocating after
  * the first document. The cap counts bytes taken from the allocator, headers included.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "wirekit/arena.h"
+
+/* The source of wk_arena.gen. Process-wide rather than per arena, so that an arena freed and
+ * initialised again over the same memory still gets a value it never had: init cannot know
+ * what the struct held before. 64 bits never wrap. */
+static _Atomic uint64_t last_gen;
+
+static uint64_t new_gen(void)
+{
+    return atomic_fetch_add_explicit(&last_gen, 1, memory_order_relaxed) + 1;
+}
 
 struct wk_arena_chunk {
     wk_arena_chunk *next;
@@ -24,6 +35,7 @@ WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
     a->alloc = alloc;
     a->max = max != 0 ? max : WK_ARENA_DEFAULT_MAX;
     a->next_size = FIRST_CHUNK;
+    a->gen = new_gen();
 }
 
 WK_API void wk_arena_init_buf(wk_arena *a, void *buf, size_t cap, const wk_allocator *alloc,
@@ -105,6 +117,7 @@ WK_API char *wk_arena_strndup(wk_arena *a, const void *s, size_t len)
 
 WK_API void wk_arena_reset(wk_arena *a)
 {
+    a->gen = new_gen(); /* everything allocated before is gone, wherever `cur` ends up */
     if (a->initial != NULL) {
         wk_arena_free(a); /* the caller's buffer is the region to reuse */
         return;
@@ -143,6 +156,7 @@ WK_API void wk_arena_free(wk_arena *a)
     a->chunks = NULL;
     a->total = 0;
     a->next_size = FIRST_CHUNK;
+    a->gen = new_gen();
     if (a->initial != NULL) {
         a->cur = a->initial;
         a->end = a->initial + a->initial_cap;

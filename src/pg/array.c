@@ -746,7 +746,7 @@ static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
         return wk_buf_append(t->out, "NULL", 4);
     }
     size_t start = t->out->len;
-    wk_status st = wk_pg_decode(t->elem, p, n, t->out, t->arena, t->err);
+    wk_status st = wk__pg_decode_part(t->elem, p, n, t->out, t->arena, t->err);
     return st == WK_OK ? quote_tail(t->out, start) : st;
 }
 
@@ -815,7 +815,7 @@ static wk_status ev_elem(void *c, const uint8_t *p, size_t n, bool is_null)
         return e->ev->sink->event(e->ev->sink->self, &x);
     }
     wk_pg_events sub = *e->ev;
-    return wk_pg_decode(e->elem, p, n, &sub, e->arena, e->err);
+    return wk__pg_decode_part(e->elem, p, n, &sub, e->arena, e->err);
 }
 
 static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
@@ -907,7 +907,7 @@ static wk_status enc_elem(const wk_pg_encoder *ee, wk_pg_format f, const void *v
         if (st != WK_OK) {
             return st;
         }
-        st = wk_pg_encode(ee, v, out, err);
+        st = wk__pg_encode_part(ee, v, out, err);
         if (st != WK_OK) {
             return st;
         }
@@ -922,7 +922,7 @@ static wk_status enc_elem(const wk_pg_encoder *ee, wk_pg_format f, const void *v
         return wk_buf_append(out, "NULL", 4);
     }
     size_t start = out->len;
-    wk_status st = wk_pg_encode(ee, v, out, err);
+    wk_status st = wk__pg_encode_part(ee, v, out, err);
     return st == WK_OK ? quote_tail(out, start) : st;
 }
 

@@ -13,6 +13,9 @@
 #include "pg/pg_interface.h"
 #include "pg/pg_oracle.h"
 
+/* The nesting budget's count (pg_interface.h). */
+_Thread_local unsigned wk__pg_nesting;
+
 #define DIRECT_OIDS 4096u
 #define NK WK_PG_KIND_COUNT
 

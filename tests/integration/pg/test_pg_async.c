@@ -396,11 +396,17 @@ WK_TEST(test_pg_async_a_row_function_that_stops_cancels_the_rest)
     wk_error err = {0};
     drive_stats ds;
     wk_status st = sum_query("SELECT generate_series(1, 50000000)::int8", &s, NULL, &q, &ds);
-    CHECK_EQ(st, WK_ERR_LIMIT);
-    CHECK_EQ(s.rows, 10u);
-    CHECK_EQ(wk_pq_async_rows(q), 10u);
-    CHECK_MSG(ds.took < 5.0, "took %.2f s", ds.took); /* not the 50 million rows */
+    /* The rows in flight when the cancel goes out (socket buffers full of them) are drained
+     * before the server's answer to it: on a loaded machine, under ASan, that takes seconds,
+     * and the connection must not be given up meanwhile (issue 29: it was, after one second,
+     * with WK_ERR_IO). Read everything, free, then check, so a failure leaks nothing. */
+    uint64_t rows = q != NULL ? wk_pq_async_rows(q) : 0;
     wk_pq_async_free(q);
+    CHECK_MSG(st == WK_ERR_LIMIT, "%s: %s", wk_status_str(st), wk_pq_conn_message(conn));
+    CHECK_EQ(s.rows, 10u);
+    CHECK_EQ(rows, 10u);
+    CHECK_MSG(ds.took < 30.0, "took %.2f s", ds.took); /* not the 50 million rows */
+    CHECK(usable(conn));
     /* freed while running, even at once (the cancel may reach the backend before the query
      * does, and the server ignores it then): abandoned, and the connection still serves */
     for (int i = 0; i < 5; i++) {
@@ -423,23 +429,28 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
     CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &other, &err));
     wk_pq_conn *cs[2] = {conn, other};
     wk_pq_async *q[2] = {NULL, NULL};
+    /* every check's outcome is kept and looked at once both queries and the second
+     * connection are freed: a failure here leaks nothing into the tests after it */
+    wk_status started[2] = {WK_ERR_AGAIN, WK_ERR_AGAIN};
     double t0 = wk_test_now_s();
     for (int i = 0; i < 2; i++) {
-        CHECK_OK(wk_pq_async_start(cs[i], "SELECT pg_sleep(1)", NULL, 0, NULL, &q[i], &err));
+        started[i] = wk_pq_async_start(cs[i], "SELECT pg_sleep(1)", NULL, 0, NULL, &q[i], &err);
     }
     /* one query at a time per connection */
     wk_pq_async *third = NULL;
-    CHECK_EQ(wk_pq_async_start(conn, "SELECT 1", NULL, 0, NULL, &third, &err), WK_ERR_STATE);
-    CHECK(third == NULL);
-    wk_status out[2] = {WK_ERR_AGAIN, WK_ERR_AGAIN};
-    while (out[0] == WK_ERR_AGAIN || out[1] == WK_ERR_AGAIN) {
+    wk_status busy = wk_pq_async_start(conn, "SELECT 1", NULL, 0, NULL, &third, &err);
+    wk_pq_async_free(third);
+    wk_status out[2] = {started[0] == WK_OK ? WK_ERR_AGAIN : started[0],
+                        started[1] == WK_OK ? WK_ERR_AGAIN : started[1]};
+    bool polled = true;
+    while (polled && (out[0] == WK_ERR_AGAIN || out[1] == WK_ERR_AGAIN)) {
         struct pollfd p[2];
         for (int i = 0; i < 2; i++) {
             p[i].fd = out[i] == WK_ERR_AGAIN ? wk_pq_async_socket(q[i]) : -1;
             p[i].events = POLLIN;
             p[i].revents = 0;
         }
-        CHECK(poll(p, 2, 3000) >= 0);
+        polled = poll(p, 2, 3000) >= 0;
         for (int i = 0; i < 2; i++) {
             if (out[i] == WK_ERR_AGAIN && p[i].revents != 0) {
                 out[i] = wk_pq_async_step(q[i], &err);
@@ -447,14 +458,21 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
         }
     }
     double took = wk_test_now_s() - t0;
-    CHECK_EQ(out[0], WK_OK);
-    CHECK_EQ(out[1], WK_OK);
-    CHECK_MSG(took >= 0.99 && took < 1.9, "two 1 s queries took %.2f s: not at once", took);
-    printf("    two 1 s queries in %.0f ms\n", took * 1000);
     for (int i = 0; i < 2; i++) {
         wk_pq_async_free(q[i]);
     }
     wk_pq_conn_free(other);
+    CHECK_MSG(started[0] == WK_OK && started[1] == WK_OK, "start: %s, %s (%s)",
+              wk_status_str(started[0]), wk_status_str(started[1]), wk_pq_conn_message(conn));
+    CHECK_EQ(busy, WK_ERR_STATE);
+    CHECK(third == NULL);
+    CHECK(polled);
+    CHECK_EQ(out[0], WK_OK);
+    CHECK_EQ(out[1], WK_OK);
+    /* at once: well under the 2 s one after the other would take (the bound leaves a loaded
+     * machine room; the queries sleep 1 s each) */
+    CHECK_MSG(took >= 0.99 && took < 1.95, "two 1 s queries took %.2f s: not at once", took);
+    printf("    two 1 s queries in %.0f ms\n", took * 1000);
     CHECK(usable(conn));
 }
 

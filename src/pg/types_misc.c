@@ -1034,7 +1034,7 @@ OIDS(c_path, 602);
 AOIDS(c_path, 1019);
 
 OIDS(c_box, 603);
-AOIDS(c_box, 0);
+AOIDS(c_box, 1020); /* elements separated by ; (typdelim: array.c) */
 
 OIDS(c_polygon, 604);
 AOIDS(c_polygon, 1027);

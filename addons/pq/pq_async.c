@@ -330,6 +330,7 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
     q->write_pending = f > 0;
     /* on failure the connection is bad, not busy, and PQgetResult hands over the error */
     (void)PQconsumeInput(pg);
+    bool answered = false;
     while (q->ph != PH_DONE && !PQisBusy(pg)) {
         PGresult *r = PQgetResult(pg);
         if (r == NULL) {
@@ -338,6 +339,11 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
         }
         take(q, r);
         PQclear(r);
+        answered = true;
+    }
+    if (answered) {
+        /* rows still coming after a cancel: the server answers, the client is behind */
+        wk__pq_cancel_answered(&q->cancel);
     }
     if (q->ph == PH_DONE) {
         return outcome(q, err);

@@ -49,6 +49,29 @@ static void owned_free(void *p)
     free(o);
 }
 
+/* PostgreSQL's FirstNormalObjectId: every OID below it is the system's own (built-in types,
+ * including those the registry has no codec for); the catalog query asks for none of them. */
+#define FIRST_NORMAL_OID 16384u
+
+/* Whether a type the catalog claims may have `oid`: a database's own type, one the base
+ * registry does not know (built-in or the caller's) and no earlier row took. A hostile or
+ * broken server may claim anything (an enum with OID 23 would make int4 decode as a label);
+ * such a claim is not believed. */
+static bool oid_is_free(const wk_pg_registry *base, const wk_pg_codec *const *list, size_t n,
+                        wk_pg_oid oid)
+{
+    bool is_array = false;
+    if (oid < FIRST_NORMAL_OID || wk_pg_registry_codec_for(base, oid, &is_array) != NULL) {
+        return false;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (list[j]->oids[0] == oid || list[j]->array_oids[0] == oid) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The built-in codec called `name` (citext and enums borrow text's), or NULL. */
 static const wk_pg_codec *builtin_named(const char *name)
 {
@@ -115,6 +138,12 @@ wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresu
         char kind = PQgetvalue(r, i, 2)[0];
         wk_pg_oid basetype = get_oid(r, i, 3);
         wk_pg_oid arr = get_oid(r, i, 4);
+        if (!oid_is_free(base, list, n, oid)) {
+            continue; /* never replaces a type known already */
+        }
+        if (arr == oid || (arr != 0 && !oid_is_free(base, list, n, arr))) {
+            arr = 0; /* the type is taken; its claimed array type is not */
+        }
         const wk_pg_codec *model = NULL;
         wk_pg_composite *comp = NULL;
         if (kind == 'e' || (kind == 'b' && strcmp(name, "citext") == 0)) {

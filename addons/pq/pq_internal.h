@@ -141,8 +141,13 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
 /* A cancel request that arrives before the backend has started the query is ignored by the
  * server: while waiting for a cancelled query to end, the request is sent again this often. */
 #define WK__PQ_CANCEL_AGAIN_MS 200
-/* How long the server has, after the first cancel request, to end the query. */
+/* How long the server has, after the first cancel request, to end the query; it starts
+ * again whenever the query's results keep coming (wk__pq_cancel_answered). */
 #define WK__PQ_CANCEL_GRACE_MS 1000
+/* The longest a cancelled query whose results keep coming may take to end: the rows in
+ * flight when the cancel went out (socket buffers full of them) are drained first, which a
+ * loaded machine may take many seconds to do. */
+#define WK__PQ_CANCEL_DRAIN_MS 60000
 
 /* A cancel in progress, shared by every path that cancels (the blocking wait, the
  * non-blocking query, the pipeline, giving a query or COPY up): the first request, the
@@ -153,6 +158,7 @@ typedef struct wk__pq_cancelling {
     unsigned requests; /* requests sent so far */
     int64_t again;     /* when the next request is due */
     int64_t grace;     /* the end of the grace */
+    int64_t limit;     /* the latest the grace may be moved to */
 } wk__pq_cancelling;
 /* When the next thing is due after a request: the next request or the end of the grace. */
 static inline int64_t wk__pq_cancel_due(const wk__pq_cancelling *k)
@@ -161,6 +167,10 @@ static inline int64_t wk__pq_cancel_due(const wk__pq_cancelling *k)
 }
 /* Sends the first cancel request and starts the grace (nothing when one was sent already). */
 void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k);
+/* The query's results came in after the request (the server is answering, busy with the rows
+ * in flight): the grace starts again, up to WK__PQ_CANCEL_DRAIN_MS after the first request.
+ * Without this a client slower than the server gives a healthy connection up. */
+void wk__pq_cancel_answered(wk__pq_cancelling *k);
 /* Repeats the request when it is due. Returns the time until which to wait for the server
  * (the next request or the end of the grace, whichever comes first), or -1 once the grace has
  * passed: the server answers neither the query nor the cancel. Never blocks but for the

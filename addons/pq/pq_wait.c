@@ -103,8 +103,24 @@ void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
 {
     if (!k->sent) {
         k->sent = true;
-        k->grace = wk__pq_now_ms() + WK__PQ_CANCEL_GRACE_MS;
+        int64_t now = wk__pq_now_ms();
+        k->grace = now + WK__PQ_CANCEL_GRACE_MS;
+        k->limit = now + WK__PQ_CANCEL_DRAIN_MS;
         request(c, k);
+    }
+}
+
+void wk__pq_cancel_answered(wk__pq_cancelling *k)
+{
+    if (!k->sent) {
+        return;
+    }
+    int64_t g = wk__pq_now_ms() + WK__PQ_CANCEL_GRACE_MS;
+    if (g > k->limit) {
+        g = k->limit;
+    }
+    if (g > k->grace) {
+        k->grace = g;
     }
 }
 
@@ -144,6 +160,7 @@ bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
 typedef struct drain {
     bool copying; /* try reading data first; PQgetCopyData says when not copying */
     bool failed;  /* the connection broke */
+    wk__pq_cancelling *k; /* told when something was drained: the server is answering */
 } drain;
 
 /* Drains the query or COPY given up until the connection is idle (true; also when it broke,
@@ -159,6 +176,7 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
                 PQfreemem(buf);
             }
             if (n > 0) {
+                wk__pq_cancel_answered(d->k);
                 continue;
             }
             if (n < 0) {
@@ -172,6 +190,7 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
             }
             ExecStatusType s = PQresultStatus(r);
             PQclear(r);
+            wk__pq_cancel_answered(d->k);
             d->copying = s == PGRES_COPY_OUT;
             /* CopyFail, queued behind any data still held: the server fails the COPY. Not
              * queued (libpq's buffer is full): flush and wait first. */
@@ -200,7 +219,7 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
 bool wk__pq_abandon(wk_pq_conn *c)
 {
     wk__pq_cancelling k = {0};
-    drain d = {true, false};
+    drain d = {true, false, &k};
     if (!wk__pq_cancel_wait(c, &k, drained, &d) || d.failed) {
         c->broken = true;
         return false;

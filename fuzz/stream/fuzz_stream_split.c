@@ -4,8 +4,9 @@
  * depth limit of 3; bit 4: tree mode instead of raw spans; bit 5: a 64-byte buffer cap; bit
  * 6, JSON: events, each value's gathered over the calls it takes, compared re-encoded
  * as MessagePack with the buffer reader's events for that value; MessagePack trees:
- * wk_mp_unpacker_next_value_in_place, the arena reset only after a value), a
- * count K (at most 16) and K chunk sizes (0 stands for 1), then the stream itself, which is
+ * wk_mp_unpacker_next_value_in_place, the arena reset only after a value; bit 7, with bit 4
+ * and not bit 6: calls alternate between the tree take and the raw take, which the unpackers
+ * allow to mix, so a value cut in one is finished by the other), a count K (at most 16) and K chunk sizes (0 stands for 1), then the stream itself, which is
  * fed in chunks of those sizes in turn. Whatever the split, the unpacker must give exactly
  * the values, the final status, the message and the error offset of the buffer readers on
  * the whole stream (wk_mp_check value by value; wk_json_reader), except that a value larger
@@ -118,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool tree = (opt & 16) != 0;
     bool events = json && (opt & 64) != 0;
     bool in_place = !json && tree && (opt & 64) != 0;
+    bool mix = tree && (opt & 64) == 0 && (opt & 128) != 0;
+    size_t calls = 0;
     size_t cap = (opt & 32) ? 64 : 0;
     wk_read_opts o = {0};
     if (json) {
@@ -181,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t vl = 0;
             uint64_t voff = 0;
             wk_value *v = NULL;
+            bool raw_turn = mix && (calls++ & 1) != 0;
             if (!in_place) {
                 wk_arena_reset(&arena);
             }
@@ -188,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 st = split_events_next(&ev, &ju);
             } else if (in_place) {
                 st = wk_mp_unpacker_next_value_in_place(&mu, &arena, &v);
-            } else if (tree) {
+            } else if (tree && !raw_turn) {
                 st = json ? wk_json_unpacker_next_value(&ju, &arena, &v)
                           : wk_mp_unpacker_next_value(&mu, &arena, &v);
             } else {
@@ -207,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     fprintf(stderr, "events of value %zu differ\n", got);
                     abort();
                 }
-            } else if (tree) {
+            } else if (tree && !raw_turn) {
                 wk_value *want = NULL;
                 wk_read_opts o1 = o;
                 o1.flags &= ~WK_JSON_READ_MULTI;

@@ -34,6 +34,12 @@ typedef struct wk_arena {
     const wk_allocator *alloc; /**< NULL = libc */
     uint8_t *initial;          /**< caller buffer given to wk_arena_init_buf, or NULL */
     size_t initial_cap; /**< size of `initial` */
+    /** Which life of the arena this is: a value from one process-wide counter, taken anew by
+     *  every init, reset and free, so that whoever keeps memory in the arena between calls
+     *  (wk_mp_unpacker_next_value_in_place) can tell that it was reset or freed and
+     *  initialised again even when its pointers came back to the same place. Added in 0.x:
+     *  it changed sizeof(wk_arena), so code built against an older header must be rebuilt. */
+    uint64_t gen;
 } wk_arena;
 
 /** Makes an empty arena. `alloc` NULL means libc; `max` caps the bytes taken from the

@@ -230,9 +230,15 @@ typedef struct wk_pg_array_in {
  *  size can double per nesting level under PostgreSQL's quoting rules): 64 MiB. */
 #define WK_PG_MAX_TEXT_DEFAULT ((size_t)64 << 20)
 
-/** Records nested deeper than this are refused with WK_ERR_LIMIT (the record decoder
- *  recurses once per level). */
-#define WK_PG_MAX_RECORD_DEPTH 100u
+/** Values nested deeper than this are refused with WK_ERR_LIMIT: arrays, ranges, multiranges
+ *  and records decode and encode their parts through the registry, so a type that contains
+ *  itself (a range whose subtype is itself, from a hostile catalog) would otherwise recurse
+ *  once per level of the value. One budget counts every nesting codec of one decode or encode
+ *  (a record in an array in a range is three levels). */
+#define WK_PG_MAX_NESTING 100u
+
+/** The former name of WK_PG_MAX_NESTING, when only records counted. */
+#define WK_PG_MAX_RECORD_DEPTH WK_PG_MAX_NESTING
 
 /** Target of WK_PG_KIND_EVENTS decodes. `scratch` (may be NULL) is reused for number and
  *  text rendering; NULL makes the decoder use a small stack buffer and allocate when it is

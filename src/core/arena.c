@@ -8,9 +8,20 @@
  * the fused parsers inline the bump (wk__vb_alloc, arena_take16) and call wk_arena_alloc only
  * for a new chunk.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "wirekit/arena.h"
+
+/* The source of wk_arena.gen. Process-wide rather than per arena, so that an arena freed and
+ * initialised again over the same memory still gets a value it never had: init cannot know
+ * what the struct held before. 64 bits never wrap. */
+static _Atomic uint64_t last_gen;
+
+static uint64_t new_gen(void)
+{
+    return atomic_fetch_add_explicit(&last_gen, 1, memory_order_relaxed) + 1;
+}
 
 /* The header at the start of every chunk the arena took from its allocator (not of the
  * caller's initial buffer). */
@@ -31,6 +42,7 @@ WK_API void wk_arena_init(wk_arena *a, const wk_allocator *alloc, size_t max)
     a->alloc = alloc;
     a->max = max != 0 ? max : WK_ARENA_DEFAULT_MAX;
     a->next_size = FIRST_CHUNK;
+    a->gen = new_gen();
 }
 
 /* An arena that bumps in the caller's buf[0..cap) first (never freed by the arena), then
@@ -126,6 +138,7 @@ WK_API char *wk_arena_strndup(wk_arena *a, const void *s, size_t len)
  * frees its chunks and starts over in the buffer. */
 WK_API void wk_arena_reset(wk_arena *a)
 {
+    a->gen = new_gen(); /* everything allocated before is gone, wherever `cur` ends up */
     if (a->initial != NULL) {
         wk_arena_free(a); /* the caller's buffer is the region to reuse */
         return;
@@ -165,6 +178,7 @@ WK_API void wk_arena_free(wk_arena *a)
     a->chunks = NULL;
     a->total = 0;
     a->next_size = FIRST_CHUNK;
+    a->gen = new_gen();
     if (a->initial != NULL) {
         a->cur = a->initial;
         a->end = a->initial + a->initial_cap;

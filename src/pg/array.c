@@ -134,8 +134,16 @@ typedef struct span {
     bool null;
 } span;
 
-/* Scans one element at p[i] (not whitespace, not a brace or comma). */
-static bool scan_elem(const uint8_t *p, size_t n, size_t i, span *e, size_t *bad)
+/* The element type's delimiter (pg_type.typdelim), which separates elements in the text
+ * form: ';' for box (whose own text holds commas: `{(2,2),(1,1);(4,4),(3,3)}`), ',' for every
+ * other built-in type. */
+static uint8_t delim_of(wk_pg_oid elem_oid)
+{
+    return elem_oid == 603 ? ';' : ',';
+}
+
+/* Scans one element at p[i] (not whitespace, not a brace or the delimiter). */
+static bool scan_elem(const uint8_t *p, size_t n, size_t i, uint8_t delim, span *e, size_t *bad)
 {
     e->escaped = false;
     e->null = false;
@@ -166,7 +174,7 @@ static bool scan_elem(const uint8_t *p, size_t n, size_t i, span *e, size_t *bad
     }
     e->start = i;
     size_t last = i; /* end of the last non-space or escaped byte */
-    while (i < n && p[i] != ',' && p[i] != '}') {
+    while (i < n && p[i] != delim && p[i] != '}') {
         if (p[i] == '\\') {
             e->escaped = true;
             if (i + 1 >= n) {
@@ -291,7 +299,8 @@ static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_p
 {
     a->format = WK_PG_TEXT;
     a->elem_oid = elem_oid;
-    if (parse_simple(p, n, a)) {
+    uint8_t delim = delim_of(elem_oid);
+    if (delim == ',' && parse_simple(p, n, a)) { /* its table knows ',' only */
         return WK_OK;
     }
     a->elem_oid = elem_oid;
@@ -407,9 +416,11 @@ static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_p
             state = AFTER_VALUE;
             continue;
         }
-        if (c == ',') {
+        if (c == delim) {
             if (state != AFTER_VALUE) {
-                return wk__pg_fail(err, WK_ERR_SYNTAX, i, "unexpected , in array literal");
+                return wk__pg_fail(err, WK_ERR_SYNTAX, i,
+                                   delim == ',' ? "unexpected , in array literal"
+                                                : "unexpected delimiter in array literal");
             }
             state = AFTER_COMMA;
             i++;
@@ -425,7 +436,7 @@ static wk_status parse_text(wk_pg_oid elem_oid, const uint8_t *p, size_t n, wk_p
         }
         span e;
         size_t bad;
-        if (!scan_elem(p, n, i, &e, &bad)) {
+        if (!scan_elem(p, n, i, delim, &e, &bad)) {
             return wk__pg_fail(err, bad >= n ? WK_ERR_TRUNCATED : WK_ERR_SYNTAX, bad,
                                "malformed array element");
         }
@@ -531,12 +542,13 @@ WK_API wk_status wk_pg_array_next(wk_pg_array_iter *it, const uint8_t **p, size_
         return WK_OK;
     }
     size_t i = it->pos;
-    while (i < a->len && (aspace(d[i]) || d[i] == '{' || d[i] == '}' || d[i] == ',')) {
+    uint8_t delim = delim_of(a->elem_oid);
+    while (i < a->len && (aspace(d[i]) || d[i] == '{' || d[i] == '}' || d[i] == delim)) {
         i++;
     }
     span e;
     size_t bad;
-    if (i >= a->len || !scan_elem(d, a->len, i, &e, &bad)) {
+    if (i >= a->len || !scan_elem(d, a->len, i, delim, &e, &bad)) {
         return wk__pg_fail(err, WK_ERR_STATE, i, "array iterator past the validated literal");
     }
     it->pos = e.next;
@@ -596,8 +608,8 @@ static wk_status dec_array(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
 }
 
 /* array_out's rule: an element is quoted when empty, "NULL" in any case, or holding a brace,
- * comma, quote, backslash or whitespace. */
-static bool needs_quotes(const uint8_t *s, size_t n)
+ * the type's delimiter (comma, or ';' for box), a quote, a backslash or whitespace. */
+static bool needs_quotes(const uint8_t *s, size_t n, uint8_t delim)
 {
     if (n == 0) {
         return true;
@@ -608,18 +620,19 @@ static bool needs_quotes(const uint8_t *s, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
-        if (c == '"' || c == '\\' || c == '{' || c == '}' || c == ',' || aspace(c)) {
+        if (c == '"' || c == '\\' || c == '{' || c == '}' || c == delim || aspace(c)) {
             return true;
         }
     }
     return false;
 }
 
-/* Quotes out->data[start..len) in place when array_out would. */
-static wk_status quote_tail(wk_buf *out, size_t start)
+/* Quotes out->data[start..len) in place when array_out would (elements separated by
+ * `delim`). */
+static wk_status quote_tail(wk_buf *out, size_t start, uint8_t delim)
 {
     size_t n = out->len - start;
-    if (!needs_quotes(out->data + start, n)) {
+    if (!needs_quotes(out->data + start, n, delim)) {
         return WK_OK;
     }
     size_t esc = 0;
@@ -773,7 +786,8 @@ static wk_status text_close(void *c, int level)
 /* ',' between siblings. */
 static wk_status text_sep(void *c)
 {
-    return wk_buf_push(((text_ctx *)c)->out, ',');
+    text_ctx *t = c;
+    return wk_buf_push(t->out, delim_of(t->elem->oid));
 }
 /* NULL, or the element's text in its type's output form, quoted when array_out would. */
 static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
@@ -783,8 +797,8 @@ static wk_status text_elem(void *c, const uint8_t *p, size_t n, bool is_null)
         return wk_buf_append(t->out, "NULL", 4);
     }
     size_t start = t->out->len;
-    wk_status st = wk_pg_decode(t->elem, p, n, t->out, t->arena, t->err);
-    return st == WK_OK ? quote_tail(t->out, start) : st;
+    wk_status st = wk__pg_decode_part(t->elem, p, n, t->out, t->arena, t->err);
+    return st == WK_OK ? quote_tail(t->out, start, delim_of(t->elem->oid)) : st;
 }
 
 /* The TEXT-kind decoder: the array rendered as PostgreSQL's array_out would. */
@@ -859,7 +873,7 @@ static wk_status ev_elem(void *c, const uint8_t *p, size_t n, bool is_null)
         return e->ev->sink->event(e->ev->sink->self, &x);
     }
     wk_pg_events sub = *e->ev;
-    return wk_pg_decode(e->elem, p, n, &sub, e->arena, e->err);
+    return wk__pg_decode_part(e->elem, p, n, &sub, e->arena, e->err);
 }
 
 /* The EVENTS-kind decoder: nested arrays of the elements' events. */
@@ -957,7 +971,7 @@ static wk_status enc_elem(const wk_pg_encoder *ee, wk_pg_format f, const void *v
         if (st != WK_OK) {
             return st;
         }
-        st = wk_pg_encode(ee, v, out, err);
+        st = wk__pg_encode_part(ee, v, out, err);
         if (st != WK_OK) {
             return st;
         }
@@ -972,12 +986,13 @@ static wk_status enc_elem(const wk_pg_encoder *ee, wk_pg_format f, const void *v
         return wk_buf_append(out, "NULL", 4);
     }
     size_t start = out->len;
-    wk_status st = wk_pg_encode(ee, v, out, err);
-    return st == WK_OK ? quote_tail(out, start) : st;
+    wk_status st = wk__pg_encode_part(ee, v, out, err);
+    return st == WK_OK ? quote_tail(out, start, delim_of(ee->oid)) : st;
 }
 
 /* Text braces around element i of an array with `ndim` dims, before (open) the element. */
-static wk_status text_braces_before(const int32_t *dims, int ndim, uint64_t i, wk_buf *out)
+static wk_status text_braces_before(const int32_t *dims, int ndim, uint64_t i, uint8_t delim,
+                                    wk_buf *out)
 {
     /* Count how many levels start at element i. */
     uint64_t stride = 1;
@@ -991,7 +1006,7 @@ static wk_status text_braces_before(const int32_t *dims, int ndim, uint64_t i, w
         }
     }
     if (i != 0) {
-        wk_status st = wk_buf_push(out, ',');
+        wk_status st = wk_buf_push(out, delim);
         if (st != WK_OK) {
             return st;
         }
@@ -1104,7 +1119,7 @@ static wk_status enc_array(const wk_pg_encoder *e, const void *in, wk_buf *out, 
     for (uint32_t i = 0; i < nitems && st == WK_OK; i++) {
         const void *v = (a->nulls != NULL && a->nulls[i]) ? NULL : base + (size_t)i * esize;
         if (f == WK_PG_TEXT) {
-            st = text_braces_before(a->dims, ndim, i, out);
+            st = text_braces_before(a->dims, ndim, i, delim_of(e->elem_oid), out);
         }
         if (st == WK_OK) {
             st = enc_elem(ee, f, v, out, err);
@@ -1158,7 +1173,7 @@ static wk_status enc_text(const wk_pg_encoder *e, const void *in, wk_buf *out, w
         }
         wk_slice es = {(const char *)p, n};
         if (f == WK_PG_TEXT) {
-            st = text_braces_before(a.dims, a.ndim, i, out);
+            st = text_braces_before(a.dims, a.ndim, i, delim_of(e->elem_oid), out);
         }
         if (st == WK_OK) {
             st = enc_elem(ee, f, is_null ? NULL : &es, out, err);

@@ -421,7 +421,7 @@ static wk_status date_read_text(const uint8_t *p, size_t n, wk__pg_native *v, wk
     if (!ymd_ok(y, m, d)) {
         return wk__pg_fail(err, WK_ERR_RANGE, 0, "date field value out of range");
     }
-    if (y > 5874898 || y < -4712) {
+    if (y > 5874898 || y < -4713) { /* 4714 BC is year -4713; its last weeks are valid */
         return wk__pg_fail(err, WK_ERR_RANGE, 0, "date out of range");
     }
     int64_t days = (int64_t)wk__pg_date2j((int)y, (int)m, (int)d) - POSTGRES_EPOCH_JDATE;
@@ -699,7 +699,7 @@ static wk_status ts_parse(const uint8_t *p, size_t n, bool tz, int64_t *out, wk_
     if (bc) {
         y = 1 - y;
     }
-    if (!ymd_ok(y, m, d) || t > USECS_PER_DAY || y > 294277 || y < -4712) {
+    if (!ymd_ok(y, m, d) || t > USECS_PER_DAY || y > 294277 || y < -4713) {
         return wk__pg_fail(err, WK_ERR_RANGE, 0, "timestamp field value out of range");
     }
     int64_t days = (int64_t)wk__pg_date2j((int)y, (int)m, (int)d) - POSTGRES_EPOCH_JDATE;

@@ -191,7 +191,7 @@ R_AOIDS(c_path, 1019);
 const wk_pg_codec wk__pg_codec_path = RC("path", &rt_geo, WK_PG_BOTH_FORMATS, c_path);
 
 R_OIDS(c_box, 603);
-R_AOIDS(c_box, 0);
+R_AOIDS(c_box, 1020); /* elements separated by ; (typdelim: array.c) */
 const wk_pg_codec wk__pg_codec_box = RC("box", &rt_geo, WK_PG_BOTH_FORMATS, c_box);
 
 R_OIDS(c_polygon, 604);

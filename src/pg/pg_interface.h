@@ -90,6 +90,47 @@ static inline wk_status wk__pg_fail(wk_error *err, wk_status st, size_t off, con
     return st;
 }
 
+/* ---- the nesting budget ---- */
+/* Nesting codecs (arrays, ranges, multiranges, records) decode and encode their parts with the
+ * parts' own codecs, found in the registry, which may lead back to the same codec: a range
+ * whose subtype is itself, from a hostile catalog or a caller's registry, recurses once per
+ * level of a value that nests as deep as its bytes allow. One budget bounds every such
+ * recursion of a decode or encode together: WK_PG_MAX_NESTING levels, counted per thread (the
+ * codec signatures have no room for a depth, and a thread runs one top-level call at a time;
+ * the count is back at 0 when it returns). Every part decoded or encoded by a nesting codec
+ * goes through these two. */
+extern _Thread_local unsigned wk__pg_nesting;
+
+static inline wk_status wk__pg_nest_fail(wk_error *err)
+{
+    return wk__pg_fail(err, WK_ERR_LIMIT, 0,
+                       "value nested deeper than WK_PG_MAX_NESTING (arrays, ranges, records)");
+}
+
+static inline wk_status wk__pg_decode_part(const wk_pg_decoder *d, const uint8_t *p, size_t n,
+                                           void *out, wk_arena *arena, wk_error *err)
+{
+    if (wk__pg_nesting >= WK_PG_MAX_NESTING) {
+        return wk__pg_nest_fail(err); /* at the part's start; the caller adds its place */
+    }
+    wk__pg_nesting++;
+    wk_status st = wk_pg_decode(d, p, n, out, arena, err);
+    wk__pg_nesting--;
+    return st;
+}
+
+static inline wk_status wk__pg_encode_part(const wk_pg_encoder *e, const void *in, wk_buf *out,
+                                           wk_error *err)
+{
+    if (wk__pg_nesting >= WK_PG_MAX_NESTING) {
+        return wk__pg_nest_fail(err);
+    }
+    wk__pg_nesting++;
+    wk_status st = wk_pg_encode(e, in, out, err);
+    wk__pg_nesting--;
+    return st;
+}
+
 /* Appends n bytes, the inline way; returns the status of the buffer. */
 static inline wk_status wk__pg_put(wk_buf *b, const void *p, size_t n)
 {

@@ -104,7 +104,7 @@ static wk_status render_range(const wk_pg_registry *reg, wk_pg_oid elem, const u
         }
         /* render in place, then quote in place when range_out would */
         size_t at = out->len;
-        st = wk_pg_decode(ed, p + pos, (size_t)len, out, NULL, err);
+        st = wk__pg_decode_part(ed, p + pos, (size_t)len, out, NULL, err);
         if (st != WK_OK) {
             if (err != NULL) {
                 err->offset += pos;
@@ -316,7 +316,7 @@ static wk_status parse_range(const wk_pg_registry *reg, wk_pg_oid elem, const ui
         st = wk_buf_append(out, z, 4) == WK_OK ? WK_OK : oom(err, i);
         wk_slice v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
         if (st == WK_OK) {
-            st = wk_pg_encode(ee, &v, out, err);
+            st = wk__pg_encode_part(ee, &v, out, err);
         }
         if (st == WK_OK) {
             wk__pg_put32(out->data + at, (uint32_t)(out->len - at - 4));

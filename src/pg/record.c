@@ -24,11 +24,6 @@ _Static_assert(WK_PG_MAX_RECORD_DEPTH == 100u, "a message below says 100 levels"
 /* A record literal or a binary record with more fields than this is refused. */
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
-/* Records nest through the registry (a field of type record is decoded by this decoder
- * again), so the recursion depth is counted per thread: the decoder signature has no room
- * for a depth, and a thread decodes one value at a time. */
-static _Thread_local unsigned record_depth;
-
 /* A catalog composite: its attributes' types, with their names, in one arena. */
 struct wk_pg_composite {
     size_t natts;
@@ -154,7 +149,7 @@ static wk_status field_text(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format
         return wk__pg_fail(err, WK_ERR_NOT_FOUND, 0, "no decoder for a composite field's type");
     }
     size_t start = out->len;
-    wk_status st = wk_pg_decode(fd, p, n, out, arena, err);
+    wk_status st = wk__pg_decode_part(fd, p, n, out, arena, err);
     return st == WK_OK ? quote_field(out, start) : st;
 }
 
@@ -294,14 +289,10 @@ static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n,
 static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                           wk_arena *arena, wk_error *err)
 {
-    if (record_depth >= WK_PG_MAX_RECORD_DEPTH) {
-        return wk__pg_fail(err, WK_ERR_LIMIT, 0,
-                           "records nested deeper than 100 levels");
-    }
-    record_depth++;
+    /* records nest through the registry (a field of type record is decoded by this decoder
+     * again): each field goes through the nesting budget (field_text) */
     wk_status st = d->format == WK_PG_BINARY ? render_bin(d, p, n, out, arena, err)
                                              : render_text(d, p, n, out, arena, err);
-    record_depth--;
     if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL && err->msg == NULL) {
         wk__pg_fail(err, st, 0,
                     st == WK_ERR_LIMIT ? "record text larger than the cap on a value's text"
@@ -443,7 +434,7 @@ static wk_status enc_bin(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_
             break;
         }
         wk_slice v = {tok.data != NULL ? (const char *)tok.data : "", tok.len};
-        st = wk_pg_encode(fe, &v, out, err);
+        st = wk__pg_encode_part(fe, &v, out, err);
         if (st == WK_OK) {
             wk__pg_put32(out->data + at + 4, (uint32_t)(out->len - at - 8));
         }

@@ -19,6 +19,9 @@
 #include "pg/pg_interface.h"
 #include "pg/pg_oracle.h"
 
+/* The nesting budget's count (pg_interface.h). */
+_Thread_local unsigned wk__pg_nesting;
+
 /* OIDs below this (every built-in type) find their row without hashing. */
 #define DIRECT_OIDS 4096u
 #define NK WK_PG_KIND_COUNT

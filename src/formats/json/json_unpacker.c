@@ -799,6 +799,16 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
         size_t ignored;
         return read_value(u, p, n, &ignored); /* depth, or input ends inside the value */
     }
+    if (mode == TAKE_RAW) {
+        /* A tree take that was cut (wirekit/stream.h lets the two takes mix) left a parse
+         * try pending; a span has nothing to parse into (no arena), so it frames instead,
+         * from the value's start when nothing is framed yet. */
+        u->nl_try = false;
+        f->attempt = 0;
+        if (f->scan == 0 && u->mode == M_TOP) {
+            f->need = 0;
+        }
+    }
     /* Something gathered: the value started in an earlier chunk. Each turn appends more of
      * the chunk to the buffer (a piece as large as the buffer, so the work stays linear),
      * and first tries what may finish the value without framing it. */

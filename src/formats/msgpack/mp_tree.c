@@ -61,6 +61,7 @@ struct wk__mp_tree {
     const wk_arena *held_arena;       /* while held and paused: the arena as the pause left it */
     const uint8_t *held_cur;
     const wk_arena_chunk *held_chunks;
+    uint64_t held_gen; /* its wk_arena.gen: a reset or a re-init since shows there */
 };
 
 #define NO_SLOT SIZE_MAX
@@ -580,6 +581,7 @@ bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chu
     t->held_arena = arena;
     t->held_cur = arena->cur;
     t->held_chunks = arena->chunks;
+    t->held_gen = arena->gen;
     return true;
 }
 
@@ -592,7 +594,9 @@ bool wk__mp_tree_is_held(const struct wk__mp_tree *t)
 /* Is `arena` the one the held tree paused in, as the pause left it (mp_tree.h)? */
 bool wk__mp_tree_held_intact(const struct wk__mp_tree *t, const wk_arena *arena)
 {
-    return arena == t->held_arena && arena->cur == t->held_cur &&
+    /* the pointers catch an allocation; the generation a reset or a free and init, which
+     * may leave the pointers where they were once the caller refills the arena */
+    return arena == t->held_arena && arena->gen == t->held_gen && arena->cur == t->held_cur &&
            arena->chunks == t->held_chunks;
 }
 

@@ -298,3 +298,65 @@ WK_TEST(test_pg_arrays_reject_invalid_text_literals)
         CHECK_MSG(st != WK_OK && err.msg != NULL, "'%s' was accepted", bad[i]);
     }
 }
+
+/* Issue 29: box arrays separate elements with ';' (box's typdelim), since a box's own text
+ * holds commas; with ',' assumed, `{(2,2),(1,1);(4,4),(3,3)}` came out as one string. Box
+ * decodes only (no encoder): text literals as the server sends them, and array_send's bytes. */
+static void put_be64(uint8_t *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(u >> (56 - 8 * i));
+    }
+}
+
+WK_TEST(test_pg_arrays_of_box_use_the_semicolon_delimiter)
+{
+    static const struct {
+        const char *in, *want;
+    } lits[] = {
+        {"{(2,2),(1,1);(4,4),(3,3)}", "{(2,2),(1,1);(4,4),(3,3)}"},
+        {"{{(1,1),(0,0);NULL};{\"(3,3),(2,2)\";(5,5),(4,4)}}",
+         "{{(1,1),(0,0);NULL};{(3,3),(2,2);(5,5),(4,4)}}"},
+        {"{}", "{}"},
+    };
+    for (size_t i = 0; i < sizeof lits / sizeof lits[0]; i++) {
+        const char *text = NULL;
+        wk_error err = {0};
+        wk_status st = pgt_to_text(1020, WK_PG_TEXT, lits[i].in, strlen(lits[i].in), &text, &err);
+        CHECK_MSG(st == WK_OK && strcmp(text, lits[i].want) == 0, "'%s': %s '%s' (%s)",
+                  lits[i].in, wk_status_str(st), st == WK_OK ? text : "", err.msg ? err.msg : "");
+    }
+    /* two elements, in events, from text and from binary */
+    const char *lit = "{(2,2),(1,1);(4,4),(3,3)}";
+    evrec r = {{0}, 0};
+    wk_sink sink = {ev_text, ev_err, &r};
+    wk_pg_events ev = {&sink, 0, NULL, 0};
+    CHECK_OK(pgt_decode(1020, WK_PG_TEXT, WK_PG_KIND_EVENTS, lit, strlen(lit), &ev, NULL));
+    CHECK_STR(r.out, "['(2,2),(1,1)' '(4,4),(3,3)' ]");
+    uint8_t bin[20 + 2 * 36] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x02, 0x5b, /* 1 dim, box */
+                                0, 0, 0, 2, 0, 0, 0, 1};
+    static const double corners[2][4] = {{2, 2, 1, 1}, {4, 4, 3, 3}};
+    for (int e = 0; e < 2; e++) {
+        uint8_t *q = bin + 20 + 36 * e;
+        q[0] = q[1] = q[2] = 0;
+        q[3] = 32;
+        for (int k = 0; k < 4; k++) {
+            put_be64(q + 4 + 8 * k, corners[e][k]);
+        }
+    }
+    const char *text = NULL;
+    CHECK_OK(pgt_to_text(1020, WK_PG_BINARY, bin, sizeof bin, &text, NULL));
+    CHECK_STR(text, "{(2,2),(1,1);(4,4),(3,3)}");
+    r.n = 0;
+    CHECK_OK(pgt_decode(1020, WK_PG_BINARY, WK_PG_KIND_EVENTS, bin, sizeof bin, &ev, NULL));
+    CHECK_STR(r.out, "['(2,2),(1,1)' '(4,4),(3,3)' ]");
+    /* other types keep ',' (a ';' is element text) */
+    CHECK_OK(pgt_to_text(WK_PG_OID_TEXT_ARRAY, WK_PG_TEXT, "{a;b,c}", 7, &text, NULL));
+    CHECK_STR(text, "{a;b,c}");
+    r.n = 0;
+    CHECK_OK(pgt_decode(WK_PG_OID_TEXT_ARRAY, WK_PG_TEXT, WK_PG_KIND_EVENTS, "{a;b,c}", 7, &ev,
+                        NULL));
+    CHECK_STR(r.out, "['a;b' 'c' ]");
+}

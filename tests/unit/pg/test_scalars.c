@@ -465,3 +465,102 @@ WK_TEST(test_pg_scalars_decode_into_value_trees)
     CHECK_STATUS(wk_pg_decode(d, bin, n, &v, NULL, NULL), WK_ERR_ARG);
     wk_arena_free(&a);
 }
+
+/* ---- issue 29: every date/time type's whole range, both ends ---------------------------- */
+
+/* PostgreSQL 15's ranges: date 4714-11-24 BC to 5874897-12-31, timestamp(tz) 4714-11-24
+ * 00:00:00 BC to 294276-12-31 23:59:59.999999, and infinity; time 00:00 to 24:00; timetz
+ * with displacements up to 15:59:59; interval to its int64/int32 fields' ends. Text in and
+ * out, and through binary, alone and in arrays. */
+static const struct {
+    wk_pg_oid oid;
+    const char *in, *want;
+} date_ends[] = {
+    {WK_PG_OID_DATE, "4714-11-24 BC", "4714-11-24 BC"},
+    {WK_PG_OID_DATE, "4714-12-31 BC", "4714-12-31 BC"},
+    {WK_PG_OID_DATE, "4713-01-01 BC", "4713-01-01 BC"},
+    {WK_PG_OID_DATE, "5874897-12-31", "5874897-12-31"},
+    {WK_PG_OID_DATE, "infinity", "infinity"},
+    {WK_PG_OID_DATE, "-infinity", "-infinity"},
+    {WK_PG_OID_TIMESTAMP, "4714-11-24 00:00:00 BC", "4714-11-24 00:00:00 BC"},
+    {WK_PG_OID_TIMESTAMP, "4714-12-31 23:59:59.999999 BC", "4714-12-31 23:59:59.999999 BC"},
+    {WK_PG_OID_TIMESTAMP, "294276-12-31 23:59:59.999999", "294276-12-31 23:59:59.999999"},
+    {WK_PG_OID_TIMESTAMP, "-infinity", "-infinity"},
+    {WK_PG_OID_TIMESTAMP, "infinity", "infinity"},
+    {WK_PG_OID_TIMESTAMPTZ, "4714-11-24 00:00:00+00 BC", "4714-11-24 00:00:00+00 BC"},
+    {WK_PG_OID_TIMESTAMPTZ, "4714-11-24 00:00:00-05 BC", "4714-11-24 05:00:00+00 BC"},
+    {WK_PG_OID_TIMESTAMPTZ, "4714-12-01 12:30:00+00 BC", "4714-12-01 12:30:00+00 BC"},
+    {WK_PG_OID_TIMESTAMPTZ, "294276-12-31 23:59:59.999999+00",
+     "294276-12-31 23:59:59.999999+00"},
+    {WK_PG_OID_TIMESTAMPTZ, "infinity", "infinity"},
+    {WK_PG_OID_TIMESTAMPTZ, "-infinity", "-infinity"},
+    {WK_PG_OID_TIME, "00:00:00", "00:00:00"},
+    {WK_PG_OID_TIME, "24:00:00", "24:00:00"},
+    {WK_PG_OID_TIMETZ, "00:00:00+15:59:59", "00:00:00+15:59:59"},
+    {WK_PG_OID_TIMETZ, "24:00:00-15:59:59", "24:00:00-15:59:59"},
+    {WK_PG_OID_INTERVAL, "178956970 years 7 mons 2147483647 days 2562047788:00:54.775807",
+     "178956970 years 7 mons 2147483647 days 2562047788:00:54.775807"},
+    {WK_PG_OID_INTERVAL, "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808",
+     "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808"},
+    {1182, "{\"4714-11-24 BC\",\"4714-12-31 BC\",5874897-12-31,infinity,-infinity}",
+     "{\"4714-11-24 BC\",\"4714-12-31 BC\",5874897-12-31,infinity,-infinity}"},
+    {1115, "{\"4714-11-24 00:00:00 BC\",\"294276-12-31 23:59:59.999999\",-infinity}",
+     "{\"4714-11-24 00:00:00 BC\",\"294276-12-31 23:59:59.999999\",-infinity}"},
+    {1185, "{\"4714-11-24 00:00:00+00 BC\",\"294276-12-31 23:59:59.999999+00\",infinity}",
+     "{\"4714-11-24 00:00:00+00 BC\",\"294276-12-31 23:59:59.999999+00\",infinity}"},
+};
+
+WK_TEST(test_pg_datetime_types_take_their_whole_range_at_both_ends)
+{
+    char why[512];
+    for (size_t i = 0; i < sizeof date_ends / sizeof date_ends[0]; i++) {
+        CHECK_MSG(pgt_roundtrip(date_ends[i].oid, date_ends[i].in, date_ends[i].want, why,
+                                sizeof why),
+                  "%s", why);
+    }
+    /* every day of the first BC year's last weeks (the ones once refused), as date and
+     * timestamp */
+    for (int m = 11; m <= 12; m++) {
+        for (int d = m == 11 ? 24 : 1; d <= (m == 11 ? 30 : 31); d++) {
+            char in[64];
+            snprintf(in, sizeof in, "4714-%02d-%02d BC", m, d);
+            CHECK_MSG(pgt_roundtrip(WK_PG_OID_DATE, in, in, why, sizeof why), "%s", why);
+            snprintf(in, sizeof in, "4714-%02d-%02d 12:00:00 BC", m, d);
+            CHECK_MSG(pgt_roundtrip(WK_PG_OID_TIMESTAMP, in, in, why, sizeof why), "%s", why);
+        }
+    }
+    /* the binary values at the ends are PostgreSQL's: days and microseconds from 2000-01-01 */
+    const uint8_t *bin;
+    size_t n;
+    CHECK_OK(pgt_from_text(WK_PG_OID_DATE, WK_PG_BINARY, "4714-11-24 BC", &bin, &n, NULL));
+    CHECK(n == 4 && (int32_t)((uint32_t)bin[0] << 24 | (uint32_t)bin[1] << 16 |
+                              (uint32_t)bin[2] << 8 | bin[3]) == -2451545);
+    CHECK_OK(pgt_from_text(WK_PG_OID_TIMESTAMP, WK_PG_BINARY, "4714-11-24 00:00:00 BC", &bin,
+                           &n, NULL));
+    uint64_t ts = 0;
+    for (size_t i = 0; i < 8 && n == 8; i++) {
+        ts = ts << 8 | bin[i];
+    }
+    CHECK(n == 8 && (int64_t)ts == INT64_C(-211813488000000000));
+    /* one step past each end is refused, as PostgreSQL refuses it */
+    static const struct {
+        wk_pg_oid oid;
+        const char *in;
+    } past[] = {
+        {WK_PG_OID_DATE, "4714-11-23 BC"},
+        {WK_PG_OID_DATE, "5874898-01-01"},
+        {WK_PG_OID_TIMESTAMP, "4714-11-23 23:59:59.999999 BC"},
+        {WK_PG_OID_TIMESTAMP, "294277-01-01 00:00:00"},
+        {WK_PG_OID_TIMESTAMPTZ, "4714-11-24 00:00:00+01 BC"},
+        {WK_PG_OID_TIMESTAMPTZ, "294276-12-31 23:59:59.999999-01"},
+        {WK_PG_OID_TIME, "24:00:00.000001"},
+    };
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
+        for (int f = 0; f < 2; f++) {
+            wk_error err = {0};
+            wk_status st = pgt_from_text(past[i].oid, (wk_pg_format)f, past[i].in, &bin, &n, &err);
+            CHECK_MSG(st == WK_ERR_RANGE, "'%s' (%s): %s", past[i].in, f ? "binary" : "text",
+                      wk_status_str(st));
+        }
+    }
+}

@@ -414,3 +414,53 @@ WK_TEST(test_json_unpacker_refuses_bom_and_trailing_flags)
     CHECK_STATUS(wk_json_unpacker_feed(&u, "1", 1), WK_ERR_UNSUPPORTED);
     wk_json_unpacker_free(&u);
 }
+
+/* Issue 29: a value cut during next_value and then taken with next (mixing is allowed) must
+ * come out as its span; the buffered retry once ran the tree parser with no arena. */
+static void check_cut_then_raw(const char *first, const char *rest, const char *want,
+                               unsigned flags)
+{
+    wk_json_unpacker u;
+    wk_read_opts o = {.flags = flags};
+    wk_json_unpacker_init(&u, &o, 0);
+    wk_arena a;
+    wk_arena_init(&a, NULL, 0);
+    wk_value *v = NULL;
+    const uint8_t *d;
+    size_t n;
+    CHECK_OK(wk_json_unpacker_feed(&u, first, strlen(first)));
+    wk_status st;
+    while ((st = wk_json_unpacker_next_value(&u, &a, &v)) == WK_OK) {
+    }
+    CHECK_STATUS(st, WK_ERR_AGAIN);
+    CHECK_OK(wk_json_unpacker_feed(&u, rest, strlen(rest)));
+    CHECK_OK(wk_json_unpacker_next(&u, &d, &n, NULL));
+    CHECK(n == strlen(want) && memcmp(d, want, n) == 0);
+    CHECK_STATUS(wk_json_unpacker_next(&u, &d, &n, NULL), WK_ERR_AGAIN);
+    wk_json_unpacker_finish(&u);
+    CHECK_STATUS(wk_json_unpacker_next_value(&u, &a, &v), WK_ERR_EOF);
+    CHECK_STATUS(wk_json_unpacker_error(&u, NULL, NULL, NULL), WK_OK);
+    wk_arena_free(&a);
+    wk_json_unpacker_free(&u);
+}
+
+WK_TEST(test_json_unpacker_value_cut_in_next_value_taken_by_next)
+{
+    /* one document in a chunk of at least 256 bytes (the gathered retry), and a short one */
+    char big[400];
+    memset(big, ' ', sizeof big);
+    big[0] = '[';
+    for (size_t i = 1; i + 1 < sizeof big; i += 2) {
+        big[i] = '1';
+        big[i + 1] = ',';
+    }
+    big[sizeof big - 1] = '\0';
+    char want[sizeof big + 8];
+    int wl = snprintf(want, sizeof want, "%s2]", big);
+    CHECK(wl > 0);
+    check_cut_then_raw(big, "2]", want, 0);
+    check_cut_then_raw("{\"a\": [1, 2", ", 3]}", "{\"a\": [1, 2, 3]}", 0);
+    /* JSON Lines: the value after a newline, cut with no newline after it */
+    check_cut_then_raw("{\"x\":1}\n[1, 2", ", 3]\n", "[1, 2, 3]", WK_JSON_READ_MULTI);
+    check_cut_then_raw("1\n2\n\"abc", "def\"\n", "\"abcdef\"", WK_JSON_READ_MULTI);
+}

@@ -839,6 +839,46 @@ WK_TEST(test_mp_unpacker_in_place_refuses_an_arena_changed_while_a_value_is_paus
     wk_buf_free(&data);
 }
 
+WK_TEST(test_mp_unpacker_in_place_refuses_an_arena_reset_and_refilled_to_the_same_point)
+{
+    /* Issue 29: the arena's pointers alone cannot tell these from an arena left alone: over
+     * the same caller buffer, (0) reset and refilled to where it was, (1) freed and
+     * initialised again over the same buffer and refilled the same way. */
+    wk_buf data;
+    wk_buf_init(&data, NULL, 0);
+    gen_paused_array(&data);
+    static uint8_t mem[1 << 16];
+    for (int change = 0; change < 2; change++) {
+        wk_mp_unpacker u;
+        wk_mp_unpacker_init(&u, NULL, 0);
+        wk_arena arena;
+        wk_arena_init_buf(&arena, mem, sizeof mem, NULL, 0);
+        CHECK(pause_in_place(&u, &data, &arena));
+        uint8_t *cur = arena.cur;
+        wk_arena_chunk *chunks = arena.chunks;
+        size_t used = (size_t)(cur - mem);
+        if (change == 0) {
+            wk_arena_reset(&arena);
+        } else {
+            wk_arena_free(&arena);
+            wk_arena_init_buf(&arena, mem, sizeof mem, NULL, 0);
+        }
+        uint8_t *refill = wk_arena_alloc(&arena, used, 1);
+        CHECK(refill == mem);
+        memset(refill, 0xa5, used); /* what a caller's next document leaves there */
+        CHECK(arena.cur == cur && arena.chunks == chunks);
+        wk_value *v;
+        CHECK_STATUS(wk_mp_unpacker_next_value_in_place(&u, &arena, &v), WK_ERR_STATE);
+        wk_error e;
+        CHECK_STATUS(wk_mp_unpacker_error(&u, &e), WK_ERR_STATE);
+        CHECK_EQ(e.offset, 2);
+        CHECK_STR(e.msg, "the arena was changed while a value was paused in it");
+        wk_mp_unpacker_free(&u);
+        wk_arena_free(&arena);
+    }
+    wk_buf_free(&data);
+}
+
 WK_TEST(test_mp_unpacker_value_paused_in_place_can_be_taken_with_the_arena_free)
 {
     /* a value paused by next_value_in_place, then taken by next_value after the arena was

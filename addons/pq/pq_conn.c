@@ -161,6 +161,41 @@ WK_API const char *wk_pq_conn_message(const wk_pq_conn *conn)
     return conn->message;
 }
 
+/* Contract in pq_internal.h: the unnamed statement prepared and described. */
+wk_status wk__pq_prepare_describe(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                                  PGresult **desc, PGresult **failed, wk_error *err)
+{
+    PGresult *r = NULL;
+    *desc = NULL;
+    *failed = NULL;
+    if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    wk_status st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st; /* timed out or lost: the message is set */
+    }
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        *failed = r;
+        return wk__pq_take_error(c, r, "the query failed", err);
+    }
+    PQclear(r);
+    r = NULL;
+    if (!PQsendDescribePrepared(c->pg, "")) {
+        return wk__pq_take_error(c, NULL, "cannot send the query", err);
+    }
+    st = wk__pq_wait(c, &r, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        *failed = r;
+        return wk__pq_take_error(c, r, "describing the query failed", err);
+    }
+    *desc = r;
+    return WK_OK;
+}
+
 /* The result format for `sql`: binary when every result column has a binary decoder in the
  * snapshot, else text. Describes the statement (prepared unnamed) the first time; then
  * *prepared is set and the caller runs the prepared statement. On a server error the failed
@@ -181,29 +216,9 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     }
     /* Unknown statement: prepare it unnamed and describe it, so that the result format can
      * follow its column types; the execute then reuses the unnamed statement. */
-    if (!PQsendPrepare(c->pg, "", sql, (int)n, types)) {
-        return wk__pq_take_error(c, NULL, "cannot send the query", err);
-    }
-    wk_status st = wk__pq_wait(c, &r, err);
-    if (st != WK_OK) {
-        return st; /* timed out or lost: the message is set */
-    }
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        *res = r;
-        return wk__pq_take_error(c, r, "the query failed", err);
-    }
-    PQclear(r);
-    r = NULL;
-    if (!PQsendDescribePrepared(c->pg, "")) {
-        return wk__pq_take_error(c, NULL, "cannot send the query", err);
-    }
-    st = wk__pq_wait(c, &r, err);
+    wk_status st = wk__pq_prepare_describe(c, sql, types, n, &r, res, err);
     if (st != WK_OK) {
         return st;
-    }
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        *res = r;
-        return wk__pq_take_error(c, r, "describing the query failed", err);
     }
     *fmt = wk__pq_described_format(c, r);
     PQclear(r);

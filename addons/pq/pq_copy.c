@@ -49,31 +49,10 @@ static wk_status finish_results(wk_pq_conn *c, wk_error *err)
 static wk_status describe(wk_pq_conn *c, const char *query, const wk_pg_kind *kinds,
                           const size_t *offsets, wk_pg_plan **plan, wk_error *err)
 {
-    PGresult *r = NULL;
-    if (!PQsendPrepare(c->pg, "", query, 0, NULL)) {
-        return wk__pq_take_error(c, NULL, "cannot send the query", err);
-    }
-    wk_status st = wk__pq_wait(c, &r, err);
+    PGresult *r = NULL, *failed = NULL;
+    wk_status st = wk__pq_prepare_describe(c, query, NULL, 0, &r, &failed, err);
+    PQclear(failed);
     if (st != WK_OK) {
-        return st;
-    }
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        st = wk__pq_take_error(c, r, "the query failed", err);
-        PQclear(r);
-        return st;
-    }
-    PQclear(r);
-    r = NULL;
-    if (!PQsendDescribePrepared(c->pg, "")) {
-        return wk__pq_take_error(c, NULL, "cannot send the query", err);
-    }
-    st = wk__pq_wait(c, &r, err);
-    if (st != WK_OK) {
-        return st;
-    }
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        st = wk__pq_take_error(c, r, "describing the query failed", err);
-        PQclear(r);
         return st;
     }
     int n = PQnfields(r);

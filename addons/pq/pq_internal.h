@@ -31,6 +31,11 @@ struct wk_pq_conn {
  * error and returns WK_ERR_CONNECT when the connection is gone, else WK_ERR_SERVER, with
  * `err` filled with `what`. */
 wk_status wk__pq_take_error(wk_pq_conn *c, const PGresult *r, const char *what, wk_error *err);
+/** Prepares sql as the unnamed statement and describes it (the blocking path's first run of a
+ *  statement, and COPY's column look-up): WK_OK with the description in *desc, or the failure
+ *  with err set; on a server error the failed result is in *failed. The caller clears both. */
+wk_status wk__pq_prepare_describe(wk_pq_conn *c, const char *sql, const Oid *types, size_t n,
+                                  PGresult **desc, PGresult **failed, wk_error *err);
 /* Records a connection failure and returns WK_ERR_CONNECT: `why`, or libpq's message when
  * NULL. */
 wk_status wk__pq_connect_error(wk_pq_conn *c, const char *why, wk_error *err);

@@ -127,6 +127,9 @@ int wk_cli_input_open(wk_cli_input *in, const char *path, int progress);
 /** Reads the next chunk: returns its size (0 at the end), or -1 on a read error (message
  *  printed). `*data` points into the input's buffer until the next call. */
 long wk_cli_input_read(wk_cli_input *in, const uint8_t **data);
+/* Feeds the next chunk of the input to the unpacker, or finishes it at the end of the input;
+ * false when the input cannot be read (the message is printed). */
+bool wk_cli_input_feed(wk_cli_input *in, wk_unpacker *u);
 /** Clears the progress line and closes the input. */
 void wk_cli_input_close(wk_cli_input *in);
 /** Prints `wirekit: NAME:LINE:COL: what: msg (at byte N)` (LINE 0 = no position) and

@@ -158,15 +158,9 @@ static int check(job *j)
             continue;
         }
         if (st == WK_ERR_AGAIN) {
-            long k = wk_cli_input_read(&j->in, &d);
-            if (k < 0) {
+            if (!wk_cli_input_feed(&j->in, &u)) {
                 rc = WK_EXIT_FAIL;
                 break;
-            }
-            if (k == 0) {
-                wk_unpacker_finish(&u);
-            } else {
-                wk_unpacker_feed(&u, d, (size_t)k);
             }
             continue;
         }

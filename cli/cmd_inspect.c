@@ -267,15 +267,9 @@ static int run(int argc, char **argv)
                 rc = wk_cli_fail("cannot write standard output: %s", strerror(errno));
                 break;
             }
-            long k = wk_cli_input_read(&in, &d);
-            if (k < 0) {
+            if (!wk_cli_input_feed(&in, &u)) {
                 rc = WK_EXIT_FAIL;
                 break;
-            }
-            if (k == 0) {
-                wk_unpacker_finish(&u);
-            } else {
-                wk_unpacker_feed(&u, d, (size_t)k);
             }
             continue;
         }

@@ -399,6 +399,21 @@ long wk_cli_input_read(wk_cli_input *in, const uint8_t **data)
     return (long)n;
 }
 
+bool wk_cli_input_feed(wk_cli_input *in, wk_unpacker *u)
+{
+    const uint8_t *d;
+    long k = wk_cli_input_read(in, &d);
+    if (k < 0) {
+        return false;
+    }
+    if (k == 0) {
+        wk_unpacker_finish(u);
+    } else {
+        wk_unpacker_feed(u, d, (size_t)k);
+    }
+    return true;
+}
+
 void wk_cli_input_close(wk_cli_input *in)
 {
     if (in->shown) {

@@ -22,20 +22,7 @@ static wk_status bool_read_bin(const uint8_t *p, size_t n, wk__pg_native *v, wk_
 /* True when s[0..n) is a non-empty prefix of the lower-case word w, in either case. */
 static bool word_is(const uint8_t *s, size_t n, const char *w)
 {
-    size_t wl = strlen(w);
-    if (n == 0 || n > wl) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        if (c >= 'A' && c <= 'Z') {
-            c = (uint8_t)(c + 32);
-        }
-        if (c != (uint8_t)w[i]) {
-            return false;
-        }
-    }
-    return true;
+    return n != 0 && n <= strlen(w) && wk__pg_prefix_ieq(s, n, w);
 }
 
 /* boolin: the words below, spaces around allowed, any case. */

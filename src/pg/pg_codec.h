@@ -230,13 +230,10 @@ static inline bool wk__pg_parse_u64(const uint8_t *s, size_t n, uint64_t max, ui
     return true;
 }
 
-/* True when s[0..n) is exactly the lower-case word w, ASCII case ignored (the special
- * spellings float8in and numeric_in accept: "NaN", "Infinity", "inf"). */
-static inline bool wk__pg_word_ieq(const uint8_t *s, size_t n, const char *w)
+/* True when s[0..n) equals the first n bytes of the lower-case word w (at least n long),
+ * ASCII case ignored. */
+static inline bool wk__pg_prefix_ieq(const uint8_t *s, size_t n, const char *w)
 {
-    if (strlen(w) != n) {
-        return false;
-    }
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
         if (c >= 'A' && c <= 'Z') {
@@ -247,6 +244,13 @@ static inline bool wk__pg_word_ieq(const uint8_t *s, size_t n, const char *w)
         }
     }
     return true;
+}
+
+/* True when s[0..n) is exactly the lower-case word w, ASCII case ignored (the special
+ * spellings float8in and numeric_in accept: "NaN", "Infinity", "inf"). */
+static inline bool wk__pg_word_ieq(const uint8_t *s, size_t n, const char *w)
+{
+    return strlen(w) == n && wk__pg_prefix_ieq(s, n, w);
 }
 
 /* The value of one hex digit (either case), or -1. */

@@ -186,7 +186,13 @@ static wk_status choose(const wk_pg_registry *reg, wk_pg_oid oid, wk_pg_format f
     case WK_SK_U16:
     case WK_SK_U32:
     case WK_SK_U64:
-        /* a float column never feeds an integer: that would round silently */
+        /* a numeric column goes through its digits (the whole uint64 range, an exact
+         * check of the fraction); a float column never feeds an integer: that would
+         * round silently */
+        if (oid == WK_PG_OID_NUMERIC &&
+            (d = first_decoder(reg, oid, fmt, numeric, 1)) != NULL) {
+            c->conv = CONV_NUM_INT;
+        }
         if (d == NULL && (d = first_decoder(reg, oid, fmt, ints, 4)) != NULL) {
             c->conv = CONV_INT;
         }
@@ -474,6 +480,27 @@ static int64_t int_of(unsigned pk, const scalar *x)
     }
 }
 
+/* The non-negative integral numeric `num` as a uint64: false when it has a non-zero fraction
+ * or passes UINT64_MAX. Digits are base 10000, the first of weight num->weight. */
+static bool numeric_to_u64(const wk_pg_numeric *num, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int i = 0; i <= num->weight; i++) {
+        uint64_t d = i < num->ndigits ? num->digits[i] : 0;
+        if (v > (UINT64_MAX - d) / 10000) {
+            return false;
+        }
+        v = v * 10000 + d;
+    }
+    for (int i = num->weight < 0 ? 0 : num->weight + 1; i < num->ndigits; i++) {
+        if (num->digits[i] != 0) {
+            return false;
+        }
+    }
+    *out = v;
+    return true;
+}
+
 /* Stores the string s[0..n) into member c: a NUL-terminated copy in the arena (char *), or
  * into the char[N] member (WK_ERR_RANGE past N-1 bytes). A NUL byte inside is refused, as the
  * schema decoders refuse it. */
@@ -631,6 +658,14 @@ static wk_status decode_col(const scol *c, const uint8_t *p, size_t n, uint8_t *
         return WK_OK;
     case CONV_NUM_INT: {
         int64_t v;
+        if (c->skind == WK_SK_U64 && x.num.sign == WK_PG_NUMERIC_POS) {
+            /* the whole uint64 range, which int64 does not reach */
+            if (!numeric_to_u64(&x.num, (uint64_t *)dst)) {
+                return fail_col(err, c, WK_ERR_RANGE, 0,
+                                "numeric not an integer in the field's range");
+            }
+            return WK_OK;
+        }
         if (wk_pg_numeric_to_i64(&x.num, &v) != WK_OK || !store_int(c->skind, v, dst)) {
             return fail_col(err, c, WK_ERR_RANGE, 0,
                             "numeric not an integer in the field's range");

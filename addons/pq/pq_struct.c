@@ -15,8 +15,8 @@
  * (int4 into int32_t, float8 into double, bool) is decoded in place.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
 #include "wirekit/json.h"
 #include "wirekit/pq.h"

@@ -15,9 +15,8 @@
  * so a statement keeps one parameter type whatever the row.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "pg/pg_interface.h"
-#include "pq/pq_internal.h"
 #include "wirekit/json.h"
 #include "wirekit/pq.h"
 

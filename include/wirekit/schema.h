@@ -24,6 +24,12 @@
  *         WK_FIELD(user, enabled, "enabled", WK_SK_BOOL, 0),
  *         WK_FIELD(user, metadata, "metadata", WK_SK_VALUE, WK_OMITEMPTY));
  *
+ * A field that must keep NULL apart from zero (a SQL NULL age, a JSON null) names a `bool`
+ * presence member beside it with WK_FIELD_NULLABLE:
+ *
+ *         int32_t age; bool has_age;
+ *         WK_FIELD_NULLABLE(user, age, has_age, "age", WK_SK_I32, 0),
+ *
  * Wire shape: a struct is a map whose keys are the field names, written in declaration order;
  * integers take their shortest form (the writer's job: the schema emits non-negative values as
  * unsigned events). Decoding accepts any key order: each key is first compared with the next

@@ -5,7 +5,7 @@
  * field path); whatever decodes must encode again and decode to the same bytes, and the fused
  * encoder must write what the generic event encoder writes. A flat struct with every scalar
  * kind (omitempty, nullable, required, a key longer than 16 bytes) exercises the compiled-plan
- * fast paths. The same bytes are also read as JSON through the fused and generic
+ * fast paths; one of presence members (WK_FIELD_NULLABLE, seed key names) the general walks. The same bytes are also read as JSON through the fused and generic
  * schema<->JSON paths (json_paths.h), which must agree in the same way, on the decode and on
  * encoding the result again. The arena is capped, so memory stays proportional to the input.
  */
@@ -17,6 +17,30 @@
 #include "../../tests/unit/schema/seed_user.h"
 #include "../../tests/unit/schema/test_shapes.h"
 #include "wirekit/msgpack.h"
+
+/* A flat struct of nullable fields (presence members), which takes the general walks. */
+typedef struct nullable_all {
+    int32_t i;
+    bool has_i;
+    bool b;
+    bool has_b;
+    double f;
+    bool has_f;
+    char *s;
+    bool has_s;
+    wk_timestamp t;
+    bool has_t;
+    uint64_t u;
+    bool has_u;
+} nullable_all;
+
+WK_SCHEMA_DEFINE_STATIC(nullable_all_schema, nullable_all, "nullable_all", 1,
+    WK_FIELD_NULLABLE(nullable_all, i, has_i, "username", WK_SK_I32, 0),
+    WK_FIELD_NULLABLE(nullable_all, b, has_b, "enabled", WK_SK_BOOL, 0),
+    WK_FIELD_NULLABLE(nullable_all, f, has_f, "age", WK_SK_F64, WK_OMITEMPTY),
+    WK_FIELD_NULLABLE(nullable_all, s, has_s, "password", WK_SK_STR, 0),
+    WK_FIELD_NULLABLE(nullable_all, t, has_t, "t", WK_SK_TIMESTAMP, 0),
+    WK_FIELD_NULLABLE(nullable_all, u, has_u, "u", WK_SK_U64, WK_REQUIRED));
 
 static wk_status generic(const wk_schema *s, const uint8_t *d, size_t n, void *obj,
                          wk_arena *a, wk_schema_error *err)
@@ -147,5 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     one(&everything_schema, sizeof(everything), data, size);
     one(&node_schema, sizeof(node), data, size);
     one(&flat_all_schema, sizeof(flat_all), data, size);
+    one_json(&nullable_all_schema, sizeof(nullable_all), data, size);
+    one(&nullable_all_schema, sizeof(nullable_all), data, size);
     return 0;
 }

@@ -635,10 +635,17 @@ static wk_status decode_col(const scol *c, const uint8_t *p, size_t n, uint8_t *
         return store_str(c, p, n, dst, arena, err);
     }
     if (c->conv == CONV_TEXT) {
-        /* PostgreSQL's text output, rendered in the arena's room and copied from there */
+        /* PostgreSQL's text output, rendered on the stack when it fits (uuid, numeric, a
+         * date...), else into a growable buffer (the render is repeated: bounded by the
+         * value), then copied */
+        uint8_t room[256];
         wk_buf b;
-        wk_buf_init(&b, NULL, 0);
-        st = wk_pg_decode(c->dec, p, n, &b, arena, err != NULL ? &err->base : NULL);
+        wk_buf_init_fixed(&b, room, sizeof room);
+        st = wk_pg_decode(c->dec, p, n, &b, arena, NULL);
+        if (st != WK_OK) {
+            wk_buf_init(&b, NULL, 0);
+            st = wk_pg_decode(c->dec, p, n, &b, arena, err != NULL ? &err->base : NULL);
+        }
         if (st == WK_OK) {
             st = store_str(c, b.data != NULL ? b.data : (const uint8_t *)"", b.len, dst, arena,
                            err);

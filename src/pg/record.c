@@ -1,18 +1,23 @@
 /*
  * Composite types (records). Decode: binary (record_send: field count, then per field
  * its type OID, length or -1, bytes) and text (record_out: `(a,"b c",)`, empty for NULL,
- * quotes doubled inside quoted fields). Values decode to PostgreSQL's text output (and so to
- * a string in events and trees), each field rendered by its own type's decoder, found in the
- * decoder's registry -- one O(1) lookup per field, since a composite's field types are only
- * known once the catalog has been read. Encode (catalog composites, from PostgreSQL text
- * input): the literal is split as record_in does (quotes with "" and backslash escapes, an
- * empty unquoted field is NULL) and each field encoded in binary by its type's text encoder;
+ * quotes doubled inside quoted fields). To PostgreSQL's text output (TEXT kind), each field
+ * rendered by its own type's decoder, found in the decoder's registry -- one O(1) lookup per
+ * field, since a composite's field types are only known once the catalog has been read. To
+ * events (and so value trees), as row_to_json does: a map keyed by field name (a catalog
+ * composite's attribute names; f1, f2, ... for an anonymous record), each field decoded where
+ * it lies by its type's EVENTS decoder, so the work is linear in the value's size at any
+ * depth (the text output doubles its quoting per level; the objects never build it). Encode
+ * (catalog composites, from PostgreSQL text input): the literal is split as record_in does
+ * (quotes with "" and backslash escapes, an empty unquoted field is NULL) and each field
+ * encoded in binary by its type's text encoder; a field type without one makes the whole
+ * value WK_ERR_UNSUPPORTED (sent as text). The row policy's COPY in (row_in.c) writes
+ * composites from objects itself, through the attribute accessors at the end of this file.
  *
- * Where it sits: a row's bytes -> plan (plan.c) -> the record codec (builtins.c lists the
- * anonymous one; addons/pq/pq_catalog.c copies it for each catalog composite with a
- * wk_pg_composite) -> dec_text / dec_events here -> each field's own decoder from the
- * registry -> text / one string event / a value tree.
- * a field type without one makes the whole value WK_ERR_UNSUPPORTED (sent as text).
+ * Where it sits: a row's bytes -> plan (plan.c) or row description (row.c) -> the record
+ * codec (builtins.c lists the anonymous one; addons/pq/pq_catalog.c copies it for each
+ * catalog composite with a wk_pg_composite) -> dec_text / dec_events here -> each field's own
+ * decoder from the registry -> text / a map of events / a value tree.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,9 @@
  * here (per column: the registry's decoder, the field's member, how the decoded C value
  * becomes the member) -> per row, each column's bytes through its decoder -> the struct, with
  * strings, bytes and trees copied into the caller's arena. A json/jsonb column feeds a
- * wk_value field through the JSON tree decoder (so its numbers are numbers) and a nested
- * struct or array field through the schema JSON decoders, which keeps one JSON rule.
+ * wk_value field through its codec's value tree (the row policy's number rule, the one every
+ * row path follows) and a nested struct or array field through the schema JSON decoder, so
+ * the schema's own rules and errors apply inside the document.
  *
  * The trade-off: every decision (which decoder, which conversion, what SQL NULL does) is made
  * when the plan is built, so the row loop is a switch per column with no lookup and no
@@ -34,7 +35,6 @@ typedef enum conv {
     CONV_BYTES,      /* a byte view (KIND_BYTES or KIND_STR) copied into a wk_slice */
     CONV_TIMESTAMP,  /* microseconds since 2000 into a wk_timestamp */
     CONV_DATE,       /* days since 2000 into a wk_timestamp at midnight UTC */
-    CONV_JSON_VALUE, /* json text parsed into a wk_value */
     CONV_JSON_STRUCT, /* json text decoded through the nested descriptor */
     CONV_JSON_ARRAY  /* json text decoded as the array field, through a one-field wrapper */
 } conv;
@@ -230,10 +230,9 @@ static wk_status choose(const wk_pg_registry *reg, wk_pg_oid oid, wk_pg_format f
         }
         break;
     case WK_SK_VALUE:
-        d = first_decoder(reg, oid, fmt, str, 1);
-        if (d != NULL && is_json(d)) {
-            c->conv = CONV_JSON_VALUE;
-        } else if ((d = first_decoder(reg, oid, fmt, value, 1)) != NULL) {
+        /* the codecs' value trees: json/jsonb numbers by the row policy's rule (integers
+         * within 64 bits as integers, other finite ones as float64, the rest as raw text) */
+        if ((d = first_decoder(reg, oid, fmt, value, 1)) != NULL) {
             c->conv = CONV_DIRECT;
         }
         break;
@@ -737,16 +736,6 @@ static wk_status decode_col(const scol *c, const uint8_t *p, size_t n, uint8_t *
         ts->sec = x.i64 + PG_EPOCH_UNIX;
         ts->nsec = (uint32_t)us * 1000u;
         return WK_OK;
-    }
-    case CONV_JSON_VALUE: {
-        wk_read_opts ro = {WK_READ_COPY_STRINGS, 0, NULL, {NULL, NULL}};
-        wk_value *v = NULL;
-        st = wk_json_decode_value(x.s.ptr, x.s.len, &ro, arena, &v, NULL,
-                                  err != NULL ? &err->base : NULL);
-        if (st == WK_OK) {
-            *(wk_value *)dst = *v;
-        }
-        break;
     }
     case CONV_JSON_STRUCT:
         st = wk_schema_decode_json(c->field->type.schema, x.s.ptr, x.s.len, dst, arena, NULL,

@@ -9,15 +9,14 @@
  * int32, int64, float, double, wk_slice bytes) are bound in place; other integers are
  * widened into the arena; strings go as text of unspecified type, so the server reads them
  * as whatever type the statement gives the parameter (a char * is as often a uuid or a
- * numeric as a text); free-form values, nested structs and arrays go as jsonb, written by
- * the JSON writer (wk_json_encode_value, wk_schema_encode_json), so one JSON rule holds on
- * both sides of the database. A NULL field gives a parameter of the same type with no value,
+ * numeric as a text); free-form values go as jsonb through the jsonb codec's wk_value
+ * encoder, nested structs and arrays as jsonb written by wk_schema_encode_json, so one JSON
+ * rule holds on both sides of the database. A NULL field gives a parameter of the same type with no value,
  * so a statement keeps one parameter type whatever the row.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "wirekit/json.h"
 #include "wirekit/pq.h"
 
 /* err filled with code, message and the field's name as its path; returns code. */
@@ -166,14 +165,17 @@ static wk_status bind_field(const wk_schema *s, const wk_schema_field *f, const 
         break;
     }
     case WK_SK_VALUE:
+        /* the jsonb codec's own wk_value encoder (its JSON text), the member in place */
+        out->kind = WK_PG_KIND_VALUE;
+        out->oid = WK_PG_OID_JSONB;
+        if (nullable && ((const wk_value *)p)->type == WK_VAL_NIL) {
+            null = true;
+        }
+        break;
     case WK_SK_STRUCT:
     case WK_SK_ARRAY: {
         out->kind = WK_PG_KIND_STR;
         out->oid = WK_PG_OID_JSONB;
-        if (f->type.kind == WK_SK_VALUE && nullable &&
-            ((const wk_value *)p)->type == WK_VAL_NIL) {
-            null = true;
-        }
         if (f->type.kind == WK_SK_ARRAY && nullable && *(const void *const *)p == NULL) {
             null = true;
         }
@@ -182,9 +184,7 @@ static wk_status bind_field(const wk_schema *s, const wk_schema_field *f, const 
         }
         wk_buf_clear(buf);
         wk_status st;
-        if (f->type.kind == WK_SK_VALUE) {
-            st = wk_json_encode_value((const wk_value *)p, NULL, buf, err);
-        } else if (f->type.kind == WK_SK_STRUCT) {
+        if (f->type.kind == WK_SK_STRUCT) {
             st = wk_schema_encode_json(f->type.schema, p, buf, err);
         } else {
             st = array_json(s, f, obj, buf, err);

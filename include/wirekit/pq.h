@@ -132,6 +132,12 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
 /** wk_pq_send flag: the simple query protocol: several statements separated by ';', no
  *  parameters, text results. */
 #define WK_PQ_SEND_SIMPLE 0x02u
+/** wk_pq_send flag: without parameters, SQL that is one statement goes through the extended
+ *  protocol like any other (binary results, so records and nested values are never rendered
+ *  as text by the server), and only SQL the server refuses to prepare as one statement
+ *  (several statements separated by ';', SQLSTATE 42601) is sent again with the simple
+ *  protocol (text results). One more round trip for the describe, as without the flag. */
+#define WK_PQ_SEND_SIMPLE_IF_MANY 0x04u
 
 /**
  * Sends `sql` like wk_pq_exec (same parameter encoding and result-format choice) without
@@ -196,9 +202,9 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
  * - WK_SK_BYTES: bytea, text-like types (their bytes); copied into the arena.
  * - WK_SK_TIMESTAMP: timestamptz, timestamp (read as UTC), date (midnight UTC);
  *   +/-infinity is WK_ERR_RANGE.
- * - WK_SK_VALUE: json, jsonb as a tree of the document, numbers staying numbers (integers
- *   that fit 64 bits as integers, others as float64, as wk_json_decode_value reads them);
- *   other types as their codec's value tree.
+ * - WK_SK_VALUE: any type, as its codec's value tree (WK_PG_KIND_VALUE): json and jsonb as
+ *   the document, numbers staying numbers (integers that fit 64 bits as integers, other
+ *   finite ones as float64, the rest as WK_VAL_RAWNUM with their exact text).
  * - WK_SK_STRUCT, WK_SK_ARRAY: json, jsonb, decoded through the field's descriptor as
  *   wk_schema_decode_json decodes it.
  *
@@ -272,9 +278,9 @@ WK_API wk_status wk_pq_struct_decode(const wk_pq_struct_plan *plan, const uint8_
  * I16 as int2; U16, I32 as int4; U32, I64 and U64 up to INT64_MAX as int8), float4, float8,
  * bytea, timestamptz (nanoseconds below a microsecond dropped); strings (WK_SK_STR,
  * WK_SK_STRBUF) go as text of unspecified type, which the server reads as the type the
- * statement gives the parameter (text, varchar, uuid, numeric, inet, ...); WK_SK_VALUE,
- * WK_SK_STRUCT and WK_SK_ARRAY fields go as jsonb (their compact JSON, as
- * wk_schema_encode_json writes it). SQL NULL for: a field whose presence member is false, a
+ * statement gives the parameter (text, varchar, uuid, numeric, inet, ...); WK_SK_VALUE
+ * fields go as jsonb through the jsonb codec's wk_value encoder, WK_SK_STRUCT and
+ * WK_SK_ARRAY fields as jsonb too (their compact JSON, as wk_schema_encode_json writes it). SQL NULL for: a field whose presence member is false, a
  * NULL WK_SK_STR / WK_SK_BYTES / WK_SK_ARRAY pointer of a WK_NULLABLE field, a nil WK_SK_VALUE
  * of a WK_NULLABLE field. The parameters point into `obj` and `arena` (converted integers,
  * JSON text): both must outlive their use. Returns WK_OK, WK_ERR_NOT_FOUND (no field of that
@@ -285,6 +291,30 @@ WK_API wk_status wk_pq_struct_decode(const wk_pq_struct_plan *plan, const uint8_
 WK_API wk_status wk_pq_struct_params(const wk_schema *schema, const void *obj,
                                      const char *const *fields, size_t n, wk_pq_param *out,
                                      wk_arena *arena, wk_schema_error *err);
+
+/* ---- the row policy over results (pq_rows.c) ------------------------------------------ */
+
+/**
+ * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
+ * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
+ * of a type the snapshot does not know is read as its text. Write its rows with
+ * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
+ */
+WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+                                   const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
+                                   wk_error *err);
+
+/** Appends row `row` of `res` to `out` through `d` (built for `res`'s columns) as one record,
+ *  whole or nothing; see wk_pg_row_append. */
+WK_API wk_status wk_pq_row_append(wk_pg_rowdesc *d, const PGresult *res, int row, wk_buf *out,
+                                  wk_error *err);
+
+/**
+ * Caps what one value may hold while it is being received, for COPY out: a field whose
+ * declared length is over `max_bytes` stops wk_pq_copy_out with WK_ERR_LIMIT before it is
+ * buffered (0: the default, 1 GiB, PostgreSQL's own limit on a field). Returns WK_OK.
+ */
+WK_API wk_status wk_pq_set_max_value_bytes(wk_pq_conn *conn, size_t max_bytes);
 
 /* ---- binary COPY ---------------------------------------------------------------------- */
 
@@ -362,6 +392,27 @@ WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, 
  */
 WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
                                    wk_error *err);
+
+/**
+ * Starts a binary COPY into `table` that takes records of the row policy (wirekit/pg.h):
+ * the columns are `columns[0..n)` (the first record's keys, say) followed by every json/jsonb
+ * column of the table not among them (a SQL NULL there is a key left out), all in binary. Then
+ * wk_pq_copy_in_record for each record and wk_pq_copy_in_end. `opts` as for the records read
+ * (NULL: zeroed). Same statuses as wk_pq_copy_in_start.
+ */
+WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table,
+                                             const char *const *columns, size_t n,
+                                             const wk_pg_row_opts *opts, wk_pq_copy_in **out,
+                                             wk_error *err);
+
+/**
+ * Adds one record to a copy started with wk_pq_copy_in_start_records, its values turned into
+ * the columns' binary forms by wk_pg_row_parse. A record that does not fit is dropped whole
+ * with wk_pg_row_parse's status (wk_pq_conn_message: "column \"name\": why"; err->offset the
+ * column index); then the copy can go on or be aborted. WK_ERR_CONNECT and WK_ERR_IO as
+ * wk_pq_copy_in_row; WK_ERR_STATE for a copy not started from records.
+ */
+WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err);
 
 /* ---- pipeline mode ---------------------------------------------------------------------- */
 

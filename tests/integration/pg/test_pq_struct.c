@@ -144,6 +144,8 @@ static void check_every(const every *e, bool with_age)
     CHECK(v != NULL && v->type == WK_VAL_INT && v->u.i == -3);
     v = map_get(m, "big");
     CHECK(v != NULL && v->type == WK_VAL_UINT && v->u.u == UINT64_MAX);
+    v = map_get(m, "exp"); /* beyond a double: its exact text (jsonb writes all 401 digits) */
+    CHECK(v != NULL && v->type == WK_VAL_RAWNUM && v->len == 401 && v->u.str[0] == '1');
     v = map_get(m, "arr");
     CHECK(v != NULL && v->type == WK_VAL_ARRAY && v->len == 3);
     CHECK(v->u.items[0].type == WK_VAL_UINT && v->u.items[1].type == WK_VAL_FLOAT);

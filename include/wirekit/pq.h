@@ -11,7 +11,8 @@
  * The session is set to DateStyle=ISO, MDY, IntervalStyle=postgres, TimeZone=UTC,
  * client_encoding=UTF8, extra_float_digits=1 and lc_monetary=C, the settings wirekit's text
  * output follows.
- * A connection is used by one thread at a time (as a PGconn is).
+ * A connection is used by one thread at a time (as a PGconn is); a wk_pq_pool shares N of
+ * them between the threads of a service and reconnects them when they die.
  */
 #ifndef WIREKIT_PQ_H
 #define WIREKIT_PQ_H
@@ -42,13 +43,24 @@ typedef struct wk_pq_error {
     int position;         /**< 1-based character position in the statement; 0 = none */
 } wk_pq_error;
 
+/** The deadline of a connect (socket and session set-up) when the caller gives none:
+ *  10 s. A server that takes the socket and then says nothing (a stopped postmaster) fails
+ *  the connect with WK_ERR_CONNECT instead of hanging it. */
+#define WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS 10000u
+
 /**
  * Connects with libpq to `dsn` (a connection string or URI; "" takes everything from the
  * libpq environment: PGHOST, PGDATABASE, PGSERVICE and service files, ...), applies the
  * session settings, and builds the connection's registry snapshot from `base` (NULL = the
- * built-in codecs) plus the types the catalog query finds. Returns WK_OK, WK_ERR_CONNECT (no
- * connection; wk_pq_conn_message() and wk_pq_last_error() tell why), WK_ERR_SERVER (the
- * session set-up or the catalog query failed), WK_ERR_NOMEM. On errors other than NOMEM
+ * built-in codecs) plus the types the catalog query finds. The connect has a deadline of
+ * WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS (libpq's connect_timeout, unless the DSN or
+ * PGCONNECT_TIMEOUT sets one, and the set-up's own deadline once the socket is up); queries
+ * have none. Over TCP, keepalives are on (idle 30 s, then every 10 s, 3 probes) unless the DSN
+ * sets them, so a peer that vanishes (a host or network down) ends a wait within about a
+ * minute; a service file's connect_timeout and keepalive settings are overridden by these
+ * defaults (give them in the DSN instead). Returns WK_OK, WK_ERR_CONNECT (no connection, or
+ * the deadline passed; wk_pq_conn_message() and wk_pq_last_error() tell why), WK_ERR_SERVER
+ * (the session set-up or the catalog query failed), WK_ERR_NOMEM. On errors other than NOMEM
  * `*out` is still set so that the message can be read; close it with wk_pq_conn_free.
  */
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
@@ -56,7 +68,7 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
 
 /**
  * wk_pq_connect with a deadline for every query the connection runs (`timeout_ms` 0: none,
- * as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
+ * and the default connect deadline, as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
  * `timeout_ms` after the socket is up, else the connection is given up and the call returns
  * WK_ERR_CONNECT ("setting up the session timed out after N ms"). The server gets
  * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
@@ -493,9 +505,9 @@ typedef struct wk_pq_connecting wk_pq_connecting;
  * The rest is what wk_pq_connect does: the session settings, the catalog query and the
  * registry snapshot from `base` (NULL: the built-in codecs), here in one round trip sent
  * once the socket is up; the connection ends in the same state as wk_pq_connect's.
- * `timeout_ms` (0: none) is the deadline of the whole connect and then the connection's
- * per-query deadline, as wk_pq_connect_timeout (libpq's connect_timeout is not applied on
- * this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
+ * `timeout_ms` is the deadline of the whole connect (0: WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS)
+ * and then the connection's per-query deadline (0: none), as wk_pq_connect_timeout (libpq's
+ * connect_timeout is not applied on this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
  * wk_pq_connecting_step, then take the connection with wk_pq_connecting_take) or
  * WK_ERR_NOMEM. A failure to start (a malformed `dsn`) is reported by the first step.
  */
@@ -512,7 +524,7 @@ WK_API int wk_pq_connecting_socket(const wk_pq_connecting *k);
 WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k);
 
 /** Milliseconds until the connect's deadline (0: passed, or ended: call
- *  wk_pq_connecting_step now), -1 when there is none. */
+ *  wk_pq_connecting_step now); a connect always has a deadline (see wk_pq_connect_start). */
 WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k);
 
 /**
@@ -570,6 +582,96 @@ WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
  *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
  *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
 WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
+
+/* ---- a pool of connections shared by threads (pq_pool.c) ------------------------------ */
+
+/** A pool of connections shared by any number of threads (opaque; wk_pq_pool_new,
+ *  wk_pq_pool_free). */
+typedef struct wk_pq_pool wk_pq_pool;
+
+/** Pool settings; zero means the default given after each field. */
+typedef struct wk_pq_pool_opts {
+    const char *dsn;              /**< as wk_pq_connect takes it (NULL or "": the libpq
+                                       environment); copied */
+    const wk_pg_registry *base;   /**< the registry every connection's snapshot starts from;
+                                       NULL: the built-in codecs (a reference is kept) */
+    size_t size;                  /**< connections: 4 (at most 1024) */
+    uint32_t connect_timeout_ms;  /**< each connect attempt: WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS */
+    uint32_t query_timeout_ms;    /**< every connection's per-query deadline
+                                       (wk_pq_set_timeout: the server's statement_timeout
+                                       and the client's wait): 30,000 */
+    uint32_t acquire_timeout_ms;  /**< wk_pq_pool_acquire with timeout 0: 5,000 */
+    uint32_t health_check_ms;     /**< a connection idle longer than this makes a round trip
+                                       before it is handed out: 30,000 */
+    uint32_t backoff_min_ms;      /**< the wait after a failed connect: 50 ms, doubling ... */
+    uint32_t backoff_max_ms;      /**< ... up to this: 2,000 ms */
+    void *reserved[4];            /**< zero; room to grow without breaking the ABI */
+} wk_pq_pool_opts;
+
+/**
+ * Creates a pool of `opts->size` connections (`opts` NULL: every default), all of them made
+ * by the pool as wk_pq_connect makes one (so the libpq environment, service files and URIs
+ * work as there), with the connect and per-query deadlines of `opts`. The first connection
+ * is made now, so that a wrong DSN, password or database is reported here; the others are
+ * made when first needed. Returns WK_OK, WK_ERR_CONNECT / WK_ERR_SERVER (the first connect
+ * failed: wk_pq_pool_last_error does not survive the pool, so `err` is all there is; connect
+ * with wk_pq_connect to read the server's message), WK_ERR_LIMIT (more than 1024
+ * connections), WK_ERR_NOMEM. `*out` is NULL on error.
+ */
+WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err);
+
+/** Closes every connection and frees the pool. Every connection must have been released, and
+ *  no other call may be running on `p`. NULL is a no-op. */
+WK_API void wk_pq_pool_free(wk_pq_pool *p);
+
+/**
+ * Takes a connection for the calling thread's exclusive use until wk_pq_pool_release,
+ * waiting at most `timeout_ms` (0: the pool's acquire_timeout_ms) for one to be free. The
+ * connection handed out is healthy as far as the pool can tell: it is not lost or given up,
+ * nothing unexpected is waiting on its socket (the end of a terminated backend's session is
+ * noticed here), and one idle longer than health_check_ms has just answered a round trip. A
+ * dead connection is closed and its slot connected again before the call returns; a slot
+ * whose last connect failed waits (backoff_min_ms, doubling up to backoff_max_ms) before
+ * trying again, within the caller's deadline. A reconnected connection starts afresh: new
+ * session, registry snapshot, result formats and prepared statements (rebuilt as they are
+ * used). Returns WK_OK (`*out` set), WK_ERR_CONNECT (the server cannot be reached now, or
+ * not before the deadline; wk_pq_pool_last_error tells why), WK_ERR_SERVER (a new
+ * connection's set-up failed), WK_ERR_IO (every connection stayed in use until the
+ * deadline), WK_ERR_NOMEM. Thread-safe.
+ */
+WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err);
+
+/**
+ * Gives back a connection taken with wk_pq_pool_acquire (NULL: no-op). Read or clear its
+ * results first. A connection that was lost or given up after a timeout, or that is left
+ * inside a transaction or with a query still running, is closed instead of kept (its slot
+ * connects again when next needed), so a caller never hands an unfinished session to
+ * another thread. Settings the caller changed (wk_pq_set_timeout, SET ...) stay with a kept
+ * connection: restore them first. Thread-safe.
+ */
+WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn);
+
+/** Counters of a pool (wk_pq_pool_get_stats). */
+typedef struct wk_pq_pool_stats {
+    size_t size;               /**< slots */
+    size_t open;               /**< connections open now */
+    size_t busy;               /**< slots handed out (or being checked or connected) now */
+    uint64_t acquires;         /**< wk_pq_pool_acquire calls */
+    uint64_t waits;            /**< acquires that found every connection in use */
+    uint64_t connects;         /**< connections made, first ones and reconnects */
+    uint64_t connect_failures; /**< connect attempts that failed */
+    uint64_t discarded;        /**< connections closed as dead (checked out or given back) */
+    uint64_t health_checks;    /**< round trips made to check idle connections */
+} wk_pq_pool_stats;
+
+/** Fills `*out` with the pool's counters (one consistent snapshot). Thread-safe. */
+WK_API void wk_pq_pool_get_stats(wk_pq_pool *p, wk_pq_pool_stats *out);
+
+/** Copies the message of the pool's last failed connect (libpq's or the server's; "" when
+ *  none failed) into buf[0..cap) (NUL-terminated, cut to fit) and returns its full length.
+ *  Thread-safe. */
+WK_API size_t wk_pq_pool_last_error(wk_pq_pool *p, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 #include <libpq-fe.h>
 
 #include "pg.h"
+#include "schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -186,6 +187,116 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 /** Builds row `row` of `res` as a wk_value map in `arena`. */
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
+
+/* ---- rows into structs, structs into parameters (pq_struct.c, pq_struct_params.c) ------ */
+
+/**
+ * A result's columns matched to a schema's fields (opaque; wk_pq_struct_plan_new,
+ * wk_pq_struct_plan_free): built once per result shape, then every row of a result of that
+ * shape decodes into a struct with wk_pq_row_to_struct, with no lookups.
+ *
+ * Columns are matched to fields by name (the column name as the server reports it, e.g. the
+ * `AS` alias, compared byte for byte with the field's wire name). What a column may feed:
+ *
+ * - WK_SK_BOOL: bool.
+ * - integers (WK_SK_I8 .. WK_SK_U64): int2, int4, int8, oid; numeric when integral. A value
+ *   outside the field's range is WK_ERR_RANGE.
+ * - WK_SK_F32, WK_SK_F64: float4, float8, numeric (the nearest), int2, int4, int8.
+ * - WK_SK_STR, WK_SK_STRBUF: any type; text-like types as they are, others as PostgreSQL's
+ *   text output (uuid, inet, date, numeric, ...). Copied into the arena (char *, with its
+ *   NUL) or into the member (char[N]: a longer value is WK_ERR_RANGE).
+ * - WK_SK_BYTES: bytea, text-like types (their bytes); copied into the arena.
+ * - WK_SK_TIMESTAMP: timestamptz, timestamp (read as UTC), date (midnight UTC);
+ *   +/-infinity is WK_ERR_RANGE.
+ * - WK_SK_VALUE: json, jsonb as a tree of the document, numbers staying numbers (integers
+ *   that fit 64 bits as integers, others as float64, as wk_json_decode_value reads them);
+ *   other types as their codec's value tree.
+ * - WK_SK_STRUCT, WK_SK_ARRAY: json, jsonb, decoded through the field's descriptor as
+ *   wk_schema_decode_json decodes it.
+ *
+ * SQL NULL: a field with a presence member (WK_FIELD_NULLABLE) gets it false and its member
+ * zeroed; a WK_NULLABLE WK_SK_STR, WK_SK_BYTES or WK_SK_ARRAY field gets a NULL pointer; a
+ * WK_SK_VALUE field a nil value; any other field fails the row (WK_ERR_TYPE, the path names
+ * the column). A plan is immutable: any number of threads may use one at once, each with its
+ * own result, struct and arena.
+ */
+typedef struct wk_pq_struct_plan wk_pq_struct_plan;
+
+/** wk_pq_struct_plan_new flag: result columns that match no field are ignored (default: the
+ *  plan fails naming the column). */
+#define WK_PQ_STRUCT_SKIP_UNKNOWN 0x01u
+/** wk_pq_struct_plan_new flag: fields that no column feeds keep what the caller put in the
+ *  struct, as a missing key does in wk_schema_decode; a WK_REQUIRED field without a column
+ *  still fails (default: every field needs a column). */
+#define WK_PQ_STRUCT_PARTIAL 0x02u
+
+/**
+ * Builds the plan that decodes rows of `res` (any result of the statement: a PGRES_TUPLES_OK
+ * or PGRES_SINGLE_TUPLE result, in binary or text format; binary is faster) into structs
+ * described by `schema` (a struct root), resolving every column's decoder in the
+ * connection's registry snapshot. `flags`: WK_PQ_STRUCT_*. The plan does not refer to
+ * `res` (it may be cleared) but holds a reference on the snapshot and points to `schema`,
+ * which must outlive it. Returns WK_OK with `*out` set, or (with `*out` NULL) WK_ERR_NOT_FOUND
+ * (a column no field matches, a field no column feeds), WK_ERR_TYPE (a column whose type
+ * cannot feed its field's kind; two columns of the same name), WK_ERR_ARG (NULL arguments, a
+ * value schema, an invalid descriptor), WK_ERR_NOMEM. `err` (may be NULL): the message says
+ * what is wrong, `path` names the field (= the column), `base.offset` is the column index.
+ */
+WK_API wk_status wk_pq_struct_plan_new(const wk_pq_conn *conn, const PGresult *res,
+                                       const wk_schema *schema, unsigned flags,
+                                       wk_pq_struct_plan **out, wk_schema_error *err);
+
+/** Frees a plan and drops its registry reference. NULL is a no-op. */
+WK_API void wk_pq_struct_plan_free(wk_pq_struct_plan *plan);
+
+/**
+ * Decodes row `row` of `res` (a result of the shape `plan` was built for) into `dst`, a
+ * struct of the plan's schema that the caller initialised (e.g. zeroed: with
+ * WK_PQ_STRUCT_PARTIAL the fields no column feeds keep their values). Strings, bytes, trees
+ * and arrays are copied into `arena` and never point into `res`, which may be cleared
+ * afterwards. Returns WK_OK, WK_ERR_TYPE (SQL NULL into a field that cannot hold NULL),
+ * WK_ERR_RANGE (a value outside the field's range, a string longer than a char[N] field), a
+ * decoder's status for a malformed value (WK_ERR_TRUNCATED, WK_ERR_SYNTAX, ...; `base.offset`
+ * is the byte inside the column's value), the JSON decoder's or the schema decoder's status
+ * for a json column (WK_ERR_DEPTH past the schema's depth limit, 64), WK_ERR_NOMEM (the arena's cap),
+ * WK_ERR_ARG (a row out of range, a result of another shape). `err->path` starts with the
+ * column's name ("metadata", "kids[1].name" inside a json column). On error `dst` may be
+ * partly written and the arena may hold partial copies. Thread-safe for distinct `dst`.
+ */
+WK_API wk_status wk_pq_row_to_struct(const wk_pq_struct_plan *plan, const PGresult *res, int row,
+                                     void *dst, wk_arena *arena, wk_schema_error *err);
+
+/**
+ * wk_pq_row_to_struct over a row's column bytes: vals[i][0..lens[i]) is column i of the
+ * result the plan was built for (lens[i] < 0 for SQL NULL), as a wk_pq_copy_row_fn or a
+ * non-blocking query hands them out (the columns in the formats of the result the plan was
+ * built from). Same statuses.
+ */
+WK_API wk_status wk_pq_struct_decode(const wk_pq_struct_plan *plan, const uint8_t *const *vals,
+                                     const int *lens, void *dst, wk_arena *arena,
+                                     wk_schema_error *err);
+
+/**
+ * Fills `out[0..n)` with query parameters from the fields of `obj` (a struct of `schema`):
+ * out[i] is the field named fields[i] (`fields` NULL: every field in declaration order, and
+ * `n` must be schema->nfields), ready for wk_pq_exec, wk_pq_send, wk_pq_async_start or
+ * wk_pq_pipeline_add. Binary where the kind has a binary encoder: bool, integers (I8, U8,
+ * I16 as int2; U16, I32 as int4; U32, I64 and U64 up to INT64_MAX as int8), float4, float8,
+ * bytea, timestamptz (nanoseconds below a microsecond dropped); strings (WK_SK_STR,
+ * WK_SK_STRBUF) go as text of unspecified type, which the server reads as the type the
+ * statement gives the parameter (text, varchar, uuid, numeric, inet, ...); WK_SK_VALUE,
+ * WK_SK_STRUCT and WK_SK_ARRAY fields go as jsonb (their compact JSON, as
+ * wk_schema_encode_json writes it). SQL NULL for: a field whose presence member is false, a
+ * NULL WK_SK_STR / WK_SK_BYTES / WK_SK_ARRAY pointer of a WK_NULLABLE field, a nil WK_SK_VALUE
+ * of a WK_NULLABLE field. The parameters point into `obj` and `arena` (converted integers,
+ * JSON text): both must outlive their use. Returns WK_OK, WK_ERR_NOT_FOUND (no field of that
+ * name: `err->path` names it, `base.offset` its index in `fields`), WK_ERR_RANGE (a U64 above
+ * INT64_MAX), the JSON encoder's status (NaN in a wk_value, a string that is not UTF-8),
+ * WK_ERR_ARG, WK_ERR_NOMEM. Thread-safe.
+ */
+WK_API wk_status wk_pq_struct_params(const wk_schema *schema, const void *obj,
+                                     const char *const *fields, size_t n, wk_pq_param *out,
+                                     wk_arena *arena, wk_schema_error *err);
 
 /* ---- binary COPY ---------------------------------------------------------------------- */
 

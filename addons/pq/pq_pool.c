@@ -206,9 +206,11 @@ static bool healthy(wk_pq_pool *p, slot *s, int64_t now, bool *pinged)
     if (c->broken || PQstatus(c->pg) != CONNECTION_OK) {
         return false;
     }
+    /* Input on an idle connection is a notice or the end of the session: a terminated
+     * backend's FATAL report, then EOF, which libpq notices on a read after the one that
+     * took the report; so read while there is input (a few reads at most). */
     struct pollfd pfd = {PQsocket(c->pg), POLLIN, 0};
-    if (poll(&pfd, 1, 0) > 0) {
-        /* input on an idle connection: a notice, or the end of the session */
+    for (int i = 0; i < 8 && poll(&pfd, 1, 0) > 0; i++) {
         if (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) != CONNECTION_OK) {
             return false;
         }

@@ -784,6 +784,57 @@ WK_API void wk_pq_pool_get_stats(wk_pq_pool *p, wk_pq_pool_stats *out);
  *  Thread-safe. */
 WK_API size_t wk_pq_pool_last_error(wk_pq_pool *p, char *buf, size_t cap);
 
+/* ---- a wk_cache loader over PostgreSQL (pq_loader.c) ---------------------------------- */
+
+/** A ready wk_cache_loader over a pool (opaque; wk_pq_loader_new, wk_pq_loader_free). */
+typedef struct wk_pq_loader wk_pq_loader;
+
+/** What a loader runs and decodes into. */
+typedef struct wk_pq_loader_opts {
+    wk_pq_pool *pool;            /**< where the statement runs (must outlive the loader) */
+    const char *sql;             /**< one query whose $1 is the entity's id, returning at most
+                                      one row ("SELECT ... FROM users WHERE id = $1"); copied.
+                                      It must be safe to run twice (a read): see
+                                      wk_pq_loader_load */
+    const wk_schema *schema;     /**< the struct a row decodes into, columns matched to
+                                      fields by name as wk_pq_struct_plan_new matches them
+                                      (must outlive the loader) */
+    wk_pg_oid id_oid;            /**< the type $1 is sent as, from the id's text; 0: sent as
+                                      text of unspecified type, read by the server as the
+                                      type the statement gives $1 */
+    unsigned struct_flags;       /**< WK_PQ_STRUCT_* for the row -> struct plan */
+    uint32_t acquire_timeout_ms; /**< the wait for a pooled connection; 0: the pool's */
+    void *reserved[4];           /**< zero; room to grow without breaking the ABI */
+} wk_pq_loader_opts;
+
+/** Creates a loader. Returns WK_OK, WK_ERR_ARG (no pool, statement or schema),
+ *  WK_ERR_NOMEM. Nothing is sent until the first load. */
+WK_API wk_status wk_pq_loader_new(const wk_pq_loader_opts *opts, wk_pq_loader **out,
+                                  wk_error *err);
+
+/** Frees the loader and its plans. No load may be running on it. NULL is a no-op. */
+WK_API void wk_pq_loader_free(wk_pq_loader *l);
+
+/**
+ * The loader itself, a wk_cache_loader: pass it with the wk_pq_loader as its context
+ * (`wk_cache_get(cache, &user_schema, id, len, wk_pq_loader_load, loader, &ref, &err)`).
+ * Takes a connection from the pool, runs the statement with `id` as $1, gives the connection
+ * back and decodes the row into `obj` (strings, trees and arrays in `arena`) with a
+ * row -> struct plan built once per result shape and connection snapshot and reused by every
+ * later load. A statement cut by a lost connection (a terminated backend, a restarted server)
+ * is run once more on a fresh connection, so a load fails with WK_ERR_CONNECT only when the
+ * server cannot be reached now, and never returns an empty or partial object for it.
+ * Returns WK_OK, WK_ERR_NOT_FOUND (no row: the cache keeps it as a negative entry when its
+ * negative_ttl_ms is set), WK_ERR_STATE (more than one row, or a statement that returns no
+ * rows), WK_ERR_ARG (`s` is not the loader's schema), the pool's statuses (WK_ERR_CONNECT,
+ * WK_ERR_IO when no connection was free in time), wk_pq_exec's (WK_ERR_SERVER: a server error;
+ * WK_ERR_IO: the query's deadline passed), wk_pq_struct_plan_new's and
+ * wk_pq_row_to_struct's (WK_ERR_TYPE, WK_ERR_RANGE, WK_ERR_NOT_FOUND for a column no field
+ * matches, ...), WK_ERR_NOMEM. Thread-safe: any number of threads may load at once.
+ */
+WK_API wk_status wk_pq_loader_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                                   void *obj, wk_arena *arena, wk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

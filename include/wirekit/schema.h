@@ -174,7 +174,7 @@ struct wk_schema {
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) +                                                        \
                 WK__CHECK(WK__KSIZE(kind) != 0 && WK__MSIZE(T, member) == WK__KSIZE(kind))), \
-     0, (flags), {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+     0, (flags), {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}, 0}
 
 /**
  * A nullable field of a scalar-like kind (as WK_FIELD, but not WK_SK_VALUE, whose own nil is
@@ -203,13 +203,13 @@ struct wk_schema {
 #define WK_FIELD_STRBUF(T, member, name, flags)                                             \
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) >= 1)), 0, (flags),     \
-     {WK_SK_STRBUF, (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+     {WK_SK_STRBUF, (uint32_t)WK__MSIZE(T, member), NULL, NULL}, 0}
 
 /** A nested struct member of C type `ST` described by `schema_ptr`. */
 #define WK_FIELD_STRUCT(T, member, name, ST, schema_ptr, flags)                             \
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) == sizeof(ST))), 0,     \
-     (flags), {WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL}}
+     (flags), {WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL}, 0}
 
 /** An array: `items_member` points to `count_member` (size_t) elements of type `elem_type`
  *  (a `const wk_schema_type *`, e.g. WK_ELEM(WK_SK_I32)). Decoded arrays live in the arena. */
@@ -219,7 +219,7 @@ struct wk_schema {
                 WK__CHECK(WK__MSIZE(T, items_member) == sizeof(void *) &&                    \
                           WK__MSIZE(T, count_member) == sizeof(size_t))),                    \
      (uint32_t)offsetof(T, count_member), (flags),                                           \
-     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}}
+     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}, 0}
 
 /* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
 /** The element type `kind` (a scalar-like kind) for WK_FIELD_ARRAY. */

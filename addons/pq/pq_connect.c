@@ -14,11 +14,8 @@
  * connect_timeout and multi-host rules stay as they are) and drives the same set-up steps
  * with poll(): both ways end in the same state, by the same code.
  *
- * Deadlines: the whole connect, socket and set-up, must finish within `timeout_ms` (0:
- * WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS, so that a server that accepts the socket and then says
- * nothing, a stopped postmaster, never hangs a connect; libpq's connect_timeout is
- * honoured by the blocking call only, where the set-up's deadline starts again once the
- * socket is up). A
+ * Deadlines: the whole connect, socket and set-up, must finish within `timeout_ms` (0: no
+ * deadline of wirekit's; libpq's connect_timeout is honoured by the blocking call only). A
  * connection that has not finished its set-up is never handed out working, so a set-up past
  * the deadline is not cancelled: the connection is given up, which ends the backend too.
  */
@@ -44,8 +41,7 @@ struct wk_pq_connecting {
     int ph;
     bool want_write;        /* PH_SOCKET: libpq waits to write; PH_SETUP: output pending */
     PGresult *last;         /* PH_SETUP: the last result (an error result wins) */
-    int64_t deadline;       /* of the socket, then of the set-up */
-    uint32_t connect_ms;    /* the connect's deadline (its default when the caller gave 0) */
+    int64_t deadline;       /* INT64_MAX: none */
     wk_status status;       /* once PH_DONE */
     wk_error err;
 };
@@ -57,11 +53,9 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* The connection object and the start snapshot; `*out` NULL on NOMEM. The connect must end
- * within connect_ms (0: WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS); query_ms is the connection's
- * per-query deadline afterwards (0: none). */
-static wk_status connecting_new(const wk_pg_registry *base, uint32_t connect_ms,
-                                uint32_t query_ms, wk_pq_connecting **out, wk_error *err)
+/* The connection object and the start snapshot; `*out` NULL on NOMEM. */
+static wk_status connecting_new(const wk_pg_registry *base, uint32_t timeout_ms,
+                                wk_pq_connecting **out, wk_error *err)
 {
     *out = NULL;
     wk_pq_connecting *k = calloc(1, sizeof *k);
@@ -72,9 +66,8 @@ static wk_status connecting_new(const wk_pg_registry *base, uint32_t connect_ms,
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
     }
     k->c = c;
-    c->timeout_ms = query_ms;
-    k->connect_ms = connect_ms != 0 ? connect_ms : WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS;
-    k->deadline = wk__pq_now_ms() + k->connect_ms;
+    c->timeout_ms = timeout_ms;
+    k->deadline = wk__pq_deadline(c);
     k->want_write = true; /* libpq: after PQconnectStart, wait for writing first */
     wk_status st = WK_OK;
     if (base == NULL) {
@@ -91,47 +84,24 @@ static wk_status connecting_new(const wk_pg_registry *base, uint32_t connect_ms,
     return WK_OK;
 }
 
-/* The keywords for libpq, at most CONNECT_KEYS of them. Defaults come before the DSN, which
- * libpq expands in place, so that what the DSN says wins over them (libpq keeps the last
- * value of a repeated keyword); the caller's explicit deadlines come after it and win over
- * the DSN. Without a deadline of the caller's, libpq gets wirekit's default connect_timeout
- * unless PGCONNECT_TIMEOUT is set (an explicit keyword would hide the variable), and TCP
- * keepalives that notice a peer gone silent (a host or network down) within about a minute
- * instead of libpq's system default of two hours; Unix sockets ignore them. */
-#define CONNECT_KEYS 10
-typedef struct connect_keys {
-    const char *keys[CONNECT_KEYS], *vals[CONNECT_KEYS];
-    char secs[16], opts[64];
-} connect_keys;
-
-static void connect_params(const char *dsn, uint32_t connect_ms, uint32_t query_ms,
-                           connect_keys *p)
+/* The keywords for libpq: the DSN expanded first, the later keywords overriding it. */
+static void connect_params(const char *dsn, uint32_t timeout_ms, const char **keys,
+                           const char **vals, char *secs, size_t secs_size, char *opts,
+                           size_t opts_size)
 {
-    size_t n = 0;
-    p->keys[n] = "keepalives_idle";
-    p->vals[n++] = "30";
-    p->keys[n] = "keepalives_interval";
-    p->vals[n++] = "10";
-    p->keys[n] = "keepalives_count";
-    p->vals[n++] = "3";
-    uint32_t whole = ((connect_ms != 0 ? connect_ms : WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS) + 999) / 1000;
-    snprintf(p->secs, sizeof p->secs, "%u", whole < 2 ? 2 : whole);
-    if (connect_ms == 0 && getenv("PGCONNECT_TIMEOUT") == NULL) {
-        p->keys[n] = "connect_timeout";
-        p->vals[n++] = p->secs;
+    keys[0] = "dbname";
+    vals[0] = dsn;
+    keys[1] = vals[1] = NULL;
+    if (timeout_ms != 0) {
+        uint32_t whole = (timeout_ms + 999) / 1000;
+        snprintf(secs, secs_size, "%u", whole < 2 ? 2 : whole);
+        snprintf(opts, opts_size, "-c statement_timeout=%u", timeout_ms);
+        keys[1] = "connect_timeout";
+        vals[1] = secs;
+        keys[2] = "options";
+        vals[2] = opts;
+        keys[3] = vals[3] = NULL;
     }
-    p->keys[n] = "dbname";
-    p->vals[n++] = dsn != NULL ? dsn : "";
-    if (connect_ms != 0) {
-        p->keys[n] = "connect_timeout";
-        p->vals[n++] = p->secs;
-    }
-    if (query_ms != 0) {
-        snprintf(p->opts, sizeof p->opts, "-c statement_timeout=%u", query_ms);
-        p->keys[n] = "options";
-        p->vals[n++] = p->opts;
-    }
-    p->keys[n] = p->vals[n] = NULL;
 }
 
 /* Ends the connect with status st (its detail e): the last set-up result is dropped and a
@@ -238,7 +208,7 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
         wk_error e = {0};
         char why[96];
         snprintf(why, sizeof why, "%s timed out after %u ms",
-                 k->ph == PH_SOCKET ? "connecting" : "setting up the session", k->connect_ms);
+                 k->ph == PH_SOCKET ? "connecting" : "setting up the session", k->c->timeout_ms);
         st = end(k, wk__pq_connect_error(k->c, why, &e), &e);
         k->c->broken = true;
     }
@@ -253,14 +223,15 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
 WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
                                      uint32_t timeout_ms, wk_pq_connecting **out, wk_error *err)
 {
-    wk_status st = connecting_new(base, timeout_ms, timeout_ms, out, err);
+    wk_status st = connecting_new(base, timeout_ms, out, err);
     if (st != WK_OK) {
         return st;
     }
     wk_pq_connecting *k = *out;
-    connect_keys p;
-    connect_params(dsn, timeout_ms, timeout_ms, &p);
-    k->c->pg = PQconnectStartParams(p.keys, p.vals, 1);
+    const char *keys[4], *vals[4];
+    char secs[16], opts[64];
+    connect_params(dsn, timeout_ms, keys, vals, secs, sizeof secs, opts, sizeof opts);
+    k->c->pg = PQconnectStartParams(keys, vals, 1);
     if (k->c->pg == NULL || PQstatus(k->c->pg) == CONNECTION_BAD) {
         wk_error e = {0}; /* reported by the first step, as any failure to connect */
         (void)end(k, wk__pq_connect_error(k->c, NULL, &e), &e);
@@ -287,12 +258,14 @@ WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k)
     return WK_PQ_WANT_READ | (k->want_write ? WK_PQ_WANT_WRITE : 0u);
 }
 
-/* Public: milliseconds until the deadline (a connect always has one), 0 when overdue or
- * done. */
+/* Public: milliseconds until the deadline, -1 for none, 0 when overdue or done. */
 WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k)
 {
     if (k->ph == PH_DONE) {
         return 0;
+    }
+    if (k->deadline == INT64_MAX) {
+        return -1;
     }
     int64_t left = k->deadline - wk__pq_now_ms();
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
@@ -316,23 +289,21 @@ WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k)
     return c;
 }
 
-/* Contract in pq_internal.h: the blocking connect: libpq's PQconnectdbParams for the
- * socket, then the same set-up steps driven with poll() until done or the deadline, which
- * starts again once the socket is up. */
-wk_status wk__pq_connect_deadlines(const char *dsn, const wk_pg_registry *base,
-                                   uint32_t connect_ms, uint32_t query_ms, wk_pq_conn **out,
-                                   wk_error *err)
+/* Public: the blocking connect: libpq's PQconnectdbParams for the socket, then the same
+ * set-up steps driven with poll() until done or the deadline. */
+WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
+                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
 {
     *out = NULL;
     wk_pq_connecting *k = NULL;
-    wk_status st = connecting_new(base, connect_ms, query_ms, &k, err);
+    wk_status st = connecting_new(base, timeout_ms, &k, err);
     if (st != WK_OK) {
         return st;
     }
-    connect_keys p;
-    connect_params(dsn, connect_ms, query_ms, &p);
-    k->c->pg = PQconnectdbParams(p.keys, p.vals, 1);
-    k->deadline = wk__pq_now_ms() + k->connect_ms;
+    const char *keys[4], *vals[4];
+    char secs[16], opts[64];
+    connect_params(dsn, timeout_ms, keys, vals, secs, sizeof secs, opts, sizeof opts);
+    k->c->pg = PQconnectdbParams(keys, vals, 1);
     wk_error e = {0};
     if (k->c->pg == NULL || PQstatus(k->c->pg) != CONNECTION_OK) {
         st = end(k, wk__pq_connect_error(k->c, NULL, &e), &e);
@@ -341,10 +312,10 @@ wk_status wk__pq_connect_deadlines(const char *dsn, const wk_pg_registry *base,
     }
     while (st == WK_ERR_AGAIN) {
         unsigned want = wk_pq_connecting_wants(k);
-        struct pollfd pfd = {wk_pq_connecting_socket(k),
-                             (short)(POLLIN | ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)), 0};
+        struct pollfd p = {wk_pq_connecting_socket(k),
+                           (short)(POLLIN | ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)), 0};
         int t = wk_pq_connecting_timeout_ms(k);
-        if (poll(&pfd, 1, t < 0 || t > 60000 ? 60000 : t) < 0 && errno != EINTR) {
+        if (poll(&p, 1, t < 0 || t > 60000 ? 60000 : t) < 0 && errno != EINTR) {
             wk__pg_fail(&e, WK_ERR_IO, 0, "poll() failed on the connection's socket");
             st = end(k, WK_ERR_IO, &e);
             break;
@@ -358,16 +329,9 @@ wk_status wk__pq_connect_deadlines(const char *dsn, const wk_pg_registry *base,
     return st;
 }
 
-/* Public: one deadline for the connect and for every query afterwards. */
-WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
-                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
-{
-    return wk__pq_connect_deadlines(dsn, base, timeout_ms, timeout_ms, out, err);
-}
-
-/* Public: wk_pq_connect_timeout with the default connect deadline and no per-query one. */
+/* Public: wk_pq_connect_timeout without a deadline of wirekit's. */
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
                                wk_error *err)
 {
-    return wk__pq_connect_deadlines(dsn, base, 0, 0, out, err);
+    return wk_pq_connect_timeout(dsn, base, 0, out, err);
 }

@@ -64,14 +64,6 @@ static inline void wk__pq_keep_result(PGresult **last, PGresult *r)
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
-/* The blocking connect (pq_connect.c) with a deadline for the connect (0: the default,
- * WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS) apart from the per-query deadline afterwards (0: none);
- * wk_pq_connect_timeout gives both the same value, the pool its two settings. Statuses and
- * `*out` as wk_pq_connect. */
-wk_status wk__pq_connect_deadlines(const char *dsn, const wk_pg_registry *base,
-                                   uint32_t connect_ms, uint32_t query_ms, wk_pq_conn **out,
-                                   wk_error *err);
-
 /* The catalog query: the database's own types. (pq_catalog.c) */
 const char *wk__pq_catalog_sql(void);
 /* Builds `*out` = base + the database's own types from the catalog query's result `r` (not

@@ -39,6 +39,9 @@
 
 #define DEFAULT_SIZE 4
 #define MAX_SIZE 1024
+/* The pool's default deadlines: no connect and no query of a pooled connection waits forever
+ * on a server that stopped answering (a service thread must come back). */
+#define DEFAULT_CONNECT_MS 10000
 #define DEFAULT_QUERY_MS 30000
 #define DEFAULT_ACQUIRE_MS 5000
 #define DEFAULT_HEALTH_MS 30000
@@ -86,7 +89,7 @@ WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, w
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "a pool holds at most 1024 connections");
     }
     o.size = o.size != 0 ? o.size : DEFAULT_SIZE;
-    o.connect_timeout_ms = or_default(o.connect_timeout_ms, WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS);
+    o.connect_timeout_ms = or_default(o.connect_timeout_ms, DEFAULT_CONNECT_MS);
     o.query_timeout_ms = or_default(o.query_timeout_ms, DEFAULT_QUERY_MS);
     o.acquire_timeout_ms = or_default(o.acquire_timeout_ms, DEFAULT_ACQUIRE_MS);
     o.health_check_ms = or_default(o.health_check_ms, DEFAULT_HEALTH_MS);
@@ -238,14 +241,28 @@ static void give_back(wk_pq_pool *p, slot *s, int64_t now)
     pthread_cond_broadcast(&p->freed);
 }
 
+/* One connection as the pool makes them: wk_pq_connect_timeout bounds the connect (socket
+ * and set-up) by connect_timeout_ms, then the per-query deadline becomes query_timeout_ms
+ * (one more round trip: SET statement_timeout). */
+static wk_status connect_one(wk_pq_pool *p, wk_pq_conn **c, wk_error *err)
+{
+    wk_status st = wk_pq_connect_timeout(p->dsn, p->base, p->o.connect_timeout_ms, c, err);
+    if (st == WK_OK && p->o.query_timeout_ms != p->o.connect_timeout_ms) {
+        st = wk_pq_set_timeout(*c, p->o.query_timeout_ms, err);
+        if (st != WK_OK && PQstatus((*c)->pg) != CONNECTION_OK) {
+            st = wk__pg_fail(err, WK_ERR_CONNECT, 0, "the connection was lost while set up");
+        }
+    }
+    return st;
+}
+
 /* Connects the busy slot `s` (outside the mutex). On failure the slot goes back with its
  * backoff doubled and the error is the connect's. */
 static wk_status connect_slot(wk_pq_pool *p, slot *s, wk_pq_conn **out, wk_error *err)
 {
     wk_pq_conn *c = NULL;
     wk_error e = {0};
-    wk_status st = wk__pq_connect_deadlines(p->dsn, p->base, p->o.connect_timeout_ms,
-                                            p->o.query_timeout_ms, &c, &e);
+    wk_status st = connect_one(p, &c, &e);
     int64_t now = wk__pq_now_ms();
     pthread_mutex_lock(&p->mu);
     if (st == WK_OK) {

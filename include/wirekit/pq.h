@@ -44,24 +44,13 @@ typedef struct wk_pq_error {
     int position;         /**< 1-based character position in the statement; 0 = none */
 } wk_pq_error;
 
-/** The deadline of a connect (socket and session set-up) when the caller gives none:
- *  10 s. A server that takes the socket and then says nothing (a stopped postmaster) fails
- *  the connect with WK_ERR_CONNECT instead of hanging it. */
-#define WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS 10000u
-
 /**
  * Connects with libpq to `dsn` (a connection string or URI; "" takes everything from the
  * libpq environment: PGHOST, PGDATABASE, PGSERVICE and service files, ...), applies the
  * session settings, and builds the connection's registry snapshot from `base` (NULL = the
- * built-in codecs) plus the types the catalog query finds. The connect has a deadline of
- * WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS (libpq's connect_timeout, unless the DSN or
- * PGCONNECT_TIMEOUT sets one, and the set-up's own deadline once the socket is up); queries
- * have none. Over TCP, keepalives are on (idle 30 s, then every 10 s, 3 probes) unless the DSN
- * sets them, so a peer that vanishes (a host or network down) ends a wait within about a
- * minute; a service file's connect_timeout and keepalive settings are overridden by these
- * defaults (give them in the DSN instead). Returns WK_OK, WK_ERR_CONNECT (no connection, or
- * the deadline passed; wk_pq_conn_message() and wk_pq_last_error() tell why), WK_ERR_SERVER
- * (the session set-up or the catalog query failed), WK_ERR_NOMEM. On errors other than NOMEM
+ * built-in codecs) plus the types the catalog query finds. Returns WK_OK, WK_ERR_CONNECT (no
+ * connection; wk_pq_conn_message() and wk_pq_last_error() tell why), WK_ERR_SERVER (the
+ * session set-up or the catalog query failed), WK_ERR_NOMEM. On errors other than NOMEM
  * `*out` is still set so that the message can be read; close it with wk_pq_conn_free.
  */
 WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_pq_conn **out,
@@ -69,7 +58,7 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
 
 /**
  * wk_pq_connect with a deadline for every query the connection runs (`timeout_ms` 0: none,
- * and the default connect deadline, as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
+ * as wk_pq_connect). The set-up and catalog queries (one round trip) must be answered within
  * `timeout_ms` after the socket is up, else the connection is given up and the call returns
  * WK_ERR_CONNECT ("setting up the session timed out after N ms"). The server gets
  * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
@@ -616,9 +605,9 @@ typedef struct wk_pq_connecting wk_pq_connecting;
  * The rest is what wk_pq_connect does: the session settings, the catalog query and the
  * registry snapshot from `base` (NULL: the built-in codecs), here in one round trip sent
  * once the socket is up; the connection ends in the same state as wk_pq_connect's.
- * `timeout_ms` is the deadline of the whole connect (0: WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS)
- * and then the connection's per-query deadline (0: none), as wk_pq_connect_timeout (libpq's
- * connect_timeout is not applied on this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
+ * `timeout_ms` (0: none) is the deadline of the whole connect and then the connection's
+ * per-query deadline, as wk_pq_connect_timeout (libpq's connect_timeout is not applied on
+ * this path: the deadline replaces it). Returns WK_OK (`*out` is set: drive it with
  * wk_pq_connecting_step, then take the connection with wk_pq_connecting_take) or
  * WK_ERR_NOMEM. A failure to start (a malformed `dsn`) is reported by the first step.
  */
@@ -635,7 +624,7 @@ WK_API int wk_pq_connecting_socket(const wk_pq_connecting *k);
 WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k);
 
 /** Milliseconds until the connect's deadline (0: passed, or ended: call
- *  wk_pq_connecting_step now); a connect always has a deadline (see wk_pq_connect_start). */
+ *  wk_pq_connecting_step now), -1 when there is none. */
 WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k);
 
 /**
@@ -707,7 +696,8 @@ typedef struct wk_pq_pool_opts {
     const wk_pg_registry *base;   /**< the registry every connection's snapshot starts from;
                                        NULL: the built-in codecs (a reference is kept) */
     size_t size;                  /**< connections: 4 (at most 1024) */
-    uint32_t connect_timeout_ms;  /**< each connect attempt: WK_PQ_CONNECT_TIMEOUT_DEFAULT_MS */
+    uint32_t connect_timeout_ms;  /**< each connect attempt (socket and session set-up, as
+                                       wk_pq_connect_timeout bounds them): 10,000 */
     uint32_t query_timeout_ms;    /**< every connection's per-query deadline
                                        (wk_pq_set_timeout: the server's statement_timeout
                                        and the client's wait): 30,000 */

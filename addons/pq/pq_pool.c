@@ -360,10 +360,12 @@ WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn)
     bool bad = conn->broken || PQstatus(conn->pg) != CONNECTION_OK ||
                PQtransactionStatus(conn->pg) != PQTRANS_IDLE;
     int64_t now = wk__pq_now_ms();
+    bool ours = false;
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->o.size; i++) {
         slot *s = &p->slots[i];
         if (s->conn == conn && s->busy) {
+            ours = true;
             if (bad) {
                 s->conn = NULL;
                 s->retry_at = 0; /* the next acquire connects it again */
@@ -375,8 +377,8 @@ WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn)
         }
     }
     pthread_mutex_unlock(&p->mu);
-    if (bad) {
-        wk_pq_conn_free(conn);
+    if (bad && ours) {
+        wk_pq_conn_free(conn); /* never one the pool did not hand out */
     }
 }
 

@@ -2,7 +2,8 @@
  * The connection pool (wk_pq_pool_*) on the shared server (WK_PG_DSN): checkout up to N and
  * a deadline past it, a terminated backend replaced at checkout, a connection given back
  * inside a transaction closed, a connection idle past health_check_ms checked by a round
- * trip, a first connect that fails reported by wk_pq_pool_new; and the cache loader over it
+ * trip, a first connect that fails reported by wk_pq_pool_new, the prepared statements of a
+ * reconnected connection prepared again; and the cache loader over it
  * (wk_pq_loader_load): a row into the struct, no row as a negative cache entry, more than one
  * row, a server error and another schema as errors that are not cached. The restart and
  * termination storm with threads is test_pq_pool_faults (a private server).
@@ -92,6 +93,60 @@ WK_TEST(test_pq_pool_replaces_a_terminated_backend_at_checkout)
     CHECK_EQ(s.discarded, 1);
     CHECK_EQ(s.connects, 2);
     CHECK_EQ(s.open, 1);
+    wk_pq_pool_free(p);
+}
+
+/* Runs "SELECT $1::int4 + 1" in a one-statement pipeline (a prepared statement of the
+ * connection's cache); the answer, or -1. */
+static int pipelined(wk_pq_conn *c)
+{
+    wk_pq_pipeline *pl = NULL;
+    int32_t v = 41;
+    wk_pq_param prm = {WK_PG_KIND_I32, &v, 0};
+    int got = -1;
+    wk_pq_stmt_result r;
+    if (wk_pq_pipeline_begin(c, &pl, NULL) != WK_OK) {
+        return -1;
+    }
+    if (wk_pq_pipeline_add(pl, "SELECT $1::int4 + 1", &prm, 1, NULL) == WK_OK &&
+        wk_pq_pipeline_next(pl, &r, NULL) == WK_OK && r.state == WK_PQ_STMT_OK &&
+        PQntuples(r.res) == 1) {
+        /* a prepared statement's result is binary (int4, big-endian), an unprepared one's
+         * text */
+        const unsigned char *b = (const unsigned char *)PQgetvalue(r.res, 0, 0);
+        got = PQfformat(r.res, 0) == 1
+                  ? (int)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3])
+                  : (int)strtol((const char *)b, NULL, 10);
+    }
+    return wk_pq_pipeline_end(pl, NULL) == WK_OK ? got : -1;
+}
+
+WK_TEST(test_pq_pool_rebuilds_the_prepared_statement_cache_after_a_reconnect)
+{
+    NEED_CONN();
+    wk_pq_pool *p = new_pool(1, 0);
+    CHECK(p != NULL);
+    wk_pq_conn *c = NULL;
+    wk_error err = {0};
+    CHECK_OK(wk_pq_pool_acquire(p, 0, &c, &err));
+    CHECK_EQ(pipelined(c), 42);
+    CHECK_EQ(pipelined(c), 42);
+    wk_pq_stmt_cache_stats st;
+    wk_pq_get_stmt_cache_stats(c, &st);
+    CHECK(st.size == 1 && st.misses == 1 && st.hits == 1);
+    int pid = PQbackendPID(wk_pq_pgconn(c));
+    wk_pq_pool_release(p, c);
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d, 10000)", pid);
+    CHECK(pg_test_exec(conn, sql));
+    /* the new session has none of the old one's statements: they are prepared again */
+    CHECK_OK(wk_pq_pool_acquire(p, 0, &c, &err));
+    CHECK(PQbackendPID(wk_pq_pgconn(c)) != pid);
+    CHECK_EQ(pipelined(c), 42);
+    wk_pq_get_stmt_cache_stats(c, &st);
+    CHECK(st.size == 1 && st.misses == 1 && st.hits == 0);
+    CHECK_EQ(pipelined(c), 42);
+    wk_pq_pool_release(p, c);
     wk_pq_pool_free(p);
 }
 

@@ -331,6 +331,10 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
         if (s->conn != NULL) {
             bool pinged = false;
             bool ok = healthy(p, s, now, &pinged);
+            if (ok && !pinged) {
+                *out = s->conn; /* the common case: no second trip through the mutex */
+                return WK_OK;
+            }
             wk_pq_conn *dead = NULL;
             pthread_mutex_lock(&p->mu);
             p->stats.health_checks += pinged;

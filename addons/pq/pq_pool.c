@@ -77,7 +77,8 @@ static uint32_t or_default(uint32_t v, uint32_t def)
 }
 
 /* Public (wirekit/pq.h): copies the options with their defaults; connects nothing yet but
- * the first slot, so that a wrong DSN or password is reported here. */
+ * the first slot, so that a wrong DSN or password is reported here (the pool is handed out
+ * all the same, as a failed wk_pq_connect hands out its connection). */
 WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err)
 {
     *out = NULL;
@@ -133,17 +134,19 @@ WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, w
     for (size_t i = 0; i < o.size; i++) {
         p->slots[i].backoff = o.backoff_min_ms;
     }
-    if (st == WK_OK) {
-        wk_pq_conn *c = NULL;
-        st = wk_pq_pool_acquire(p, 0, &c, err);
-        wk_pq_pool_release(p, c);
-    }
     if (st != WK_OK) {
         wk_pq_pool_free(p);
         return st;
     }
-    *out = p;
-    return WK_OK;
+    wk_pq_conn *c = NULL;
+    st = wk_pq_pool_acquire(p, 0, &c, err);
+    wk_pq_pool_release(p, c);
+    if (st == WK_ERR_NOMEM) {
+        wk_pq_pool_free(p);
+        return st;
+    }
+    *out = p; /* also after a failed first connect: its message, and a pool that retries */
+    return st;
 }
 
 /* Public: closes every connection; none may be checked out. NULL is a no-op. */

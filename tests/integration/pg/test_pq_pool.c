@@ -29,6 +29,8 @@ static wk_pq_pool *new_pool(size_t size, uint32_t health_ms)
     wk_error err = {0};
     if (wk_pq_pool_new(&o, &p, &err) != WK_OK) {
         fprintf(stderr, "pool: %s\n", err.msg);
+        wk_pq_pool_free(p);
+        p = NULL;
     }
     return p;
 }
@@ -197,7 +199,7 @@ WK_TEST(test_pq_pool_checks_a_connection_idle_past_the_health_interval_by_a_roun
     wk_pq_pool_free(p);
 }
 
-WK_TEST(test_pq_pool_reports_a_first_connect_that_fails)
+WK_TEST(test_pq_pool_reports_a_first_connect_that_fails_and_tells_why)
 {
     wk_pq_pool_opts o = {0};
     o.dsn = "host=127.0.0.1 port=1 user=nobody"; /* nothing listens on port 1 */
@@ -205,7 +207,18 @@ WK_TEST(test_pq_pool_reports_a_first_connect_that_fails)
     wk_pq_pool *p = NULL;
     wk_error err = {0};
     CHECK_STATUS(wk_pq_pool_new(&o, &p, &err), WK_ERR_CONNECT);
-    CHECK(p == NULL);
+    CHECK(p != NULL); /* handed out so that the reason can be read */
+    char why[256];
+    size_t n = wk_pq_pool_last_error(p, why, sizeof why);
+    CHECK_MSG(n > 0 && strstr(why, "127.0.0.1") != NULL, "last error: %s", why);
+    wk_pq_conn *c = NULL;
+    CHECK_STATUS(wk_pq_pool_acquire(p, 200, &c, &err), WK_ERR_CONNECT); /* still down */
+    CHECK(c == NULL);
+    wk_pq_pool_stats s;
+    wk_pq_pool_get_stats(p, &s);
+    CHECK(s.connect_failures >= 2 && s.open == 0 && s.busy == 0);
+    wk_pq_pool_free(p);
+    p = NULL;
     o.size = 2000;
     CHECK_STATUS(wk_pq_pool_new(&o, &p, &err), WK_ERR_LIMIT);
 }

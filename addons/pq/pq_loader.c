@@ -216,7 +216,10 @@ static void put_plan(wk_pq_loader *l, const wk_pq_struct_plan *plan, int slot)
 
 /* Runs the statement for `id` on a pooled connection: *res holds its result (the caller
  * clears it) and *conn the connection, still checked out. A connection lost under the
- * statement is given back (the pool closes it) and the statement run once more. */
+ * statement is given back (the pool closes it) and the statement run once more, on a
+ * connection made for it: another idle one may belong to a backend going away too (all of
+ * them are, after a restart or a mass termination), and a statement that itself kills its
+ * backend is not run a third time. */
 static wk_status run(wk_pq_loader *l, const char *id, size_t id_len, wk_pq_conn **conn,
                      PGresult **res, wk_error *err)
 {
@@ -225,7 +228,8 @@ static wk_status run(wk_pq_loader *l, const char *id, size_t id_len, wk_pq_conn 
     wk_status st = WK_OK;
     for (int attempt = 0; attempt < 2; attempt++) {
         *res = NULL;
-        st = wk_pq_pool_acquire(l->pool, l->acquire_ms, conn, err);
+        st = attempt == 0 ? wk_pq_pool_acquire(l->pool, l->acquire_ms, conn, err)
+                          : wk__pq_pool_acquire_fresh(l->pool, l->acquire_ms, conn, err);
         if (st != WK_OK) {
             return st;
         }

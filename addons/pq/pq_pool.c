@@ -179,9 +179,19 @@ static bool wait_until(wk_pq_pool *p, int64_t until)
 
 /* The free slot to take: a connected one, the most recently given back first (its backend's
  * caches are warm and the idle ones age out of use), else the unconnected one that may try
- * soonest. -1 when every slot is busy. */
-static long pick(const wk_pq_pool *p)
+ * soonest; for a fresh connection, an unconnected one that may try now comes first (no live
+ * connection is closed for nothing). -1 when every slot is busy. */
+static long pick(const wk_pq_pool *p, bool fresh)
 {
+    if (fresh) {
+        int64_t now = wk__pq_now_ms();
+        for (size_t i = 0; i < p->o.size; i++) {
+            const slot *s = &p->slots[i];
+            if (!s->busy && s->conn == NULL && s->retry_at <= now) {
+                return (long)i;
+            }
+        }
+    }
     long best = -1;
     for (size_t i = 0; i < p->o.size; i++) {
         const slot *s = &p->slots[i];
@@ -292,9 +302,11 @@ static wk_status connect_slot(wk_pq_pool *p, slot *s, wk_pq_conn **out, wk_error
     return st;
 }
 
-/* Public: a healthy connection within the deadline (see the file comment for the steps). */
-WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
-                                    wk_error *err)
+/* A healthy connection within the deadline (see the file comment for the steps); with
+ * `fresh`, one connected for this call: an idle connection taken is closed and its slot
+ * connected again. */
+static wk_status acquire(wk_pq_pool *p, uint32_t timeout_ms, bool fresh, wk_pq_conn **out,
+                         wk_error *err)
 {
     *out = NULL;
     int64_t deadline = wk__pq_now_ms() + (timeout_ms != 0 ? timeout_ms : p->o.acquire_timeout_ms);
@@ -302,7 +314,7 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
     pthread_mutex_lock(&p->mu);
     p->stats.acquires++;
     for (;;) {
-        long i = pick(p);
+        long i = pick(p, fresh);
         int64_t now = wk__pq_now_ms();
         if (i < 0) {
             /* every connection is in use: wait for one to come back */
@@ -333,7 +345,7 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
         pthread_mutex_unlock(&p->mu);
         if (s->conn != NULL) {
             bool pinged = false;
-            bool ok = healthy(p, s, now, &pinged);
+            bool ok = !fresh && healthy(p, s, now, &pinged);
             if (ok && !pinged) {
                 *out = s->conn; /* the common case: no second trip through the mutex */
                 return WK_OK;
@@ -349,12 +361,26 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
             dead = s->conn;
             s->conn = NULL;
             p->stats.open--;
-            p->stats.discarded++;
+            p->stats.discarded += !fresh;
             pthread_mutex_unlock(&p->mu);
-            wk_pq_conn_free(dead); /* found dead: connect again at once, no backoff */
+            wk_pq_conn_free(dead); /* found dead (or replaced): connect again, no backoff */
         }
         return connect_slot(p, s, out, err);
     }
+}
+
+/* Public: any healthy connection. */
+WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err)
+{
+    return acquire(p, timeout_ms, false, out, err);
+}
+
+/* Contract in pq_internal.h: a connection made for this call. */
+wk_status wk__pq_pool_acquire_fresh(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err)
+{
+    return acquire(p, timeout_ms, true, out, err);
 }
 
 /* Public: the slot of `conn` becomes free; a broken connection, or one left in a

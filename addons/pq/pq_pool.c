@@ -262,8 +262,11 @@ static wk_status connect_one(wk_pq_pool *p, wk_pq_conn **c, wk_error *err)
     wk_status st = wk_pq_connect_timeout(p->dsn, p->base, p->o.connect_timeout_ms, c, err);
     if (st == WK_OK && p->o.query_timeout_ms != p->o.connect_timeout_ms) {
         st = wk_pq_set_timeout(*c, p->o.query_timeout_ms, err);
-        if (st != WK_OK && PQstatus((*c)->pg) != CONNECTION_OK) {
-            st = wk__pg_fail(err, WK_ERR_CONNECT, 0, "the connection was lost while set up");
+        if (st != WK_OK) {
+            /* a set-up that failed, as wk_pq_pool_acquire reports it */
+            st = PQstatus((*c)->pg) != CONNECTION_OK
+                     ? wk__pg_fail(err, WK_ERR_CONNECT, 0, "the connection was lost while set up")
+                     : wk__pg_fail(err, WK_ERR_SERVER, 0, "setting the query deadline failed");
         }
     }
     return st;

@@ -6,8 +6,8 @@
  * table and once through the linear scan (the oracle, "cache off"). Every call produces real
  * output: values decoded into C variables, bytes written into a buffer; a checksum of them
  * must agree between the two. Part 2 is lookup cost with 10, 100 and 1000 added codecs.
- * Part 3 (bench_pg_result.c) and part 4 (bench_pg_struct.c, rows into schema structs) need a
- * server.
+ * Parts 3 (bench_pg_result.c; bench_pg_struct.c: rows into schema structs) and 4
+ * (bench_pg_loader.c: a cache miss through the loader) need a server.
  */
 #include <string.h>
 
@@ -17,6 +17,7 @@
 
 int wk_bench_pg_result(wk_bench *b);
 int wk_bench_pg_struct(wk_bench *b);
+int wk_bench_pg_loader(wk_bench *b);
 
 typedef struct seed {
     const wk_pg_registry *reg;
@@ -336,6 +337,11 @@ int wk_bench_suite_pg(wk_bench *b)
     rc |= wk_bench_pg_struct(b);
 #else
     wk_bench_say(b, "pg result decode: skipped (built without libpq or libpqtypes)");
+#endif
+#ifdef WK_BENCH_PG_LOADER
+    rc |= wk_bench_pg_loader(b);
+#else
+    wk_bench_say(b, "pg loader: skipped (built without libpq)");
 #endif
     return rc;
 }

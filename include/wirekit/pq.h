@@ -11,7 +11,8 @@
  * The session is set to DateStyle=ISO, MDY, IntervalStyle=postgres, TimeZone=UTC,
  * client_encoding=UTF8, extra_float_digits=1 and lc_monetary=C, the settings wirekit's text
  * output follows.
- * A connection is used by one thread at a time (as a PGconn is).
+ * A connection is used by one thread at a time (as a PGconn is); a wk_pq_pool shares N of
+ * them between the threads of a service and reconnects them when they die.
  */
 #ifndef WIREKIT_PQ_H
 #define WIREKIT_PQ_H
@@ -732,6 +733,150 @@ WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
  *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
  *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
 WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
+
+/* ---- a pool of connections shared by threads (pq_pool.c) ------------------------------ */
+
+/** A pool of connections shared by any number of threads (opaque; wk_pq_pool_new,
+ *  wk_pq_pool_free). */
+typedef struct wk_pq_pool wk_pq_pool;
+
+/** Pool settings; zero means the default given after each field. */
+typedef struct wk_pq_pool_opts {
+    const char *dsn;              /**< as wk_pq_connect takes it (NULL or "": the libpq
+                                       environment); copied */
+    const wk_pg_registry *base;   /**< the registry every connection's snapshot starts from;
+                                       NULL: the built-in codecs (a reference is kept) */
+    size_t size;                  /**< connections: 4 (at most 1024) */
+    uint32_t connect_timeout_ms;  /**< each connect attempt (socket and session set-up, as
+                                       wk_pq_connect_timeout bounds them): 10,000 */
+    uint32_t query_timeout_ms;    /**< every connection's per-query deadline
+                                       (wk_pq_set_timeout: the server's statement_timeout
+                                       and the client's wait): 30,000 */
+    uint32_t acquire_timeout_ms;  /**< wk_pq_pool_acquire with timeout 0: 5,000 */
+    uint32_t health_check_ms;     /**< a connection idle longer than this makes a round trip
+                                       before it is handed out: 30,000 */
+    uint32_t backoff_min_ms;      /**< the wait after a failed connect: 50 ms, doubling ... */
+    uint32_t backoff_max_ms;      /**< ... up to this: 2,000 ms */
+    void *reserved[4];            /**< zero; room to grow without breaking the ABI */
+} wk_pq_pool_opts;
+
+/**
+ * Creates a pool of `opts->size` connections (`opts` NULL: every default), all of them made
+ * by the pool as wk_pq_connect makes one (so the libpq environment, service files and URIs
+ * work as there), with the connect and per-query deadlines of `opts`. The first connection
+ * is made now, so that a wrong DSN, password or database is reported here; the others are
+ * made when first needed. Returns WK_OK, WK_ERR_CONNECT / WK_ERR_SERVER (the first connect
+ * failed: `*out` is still set, as after a failed wk_pq_connect, so that
+ * wk_pq_pool_last_error can tell why; the pool works as after any failed connect, trying
+ * again when a connection is asked for, so a service may also start before its database; free
+ * it with wk_pq_pool_free), WK_ERR_LIMIT (more than 1024 connections), WK_ERR_NOMEM (`*out`
+ * NULL after these two).
+ */
+WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err);
+
+/** Closes every connection and frees the pool. Every connection must have been released, and
+ *  no other call may be running on `p`. NULL is a no-op. */
+WK_API void wk_pq_pool_free(wk_pq_pool *p);
+
+/**
+ * Takes a connection for the calling thread's exclusive use until wk_pq_pool_release,
+ * waiting at most `timeout_ms` (0: the pool's acquire_timeout_ms) for one to be free. The
+ * connection handed out is healthy as far as the pool can tell: it is not lost or given up,
+ * nothing unexpected is waiting on its socket (the end of a terminated backend's session is
+ * noticed here), and one idle longer than health_check_ms has just answered a round trip. A
+ * dead connection is closed and its slot connected again before the call returns; a slot
+ * whose last connect failed waits (backoff_min_ms, doubling up to backoff_max_ms) before
+ * trying again, within the caller's deadline. A reconnected connection starts afresh: new
+ * session, registry snapshot, result formats and prepared statements (rebuilt as they are
+ * used). Returns WK_OK (`*out` set), WK_ERR_CONNECT (the server cannot be reached now, or
+ * not before the deadline; wk_pq_pool_last_error tells why), WK_ERR_SERVER (a new
+ * connection's set-up failed), WK_ERR_IO (every connection stayed in use until the
+ * deadline), WK_ERR_NOMEM. Thread-safe.
+ */
+WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err);
+
+/**
+ * Gives back a connection taken with wk_pq_pool_acquire (NULL: no-op). Read or clear its
+ * results first. A connection that was lost or given up after a timeout, or that is left
+ * inside a transaction or with a query still running, is closed instead of kept (its slot
+ * connects again when next needed), so a caller never hands an unfinished session to
+ * another thread. Settings the caller changed (wk_pq_set_timeout, SET ...) stay with a kept
+ * connection: restore them first. Thread-safe.
+ */
+WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn);
+
+/** Counters of a pool (wk_pq_pool_get_stats). */
+typedef struct wk_pq_pool_stats {
+    size_t size;               /**< slots */
+    size_t open;               /**< connections open now */
+    size_t busy;               /**< slots handed out (or being checked or connected) now */
+    uint64_t acquires;         /**< wk_pq_pool_acquire calls */
+    uint64_t waits;            /**< acquires that found every connection in use */
+    uint64_t connects;         /**< connections made, first ones and reconnects */
+    uint64_t connect_failures; /**< connect attempts that failed */
+    uint64_t discarded;        /**< connections closed as dead (checked out or given back) */
+    uint64_t health_checks;    /**< round trips made to check idle connections */
+} wk_pq_pool_stats;
+
+/** Fills `*out` with the pool's counters (one consistent snapshot). Thread-safe. */
+WK_API void wk_pq_pool_get_stats(wk_pq_pool *p, wk_pq_pool_stats *out);
+
+/** Copies the message of the pool's last failed connect (libpq's or the server's; "" when
+ *  none failed) into buf[0..cap) (NUL-terminated, cut to fit) and returns its full length.
+ *  Thread-safe. */
+WK_API size_t wk_pq_pool_last_error(wk_pq_pool *p, char *buf, size_t cap);
+
+/* ---- a wk_cache loader over PostgreSQL (pq_loader.c) ---------------------------------- */
+
+/** A ready wk_cache_loader over a pool (opaque; wk_pq_loader_new, wk_pq_loader_free). */
+typedef struct wk_pq_loader wk_pq_loader;
+
+/** What a loader runs and decodes into. */
+typedef struct wk_pq_loader_opts {
+    wk_pq_pool *pool;            /**< where the statement runs (must outlive the loader) */
+    const char *sql;             /**< one query whose $1 is the entity's id, returning at most
+                                      one row ("SELECT ... FROM users WHERE id = $1"); copied.
+                                      It must be safe to run twice (a read): see
+                                      wk_pq_loader_load */
+    const wk_schema *schema;     /**< the struct a row decodes into, columns matched to
+                                      fields by name as wk_pq_struct_plan_new matches them
+                                      (must outlive the loader) */
+    wk_pg_oid id_oid;            /**< the type $1 is sent as, from the id's text; 0: sent as
+                                      text of unspecified type, read by the server as the
+                                      type the statement gives $1 */
+    unsigned struct_flags;       /**< WK_PQ_STRUCT_* for the row -> struct plan */
+    uint32_t acquire_timeout_ms; /**< the wait for a pooled connection; 0: the pool's */
+    void *reserved[4];           /**< zero; room to grow without breaking the ABI */
+} wk_pq_loader_opts;
+
+/** Creates a loader. Returns WK_OK, WK_ERR_ARG (no pool, statement or schema),
+ *  WK_ERR_NOMEM. Nothing is sent until the first load. */
+WK_API wk_status wk_pq_loader_new(const wk_pq_loader_opts *opts, wk_pq_loader **out,
+                                  wk_error *err);
+
+/** Frees the loader and its plans. No load may be running on it. NULL is a no-op. */
+WK_API void wk_pq_loader_free(wk_pq_loader *l);
+
+/**
+ * The loader itself, a wk_cache_loader: pass it with the wk_pq_loader as its context
+ * (`wk_cache_get(cache, &user_schema, id, len, wk_pq_loader_load, loader, &ref, &err)`).
+ * Takes a connection from the pool, runs the statement with `id` as $1, gives the connection
+ * back and decodes the row into `obj` (strings, trees and arrays in `arena`) with a
+ * row -> struct plan built once per result shape and connection snapshot and reused by every
+ * later load. A statement cut by a lost connection (a terminated backend, a restarted server)
+ * is run once more on a fresh connection, so a load fails with WK_ERR_CONNECT only when the
+ * server cannot be reached now, and never returns an empty or partial object for it.
+ * Returns WK_OK, WK_ERR_NOT_FOUND (no row: the cache keeps it as a negative entry when its
+ * negative_ttl_ms is set), WK_ERR_STATE (more than one row, or a statement that returns no
+ * rows), WK_ERR_ARG (`s` is not the loader's schema), the pool's statuses (WK_ERR_CONNECT,
+ * WK_ERR_IO when no connection was free in time), wk_pq_exec's (WK_ERR_SERVER: a server error;
+ * WK_ERR_IO: the query's deadline passed), wk_pq_struct_plan_new's and
+ * wk_pq_row_to_struct's (WK_ERR_TYPE, WK_ERR_RANGE, WK_ERR_NOT_FOUND for a column no field
+ * matches, ...), WK_ERR_NOMEM. Thread-safe: any number of threads may load at once.
+ */
+WK_API wk_status wk_pq_loader_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                                   void *obj, wk_arena *arena, wk_error *err);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef struct wk_bench wk_bench;
 
@@ -86,6 +87,14 @@ uint64_t wk_bench_now_ns(void);
 
 /** Allocation calls (malloc, calloc, realloc, aligned) made by this process so far. */
 uint64_t wk_bench_alloc_count(void);
+
+/** Starts argv[0] (searched in PATH; argv NULL-ended) with its standard output on a pipe, for
+ *  a peer timed in its own process. Returns the read end (NULL when no pipe or fork could be
+ *  made) and the child in *pid; a child that cannot exec exits 127. */
+FILE *wk_bench_spawn(char *const *argv, pid_t *pid);
+/** Closes `out` (may be NULL) and waits for the child `pid`: its exit status, -1 when it did
+ *  not exit normally (a signal). */
+int wk_bench_spawn_wait(FILE *out, pid_t pid);
 
 /** Keeps the compiler from optimising `p` away. */
 static inline void wk_bench_escape(const void *p)

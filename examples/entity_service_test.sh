@@ -9,13 +9,14 @@
 set -u
 svc=$1 curl=$2
 [ -n "${WK_PG_DSN:-}" ] && [ -n "${WK_REDIS_URL:-}" ] || { echo "servers not set: skipped"; exit 77; }
+command -v psql >/dev/null || { echo "psql not found: skipped"; exit 77; }
 dir=$(mktemp -d)
 table=entity_service_test_$$
 fails=0 pids=""
 cleanup() {
     for p in $pids; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
-    command -v psql >/dev/null && psql "$WK_PG_DSN" -qc "DROP TABLE IF EXISTS $table" >/dev/null 2>&1
+    psql "$WK_PG_DSN" -qc "DROP TABLE IF EXISTS $table" >/dev/null 2>&1
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -53,6 +54,9 @@ check() { # NAME CONDITION-DESCRIPTION then the test's exit status
     fi
 }
 
+psql "$WK_PG_DSN" -qc "CREATE TABLE $table (id int8 PRIMARY KEY, username text NOT NULL,
+    password text, age int4, enabled bool NOT NULL, metadata jsonb NOT NULL)" ||
+    { echo "FAIL: cannot create $table"; exit 1; }
 start A
 start B
 body='{"username":"root","password":"secret","age":20,"enabled":true,"metadata":{"hello":"world","int":10}}'

@@ -137,13 +137,29 @@ static enum MHD_Result put_user(struct MHD_Connection *c, const char *id, const 
     return reply(c, status, "", 0, NULL);
 }
 
-/* libmicrohttpd calls this once per request head and once per chunk of a PUT body; the body
- * gathers in a capped buffer held in *state until the last call. */
+/* libmicrohttpd calls this once for a request's head, then once per chunk of its body, then
+ * once more. The head is only noted: an answer queued that early closes the connection
+ * (libmicrohttpd cannot keep it alive); a PUT body gathers in a capped buffer in *state. */
+static int no_body; /* the *state of any request but a PUT */
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *data,
                               size_t *size, void **state)
 {
     (void)cls, (void)version;
+    bool put = strcmp(method, "PUT") == 0;
+    if (*state == NULL) {
+        *state = put ? malloc(sizeof(wk_buf)) : &no_body;
+        if (put && *state != NULL) {
+            wk_buf_init(*state, NULL, (size_t)1 << 20); /* a PUT body of at most 1 MiB */
+        }
+        return *state != NULL ? MHD_YES : MHD_NO;
+    }
+    if (*size != 0) {
+        wk_status st = put ? wk_buf_append(*state, data, *size) : WK_ERR_ARG;
+        *size = 0;
+        return st == WK_OK ? MHD_YES : MHD_NO;
+    }
     const char *id = strncmp(url, "/users/", 7) == 0 ? url + 7 : "";
     if (id[0] == '\0' || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18) {
         return reply(c, 404, "", 0, NULL);
@@ -151,30 +167,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(method, "GET") == 0) {
         return get_user(c, id);
     }
-    if (strcmp(method, "PUT") != 0) {
-        return reply(c, 405, "", 0, NULL);
-    }
-    if (*state == NULL) {
-        *state = malloc(sizeof(wk_buf));
-        if (*state == NULL) {
-            return MHD_NO;
-        }
-        wk_buf_init(*state, NULL, (size_t)1 << 20); /* a PUT body of at most 1 MiB */
-        return MHD_YES;
-    }
-    if (*size != 0) {
-        wk_status st = wk_buf_append(*state, data, *size);
-        *size = 0;
-        return st == WK_OK ? MHD_YES : MHD_NO;
-    }
-    return put_user(c, id, *state);
+    return put ? put_user(c, id, *state) : reply(c, 405, "", 0, NULL);
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **state,
                  enum MHD_RequestTerminationCode why)
 {
     (void)cls, (void)c, (void)why;
-    if (*state != NULL) {
+    if (*state != NULL && *state != &no_body) {
         wk_buf_free(*state);
         free(*state);
     }

@@ -56,6 +56,13 @@ void wk_bench_run(wk_bench *b, const wk_bench_spec *spec);
 void wk_bench_record(wk_bench *b, const char *case_name, const char *impl, double ns_per_op,
                      size_t bytes_per_op, double allocs_per_op, const char *note);
 
+/** Records a request benchmark's row measured elsewhere (a load generator against a server):
+ *  `ns_per_op` is wall ns per request at the measured throughput (the median of `reps`
+ *  runs, `ns_min`/`ns_max` the fastest and slowest), with the latency percentiles; --json
+ *  adds "p50_ns" and "p99_ns". Ignored under --callgrind. */
+void wk_bench_record_requests(wk_bench *b, const char *case_name, const char *impl,
+                              double ns_per_op, double ns_min, double ns_max, int reps,
+                              double p50_ns, double p99_ns, const char *note);
 /** Says how a peer was built (e.g. "Debian shared library, -O2 (distribution build)"); every
  *  row of that impl in the current suite carries it as a footnote and in --json. */
 void wk_bench_peer(wk_bench *b, const char *impl, const char *build);

@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     wk_redis_store *store = NULL;
     ok = ok && wk_pq_loader_new(&lo, &loader, &err) == WK_OK &&
          wk_redis_store_new(&ro, &store, &err) == WK_OK;
-    wk_cache_config cfg = {.ns = "svc", .negative_ttl_ms = 1000};
+    wk_cache_config cfg = {.ns = argv[2], .negative_ttl_ms = 1000}; /* keys: TABLE:user:v1:ID */
     cfg.store = store != NULL ? wk_redis_store_iface(store) : NULL;
     cfg.flags = argc > 3 && strcmp(argv[3], "cold") == 0 ? WK_CACHE_NO_LOCAL : 0;
     ok = ok && wk_cache_new(&cfg, &cache, &err) == WK_OK;

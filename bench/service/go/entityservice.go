@@ -69,9 +69,11 @@ var (
 	sharedTTLSecond = 600
 )
 
-const channel = "svcgo:invalidate"
+// Keys and the invalidation channel are the table's, with a "go" suffix: the Go and C
+// services never read each other's entries.
+func key(id string) string { return table + "go:user:v1:" + id }
 
-func key(id string) string { return "svcgo:user:v1:" + id }
+func channel() string { return table + "go:invalidate" }
 
 // marshal is msgpack.Marshal with integers in their shortest form, as wirekit writes them
 // (the same 72 bytes for the seed's record).
@@ -292,7 +294,7 @@ func putUser(w http.ResponseWriter, r *http.Request, id string) {
 		rc := rpool.Get()
 		_, err = rc.Do("DEL", key(id))
 		if err == nil {
-			_, err = rc.Do("PUBLISH", channel, id)
+			_, err = rc.Do("PUBLISH", channel(), id)
 		}
 		rc.Close()
 	}
@@ -312,7 +314,7 @@ func subscribe(url string) {
 		c, err := redis.DialURL(url)
 		if err == nil {
 			psc := redis.PubSubConn{Conn: c}
-			if err = psc.Subscribe(channel); err == nil {
+			if err = psc.Subscribe(channel()); err == nil {
 				for err == nil {
 					switch m := psc.Receive().(type) {
 					case redis.Message:

@@ -116,7 +116,12 @@ int main(void)
     wk_pq_pool *pool = NULL;
     wk_error err = {0};
     if (wk_pq_pool_new(&po, &pool, &err) != WK_OK) {
-        fprintf(stderr, "gateway: %s: %s\n", dsn, err.msg);
+        char why[256] = "";
+        if (pool != NULL) {
+            wk_pq_pool_last_error(pool, why, sizeof why);
+        }
+        fprintf(stderr, "gateway: %s: %s: %s\n", dsn, err.msg, why);
+        wk_pq_pool_free(pool);
         return 1;
     }
     /* A table of this run's own (a service has its table already). */

@@ -117,6 +117,21 @@ static bool plan_fits(const plan_slot *ps, const wk_pg_registry *reg, const PGre
     return true;
 }
 
+/* The kept plan for `res` on a connection of snapshot `reg`, its users counted (-1: none).
+ * Under the mutex. */
+static int find_plan(wk_pq_loader *l, const wk_pg_registry *reg, const PGresult *res)
+{
+    for (int i = 0; i < PLANS; i++) {
+        plan_slot *ps = &l->plans[i];
+        if (ps->reg != NULL && plan_fits(ps, reg, res)) {
+            ps->users++;
+            ps->last_use = ++l->tick;
+            return i;
+        }
+    }
+    return -1;
+}
+
 /* The plan for `res` on `conn`: a kept one (users counted: give it back with put_plan), or a
  * new one kept in a free or unused slot; when every slot is in use the plan is the caller's
  * alone (*slot -1) and put_plan frees it. */
@@ -125,18 +140,13 @@ static wk_status get_plan(wk_pq_loader *l, const wk_pq_conn *conn, const PGresul
 {
     const wk_pg_registry *reg = wk_pq_registry(conn);
     pthread_mutex_lock(&l->mu);
-    for (int i = 0; i < PLANS; i++) {
-        plan_slot *ps = &l->plans[i];
-        if (ps->reg != NULL && plan_fits(ps, reg, res)) {
-            ps->users++;
-            ps->last_use = ++l->tick;
-            pthread_mutex_unlock(&l->mu);
-            *plan = ps->plan;
-            *slot = i;
-            return WK_OK;
-        }
-    }
+    int found = find_plan(l, reg, res);
+    *plan = found >= 0 ? l->plans[found].plan : NULL;
     pthread_mutex_unlock(&l->mu);
+    if (found >= 0) {
+        *slot = found;
+        return WK_OK;
+    }
     /* Not kept: built outside the mutex (it resolves every column's decoder). */
     wk_pq_struct_plan *p = NULL;
     wk_status st = wk_pq_struct_plan_new(conn, res, l->schema, l->struct_flags, &p, err);
@@ -153,6 +163,15 @@ static wk_status get_plan(wk_pq_loader *l, const wk_pq_conn *conn, const PGresul
         types[i] = PQftype(res, i);
     }
     pthread_mutex_lock(&l->mu);
+    found = find_plan(l, reg, res); /* another load may have built it meanwhile */
+    if (found >= 0) {
+        *plan = l->plans[found].plan;
+        pthread_mutex_unlock(&l->mu);
+        wk_pq_struct_plan_free(p);
+        free(types);
+        *slot = found;
+        return WK_OK;
+    }
     int at = -1;
     for (int i = 0; i < PLANS; i++) {
         plan_slot *ps = &l->plans[i];
@@ -197,7 +216,10 @@ static void put_plan(wk_pq_loader *l, const wk_pq_struct_plan *plan, int slot)
 
 /* Runs the statement for `id` on a pooled connection: *res holds its result (the caller
  * clears it) and *conn the connection, still checked out. A connection lost under the
- * statement is given back (the pool closes it) and the statement run once more. */
+ * statement is given back (the pool closes it) and the statement run once more, on a
+ * connection made for it: another idle one may belong to a backend going away too (all of
+ * them are, after a restart or a mass termination), and a statement that itself kills its
+ * backend is not run a third time. */
 static wk_status run(wk_pq_loader *l, const char *id, size_t id_len, wk_pq_conn **conn,
                      PGresult **res, wk_error *err)
 {
@@ -206,7 +228,8 @@ static wk_status run(wk_pq_loader *l, const char *id, size_t id_len, wk_pq_conn 
     wk_status st = WK_OK;
     for (int attempt = 0; attempt < 2; attempt++) {
         *res = NULL;
-        st = wk_pq_pool_acquire(l->pool, l->acquire_ms, conn, err);
+        st = attempt == 0 ? wk_pq_pool_acquire(l->pool, l->acquire_ms, conn, err)
+                          : wk__pq_pool_acquire_fresh(l->pool, l->acquire_ms, conn, err);
         if (st != WK_OK) {
             return st;
         }

@@ -77,7 +77,8 @@ static uint32_t or_default(uint32_t v, uint32_t def)
 }
 
 /* Public (wirekit/pq.h): copies the options with their defaults; connects nothing yet but
- * the first slot, so that a wrong DSN or password is reported here. */
+ * the first slot, so that a wrong DSN or password is reported here (the pool is handed out
+ * all the same, as a failed wk_pq_connect hands out its connection). */
 WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err)
 {
     *out = NULL;
@@ -133,17 +134,19 @@ WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, w
     for (size_t i = 0; i < o.size; i++) {
         p->slots[i].backoff = o.backoff_min_ms;
     }
-    if (st == WK_OK) {
-        wk_pq_conn *c = NULL;
-        st = wk_pq_pool_acquire(p, 0, &c, err);
-        wk_pq_pool_release(p, c);
-    }
     if (st != WK_OK) {
         wk_pq_pool_free(p);
         return st;
     }
-    *out = p;
-    return WK_OK;
+    wk_pq_conn *c = NULL;
+    st = wk_pq_pool_acquire(p, 0, &c, err);
+    wk_pq_pool_release(p, c);
+    if (st == WK_ERR_NOMEM) {
+        wk_pq_pool_free(p);
+        return st;
+    }
+    *out = p; /* also after a failed first connect: its message, and a pool that retries */
+    return st;
 }
 
 /* Public: closes every connection; none may be checked out. NULL is a no-op. */
@@ -176,9 +179,19 @@ static bool wait_until(wk_pq_pool *p, int64_t until)
 
 /* The free slot to take: a connected one, the most recently given back first (its backend's
  * caches are warm and the idle ones age out of use), else the unconnected one that may try
- * soonest. -1 when every slot is busy. */
-static long pick(const wk_pq_pool *p)
+ * soonest; for a fresh connection, an unconnected one that may try now comes first (no live
+ * connection is closed for nothing). -1 when every slot is busy. */
+static long pick(const wk_pq_pool *p, bool fresh)
 {
+    if (fresh) {
+        int64_t now = wk__pq_now_ms();
+        for (size_t i = 0; i < p->o.size; i++) {
+            const slot *s = &p->slots[i];
+            if (!s->busy && s->conn == NULL && s->retry_at <= now) {
+                return (long)i;
+            }
+        }
+    }
     long best = -1;
     for (size_t i = 0; i < p->o.size; i++) {
         const slot *s = &p->slots[i];
@@ -249,8 +262,11 @@ static wk_status connect_one(wk_pq_pool *p, wk_pq_conn **c, wk_error *err)
     wk_status st = wk_pq_connect_timeout(p->dsn, p->base, p->o.connect_timeout_ms, c, err);
     if (st == WK_OK && p->o.query_timeout_ms != p->o.connect_timeout_ms) {
         st = wk_pq_set_timeout(*c, p->o.query_timeout_ms, err);
-        if (st != WK_OK && PQstatus((*c)->pg) != CONNECTION_OK) {
-            st = wk__pg_fail(err, WK_ERR_CONNECT, 0, "the connection was lost while set up");
+        if (st != WK_OK) {
+            /* a set-up that failed, as wk_pq_pool_acquire reports it */
+            st = PQstatus((*c)->pg) != CONNECTION_OK
+                     ? wk__pg_fail(err, WK_ERR_CONNECT, 0, "the connection was lost while set up")
+                     : wk__pg_fail(err, WK_ERR_SERVER, 0, "setting the query deadline failed");
         }
     }
     return st;
@@ -289,9 +305,11 @@ static wk_status connect_slot(wk_pq_pool *p, slot *s, wk_pq_conn **out, wk_error
     return st;
 }
 
-/* Public: a healthy connection within the deadline (see the file comment for the steps). */
-WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
-                                    wk_error *err)
+/* A healthy connection within the deadline (see the file comment for the steps); with
+ * `fresh`, one connected for this call: an idle connection taken is closed and its slot
+ * connected again. */
+static wk_status acquire(wk_pq_pool *p, uint32_t timeout_ms, bool fresh, wk_pq_conn **out,
+                         wk_error *err)
 {
     *out = NULL;
     int64_t deadline = wk__pq_now_ms() + (timeout_ms != 0 ? timeout_ms : p->o.acquire_timeout_ms);
@@ -299,7 +317,7 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
     pthread_mutex_lock(&p->mu);
     p->stats.acquires++;
     for (;;) {
-        long i = pick(p);
+        long i = pick(p, fresh);
         int64_t now = wk__pq_now_ms();
         if (i < 0) {
             /* every connection is in use: wait for one to come back */
@@ -330,7 +348,11 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
         pthread_mutex_unlock(&p->mu);
         if (s->conn != NULL) {
             bool pinged = false;
-            bool ok = healthy(p, s, now, &pinged);
+            bool ok = !fresh && healthy(p, s, now, &pinged);
+            if (ok && !pinged) {
+                *out = s->conn; /* the common case: no second trip through the mutex */
+                return WK_OK;
+            }
             wk_pq_conn *dead = NULL;
             pthread_mutex_lock(&p->mu);
             p->stats.health_checks += pinged;
@@ -342,12 +364,26 @@ WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_co
             dead = s->conn;
             s->conn = NULL;
             p->stats.open--;
-            p->stats.discarded++;
+            p->stats.discarded += !fresh;
             pthread_mutex_unlock(&p->mu);
-            wk_pq_conn_free(dead); /* found dead: connect again at once, no backoff */
+            wk_pq_conn_free(dead); /* found dead (or replaced): connect again, no backoff */
         }
         return connect_slot(p, s, out, err);
     }
+}
+
+/* Public: any healthy connection. */
+WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err)
+{
+    return acquire(p, timeout_ms, false, out, err);
+}
+
+/* Contract in pq_internal.h: a connection made for this call. */
+wk_status wk__pq_pool_acquire_fresh(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err)
+{
+    return acquire(p, timeout_ms, true, out, err);
 }
 
 /* Public: the slot of `conn` becomes free; a broken connection, or one left in a
@@ -360,10 +396,12 @@ WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn)
     bool bad = conn->broken || PQstatus(conn->pg) != CONNECTION_OK ||
                PQtransactionStatus(conn->pg) != PQTRANS_IDLE;
     int64_t now = wk__pq_now_ms();
+    bool ours = false;
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->o.size; i++) {
         slot *s = &p->slots[i];
         if (s->conn == conn && s->busy) {
+            ours = true;
             if (bad) {
                 s->conn = NULL;
                 s->retry_at = 0; /* the next acquire connects it again */
@@ -375,8 +413,8 @@ WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn)
         }
     }
     pthread_mutex_unlock(&p->mu);
-    if (bad) {
-        wk_pq_conn_free(conn);
+    if (bad && ours) {
+        wk_pq_conn_free(conn); /* never one the pool did not hand out */
     }
 }
 

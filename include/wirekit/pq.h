@@ -715,9 +715,11 @@ typedef struct wk_pq_pool_opts {
  * work as there), with the connect and per-query deadlines of `opts`. The first connection
  * is made now, so that a wrong DSN, password or database is reported here; the others are
  * made when first needed. Returns WK_OK, WK_ERR_CONNECT / WK_ERR_SERVER (the first connect
- * failed: wk_pq_pool_last_error does not survive the pool, so `err` is all there is; connect
- * with wk_pq_connect to read the server's message), WK_ERR_LIMIT (more than 1024
- * connections), WK_ERR_NOMEM. `*out` is NULL on error.
+ * failed: `*out` is still set, as after a failed wk_pq_connect, so that
+ * wk_pq_pool_last_error can tell why; the pool works as after any failed connect, trying
+ * again when a connection is asked for, so a service may also start before its database; free
+ * it with wk_pq_pool_free), WK_ERR_LIMIT (more than 1024 connections), WK_ERR_NOMEM (`*out`
+ * NULL after these two).
  */
 WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err);
 

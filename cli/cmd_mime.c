@@ -4,6 +4,8 @@
  * JSON is written here with RFC 8259 string escaping: the command depends on the media-type
  * API only. A value's bytes are code points (WHATWG "from bytes"), so bytes above 0x7F appear
  * in JSON as \u0080..\u00FF; with --utf8 the value is UTF-8 text and is copied as such.
+ * `wirekit mime negotiate ACCEPT OFFER...` chooses among offers by an Accept value
+ * (wk_mt_negotiate_header) and prints the chosen one as it was given.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: wirekit mime [--strict] [--utf8] [--space] [--json] VALUE...\n\n"
+        "usage: wirekit mime [--strict] [--utf8] [--space] [--json] VALUE...\n"
+        "       wirekit mime negotiate [--utf8] ACCEPT OFFER...\n\n"
         "Parses each VALUE as a media type (a Content-Type header value) and prints its\n"
         "serialization, one line per value; an invalid value prints an error on stderr.\n"
         "A VALUE of '-' reads values from standard input, one a line.\n\n"
@@ -24,7 +27,11 @@ static void usage(FILE *out)
         "  --space   join parameters with \"; \" (default \";\", as WHATWG serializes)\n"
         "  --json    one JSON object per value: {\"input\", \"output\" (null when invalid),\n"
         "            \"essence\", \"type\", \"subtype\", \"parameters\": [[name, value], ...]}\n\n"
-        "Exit status: 0 all values valid, 1 some value invalid, 2 usage error.\n");
+        "negotiate: chooses among the OFFERs (media types, the server's preferred first) the\n"
+        "one an Accept header value ACCEPT prefers (RFC 9110 section 12.5.1, ties broken as\n"
+        "npm negotiator does) and prints it as given; an ACCEPT of '' accepts nothing.\n\n"
+        "Exit status: 0 all values valid (negotiate: an offer chosen), 1 some value invalid\n"
+        "(negotiate: no offer acceptable, or an invalid ACCEPT or OFFER), 2 usage error.\n");
 }
 
 /* Writes s[0..n) as a JSON string. Bytes are code points unless `utf8`, in which case valid
@@ -179,8 +186,69 @@ static int stdin_values(const mime_opts *o)
     return status;
 }
 
+
+/* `mime negotiate [--utf8] ACCEPT OFFER...`: prints the chosen offer as given; exit 1 when
+ * none is acceptable (a server's 406) or a value is invalid. */
+static int negotiate(int argc, char **argv)
+{
+    enum { N_UTF8 = 1 };
+    static const wk_cli_optdef defs[] = {
+        {"--utf8", 0, false, N_UTF8},
+        {NULL, 0, false, 0},
+    };
+    unsigned flags = 0;
+    wk_cli_args args;
+    wk_cli_args_init(&args, "mime", argc, argv, 1, defs);
+    int id;
+    const char *v;
+    while ((id = wk_cli_next(&args, &v)) != WK_CLI_DONE) {
+        switch (id) {
+        case WK_CLI_HELP: usage(stdout); return WK_EXIT_OK;
+        case WK_CLI_BAD: return WK_EXIT_USAGE;
+        case N_UTF8: flags |= WK_MT_UTF8; break;
+        default: return wk_cli_usage_error("mime", "unexpected option");
+        }
+    }
+    if (args.nops < 2) {
+        return wk_cli_usage_error("mime", "negotiate needs an ACCEPT value and an OFFER");
+    }
+    const char *accept = argv[args.first];
+    size_t n = (size_t)args.nops - 1;
+    wk_media_type *offers = calloc(n, sizeof *offers);
+    if (offers == NULL) {
+        return wk_cli_fail("out of memory");
+    }
+    wk_error err = {0};
+    int status = WK_EXIT_OK;
+    for (size_t i = 0; i < n && status == WK_EXIT_OK; i++) {
+        const char *o = argv[args.first + 1 + (int)i];
+        if (wk_mt_parse(o, strlen(o), flags, &offers[i], &err) != WK_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "invalid offer '%.120s'", o);
+            status = wk_cli_fail_at(what, &err);
+        }
+    }
+    if (status == WK_EXIT_OK) {
+        size_t chosen;
+        wk_status st =
+            wk_mt_negotiate_header(accept, strlen(accept), flags, offers, n, &chosen, &err);
+        if (st == WK_OK) {
+            puts(argv[args.first + 1 + (int)chosen]);
+        } else if (st == WK_ERR_NOT_FOUND) {
+            status = wk_cli_fail("no offer is acceptable (406)");
+        } else {
+            status = wk_cli_fail_at("invalid Accept value", &err);
+        }
+    }
+    free(offers);
+    return status;
+}
+
 static int run(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "negotiate") == 0) {
+        return negotiate(argc - 1, argv + 1);
+    }
     enum { M_STRICT = 1, M_UTF8, M_SPACE, M_JSON };
     static const wk_cli_optdef defs[] = {
         {"--strict", 0, false, M_STRICT},

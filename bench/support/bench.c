@@ -308,6 +308,31 @@ void wk_bench_record(wk_bench *b, const char *case_name, const char *impl, doubl
     }
 }
 
+void wk_bench_record_requests(wk_bench *b, const char *case_name, const char *impl,
+                              double ns_per_op, double ns_min, double ns_max, int reps,
+                              double p50_ns, double p99_ns, const char *note)
+{
+    if (b->cg_file != NULL || !case_wanted(b, case_name)) {
+        return;
+    }
+    wk_bench_row *row = new_row(b);
+    row->case_name = case_name;
+    row->impl = impl;
+    row->ns = ns_per_op;
+    row->ns_min = ns_min;
+    row->ns_max = ns_max;
+    row->reps = reps;
+    row->allocs = -1;
+    row->p50_ns = p50_ns;
+    row->p99_ns = p99_ns;
+    row->note = note;
+    row->build = peer_build(b, impl);
+    if (b->json) {
+        wk_bench_write_json(stdout, row);
+        fflush(stdout);
+    }
+}
+
 void wk_bench_say(wk_bench *b, const char *fmt, ...)
 {
     FILE *out = b->json ? stderr : stdout;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef struct wk_bench wk_bench;
 
@@ -55,6 +56,13 @@ void wk_bench_run(wk_bench *b, const wk_bench_spec *spec);
 void wk_bench_record(wk_bench *b, const char *case_name, const char *impl, double ns_per_op,
                      size_t bytes_per_op, double allocs_per_op, const char *note);
 
+/** Records a request benchmark's row measured elsewhere (a load generator against a server):
+ *  `ns_per_op` is wall ns per request at the measured throughput (the median of `reps`
+ *  runs, `ns_min`/`ns_max` the fastest and slowest), with the latency percentiles; --json
+ *  adds "p50_ns" and "p99_ns". Ignored under --callgrind. */
+void wk_bench_record_requests(wk_bench *b, const char *case_name, const char *impl,
+                              double ns_per_op, double ns_min, double ns_max, int reps,
+                              double p50_ns, double p99_ns, const char *note);
 /** Says how a peer was built (e.g. "Debian shared library, -O2 (distribution build)"); every
  *  row of that impl in the current suite carries it as a footnote and in --json. */
 void wk_bench_peer(wk_bench *b, const char *impl, const char *build);
@@ -86,6 +94,14 @@ uint64_t wk_bench_now_ns(void);
 
 /** Allocation calls (malloc, calloc, realloc, aligned) made by this process so far. */
 uint64_t wk_bench_alloc_count(void);
+
+/** Starts argv[0] (searched in PATH; argv NULL-ended) with its standard output on a pipe, for
+ *  a peer timed in its own process. Returns the read end (NULL when no pipe or fork could be
+ *  made) and the child in *pid; a child that cannot exec exits 127. */
+FILE *wk_bench_spawn(char *const *argv, pid_t *pid);
+/** Closes `out` (may be NULL) and waits for the child `pid`: its exit status, -1 when it did
+ *  not exit normally (a signal). */
+int wk_bench_spawn_wait(FILE *out, pid_t pid);
 
 /** Keeps the compiler from optimising `p` away. */
 static inline void wk_bench_escape(const void *p)

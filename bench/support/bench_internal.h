@@ -23,6 +23,8 @@ typedef struct wk_bench_row {
     const char *note;
     const char *build; /* how a peer was built (wk_bench_peer), or NULL */
     unsigned flags;    /* WK_BENCH_INFO, WK_BENCH_BASELINE */
+    double p50_ns;     /* request latency percentiles (wk_bench_record_requests); 0 = none */
+    double p99_ns;
 } wk_bench_row;
 
 typedef struct wk_bench_peer_build {

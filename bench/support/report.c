@@ -391,6 +391,9 @@ void wk_bench_write_json(FILE *out, const wk_bench_row *r)
     if (r->instr > 0) {
         fprintf(out, ",\"instructions_per_op\":%.1f", r->instr);
     }
+    if (r->p99_ns > 0) {
+        fprintf(out, ",\"p50_ns\":%.0f,\"p99_ns\":%.0f", r->p50_ns, r->p99_ns);
+    }
     if (r->bytes != 0 && r->ns > 0) {
         fprintf(out, ",\"mb_per_s\":%.1f", (double)r->bytes / r->ns * 1e3);
     }

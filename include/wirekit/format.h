@@ -46,7 +46,8 @@ typedef struct wk_format {
     const char *name;                 /**< the canonical name: "json", "msgpack" */
     const char *const *aliases;       /**< other names (NULL-terminated): "mp" */
     const char *title;                /**< the name in messages: "JSON", "MessagePack" */
-    const char *media_type;           /**< "application/json", "application/vnd.msgpack" */
+    const char *media_type;           /**< what wirekit sends: "application/json",
+                                           "application/vnd.msgpack" (IANA-registered) */
     const char *const *extensions;    /**< file extensions without the dot (NULL-terminated) */
     unsigned flags;                   /**< WK_FORMAT_* */
     /** The read flag that lets one input hold several top-level values (JSON:
@@ -117,6 +118,14 @@ WK_API const wk_format *wk_format_msgpack(void);
 /** The row whose name or alias is `name` ("json", "msgpack", "mp"; exact, case-sensitive),
  *  or NULL when no format has that name. */
 WK_API const wk_format *wk_format_find(const char *name);
+
+/** The row whose media type has the essence `s[0..len)` ("type/subtype", ASCII
+ *  case-insensitive, no parameters: wk_mt_essence() of a parsed Content-Type), or NULL.
+ *  JSON: application/json and any application/...+json (RFC 6839's structured syntax
+ *  suffix, e.g. application/problem+json). MessagePack: application/vnd.msgpack (the IANA
+ *  registration, which `media_type` names and wirekit sends) and the unregistered
+ *  application/msgpack and application/x-msgpack that other services send. */
+WK_API const wk_format *wk_format_find_media_type(const char *s, size_t len);
 
 /** The rows of the table: `*count` gets their number, the return value points at the first
  *  of that many row pointers (static). */

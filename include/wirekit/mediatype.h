@@ -208,6 +208,95 @@ WK_API size_t wk_mt_param_value(const wk_mt_param *p, char *buf, size_t cap);
  *  case-insensitive, plain values byte-equal, same order). */
 WK_API bool wk_mt_equal(const wk_media_type *a, const wk_media_type *b);
 
+/* ---- Accept: content negotiation (RFC 9110 section 12.5.1) ----------------------------- */
+
+/** Longest Accept value wk_mt_accept_parse() reads (real ones are well under 1 KB; servers
+ *  commonly cap a header line at 8 KB). */
+#define WK_MT_ACCEPT_MAX_LEN 8192
+/** Most media ranges an Accept value holds (browsers send about ten). */
+#define WK_MT_ACCEPT_MAX_RANGES 64
+/** Most media-range parameters (before the weight) of all ranges of an Accept value; each
+ *  range also keeps the media-type limit of WK_MT_MAX_PARAMS. */
+#define WK_MT_ACCEPT_MAX_PARAMS 64
+/** The quality of a range without a weight ("q=1"): qualities are thousandths, 0..1000. */
+#define WK_MT_Q_ONE 1000u
+/** What wk_mt_negotiate() returns when no offer is acceptable (answer 406). */
+#define WK_MT_NONE ((size_t)-1)
+
+/** One media range of an Accept value. */
+typedef struct wk_mt_range {
+    wk_slice type;    /**< as written (compare case-insensitively); "*" for any type */
+    wk_slice subtype; /**< as written; "*" for any subtype (always so when the type is "*") */
+    uint16_t q;       /**< its weight in thousandths (0..1000), WK_MT_Q_ONE without one */
+    uint16_t first_param; /**< its parameters are params[first_param .. first_param + nparams) */
+    uint8_t nparams; /**< parameters before the weight; those after it (RFC 7231's accept-ext)
+                          are checked but not kept and take no part in matching */
+} wk_mt_range;
+
+/** A parsed Accept value: a plain value of views into the parsed text (which must outlive
+ *  it), safe to zero and to copy by assignment; it owns nothing. About 5 KB: a stack value
+ *  per request is the intended use. */
+typedef struct wk_mt_accept {
+    uint16_t nranges; /**< ranges in `ranges`, in the order written; 0 accepts nothing */
+    uint16_t nparams; /**< parameters in `params` */
+    wk_mt_range ranges[WK_MT_ACCEPT_MAX_RANGES];
+    wk_mt_param params[WK_MT_ACCEPT_MAX_PARAMS]; /**< views of the input, as in wk_media_type */
+} wk_mt_accept;
+
+/**
+ * Parses the Accept value `data[0..len)` into *acc: a comma list of media ranges, each with
+ * optional parameters and a weight ("q=0.8"). Each range is parsed by wk_mt_parse() with
+ * WK_MT_STRICT (RFC 9110's grammar, its limits: WK_MT_MAX_PARAMS, WK_MT_ESSENCE_MAX), plus
+ * `flags & WK_MT_UTF8`; empty list elements (", ,") and optional whitespace around commas are
+ * allowed, as RFC 9110's list rule asks. A weight is the first parameter named "q" (any
+ * case) and must be an RFC 9110 qvalue: "0" to "1" with at most three decimals, unquoted.
+ * "*" as a type needs "*" as the subtype. An empty value (or only commas and whitespace)
+ * parses to zero ranges: nothing is acceptable. Allocates nothing; linear in `len`.
+ * Returns WK_OK; WK_ERR_SYNTAX (err->offset: the first byte that made the value invalid,
+ * err->msg what was expected), including a NUL byte or a bad qvalue; WK_ERR_LIMIT beyond
+ * WK_MT_ACCEPT_MAX_LEN bytes (offset WK_MT_ACCEPT_MAX_LEN), WK_MT_ACCEPT_MAX_RANGES ranges
+ * or WK_MT_ACCEPT_MAX_PARAMS parameters (offset: the range or parameter that did not fit),
+ * or a range's own media-type limits; WK_ERR_ARG for NULL arguments. On error *acc holds
+ * zero ranges. Thread-safe.
+ */
+WK_API wk_status wk_mt_accept_parse(const void *data, size_t len, unsigned flags,
+                                    wk_mt_accept *acc, wk_error *err);
+
+/**
+ * The quality (0..1000) that *acc gives the media type *offer, by RFC 9110 section 12.5.1:
+ * the most specific range that matches the offer decides (a type and subtype named beat a
+ * type with subtype "*", which beats "*" for both; a range with parameters, all of them matching, beats one
+ * without), and among equally specific matching ranges the highest weight. 0 when no range
+ * matches or the deciding one says q=0. A range parameter matches when the offer has the
+ * same name (any case) with the same plain value compared case-insensitively, when its value
+ * is "*", or when its value is "" and the offer lacks the name (negotiator's rules). The
+ * offer's own parameters beyond the range's are ignored.
+ */
+WK_API unsigned wk_mt_accept_quality(const wk_mt_accept *acc, const wk_media_type *offer);
+
+/**
+ * Chooses among the server's `n` offers (parsed media types, in the server's order of
+ * preference) the one *acc prefers, and returns its index, or WK_MT_NONE when every offer has
+ * quality 0 (a server answers 406, or ignores the header and sends its default). The highest
+ * quality (wk_mt_accept_quality()) wins. RFC 9110 leaves ties open; wirekit breaks them as npm
+ * `negotiator` (Express's req.accepts) does: at equal quality the offer matched by the more
+ * specific range wins, then the one whose range comes first in the Accept value, then the
+ * earlier offer. Allocates nothing; O(n x ranges). Thread-safe on a shared *acc.
+ */
+WK_API size_t wk_mt_negotiate(const wk_mt_accept *acc, const wk_media_type *offers, size_t n);
+
+/**
+ * One call for a request: parses the Accept value `accept[0..len)` and chooses among the `n`
+ * offers as wk_mt_negotiate() does, setting *chosen to the offer's index. `accept` NULL means
+ * the request had no Accept header, which accepts anything (RFC 9110): the first offer is
+ * chosen. Returns WK_OK; WK_ERR_NOT_FOUND (*chosen = WK_MT_NONE) when no offer is acceptable
+ * (406); wk_mt_accept_parse()'s errors for a malformed value (*chosen = WK_MT_NONE; the caller
+ * picks 400 or its default); WK_ERR_ARG for a NULL `chosen` or no offers.
+ */
+WK_API wk_status wk_mt_negotiate_header(const void *accept, size_t len, unsigned flags,
+                                        const wk_media_type *offers, size_t n, size_t *chosen,
+                                        wk_error *err);
+
 /* ---- well-known media types (generated from mime-db) ---------------------------------- */
 
 /** An entry of the built-in table of well-known media types (mime-db). */

@@ -357,6 +357,49 @@ WK_API const wk_format *wk_format_find(const char *name)
     return NULL;
 }
 
+/* ASCII case-insensitive equality of a[0..n) and the lowercase b[0..n). */
+static bool lower_eq(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = a[i] >= 'A' && a[i] <= 'Z' ? (char)(a[i] + 32) : a[i];
+        if (c != b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The media types each format is read from: what it sends first, then the other spellings
+ * peers send. MessagePack's IANA registration (application/vnd.msgpack) is the one wirekit
+ * sends; the unregistered application/msgpack and application/x-msgpack, both in wide use,
+ * are recognised on input. */
+static const char *const json_media[] = {"application/json", NULL};
+static const char *const mp_media[] = {"application/vnd.msgpack", "application/msgpack",
+                                       "application/x-msgpack", NULL};
+
+WK_API const wk_format *wk_format_find_media_type(const char *s, size_t len)
+{
+    if (s == NULL) {
+        return NULL;
+    }
+    const struct {
+        const wk_format *fmt;
+        const char *const *types;
+    } by_media[] = {{&json_row, json_media}, {&msgpack_row, mp_media}};
+    for (size_t i = 0; i < sizeof by_media / sizeof by_media[0]; i++) {
+        for (const char *const *t = by_media[i].types; *t != NULL; t++) {
+            if (strlen(*t) == len && lower_eq(s, *t, len)) {
+                return by_media[i].fmt;
+            }
+        }
+    }
+    /* RFC 6839: application/<anything>+json is JSON (problem+json, vnd.api+json, ...) */
+    if (len > 17 && lower_eq(s, "application/", 12) && lower_eq(s + len - 5, "+json", 5)) {
+        return &json_row;
+    }
+    return NULL;
+}
+
 WK_API const wk_format *const *wk_format_list(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];

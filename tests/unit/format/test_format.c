@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "wirekit/mediatype.h"
 #include "wk_test.h"
 #include "wirekit/format.h"
 
@@ -28,6 +29,26 @@ static void sample(wk_arena *a, wk_value **out)
     CHECK_OK(wk_value_set_str(&arr->u.items[5], "s\xc3\xa9", 3));
     CHECK_OK(wk_value_set_str(&v->u.pairs[1].key, "e", 1));
     CHECK_OK(wk_value_set_map(&v->u.pairs[1].val, a, 0));
+}
+
+WK_TEST(test_format_finds_msgpack_by_its_three_media_types_and_json_by_suffix)
+{
+    const wk_format *mp = wk_format_msgpack(), *js = wk_format_json();
+    CHECK(wk_format_find_media_type("application/vnd.msgpack", 23) == mp);
+    CHECK(wk_format_find_media_type("application/msgpack", 19) == mp);
+    CHECK(wk_format_find_media_type("Application/X-MsgPack", 21) == mp);
+    CHECK(strcmp(mp->media_type, "application/vnd.msgpack") == 0); /* what wirekit sends */
+    CHECK(wk_format_find_media_type("application/json", 16) == js);
+    CHECK(wk_format_find_media_type("application/problem+json", 24) == js);
+    CHECK(wk_format_find_media_type("application/+json", 17) == NULL);
+    CHECK(wk_format_find_media_type("text/json+x", 11) == NULL);
+    CHECK(wk_format_find_media_type("application/msgpackx", 20) == NULL);
+    CHECK(wk_format_find_media_type("application/msgpac", 18) == NULL);
+    CHECK(wk_format_find_media_type(NULL, 0) == NULL);
+    /* the two unregistered spellings are well-known types too */
+    CHECK(wk_mt_known_find("application/msgpack", 19) != 0);
+    CHECK(wk_mt_known_find("application/x-msgpack", 21) != 0);
+    CHECK(wk_mt_known_find("application/vnd.msgpack", 23) != 0);
 }
 
 WK_TEST(test_format_lookups_by_name_and_alias)

@@ -42,6 +42,18 @@ expect json-utf8 0 \
   mime --json --utf8 'a/b;x=é'
 expect usage 2 '' mime
 expect unknown-option 2 '' mime --bogus a/b
+# negotiate: the chosen offer as given, 1 for none acceptable (406) or an invalid value
+expect negotiate-browser 0 'text/html' mime negotiate \
+  'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' application/json text/html
+expect negotiate-wildcard-keeps-server-order 0 'application/vnd.msgpack' \
+  mime negotiate '*/*' application/vnd.msgpack application/json
+expect negotiate-q0-refuses 1 '' mime negotiate 'application/json;q=0' application/json
+expect negotiate-empty-accepts-nothing 1 '' mime negotiate '' application/json
+expect negotiate-bad-qvalue 1 '' mime negotiate 'text/html;q=2' text/html
+expect negotiate-bad-offer 1 '' mime negotiate '*/*' nope
+expect negotiate-as-written 0 'Application/JSON' \
+  mime negotiate --utf8 'application/json;q=0.5, text/*;q=0.1' text/html Application/JSON
+expect negotiate-needs-an-offer 2 '' mime negotiate '*/*'
 if [ "$fails" != 0 ]; then
   echo "$fails failed"
   exit 1

@@ -4,8 +4,11 @@
 # the two binaries alternating between repetitions, over the same 200,000-row table of mixed
 # types (int8, float8, numeric, text, timestamptz, jsonb, int4[], a composite). Output goes
 # to /dev/null; the table prints per case and binary the median, min and max wall time of
-# the repetitions, rows/s and output MB/s at the median, and new/old. The machine's load
-# average is printed before and after. Needs psql and WK_PG_DSN.
+# the repetitions, rows/s and output MB/s at the median, and new/old; then the same for the
+# CPU time of the wirekit process (user + system, from /usr/bin/time): on a machine shared
+# with other work the wall time swings with the load, the client's own CPU time much less,
+# and it is the client's work the row policy changes. The machine's load average is printed
+# before and after. Needs psql, /usr/bin/time and WK_PG_DSN.
 # usage: bench/pg/cli_throughput.sh OLD_WIREKIT NEW_WIREKIT [REPS]
 set -eu
 old=$1 new=$2 reps=${3:-7}
@@ -33,9 +36,10 @@ run() { # $1 binary, $2 case -> prints ms and bytes
     copyout-msgpack) set -- "$1" pg copy out --format msgpack "$q" ;;
   esac
   t0=$(date +%s%N)
-  "$@" 2>/dev/null >"$tmp/out"
+  /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$@" 2>/dev/null >"$tmp/out"
   t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000000 )) $(wc -c <"$tmp/out")"
+  cpu=$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$tmp/cpu")
+  echo "$(( (t1 - t0) / 1000000 )) $(wc -c <"$tmp/out") $cpu"
 }
 r=0
 while [ $r -lt "$reps" ]; do
@@ -49,22 +53,29 @@ while [ $r -lt "$reps" ]; do
   done
   r=$((r + 1))
 done
-printf '%-16s %-4s %9s %9s %9s %10s %8s %9s\n' case side median_ms min_ms max_ms rows/s MB/s new/old
-for c in $cases; do
-  for side in old new; do
-    sort -n "$tmp/$c.$side" >"$tmp/s"
-    n=$(wc -l <"$tmp/s")
-    med=$(sed -n "$(( (n + 1) / 2 ))p" "$tmp/s")
-    ms=${med%% *} bytes=${med##* }
-    min=$(head -n 1 "$tmp/s" | cut -d' ' -f1)
-    max=$(tail -n 1 "$tmp/s" | cut -d' ' -f1)
-    eval "med_$side=$ms"
-    ratio=""
-    [ "$side" = new ] && ratio=$(awk "BEGIN { printf \"%.3f\", $ms / $med_old }")
-    awk -v c="$c" -v s="$side" -v ms="$ms" -v mn="$min" -v mx="$max" -v b="$bytes" \
-      -v rows="$rows" -v r="$ratio" 'BEGIN { printf "%-16s %-4s %9d %9d %9d %10.0f %8.1f %9s\n",
-      c, s, ms, mn, mx, rows / (ms / 1000), b / (ms / 1000) / 1e6, r }'
+# table FIELD TITLE: FIELD 1 = wall ms, 3 = CPU ms of the process
+table() {
+  echo "$2"
+  printf '%-16s %-4s %9s %9s %9s %10s %8s %9s\n' case side median_ms min_ms max_ms rows/s MB/s new/old
+  for c in $cases; do
+    for side in old new; do
+      cut -d' ' -f"$1",2 "$tmp/$c.$side" | sort -n >"$tmp/s"
+      n=$(wc -l <"$tmp/s")
+      med=$(sed -n "$(( (n + 1) / 2 ))p" "$tmp/s")
+      ms=${med%% *} bytes=${med##* }
+      [ "$ms" -gt 0 ] || ms=1
+      min=$(head -n 1 "$tmp/s" | cut -d' ' -f1)
+      max=$(tail -n 1 "$tmp/s" | cut -d' ' -f1)
+      eval "med_$side=$ms"
+      ratio=""
+      [ "$side" = new ] && ratio=$(awk "BEGIN { printf \"%.3f\", $ms / $med_old }")
+      awk -v c="$c" -v s="$side" -v ms="$ms" -v mn="$min" -v mx="$max" -v b="$bytes" \
+        -v rows="$rows" -v r="$ratio" 'BEGIN { printf "%-16s %-4s %9d %9d %9d %10.0f %8.1f %9s\n",
+        c, s, ms, mn, mx, rows / (ms / 1000), b / (ms / 1000) / 1e6, r }'
+    done
   done
-done
+}
+table 1 "wall time of the command (connect, query, output):"
+table 3 "CPU time of the wirekit process (user + system):"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 PGOPTIONS=--client-min-messages=warning psql "$WK_PG_DSN" -X -q -c "DROP TABLE wk_bench_cli" >/dev/null

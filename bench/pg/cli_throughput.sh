@@ -59,7 +59,7 @@ table() {
   printf '%-16s %-4s %9s %9s %9s %10s %8s %9s\n' case side median_ms min_ms max_ms rows/s MB/s new/old
   for c in $cases; do
     for side in old new; do
-      cut -d' ' -f"$1",2 "$tmp/$c.$side" | sort -n >"$tmp/s"
+      awk -v f="$1" '{ print $f, $2 }' "$tmp/$c.$side" | sort -n >"$tmp/s"
       n=$(wc -l <"$tmp/s")
       med=$(sed -n "$(( (n + 1) / 2 ))p" "$tmp/s")
       ms=${med%% *} bytes=${med##* }

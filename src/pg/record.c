@@ -396,6 +396,11 @@ static wk_status send_key(const wk_pg_events *ev, const wk_pg_composite *c, size
     if (c != NULL) {
         return send_ev(ev, WK_EV_STR, c->names[i].ptr, c->names[i].len, 0, err);
     }
+    /* the first keys spelled out: a row of anonymous records names them on every row */
+    static const char *const small[9] = {"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9"};
+    if (i < 9) {
+        return send_ev(ev, WK_EV_STR, small[i], 2, 0, err);
+    }
     char key[16];
     int len = snprintf(key, sizeof key, "f%zu", i + 1);
     return send_ev(ev, WK_EV_STR, key, (size_t)len, 0, err);

@@ -351,8 +351,8 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
             continue;
         }
         ExecStatusType rs = PQresultStatus(res);
-        if ((rs == PGRES_SINGLE_TUPLE || rs == PGRES_TUPLES_OK) && pr.plan == NULL &&
-            rc == WK_EXIT_OK) {
+        bool in_set = pr.plan != NULL || pr.rd != NULL;
+        if ((rs == PGRES_SINGLE_TUPLE || rs == PGRES_TUPLES_OK) && !in_set && rc == WK_EXIT_OK) {
             rc = begin_set(&pr, res);
         }
         if (rs == PGRES_SINGLE_TUPLE && rc == WK_EXIT_OK) {

@@ -183,6 +183,30 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
 
+/* ---- the row policy over results (pq_rows.c) ------------------------------------------ */
+
+/**
+ * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
+ * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
+ * of a type the snapshot does not know is read as its text. Write its rows with
+ * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
+ */
+WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+                                   const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
+                                   wk_error *err);
+
+/** Appends row `row` of `res` to `out` through `d` (built for `res`'s columns) as one record,
+ *  whole or nothing; see wk_pg_row_append. */
+WK_API wk_status wk_pq_row_append(wk_pg_rowdesc *d, const PGresult *res, int row, wk_buf *out,
+                                  wk_error *err);
+
+/**
+ * Caps what one value may hold while it is being received, for COPY out: a field whose
+ * declared length is over `max_bytes` stops wk_pq_copy_out with WK_ERR_LIMIT before it is
+ * buffered (0: the default, 1 GiB, PostgreSQL's own limit on a field). Returns WK_OK.
+ */
+WK_API wk_status wk_pq_set_max_value_bytes(wk_pq_conn *conn, size_t max_bytes);
+
 /* ---- rows into structs, structs into parameters (pq_struct.c, pq_struct_params.c) ------ */
 
 /**
@@ -292,30 +316,6 @@ WK_API wk_status wk_pq_struct_decode(const wk_pq_struct_plan *plan, const uint8_
 WK_API wk_status wk_pq_struct_params(const wk_schema *schema, const void *obj,
                                      const char *const *fields, size_t n, wk_pq_param *out,
                                      wk_arena *arena, wk_schema_error *err);
-
-/* ---- the row policy over results (pq_rows.c) ------------------------------------------ */
-
-/**
- * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
- * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
- * of a type the snapshot does not know is read as its text. Write its rows with
- * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
- */
-WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
-                                   const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
-                                   wk_error *err);
-
-/** Appends row `row` of `res` to `out` through `d` (built for `res`'s columns) as one record,
- *  whole or nothing; see wk_pg_row_append. */
-WK_API wk_status wk_pq_row_append(wk_pg_rowdesc *d, const PGresult *res, int row, wk_buf *out,
-                                  wk_error *err);
-
-/**
- * Caps what one value may hold while it is being received, for COPY out: a field whose
- * declared length is over `max_bytes` stops wk_pq_copy_out with WK_ERR_LIMIT before it is
- * buffered (0: the default, 1 GiB, PostgreSQL's own limit on a field). Returns WK_OK.
- */
-WK_API wk_status wk_pq_set_max_value_bytes(wk_pq_conn *conn, size_t max_bytes);
 
 /* ---- binary COPY ---------------------------------------------------------------------- */
 

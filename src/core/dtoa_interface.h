@@ -47,6 +47,70 @@ static inline size_t wk__fmt_u64(uint64_t u, char *d)
     return n;
 }
 
+/** The eight decimal digits of v < 10^8 as ASCII in a word, the first digit in the lowest
+ *  byte: the two halves of four digits side by side, then pairs, then digits, each split by a
+ *  multiply-shift reciprocal (exact for these ranges). No loop: the digits do not wait on
+ *  each other, as a divide-by-100 loop's do. */
+static inline uint64_t wk__digits8(uint32_t v)
+{
+    uint64_t merged = v / 10000u | (uint64_t)(v % 10000u) << 32;
+    uint64_t hundreds = ((merged * 10486u) >> 20) & (0x7Full << 32 | 0x7Full);
+    uint64_t pairs = hundreds | (merged - hundreds * 100u) << 16;
+    uint64_t tens = ((pairs * 103u) >> 10) & (0xFull << 48 | 0xFull << 32 | 0xFull << 16 | 0xFull);
+    uint64_t digits = tens | (pairs - tens * 10u) << 8;
+    return digits + 0x3030303030303030ull;
+}
+
+/** Stores the word x at d, its lowest byte first. */
+static inline void wk__store_le64(uint8_t *d, uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    memcpy(d, &x, 8);
+}
+
+/** v < 10^8 in decimal at d (one whole-word store: 8 bytes of room); returns the length. */
+static inline size_t wk__fmt_u27_room(uint32_t v, uint8_t *d)
+{
+    if (v < 100) {
+        if (v < 10) {
+            *d = (uint8_t)('0' + v);
+            return 1;
+        }
+        memcpy(d, wk__digits2 + 2 * v, 2);
+        return 2;
+    }
+    unsigned bits = 32u - (unsigned)__builtin_clz(v);
+    size_t n = ((bits * 1233u) >> 12) + 1u;
+    n -= v < wk__pow10_u64[n - 1];
+    wk__store_le64(d, wk__digits8(v) >> (8 * (8 - n)));
+    return n;
+}
+
+/** Writes u in decimal at d, which has 24 bytes of room: whole-word stores may write past the
+ *  digits (never past d + 20). Returns the number of digits. Up to three words of
+ *  wk__digits8, the leading group first. */
+static inline size_t wk__fmt_u64_room(uint64_t u, uint8_t *d)
+{
+    if (u < 100000000u) {
+        return wk__fmt_u27_room((uint32_t)u, d);
+    }
+    if (u < 10000000000000000u) {
+        uint64_t hi = u / 100000000u;
+        size_t n = wk__fmt_u27_room((uint32_t)hi, d);
+        wk__store_le64(d + n, wk__digits8((uint32_t)(u - hi * 100000000u)));
+        return n + 8;
+    }
+    uint64_t hi = u / 10000000000000000u; /* at most 1844 */
+    uint64_t lo = u - hi * 10000000000000000u;
+    uint64_t mid = lo / 100000000u;
+    size_t n = wk__fmt_u27_room((uint32_t)hi, d);
+    wk__store_le64(d + n, wk__digits8((uint32_t)mid));
+    wk__store_le64(d + n + 8, wk__digits8((uint32_t)(lo - mid * 100000000u)));
+    return n + 16;
+}
+
 /**
  * Writes the shortest decimal digits of |v| that read back (strtod, round to nearest) as |v|.
  * |v| == D * 10^(*exp10), where D is the integer spelled by digits[0..n) (no leading or
@@ -60,12 +124,15 @@ int wk__dtoa_shortest(double v, char digits[17], int *exp10);
  *  strtof as |v|. */
 int wk__ftoa_shortest(float v, char digits[9], int *exp10);
 
-/** Longest text wk__dtoa_json and wk__ftoa_json write: "-1.2345678901234567e-308". */
+/** The room wk__dtoa_json and wk__ftoa_json need at `out`: the longest text is 25 bytes
+ *  ("-0.0000012345678901234567"), and whole-word stores may write past the text, never past
+ *  this. */
 #define WK__DTOA_JSON_MAX 32
 
 /**
  * Prints finite `v` as JSON number text into `out` (WK__DTOA_JSON_MAX bytes of room, no NUL
- * written) and returns its length. The text always reads back as a float, never an integer:
+ * written; the bytes after the text within that room may be overwritten) and returns its
+ * length. The text always reads back as a float, never an integer:
  * plain decimal notation with at least one fractional digit ("1.0", "-0.0", "0.001",
  * "123456.789") when the decimal exponent is in [-6, 21), otherwise scientific notation with
  * one leading digit ("1e21", "1.5e-7", "5e-324"; exponent without '+'). The digits are those

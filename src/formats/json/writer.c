@@ -18,7 +18,8 @@
  * Contents, in order:
  *   byte printers      put, put_byte; strings (swar_special, load_upto8, put_escape, the
  *                      put_string_* family, copy_words, put_str_node); numbers (fmt_u64,
- *                      digits8, fmt_u64_room, fmt_i64, fmt_double); put_base64,
+ *                      fmt_i64, fmt_double; the word printers are dtoa_interface.h's);
+ *                      put_base64,
  *                      put_timestamp, put_scalar, put_key, put_ext, put_newline_indent
  *   event writer       latch; open_slot/close_slot/top_done (what goes around an item);
  *                      write_item; the out-of-line halves of the inline calls of json.h
@@ -377,63 +378,6 @@ static inline size_t fmt_u64(uint64_t u, char *d)
 WK_API size_t wk_json_fmt_u64(uint64_t u, char *d)
 {
     return fmt_u64(u, d);
-}
-
-/* The eight decimal digits of v < 10^8 as ASCII in a word, the first digit in the lowest
- * byte: the two halves of four digits side by side, then pairs, then digits, each split by a
- * multiply-shift reciprocal (exact for these ranges). */
-static inline uint64_t digits8(uint32_t v)
-{
-    uint64_t merged = v / 10000u | (uint64_t)(v % 10000u) << 32;
-    uint64_t hundreds = ((merged * 10486u) >> 20) & (0x7Full << 32 | 0x7Full);
-    uint64_t pairs = hundreds | (merged - hundreds * 100u) << 16;
-    uint64_t tens = ((pairs * 103u) >> 10) & (0xFull << 48 | 0xFull << 32 | 0xFull << 16 | 0xFull);
-    uint64_t digits = tens | (pairs - tens * 10u) << 8;
-    return digits + 0x3030303030303030ull;
-}
-
-/* Stores the word x at d, its lowest byte first. */
-static inline void store_le64(uint8_t *d, uint64_t x)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    memcpy(d, &x, 8);
-}
-
-/* v < 10^8 in decimal at d (whole-word store: 8 bytes of room); returns the length. */
-static inline size_t fmt_u27_room(uint32_t v, uint8_t *d)
-{
-    if (v < 100) {
-        if (v < 10) {
-            *d = (uint8_t)('0' + v);
-            return 1;
-        }
-        memcpy(d, wk__digits2 + 2 * v, 2);
-        return 2;
-    }
-    unsigned bits = 32u - (unsigned)__builtin_clz(v);
-    size_t n = ((bits * 1233u) >> 12) + 1u;
-    n -= v < wk__pow10_u64[n - 1];
-    store_le64(d, digits8(v) >> (8 * (8 - n)));
-    return n;
-}
-
-/* Writes u in decimal at d, which has 24 bytes of room: whole-word stores may write past the
- * digits. Returns the number of digits. Below 10^16 in at most two words (digits8), above
- * with wk__fmt_u64. */
-static inline size_t fmt_u64_room(uint64_t u, uint8_t *d)
-{
-    if (u < 100000000u) {
-        return fmt_u27_room((uint32_t)u, d);
-    }
-    if (u < 10000000000000000u) {
-        uint64_t hi = u / 100000000u;
-        size_t n = fmt_u27_room((uint32_t)hi, d);
-        store_le64(d + n, digits8((uint32_t)(u - hi * 100000000u)));
-        return n + 8;
-    }
-    return wk__fmt_u64(u, (char *)d);
 }
 
 /* The decimal text of i at d (room for 20: a sign and 19 digits), no NUL; returns its
@@ -1204,7 +1148,7 @@ enter:
         if (WK__LIKELY(ROOM(24))) {
             *d = sep;
             d += sep != 0;
-            d += fmt_u64_room(cur->u.u, d);
+            d += wk__fmt_u64_room(cur->u.u, d);
             break;
         }
         goto slow;
@@ -1214,10 +1158,21 @@ enter:
             d += sep != 0;
             if (cur->u.i < 0) {
                 *d++ = '-';
-                d += fmt_u64_room(0 - (uint64_t)cur->u.i, d);
+                d += wk__fmt_u64_room(0 - (uint64_t)cur->u.i, d);
             } else {
-                d += fmt_u64_room((uint64_t)cur->u.i, d);
+                d += wk__fmt_u64_room((uint64_t)cur->u.i, d);
             }
+            break;
+        }
+        goto slow;
+    case WK_VAL_FLOAT:
+        /* finite doubles print straight at the cursor (NaN and infinities, an error or the
+         * extension's words, take the checked path) */
+        if (WK__LIKELY(ROOM(1 + WK__DTOA_JSON_MAX) && __builtin_isfinite(cur->u.f))) {
+            *d = sep;
+            d += sep != 0;
+            d += (cur->flags & WK_VALF_F32) != 0 ? wk__ftoa_json((float)cur->u.f, (char *)d)
+                                                  : wk__dtoa_json(cur->u.f, (char *)d);
             break;
         }
         goto slow;
@@ -1241,8 +1196,8 @@ enter:
         goto slow;
     default:
     slow:
-        /* floats, binary, ext, timestamps, raw numbers, or too little room: the checked
-         * helpers, the cursor synced to the buffer around them */
+        /* NaN and infinities, binary, ext, timestamps, raw numbers, or too little room: the
+         * checked helpers, the cursor synced to the buffer around them */
         SYNC();
         if ((sep != 0 && put_byte(out, sep, &f) != WK_OK) || put_node(out, cur, flags, &f) != WK_OK) {
             goto fail;

@@ -7,6 +7,7 @@
  * WK_DTOA_EXHAUSTIVE=1 in the environment checks every float (minutes).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/dtoa_interface.h"
@@ -309,5 +310,109 @@ WK_TEST(test_ftoa_shortest_on_every_float)
             continue;
         }
         CHECK_PRINTS(v, true);
+    }
+}
+
+/* The JSON layout of digits[0..n) * 10^e spelled out byte by byte: the reference that
+ * wk__dtoa_json's word stores and fixed-size moves must give (dtoa_interface.h's rule). */
+static size_t layout_reference(bool neg, const char *digits, int n, int e, char *out)
+{
+    size_t k = 0;
+    if (neg) {
+        out[k++] = '-';
+    }
+    int pos = n + e;
+    int x = pos - 1;
+    if (x >= -6 && x < 21) {
+        if (pos <= 0) {
+            out[k++] = '0';
+            out[k++] = '.';
+            for (int i = 0; i < -pos; i++) {
+                out[k++] = '0';
+            }
+            for (int i = 0; i < n; i++) {
+                out[k++] = digits[i];
+            }
+        } else {
+            for (int i = 0; i < pos; i++) {
+                out[k++] = i < n ? digits[i] : '0';
+            }
+            out[k++] = '.';
+            if (pos < n) {
+                for (int i = pos; i < n; i++) {
+                    out[k++] = digits[i];
+                }
+            } else {
+                out[k++] = '0';
+            }
+        }
+        return k;
+    }
+    out[k++] = digits[0];
+    if (n > 1) {
+        out[k++] = '.';
+        for (int i = 1; i < n; i++) {
+            out[k++] = digits[i];
+        }
+    }
+    k += (size_t)snprintf(out + k, 8, "e%d", x);
+    return k;
+}
+
+/* One value through wk__dtoa_json into a heap block of exactly WK__DTOA_JSON_MAX bytes (the
+ * ASan build catches a store past the room), compared with the reference layout. */
+static bool json_layout_matches(double v)
+{
+    char digits[17];
+    int e;
+    int n = wk__dtoa_shortest(v, digits, &e);
+    char want[64];
+    size_t wn = layout_reference(signbit(v) != 0, digits, n, e, want);
+    char *out = malloc(WK__DTOA_JSON_MAX);
+    if (out == NULL) {
+        return false;
+    }
+    size_t got = wk__dtoa_json(v, out);
+    bool ok = got == wn && memcmp(out, want, wn) == 0;
+    if (!ok) {
+        fprintf(stderr, "%.17g: got '%.*s', want '%.*s'\n", v, (int)got, out, (int)wn, want);
+    }
+    free(out);
+    return ok;
+}
+
+WK_TEST(test_dtoa_json_layout_in_every_case_stays_in_its_room)
+{
+    /* each layout at its edges: 0.000ddd with 17 digits, a fraction after 1 to 16 integer
+     * digits, integers with up to 20 zeros before ".0", and scientific notation */
+    static const double edges[] = {
+        -0.0000012345678901234567, 0.000001, 0.0000099999999999999991, 0.1, 0.12345678901234566,
+        1.2345678901234567,        12.345678901234567, 123456789.01234567, 1234567890123456.8,
+        123456789012345.67,        12345678901234568.0, 1e20, 1.2345e20, 99999999999999991611392.0,
+        -1e-7,                     1e21, 1.7976931348623157e308, 5e-324, -2.2250738585072014e-308,
+        100.0,                     1e16, 123.0, 9007199254740993.0,
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        CHECK(json_layout_matches(edges[i]));
+    }
+    /* random significands at every decimal magnitude the plain layouts cover, and random bit
+     * patterns */
+    for (int mag = -8; mag <= 23; mag++) {
+        for (int i = 0; i < 2000; i++) {
+            double v = (double)(rng() >> 11) / 9007199254740992.0 * pow(10.0, mag);
+            if (i & 1) {
+                v = -v;
+            }
+            if (i % 7 == 0) {
+                v = round(v); /* integers: the zero-filled layout */
+            }
+            CHECK(json_layout_matches(v));
+        }
+    }
+    for (int i = 0; i < 200000; i++) {
+        double v = from_bits(rng());
+        if (isfinite(v)) {
+            CHECK(json_layout_matches(v));
+        }
     }
 }

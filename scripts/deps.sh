@@ -14,7 +14,8 @@ debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libhiredis-dev postgresql redis-server redis-sentinel redis-tools valgrind
       librust-data-url-dev doxygen groff-base groff man-db
       debhelper dpkg-dev lintian fakeroot
-      libyajl-dev jq python3-msgpack time bsdutils)
+      libyajl-dev jq python3-msgpack time bsdutils
+      postgresql-15-wal2json)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")

@@ -589,6 +589,143 @@ WK_API wk_status wk_pg_plan_value_row(const wk_pg_plan *plan, const uint8_t *con
                                       const int *lens, wk_arena *arena, wk_value *out,
                                       wk_error *err);
 
+/* ---- the row policy (row.c, row_in.c) ----------------------------------------------- */
+/*
+ * How a PostgreSQL row becomes one JSON or MessagePack record, and back: the one mapping that
+ * `wirekit pg query`, `pg copy out`, `pg copy in`, the non-blocking and pipeline paths and
+ * logical replication share. A row description is built once per result set from the columns
+ * (names, type OIDs, typmods, wire formats: from a PGresult, a COPY plan or a replication
+ * Relation message); each row is then one call taking each column's bytes.
+ *
+ * The mapping (objects):
+ * - keys are the column names; a name seen before gets `_2`, `_3`, ... (the first suffix not
+ *   taken by another column), so every key of a record is unique; `pg copy in` reads keys as
+ *   column names as they are;
+ * - SQL NULL is `null`, except in a json/jsonb column, where the key is left out: there `null`
+ *   is always the JSON value null, so a round trip restores each (inside arrays and records
+ *   both print as null, as row_to_json does);
+ * - bool -> true/false; integers -> integers; finite float4/float8 -> numbers (JSON: PostgreSQL's
+ *   digits; MessagePack: float32/float64); NaN and infinities -> strings;
+ * - numeric -> JSON: a number with exactly PostgreSQL's digits; MessagePack: an integer when it
+ *   is integral and fits int64/uint64, else a float64 when that double's shortest digits are
+ *   the same number (2.50 -> 2.5), else the exact text as a string (WK_PG_ROW_EXACT_NUMBERS:
+ *   always the string);
+ * - json/jsonb -> the embedded value; MessagePack: its integers that fit 64 bits as integers,
+ *   other numbers as float64 when finite, the exact text as a string beyond that
+ *   (WK_PG_ROW_EXACT_NUMBERS: every number as its text);
+ * - arrays -> nested arrays (every dimension; box[] elements are separated by ';');
+ * - composite and record values -> nested objects keyed by field name, as row_to_json (an
+ *   anonymous record's fields are f1, f2, ...), decoded from the binary form in time and
+ *   memory linear in the value's size at any depth up to WK_PG_MAX_NESTING;
+ * - everything else -> a string holding PostgreSQL's text output (DateStyle=ISO, ...).
+ * With WK_PG_ROW_ARRAYS a record is an array in column order, and a json/jsonb value is a
+ * string holding its JSON text (SQL NULL is null).
+ */
+
+/** The record format of the row policy. */
+typedef enum wk_pg_row_format {
+    WK_PG_ROW_JSON = 0,   /**< JSON: numbers keep PostgreSQL's digits */
+    WK_PG_ROW_MSGPACK = 1 /**< MessagePack: numbers as MessagePack numbers (see above) */
+} wk_pg_row_format;
+
+/** wk_pg_row_opts flag: records are arrays in column order instead of objects. */
+#define WK_PG_ROW_ARRAYS 0x01u
+/** wk_pg_row_opts flag: MessagePack keeps numerics and numbers inside json/jsonb as strings of
+ *  their exact text. */
+#define WK_PG_ROW_EXACT_NUMBERS 0x02u
+
+/** Options of a row description. A zeroed struct is JSON objects with the default cap. */
+typedef struct wk_pg_row_opts {
+    wk_pg_row_format format; /**< JSON or MessagePack */
+    unsigned flags;          /**< WK_PG_ROW_* flags */
+    size_t max_text;         /**< cap on one value's rendered text, 0 = WK_PG_MAX_TEXT_DEFAULT */
+} wk_pg_row_opts;
+
+/** One column of a row description. */
+typedef struct wk_pg_row_col {
+    const char *name;    /**< the column name (NUL-terminated; copied) */
+    wk_pg_oid oid;       /**< its type */
+    int32_t typmod;      /**< its type modifier (-1: none), as PQfmod and pgoutput give it */
+    wk_pg_format format; /**< the wire format its values come in */
+} wk_pg_row_col;
+
+/** A row description: the columns resolved once, the record keys, the scratch memory rows are
+ *  rendered in (opaque). Used by one thread at a time. */
+typedef struct wk_pg_rowdesc wk_pg_rowdesc;
+
+/**
+ * Builds a row description for `cols[0..n)` (n may be 0): resolves each column's decoder in
+ * `reg` (the description holds a reference) and makes the unique record keys. A column whose
+ * type `reg` does not know is read as text when its format is text. `opts` NULL means zeroed
+ * options; `alloc` NULL means libc. Returns WK_OK, WK_ERR_NOT_FOUND (a binary column of a type
+ * without a binary decoder: err->offset is its index), WK_ERR_ARG (`reg` NULL, `cols` NULL
+ * with n > 0, a NULL name), WK_ERR_NOMEM. `*out` is NULL on error. Free with
+ * wk_pg_rowdesc_free.
+ */
+WK_API wk_status wk_pg_rowdesc_new(const wk_pg_registry *reg, const wk_pg_row_col *cols,
+                                   size_t n, const wk_pg_row_opts *opts,
+                                   const wk_allocator *alloc, wk_pg_rowdesc **out,
+                                   wk_error *err);
+
+/** A row description for a plan's columns (wk_pq_copy_out's callback gets one): their names,
+ *  types and formats, typmods -1. Same statuses as wk_pg_rowdesc_new. */
+WK_API wk_status wk_pg_rowdesc_from_plan(const wk_pg_plan *plan, const wk_pg_row_opts *opts,
+                                         wk_pg_rowdesc **out, wk_error *err);
+
+/** Frees a row description and drops its registry reference. NULL is a no-op. */
+WK_API void wk_pg_rowdesc_free(wk_pg_rowdesc *d);
+
+/** The number of columns of `d`. */
+WK_API size_t wk_pg_rowdesc_ncols(const wk_pg_rowdesc *d);
+
+/** Column `col` of `d` as given (its name copied), or NULL past the last column. */
+WK_API const wk_pg_row_col *wk_pg_rowdesc_col(const wk_pg_rowdesc *d, size_t col);
+
+/** The record key of column `col` (the name, or the name with its `_N` suffix), NUL-terminated
+ *  and valid while `d` lives; NULL past the last column. */
+WK_API const char *wk_pg_rowdesc_key(const wk_pg_rowdesc *d, size_t col);
+
+/**
+ * Writes one row as one record's events to `sink`: vals[i][0..lens[i]) is column i's value in
+ * the column's format, lens[i] < 0 for SQL NULL. The events are those of the mapping above
+ * (a map or, with WK_PG_ROW_ARRAYS, an array, then END). A failure stops at once, leaving
+ * part of a record in the sink: use wk_pg_row_append for whole-or-nothing bytes. Returns
+ * WK_OK, a decoder's status (err->offset is the byte in the value; wk_pg_row_column names
+ * the column), WK_ERR_LIMIT (a value's text over the cap, a value nested deeper than
+ * WK_PG_MAX_NESTING), or the sink's status.
+ */
+WK_API wk_status wk_pg_row_emit(wk_pg_rowdesc *d, const uint8_t *const *vals, const int *lens,
+                                const wk_sink *sink, wk_error *err);
+
+/**
+ * Appends one row to `out` as one record: a JSON object (or array) and a newline, or one
+ * MessagePack map (or array). Whole or nothing: on failure `out` is as it was. Same
+ * arguments and statuses as wk_pg_row_emit.
+ */
+WK_API wk_status wk_pg_row_append(wk_pg_rowdesc *d, const uint8_t *const *vals,
+                                  const int *lens, wk_buf *out, wk_error *err);
+
+/** The index of the column the last failed wk_pg_row_emit, wk_pg_row_append or
+ *  wk_pg_row_parse of `d` stopped at (its key: wk_pg_rowdesc_key), or SIZE_MAX. */
+WK_API size_t wk_pg_row_column(const wk_pg_rowdesc *d);
+
+/**
+ * The inverse, for COPY in: turns record `rec` (a map as wk_pg_row_emit writes it, keys being
+ * column keys; or, with WK_PG_ROW_ARRAYS, an array in column order) into each column's value
+ * in the column's wire format: vals[i][0..lens[i]), lens[i] -1 for SQL NULL, valid until the
+ * next call on `d`. A key left out is SQL NULL; `null` is SQL NULL, except in a json/jsonb
+ * column, where it is the JSON value null. Scalars are read as PostgreSQL text input (numbers
+ * as their digits, strings as they are, bytes as bytea hex), arrays as arrays of the column's
+ * element type, objects as the column's composite type (by field name) or as the JSON of a
+ * json/jsonb column, each encoded by the column type's codec; composites and arrays are
+ * written in their binary form directly, in time linear in the record's size. Returns WK_OK,
+ * WK_ERR_NOT_FOUND (a key that is no column), WK_ERR_TYPE (a value of the wrong shape for its
+ * column), an encoder's status (wk_pg_row_column names the column; err->msg says why),
+ * WK_ERR_LIMIT (nesting beyond WK_PG_MAX_NESTING), WK_ERR_NOMEM.
+ */
+WK_API wk_status wk_pg_row_parse(wk_pg_rowdesc *d, const wk_value *rec,
+                                 const uint8_t **vals, int *lens, wk_error *err);
+
 /* ---- binary COPY streams ----------------------------------------------------------------- */
 
 /**

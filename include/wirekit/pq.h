@@ -175,6 +175,30 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
 
+/* ---- the row policy over results (pq_rows.c) ------------------------------------------ */
+
+/**
+ * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
+ * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
+ * of a type the snapshot does not know is read as its text. Write its rows with
+ * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
+ */
+WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+                                   const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
+                                   wk_error *err);
+
+/** Appends row `row` of `res` to `out` through `d` (built for `res`'s columns) as one record,
+ *  whole or nothing; see wk_pg_row_append. */
+WK_API wk_status wk_pq_row_append(wk_pg_rowdesc *d, const PGresult *res, int row, wk_buf *out,
+                                  wk_error *err);
+
+/**
+ * Caps what one value may hold while it is being received, for COPY out: a field whose
+ * declared length is over `max_bytes` stops wk_pq_copy_out with WK_ERR_LIMIT before it is
+ * buffered (0: the default, 1 GiB, PostgreSQL's own limit on a field). Returns WK_OK.
+ */
+WK_API wk_status wk_pq_set_max_value_bytes(wk_pq_conn *conn, size_t max_bytes);
+
 /* ---- binary COPY ---------------------------------------------------------------------- */
 
 /**
@@ -251,6 +275,27 @@ WK_API wk_status wk_pq_copy_in_row(wk_pq_copy_in *c, const void *const *values, 
  */
 WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, uint64_t *rows,
                                    wk_error *err);
+
+/**
+ * Starts a binary COPY into `table` that takes records of the row policy (wirekit/pg.h):
+ * the columns are `columns[0..n)` (the first record's keys, say) followed by every json/jsonb
+ * column of the table not among them (a SQL NULL there is a key left out), all in binary. Then
+ * wk_pq_copy_in_record for each record and wk_pq_copy_in_end. `opts` as for the records read
+ * (NULL: zeroed). Same statuses as wk_pq_copy_in_start.
+ */
+WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table,
+                                             const char *const *columns, size_t n,
+                                             const wk_pg_row_opts *opts, wk_pq_copy_in **out,
+                                             wk_error *err);
+
+/**
+ * Adds one record to a copy started with wk_pq_copy_in_start_records, its values turned into
+ * the columns' binary forms by wk_pg_row_parse. A record that does not fit is dropped whole
+ * with wk_pg_row_parse's status (wk_pq_conn_message: "column \"name\": why"; err->offset the
+ * column index); then the copy can go on or be aborted. WK_ERR_CONNECT and WK_ERR_IO as
+ * wk_pq_copy_in_row; WK_ERR_STATE for a copy not started from records.
+ */
+WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err);
 
 /* ---- pipeline mode ---------------------------------------------------------------------- */
 

@@ -121,22 +121,37 @@ static wk_status sql_exec(wk_pq_changes *s, const char *sql, const char *arg, PG
     return st;
 }
 
-/* Whether every column type of the publication's tables has a binary decoder. */
+/* Whether binary will do: every column type of the publication's tables that the server
+ * sends in binary has a binary decoder here. A type without a binary send function (aclitem)
+ * comes as text even in binary mode, value by value, which the row policy reads; an array of
+ * such a type would make the server fail the stream, so it asks for text throughout. So do
+ * the OID alias types (regclass, regproc, ...): their text is a name the catalog resolves
+ * (`pg query` prints `pg_class`), their binary form only the OID. */
 static wk_status binary_will_do(wk_pq_changes *s, bool *yes, wk_error *err)
 {
     PGresult *r = NULL;
     wk_status st = sql_exec(s,
-                            "SELECT DISTINCT a.atttypid::text FROM pg_publication_tables p "
+                            "SELECT DISTINCT a.atttypid::text, (t.typsend <> 0)::text, "
+                            "(e.oid IS NULL OR e.typsend <> 0)::text, "
+                            "(t.typnamespace = 'pg_catalog'::regnamespace AND "
+                            "(t.typname LIKE 'reg%' OR e.typname LIKE 'reg%'))::text "
+                            "FROM pg_publication_tables p "
                             "JOIN pg_namespace n ON n.nspname = p.schemaname "
                             "JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = p.tablename "
                             "JOIN pg_attribute a ON a.attrelid = c.oid "
+                            "JOIN pg_type t ON t.oid = a.atttypid "
+                            "LEFT JOIN pg_type e ON e.oid = t.typelem "
                             "WHERE p.pubname = $1 AND a.attnum > 0 AND NOT a.attisdropped",
                             s->publication, &r, err);
     *yes = st == WK_OK;
     const wk_pg_registry *reg = wk_pq_registry(s->sql);
     for (int i = 0; st == WK_OK && i < PQntuples(r) && *yes; i++) {
         wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(r, i, 0), NULL, 10);
-        *yes = wk_pg_registry_find_decoder(reg, oid, WK_PG_BINARY, WK_PG_KIND_EVENTS) != NULL;
+        bool sent_binary = strcmp(PQgetvalue(r, i, 1), "true") == 0;
+        bool elem_binary = strcmp(PQgetvalue(r, i, 2), "true") == 0;
+        bool oid_alias = strcmp(PQgetvalue(r, i, 3), "true") == 0;
+        *yes = elem_binary && !oid_alias && (!sent_binary || wk_pg_registry_find_decoder(
+                                                   reg, oid, WK_PG_BINARY, WK_PG_KIND_EVENTS) != NULL);
     }
     PQclear(r);
     return st;
@@ -459,6 +474,7 @@ WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *c
     unsigned since_check = 0;
     for (;;) {
         if (s->stop) {
+            s->stop = 0; /* a stop request ends one run */
             return send_status(s, false, err);
         }
         char *buf = NULL;

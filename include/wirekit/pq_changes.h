@@ -175,8 +175,9 @@ WK_API wk_status wk_pq_changes_open(const wk_pq_changes_opts *opts, wk_pq_change
 WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *ctx,
                                    wk_error *err);
 
-/** Asks wk_pq_changes_run to return WK_OK after the change it is handling. Safe from any
- *  thread and from a signal handler. */
+/** Asks wk_pq_changes_run to return WK_OK after the change it is handling (a request made
+ *  while no run is going ends the next one at once; each request ends one run). Safe from
+ *  any thread and from a signal handler. */
 WK_API void wk_pq_changes_stop(wk_pq_changes *s);
 
 /** The position confirmed so far: the end of the last commit whose COMMIT callback returned

@@ -112,6 +112,23 @@ static wk_status write_out(changes_cli *c, size_t n, wk_error *err)
     return WK_OK;
 }
 
+/* A file appended to: unbuffered, so that each flush is one write(2) of whole records; a
+ * JSON line a kill cut short is ended with a newline, so the next run's records start on a
+ * line of their own (a reader sees one torn line, never two records run together). */
+static int end_torn_line(FILE *f, bool msgpack)
+{
+    setvbuf(f, NULL, _IONBF, 0);
+    if (msgpack || fseeko(f, -1, SEEK_END) != 0) {
+        return WK_EXIT_OK; /* empty, or not seekable: nothing to mend */
+    }
+    int last = fgetc(f);
+    fseeko(f, 0, SEEK_END);
+    if (last != EOF && last != '\n' && fputc('\n', f) == EOF) {
+        return wk_cli_fail("cannot write the output");
+    }
+    return WK_EXIT_OK;
+}
+
 /* One change: its record into the buffer, its invalidations; at COMMIT the flush. */
 static wk_status on_change(void *ctx, const wk_pq_change *ch, wk_error *err)
 {
@@ -295,9 +312,11 @@ static int stream_changes(const changes_args *a)
     o.decoding_work_mem = a->work_mem;
     wk_error err = {0};
     if (rc == WK_EXIT_OK) {
-        c.out = a->file != NULL && strcmp(a->file, "-") != 0 ? fopen(a->file, "ab") : stdout;
+        c.out = a->file != NULL && strcmp(a->file, "-") != 0 ? fopen(a->file, "a+b") : stdout;
         if (c.out == NULL) {
             rc = wk_cli_fail("cannot open %s: %s", a->file, strerror(errno));
+        } else if (c.out != stdout) {
+            rc = end_torn_line(c.out, a->msgpack);
         }
     }
     wk_status st = WK_OK;

@@ -68,6 +68,7 @@ struct wk_pq_changes {
     volatile sig_atomic_t stop;
     /* positions */
     uint64_t confirmed;      /* last commit handled (flush position sent) */
+    uint64_t sent_confirmed; /* the confirmed position the last status update carried */
     uint64_t received;       /* last WAL position received (write position sent) */
     int64_t last_status_ms;  /* when the last status update went out */
     int64_t last_recv_ms;    /* when the server last sent anything */

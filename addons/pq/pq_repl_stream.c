@@ -26,6 +26,9 @@
 #define DEFAULT_STATUS_MS 10000u
 #define DEFAULT_BUFFER ((size_t)4 << 20)
 #define DEFAULT_MAX_MESSAGE ((size_t)256 << 20)
+/* A confirmed position that moved goes to the server within this long, so that a consumer
+ * killed a moment later is sent again only what it had not confirmed yet. */
+#define CONFIRM_WITHIN_MS 200
 /* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define PG_EPOCH_US INT64_C(946684800000000)
 
@@ -398,12 +401,22 @@ static wk_status send_status(wk_pq_changes *s, bool ask, wk_error *err)
     wk__pg_put64(m + 17, s->confirmed);
     wk__pg_put64(m + 25, (uint64_t)pg_now_us());
     m[33] = ask ? 1 : 0;
+    s->sent_confirmed = s->confirmed;
     if (PQputCopyData(s->repl, (const char *)m, (int)sizeof m) != 1 || PQflush(s->repl) < 0) {
         return repl_error(s, NULL, WK_ERR_CONNECT, err, "the server went away");
     }
     s->last_status_ms = wk__pq_now_ms();
     s->reply_asked = false;
     return WK_OK;
+}
+
+/* Whether a status update is due: asked for, the interval passed, or a confirmed position
+ * not sent yet. */
+static bool status_due(const wk_pq_changes *s, int64_t now)
+{
+    int64_t since = now - s->last_status_ms;
+    return s->reply_asked || since >= s->opts.status_interval_ms ||
+           (s->confirmed != s->sent_confirmed && since >= CONFIRM_WITHIN_MS);
 }
 
 /* One CopyData message: XLogData to the dispatcher, a keepalive noted. */
@@ -492,7 +505,7 @@ WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *c
             since_check = 0;
             int64_t now = wk__pq_now_ms();
             s->last_recv_ms = now;
-            if (s->reply_asked || now - s->last_status_ms >= s->opts.status_interval_ms) {
+            if (status_due(s, now)) {
                 st = send_status(s, !s->reply_asked, err);
                 if (st != WK_OK) {
                     return st;
@@ -508,7 +521,7 @@ WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *c
             s->last_recv_ms = now; /* messages were read since the clock was last read */
             since_check = 0;
         }
-        if (s->reply_asked || now - s->last_status_ms >= s->opts.status_interval_ms) {
+        if (status_due(s, now)) {
             wk_status st = send_status(s, !s->reply_asked, err);
             if (st != WK_OK) {
                 return st;
@@ -519,7 +532,9 @@ WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *c
             return wk__repl_fail(s, WK_ERR_CONNECT, err, "the server went silent",
                                  "the server sent nothing for %u ms", s->opts.timeout_ms);
         }
-        int64_t until = s->last_status_ms + s->opts.status_interval_ms;
+        int64_t until = s->last_status_ms + (s->confirmed != s->sent_confirmed
+                                                 ? CONFIRM_WITHIN_MS
+                                                 : (int64_t)s->opts.status_interval_ms);
         until = until < silent_until ? until : silent_until;
         int wait = (int)(until - now > 1000 ? 1000 : until - now < 1 ? 1 : until - now);
         int pending = PQflush(s->repl);

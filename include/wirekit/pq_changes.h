@@ -136,7 +136,8 @@ typedef struct wk_pq_changes_opts {
     const char *publication; /**< the publication whose tables are streamed */
     unsigned flags;          /**< WK_PQ_CHANGES_* */
     uint32_t timeout_ms;     /**< every wait's deadline (0: 30000) */
-    uint32_t status_interval_ms; /**< standby status updates at least this often (0: 10000) */
+    uint32_t status_interval_ms; /**< standby status updates at least this often (0: 10000);
+                                      a confirmed position that moved is sent within 200 ms */
     size_t max_buffer_bytes; /**< memory for streamed transactions before a temporary file
                                   takes the rest (0: 4 MiB) */
     size_t max_message_bytes; /**< the largest replication message accepted (0: 256 MiB) */

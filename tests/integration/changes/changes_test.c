@@ -2,6 +2,7 @@
  * Helpers of the change-stream tests (changes_test.h): opening, collecting with a watchdog,
  * slot clean-up and one-shot SQL.
  */
+#define _GNU_SOURCE /* memmem */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,13 @@ static wk_status collect_one(void *ctx, const wk_pq_change *ch, wk_error *err)
     changes_run *r = ctx;
     if (ch->op == WK_PQ_CHANGE_COMMIT) {
         r->commits++;
-        if (r->want_commits != 0 && r->commits >= r->want_commits) {
+        bool seen = r->stop_at != NULL &&
+                    memmem(r->lines.data + r->txn_start, r->lines.len - r->txn_start, r->stop_at,
+                           strlen(r->stop_at)) != NULL;
+        if (seen || (r->want_commits != 0 && r->commits >= r->want_commits)) {
             wk_pq_changes_stop(r->s);
         }
+        r->txn_start = r->lines.len;
         return WK_OK;
     }
     r->changes++;
@@ -66,10 +71,11 @@ static void *watch(void *arg)
     return NULL;
 }
 
-wk_status changes_collect(wk_pq_changes *s, size_t want_commits, size_t fail_after,
-                          double deadline_s, changes_run *r, wk_error *err)
+static wk_status collect(wk_pq_changes *s, size_t want_commits, size_t fail_after,
+                        const char *stop_at, double deadline_s, changes_run *r, wk_error *err)
 {
     memset(r, 0, sizeof *r);
+    r->stop_at = stop_at;
     r->s = s;
     r->want_commits = want_commits;
     r->fail_after = fail_after;
@@ -84,6 +90,18 @@ wk_status changes_collect(wk_pq_changes *s, size_t want_commits, size_t fail_aft
     pthread_mutex_unlock(&w.mu);
     pthread_join(t, NULL);
     return st;
+}
+
+wk_status changes_collect(wk_pq_changes *s, size_t want_commits, size_t fail_after,
+                          double deadline_s, changes_run *r, wk_error *err)
+{
+    return collect(s, want_commits, fail_after, NULL, deadline_s, r, err);
+}
+
+wk_status changes_collect_until(wk_pq_changes *s, const char *needle, double deadline_s,
+                                changes_run *r, wk_error *err)
+{
+    return collect(s, 0, 0, needle, deadline_s, r, err);
 }
 
 void changes_run_free(changes_run *r)

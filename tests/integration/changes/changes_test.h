@@ -19,6 +19,8 @@ typedef struct changes_run {
     size_t want_commits; /* stop after this many (0: only the watchdog stops) */
     size_t streamed;     /* changes of transactions streamed in progress */
     size_t fail_after;   /* return WK_ERR_IO at this change (1-based; 0: never) */
+    const char *stop_at; /* stop after the commit of a change whose line holds this */
+    size_t txn_start;    /* where the current transaction's lines start */
 } changes_run;
 
 /* Opens a stream on `dsn` (NULL: WK_PG_DSN) with `flags` and the session's
@@ -31,6 +33,10 @@ wk_status changes_open(const char *dsn, const char *slot, const char *pub, unsig
  * when stopped). `r` is initialised here; free with changes_run_free. */
 wk_status changes_collect(wk_pq_changes *s, size_t want_commits, size_t fail_after,
                           double deadline_s, changes_run *r, wk_error *err);
+
+/* changes_collect that stops after the commit of the first change holding `needle`. */
+wk_status changes_collect_until(wk_pq_changes *s, const char *needle, double deadline_s,
+                                changes_run *r, wk_error *err);
 
 /* Frees what the run collected (not the stream). */
 void changes_run_free(changes_run *r);

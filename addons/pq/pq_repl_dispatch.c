@@ -113,7 +113,7 @@ static wk_status rel_update(wk_pq_changes *s, const wk__pgo_msg *m, wk_error *er
     r->pub.replica_identity = m->replident;
     r->pub.ncols = m->natts;
     r->pub.cols = r->cols;
-    const wk_pg_registry *reg = wk_pq_registry(s->sql);
+    const wk_pg_registry *reg = s->reg;
     const wk_pg_decoder *as_text = wk_pg_registry_find_decoder(reg, 25, WK_PG_TEXT,
                                                                WK_PG_KIND_TEXT);
     size_t pos = 0;

@@ -66,7 +66,7 @@ static wk_status shape_for(wk_pq_changes *s, wk__repl_rel *r, wk__repl_shape *sh
         cols[sh->n].format = mask[i] == 'b' ? WK_PG_BINARY : WK_PG_TEXT;
         sh->cols[sh->n++] = i;
     }
-    wk_status st = wk_pg_rowdesc_new(wk_pq_registry(s->sql), cols, sh->n, opts, NULL, &sh->desc,
+    wk_status st = wk_pg_rowdesc_new(s->reg, cols, sh->n, opts, NULL, &sh->desc,
                                      err);
     if (st != WK_OK) {
         size_t at = err != NULL && err->offset < sh->n ? sh->cols[err->offset] : 0;
@@ -165,7 +165,7 @@ static wk_status ev_count(const wk_sink *k, wk_event_type t, uint32_t count)
 static wk_status commit_time_text(wk_pq_changes *s, int64_t t, wk_slice *out, wk_error *err)
 {
     if (s->time_text.len == 0 || s->time_of_text != t) {
-        const wk_pg_decoder *d = wk_pg_registry_find_decoder(wk_pq_registry(s->sql), 1184,
+        const wk_pg_decoder *d = wk_pg_registry_find_decoder(s->reg, 1184,
                                                              WK_PG_BINARY, WK_PG_KIND_TEXT);
         uint8_t be[8];
         wk__pg_put64(be, (uint64_t)t);

@@ -60,6 +60,7 @@ struct wk_pq_changes {
     wk_pq_changes_opts opts;
     char *dsn, *slot, *publication, *work_mem; /* copies of the options' strings */
     wk_pq_conn *sql;         /* catalog connection: the registry snapshot */
+    const wk_pg_registry *reg; /* its snapshot, what every value is decoded with */
     PGconn *repl;            /* the replication connection */
     char message[512];
     bool binary;             /* values asked for in binary */

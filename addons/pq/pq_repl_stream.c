@@ -366,6 +366,7 @@ WK_API wk_status wk_pq_changes_open(const wk_pq_changes_opts *opts, wk_pq_change
                  s->sql != NULL ? wk_pq_conn_message(s->sql) : "cannot connect");
         return st;
     }
+    s->reg = wk_pq_registry(s->sql);
     bool create = false;
     st = check_catalog(s, &create, err);
     if (st != WK_OK) {

@@ -76,9 +76,44 @@ static const char usage[] =
     "Exit status: 0 stopped by a signal, 1 a failure (the message says which), 2 the server\n"
     "went away or a usage error.\n";
 
-#ifdef WK_CLI_HAVE_PQ
+/* ENTITY=TABLE:COLUMN into its three parts (pointers into a copy the caller frees). */
+static bool parse_rule(const char *spec, char **copy, const char **entity, const char **table,
+                       const char **column)
+{
+    size_t n = strlen(spec);
+    *copy = malloc(n + 1);
+    if (*copy == NULL) {
+        return false;
+    }
+    memcpy(*copy, spec, n + 1);
+    char *eq = strchr(*copy, '=');
+    char *colon = eq != NULL ? strrchr(eq + 1, ':') : NULL;
+    if (eq == NULL || colon == NULL || eq == *copy || colon == eq + 1 || colon[1] == '\0' ||
+        memchr(*copy, ':', (size_t)(eq - *copy)) != NULL) {
+        return false;
+    }
+    *eq = '\0';
+    *colon = '\0';
+    *entity = *copy;
+    *table = eq + 1;
+    *column = colon + 1;
+    return true;
+}
 
 #define MAX_RULES 64
+
+typedef struct changes_args {
+    const char *dsn, *slot, *publication, *file, *work_mem;
+    bool create, msgpack;
+    uint32_t timeout_ms;
+    const char *rules[MAX_RULES];
+    size_t nrules;
+    const char *redis, *cluster, *sentinels, *master, *ns;
+    uint32_t version;
+} changes_args;
+
+#ifdef WK_CLI_HAVE_PQ
+
 #define FLUSH_BYTES ((size_t)64 << 10)
 
 typedef struct changes_cli {
@@ -231,39 +266,6 @@ static void close_redis(inv_cache *ic, size_t n)
 }
 #endif
 
-/* ENTITY=TABLE:COLUMN into its three parts (pointers into a copy the caller frees). */
-static bool parse_rule(const char *spec, char **copy, const char **entity, const char **table,
-                       const char **column)
-{
-    size_t n = strlen(spec);
-    *copy = malloc(n + 1);
-    if (*copy == NULL) {
-        return false;
-    }
-    memcpy(*copy, spec, n + 1);
-    char *eq = strchr(*copy, '=');
-    char *colon = eq != NULL ? strrchr(eq + 1, ':') : NULL;
-    if (eq == NULL || colon == NULL || eq == *copy || colon == eq + 1 || colon[1] == '\0' ||
-        memchr(*copy, ':', (size_t)(eq - *copy)) != NULL) {
-        return false;
-    }
-    *eq = '\0';
-    *colon = '\0';
-    *entity = *copy;
-    *table = eq + 1;
-    *column = colon + 1;
-    return true;
-}
-
-typedef struct changes_args {
-    const char *dsn, *slot, *publication, *file, *work_mem;
-    bool create, msgpack;
-    uint32_t timeout_ms;
-    const char *rules[MAX_RULES];
-    size_t nrules;
-    const char *redis, *cluster, *sentinels, *master, *ns;
-    uint32_t version;
-} changes_args;
 
 static int stream_changes(const changes_args *a)
 {
@@ -282,8 +284,7 @@ static int stream_changes(const changes_args *a)
         for (size_t i = 0; i < a->nrules && rc == WK_EXIT_OK; i++) {
             const char *entity, *table, *column;
             if (!parse_rule(a->rules[i], &copies[i], &entity, &table, &column)) {
-                rc = wk_cli_usage_error("pg", "--invalidate needs ENTITY=TABLE:COLUMN, not '%s'",
-                                        a->rules[i]);
+                rc = wk_cli_fail("out of memory"); /* the syntax was checked with the options */
                 break;
             }
             ic.schemas[i].name = entity;
@@ -435,13 +436,22 @@ int wk_cli_pg_changes(int argc, char **argv)
             break;
         }
         case O_WORK_MEM: a.work_mem = v; break;
-        case O_INVALIDATE:
+        case O_INVALIDATE: {
             if (a.nrules == MAX_RULES) {
                 return wk_cli_usage_error("pg changes", "at most %d --invalidate rules",
                                           MAX_RULES);
             }
+            char *copy = NULL;
+            const char *e, *t, *col;
+            bool ok = parse_rule(v, &copy, &e, &t, &col);
+            free(copy);
+            if (!ok) {
+                return wk_cli_usage_error("pg changes",
+                                          "--invalidate needs ENTITY=TABLE:COLUMN, not '%s'", v);
+            }
             a.rules[a.nrules++] = v;
             break;
+        }
         case O_REDIS: a.redis = v; break;
         case O_CLUSTER: a.cluster = v; break;
         case O_SENTINEL: a.sentinels = v; break;

@@ -195,7 +195,7 @@ WK_TEST(test_changes_consumer_killed_at_random_loses_nothing)
         SKIP("WK_CLI (the wirekit command) is not set");
     }
     const char *k = getenv("WK_CHANGES_KILLS");
-    int kills = k != NULL ? atoi(k) : 5;
+    int kills = k != NULL ? (int)strtol(k, NULL, 10) : 5;
     CHECK(fresh("wk_kill"));
     char out[512];
     snprintf(out, sizeof out, "%s/kill.jsonl", pg_private_dir());
@@ -299,7 +299,7 @@ WK_TEST(test_changes_large_transaction_streams_in_bounded_memory)
         SKIP("WK_CLI (the wirekit command) is not set");
     }
     const char *e = getenv("WK_CHANGES_ROWS");
-    long rows = e != NULL ? atol(e) : 1000000;
+    long rows = e != NULL ? strtol(e, NULL, 10) : 1000000;
     CHECK(fresh("wk_big"));
     char sql[256];
     double t0 = wk_test_now_s();

@@ -101,34 +101,22 @@ typedef struct printer {
     bool arrays;
     wk_pq_conn *conn;
     wk_buf buf;
-    wk_json_writer jw;
-    wk_mp_writer mw;
-    wk_sink sink;
-    wk_buf scratch;
     wk_buf cell;
     size_t max_text; /* --max-value-bytes (0 = the library's default) */
-    wk_arena arena;  /* unescaped array elements of one row; reset per row */
-    /* the current result set */
+    wk_arena arena;  /* csv: unescaped array elements of one row; reset per row */
+    /* the current result set: the row policy's description (json, msgpack) or a TEXT plan
+     * (csv, psql's format) */
+    wk_pg_rowdesc *rd;
     wk_pg_plan *plan;
     size_t ncols;
-    char **keys;                  /* unique column keys (objects) */
-    bool *is_json;                /* json/jsonb columns */
-    const wk_pg_decoder **as_text; /* arrays mode: TEXT decoders of json columns */
 } printer;
 
 static void end_set(printer *p)
 {
     wk_pg_plan_free(p->plan);
+    wk_pg_rowdesc_free(p->rd);
     p->plan = NULL;
-    for (size_t i = 0; i < p->ncols && p->keys != NULL; i++) {
-        free(p->keys[i]);
-    }
-    free(p->keys);
-    free(p->is_json);
-    free(p->as_text);
-    p->keys = NULL;
-    p->is_json = NULL;
-    p->as_text = NULL;
+    p->rd = NULL;
     p->ncols = 0;
 }
 
@@ -162,69 +150,30 @@ static wk_status csv_field(wk_buf *b, const char *s, size_t n)
     return st == WK_OK && q ? wk_buf_push(b, '"') : st;
 }
 
-/* Column keys for objects: a name seen before gets _2, _3, ... (skipping taken names). */
-static bool unique_keys(printer *p, const PGresult *res)
-{
-    p->keys = calloc(p->ncols + 1, sizeof *p->keys);
-    if (p->keys == NULL) {
-        return false;
-    }
-    for (size_t i = 0; i < p->ncols; i++) {
-        const char *name = PQfname(res, (int)i);
-        size_t len = strlen(name);
-        char *k = malloc(len + 16);
-        if (k == NULL) {
-            return false;
-        }
-        memcpy(k, name, len + 1);
-        for (unsigned suffix = 2;; suffix++) {
-            bool taken = false;
-            for (size_t j = 0; j < p->ncols && !taken; j++) {
-                /* earlier keys, and later columns' own names */
-                const char *other = j < i ? p->keys[j] : j > i ? PQfname(res, (int)j) : NULL;
-                taken = other != NULL && strcmp(other, k) == 0 && (j < i || suffix > 2);
-            }
-            if (!taken) {
-                break;
-            }
-            snprintf(k + len, 16, "_%u", suffix);
-        }
-        p->keys[i] = k;
-    }
-    return true;
-}
-
 /* Sets up a result set's columns from `res` (a row or the end of a set). */
 static int begin_set(printer *p, const PGresult *res)
 {
     p->ncols = (size_t)PQnfields(res);
-    wk_pg_kind *kinds = calloc(p->ncols + 1, sizeof *kinds);
-    p->is_json = calloc(p->ncols + 1, sizeof *p->is_json);
-    p->as_text = calloc(p->ncols + 1, sizeof *p->as_text);
-    if (kinds == NULL || p->is_json == NULL || p->as_text == NULL ||
-        (p->fmt != OUT_CSV && !p->arrays && !unique_keys(p, res))) {
-        free(kinds);
-        return wk_cli_fail("out of memory");
-    }
-    for (size_t i = 0; i < p->ncols; i++) {
-        kinds[i] = p->fmt == OUT_CSV ? WK_PG_KIND_TEXT : WK_PG_KIND_EVENTS;
-    }
     wk_error err = {0};
-    wk_status st = wk_pq_plan(p->conn, res, kinds, NULL, &p->plan, &err);
-    free(kinds);
+    wk_status st;
+    if (p->fmt != OUT_CSV) {
+        wk_pg_row_opts o = {p->fmt == OUT_MSGPACK ? WK_PG_ROW_MSGPACK : WK_PG_ROW_JSON,
+                            p->arrays ? WK_PG_ROW_ARRAYS : 0u, p->max_text};
+        st = wk_pq_rowdesc_new(p->conn, res, &o, &p->rd, &err);
+    } else {
+        wk_pg_kind *kinds = calloc(p->ncols + 1, sizeof *kinds);
+        if (kinds == NULL) {
+            return wk_cli_fail("out of memory");
+        }
+        for (size_t i = 0; i < p->ncols; i++) {
+            kinds[i] = WK_PG_KIND_TEXT;
+        }
+        st = wk_pq_plan(p->conn, res, kinds, NULL, &p->plan, &err);
+        free(kinds);
+    }
     if (st != WK_OK) {
         return wk_cli_fail("cannot decode column %zu (%s): %s", err.offset + 1,
                            PQfname(res, (int)err.offset), err.msg);
-    }
-    const wk_pg_registry *reg = wk_pq_registry(p->conn);
-    for (size_t i = 0; i < p->ncols; i++) {
-        const wk_pg_decoder *d = wk_pg_plan_decoder(p->plan, i);
-        const char *cn = d != NULL && d->elem_oid == 0 ? d->codec->name : "";
-        p->is_json[i] = strcmp(cn, "json") == 0 || strcmp(cn, "jsonb") == 0;
-        if (p->is_json[i]) {
-            p->as_text[i] = wk_pg_registry_find_decoder(reg, d->oid, (wk_pg_format)d->format,
-                                                       WK_PG_KIND_TEXT);
-        }
     }
     if (p->fmt == OUT_CSV) {
         wk_status ws = WK_OK;
@@ -245,101 +194,57 @@ static int begin_set(printer *p, const PGresult *res)
     return WK_EXIT_OK;
 }
 
-static wk_status send_ev(printer *p, wk_event_type t, const char *s, size_t n, uint32_t count)
+/* The message of a value that cannot be printed (row N, its column, why). */
+static int row_fail(long long rowno, const char *col, size_t max_text, wk_status st,
+                    const wk_error *err)
 {
-    wk_event x;
-    memset(&x, 0, sizeof x);
-    x.type = t;
-    if (t == WK_EV_STR) {
-        x.v.str.ptr = s;
-        x.v.str.len = n;
-    } else {
-        x.v.count = count;
+    if (st == WK_ERR_LIMIT && max_text != 0) {
+        return wk_cli_fail("row %lld: column \"%s\": a value's text is larger than "
+                           "--max-value-bytes %zu",
+                           rowno, col, max_text);
     }
-    return p->sink.event(p->sink.self, &x);
+    return wk_cli_fail("row %lld: column \"%s\": %s (at byte %zu)", rowno, col,
+                       err->msg != NULL ? err->msg : wk_status_str(st), err->offset);
 }
 
 static int print_row(printer *p, const PGresult *res, long rowno)
 {
     wk_error err = {0};
     wk_status st = WK_OK;
-    size_t row_start = p->buf.len; /* a row that fails leaves none of its bytes */
+    if (p->fmt != OUT_CSV) {
+        /* whole or nothing: a failed row leaves none of its bytes */
+        st = wk_pq_row_append(p->rd, res, 0, &p->buf, &err);
+        if (st != WK_OK) {
+            size_t col = wk_pg_row_column(p->rd);
+            return row_fail(rowno, col < p->ncols ? wk_pg_rowdesc_key(p->rd, col) : "?",
+                            p->max_text, st, &err);
+        }
+        return flush(p, false);
+    }
+    size_t row_start = p->buf.len;
+    size_t i = 0;
     wk_arena_reset(&p->arena);
-    if (p->fmt == OUT_CSV) {
-        for (size_t i = 0; i < p->ncols && st == WK_OK; i++) {
-            st = i > 0 ? wk_buf_push(&p->buf, ',') : WK_OK;
-            if (st != WK_OK || PQgetisnull(res, 0, (int)i)) {
-                continue; /* NULL: an empty field, as psql's default */
-            }
-            wk_buf_clear(&p->cell);
-            st = wk_pg_decode(wk_pg_plan_decoder(p->plan, i), PQgetvalue(res, 0, (int)i),
-                              (size_t)PQgetlength(res, 0, (int)i), &p->cell, &p->arena, &err);
-            if (st == WK_OK && p->max_text != 0 && p->cell.len > p->max_text) {
-                st = wk_error_set(&err, WK_ERR_LIMIT, 0, "value text larger than the cap");
-            }
-            if (st == WK_OK) {
-                st = csv_field(&p->buf, (const char *)p->cell.data, p->cell.len);
-            }
+    for (; i < p->ncols && st == WK_OK; i++) {
+        st = i > 0 ? wk_buf_push(&p->buf, ',') : WK_OK;
+        if (st != WK_OK || PQgetisnull(res, 0, (int)i)) {
+            continue; /* NULL: an empty field, as psql's default */
+        }
+        wk_buf_clear(&p->cell);
+        st = wk_pg_decode(wk_pg_plan_decoder(p->plan, i), PQgetvalue(res, 0, (int)i),
+                          (size_t)PQgetlength(res, 0, (int)i), &p->cell, &p->arena, &err);
+        if (st == WK_OK && p->max_text != 0 && p->cell.len > p->max_text) {
+            st = wk_error_set(&err, WK_ERR_LIMIT, 0, "value text larger than the cap");
         }
         if (st == WK_OK) {
-            st = wk_buf_push(&p->buf, '\n');
-        }
-    } else {
-        if (p->fmt == OUT_MSGPACK) {
-            wk_mp_writer_init(&p->mw, &p->buf);
-            wk_mp_writer_sink(&p->mw, &p->sink);
-        }
-        uint32_t count = 0;
-        for (size_t i = 0; i < p->ncols; i++) {
-            count += p->arrays || !(p->is_json[i] && PQgetisnull(res, 0, (int)i));
-        }
-        st = send_ev(p, p->arrays ? WK_EV_ARRAY : WK_EV_MAP, NULL, 0, count);
-        wk_pg_events ev = {&p->sink,
-                           p->fmt == OUT_JSON ? WK_PG_EV_RAW_FLOATS : WK_PG_EV_JSON_NUMBERS,
-                           &p->scratch, p->max_text};
-        for (size_t i = 0; i < p->ncols && st == WK_OK; i++) {
-            bool null = PQgetisnull(res, 0, (int)i);
-            if (!p->arrays && p->is_json[i] && null) {
-                continue; /* SQL NULL in a json column: the key is left out */
-            }
-            if (!p->arrays) {
-                st = send_ev(p, WK_EV_STR, p->keys[i], strlen(p->keys[i]), 0);
-            }
-            const char *v = PQgetvalue(res, 0, (int)i);
-            size_t n = (size_t)PQgetlength(res, 0, (int)i);
-            if (st != WK_OK) {
-                break;
-            }
-            if (null) {
-                st = send_ev(p, WK_EV_NIL, NULL, 0, 0);
-            } else if (p->arrays && p->is_json[i] && p->as_text[i] != NULL) {
-                wk_buf_clear(&p->cell);
-                st = wk_pg_decode(p->as_text[i], v, n, &p->cell, &p->arena, &err);
-                if (st == WK_OK) {
-                    st = send_ev(p, WK_EV_STR,
-                                 p->cell.data != NULL ? (const char *)p->cell.data : "",
-                                 p->cell.len, 0);
-                }
-            } else {
-                st = wk_pg_decode(wk_pg_plan_decoder(p->plan, i), v, n, &ev, &p->arena, &err);
-            }
-        }
-        if (st == WK_OK) {
-            st = send_ev(p, WK_EV_END, NULL, 0, 0);
-        }
-        if (st == WK_OK && p->fmt == OUT_MSGPACK) {
-            st = wk_mp_writer_finish(&p->mw, &err);
+            st = csv_field(&p->buf, (const char *)p->cell.data, p->cell.len);
         }
     }
-    if (st == WK_ERR_LIMIT && p->max_text != 0) {
-        p->buf.len = row_start;
-        return wk_cli_fail("row %ld: a value's text is larger than --max-value-bytes %zu",
-                           rowno, p->max_text);
+    if (st == WK_OK) {
+        st = wk_buf_push(&p->buf, '\n');
     }
     if (st != WK_OK) {
         p->buf.len = row_start;
-        return wk_cli_fail("row %ld: %s (at byte %zu)", rowno,
-                           err.msg != NULL ? err.msg : wk_status_str(st), err.offset);
+        return row_fail(rowno, PQfname(res, (int)(i > 0 ? i - 1 : 0)), p->max_text, st, &err);
     }
     return flush(p, false);
 }
@@ -406,16 +311,15 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
     pr.conn = conn;
     pr.max_text = max_text;
     wk_buf_init(&pr.buf, NULL, 0);
-    wk_buf_init(&pr.scratch, NULL, 0);
     wk_buf_init(&pr.cell, NULL, 0);
     wk_arena_init(&pr.arena, NULL, 0);
-    wk_json_write_opts jopts = {WK_JSON_WRITE_NEWLINE, 0};
-    if (fmt == OUT_JSON) {
-        wk_json_writer_init(&pr.jw, &pr.buf, &jopts);
-        wk_json_writer_sink(&pr.jw, &pr.sink);
-    }
     int rc = WK_EXIT_OK;
-    unsigned flags = WK_PQ_SEND_SINGLE_ROW | (nparams == 0 ? WK_PQ_SEND_SIMPLE : 0u);
+    /* csv is psql's text; JSON and MessagePack ask for binary whenever the SQL is one
+     * statement, so that the server never renders a nested value as text */
+    unsigned flags = WK_PQ_SEND_SINGLE_ROW;
+    if (nparams == 0) {
+        flags |= fmt == OUT_CSV ? WK_PQ_SEND_SIMPLE : WK_PQ_SEND_SIMPLE_IF_MANY;
+    }
     wk_status st = wk_pq_send(conn, sql, p, (size_t)nparams, flags, &err);
     if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
         print_error(conn, sql);
@@ -469,12 +373,8 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
     }
     int frc = flush(&pr, true);
     rc = rc != WK_EXIT_OK ? rc : frc;
-    if (fmt == OUT_JSON && rc == WK_EXIT_OK && wk_json_writer_finish(&pr.jw, &err) != WK_OK) {
-        rc = wk_cli_fail_at("writing JSON", &err);
-    }
     end_set(&pr);
     wk_buf_free(&pr.buf);
-    wk_buf_free(&pr.scratch);
     wk_buf_free(&pr.cell);
     wk_arena_free(&pr.arena);
     free(p);
@@ -488,13 +388,9 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
 
 typedef struct copy_out {
     FILE *f;
-    bool msgpack;
+    wk_pg_row_opts opts;
+    wk_pg_rowdesc *rd; /* made from the plan at the first row */
     wk_buf buf;
-    wk_json_writer jw;
-    wk_mp_writer mw;
-    wk_sink sink;
-    wk_buf scratch;
-    size_t max_text; /* --max-value-bytes (0 = the library's default) */
     bool write_failed;
 } copy_out;
 
@@ -502,19 +398,11 @@ static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *
                               const int *lens, wk_error *err)
 {
     copy_out *o = ctx;
-    size_t row_start = o->buf.len; /* a row that fails leaves none of its bytes */
-    if (o->msgpack) {
-        wk_mp_writer_init(&o->mw, &o->buf);
-        wk_mp_writer_sink(&o->mw, &o->sink);
-    }
-    wk_pg_events ev = {&o->sink, o->msgpack ? WK_PG_EV_JSON_NUMBERS : WK_PG_EV_RAW_FLOATS,
-                       &o->scratch, o->max_text};
-    wk_status st = wk_pg_plan_emit_row(plan, vals, lens, &ev, err);
-    if (st == WK_OK && o->msgpack) {
-        st = wk_mp_writer_finish(&o->mw, err);
+    wk_status st = o->rd == NULL ? wk_pg_rowdesc_from_plan(plan, &o->opts, &o->rd, err) : WK_OK;
+    if (st == WK_OK) {
+        st = wk_pg_row_append(o->rd, vals, lens, &o->buf, err); /* whole or nothing */
     }
     if (st != WK_OK) {
-        o->buf.len = row_start;
         return st;
     }
     if (o->buf.len >= (1u << 16)) {
@@ -539,8 +427,11 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
     wk_error err = {0};
     copy_out o;
     memset(&o, 0, sizeof o);
-    o.msgpack = msgpack;
-    o.max_text = max_text;
+    o.opts.format = msgpack ? WK_PG_ROW_MSGPACK : WK_PG_ROW_JSON;
+    o.opts.max_text = max_text;
+    if (max_text != 0) {
+        (void)wk_pq_set_max_value_bytes(conn, max_text); /* a COPY field too, as it arrives */
+    }
     wk_cli_output out; /* FILE is replaced at the end, whole, or left as it was */
     if (wk_cli_output_open(&out, path, -1) != 0) {
         wk_pq_conn_free(conn);
@@ -548,18 +439,9 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
     }
     o.f = out.f;
     wk_buf_init(&o.buf, NULL, 0);
-    wk_buf_init(&o.scratch, NULL, 0);
-    wk_json_write_opts jopts = {WK_JSON_WRITE_NEWLINE, 0};
-    if (!msgpack) {
-        wk_json_writer_init(&o.jw, &o.buf, &jopts);
-        wk_json_writer_sink(&o.jw, &o.sink);
-    }
     uint64_t rows = 0;
     int rc = WK_EXIT_OK;
     wk_status st = wk_pq_copy_out(conn, sql, NULL, NULL, copy_out_row, &o, &rows, &err);
-    if (st == WK_OK && !msgpack) {
-        st = wk_json_writer_finish(&o.jw, &err);
-    }
     /* the complete rows before a failure still go to standard output (a FILE is dropped) */
     if ((st == WK_OK || o.f == stdout) && !o.write_failed && o.buf.len > 0 &&
         fwrite(o.buf.data, 1, o.buf.len, o.f) != o.buf.len) {
@@ -581,8 +463,14 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
         } else if (st == WK_ERR_NOT_FOUND) {
             rc = wk_cli_fail("%s", wk_pq_conn_message(conn));
         } else if (st == WK_ERR_LIMIT && max_text != 0) {
-            rc = wk_cli_fail("row %llu: a value's text is larger than --max-value-bytes %zu",
-                             (unsigned long long)rows + 1, max_text);
+            size_t col = o.rd != NULL ? wk_pg_row_column(o.rd) : SIZE_MAX;
+            rc = wk_cli_fail("row %llu%s%s%s: a value is larger than --max-value-bytes %zu",
+                             (unsigned long long)rows + 1, col != SIZE_MAX ? ": column \"" : "",
+                             col != SIZE_MAX ? wk_pg_rowdesc_key(o.rd, col) : "",
+                             col != SIZE_MAX ? "\"" : "", max_text);
+        } else if (st != WK_OK && o.rd != NULL && wk_pg_row_column(o.rd) != SIZE_MAX) {
+            rc = row_fail((long long)rows + 1, wk_pg_rowdesc_key(o.rd, wk_pg_row_column(o.rd)),
+                          max_text, st, &err);
         } else if (st != WK_OK) {
             rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)",
                              err.msg != NULL ? err.msg : "copy",
@@ -594,7 +482,7 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
         }
     }
     wk_buf_free(&o.buf);
-    wk_buf_free(&o.scratch);
+    wk_pg_rowdesc_free(o.rd);
     wk_pq_conn_free(conn);
     return rc;
 }
@@ -605,207 +493,80 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
 typedef struct copy_in_cli {
     wk_pq_conn *conn;
     wk_pq_copy_in *in;
-    size_t ncols;
-    char **names;
-    wk_pg_oid *oids;
-    wk_buf *text;   /* per column: the value as PostgreSQL text input */
-    wk_slice *sl;
-    const void **vals;
-    wk_buf json;    /* scratch for json/jsonb values */
+    bool msgpack;
     const char *src; /* input name for messages */
 } copy_in_cli;
 
-static bool is_json_oid(wk_pg_oid oid)
+static int copy_in_fail(copy_in_cli *c, uint64_t rec, const char *msg)
 {
-    return oid == WK_PG_OID_JSON || oid == WK_PG_OID_JSONB;
-}
-
-static wk_status put_json(const wk_value *v, wk_buf *out, wk_error *err)
-{
-    wk_json_writer jw;
-    wk_sink sink;
-    wk_json_writer_init(&jw, out, NULL);
-    wk_json_writer_sink(&jw, &sink);
-    wk_status st = wk_value_encode(v, NULL, &sink, err);
-    return st == WK_OK ? wk_json_writer_finish(&jw, err) : st;
-}
-
-/* A scalar as PostgreSQL text input (false: not a scalar). */
-static wk_status put_scalar(const wk_value *v, wk_buf *out, bool *done)
-{
-    char num[64];
-    int n = 0;
-    *done = true;
-    switch (v->type) {
-    case WK_VAL_BOOL: return wk_buf_append(out, v->u.b ? "t" : "f", 1);
-    case WK_VAL_INT: n = snprintf(num, sizeof num, "%lld", (long long)v->u.i); break;
-    case WK_VAL_UINT: n = snprintf(num, sizeof num, "%llu", (unsigned long long)v->u.u); break;
-    case WK_VAL_FLOAT: n = snprintf(num, sizeof num, "%.17g", v->u.f); break;
-    case WK_VAL_STR:
-    case WK_VAL_RAWNUM: return wk_buf_append(out, v->u.str, v->len);
-    case WK_VAL_BIN: {
-        static const char hex[] = "0123456789abcdef";
-        wk_status st = wk_buf_append(out, "\\x", 2);
-        for (uint32_t i = 0; i < v->len && st == WK_OK; i++) {
-            char h[2] = {hex[v->u.bin[i] >> 4], hex[v->u.bin[i] & 15]};
-            st = wk_buf_append(out, h, 2);
-        }
-        return st;
-    }
-    default: *done = false; return WK_OK;
-    }
-    return wk_buf_append(out, num, (size_t)n);
-}
-
-/* A JSON/MessagePack array as a PostgreSQL array literal: {a,"b c",NULL,{1,2}}. */
-static wk_status put_array(const wk_value *v, wk_buf *out, wk_buf *scratch, wk_error *err)
-{
-    wk_status st = wk_buf_push(out, '{');
-    for (uint32_t i = 0; i < v->len && st == WK_OK; i++) {
-        const wk_value *e = &v->u.items[i];
-        st = i > 0 ? wk_buf_push(out, ',') : WK_OK;
-        if (st != WK_OK) {
-            break;
-        }
-        if (e->type == WK_VAL_NIL) {
-            st = wk_buf_append(out, "NULL", 4);
-            continue;
-        }
-        if (e->type == WK_VAL_ARRAY) {
-            st = put_array(e, out, scratch, err);
-            continue;
-        }
-        wk_buf_clear(scratch);
-        bool done = false;
-        st = put_scalar(e, scratch, &done);
-        if (st == WK_OK && !done) {
-            st = put_json(e, scratch, err); /* an object: its JSON text (json[], jsonb[]) */
-        }
-        st = st == WK_OK ? wk_buf_push(out, '"') : st;
-        for (size_t k = 0; k < scratch->len && st == WK_OK; k++) {
-            uint8_t ch = scratch->data[k];
-            if (ch == '"' || ch == '\\') {
-                st = wk_buf_push(out, '\\');
-            }
-            st = st == WK_OK ? wk_buf_push(out, ch) : st;
-        }
-        st = st == WK_OK ? wk_buf_push(out, '"') : st;
-    }
-    return st == WK_OK ? wk_buf_push(out, '}') : st;
-}
-
-static int copy_in_fail(copy_in_cli *c, uint64_t rec, const char *col, const char *msg)
-{
-    if (col != NULL) {
-        return wk_cli_fail("%s:%llu: column \"%s\": %s (nothing written)", c->src,
-                           (unsigned long long)rec, col, msg);
-    }
     return wk_cli_fail("%s:%llu: %s (nothing written)", c->src, (unsigned long long)rec, msg);
 }
 
-/* One record: a map of column name -> value. The first fixes the columns. */
+/* One record. The first one's keys (with the table's json/jsonb columns, whose SQL NULL is a
+ * key left out) fix the columns; the row policy of the library turns each record into the
+ * columns' binary values. */
 static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, uint64_t rec)
 {
     wk_error err = {0};
     if (v->type != WK_VAL_MAP) {
-        return copy_in_fail(c, rec, NULL, "a record must be an object (a map)");
+        return copy_in_fail(c, rec, "a record must be an object (a map)");
     }
     if (c->in == NULL) {
-        c->ncols = v->len;
-        c->names = calloc(c->ncols + 1, sizeof *c->names);
-        c->oids = calloc(c->ncols + 1, sizeof *c->oids);
-        c->text = calloc(c->ncols + 1, sizeof *c->text);
-        c->sl = calloc(c->ncols + 1, sizeof *c->sl);
-        c->vals = calloc(c->ncols + 1, sizeof *c->vals);
-        wk_pg_kind *kinds = calloc(c->ncols + 1, sizeof *kinds);
-        if (c->names == NULL || c->oids == NULL || c->text == NULL || c->sl == NULL ||
-            c->vals == NULL || kinds == NULL) {
-            free(kinds);
-            return wk_cli_fail("out of memory");
-        }
-        for (size_t i = 0; i < c->ncols; i++) {
+        const char **names = calloc((size_t)v->len + 1, sizeof *names);
+        char *block = NULL;
+        size_t total = 0;
+        for (uint32_t i = 0; i < v->len; i++) {
             const wk_value *k = &v->u.pairs[i].key;
             if (k->type != WK_VAL_STR) {
-                free(kinds);
-                return copy_in_fail(c, rec, NULL, "a key that is not a string");
+                free(names);
+                return copy_in_fail(c, rec, "a key that is not a string");
             }
-            c->names[i] = malloc(k->len + 1u);
-            if (c->names[i] == NULL) {
-                free(kinds);
-                return wk_cli_fail("out of memory");
-            }
-            memcpy(c->names[i], k->u.str, k->len);
-            c->names[i][k->len] = '\0';
-            kinds[i] = WK_PG_KIND_TEXT;
-            wk_buf_init(&c->text[i], NULL, 0);
+            total += k->len + 1u;
         }
-        wk_status st = wk_pq_copy_in_start(c->conn, table, (const char *const *)c->names, kinds,
-                                           c->ncols, &c->in, &err);
-        free(kinds);
+        block = malloc(total + 1);
+        if (names == NULL || block == NULL) {
+            free(names);
+            free(block);
+            return wk_cli_fail("out of memory");
+        }
+        char *w = block;
+        for (uint32_t i = 0; i < v->len; i++) {
+            const wk_value *k = &v->u.pairs[i].key;
+            memcpy(w, k->u.str, k->len);
+            w[k->len] = '\0';
+            names[i] = w;
+            w += k->len + 1u;
+        }
+        wk_pg_row_opts o = {c->msgpack ? WK_PG_ROW_MSGPACK : WK_PG_ROW_JSON, 0, 0};
+        wk_status st = wk_pq_copy_in_start_records(c->conn, table, names, v->len, &o, &c->in,
+                                                   &err);
+        free(names);
+        free(block);
         if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
             print_error(c->conn, NULL);
             return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
         }
         if (st != WK_OK) {
-            return copy_in_fail(c, rec, NULL, wk_pq_conn_message(c->conn)[0]
-                                                  ? wk_pq_conn_message(c->conn)
-                                                  : wk_status_str(st));
-        }
-        for (size_t i = 0; i < c->ncols; i++) {
-            c->oids[i] = wk_pq_copy_in_oid(c->in, i);
+            return copy_in_fail(c, rec, wk_pq_conn_message(c->conn)[0]
+                                            ? wk_pq_conn_message(c->conn)
+                                            : wk_status_str(st));
         }
     }
-    for (size_t i = 0; i < c->ncols; i++) {
-        c->vals[i] = NULL;
-    }
-    for (uint32_t p = 0; p < v->len; p++) {
-        const wk_value *k = &v->u.pairs[p].key;
-        const wk_value *x = &v->u.pairs[p].val;
-        size_t i = 0;
-        while (i < c->ncols && !(k->type == WK_VAL_STR && strlen(c->names[i]) == k->len &&
-                                 memcmp(c->names[i], k->u.str, k->len) == 0)) {
-            i++;
-        }
-        if (i == c->ncols) {
-            char key[128];
-            snprintf(key, sizeof key, "%.*s", k->type == WK_VAL_STR ? (int)(k->len > 100 ? 100 : k->len) : 1,
-                     k->type == WK_VAL_STR ? k->u.str : "?");
-            return copy_in_fail(c, rec, key, "not a column of the first record");
-        }
-        if (x->type == WK_VAL_NIL) {
-            continue;
-        }
-        wk_buf_clear(&c->text[i]);
-        wk_status st = WK_OK;
-        if (is_json_oid(c->oids[i])) {
-            st = put_json(x, &c->text[i], &err);
-        } else if (x->type == WK_VAL_ARRAY) {
-            st = put_array(x, &c->text[i], &c->json, &err);
-        } else {
-            bool done = false;
-            st = put_scalar(x, &c->text[i], &done);
-            if (st == WK_OK && !done) {
-                return copy_in_fail(c, rec, c->names[i],
-                                    "an object for a column that is not json or jsonb");
-            }
-        }
-        if (st != WK_OK) {
-            return copy_in_fail(c, rec, c->names[i], err.msg ? err.msg : wk_status_str(st));
-        }
-        c->sl[i].ptr = c->text[i].data != NULL ? (const char *)c->text[i].data : "";
-        c->sl[i].len = c->text[i].len;
-        c->vals[i] = &c->sl[i];
-    }
-    wk_status st = wk_pq_copy_in_row(c->in, c->vals, &err);
+    wk_status st = wk_pq_copy_in_record(c->in, v, &err);
     if (st == WK_ERR_CONNECT) {
         print_error(c->conn, NULL);
         return WK_EXIT_CONNECT;
     }
+    if (st == WK_ERR_NOT_FOUND && err.msg != NULL && strcmp(err.msg, "a key that is not a column") == 0) {
+        const wk_value *k = err.offset < v->len ? &v->u.pairs[err.offset].key : NULL;
+        char msg[200];
+        snprintf(msg, sizeof msg, "column \"%.*s\": not a column of the first record",
+                 k != NULL && k->type == WK_VAL_STR ? (int)(k->len > 100 ? 100 : k->len) : 1,
+                 k != NULL && k->type == WK_VAL_STR ? k->u.str : "?");
+        return copy_in_fail(c, rec, msg);
+    }
     if (st != WK_OK) {
-        const char *m = wk_pq_conn_message(c->conn);
-        const char *colon = strstr(m, ": "); /* "row N, column "x": why" -> why */
-        return copy_in_fail(c, rec, err.offset < c->ncols ? c->names[err.offset] : NULL,
-                            colon != NULL ? colon + 2 : m);
+        return copy_in_fail(c, rec, wk_pq_conn_message(c->conn));
     }
     return WK_EXIT_OK;
 }
@@ -826,7 +587,7 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
         return WK_EXIT_FAIL;
     }
     c.src = in.name;
-    wk_buf_init(&c.json, NULL, 0);
+    c.msgpack = msgpack;
     wk_buf pend;
     wk_buf_init(&pend, NULL, 0);
     wk_arena arena;
@@ -912,20 +673,6 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
     if (rc == WK_EXIT_OK) {
         fprintf(stderr, "COPY %llu\n", (unsigned long long)rows);
     }
-    for (size_t i = 0; i < c.ncols; i++) {
-        if (c.names != NULL) {
-            free(c.names[i]);
-        }
-        if (c.text != NULL) {
-            wk_buf_free(&c.text[i]);
-        }
-    }
-    free(c.names);
-    free(c.oids);
-    free(c.text);
-    free(c.sl);
-    free(c.vals);
-    wk_buf_free(&c.json);
     wk_buf_free(&pend);
     wk_arena_free(&arena);
     wk_pq_conn_free(c.conn);

@@ -365,6 +365,13 @@ WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param
     PGresult *failed = NULL;
     wk_status st = run_query(conn, sql, params, n, &failed, flags | SEND_ASYNC, err);
     PQclear(failed); /* a describe failure: wk_pq_last_error has its fields */
+    const wk_pq_error *e = st == WK_ERR_SERVER ? wk_pq_last_error(conn) : NULL;
+    if ((flags & WK_PQ_SEND_SIMPLE_IF_MANY) && n == 0 && e != NULL &&
+        strcmp(e->sqlstate, "42601") == 0 && strstr(e->message, "multiple commands") != NULL) {
+        /* several statements cannot be prepared as one: they go as psql -c sends them */
+        return wk_pq_send(conn, sql, NULL, 0, (flags & WK_PQ_SEND_SINGLE_ROW) | WK_PQ_SEND_SIMPLE,
+                          err);
+    }
     return st;
 }
 

@@ -147,6 +147,25 @@ typedef struct copy_state {
     void *ctx;
 } copy_state;
 
+/* The field cap of wk_pq_set_max_value_bytes when none was set: PostgreSQL's own limit. */
+#define DEFAULT_MAX_FIELD ((size_t)1 << 30)
+
+/* A complete tuple's fields against the cap (libpq held its message whole: the cap then says
+ * what is handed on). */
+static wk_status check_fields(wk_pq_conn *c, const copy_state *s, wk_error *err)
+{
+    size_t cap = c->max_value != 0 ? c->max_value : DEFAULT_MAX_FIELD;
+    for (size_t i = 0; i < s->ncols; i++) {
+        if (s->lens[i] > 0 && (size_t)s->lens[i] > cap) {
+            snprintf(c->message, sizeof c->message,
+                     "row %llu: a COPY field of %d bytes is larger than the cap of %zu bytes",
+                     (unsigned long long)s->rows + 1, s->lens[i], cap);
+            return wk__pg_fail(err, WK_ERR_LIMIT, i, "a COPY field larger than the cap on a value");
+        }
+    }
+    return WK_OK;
+}
+
 /* Consumes complete items of p[0..n); *used gets what was consumed. */
 static wk_status consume(wk_pq_conn *c, copy_state *s, const uint8_t *p, size_t n, size_t *used,
                          wk_error *err)
@@ -170,7 +189,8 @@ static wk_status consume(wk_pq_conn *c, copy_state *s, const uint8_t *p, size_t 
                 s->trailer = true;
                 st = WK_OK;
             } else if (st == WK_OK) {
-                st = s->fn(s->ctx, s->plan, s->vals, s->lens, err);
+                st = check_fields(c, s, err);
+                st = st == WK_OK ? s->fn(s->ctx, s->plan, s->vals, s->lens, err) : st;
                 if (st == WK_OK) {
                     s->rows++;
                 } else {
@@ -195,6 +215,45 @@ static wk_status consume(wk_pq_conn *c, copy_state *s, const uint8_t *p, size_t 
     *used = pos;
     s->offset += pos;
     return st;
+}
+
+/* Checks the incomplete tuple at p[0..n) (what waits for more CopyData) against the field
+ * cap: a field whose declared length is over it fails now, before its bytes are gathered,
+ * so what is held stays below the cap plus one chunk. Walks the length words only. */
+static wk_status check_pending(wk_pq_conn *c, const copy_state *s, const uint8_t *p, size_t n,
+                               wk_error *err)
+{
+    size_t cap = c->max_value != 0 ? c->max_value : DEFAULT_MAX_FIELD;
+    size_t pos = s->header ? 2 : 15; /* past the field count, or the header extension length */
+    if (!s->header && n < 19) {
+        return WK_OK;
+    }
+    for (size_t f = 0; pos + 4 <= n && f <= s->ncols; f++) {
+        int32_t len = (int32_t)wk__pg_be32(p + pos);
+        if (len > 0 && (size_t)len > cap) {
+            snprintf(c->message, sizeof c->message,
+                     "a COPY %s of %ld bytes is larger than the cap of %zu bytes",
+                     s->header ? "field" : "header extension", (long)len, cap);
+            return wk__pg_fail(err, WK_ERR_LIMIT, (size_t)s->offset + pos,
+                               "a COPY field larger than the cap on a value");
+        }
+        if (!s->header || len < 0) {
+            pos += 4;
+            if (!s->header) {
+                break;
+            }
+            continue;
+        }
+        pos += 4 + (size_t)len;
+    }
+    return WK_OK;
+}
+
+/* Public (wirekit/pq.h): the cap on one COPY out field while it is received. */
+WK_API wk_status wk_pq_set_max_value_bytes(wk_pq_conn *conn, size_t max_bytes)
+{
+    conn->max_value = max_bytes;
+    return WK_OK;
 }
 
 /* Public (wirekit/pq.h): the whole COPY in one call: describe, start, stream every tuple to
@@ -271,6 +330,9 @@ WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg
                 st = consume(conn, &s, pend, npend, &used, err);
                 memmove(pend, pend + used, npend - used);
                 npend -= used;
+            }
+            if (st == WK_OK && npend > 0) {
+                st = check_pending(conn, &s, pend, npend, err);
             }
             PQfreemem(buf);
             if (st != WK_OK) {

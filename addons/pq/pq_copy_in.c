@@ -28,6 +28,9 @@ struct wk_pq_copy_in {
     wk_pg_oid *oids;
     const wk_pg_encoder **enc;
     wk_buf buf;
+    wk_pg_rowdesc *rd;  /* started from records: the row policy's columns, else NULL */
+    const uint8_t **rvals; /* a record's column values (wk_pg_row_parse) */
+    int *rlens;
     uint64_t rows;      /* rows encoded */
     bool failed;        /* timed out or broken: only end is allowed, it returns fail_st */
     wk_status fail_st;  /* why */
@@ -88,6 +91,9 @@ static void copy_in_release(wk_pq_copy_in *c)
     free(c->names);
     free(c->oids);
     free(c->enc);
+    wk_pg_rowdesc_free(c->rd);
+    free(c->rvals);
+    free(c->rlens);
     wk_buf_free(&c->buf);
     free(c);
 }
@@ -364,4 +370,175 @@ WK_API wk_status wk_pq_copy_in_end(wk_pq_copy_in *c, const char *abort_reason, u
     (void)PQsetnonblocking(conn->pg, 0);
     copy_in_release(c);
     return st;
+}
+
+/* ---- records of the row policy ---- */
+
+/* The json/jsonb columns of `table` (their names, malloc'd, into *names[0..*n)): a record of
+ * the row policy leaves a SQL NULL there out, so the first record cannot name them all. */
+static wk_status json_columns(wk_pq_conn *conn, const char *table, char ***names, size_t *n,
+                              wk_error *err)
+{
+    *names = NULL;
+    *n = 0;
+    const char *pv[1] = {table};
+    if (!PQsendQueryParams(conn->pg,
+                           "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = "
+                           "$1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                           1, NULL, pv, NULL, NULL, 0)) {
+        return wk__pq_take_error(conn, NULL, "cannot send the query", err);
+    }
+    PGresult *r = NULL;
+    wk_status st = wk__pq_wait(conn, &r, err);
+    if (st == WK_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        st = wk__pq_take_error(conn, r, "cannot read the table's columns", err);
+    }
+    int rows = st == WK_OK ? PQntuples(r) : 0;
+    if (rows > 0) {
+        *names = calloc((size_t)rows, sizeof **names);
+        st = *names != NULL ? WK_OK : wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    for (int k = 0; k < rows && st == WK_OK; k++) {
+        wk_pg_oid oid = (wk_pg_oid)strtoul(PQgetvalue(r, k, 1), NULL, 10);
+        bool is_array = false;
+        const wk_pg_codec *codec = wk_pg_registry_codec_for(conn->reg, oid, &is_array);
+        if (codec == NULL || is_array ||
+            (strcmp(codec->name, "json") != 0 && strcmp(codec->name, "jsonb") != 0)) {
+            continue;
+        }
+        const char *name = PQgetvalue(r, k, 0);
+        (*names)[*n] = malloc(strlen(name) + 1);
+        if ((*names)[*n] == NULL) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        memcpy((*names)[*n], name, strlen(name) + 1);
+        (*n)++;
+    }
+    PQclear(r);
+    return st;
+}
+
+/* Public (wirekit/pq.h): the given columns plus the table's json/jsonb columns not given,
+ * started as a binary COPY, with a row description over them for wk_pg_row_parse. */
+WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table,
+                                             const char *const *columns, size_t n,
+                                             const wk_pg_row_opts *opts, wk_pq_copy_in **out,
+                                             wk_error *err)
+{
+    *out = NULL;
+    if (conn == NULL || table == NULL || (columns == NULL && n > 0) || n > 1600) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0, "COPY in needs a table and 0 to 1600 columns");
+    }
+    wk__pq_clear_error(conn);
+    conn->message[0] = '\0';
+    if (conn->broken) {
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
+    }
+    char **json = NULL;
+    size_t njson = 0;
+    wk_status st = json_columns(conn, table, &json, &njson, err);
+    const char **all = st == WK_OK ? calloc(n + njson + 1, sizeof *all) : NULL;
+    wk_pg_kind *kinds = st == WK_OK ? calloc(n + njson + 1, sizeof *kinds) : NULL;
+    if (st == WK_OK && (all == NULL || kinds == NULL)) {
+        st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n && st == WK_OK; i++) {
+        all[total++] = columns[i];
+    }
+    for (size_t j = 0; j < njson && st == WK_OK; j++) {
+        bool given = false;
+        for (size_t i = 0; i < n && !given; i++) {
+            given = strcmp(columns[i], json[j]) == 0;
+        }
+        if (!given) {
+            all[total++] = json[j];
+        }
+    }
+    for (size_t i = 0; i < total; i++) {
+        kinds[i] = WK_PG_KIND_TEXT; /* resolves (and so checks) a binary encoder per column */
+    }
+    wk_pq_copy_in *c = NULL;
+    if (st == WK_OK) {
+        st = wk_pq_copy_in_start(conn, table, all, kinds, total, &c, err);
+    }
+    wk_pg_row_col *rc = st == WK_OK ? calloc(total + 1, sizeof *rc) : NULL;
+    if (st == WK_OK && rc == NULL) {
+        st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+    }
+    for (size_t i = 0; i < total && st == WK_OK; i++) {
+        rc[i].name = c->names[i];
+        rc[i].oid = c->oids[i];
+        rc[i].typmod = -1;
+        rc[i].format = WK_PG_BINARY;
+    }
+    if (st == WK_OK) {
+        st = wk_pg_rowdesc_new(conn->reg, rc, total, opts, NULL, &c->rd, err);
+    }
+    if (st == WK_OK) {
+        c->rvals = calloc(total + 1, sizeof *c->rvals);
+        c->rlens = calloc(total + 1, sizeof *c->rlens);
+        if (c->rvals == NULL || c->rlens == NULL) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory");
+        }
+    }
+    if (st != WK_OK && c != NULL) {
+        wk_error ignore;
+        (void)wk_pq_copy_in_end(c, "wirekit: the copy could not be set up", NULL, &ignore);
+        c = NULL;
+    }
+    for (size_t j = 0; j < njson; j++) {
+        free(json[j]);
+    }
+    free(json);
+    free(all);
+    free(kinds);
+    free(rc);
+    *out = c;
+    return st;
+}
+
+/* Public: one record's values (wk_pg_row_parse) as one tuple, whole or not at all. */
+WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err)
+{
+    if (c->rd == NULL) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "the COPY was not started from records");
+    }
+    if (c->failed) {
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "the COPY was aborted");
+    }
+    wk_status st = wk_pg_row_parse(c->rd, rec, c->rvals, c->rlens, err);
+    if (st != WK_OK) {
+        size_t col = wk_pg_row_column(c->rd);
+        const char *why = err != NULL && err->msg != NULL ? err->msg : wk_status_str(st);
+        if (col < c->ncols) {
+            snprintf(c->conn->message, sizeof c->conn->message, "column \"%s\": %s",
+                     c->names[col], why);
+            if (err != NULL) {
+                err->offset = col;
+            }
+        } else {
+            /* a key that is no column: err->offset stays the key's place in the record */
+            snprintf(c->conn->message, sizeof c->conn->message, "%s", why);
+        }
+        return st;
+    }
+    size_t start = c->buf.len;
+    uint8_t w[4];
+    wk__pg_put16(w, (uint16_t)c->ncols);
+    st = wk_buf_append(&c->buf, w, 2);
+    for (size_t i = 0; i < c->ncols && st == WK_OK; i++) {
+        wk__pg_put32(w, c->rlens[i] < 0 ? UINT32_MAX : (uint32_t)c->rlens[i]);
+        st = wk_buf_append(&c->buf, w, 4);
+        if (st == WK_OK && c->rlens[i] > 0) {
+            st = wk_buf_append(&c->buf, c->rvals[i], (size_t)c->rlens[i]);
+        }
+    }
+    if (st != WK_OK) {
+        c->buf.len = start;
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a tuple");
+    }
+    c->rows++;
+    return c->buf.len >= COPY_IN_CHUNK ? put(c, err) : WK_OK;
 }

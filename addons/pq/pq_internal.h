@@ -25,6 +25,7 @@ struct wk_pq_conn {
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
+    size_t max_value;    /* COPY out: the largest field held (wk_pq_set_max_value_bytes) */
 };
 
 /* Records the error of `r` (NULL: the connection's own message) as the connection's last
@@ -213,6 +214,9 @@ typedef struct wk__pq_slices {
  * WK_ERR_ARG when the plan's column count or the row does not match the result. */
 wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
                         wk__pq_slices *s, wk_error *err);
+/* The same for `n` columns without a plan (a row description's). */
+wk_status wk__pq_gather_n(size_t n, const PGresult *res, int row, wk__pq_slices *s,
+                          wk_error *err);
 void wk__pq_slices_release(wk__pq_slices *s);
 
 #endif

@@ -50,7 +50,13 @@ WK_API wk_status wk_pq_plan(const wk_pq_conn *conn, const PGresult *res, const w
 wk_status wk__pq_gather(const wk_pg_plan *plan, const PGresult *res, int row,
                         wk__pq_slices *s, wk_error *err)
 {
-    size_t n = wk_pg_plan_ncols(plan);
+    return wk__pq_gather_n(wk_pg_plan_ncols(plan), res, row, s, err);
+}
+
+/* Contract in pq_internal.h: the slices of `n` columns (n must be res's column count). */
+wk_status wk__pq_gather_n(size_t n, const PGresult *res, int row, wk__pq_slices *s,
+                          wk_error *err)
+{
     if ((int)n != PQnfields(res) || row < 0 || row >= PQntuples(res)) {
         return wk__pg_fail(err, WK_ERR_ARG, 0, "row or plan does not match the result");
     }
@@ -121,6 +127,45 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
     wk_status st = wk__pq_gather(plan, res, row, &s, err);
     if (st == WK_OK) {
         st = wk_pg_plan_value_row(plan, s.vals, s.lens, arena, out, err);
+        wk__pq_slices_release(&s);
+    }
+    return st;
+}
+
+/* Public (wirekit/pq.h): the row policy's description of res's columns, each column's name,
+ * type, typmod and format from libpq. */
+WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+                                   const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
+                                   wk_error *err)
+{
+    *out = NULL;
+    int n = PQnfields(res);
+    wk_pg_row_col stack[32];
+    wk_pg_row_col *cols = n <= 32 ? stack : malloc((size_t)n * sizeof *cols);
+    if (cols == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a row description");
+    }
+    for (int i = 0; i < n; i++) {
+        cols[i].name = PQfname(res, i);
+        cols[i].oid = PQftype(res, i);
+        cols[i].typmod = PQfmod(res, i);
+        cols[i].format = PQfformat(res, i) == 1 ? WK_PG_BINARY : WK_PG_TEXT;
+    }
+    wk_status st = wk_pg_rowdesc_new(conn->reg, cols, (size_t)n, opts, NULL, out, err);
+    if (cols != stack) {
+        free(cols);
+    }
+    return st;
+}
+
+/* Public: row `row` of res as one record appended to out (whole or nothing). */
+WK_API wk_status wk_pq_row_append(wk_pg_rowdesc *d, const PGresult *res, int row, wk_buf *out,
+                                  wk_error *err)
+{
+    wk__pq_slices s;
+    wk_status st = wk__pq_gather_n(wk_pg_rowdesc_ncols(d), res, row, &s, err);
+    if (st == WK_OK) {
+        st = wk_pg_row_append(d, s.vals, s.lens, out, err);
         wk__pq_slices_release(&s);
     }
     return st;

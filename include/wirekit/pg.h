@@ -225,6 +225,12 @@ typedef struct wk_pg_array_in {
  *  underflow to zero) instead of WK_EV_RAWNUM with their exact text, which binary writers
  *  (MessagePack) write as a string; a number beyond those stays WK_EV_RAWNUM. */
 #define WK_PG_EV_JSON_NUMBERS 0x02u
+/** Flag of wk_pg_events: finite numerics as WK_EV_UINT / WK_EV_INT when integral and within
+ *  64 bits, else as WK_EV_FLOAT when the nearest double's shortest digits are the same number
+ *  (2.50 -> 2.5; 0.1 -> 0.1), else WK_EV_RAWNUM with the exact text; for binary writers
+ *  (MessagePack), which write WK_EV_RAWNUM as a string. Without it numerics are
+ *  WK_EV_RAWNUM. */
+#define WK_PG_EV_NUMERIC_NUMBERS 0x04u
 
 /** Default cap on the text of one value rendered client-side (a record's text output, whose
  *  size can double per nesting level under PostgreSQL's quoting rules): 64 MiB. */

@@ -131,6 +131,12 @@ WK_API wk_status wk_pq_exec(wk_pq_conn *conn, const char *sql, const wk_pq_param
 /** wk_pq_send flag: the simple query protocol: several statements separated by ';', no
  *  parameters, text results. */
 #define WK_PQ_SEND_SIMPLE 0x02u
+/** wk_pq_send flag: without parameters, SQL that is one statement goes through the extended
+ *  protocol like any other (binary results, so records and nested values are never rendered
+ *  as text by the server), and only SQL the server refuses to prepare as one statement
+ *  (several statements separated by ';', SQLSTATE 42601) is sent again with the simple
+ *  protocol (text results). One more round trip for the describe, as without the flag. */
+#define WK_PQ_SEND_SIMPLE_IF_MANY 0x04u
 
 /**
  * Sends `sql` like wk_pq_exec (same parameter encoding and result-format choice) without

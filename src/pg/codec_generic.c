@@ -280,6 +280,100 @@ static wk_status emit_json(const wk_slice *s, const wk_pg_events *ev, wk_error *
     return st;
 }
 
+/* The significant digits of a decimal text (no sign, no exponent: numeric_out's form)
+ * without leading and trailing zeros, into sig[0..*len) (at most `cap`, else false), and the
+ * decimal exponent of the first of them; false for zero. */
+static bool significant_digits(const uint8_t *s, size_t n, char *sig, size_t cap, size_t *len,
+                               int *exp10)
+{
+    size_t dot = 0;
+    while (dot < n && s[dot] != '.') {
+        dot++;
+    }
+    size_t first = 0;
+    while (first < n && (s[first] == '0' || s[first] == '.')) {
+        first++;
+    }
+    if (first == n) {
+        return false;
+    }
+    /* the exponent of the first significant digit: its place relative to the point */
+    *exp10 = first < dot ? (int)(dot - first) - 1 : -(int)(first - dot);
+    size_t last = n;
+    while (last > first && (s[last - 1] == '0' || s[last - 1] == '.')) {
+        last--; /* trailing zeros say nothing (1e30, 2.50) */
+    }
+    size_t k = 0;
+    for (size_t i = first; i < last; i++) {
+        if (s[i] == '.') {
+            continue;
+        }
+        if (k == cap) {
+            return false;
+        }
+        sig[k++] = (char)s[i];
+    }
+    *len = k;
+    return true;
+}
+
+/* The numeric rule of WK_PG_EV_NUMERIC_NUMBERS over numeric_out's text s[0..n): an integer
+ * when integral and within 64 bits, else a double when its shortest digits are the same
+ * number; false: only the text holds it. */
+static bool numeric_as_number(const uint8_t *s, size_t n, wk_event *x)
+{
+    bool neg = n > 0 && s[0] == '-';
+    const uint8_t *d = s + neg;
+    size_t dn = n - neg, dot = 0;
+    while (dot < dn && d[dot] != '.') {
+        dot++;
+    }
+    bool integral = true;
+    for (size_t i = dot + 1; i < dn; i++) {
+        integral = integral && d[i] == '0';
+    }
+    if (integral) {
+        uint64_t u = 0;
+        bool fits = dot > 0;
+        for (size_t i = 0; i < dot && fits; i++) {
+            unsigned digit = (unsigned)(d[i] - '0');
+            fits = u <= (UINT64_MAX - digit) / 10;
+            u = u * 10 + digit;
+        }
+        if (fits && (!neg || u == 0)) {
+            x->type = WK_EV_UINT;
+            x->v.u = u;
+            return true;
+        }
+        if (fits && u <= (uint64_t)INT64_MAX + 1) {
+            x->type = WK_EV_INT;
+            x->v.i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+            return true;
+        }
+    }
+    double f;
+    if (!wk__pg_parse_float(s, n, false, &f) || !isfinite(f) || f == 0) {
+        return false;
+    }
+    char sig[24], dig[20];
+    size_t slen = 0;
+    int sexp = 0, dexp = 0;
+    if (!significant_digits(d, dn, sig, sizeof sig, &slen, &sexp)) {
+        return false; /* more digits than any double's shortest form */
+    }
+    int dlen = wk__pg_shortest(fabs(f), false, dig, &dexp);
+    while (dlen > 0 && dig[dlen - 1] == '0') {
+        dlen--;
+    }
+    if ((size_t)dlen != slen || dexp != sexp || memcmp(sig, dig, slen) != 0) {
+        return false;
+    }
+    x->type = WK_EV_FLOAT;
+    x->f32 = false;
+    x->v.f = f;
+    return true;
+}
+
 /* Contract in pg_interface.h. Non-finite floats and non-finite numerics go as strings
  * ("NaN", "Infinity") because no event format has them as numbers; finite numerics go as
  * RAWNUM so that no digit is lost. `scratch` may be fixed-size: WK_ERR_LIMIT then asks the
@@ -325,6 +419,11 @@ wk_status wk__pg_emit_native(const wk__pg_type *t, const wk__pg_native *v,
         st = t->write_text(v, scratch);
         if (st != WK_OK) {
             return st;
+        }
+        if ((ev->flags & WK_PG_EV_NUMERIC_NUMBERS) &&
+            (v->num.sign == WK_PG_NUMERIC_POS || v->num.sign == WK_PG_NUMERIC_NEG) &&
+            numeric_as_number(scratch->data, scratch->len, &x)) {
+            return send(ev, &x);
         }
         return send_text(ev,
                          v->num.sign == WK_PG_NUMERIC_POS || v->num.sign == WK_PG_NUMERIC_NEG
@@ -548,7 +647,9 @@ wk_status wk__pg_dec_value(const wk_pg_decoder *d, const uint8_t *p, size_t n, v
     wk_buf_init(&b.items, NULL, 0);
     wk_buf_init(&b.frames, NULL, 0);
     wk_sink sink = {builder_event, builder_error, &b};
-    wk_pg_events ev = {&sink, 0, NULL, 0};
+    /* json/jsonb numbers become the tree's numbers, as a JSON library reads them;
+     * numerics keep their exact text (WK_VAL_RAWNUM) */
+    wk_pg_events ev = {&sink, WK_PG_EV_JSON_NUMBERS, NULL, 0};
     wk_status st = ed.fn(&ed, p, n, &ev, arena, err);
     if (st == WK_OK && !b.done) {
         st = wk__pg_fail(err, WK_ERR_STATE, 0, "value tree is incomplete");

@@ -268,6 +268,12 @@ int32_t wk__pg_date2j(int year, int month, int day);
 extern const wk_pg_codec wk__pg_hstore_codec;
 extern const wk_pg_codec wk__pg_composite_codec;
 
+/* A catalog composite's attributes (record.c): their number, and field i's type and name
+ * (valid as long as the composite). */
+size_t wk__pg_composite_natts(const wk_pg_composite *c);
+wk_pg_oid wk__pg_composite_type(const wk_pg_composite *c, size_t i);
+wk_slice wk__pg_composite_name(const wk_pg_composite *c, size_t i);
+
 /* Registry rows (registry.c) used by array encoders to reach element encoders. */
 const wk_pg_encoder *wk__pg_elem_encoder(const wk_pg_encoder *e, wk_pg_kind kind);
 

@@ -225,3 +225,24 @@ WK_API wk_status wk_pg_plan_value_row(const wk_pg_plan *plan, const uint8_t *con
     out->u.pairs = pairs;
     return WK_OK;
 }
+
+/* Public (wirekit/pg.h): a row description over the plan's columns: each column's name, and
+ * the type and format its decoder was resolved for (typmods are not in a plan: -1). */
+WK_API wk_status wk_pg_rowdesc_from_plan(const wk_pg_plan *plan, const wk_pg_row_opts *opts,
+                                         wk_pg_rowdesc **out, wk_error *err)
+{
+    *out = NULL;
+    wk_pg_row_col *cols = wk_alloc(plan->alloc, (plan->ncols + 1) * sizeof *cols);
+    if (cols == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a row description");
+    }
+    for (size_t i = 0; i < plan->ncols; i++) {
+        cols[i].name = plan->cols[i].name;
+        cols[i].oid = plan->cols[i].dec->oid;
+        cols[i].typmod = -1;
+        cols[i].format = (wk_pg_format)plan->cols[i].dec->format;
+    }
+    wk_status st = wk_pg_rowdesc_new(plan->reg, cols, plan->ncols, opts, plan->alloc, out, err);
+    wk_free(plan->alloc, cols, (plan->ncols + 1) * sizeof *cols);
+    return st;
+}

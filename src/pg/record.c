@@ -14,6 +14,7 @@
  * registry -> text / one string event / a value tree.
  * a field type without one makes the whole value WK_ERR_UNSUPPORTED (sent as text).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "pg/pg_interface.h"
@@ -24,11 +25,12 @@ _Static_assert(WK_PG_MAX_RECORD_DEPTH == 100u, "a message below says 100 levels"
 /* A record literal or a binary record with more fields than this is refused. */
 #define MAX_FIELDS 1664 /* PostgreSQL's MaxTupleAttributeNumber */
 
-/* A catalog composite: its attributes' types, with their names, in one arena. */
+/* A catalog composite: its attributes' types and names, in one arena. */
 struct wk_pg_composite {
     size_t natts;
     wk_pg_oid *types;
-    wk_arena arena; /* names and types */
+    wk_slice *names; /* the attribute names: the keys of the record's objects */
+    wk_arena arena;  /* names and types */
 };
 
 /* Public (wirekit/pg.h): a composite from the catalog's attribute names and types (the lists
@@ -42,8 +44,6 @@ wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a composite type");
     }
     wk_arena_init(&c->arena, NULL, 0);
-    (void)names;
-    (void)nlen;
     wk_pg_array a;
     wk_status st = wk__pg_array_parse(WK_PG_TEXT, 0, (const uint8_t *)types, tlen, &a, err);
     if (st == WK_OK && a.ndim > 1) {
@@ -72,6 +72,37 @@ wk_status wk_pg_composite_new(const char *names, size_t nlen, const char *types,
         }
         if (st == WK_OK) {
             c->types[i] = (wk_pg_oid)v;
+        }
+    }
+    /* the names, one per type (the catalog query aggregates both in attnum order) */
+    wk_pg_array na;
+    if (st == WK_OK) {
+        st = wk__pg_array_parse(WK_PG_TEXT, 0, (const uint8_t *)names, nlen, &na, err);
+    }
+    if (st == WK_OK && na.nitems != c->natts) {
+        st = wk__pg_fail(err, WK_ERR_SYNTAX, 0, "attribute names and types differ in number");
+    }
+    if (st == WK_OK) {
+        c->names = wk_arena_alloc(&c->arena, (c->natts + 1) * sizeof(wk_slice), 8);
+        if (c->names == NULL) {
+            st = wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a composite type");
+        }
+    }
+    wk_pg_array_iter_init(&it, &na, &c->arena);
+    for (size_t i = 0; st == WK_OK && i < c->natts; i++) {
+        const uint8_t *p;
+        size_t n;
+        bool isn;
+        st = wk_pg_array_next(&it, &p, &n, &isn, err);
+        if (st == WK_OK && isn) {
+            st = wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid attribute name list");
+        }
+        if (st == WK_OK) {
+            char *name = wk_arena_strndup(&c->arena, p, n);
+            c->names[i].ptr = name;
+            c->names[i].len = n;
+            st = name != NULL ? WK_OK
+                              : wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for a composite");
         }
     }
     if (st != WK_OK) {
@@ -201,6 +232,55 @@ static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
     return st == WK_OK ? wk_buf_push(out, ')') : st;
 }
 
+/* Splits the next field of a text record p[0..n) (record_out's syntax, parentheses checked by
+ * the caller) starting at *i: unquotes it into `field` (quotes with "" and backslash escapes)
+ * and leaves *i at the comma or the closing parenthesis. *present is false for an empty
+ * unquoted field (NULL). */
+static wk_status next_text_field(const uint8_t *p, size_t n, size_t *i, wk_buf *field,
+                                 bool *present, wk_error *err)
+{
+    size_t k = *i;
+    wk_status st = WK_OK;
+    wk_buf_clear(field);
+    *present = false;
+    while (k < n - 1 && p[k] != ',' && st == WK_OK) {
+        *present = true;
+        if (p[k] == '"') {
+            k++;
+            for (;;) {
+                if (k >= n - 1) {
+                    *i = k;
+                    return wk__pg_fail(err, WK_ERR_SYNTAX, k, "unterminated quote in record");
+                }
+                if (p[k] == '"' && k + 1 < n - 1 && p[k + 1] == '"') {
+                    st = wk_buf_push(field, '"');
+                    k += 2;
+                } else if (p[k] == '"') {
+                    k++;
+                    break;
+                } else if (p[k] == '\\' && k + 1 < n - 1) {
+                    st = wk_buf_push(field, p[k + 1]);
+                    k += 2;
+                } else {
+                    st = wk_buf_push(field, p[k]);
+                    k++;
+                }
+                if (st != WK_OK) {
+                    break;
+                }
+            }
+        } else if (p[k] == '\\' && k + 1 < n - 1) {
+            st = wk_buf_push(field, p[k + 1]);
+            k += 2;
+        } else {
+            st = wk_buf_push(field, p[k]);
+            k++;
+        }
+    }
+    *i = k;
+    return st;
+}
+
 /* A text-format record: split as record_in does, each field re-rendered through its type's
  * decoder when the composite's types are known (so nested values come out canonical), else
  * passed through. */
@@ -224,53 +304,15 @@ static wk_status render_text(const wk_pg_decoder *d, const uint8_t *p, size_t n,
             st = wk__pg_fail(err, WK_ERR_SYNTAX, i, "too many fields in record value");
             break;
         }
-        wk_buf_clear(&field);
-        bool quoted = false, any = false;
-        while (i < n - 1 && p[i] != ',') {
-            any = true;
-            if (p[i] == '"') {
-                quoted = true;
-                i++;
-                for (;;) {
-                    if (i >= n - 1) {
-                        st = wk__pg_fail(err, WK_ERR_SYNTAX, i, "unterminated quote in record");
-                        break;
-                    }
-                    if (p[i] == '"' && i + 1 < n - 1 && p[i + 1] == '"') {
-                        st = wk_buf_push(&field, '"');
-                        i += 2;
-                    } else if (p[i] == '"') {
-                        i++;
-                        break;
-                    } else if (p[i] == '\\' && i + 1 < n - 1) {
-                        st = wk_buf_push(&field, p[i + 1]);
-                        i += 2;
-                    } else {
-                        st = wk_buf_push(&field, p[i]);
-                        i++;
-                    }
-                    if (st != WK_OK) {
-                        break;
-                    }
-                }
-            } else if (p[i] == '\\' && i + 1 < n - 1) {
-                st = wk_buf_push(&field, p[i + 1]);
-                i += 2;
-            } else {
-                st = wk_buf_push(&field, p[i]);
-                i++;
-            }
-            if (st != WK_OK) {
-                break;
-            }
-        }
+        bool present = false;
+        st = next_text_field(p, n, &i, &field, &present, err);
         if (st != WK_OK) {
             break;
         }
         if (k > 0) {
             st = wk_buf_push(out, ',');
         }
-        if (st == WK_OK && (any || quoted)) {
+        if (st == WK_OK && present) {
             st = field_text(d, c->types[k], WK_PG_TEXT, field.data, field.len, out, arena, err);
         }
         if (i >= n - 1) {
@@ -301,31 +343,190 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
     return st;
 }
 
-/* The EVENTS-kind decoder: the record's text as one string event, built in a buffer capped at
- * ev->max_text. */
+/* ---- records as objects (events, and so value trees) ---- */
+
+/* One event to the caller's sink; a sink failure without a message gets one. */
+static wk_status send_ev(const wk_pg_events *ev, wk_event_type t, const char *s, size_t len,
+                         uint32_t count, wk_error *err)
+{
+    wk_event x;
+    x.type = t;
+    x.f32 = false;
+    if (t == WK_EV_STR) {
+        x.v.str.ptr = s;
+        x.v.str.len = len;
+    } else {
+        x.v.count = count;
+    }
+    wk_status st = ev->sink->event(ev->sink->self, &x);
+    if (st != WK_OK && err != NULL && err->msg == NULL) {
+        wk__pg_fail(err, st, 0, "the event sink failed");
+    }
+    return st;
+}
+
+/* The key of field i: the catalog composite's attribute name, or row_to_json's f1, f2, ... for
+ * an anonymous record. */
+static wk_status send_key(const wk_pg_events *ev, const wk_pg_composite *c, size_t i,
+                          wk_error *err)
+{
+    if (c != NULL) {
+        return send_ev(ev, WK_EV_STR, c->names[i].ptr, c->names[i].len, 0, err);
+    }
+    char key[16];
+    int len = snprintf(key, sizeof key, "f%zu", i + 1);
+    return send_ev(ev, WK_EV_STR, key, (size_t)len, 0, err);
+}
+
+/* One field's value as events, through its type's EVENTS decoder (nesting budget counted). */
+static wk_status field_events(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format f,
+                              const uint8_t *p, size_t n, const wk_pg_events *ev,
+                              wk_arena *arena, wk_error *err)
+{
+    const wk_pg_decoder *fd =
+        d->reg != NULL ? wk_pg_registry_find_decoder(d->reg, type, f, WK_PG_KIND_EVENTS) : NULL;
+    if (fd == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOT_FOUND, 0, "no decoder for a composite field's type");
+    }
+    return wk__pg_decode_part(fd, p, n, (void *)ev, arena, err);
+}
+
+/* record_send's layout as a map of field name -> value, each field decoded where it lies:
+ * one pass over the bytes, whatever the nesting (no text is built, so nothing doubles). */
+static wk_status events_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n,
+                            const wk_pg_events *ev, wk_arena *arena, wk_error *err)
+{
+    const wk_pg_composite *c = d->codec->data;
+    if (n < 4) {
+        return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary record needs a field count");
+    }
+    int32_t nf = (int32_t)wk__pg_be32(p);
+    if (nf < 0 || nf > MAX_FIELDS || (size_t)nf * 8 > n - 4) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid field count in binary record");
+    }
+    if (c != NULL && (size_t)nf != c->natts) {
+        return wk__pg_fail(err, WK_ERR_TYPE, 0, "binary record has the wrong number of fields");
+    }
+    size_t pos = 4;
+    wk_status st = send_ev(ev, WK_EV_MAP, NULL, 0, (uint32_t)nf, err);
+    for (int32_t i = 0; i < nf && st == WK_OK; i++) {
+        if (n - pos < 8) {
+            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos, "binary record field is truncated");
+        }
+        wk_pg_oid type = wk__pg_be32(p + pos);
+        int32_t len = (int32_t)wk__pg_be32(p + pos + 4);
+        pos += 8;
+        if (c != NULL && type != c->types[i]) {
+            return wk__pg_fail(err, WK_ERR_TYPE, pos - 8, "wrong type in binary record field");
+        }
+        if (len != -1 && (len < 0 || (size_t)len > n - pos)) {
+            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos - 4,
+                               "binary record field length goes past the end");
+        }
+        st = send_key(ev, c, (size_t)i, err);
+        if (st == WK_OK && len == -1) {
+            st = send_ev(ev, WK_EV_NIL, NULL, 0, 0, err);
+        } else if (st == WK_OK) {
+            st = field_events(d, type, WK_PG_BINARY, p + pos, (size_t)len, ev, arena, err);
+            if (st != WK_OK && err != NULL) {
+                err->offset += pos;
+            }
+            pos += (size_t)len;
+        }
+    }
+    if (st == WK_OK && pos != n) {
+        return wk__pg_fail(err, WK_ERR_TRAILING, pos, "bytes left after the last record field");
+    }
+    return st == WK_OK ? send_ev(ev, WK_EV_END, NULL, 0, 0, err) : st;
+}
+
+/* A text record as a map: fields split as record_in does; a catalog composite's fields are
+ * decoded by their types, an anonymous record's are strings (the text says no more). Each
+ * level unquotes its fields once into a buffer of its own, which is smaller than its input,
+ * so the work is linear in the size of the text. */
+static wk_status events_text(const wk_pg_decoder *d, const uint8_t *p, size_t n,
+                             const wk_pg_events *ev, wk_arena *arena, wk_error *err)
+{
+    const wk_pg_composite *c = d->codec->data;
+    if (n < 2 || p[0] != '(' || p[n - 1] != ')') {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "record value must be in parentheses");
+    }
+    /* count the fields first: a map announces its size */
+    size_t nf = 0, i = 1;
+    wk_buf field;
+    wk_buf_init(&field, NULL, 0);
+    wk_status st = WK_OK;
+    for (;;) {
+        bool present = false;
+        st = next_text_field(p, n, &i, &field, &present, err);
+        if (st != WK_OK) {
+            wk_buf_free(&field);
+            return st;
+        }
+        nf++;
+        if (i >= n - 1) {
+            break;
+        }
+        i++;
+    }
+    if (n == 2) {
+        nf = c != NULL ? c->natts : 0; /* "()" : a record without fields */
+    }
+    if (nf > MAX_FIELDS || (c != NULL && nf != c->natts)) {
+        wk_buf_free(&field);
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "wrong number of fields in record value");
+    }
+    st = send_ev(ev, WK_EV_MAP, NULL, 0, (uint32_t)nf, err);
+    i = 1;
+    for (size_t k = 0; k < nf && st == WK_OK; k++) {
+        bool present = false;
+        size_t at = i;
+        st = next_text_field(p, n, &i, &field, &present, err);
+        st = st == WK_OK ? send_key(ev, c, k, err) : st;
+        if (st == WK_OK && !present) {
+            st = send_ev(ev, WK_EV_NIL, NULL, 0, 0, err);
+        } else if (st == WK_OK && c == NULL) {
+            st = send_ev(ev, WK_EV_STR, field.data != NULL ? (const char *)field.data : "",
+                         field.len, 0, err);
+        } else if (st == WK_OK) {
+            st = field_events(d, c->types[k], WK_PG_TEXT, field.data, field.len, ev, arena,
+                              err);
+            if (st != WK_OK && err != NULL) {
+                err->offset = at; /* unquoted bytes do not map back one to one */
+            }
+        }
+        i++; /* the comma */
+    }
+    wk_buf_free(&field);
+    return st == WK_OK ? send_ev(ev, WK_EV_END, NULL, 0, 0, err) : st;
+}
+
+/* The EVENTS-kind decoder: the record as a map keyed by field name, as row_to_json. */
 static wk_status dec_events(const wk_pg_decoder *d, const uint8_t *p, size_t n, void *out,
                             wk_arena *arena, wk_error *err)
 {
     const wk_pg_events *ev = out;
-    wk_buf b;
-    wk_buf_init(&b, NULL, ev->max_text != 0 ? ev->max_text : WK_PG_MAX_TEXT_DEFAULT);
     if (err != NULL) {
         err->msg = NULL;
     }
-    wk_status st = dec_text(d, p, n, &b, arena, err);
-    if (st == WK_OK) {
-        wk_event x;
-        x.type = WK_EV_STR;
-        x.f32 = false;
-        x.v.str.ptr = (const char *)b.data;
-        x.v.str.len = b.len;
-        st = ev->sink->event(ev->sink->self, &x);
-        if (st != WK_OK) {
-            wk__pg_fail(err, st, 0, "the event sink failed");
-        }
-    }
-    wk_buf_free(&b);
-    return st;
+    return d->format == WK_PG_BINARY ? events_bin(d, p, n, ev, arena, err)
+                                     : events_text(d, p, n, ev, arena, err);
+}
+
+/* Internal (pg_interface.h): a composite's attributes, for the row policy's COPY in. */
+size_t wk__pg_composite_natts(const wk_pg_composite *c)
+{
+    return c->natts;
+}
+
+wk_pg_oid wk__pg_composite_type(const wk_pg_composite *c, size_t i)
+{
+    return c->types[i];
+}
+
+wk_slice wk__pg_composite_name(const wk_pg_composite *c, size_t i)
+{
+    return c->names[i];
 }
 
 /* ---- encoding from text ---- */

@@ -51,16 +51,31 @@ wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const u
                           size_t n, void *out, wk_arena *arena, wk_error *err)
 {
     const wk_pg_events *ev = out;
+    size_t cap = ev->max_text != 0 ? ev->max_text : WK_PG_MAX_TEXT_DEFAULT;
     wk_buf local;
     wk_buf *scratch = ev->scratch;
     if (scratch == NULL) {
-        wk_buf_init(&local, NULL, 0);
+        wk_buf_init(&local, NULL, cap);
         scratch = &local;
     }
     wk_buf_clear(scratch);
+    /* The text of a range over composites over ranges can double per level: the cap bounds
+     * what is held while it is rendered, not only what is handed on (a buffer that grew past
+     * it for an earlier value keeps its room, but no more is allocated). */
+    size_t saved_max = scratch->max;
+    if (scratch->max > cap && scratch->cap <= cap) {
+        scratch->max = cap;
+    }
     wk_pg_decoder td = *d;
     td.kind = WK_PG_KIND_TEXT;
     wk_status st = wk__pg_r_text(t, &td, p, n, scratch, arena, err);
+    scratch->max = saved_max;
+    if (st == WK_OK && scratch->len > cap) {
+        st = wk__pg_fail(err, WK_ERR_LIMIT, 0, "value text larger than the cap on a value's text");
+    } else if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL) {
+        wk__pg_fail(err, WK_ERR_LIMIT, 0, "value text larger than the cap on a value's text");
+        st = WK_ERR_LIMIT;
+    }
     if (st == WK_OK) {
         wk_event x;
         x.type = WK_EV_STR;

@@ -8,9 +8,9 @@
  * (pq_repl_spill.c) and comes back through the same handlers at its Stream Commit, Relation
  * messages included: they describe the table as that transaction saw it.
  *
- * Type messages are not needed: the registry snapshot of the catalog connection already
- * holds the database's own types, and a type it does not know is read through the text
- * fallback of the row policy.
+ * Type messages matter only for a type made after the stream opened: the registry snapshot
+ * of the catalog connection holds the database's own types as they were then, so an unknown
+ * one has the catalog read again (pq_repl_stream.c) and the table descriptions rebound.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -258,6 +258,47 @@ static wk_status deliver_truncate(wk_pq_changes *s, const wk__pgo_msg *m, uint64
     return st;
 }
 
+/* A Type message: a type of the database's own, sent before the Relation that uses it. One
+ * the registry snapshot does not know (made after the stream opened) has the catalog read
+ * again; a type no codec knows even then is remembered, so it costs one refresh. */
+static wk_status type_seen(wk_pq_changes *s, uint32_t oid, wk_error *err)
+{
+    if (s->sql == NULL ||
+        wk_pg_registry_find_decoder(s->reg, oid, WK_PG_TEXT, WK_PG_KIND_EVENTS) != NULL) {
+        return WK_OK;
+    }
+    for (size_t i = 0; i < s->nunknown; i++) {
+        if (s->unknown[i] == oid) {
+            return WK_OK;
+        }
+    }
+    wk_status st = wk__repl_refresh_registry(s, err);
+    if (st == WK_OK &&
+        wk_pg_registry_find_decoder(s->reg, oid, WK_PG_TEXT, WK_PG_KIND_EVENTS) == NULL) {
+        s->unknown[s->nunknown++ % WK__REPL_MAX_UNKNOWN] = oid;
+        s->nunknown = s->nunknown > WK__REPL_MAX_UNKNOWN ? WK__REPL_MAX_UNKNOWN : s->nunknown;
+    }
+    return st;
+}
+
+/* Internal: see pq_repl_internal.h. */
+void wk__repl_rebind(wk_pq_changes *s)
+{
+    const wk_pg_decoder *as_text = wk_pg_registry_find_decoder(s->reg, 25, WK_PG_TEXT,
+                                                               WK_PG_KIND_TEXT);
+    for (size_t i = 0; i < s->nrels; i++) {
+        wk__repl_rel *r = s->rels[i];
+        for (size_t c = 0; c < r->pub.ncols; c++) {
+            wk_pg_oid oid = r->cols[c].oid;
+            r->text[c] = wk_pg_registry_find_decoder(s->reg, oid, WK_PG_BINARY, WK_PG_KIND_TEXT);
+            r->text_fmt[c] = wk_pg_registry_find_decoder(s->reg, oid, WK_PG_TEXT, WK_PG_KIND_TEXT);
+            r->text_fmt[c] = r->text_fmt[c] != NULL ? r->text_fmt[c] : as_text;
+        }
+        shape_free(&r->shape_new); /* row descriptions are made again from the new snapshot */
+        shape_free(&r->shape_old);
+    }
+}
+
 /* What Relation, Type and the changes do, in a transaction sent whole or replayed. */
 static wk_status handle(wk_pq_changes *s, const wk__pgo_msg *m, uint64_t lsn, wk_error *err)
 {
@@ -277,7 +318,8 @@ static wk_status handle(wk_pq_changes *s, const wk__pgo_msg *m, uint64_t lsn, wk
                                  "a truncate outside a transaction");
         }
         return deliver_truncate(s, m, lsn, err);
-    default: return WK_OK; /* Type, Origin, Message: nothing to do */
+    case WK__PGO_TYPE: return type_seen(s, m->typoid, err);
+    default: return WK_OK; /* Origin, Message: nothing to do */
     }
 }
 

@@ -19,6 +19,9 @@
 /* The most subtransactions of one streamed transaction whose start is remembered (an aborted
  * subtransaction's changes are cut off the buffer from there). */
 #define WK__REPL_MAX_SUBXACTS 65536u
+/* Types no codec knows even after the catalog was read again, remembered so that their Type
+ * messages do not have it read again each time. */
+#define WK__REPL_MAX_UNKNOWN 64u
 
 /* A row image's shape: per column 0 (left out), 't' (text) or 'b' (binary). A description of
  * the row policy is kept for the last shape seen on each side, so that an update that leaves
@@ -61,6 +64,8 @@ struct wk_pq_changes {
     char *dsn, *slot, *publication, *work_mem; /* copies of the options' strings */
     wk_pq_conn *sql;         /* catalog connection: the registry snapshot */
     const wk_pg_registry *reg; /* its snapshot, what every value is decoded with */
+    uint32_t unknown[WK__REPL_MAX_UNKNOWN]; /* types unknown even after a refresh */
+    size_t nunknown;
     PGconn *repl;            /* the replication connection */
     char message[512];
     bool binary;             /* values asked for in binary */
@@ -113,6 +118,11 @@ wk_status wk__repl_dispatch(wk_pq_changes *s, const uint8_t *msg, size_t n, uint
                             wk_error *err);
 /* The description of table `relid`, or NULL. */
 wk__repl_rel *wk__repl_rel_find(wk_pq_changes *s, uint32_t relid);
+/* Points every table description at the decoders of s->reg (after a refresh). */
+void wk__repl_rebind(wk_pq_changes *s);
+/* Reads the catalog again on a new connection: s->sql and s->reg are replaced and the table
+ * descriptions rebound (pq_repl_stream.c). */
+wk_status wk__repl_refresh_registry(wk_pq_changes *s, wk_error *err);
 /* Frees every table description and buffered transaction. */
 void wk__repl_dispatch_free(wk_pq_changes *s);
 

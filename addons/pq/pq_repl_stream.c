@@ -382,6 +382,26 @@ WK_API wk_status wk_pq_changes_open(const wk_pq_changes_opts *opts, wk_pq_change
     return start_stream(s, create, err);
 }
 
+/* Internal: see pq_repl_internal.h. The old connection goes only once the new one is up,
+ * so a failed refresh leaves the stream as it was (and stops it with the failure). */
+wk_status wk__repl_refresh_registry(wk_pq_changes *s, wk_error *err)
+{
+    wk_pq_conn *fresh = NULL;
+    wk_status st = wk_pq_connect_timeout(s->dsn, s->opts.base, s->opts.timeout_ms, &fresh, err);
+    if (st != WK_OK) {
+        snprintf(s->message, sizeof s->message, "reading the catalog again: %s",
+                 fresh != NULL ? wk_pq_conn_message(fresh) : "cannot connect");
+        wk_pq_conn_free(fresh);
+        return st;
+    }
+    wk_pq_conn *old = s->sql;
+    s->sql = fresh;
+    s->reg = wk_pq_registry(fresh);
+    wk__repl_rebind(s);
+    wk_pq_conn_free(old);
+    return WK_OK;
+}
+
 /* Microseconds since 2000-01-01, for status updates. */
 static int64_t pg_now_us(void)
 {

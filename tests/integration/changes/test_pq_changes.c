@@ -462,3 +462,31 @@ WK_TEST(test_changes_failed_consumer_gets_the_transaction_again)
     wk_pq_changes_free(s);
     changes_drop_slot(NULL, "wk_chg_again");
 }
+
+WK_TEST(test_changes_types_made_while_streaming_are_read)
+{
+    NEED_SERVER();
+    CHECK(changes_sql(NULL, "DROP TABLE IF EXISTS wk_chg_newtype; DROP TYPE IF EXISTS wk_chg_mood; "
+                            "DROP TYPE IF EXISTS wk_chg_pair; "
+                            "CREATE TABLE wk_chg_newtype (id int PRIMARY KEY)"));
+    CHECK(fresh_slot("wk_chg_newtype", "wk_chg_newtype_pub", "wk_chg_newtype"));
+    wk_pq_changes *s = NULL;
+    wk_error err = {0};
+    CHECK_OK(changes_open(NULL, "wk_chg_newtype", "wk_chg_newtype_pub", 0, NULL, &s, &err));
+    /* an enum and a composite the stream's catalog snapshot has never seen */
+    CHECK(changes_sql(NULL, "CREATE TYPE wk_chg_mood AS ENUM ('sad', 'happy'); "
+                            "CREATE TYPE wk_chg_pair AS (a int, b text); "
+                            "ALTER TABLE wk_chg_newtype ADD COLUMN m wk_chg_mood, "
+                            "ADD COLUMN p wk_chg_pair"));
+    CHECK(changes_sql(NULL, "INSERT INTO wk_chg_newtype VALUES (1, 'happy', ROW(7, 'x'))"));
+    changes_run r;
+    CHECK_OK(changes_collect(s, 1, 0, 60, &r, &err));
+    if (r.changes != 1) {
+        fprintf(stderr, "%s\n", wk_pq_changes_message(s));
+    }
+    CHECK_EQ(r.changes, 1u);
+    CHECK_EQ(changes_count(&r, "\"new\":{\"id\":1,\"m\":\"happy\",\"p\":{\"a\":7,\"b\":\"x\"}}"), 1u);
+    changes_run_free(&r);
+    wk_pq_changes_free(s);
+    changes_drop_slot(NULL, "wk_chg_newtype");
+}

@@ -119,11 +119,9 @@ typedef struct changes_args {
 typedef struct changes_cli {
     wk_pq_changes *stream;
     FILE *out;
-    const char *out_name;
-    wk_buf buf;
+    wk_buf buf;             /* records not written yet */
     wk_pg_row_opts row;
     wk_pq_invalidator *inv; /* --invalidate */
-    uint64_t events;
 } changes_cli;
 
 static wk_pq_changes *volatile the_stream;
@@ -137,13 +135,13 @@ static void on_signal(int sig)
     }
 }
 
-static wk_status write_out(changes_cli *c, size_t n, wk_error *err)
+/* Writes the buffered records out (one write(2) on an unbuffered file) and empties it. */
+static wk_status write_out(changes_cli *c, wk_error *err)
 {
-    if (n > 0 && fwrite(c->buf.data, 1, n, c->out) != n) {
+    if (c->buf.len > 0 && fwrite(c->buf.data, 1, c->buf.len, c->out) != c->buf.len) {
         return wk_error_set(err, WK_ERR_IO, 0, "cannot write the output");
     }
-    memmove(c->buf.data, c->buf.data + n, c->buf.len - n);
-    c->buf.len -= n;
+    wk_buf_clear(&c->buf);
     return WK_OK;
 }
 
@@ -176,14 +174,13 @@ static wk_status on_change(void *ctx, const wk_pq_change *ch, wk_error *err)
         if (st != WK_OK) {
             return st;
         }
-        c->events++;
         if (c->buf.len >= FLUSH_BYTES) {
             /* a large transaction is written as it goes: memory stays bounded */
-            return write_out(c, c->buf.len, err);
+            return write_out(c, err);
         }
         return WK_OK;
     }
-    wk_status st = write_out(c, c->buf.len, err);
+    wk_status st = write_out(c, err);
     if (st == WK_OK && fflush(c->out) != 0) {
         st = wk_error_set(err, WK_ERR_IO, 0, "cannot write the output");
     }

@@ -70,6 +70,7 @@ struct wk_pq_changes {
     char message[512];
     bool binary;             /* values asked for in binary */
     bool streaming;          /* in-progress transactions asked for */
+    bool failed;             /* a run failed: the stream is done */
     int stop_pipe[2];        /* wk_pq_changes_stop writes a byte: poll() wakes up */
     volatile sig_atomic_t stop;
     /* positions */

@@ -495,6 +495,8 @@ static wk_status stream_ended(wk_pq_changes *s, int r, wk_error *err)
     return st;
 }
 
+static wk_status receive(wk_pq_changes *s, wk_error *err);
+
 /* Public: see wirekit/pq_changes.h. */
 WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *ctx,
                                    wk_error *err)
@@ -503,8 +505,21 @@ WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *c
         return wk__repl_fail(s, WK_ERR_STATE, err, "the stream is not open",
                              "the stream is not open");
     }
+    if (s->failed) {
+        /* the failed transaction may be half handed over: only a new stream resumes right */
+        return wk__repl_fail(s, WK_ERR_STATE, err, "the stream failed",
+                             "the stream failed before: open a new one to resume");
+    }
     s->fn = fn;
     s->fn_ctx = ctx;
+    wk_status st = receive(s, err);
+    s->failed = st != WK_OK;
+    return st;
+}
+
+/* The receive loop of wk_pq_changes_run. */
+static wk_status receive(wk_pq_changes *s, wk_error *err)
+{
     unsigned since_check = 0;
     for (;;) {
         if (s->stop) {

@@ -170,8 +170,9 @@ WK_API wk_status wk_pq_changes_open(const wk_pq_changes_opts *opts, wk_pq_change
  * (a malformed message: err->offset is the byte in it), WK_ERR_LIMIT (a message over
  * max_message_bytes, too many tables or subtransactions), WK_ERR_IO (the temporary file
  * failed), WK_ERR_NOT_FOUND (a column type without a decoder), WK_ERR_NOMEM. After a failure
- * open a new stream to resume. Stopping answers within a fraction of a second; the changes of
- * a transaction in progress at that moment are delivered again by the next run.
+ * every later run returns WK_ERR_STATE: open a new stream to resume. Stopping answers within
+ * a fraction of a second; the rest of a transaction in progress at that moment follows in
+ * the next run of the same stream, or the whole of it comes again in a new stream.
  */
 WK_API wk_status wk_pq_changes_run(wk_pq_changes *s, wk_pq_change_fn fn, void *ctx,
                                    wk_error *err);

@@ -80,8 +80,9 @@ static wk_status rel_update(wk_pq_changes *s, const wk__pgo_msg *m, wk_error *er
     /* pgoutput sends "" for pg_catalog */
     const char *nsp = m->nspname.len > 0 ? m->nspname.ptr : "pg_catalog";
     size_t nsplen = m->nspname.len > 0 ? m->nspname.len : strlen(nsp);
-    /* schema, name, "schema.name", then the column names (within atts_len) */
-    size_t strings = 2 * (nsplen + m->name.len) + 3 + m->atts_len;
+    /* schema, name and "schema.name", each with its NUL, then the column names, which with
+     * their NULs lie within atts_len */
+    size_t strings = 2 * (nsplen + m->name.len) + 4 + m->atts_len;
     wk__repl_rel *r = calloc(1, sizeof *r);
     if (r != NULL) {
         r->cols = calloc((size_t)m->natts + 1, sizeof *r->cols);

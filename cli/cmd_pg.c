@@ -345,7 +345,7 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
         }
         ExecStatusType rs = PQresultStatus(res);
         if ((rs == PGRES_SINGLE_TUPLE || rs == PGRES_TUPLES_OK) && pr.plan == NULL &&
-            rc == WK_EXIT_OK) {
+            pr.rd == NULL && rc == WK_EXIT_OK) {
             rc = begin_set(&pr, res);
         }
         if (rs == PGRES_SINGLE_TUPLE && rc == WK_EXIT_OK) {

@@ -51,27 +51,34 @@ static void usage(FILE *out)
             "                  MessagePack value per row; csv: byte for byte what psql prints in\n"
             "                  its csv output format\n"
             "  --rows-as WHAT  objects (default): {\"column\": value}, a repeated column name\n"
-            "                  gets a suffix (a, a_2, a_3); arrays: [value, ...] in column order\n"
+            "                  gets a suffix (a, a_2, a_3; one not taken by another column);\n"
+            "                  arrays: [value, ...] in column order\n"
             "  --null TOKEN    a PARAM equal to TOKEN is sent as SQL NULL\n"
             "  --timeout SECS  give up after SECS seconds (decimals allowed; default: none):\n"
             "                  the server's statement_timeout, the connect timeout, and a\n"
             "                  client-side deadline that cancels the query even when the\n"
             "                  server does not answer (exit 1, 'query timed out')\n"
-            "  --max-value-bytes N  largest text one value (a record; in csv any value) is\n"
-            "                  rendered to before it is refused (default 64 MiB); also for\n"
-            "                  copy out\n"
+            "  --max-value-bytes N  largest text one value (a range; in csv any value) is\n"
+            "                  rendered to before it is refused (default 64 MiB); copy out:\n"
+            "                  also the largest COPY field received (default 1 GiB)\n"
             "  -f, --file FILE the SQL from FILE ('-': standard input), as psql -f; every\n"
             "                  operand is then a PARAM\n\n"
-            "Mapping (json, msgpack): bool -> true/false; integers, finite floats and numerics ->\n"
-            "numbers with exactly PostgreSQL's digits; arrays -> nested arrays; json/jsonb ->\n"
-            "the embedded value (msgpack: its integers as integers, other numbers as float64,\n"
-            "strings only beyond a double's range); anything else (and NaN/Infinity) -> a\n"
-            "string with PostgreSQL's text output (DateStyle=ISO, MDY, IntervalStyle=postgres,\n"
-            "TimeZone=UTC).\n"
+            "Mapping (json, msgpack; the library's row policy, the same in query, copy out and\n"
+            "copy in): bool -> true/false; integers -> integers; finite floats -> numbers;\n"
+            "numerics -> json: numbers with exactly PostgreSQL's digits; msgpack: an integer\n"
+            "when integral and within 64 bits, else a float64 when that double's shortest\n"
+            "digits are the same number (2.50 -> 2.5), else a string of the exact digits;\n"
+            "arrays -> nested arrays; composite types and records -> nested objects keyed by\n"
+            "field name, as row_to_json (anonymous records: f1, f2, ...); json/jsonb -> the\n"
+            "embedded value (msgpack: its integers within 64 bits as integers, other numbers\n"
+            "as float64, strings only beyond a double's range); anything else (and\n"
+            "NaN/Infinity) -> a string with PostgreSQL's text output (DateStyle=ISO, MDY,\n"
+            "IntervalStyle=postgres, TimeZone=UTC). One statement is run with binary results\n"
+            "(several separated by ';' go as psql -c sends them, in text).\n"
             "SQL NULL vs JSON null: SQL NULL is null, except in a json/jsonb column, where an\n"
             "object leaves the key out, so null there is always the JSON value null; with\n"
             "--rows-as arrays, json/jsonb values are strings holding their JSON text instead.\n"
-            "(Inside a json[] array, SQL NULL and JSON null elements both print as null.)\n"
+            "(Inside arrays and records, SQL NULL and JSON null both print as null.)\n"
             "Command tags (INSERT 0 1) go to stdout with csv, to stderr otherwise.\n"
             "A row is written whole or not at all: a row with a value that cannot be printed\n"
             "leaves nothing of itself on stdout (the rows before it are whole), and the error\n"
@@ -83,8 +90,10 @@ static void usage(FILE *out)
             "is written through a temporary file renamed over it at the end: a copy that\n"
             "fails leaves the old FILE as it was.\n"
             "copy in reads records (JSON objects, one per line, or MessagePack maps) from FILE\n"
-            "(default: standard input) into TABLE with binary COPY: the first record's keys\n"
-            "are the columns (matched by name), each value is encoded for its column's type;\n"
+            "(default: standard input) into TABLE with binary COPY, the mapping above read\n"
+            "back: the first record's keys are the columns (matched by name), with the\n"
+            "table's json/jsonb columns (a key left out is SQL NULL there, null is JSON null);\n"
+            "arrays and objects become arrays and composites of the column's type;\n"
             "a record that does not fit is named (FILE:N: column \"c\": why) and nothing is\n"
             "written. A progress line is shown for large files on a terminal.\n"
             "Exit status: 0 success, 1 a query failed, 2 no connection or a usage error.\n");
@@ -344,8 +353,8 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
             continue;
         }
         ExecStatusType rs = PQresultStatus(res);
-        if ((rs == PGRES_SINGLE_TUPLE || rs == PGRES_TUPLES_OK) && pr.plan == NULL &&
-            pr.rd == NULL && rc == WK_EXIT_OK) {
+        bool in_set = pr.plan != NULL || pr.rd != NULL;
+        if ((rs == PGRES_SINGLE_TUPLE || rs == PGRES_TUPLES_OK) && !in_set && rc == WK_EXIT_OK) {
             rc = begin_set(&pr, res);
         }
         if (rs == PGRES_SINGLE_TUPLE && rc == WK_EXIT_OK) {

@@ -123,7 +123,13 @@ typedef enum wk_pg_kind {
     WK_PG_KIND_ARRAY,      /**< decode: wk_pg_array; encode: wk_pg_array_in */
     WK_PG_KIND_TEXT,       /**< decode: wk_buf, PostgreSQL's text output is appended;
                               encode: wk_slice holding PostgreSQL text input */
-    WK_PG_KIND_VALUE,      /**< decode: wk_value (nodes and copies in the arena) */
+    WK_PG_KIND_VALUE,      /**< decode: wk_value (nodes and copies in the arena; json/jsonb
+                              numbers as WK_VAL_INT/UINT when integers within 64 bits, else
+                              WK_VAL_FLOAT when finite, else WK_VAL_RAWNUM; numerics as
+                              WK_VAL_RAWNUM, exact; for the exact text of every json number,
+                              decode json/jsonb as STR and read it with
+                              WK_JSON_READ_RAW_NUMBERS); encode (json, jsonb): a wk_value,
+                              sent as its JSON text */
     WK_PG_KIND_EVENTS,     /**< decode: wk_pg_events, the value is written as events */
     WK_PG_KIND_COUNT
 } wk_pg_kind;

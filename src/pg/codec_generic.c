@@ -351,15 +351,33 @@ static bool numeric_as_number(const uint8_t *s, size_t n, wk_event *x)
             return true;
         }
     }
-    double f;
-    if (!wk__pg_parse_float(s, n, false, &f) || !isfinite(f) || f == 0) {
-        return false;
-    }
     char sig[24], dig[20];
     size_t slen = 0;
     int sexp = 0, dexp = 0;
     if (!significant_digits(d, dn, sig, sizeof sig, &slen, &sexp)) {
-        return false; /* more digits than any double's shortest form */
+        return false; /* zero's sign aside, more digits than any double's shortest form */
+    }
+    /* Up to 15 significant digits always print back from the nearest double (DBL_DIG), and
+     * with a power of ten up to 1e22 that double is one exact multiply or divide away
+     * (Clinger's fast path): the common numeric costs no parse and no shortest print. */
+    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int scale = sexp - (int)slen + 1; /* value = digits * 10^scale */
+    if (slen <= 15 && scale >= -22 && scale <= 22) {
+        uint64_t m = 0;
+        for (size_t k = 0; k < slen; k++) {
+            m = m * 10 + (unsigned)(sig[k] - '0');
+        }
+        double f = scale >= 0 ? (double)m * pow10[scale] : (double)m / pow10[-scale];
+        x->type = WK_EV_FLOAT;
+        x->f32 = false;
+        x->v.f = neg ? -f : f;
+        return true;
+    }
+    double f;
+    if (!wk__pg_parse_float(s, n, false, &f) || !isfinite(f) || f == 0) {
+        return false;
     }
     int dlen = wk__pg_shortest(fabs(f), false, dig, &dexp);
     while (dlen > 0 && dig[dlen - 1] == '0') {

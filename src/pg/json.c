@@ -9,6 +9,7 @@
  * value rather than a string. jsonpath goes through rendered.c.
  */
 #include "pg/pg_codec.h"
+#include "wirekit/json.h"
 
 /* json: its text in both formats (json_recv / json_send are the text). */
 const wk__pg_type wk__pg_type_json = {WK__PG_CLASS_JSON, wk__pg_text_read, wk__pg_text_read,
@@ -76,9 +77,40 @@ OIDS(a_json, WK_PG_OID_JSON_ARRAY);
 OIDS(o_jsonb, WK_PG_OID_JSONB);
 OIDS(a_jsonb, WK_PG_OID_JSONB_ARRAY);
 
-/* Both decode to STR (the document's text) without being STR's natural type. */
-SIMPLE_CODEC(wk__pg_codec_json, "json", o_json, a_json, STR, false, wk__pg_type_json);
-SIMPLE_CODEC(wk__pg_codec_jsonb, "jsonb", o_jsonb, a_jsonb, STR, false, wk__pg_type_jsonb);
+/* A value tree as a parameter (WK_PG_KIND_VALUE): its JSON text, after jsonb's version byte
+ * in binary. Numbers go as the tree holds them (a WK_VAL_RAWNUM keeps its exact digits). */
+static wk_status enc_value(const wk_pg_encoder *e, const void *in, wk_buf *out, wk_error *err)
+{
+    size_t start = out->len;
+    bool jsonb = e->codec->data == &wk__pg_type_jsonb;
+    if (e->format == WK_PG_BINARY && jsonb && wk_buf_push(out, 1) != WK_OK) {
+        return wk__pg_nomem(err, 0);
+    }
+    wk_status st = wk_json_encode_value(in, NULL, out, err);
+    if (st != WK_OK) {
+        out->len = start;
+    }
+    return st;
+}
+
+/* Both decode to STR (the document's text) without being STR's natural type, and encode
+ * from STR (the text), TEXT and a value tree. */
+#define JSON_CODEC(var, name, oids, aoids, type)                                              \
+    const wk_pg_codec var = {name,                                                            \
+                             oids,                                                            \
+                             aoids,                                                           \
+                             N(oids),                                                         \
+                             WK_PG_BOTH_FORMATS,                                              \
+                             K(STR) | GEN_DEC_KINDS,                                          \
+                             K(STR) | K(TEXT) | K(VALUE),                                     \
+                             0,                                                               \
+                             0,                                                               \
+                             {DEC_ROW([WK_PG_KIND_STR] = CV), DEC_ROW([WK_PG_KIND_STR] = CV)}, \
+                             {ENC_ROW([WK_PG_KIND_STR] = EC, [WK_PG_KIND_VALUE] = enc_value), \
+                              ENC_ROW([WK_PG_KIND_STR] = EC, [WK_PG_KIND_VALUE] = enc_value)}, \
+                             &type}
+JSON_CODEC(wk__pg_codec_json, "json", o_json, a_json, wk__pg_type_json);
+JSON_CODEC(wk__pg_codec_jsonb, "jsonb", o_jsonb, a_jsonb, wk__pg_type_jsonb);
 
 R_OIDS(c_jsonpath, 4072);
 R_AOIDS(c_jsonpath, 4073);

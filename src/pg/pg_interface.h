@@ -131,6 +131,23 @@ static inline wk_status wk__pg_encode_part(const wk_pg_encoder *e, const void *i
     return st;
 }
 
+/* Sends one event to `sink`: a string s[0..n) (WK_EV_STR), a container header of `count`
+ * (WK_EV_MAP, WK_EV_ARRAY), or WK_EV_NIL / WK_EV_END; returns the sink's status. */
+static inline wk_status wk__pg_event(const wk_sink *sink, wk_event_type t, const char *s,
+                                     size_t n, uint32_t count)
+{
+    wk_event x;
+    x.type = t;
+    x.f32 = false;
+    if (t == WK_EV_STR) {
+        x.v.str.ptr = s;
+        x.v.str.len = n;
+    } else {
+        x.v.count = count;
+    }
+    return sink->event(sink->self, &x);
+}
+
 /* Appends n bytes, the inline way; returns the status of the buffer. */
 static inline wk_status wk__pg_put(wk_buf *b, const void *p, size_t n)
 {

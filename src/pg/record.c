@@ -1,18 +1,23 @@
 /*
  * Composite types (records). Decode: binary (record_send: field count, then per field
  * its type OID, length or -1, bytes) and text (record_out: `(a,"b c",)`, empty for NULL,
- * quotes doubled inside quoted fields). Values decode to PostgreSQL's text output (and so to
- * a string in events and trees), each field rendered by its own type's decoder, found in the
- * decoder's registry -- one O(1) lookup per field, since a composite's field types are only
- * known once the catalog has been read. Encode (catalog composites, from PostgreSQL text
- * input): the literal is split as record_in does (quotes with "" and backslash escapes, an
- * empty unquoted field is NULL) and each field encoded in binary by its type's text encoder;
+ * quotes doubled inside quoted fields). To PostgreSQL's text output (TEXT kind), each field
+ * rendered by its own type's decoder, found in the decoder's registry -- one O(1) lookup per
+ * field, since a composite's field types are only known once the catalog has been read. To
+ * events (and so value trees), as row_to_json does: a map keyed by field name (a catalog
+ * composite's attribute names; f1, f2, ... for an anonymous record), each field decoded where
+ * it lies by its type's EVENTS decoder, so the work is linear in the value's size at any
+ * depth (the text output doubles its quoting per level; the objects never build it). Encode
+ * (catalog composites, from PostgreSQL text input): the literal is split as record_in does
+ * (quotes with "" and backslash escapes, an empty unquoted field is NULL) and each field
+ * encoded in binary by its type's text encoder; a field type without one makes the whole
+ * value WK_ERR_UNSUPPORTED (sent as text). The row policy's COPY in (row_in.c) writes
+ * composites from objects itself, through the attribute accessors at the end of this file.
  *
- * Where it sits: a row's bytes -> plan (plan.c) -> the record codec (builtins.c lists the
- * anonymous one; addons/pq/pq_catalog.c copies it for each catalog composite with a
- * wk_pg_composite) -> dec_text / dec_events here -> each field's own decoder from the
- * registry -> text / one string event / a value tree.
- * a field type without one makes the whole value WK_ERR_UNSUPPORTED (sent as text).
+ * Where it sits: a row's bytes -> plan (plan.c) or row description (row.c) -> the record
+ * codec (builtins.c lists the anonymous one; addons/pq/pq_catalog.c copies it for each
+ * catalog composite with a wk_pg_composite) -> dec_text / dec_events here -> each field's own
+ * decoder from the registry -> text / a map of events / a value tree.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +189,45 @@ static wk_status field_text(const wk_pg_decoder *d, wk_pg_oid type, wk_pg_format
     return st == WK_OK ? quote_field(out, start) : st;
 }
 
+/* record_send's field count at p[0..4), checked against the bytes present (each field takes
+ * at least 8) and against a catalog composite's attributes. */
+static wk_status bin_count(const wk_pg_composite *c, const uint8_t *p, size_t n, int32_t *nf,
+                           wk_error *err)
+{
+    if (n < 4) {
+        return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary record needs a field count");
+    }
+    *nf = (int32_t)wk__pg_be32(p);
+    if (*nf < 0 || *nf > MAX_FIELDS || (size_t)*nf * 8 > n - 4) {
+        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid field count in binary record");
+    }
+    if (c != NULL && (size_t)*nf != c->natts) {
+        return wk__pg_fail(err, WK_ERR_TYPE, 0, "binary record has the wrong number of fields");
+    }
+    return WK_OK;
+}
+
+/* Field i's header at p[*pos..n): its type OID (a catalog composite's attribute type) and its
+ * length (-1 = NULL, else within the bytes left); *pos moves past the header. */
+static wk_status bin_field(const wk_pg_composite *c, int32_t i, const uint8_t *p, size_t n,
+                           size_t *pos, wk_pg_oid *type, int32_t *len, wk_error *err)
+{
+    if (n - *pos < 8) {
+        return wk__pg_fail(err, WK_ERR_TRUNCATED, *pos, "binary record field is truncated");
+    }
+    *type = wk__pg_be32(p + *pos);
+    *len = (int32_t)wk__pg_be32(p + *pos + 4);
+    *pos += 8;
+    if (c != NULL && *type != c->types[i]) {
+        return wk__pg_fail(err, WK_ERR_TYPE, *pos - 8, "wrong type in binary record field");
+    }
+    if (*len != -1 && (*len < 0 || (size_t)*len > n - *pos)) {
+        return wk__pg_fail(err, WK_ERR_TRUNCATED, *pos - 4,
+                           "binary record field length goes past the end");
+    }
+    return WK_OK;
+}
+
 /* record_out of record_send's layout: int32 field count, then per field its type OID, a length
  * word (-1 = NULL, printed as nothing) and the bytes; each length checked against what
  * remains. A catalog composite also checks the count and types against its attributes. */
@@ -191,37 +235,25 @@ static wk_status render_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
                             wk_arena *arena, wk_error *err)
 {
     const wk_pg_composite *c = d->codec->data;
-    if (n < 4) {
-        return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary record needs a field count");
-    }
-    int32_t nf = (int32_t)wk__pg_be32(p);
-    if (nf < 0 || nf > MAX_FIELDS || (size_t)nf * 8 > n - 4) {
-        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid field count in binary record");
-    }
-    if (c != NULL && (size_t)nf != c->natts) {
-        return wk__pg_fail(err, WK_ERR_TYPE, 0, "binary record has the wrong number of fields");
+    int32_t nf = 0;
+    wk_status st = bin_count(c, p, n, &nf, err);
+    if (st != WK_OK) {
+        return st;
     }
     size_t pos = 4;
-    wk_status st = wk_buf_push(out, '(');
+    st = wk_buf_push(out, '(');
     for (int32_t i = 0; i < nf && st == WK_OK; i++) {
-        if (n - pos < 8) {
-            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos, "binary record field is truncated");
-        }
-        wk_pg_oid type = wk__pg_be32(p + pos);
-        int32_t len = (int32_t)wk__pg_be32(p + pos + 4);
-        pos += 8;
-        if (c != NULL && type != c->types[i]) {
-            return wk__pg_fail(err, WK_ERR_TYPE, pos - 8, "wrong type in binary record field");
+        wk_pg_oid type = 0;
+        int32_t len = 0;
+        st = bin_field(c, i, p, n, &pos, &type, &len, err);
+        if (st != WK_OK) {
+            return st;
         }
         if (i > 0) {
             st = wk_buf_push(out, ',');
         }
         if (len == -1 || st != WK_OK) {
             continue;
-        }
-        if (len < 0 || (size_t)len > n - pos) {
-            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos - 4,
-                               "binary record field length goes past the end");
         }
         st = field_text(d, type, WK_PG_BINARY, p + pos, (size_t)len, out, arena, err);
         pos += (size_t)len;
@@ -349,16 +381,7 @@ static wk_status dec_text(const wk_pg_decoder *d, const uint8_t *p, size_t n, vo
 static wk_status send_ev(const wk_pg_events *ev, wk_event_type t, const char *s, size_t len,
                          uint32_t count, wk_error *err)
 {
-    wk_event x;
-    x.type = t;
-    x.f32 = false;
-    if (t == WK_EV_STR) {
-        x.v.str.ptr = s;
-        x.v.str.len = len;
-    } else {
-        x.v.count = count;
-    }
-    wk_status st = ev->sink->event(ev->sink->self, &x);
+    wk_status st = wk__pg_event(ev->sink, t, s, len, count);
     if (st != WK_OK && err != NULL && err->msg == NULL) {
         wk__pg_fail(err, st, 0, "the event sink failed");
     }
@@ -372,6 +395,11 @@ static wk_status send_key(const wk_pg_events *ev, const wk_pg_composite *c, size
 {
     if (c != NULL) {
         return send_ev(ev, WK_EV_STR, c->names[i].ptr, c->names[i].len, 0, err);
+    }
+    /* the first keys spelled out: a row of anonymous records names them on every row */
+    static const char *const small[9] = {"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9"};
+    if (i < 9) {
+        return send_ev(ev, WK_EV_STR, small[i], 2, 0, err);
     }
     char key[16];
     int len = snprintf(key, sizeof key, "f%zu", i + 1);
@@ -397,33 +425,18 @@ static wk_status events_bin(const wk_pg_decoder *d, const uint8_t *p, size_t n,
                             const wk_pg_events *ev, wk_arena *arena, wk_error *err)
 {
     const wk_pg_composite *c = d->codec->data;
-    if (n < 4) {
-        return wk__pg_fail(err, WK_ERR_TRUNCATED, n, "binary record needs a field count");
-    }
-    int32_t nf = (int32_t)wk__pg_be32(p);
-    if (nf < 0 || nf > MAX_FIELDS || (size_t)nf * 8 > n - 4) {
-        return wk__pg_fail(err, WK_ERR_SYNTAX, 0, "invalid field count in binary record");
-    }
-    if (c != NULL && (size_t)nf != c->natts) {
-        return wk__pg_fail(err, WK_ERR_TYPE, 0, "binary record has the wrong number of fields");
+    int32_t nf = 0;
+    wk_status st = bin_count(c, p, n, &nf, err);
+    if (st != WK_OK) {
+        return st;
     }
     size_t pos = 4;
-    wk_status st = send_ev(ev, WK_EV_MAP, NULL, 0, (uint32_t)nf, err);
+    st = send_ev(ev, WK_EV_MAP, NULL, 0, (uint32_t)nf, err);
     for (int32_t i = 0; i < nf && st == WK_OK; i++) {
-        if (n - pos < 8) {
-            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos, "binary record field is truncated");
-        }
-        wk_pg_oid type = wk__pg_be32(p + pos);
-        int32_t len = (int32_t)wk__pg_be32(p + pos + 4);
-        pos += 8;
-        if (c != NULL && type != c->types[i]) {
-            return wk__pg_fail(err, WK_ERR_TYPE, pos - 8, "wrong type in binary record field");
-        }
-        if (len != -1 && (len < 0 || (size_t)len > n - pos)) {
-            return wk__pg_fail(err, WK_ERR_TRUNCATED, pos - 4,
-                               "binary record field length goes past the end");
-        }
-        st = send_key(ev, c, (size_t)i, err);
+        wk_pg_oid type = 0;
+        int32_t len = 0;
+        st = bin_field(c, i, p, n, &pos, &type, &len, err);
+        st = st == WK_OK ? send_key(ev, c, (size_t)i, err) : st;
         if (st == WK_OK && len == -1) {
             st = send_ev(ev, WK_EV_NIL, NULL, 0, 0, err);
         } else if (st == WK_OK) {

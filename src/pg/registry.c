@@ -113,7 +113,6 @@ static wk_status check_codec(const wk_pg_codec *c, size_t index, wk_error *err)
     if ((c->formats & ~WK_PG_BOTH_FORMATS) != 0 || c->formats == 0 ||
         (c->decode_kinds & ~all) != 0 || (c->encode_kinds & ~all) != 0 ||
         ((c->decode_kinds | c->encode_kinds) & generic_only) != 0 ||
-        (c->encode_kinds & WK_PG_KIND_MASK(WK_PG_KIND_VALUE)) != 0 ||
         (c->encode_kinds & WK_PG_KIND_MASK(WK_PG_KIND_EVENTS)) != 0 ||
         (c->native_kinds & ~c->encode_kinds) != 0) {
         return wk__pg_fail(err, WK_ERR_ARG, index, "codec metadata masks are invalid");

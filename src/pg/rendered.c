@@ -21,6 +21,8 @@
  * This file also holds the two renderers more than one family shares (an unsigned 32-bit
  * number; text that is its own binary form) and the text-only codec.
  */
+#include <string.h>
+
 #include "pg/pg_codec.h"
 #include "wirekit/utf8.h"
 
@@ -69,12 +71,14 @@ wk_status wk__pg_r_events(const wk__pg_rtype *t, const wk_pg_decoder *d, const u
     wk_pg_decoder td = *d;
     td.kind = WK_PG_KIND_TEXT;
     wk_status st = wk__pg_r_text(t, &td, p, n, scratch, arena, err);
+    /* a buffer that could not grow past the cap is the cap, whatever the renderer called it
+     * ("out of memory"); the nesting budget keeps its own message */
+    bool at_cap = scratch->max <= cap && scratch->cap > cap / 2;
     scratch->max = saved_max;
-    if (st == WK_OK && scratch->len > cap) {
+    if ((st == WK_OK && scratch->len > cap) ||
+        ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && at_cap &&
+         (err == NULL || err->msg == NULL || strstr(err->msg, "nested") == NULL))) {
         st = wk__pg_fail(err, WK_ERR_LIMIT, 0, "value text larger than the cap on a value's text");
-    } else if ((st == WK_ERR_LIMIT || st == WK_ERR_NOMEM) && err != NULL) {
-        wk__pg_fail(err, WK_ERR_LIMIT, 0, "value text larger than the cap on a value's text");
-        st = WK_ERR_LIMIT;
     }
     if (st == WK_OK) {
         wk_event x;

@@ -34,11 +34,7 @@ typedef struct key_set {
 
 static size_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s != '\0'; s++) {
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    }
-    return (size_t)h;
+    return wk__pg_row_key_hash(s, strlen(s));
 }
 
 static bool set_has(const key_set *ks, const char *s)
@@ -106,6 +102,21 @@ static wk_status make_keys(wk_pg_rowdesc *d, wk_error *err)
             c->key_len = strlen(k);
         }
         set_add(&keys, c->key);
+    }
+    /* the index row_in.c finds a record's keys with: every key is unique, so no compare is
+     * needed on insertion */
+    d->kslot = wk_arena_alloc(&d->mem, cap * sizeof *d->kslot, sizeof *d->kslot);
+    if (d->kslot == NULL) {
+        return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the record keys");
+    }
+    memset(d->kslot, 0, cap * sizeof *d->kslot);
+    d->kmask = cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = wk__pg_row_key_hash(d->cols[i].key, d->cols[i].key_len) & d->kmask;
+        while (d->kslot[h] != 0) {
+            h = (h + 1) & d->kmask;
+        }
+        d->kslot[h] = (uint32_t)i + 1;
     }
     return WK_OK;
 }
@@ -241,19 +252,11 @@ WK_API size_t wk_pg_row_column(const wk_pg_rowdesc *d)
 
 /* ---- rows ---- */
 
+/* One event; a failure takes the writer's latched error when it has one. */
 static wk_status send_ev(const wk_sink *sink, wk_event_type t, const char *s, size_t n,
                          uint32_t count, wk_error *err)
 {
-    wk_event x;
-    x.type = t;
-    x.f32 = false;
-    if (t == WK_EV_STR) {
-        x.v.str.ptr = s;
-        x.v.str.len = n;
-    } else {
-        x.v.count = count;
-    }
-    wk_status st = sink->event(sink->self, &x);
+    wk_status st = wk__pg_event(sink, t, s, n, count);
     if (st != WK_OK && err != NULL) {
         if (sink->error == NULL || sink->error(sink->self, err) == WK_OK) {
             wk__pg_fail(err, st, 0, "the record writer failed");

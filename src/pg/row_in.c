@@ -286,12 +286,15 @@ static wk_status encode_value(enc_ctx *x, wk_pg_oid oid, wk_pg_format fmt, const
 
 /* ---- records ---- */
 
-/* The column whose key is key[0..len), or SIZE_MAX. */
+/* The column whose key is key[0..len), or SIZE_MAX: one probe of the key index, so a record
+ * costs time linear in its keys however wide the table. */
 static size_t find_column(const wk_pg_rowdesc *d, const char *key, size_t len)
 {
-    for (size_t i = 0; i < d->ncols; i++) {
-        if (d->cols[i].key_len == len && memcmp(d->cols[i].key, key, len) == 0) {
-            return i;
+    for (size_t h = wk__pg_row_key_hash(key, len) & d->kmask; d->kslot[h] != 0;
+         h = (h + 1) & d->kmask) {
+        const wk__pg_row_col *c = &d->cols[d->kslot[h] - 1];
+        if (c->key_len == len && memcmp(c->key, key, len) == 0) {
+            return d->kslot[h] - 1;
         }
     }
     return SIZE_MAX;

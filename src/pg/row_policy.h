@@ -32,7 +32,19 @@ struct wk_pg_rowdesc {
     size_t failed_col;      /* SIZE_MAX, or the column the last call stopped at */
     wk_buf enc;             /* row_in.c: the encoded values of the last record */
     size_t *offs;           /* row_in.c: where each column's value starts in `enc` */
+    uint32_t *kslot;        /* the keys hashed (wk__pg_row_key_hash): column + 1, 0 empty */
+    size_t kmask;           /* slots - 1 (a power of two >= 2n) */
 };
+
+/* FNV-1a over a key's bytes: the hash of the key index (row.c builds it, row_in.c reads it). */
+static inline size_t wk__pg_row_key_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    }
+    return (size_t)h;
+}
 
 /* json or jsonb (their arrays are not: they are arrays). */
 static inline bool wk__pg_is_json_oid(wk_pg_oid oid)

@@ -3,8 +3,10 @@
  * rendered as tsvectorout does: 'lexeme':1A,2 'other':3.
  *
  * Where it sits: a row's bytes -> plan (plan.c) -> this codec -> rendered.c -> r_tsvector ->
- * text / a string event / a value tree. No parser: tsvectorin's syntax (quoting, weights,
- * sorting and merging duplicates) is left to the server, so tsvector parameters go as text.
+ * text / a string event / a value tree. Encoding parses tsvectorin's syntax (lexemes bare
+ * or in quotes with '' and backslash escapes, positions 1..16383 with weights A-D) into
+ * tsvectorsend's layout in the order given; tsvectorrecv sorts lexemes itself and refuses
+ * positions out of order, as the server's text input would have merged them.
  */
 #include "pg/pg_codec.h"
 #include "wirekit/utf8.h"
@@ -76,7 +78,120 @@ static wk_status r_tsvector(const wk_pg_decoder *d, const uint8_t *p, size_t n, 
     return WK_OK;
 }
 
-static const wk__pg_rtype rt_tsvector = {r_tsvector, NULL};
+static bool tspace(uint8_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* One lexeme's positions after ':' (digits, an optional weight letter, ','-separated) as
+ * uint16 words appended to `out`; *count gets how many. */
+static wk_status ts_positions(const uint8_t *s, size_t n, size_t *i, wk_buf *out,
+                              uint16_t *count, wk_error *err)
+{
+    size_t k = *i;
+    *count = 0;
+    for (;;) {
+        uint32_t v = 0;
+        size_t start = k;
+        while (k < n && s[k] >= '0' && s[k] <= '9') {
+            v = v > 16383 ? v : v * 10 + (uint32_t)(s[k] - '0');
+            k++;
+        }
+        if (k == start || v == 0) {
+            return wk__pg_bad_input(err, k, "invalid tsvector position");
+        }
+        v = v > 16383 ? 16383 : v; /* tsvectorin's MAXENTRYPOS - 1 */
+        uint32_t w = 0;
+        if (k < n) {
+            switch (s[k] | 0x20) {
+            case 'a': w = 3; k++; break;
+            case 'b': w = 2; k++; break;
+            case 'c': w = 1; k++; break;
+            case 'd': k++; break;
+            default: break;
+            }
+        }
+        uint8_t b[2];
+        wk__pg_put16(b, (uint16_t)(w << 14 | v));
+        if (*count == UINT16_MAX || wk_buf_append(out, b, 2) != WK_OK) {
+            return wk__pg_nomem(err, k);
+        }
+        (*count)++;
+        if (k < n && s[k] == ',') {
+            k++;
+            continue;
+        }
+        *i = k;
+        return WK_OK;
+    }
+}
+
+/* tsvectorin's syntax to tsvectorsend's layout. */
+static wk_status p_tsvector(const wk_pg_encoder *e, const uint8_t *s, size_t n, wk_buf *out,
+                            wk_error *err)
+{
+    (void)e;
+    size_t at = out->len, i = 0;
+    uint32_t count = 0;
+    uint8_t b[4] = {0, 0, 0, 0};
+    if (wk_buf_append(out, b, 4) != WK_OK) {
+        return wk__pg_nomem(err, 0);
+    }
+    for (;;) {
+        while (i < n && tspace(s[i])) {
+            i++;
+        }
+        if (i == n) {
+            break;
+        }
+        size_t lex = out->len;
+        bool quoted = s[i] == '\'';
+        i += quoted;
+        while (i < n) {
+            uint8_t c = s[i];
+            if (quoted && c == '\'' && i + 1 < n && s[i + 1] == '\'') {
+                i += 2;
+            } else if (quoted && c == '\'') {
+                quoted = false;
+                i++;
+                break;
+            } else if (!quoted && (tspace(c) || c == ':')) {
+                break;
+            } else if (c == '\\' && i + 1 < n) {
+                c = s[i + 1];
+                i += 2;
+            } else {
+                i++;
+            }
+            if (wk_buf_push(out, c) != WK_OK) {
+                return wk__pg_nomem(err, i);
+            }
+        }
+        size_t bad;
+        if (quoted || out->len == lex || !wk_utf8_valid(out->data + lex, out->len - lex, &bad)) {
+            return wk__pg_bad_input(err, i, "invalid tsvector lexeme");
+        }
+        uint8_t z[3] = {0, 0, 0}; /* the NUL, then the position count */
+        size_t npos_at = out->len + 1;
+        if (wk_buf_append(out, z, 3) != WK_OK) {
+            return wk__pg_nomem(err, i);
+        }
+        uint16_t npos = 0;
+        if (i < n && s[i] == ':') {
+            i++;
+            wk_status st = ts_positions(s, n, &i, out, &npos, err);
+            if (st != WK_OK) {
+                return st;
+            }
+        }
+        wk__pg_put16(out->data + npos_at, npos);
+        count++;
+    }
+    wk__pg_put32(out->data + at, count);
+    return WK_OK;
+}
+
+static const wk__pg_rtype rt_tsvector = {r_tsvector, p_tsvector};
 
 R_OIDS(c_tsvector, 3614);
 R_AOIDS(c_tsvector, 3643);

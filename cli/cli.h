@@ -20,6 +20,9 @@ typedef struct wk_cli_command {
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 } wk_cli_command;
 
+/** `wirekit pg changes` (pg_changes.c), argv[0] being "changes": the exit status. */
+int wk_cli_pg_changes(int argc, char **argv);
+
 /** Prints `wirekit: <msg>` and exits-code helper: returns WK_EXIT_FAIL. */
 int wk_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** `msg` with a library setting's C name (max_reply_bytes, ...) replaced by the option that

@@ -36,7 +36,9 @@ static void usage(FILE *out)
             "       wirekit pg copy out [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
             "                        [--max-value-bytes N] QUERY [FILE]\n"
             "       wirekit pg copy in [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
-            "                        TABLE [FILE]\n\n"
+            "                        TABLE [FILE]\n"
+            "       wirekit pg changes --slot NAME --publication NAME [options] [FILE]\n"
+            "                        (row changes as they commit: wirekit pg changes --help)\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
             "hold several statements separated by ';'. PARAMs are bound to $1, $2, ... as text\n"
             "(the server infers their types). SQL '-' reads the SQL from standard input.\n"
@@ -732,6 +734,9 @@ static int run(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return WK_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "changes") == 0) {
+        return wk_cli_pg_changes(argc - 1, argv + 1); /* its own options (pg_changes.c) */
     }
     const char *dsn = getenv("WK_PG_DSN");
     const char *format = NULL;

@@ -40,6 +40,10 @@ for c in $commands; do
 done
 expect 0 '^usage: wirekit pg' pg copy --help
 expect 0 '^usage: wirekit pg' pg query --help
+expect 0 '^usage: wirekit pg changes' pg changes --help
+expect 2 "slot and --publication are required" pg changes --slot s
+expect 2 "needs ENTITY=TABLE:COLUMN" pg changes --slot s --publication p --invalidate bad --redis redis://127.0.0.1:1
+expect 2 "invalidate needs the cache's Redis" pg changes --slot s --publication p --invalidate e=t:c
 for c in cache convert inspect mime pg; do
     expect 2 "Try 'wirekit $c --help'" "$c" --no-such-option x
 done
@@ -54,6 +58,7 @@ for sep in ' ' '='; do
     {
         expect 2 "unknown format 'bogus'" pg query $(opt --format bogus) 'select 1'
         expect 2 "unknown copy format 'bogus'" pg copy out $(opt --format bogus) 'select 1'
+        expect 2 "unknown format 'bogus'" pg changes $(opt --format bogus) --slot s --publication p
         expect 2 "timeout needs seconds" pg query $(opt --timeout -1) 'select 1'
         expect 2 "unknown format 'bogus'" cache $(opt --format bogus) run
         expect 0 '' cache $(opt --ns other) run

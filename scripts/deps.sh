@@ -19,7 +19,8 @@ debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       debhelper dpkg-dev lintian fakeroot
       libyajl-dev jq python3-msgpack time bsdutils
       golang-go golang-github-vmihailenco-msgpack.v5-dev golang-github-jackc-pgx-v4-dev
-      golang-github-gomodule-redigo-dev libmicrohttpd-dev wrk curl)
+      golang-github-gomodule-redigo-dev libmicrohttpd-dev wrk curl
+      postgresql-15-wal2json)
 missing=()
 need() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing+=("$1")

@@ -26,7 +26,8 @@ start() {
     --locale=C >"$state/pg/initdb.log" 2>&1
   as_pg "$pgbin/pg_ctl" -D "$state/pg/data" -l "$state/pg/server.log" -w -t 60 \
     -o "-p $pg_port -k $state/pg -c listen_addresses=127.0.0.1 -c fsync=off \
-        -c synchronous_commit=off -c full_page_writes=off" start >/dev/null
+        -c synchronous_commit=off -c full_page_writes=off -c wal_level=logical \
+        -c max_replication_slots=20 -c max_wal_senders=20" start >/dev/null
   redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize yes --save "" \
     --appendonly no --dir "$state/redis" --pidfile "$state/redis/redis.pid" \
     --logfile "$state/redis/redis.log"

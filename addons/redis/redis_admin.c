@@ -173,6 +173,9 @@ WK_API wk_status wk_redis_store_pttl(wk_redis_store *s, const char *key, int64_t
     *ms = -2;
     size_t kl = strlen(key);
     wk__redis_maybe_refresh(s);
+    if (wk__redis_await_map(s, wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     wk__rsrv *v = wk__redis_route(s, key, kl);
     bool asking = false;
     for (int attempt = 0; attempt < 3; attempt++) {

@@ -41,4 +41,10 @@ int64_t rs_now_ms(void);
  * NULL). True when the command exited 0. */
 bool rs_sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Sends one command (argc strings of argv, lens[i] bytes each; lens NULL: strlen) to the
+ * plain server on 127.0.0.1:port, within 1 s; the reply's first line, type byte included
+ * (":12", "+OK", "-ERR ..."), in `out` (may be NULL). True when a reply came. */
+bool rs_cmd(int port, char *out, size_t cap, int argc, const char *const *argv,
+            const size_t *lens);
+
 #endif

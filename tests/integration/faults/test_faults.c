@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -485,20 +484,9 @@ WK_TEST(test_fault_store_without_subscriber_still_broadcasts_invalidations)
 
 static bool redis_config(const redis_server *srv, const char *name, const char *value)
 {
-    redisContext *c = redisConnect("127.0.0.1", srv->port);
-    if (c == NULL || c->err != 0) {
-        if (c != NULL) {
-            redisFree(c);
-        }
-        return false;
-    }
-    redisReply *r = redisCommand(c, "CONFIG SET %s %s", name, value);
-    bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    if (r != NULL) {
-        freeReplyObject(r);
-    }
-    redisFree(c);
-    return ok;
+    const char *argv[4] = {"CONFIG", "SET", name, value};
+    char rep[128];
+    return rs_cmd(srv->port, rep, sizeof rep, 4, argv, NULL) && rep[0] == '+';
 }
 
 WK_TEST(test_fault_invalidate_and_put_at_maxmemory_leave_no_old_value)

@@ -126,6 +126,27 @@ wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len)
     return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
 }
 
+/* The contract is in redis_internal.h. */
+uint32_t wk__redis_masters(wk_redis_store *s, wk__rsrv **out)
+{
+    if (s->cfg.mode != WK__MODE_CLUSTER) {
+        out[0] = wk__redis_route(s, "", 0);
+        return 1;
+    }
+    uint32_t n = 0;
+    for (uint32_t sl = 0; sl < WK__SLOTS; sl++) {
+        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_ACQUIRE)];
+        uint32_t j = 0;
+        while (j < n && out[j] != v) {
+            j++;
+        }
+        if (j == n && n < WK__MAX_SRV) {
+            out[n++] = v;
+        }
+    }
+    return n;
+}
+
 /* Index after the subtree of node i (preorder, arrays counted by elements). */
 static size_t skip(const wk__rconn *c, size_t i)
 {

@@ -327,6 +327,9 @@ void wk__redis_want_refresh(wk_redis_store *s);
 uint16_t wk__redis_slot(const char *key, size_t len);
 /** The server for `key`: by slot in a cluster, else the master in use. */
 wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len);
+/** The distinct servers that own slots (cluster; at most WK__MAX_SRV, by a walk of the
+ *  16384 slots) or the master in use, in out[]; returns the count. */
+uint32_t wk__redis_masters(wk_redis_store *s, wk__rsrv **out);
 /** Refreshes the topology now when one is wanted (or `force`) and no other thread is doing
  *  it. WK_OK when a map or master was found (or none was needed). */
 wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err);

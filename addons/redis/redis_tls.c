@@ -112,8 +112,12 @@ wk_status wk__rtls_ctx_new(const wk_redis_opts *o, void **out, wk_error *err)
             msg = "redis: TLS: cannot read the client certificate (tls_cert_file: missing, "
                   "unreadable or not PEM)";
         } else if (SSL_CTX_use_PrivateKey_file(ctx, o->tls_key_file, SSL_FILETYPE_PEM) != 1) {
-            msg = "redis: TLS: cannot read the client key (tls_key_file: missing, unreadable, "
-                  "encrypted or not PEM)";
+            /* OpenSSL checks the pair as it loads the key */
+            int r = ERR_GET_REASON(ERR_peek_last_error());
+            msg = r == X509_R_KEY_VALUES_MISMATCH || r == X509_R_KEY_TYPE_MISMATCH
+                      ? "redis: TLS: the client key does not match the client certificate"
+                      : "redis: TLS: cannot read the client key (tls_key_file: missing, "
+                        "unreadable, encrypted or not PEM)";
         } else if (SSL_CTX_check_private_key(ctx) != 1) {
             msg = "redis: TLS: the client key does not match the client certificate";
         }
@@ -281,10 +285,23 @@ ssize_t wk__rtls_send(wk__rconn *c, const void *p, size_t n)
         errno = EAGAIN;
         return -1;
     }
-    if (e != SSL_ERROR_SYSCALL || errno == 0) {
-        c->cause = io_cause();
-        errno = ECONNRESET;
+    if (e == SSL_ERROR_SYSCALL && errno != 0) {
+        /* the server closed first: a TLS 1.3 server refuses a missing client certificate
+         * after the handshake, with an alert that is waiting to be read; read it (without
+         * blocking) so the failure says why */
+        int saved = errno;
+        char b[256];
+        size_t got = 0;
+        ERR_clear_error();
+        (void)SSL_read_ex(c->ssl, b, sizeof b, &got);
+        if (ERR_peek_last_error() != 0) {
+            c->cause = io_cause();
+        }
+        errno = saved;
+        return -1;
     }
+    c->cause = io_cause();
+    errno = ECONNRESET;
     return -1;
 }
 

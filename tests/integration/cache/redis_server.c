@@ -247,3 +247,40 @@ bool rs_cmd(int port, char *out, size_t cap, int argc, const char *const *argv,
     }
     return ok;
 }
+
+int rs_free_port(void)
+{
+    return free_port();
+}
+
+/* True when 127.0.0.1:port can be bound now. */
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+int rs_free_port_with_bus(void)
+{
+    static unsigned seed;
+    if (seed == 0) {
+        seed = (unsigned)getpid() * 2654435761u;
+    }
+    for (int i = 0; i < 200; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int p = 20000 + (int)((seed >> 8) % 10000);
+        if (port_free(p) && port_free(p + 10000)) {
+            return p;
+        }
+    }
+    return -1;
+}

@@ -423,3 +423,48 @@ WK_TEST(tls_sentinel_names_the_master_over_tls)
     redis_server_kill(&sent);
     redis_server_stop(&m.r);
 }
+
+/* ---- the CLI over TLS ------------------------------------------------------------------- */
+
+#ifdef WK_CLI_PATH
+WK_TEST(tls_cli_put_get_and_a_wrong_ca_exits_1_with_the_cause)
+{
+    if (!make_certs()) {
+        SKIP("openssl, redis-server or redis-cli missing (or certificates not made)");
+    }
+    tls_server t;
+    CHECK(tls_start(&t, "no"));
+    char out[512];
+    CHECK(rs_sh(out, sizeof out, "%s cache --redis rediss://127.0.0.1:%d --cacert %s put 7 "
+                                 "'{\"tls\":true}'",
+                WK_CLI_PATH, t.tls_port, ca));
+    CHECK_STR(out, "");
+    CHECK(rs_sh(out, sizeof out, "%s cache --redis 127.0.0.1:%d --tls --cacert %s get 7",
+                WK_CLI_PATH, t.tls_port, ca));
+    CHECK_STR(out, "{\"tls\":true}");
+    /* a wrong CA: exit 1, and the message says why */
+    CHECK(rs_sh(out, sizeof out,
+                "%s cache --redis rediss://127.0.0.1:%d --cacert %s get 7 >/dev/null 2>&1; "
+                "echo $?",
+                WK_CLI_PATH, t.tls_port, other_ca));
+    CHECK_STR(out, "1");
+    CHECK(rs_sh(out, sizeof out, "%s cache --redis rediss://127.0.0.1:%d --cacert %s get 7 2>&1",
+                WK_CLI_PATH, t.tls_port, other_ca) == false);
+    CHECK_MSG(strstr(out, "certificate not trusted") != NULL, "wrong CA: %s", out);
+    /* a host name mismatch through --sni, and --insecure accepting it */
+    rs_sh(out, sizeof out, "%s cache --redis rediss://127.0.0.1:%d --cacert %s --sni "
+                           "wrong.example get 7 2>&1",
+          WK_CLI_PATH, t.tls_port, ca);
+    CHECK_MSG(strstr(out, "host name mismatch") != NULL, "mismatch: %s", out);
+    CHECK(rs_sh(out, sizeof out, "%s cache --redis rediss://127.0.0.1:%d --insecure --sni "
+                                 "wrong.example get 7",
+                WK_CLI_PATH, t.tls_port));
+    CHECK_STR(out, "{\"tls\":true}");
+    /* TLS options without TLS are a usage error, not a silent plain connection */
+    CHECK(rs_sh(out, sizeof out, "%s cache --redis 127.0.0.1:%d --cacert %s get 7 >/dev/null "
+                                 "2>&1; echo $?",
+                WK_CLI_PATH, t.r.port, ca));
+    CHECK_STR(out, "2");
+    redis_server_stop(&t.r);
+}
+#endif

@@ -385,3 +385,65 @@ WK_TEST(soak_without_tracking_serves_stale_copies_after_foreign_writes)
     }
     CHECK(atomic_load(&k.stale_bound) > 0);
 }
+
+/* ---- `wirekit cache run` as a live session ----------------------------------------------- */
+
+#ifdef WK_CLI_PATH
+/* Runs `cmd` with sh, its whole standard output in out (NUL-terminated, cut to cap). */
+static void sh_all(char *out, size_t cap, const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    size_t n = p != NULL ? fread(out, 1, cap - 1, p) : 0;
+    out[n] = '\0';
+    if (p != NULL) {
+        pclose(p);
+    }
+}
+
+WK_TEST(cli_run_session_answers_each_line_at_once_and_sees_redis_cli_writes)
+{
+    redis_server srv;
+    memset(&srv, 0, sizeof srv);
+    if (!redis_server_start(&srv)) {
+        SKIP("cannot start redis-server");
+    }
+    char key[64], cmd[1024], out[2048];
+    snprintf(key, sizeof key, "clit:doc:v1:5");
+    /* the session puts 5 and reads it (a local hit), then, while it sleeps, a plain redis-cli
+     * writes another value: the next get shows it (tracking dropped the copy); then a DEL */
+    snprintf(cmd, sizeof cmd,
+             "{ echo 'put 5 {\"v\":1}'; echo 'get 5'; sleep 0.5; "
+             "printf '\\201\\241v\\002' | redis-cli -p %d -x SET %s >/dev/null; "
+             "echo 'sleep 20'; echo 'get 5'; sleep 0.3; redis-cli -p %d DEL %s >/dev/null; "
+             "echo 'sleep 20'; echo 'get 5'; } | %s cache --redis %s --ns clit run",
+             srv.port, key, srv.port, key, WK_CLI_PATH, srv.url);
+    sh_all(out, sizeof out, cmd);
+    CHECK_MSG(strcmp(out, "ok\n{\"v\":1}\n{\"v\":2}\nnot found\n") == 0, "session: %s", out);
+    /* answered as read: the first answer is out before standard input ends */
+    snprintf(cmd, sizeof cmd,
+             "{ echo 'put 6 {\"v\":6}'; sleep 2; echo 'get 6'; } | %s cache --redis %s --ns "
+             "clit run | { read -r first; echo \"$first $(date +%%s%%N)\"; cat >/dev/null; }",
+             WK_CLI_PATH, srv.url);
+    int64_t t0 = now_us();
+    sh_all(out, sizeof out, cmd);
+    long long first_ns = 0;
+    CHECK(sscanf(out, "ok %lld", &first_ns) == 1);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long end_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    long long total_ms = (now_us() - t0) / 1000;
+    long long before_end_ms = (end_ns - first_ns) / 1000000;
+    printf("# cli session: first answer %lld ms before the session ended (%lld ms in all)\n",
+           before_end_ms, total_ms);
+    CHECK_MSG(before_end_ms > 1000, "the first answer waited for the input's end");
+    /* --no-tracking: a redis-cli DEL is not heard, the copy stays */
+    snprintf(cmd, sizeof cmd,
+             "{ echo 'put 8 {\"v\":8}'; sleep 0.5; redis-cli -p %d DEL clit:doc:v1:8 "
+             ">/dev/null; echo 'sleep 50'; echo 'get 8'; } | %s cache --redis %s --ns clit "
+             "--no-tracking run",
+             srv.port, WK_CLI_PATH, srv.url);
+    sh_all(out, sizeof out, cmd);
+    CHECK_MSG(strcmp(out, "ok\n{\"v\":8}\n") == 0, "no tracking: %s", out);
+    redis_server_stop(&srv);
+}
+#endif

@@ -822,6 +822,76 @@ WK_TEST(cluster_invalidations_reach_a_second_process_whichever_node_holds_the_ke
     wk_redis_store_free(s);
 }
 
+/* ---- issue 29 item 10: the first commands wait for the slot map ------------------------- */
+
+typedef struct first_cmd {
+    wk_redis_store *s;
+    pthread_barrier_t *go;
+    int id;
+    wk_status st;
+    char msg[160];
+} first_cmd;
+
+static void *first_cmd_main(void *arg)
+{
+    first_cmd *f = arg;
+    char key[32];
+    snprintf(key, sizeof key, "wkfirst:%d", f->id);
+    wk_error e = {0};
+    pthread_barrier_wait(f->go);
+    f->st = put(f->s, key, "v", &e);
+    snprintf(f->msg, sizeof f->msg, "%s", e.msg != NULL ? e.msg : "");
+    return NULL;
+}
+
+/* On a healthy cluster a fresh store's first commands, from many threads at once and with
+ * the feed's thread asking for the map too, all wait for the map (they used to fail at once
+ * with "no cluster seed node answered CLUSTER SLOTS" while another thread held the
+ * refresh's try-lock); and an early invalidation through a cache reaches Redis. */
+WK_TEST(cluster_first_commands_of_many_threads_wait_for_the_slot_map)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    const char *seeds[1] = {seed_strs[2]};
+    enum { T = 8 };
+    for (int run = 0; run < 3; run++) {
+        wk_error e = {0};
+        wk_redis_store *s = open_store(seeds, 1, run != 1, 0, &e);
+        CHECK(s != NULL);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, T);
+        first_cmd f[T];
+        pthread_t th[T];
+        for (int i = 0; i < T; i++) {
+            memset(&f[i], 0, sizeof f[i]);
+            f[i].s = s;
+            f[i].go = &go;
+            f[i].id = run * T + i;
+            CHECK(pthread_create(&th[i], NULL, first_cmd_main, &f[i]) == 0);
+        }
+        for (int i = 0; i < T; i++) {
+            pthread_join(th[i], NULL);
+        }
+        pthread_barrier_destroy(&go);
+        for (int i = 0; i < T; i++) {
+            CHECK_MSG(f[i].st == WK_OK, "run %d thread %d: %s", run, i, f[i].msg);
+        }
+        wk_redis_store_free(s);
+        /* one thread, feed on, an invalidation first */
+        s = open_store(seeds, 1, true, 0, &e);
+        CHECK(s != NULL);
+        wk_cache_config cfg = {0};
+        cfg.store = wk_redis_store_iface(s);
+        wk_cache *c = NULL;
+        CHECK_OK(wk_cache_new(&cfg, &c, &e));
+        CHECK_MSG(wk_cache_invalidate(c, &seed_user_schema, "early", 5, &e) == WK_OK,
+                  "run %d: early invalidation: %s", run, e.msg);
+        wk_cache_free(c);
+        wk_redis_store_free(s);
+    }
+}
+
 /* ---- server-assisted invalidation per node (CLIENT TRACKING, BCAST on every master) ---- */
 
 static wk_status one_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,

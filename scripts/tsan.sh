@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds the cache's tests with ThreadSanitizer (-DWK_TSAN=ON) and runs them: the lock-free
-# local tier's unit tests, and the Redis tier's integration test when WK_REDIS_URL is set
+# local tier's unit tests, the tracking test, and the Redis tier's integration test when
+# WK_REDIS_URL is set
 # (scripts/test.sh runs this with its servers up). Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(test_cache test_cache_local_mt)
+# test_redis_tracking starts its own redis-server (skipped without one): the feed's thread,
+# a writer and a reader against tracking pushes and a restart.
+targets=(test_cache test_cache_local_mt test_redis_tracking)
 if [[ -n ${WK_REDIS_URL:-} ]]; then
   targets+=(test_cache_redis)
 fi

@@ -409,16 +409,20 @@ WK_TEST(cli_run_session_answers_each_line_at_once_and_sees_redis_cli_writes)
     }
     char key[64], cmd[1024], out[2048];
     snprintf(key, sizeof key, "clit:doc:v1:5");
-    /* the session puts 5 and reads it (a local hit), then, while it sleeps, a plain redis-cli
-     * writes another value: the next get shows it (tracking dropped the copy); then a DEL */
+    /* the session puts 5 and reads it until the memory tier holds it (its own put's
+     * broadcast drops the first copy), then, while it sleeps, a plain redis-cli writes
+     * another value: the next get shows it (tracking dropped the copy); then a DEL. The
+     * control below runs the same steps without tracking and is served the old copy. */
     snprintf(cmd, sizeof cmd,
-             "{ echo 'put 5 {\"v\":1}'; echo 'get 5'; sleep 0.5; "
+             "{ echo 'put 5 {\"v\":1}'; echo 'sleep 100'; echo 'get 5'; echo 'sleep 100'; "
+             "echo 'get 5'; sleep 0.5; "
              "printf '\\201\\241v\\002' | redis-cli -p %d -x SET %s >/dev/null; "
              "echo 'sleep 20'; echo 'get 5'; sleep 0.3; redis-cli -p %d DEL %s >/dev/null; "
              "echo 'sleep 20'; echo 'get 5'; } | %s cache --redis %s --ns clit run",
              srv.port, key, srv.port, key, WK_CLI_PATH, srv.url);
     sh_all(out, sizeof out, cmd);
-    CHECK_MSG(strcmp(out, "ok\n{\"v\":1}\n{\"v\":2}\nnot found\n") == 0, "session: %s", out);
+    CHECK_MSG(strcmp(out, "ok\n{\"v\":1}\n{\"v\":1}\n{\"v\":2}\nnot found\n") == 0,
+              "session: %s", out);
     /* answered as read: the first answer is out before standard input ends */
     snprintf(cmd, sizeof cmd,
              "{ echo 'put 6 {\"v\":6}'; sleep 2; echo 'get 6'; } | %s cache --redis %s --ns "
@@ -438,12 +442,13 @@ WK_TEST(cli_run_session_answers_each_line_at_once_and_sees_redis_cli_writes)
     CHECK_MSG(before_end_ms > 1000, "the first answer waited for the input's end");
     /* --no-tracking: a redis-cli DEL is not heard, the copy stays */
     snprintf(cmd, sizeof cmd,
-             "{ echo 'put 8 {\"v\":8}'; sleep 0.5; redis-cli -p %d DEL clit:doc:v1:8 "
-             ">/dev/null; echo 'sleep 50'; echo 'get 8'; } | %s cache --redis %s --ns clit "
-             "--no-tracking run",
+             "{ echo 'put 8 {\"v\":8}'; echo 'sleep 100'; echo 'get 8'; echo 'sleep 100'; "
+             "echo 'get 8'; sleep 0.5; redis-cli -p %d DEL clit:doc:v1:8 >/dev/null; "
+             "echo 'sleep 50'; echo 'get 8'; } | %s cache --redis %s --ns clit --no-tracking run",
              srv.port, WK_CLI_PATH, srv.url);
     sh_all(out, sizeof out, cmd);
-    CHECK_MSG(strcmp(out, "ok\n{\"v\":8}\n") == 0, "no tracking: %s", out);
+    CHECK_MSG(strcmp(out, "ok\n{\"v\":8}\n{\"v\":8}\n{\"v\":8}\n") == 0,
+              "no tracking: %s", out);
     redis_server_stop(&srv);
 }
 #endif

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Builds the cache's tests with ThreadSanitizer (-DWK_TSAN=ON) and runs them: the lock-free
-# local tier's unit tests, the tracking test, and the Redis tier's integration test when
-# WK_REDIS_URL is set
-# (scripts/test.sh runs this with its servers up). Extra arguments go to ctest.
+# Builds the threaded tests with ThreadSanitizer (-DWK_TSAN=ON) and runs them: the lock-free
+# local tier's unit tests, the PostgreSQL pool and loader under fault (8 threads, a private
+# server it starts itself), the Redis feed's tracking test (its own redis-server: the feed's
+# thread, a writer and a reader against tracking pushes and a restart), and, when the servers
+# are set (scripts/test.sh runs this with its servers up), the Redis tier's integration test
+# (WK_REDIS_URL) and the pool's tests on the shared server (WK_PG_DSN). Extra arguments go to
+# ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# test_redis_tracking starts its own redis-server (skipped without one): the feed's thread,
-# a writer and a reader against tracking pushes and a restart.
-targets=(test_cache test_cache_local_mt test_redis_tracking)
+targets=(test_cache test_cache_local_mt test_pq_pool_faults test_redis_tracking)
 if [[ -n ${WK_REDIS_URL:-} ]]; then
   targets+=(test_cache_redis)
 fi
+if [[ -n ${WK_PG_DSN:-} ]]; then
+  targets+=(test_pq_pool)
+fi
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DWK_TSAN=ON \
-  -DWK_BUILD_BENCH=OFF -DWK_WITH_PQ=OFF -DWK_WITH_CXX=OFF >/dev/null
+  -DWK_BUILD_BENCH=OFF -DWK_WITH_PQ=ON -DWK_WITH_CXX=OFF >/dev/null
 cmake --build build/tsan -j "$(nproc)" --target "${targets[@]}"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 regex=$(IFS='|'; echo "^(${targets[*]})\$")

@@ -64,6 +64,13 @@ static inline void wk__pq_keep_result(PGresult **last, PGresult *r)
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
+/* wk_pq_pool_acquire, but the connection handed out was made for this call (an idle one the
+ * pool would have handed out is closed and its slot connected again): the loader's second
+ * try after a lost connection, which must not meet another backend that is going away.
+ * (pq_pool.c) */
+wk_status wk__pq_pool_acquire_fresh(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err);
+
 /* The catalog query: the database's own types. (pq_catalog.c) */
 const char *wk__pq_catalog_sql(void);
 /* Builds `*out` = base + the database's own types from the catalog query's result `r` (not

@@ -6,7 +6,8 @@
  * table and once through the linear scan (the oracle, "cache off"). Every call produces real
  * output: values decoded into C variables, bytes written into a buffer; a checksum of them
  * must agree between the two. Part 2 is lookup cost with 10, 100 and 1000 added codecs.
- * Part 3 (bench_pg_result.c) needs a server.
+ * Parts 3 (bench_pg_result.c) and 4 (bench_pg_loader.c: a cache miss through the loader)
+ * need a server.
  */
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "pg/pg_oracle.h"
 
 int wk_bench_pg_result(wk_bench *b);
+int wk_bench_pg_loader(wk_bench *b);
 
 typedef struct seed {
     const wk_pg_registry *reg;
@@ -333,6 +335,11 @@ int wk_bench_suite_pg(wk_bench *b)
     rc |= wk_bench_pg_result(b);
 #else
     wk_bench_say(b, "pg result decode: skipped (built without libpq or libpqtypes)");
+#endif
+#ifdef WK_BENCH_PG_LOADER
+    rc |= wk_bench_pg_loader(b);
+#else
+    wk_bench_say(b, "pg loader: skipped (built without libpq)");
 #endif
     return rc;
 }

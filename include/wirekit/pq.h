@@ -11,7 +11,8 @@
  * The session is set to DateStyle=ISO, MDY, IntervalStyle=postgres, TimeZone=UTC,
  * client_encoding=UTF8, extra_float_digits=1 and lc_monetary=C, the settings wirekit's text
  * output follows.
- * A connection is used by one thread at a time (as a PGconn is).
+ * A connection is used by one thread at a time (as a PGconn is); a wk_pq_pool shares N of
+ * them between the threads of a service and reconnects them when they die.
  */
 #ifndef WIREKIT_PQ_H
 #define WIREKIT_PQ_H
@@ -19,6 +20,7 @@
 #include <libpq-fe.h>
 
 #include "pg.h"
+#include "schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -174,6 +176,116 @@ WK_API wk_status wk_pq_emit_row(const wk_pg_plan *plan, const PGresult *res, int
 /** Builds row `row` of `res` as a wk_value map in `arena`. */
 WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, int row,
                                  wk_arena *arena, wk_value *out, wk_error *err);
+
+/* ---- rows into structs, structs into parameters (pq_struct.c, pq_struct_params.c) ------ */
+
+/**
+ * A result's columns matched to a schema's fields (opaque; wk_pq_struct_plan_new,
+ * wk_pq_struct_plan_free): built once per result shape, then every row of a result of that
+ * shape decodes into a struct with wk_pq_row_to_struct, with no lookups.
+ *
+ * Columns are matched to fields by name (the column name as the server reports it, e.g. the
+ * `AS` alias, compared byte for byte with the field's wire name). What a column may feed:
+ *
+ * - WK_SK_BOOL: bool.
+ * - integers (WK_SK_I8 .. WK_SK_U64): int2, int4, int8, oid; numeric when integral. A value
+ *   outside the field's range is WK_ERR_RANGE.
+ * - WK_SK_F32, WK_SK_F64: float4, float8, numeric (the nearest), int2, int4, int8.
+ * - WK_SK_STR, WK_SK_STRBUF: any type; text-like types as they are, others as PostgreSQL's
+ *   text output (uuid, inet, date, numeric, ...). Copied into the arena (char *, with its
+ *   NUL) or into the member (char[N]: a longer value is WK_ERR_RANGE).
+ * - WK_SK_BYTES: bytea, text-like types (their bytes); copied into the arena.
+ * - WK_SK_TIMESTAMP: timestamptz, timestamp (read as UTC), date (midnight UTC);
+ *   +/-infinity is WK_ERR_RANGE.
+ * - WK_SK_VALUE: json, jsonb as a tree of the document, numbers staying numbers (integers
+ *   that fit 64 bits as integers, others as float64, as wk_json_decode_value reads them);
+ *   other types as their codec's value tree.
+ * - WK_SK_STRUCT, WK_SK_ARRAY: json, jsonb, decoded through the field's descriptor as
+ *   wk_schema_decode_json decodes it.
+ *
+ * SQL NULL: a field with a presence member (WK_FIELD_NULLABLE) gets it false and its member
+ * zeroed; a WK_NULLABLE WK_SK_STR, WK_SK_BYTES or WK_SK_ARRAY field gets a NULL pointer; a
+ * WK_SK_VALUE field a nil value; any other field fails the row (WK_ERR_TYPE, the path names
+ * the column). A plan is immutable: any number of threads may use one at once, each with its
+ * own result, struct and arena.
+ */
+typedef struct wk_pq_struct_plan wk_pq_struct_plan;
+
+/** wk_pq_struct_plan_new flag: result columns that match no field are ignored (default: the
+ *  plan fails naming the column). */
+#define WK_PQ_STRUCT_SKIP_UNKNOWN 0x01u
+/** wk_pq_struct_plan_new flag: fields that no column feeds keep what the caller put in the
+ *  struct, as a missing key does in wk_schema_decode; a WK_REQUIRED field without a column
+ *  still fails (default: every field needs a column). */
+#define WK_PQ_STRUCT_PARTIAL 0x02u
+
+/**
+ * Builds the plan that decodes rows of `res` (any result of the statement: a PGRES_TUPLES_OK
+ * or PGRES_SINGLE_TUPLE result, in binary or text format; binary is faster) into structs
+ * described by `schema` (a struct root), resolving every column's decoder in the
+ * connection's registry snapshot. `flags`: WK_PQ_STRUCT_*. The plan does not refer to
+ * `res` (it may be cleared) but holds a reference on the snapshot and points to `schema`,
+ * which must outlive it. Returns WK_OK with `*out` set, or (with `*out` NULL) WK_ERR_NOT_FOUND
+ * (a column no field matches, a field no column feeds), WK_ERR_TYPE (a column whose type
+ * cannot feed its field's kind; two columns of the same name), WK_ERR_ARG (NULL arguments, a
+ * value schema, an invalid descriptor), WK_ERR_NOMEM. `err` (may be NULL): the message says
+ * what is wrong, `path` names the field (= the column), `base.offset` is the column index.
+ */
+WK_API wk_status wk_pq_struct_plan_new(const wk_pq_conn *conn, const PGresult *res,
+                                       const wk_schema *schema, unsigned flags,
+                                       wk_pq_struct_plan **out, wk_schema_error *err);
+
+/** Frees a plan and drops its registry reference. NULL is a no-op. */
+WK_API void wk_pq_struct_plan_free(wk_pq_struct_plan *plan);
+
+/**
+ * Decodes row `row` of `res` (a result of the shape `plan` was built for) into `dst`, a
+ * struct of the plan's schema that the caller initialised (e.g. zeroed: with
+ * WK_PQ_STRUCT_PARTIAL the fields no column feeds keep their values). Strings, bytes, trees
+ * and arrays are copied into `arena` and never point into `res`, which may be cleared
+ * afterwards. Returns WK_OK, WK_ERR_TYPE (SQL NULL into a field that cannot hold NULL),
+ * WK_ERR_RANGE (a value outside the field's range, a string longer than a char[N] field), a
+ * decoder's status for a malformed value (WK_ERR_TRUNCATED, WK_ERR_SYNTAX, ...; `base.offset`
+ * is the byte inside the column's value), the JSON decoder's or the schema decoder's status
+ * for a json column (WK_ERR_DEPTH past the schema's depth limit, 64), WK_ERR_NOMEM (the arena's cap),
+ * WK_ERR_ARG (a row out of range, a result of another shape). `err->path` starts with the
+ * column's name ("metadata", "kids[1].name" inside a json column). On error `dst` may be
+ * partly written and the arena may hold partial copies. Thread-safe for distinct `dst`.
+ */
+WK_API wk_status wk_pq_row_to_struct(const wk_pq_struct_plan *plan, const PGresult *res, int row,
+                                     void *dst, wk_arena *arena, wk_schema_error *err);
+
+/**
+ * wk_pq_row_to_struct over a row's column bytes: vals[i][0..lens[i]) is column i of the
+ * result the plan was built for (lens[i] < 0 for SQL NULL), as a wk_pq_copy_row_fn or a
+ * non-blocking query hands them out (the columns in the formats of the result the plan was
+ * built from). Same statuses.
+ */
+WK_API wk_status wk_pq_struct_decode(const wk_pq_struct_plan *plan, const uint8_t *const *vals,
+                                     const int *lens, void *dst, wk_arena *arena,
+                                     wk_schema_error *err);
+
+/**
+ * Fills `out[0..n)` with query parameters from the fields of `obj` (a struct of `schema`):
+ * out[i] is the field named fields[i] (`fields` NULL: every field in declaration order, and
+ * `n` must be schema->nfields), ready for wk_pq_exec, wk_pq_send, wk_pq_async_start or
+ * wk_pq_pipeline_add. Binary where the kind has a binary encoder: bool, integers (I8, U8,
+ * I16 as int2; U16, I32 as int4; U32, I64 and U64 up to INT64_MAX as int8), float4, float8,
+ * bytea, timestamptz (nanoseconds below a microsecond dropped); strings (WK_SK_STR,
+ * WK_SK_STRBUF) go as text of unspecified type, which the server reads as the type the
+ * statement gives the parameter (text, varchar, uuid, numeric, inet, ...); WK_SK_VALUE,
+ * WK_SK_STRUCT and WK_SK_ARRAY fields go as jsonb (their compact JSON, as
+ * wk_schema_encode_json writes it). SQL NULL for: a field whose presence member is false, a
+ * NULL WK_SK_STR / WK_SK_BYTES / WK_SK_ARRAY pointer of a WK_NULLABLE field, a nil WK_SK_VALUE
+ * of a WK_NULLABLE field. The parameters point into `obj` and `arena` (converted integers,
+ * JSON text): both must outlive their use. Returns WK_OK, WK_ERR_NOT_FOUND (no field of that
+ * name: `err->path` names it, `base.offset` its index in `fields`), WK_ERR_RANGE (a U64 above
+ * INT64_MAX), the JSON encoder's status (NaN in a wk_value, a string that is not UTF-8),
+ * WK_ERR_ARG, WK_ERR_NOMEM. Thread-safe.
+ */
+WK_API wk_status wk_pq_struct_params(const wk_schema *schema, const void *obj,
+                                     const char *const *fields, size_t n, wk_pq_param *out,
+                                     wk_arena *arena, wk_schema_error *err);
 
 /* ---- binary COPY ---------------------------------------------------------------------- */
 
@@ -570,6 +682,150 @@ WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
  *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
  *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
 WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
+
+/* ---- a pool of connections shared by threads (pq_pool.c) ------------------------------ */
+
+/** A pool of connections shared by any number of threads (opaque; wk_pq_pool_new,
+ *  wk_pq_pool_free). */
+typedef struct wk_pq_pool wk_pq_pool;
+
+/** Pool settings; zero means the default given after each field. */
+typedef struct wk_pq_pool_opts {
+    const char *dsn;              /**< as wk_pq_connect takes it (NULL or "": the libpq
+                                       environment); copied */
+    const wk_pg_registry *base;   /**< the registry every connection's snapshot starts from;
+                                       NULL: the built-in codecs (a reference is kept) */
+    size_t size;                  /**< connections: 4 (at most 1024) */
+    uint32_t connect_timeout_ms;  /**< each connect attempt (socket and session set-up, as
+                                       wk_pq_connect_timeout bounds them): 10,000 */
+    uint32_t query_timeout_ms;    /**< every connection's per-query deadline
+                                       (wk_pq_set_timeout: the server's statement_timeout
+                                       and the client's wait): 30,000 */
+    uint32_t acquire_timeout_ms;  /**< wk_pq_pool_acquire with timeout 0: 5,000 */
+    uint32_t health_check_ms;     /**< a connection idle longer than this makes a round trip
+                                       before it is handed out: 30,000 */
+    uint32_t backoff_min_ms;      /**< the wait after a failed connect: 50 ms, doubling ... */
+    uint32_t backoff_max_ms;      /**< ... up to this: 2,000 ms */
+    void *reserved[4];            /**< zero; room to grow without breaking the ABI */
+} wk_pq_pool_opts;
+
+/**
+ * Creates a pool of `opts->size` connections (`opts` NULL: every default), all of them made
+ * by the pool as wk_pq_connect makes one (so the libpq environment, service files and URIs
+ * work as there), with the connect and per-query deadlines of `opts`. The first connection
+ * is made now, so that a wrong DSN, password or database is reported here; the others are
+ * made when first needed. Returns WK_OK, WK_ERR_CONNECT / WK_ERR_SERVER (the first connect
+ * failed: `*out` is still set, as after a failed wk_pq_connect, so that
+ * wk_pq_pool_last_error can tell why; the pool works as after any failed connect, trying
+ * again when a connection is asked for, so a service may also start before its database; free
+ * it with wk_pq_pool_free), WK_ERR_LIMIT (more than 1024 connections), WK_ERR_NOMEM (`*out`
+ * NULL after these two).
+ */
+WK_API wk_status wk_pq_pool_new(const wk_pq_pool_opts *opts, wk_pq_pool **out, wk_error *err);
+
+/** Closes every connection and frees the pool. Every connection must have been released, and
+ *  no other call may be running on `p`. NULL is a no-op. */
+WK_API void wk_pq_pool_free(wk_pq_pool *p);
+
+/**
+ * Takes a connection for the calling thread's exclusive use until wk_pq_pool_release,
+ * waiting at most `timeout_ms` (0: the pool's acquire_timeout_ms) for one to be free. The
+ * connection handed out is healthy as far as the pool can tell: it is not lost or given up,
+ * nothing unexpected is waiting on its socket (the end of a terminated backend's session is
+ * noticed here), and one idle longer than health_check_ms has just answered a round trip. A
+ * dead connection is closed and its slot connected again before the call returns; a slot
+ * whose last connect failed waits (backoff_min_ms, doubling up to backoff_max_ms) before
+ * trying again, within the caller's deadline. A reconnected connection starts afresh: new
+ * session, registry snapshot, result formats and prepared statements (rebuilt as they are
+ * used). Returns WK_OK (`*out` set), WK_ERR_CONNECT (the server cannot be reached now, or
+ * not before the deadline; wk_pq_pool_last_error tells why), WK_ERR_SERVER (a new
+ * connection's set-up failed), WK_ERR_IO (every connection stayed in use until the
+ * deadline), WK_ERR_NOMEM. Thread-safe.
+ */
+WK_API wk_status wk_pq_pool_acquire(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
+                                    wk_error *err);
+
+/**
+ * Gives back a connection taken with wk_pq_pool_acquire (NULL: no-op). Read or clear its
+ * results first. A connection that was lost or given up after a timeout, or that is left
+ * inside a transaction or with a query still running, is closed instead of kept (its slot
+ * connects again when next needed), so a caller never hands an unfinished session to
+ * another thread. Settings the caller changed (wk_pq_set_timeout, SET ...) stay with a kept
+ * connection: restore them first. Thread-safe.
+ */
+WK_API void wk_pq_pool_release(wk_pq_pool *p, wk_pq_conn *conn);
+
+/** Counters of a pool (wk_pq_pool_get_stats). */
+typedef struct wk_pq_pool_stats {
+    size_t size;               /**< slots */
+    size_t open;               /**< connections open now */
+    size_t busy;               /**< slots handed out (or being checked or connected) now */
+    uint64_t acquires;         /**< wk_pq_pool_acquire calls */
+    uint64_t waits;            /**< acquires that found every connection in use */
+    uint64_t connects;         /**< connections made, first ones and reconnects */
+    uint64_t connect_failures; /**< connect attempts that failed */
+    uint64_t discarded;        /**< connections closed as dead (checked out or given back) */
+    uint64_t health_checks;    /**< round trips made to check idle connections */
+} wk_pq_pool_stats;
+
+/** Fills `*out` with the pool's counters (one consistent snapshot). Thread-safe. */
+WK_API void wk_pq_pool_get_stats(wk_pq_pool *p, wk_pq_pool_stats *out);
+
+/** Copies the message of the pool's last failed connect (libpq's or the server's; "" when
+ *  none failed) into buf[0..cap) (NUL-terminated, cut to fit) and returns its full length.
+ *  Thread-safe. */
+WK_API size_t wk_pq_pool_last_error(wk_pq_pool *p, char *buf, size_t cap);
+
+/* ---- a wk_cache loader over PostgreSQL (pq_loader.c) ---------------------------------- */
+
+/** A ready wk_cache_loader over a pool (opaque; wk_pq_loader_new, wk_pq_loader_free). */
+typedef struct wk_pq_loader wk_pq_loader;
+
+/** What a loader runs and decodes into. */
+typedef struct wk_pq_loader_opts {
+    wk_pq_pool *pool;            /**< where the statement runs (must outlive the loader) */
+    const char *sql;             /**< one query whose $1 is the entity's id, returning at most
+                                      one row ("SELECT ... FROM users WHERE id = $1"); copied.
+                                      It must be safe to run twice (a read): see
+                                      wk_pq_loader_load */
+    const wk_schema *schema;     /**< the struct a row decodes into, columns matched to
+                                      fields by name as wk_pq_struct_plan_new matches them
+                                      (must outlive the loader) */
+    wk_pg_oid id_oid;            /**< the type $1 is sent as, from the id's text; 0: sent as
+                                      text of unspecified type, read by the server as the
+                                      type the statement gives $1 */
+    unsigned struct_flags;       /**< WK_PQ_STRUCT_* for the row -> struct plan */
+    uint32_t acquire_timeout_ms; /**< the wait for a pooled connection; 0: the pool's */
+    void *reserved[4];           /**< zero; room to grow without breaking the ABI */
+} wk_pq_loader_opts;
+
+/** Creates a loader. Returns WK_OK, WK_ERR_ARG (no pool, statement or schema),
+ *  WK_ERR_NOMEM. Nothing is sent until the first load. */
+WK_API wk_status wk_pq_loader_new(const wk_pq_loader_opts *opts, wk_pq_loader **out,
+                                  wk_error *err);
+
+/** Frees the loader and its plans. No load may be running on it. NULL is a no-op. */
+WK_API void wk_pq_loader_free(wk_pq_loader *l);
+
+/**
+ * The loader itself, a wk_cache_loader: pass it with the wk_pq_loader as its context
+ * (`wk_cache_get(cache, &user_schema, id, len, wk_pq_loader_load, loader, &ref, &err)`).
+ * Takes a connection from the pool, runs the statement with `id` as $1, gives the connection
+ * back and decodes the row into `obj` (strings, trees and arrays in `arena`) with a
+ * row -> struct plan built once per result shape and connection snapshot and reused by every
+ * later load. A statement cut by a lost connection (a terminated backend, a restarted server)
+ * is run once more on a fresh connection, so a load fails with WK_ERR_CONNECT only when the
+ * server cannot be reached now, and never returns an empty or partial object for it.
+ * Returns WK_OK, WK_ERR_NOT_FOUND (no row: the cache keeps it as a negative entry when its
+ * negative_ttl_ms is set), WK_ERR_STATE (more than one row, or a statement that returns no
+ * rows), WK_ERR_ARG (`s` is not the loader's schema), the pool's statuses (WK_ERR_CONNECT,
+ * WK_ERR_IO when no connection was free in time), wk_pq_exec's (WK_ERR_SERVER: a server error;
+ * WK_ERR_IO: the query's deadline passed), wk_pq_struct_plan_new's and
+ * wk_pq_row_to_struct's (WK_ERR_TYPE, WK_ERR_RANGE, WK_ERR_NOT_FOUND for a column no field
+ * matches, ...), WK_ERR_NOMEM. Thread-safe: any number of threads may load at once.
+ */
+WK_API wk_status wk_pq_loader_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                                   void *obj, wk_arena *arena, wk_error *err);
 
 #ifdef __cplusplus
 }

@@ -79,7 +79,10 @@ typedef enum wk_schema_kind {
 #define WK_OMITEMPTY 0x01u /**< encode: leave the field out when it is zero/false/NULL/""/empty */
 #define WK_REQUIRED 0x02u  /**< decode: fail when the key is missing */
 #define WK_NULLABLE 0x04u  /**< nil <-> NULL pointer (str, bytes, array); nil accepted and
-                              ignored on decode for the other kinds */
+                              ignored on decode for the other kinds (unless WK_PRESENCE) */
+/** The field has a presence member (set by WK_FIELD_NULLABLE, not by hand): a `bool` that is
+ *  false when the field is NULL (nil, JSON null, SQL NULL) and true when it holds a value. */
+#define WK_PRESENCE 0x08u
 
 /** A point in time: seconds since the Unix epoch and nanoseconds (< 1e9). */
 typedef struct wk_timestamp {
@@ -109,8 +112,9 @@ typedef struct wk_schema_field {
     uint32_t name_len; /**< length of `name` */
     uint32_t offset;       /**< offsetof the member (WK_SK_ARRAY: of the items pointer) */
     uint32_t count_offset; /**< WK_SK_ARRAY: offsetof the size_t count member */
-    uint32_t flags;        /**< WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE */
+    uint32_t flags;        /**< WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE | WK_PRESENCE */
     wk_schema_type type; /**< the field's type */
+    uint32_t presence_offset; /**< WK_PRESENCE: offsetof the `bool` presence member */
 } wk_schema_field;
 
 /** Lazily built lookup state of a descriptor (opaque; owned by the descriptor). */
@@ -170,19 +174,42 @@ struct wk_schema {
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) +                                                        \
                 WK__CHECK(WK__KSIZE(kind) != 0 && WK__MSIZE(T, member) == WK__KSIZE(kind))), \
-     0, (flags), {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+     0, (flags), {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}, 0}
+
+/**
+ * A nullable field of a scalar-like kind (as WK_FIELD, but not WK_SK_VALUE, whose own nil is
+ * its NULL): `present` names a `bool` member of T that says whether the field holds a value.
+ * Encoding writes nil (MessagePack) or null (JSON) when `present` is false, whatever the
+ * member holds, and the member's value otherwise; with WK_OMITEMPTY a NULL field is left out
+ * and a present one is always written (a present 0 is a value, not "empty"). Decoding sets
+ * `present` false and zeroes the member on nil, and sets it true on any other value; a key
+ * that is absent leaves both as the caller put them. wk_pq_row_to_struct maps SQL NULL to
+ * false, wk_pq_struct_params binds false as SQL NULL. The flags get WK_NULLABLE | WK_PRESENCE,
+ * which the fingerprint sees. Fails to compile when `present` is not a bool-sized member.
+ *
+ *     typedef struct user { int32_t age; bool has_age; } user;
+ *     WK_FIELD_NULLABLE(user, age, has_age, "age", WK_SK_I32, 0)
+ */
+#define WK_FIELD_NULLABLE(T, member, present, name, kind, flags)                            \
+    {WK__NAME(name),                                                                         \
+     (uint32_t)(offsetof(T, member) +                                                        \
+                WK__CHECK(WK__KSIZE(kind) != 0 && (kind) != WK_SK_VALUE &&                   \
+                          WK__MSIZE(T, member) == WK__KSIZE(kind) &&                         \
+                          WK__MSIZE(T, present) == sizeof(bool))),                           \
+     0, (flags) | WK_NULLABLE | WK_PRESENCE,                                                 \
+     {(kind), (uint32_t)WK__MSIZE(T, member), NULL, NULL}, (uint32_t)offsetof(T, present)}
 
 /** A `char member[N]` field. */
 #define WK_FIELD_STRBUF(T, member, name, flags)                                             \
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) >= 1)), 0, (flags),     \
-     {WK_SK_STRBUF, (uint32_t)WK__MSIZE(T, member), NULL, NULL}}
+     {WK_SK_STRBUF, (uint32_t)WK__MSIZE(T, member), NULL, NULL}, 0}
 
 /** A nested struct member of C type `ST` described by `schema_ptr`. */
 #define WK_FIELD_STRUCT(T, member, name, ST, schema_ptr, flags)                             \
     {WK__NAME(name),                                                                         \
      (uint32_t)(offsetof(T, member) + WK__CHECK(WK__MSIZE(T, member) == sizeof(ST))), 0,     \
-     (flags), {WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL}}
+     (flags), {WK_SK_STRUCT, (uint32_t)sizeof(ST), (schema_ptr), NULL}, 0}
 
 /** An array: `items_member` points to `count_member` (size_t) elements of type `elem_type`
  *  (a `const wk_schema_type *`, e.g. WK_ELEM(WK_SK_I32)). Decoded arrays live in the arena. */
@@ -192,7 +219,7 @@ struct wk_schema {
                 WK__CHECK(WK__MSIZE(T, items_member) == sizeof(void *) &&                    \
                           WK__MSIZE(T, count_member) == sizeof(size_t))),                    \
      (uint32_t)offsetof(T, count_member), (flags),                                           \
-     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}}
+     {WK_SK_ARRAY, (uint32_t)sizeof(wk_schema_array), NULL, (elem_type)}, 0}
 
 /* Element types for WK_FIELD_ARRAY (file-scope compound literals: static storage). */
 /** The element type `kind` (a scalar-like kind) for WK_FIELD_ARRAY. */

@@ -167,6 +167,16 @@
                 st = wk__dec_fail(&d, WK_ERR_SYNTAX, voff, "map ended after a key");
                 break;
             }
+            if ((fd->flags & WK_PRESENCE) != 0) {
+                /* a presence member (WK_FIELD_NULLABLE): nil is NULL, the member zeroed;
+                 * any other value is present and stored as usual */
+                bool present = ev.type != WK_EV_NIL;
+                *(bool *)(f->base + fd->presence_offset) = present;
+                if (!present) {
+                    memset(dst, 0, t->size);
+                    continue;
+                }
+            }
         } else {
             /* An array element. */
             dst = wk__dec_array_slot(&d, f, voff, &st);

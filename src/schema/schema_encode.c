@@ -237,7 +237,9 @@ WK_API wk_status wk_schema_encode(const wk_schema *s, const void *obj, const wk_
                 continue;
             }
             st = emit_str(&e, WK_EV_STR, fd->name, fd->name_len);
-            if (st == WK_OK) {
+            if (st == WK_OK && wk__schema_field_null(fd, f->base)) {
+                st = emit_simple(&e, WK_EV_NIL);
+            } else if (st == WK_OK) {
                 size_t count = 0;
                 if (fd->type.kind == WK_SK_ARRAY) {
                     count = *(const size_t *)(f->base + fd->count_offset);

@@ -128,8 +128,16 @@ static wk_status check_fields(const wk_schema *s, wk_error *err)
              (uint64_t)f->count_offset + sizeof(size_t) > s->size)) {
             return wk_error_set(err, WK_ERR_ARG, i, "schema: member outside the struct");
         }
-        if ((f->flags & ~(uint32_t)(WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE)) != 0) {
+        if ((f->flags & ~(uint32_t)(WK_OMITEMPTY | WK_REQUIRED | WK_NULLABLE | WK_PRESENCE)) !=
+            0) {
             return wk_error_set(err, WK_ERR_ARG, i, "schema: unknown field flag");
+        }
+        /* a presence member (WK_FIELD_NULLABLE): a bool inside the struct, on a kind whose
+         * NULL is not already its own value (a wk_value's nil, an array's NULL pointer) */
+        if ((f->flags & WK_PRESENCE) != 0 &&
+            (f->type.kind == WK_SK_VALUE || f->type.kind == WK_SK_ARRAY ||
+             (uint64_t)f->presence_offset + sizeof(bool) > s->size)) {
+            return wk_error_set(err, WK_ERR_ARG, i, "schema: bad presence member");
         }
         if ((f->flags & WK_REQUIRED) != 0 && ++required > WK__SCHEMA_MAX_REQUIRED) {
             return wk_error_set(err, WK_ERR_ARG, i, "schema: more than 64 required fields");
@@ -275,12 +283,15 @@ static wk__schema_index *build_index(const wk_schema *s, const wk_allocator *all
     ix->mp_flat = s->nfields <= 64;
     ix->js_flat = true;
     /* The keys, and whether the struct is flat: at most 64 fields, no nested struct or
-     * array, every name short; the JSON plan also needs names that are their own JSON text
+     * array or presence member, every name short; the JSON plan also needs names that are their own JSON text
      * (json_plain_name). */
     uint32_t koff = 0;
     for (uint32_t i = 0; i < s->nfields; i++) {
         const wk_schema_field *f = &s->fields[i];
-        if (f->type.kind == WK_SK_STRUCT || f->type.kind == WK_SK_ARRAY) {
+        /* A presence member is read and written by the general walks only, so that the
+         * flat plans stay one op per member. */
+        if (f->type.kind == WK_SK_STRUCT || f->type.kind == WK_SK_ARRAY ||
+            (f->flags & WK_PRESENCE) != 0) {
             ix->mp_flat = false;
         }
         if (f->name_len <= 250) {
@@ -510,9 +521,13 @@ WK_API wk_status wk_schema_guard(const wk_schema *s, uint32_t recorded_version,
 /* ---- helpers shared by the codecs --------------------------------------------------------- */
 
 /* Is field f of the struct at base empty for WK_OMITEMPTY (zero, NULL, an empty array)? A
- * nested struct never is. */
+ * nested struct never is; a field with a presence member is empty exactly when it is NULL
+ * (a present zero is a value its presence member was declared to keep). */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base)
 {
+    if ((f->flags & WK_PRESENCE) != 0) {
+        return wk__schema_field_null(f, base);
+    }
     switch ((wk_schema_kind)f->type.kind) {
     case WK_SK_STRUCT: return false;
     case WK_SK_ARRAY: return *(const size_t *)(base + f->count_offset) == 0;

@@ -154,6 +154,13 @@ static inline int32_t wk__schema_lookup_index(const wk__schema_index *ix, const 
     }
 }
 
+/** True when field `f` of the struct at `base` has a presence member (WK_FIELD_NULLABLE)
+ *  that says NULL: the encoders write nil for it, whatever its member holds. */
+static inline bool wk__schema_field_null(const wk_schema_field *f, const uint8_t *base)
+{
+    return (f->flags & WK_PRESENCE) != 0 && !*(const bool *)(base + f->presence_offset);
+}
+
 /** True when the field holds its empty value (WK_OMITEMPTY leaves it out). */
 bool wk__schema_field_empty(const wk_schema_field *f, const uint8_t *base);
 

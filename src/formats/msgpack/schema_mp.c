@@ -434,6 +434,10 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
                 continue;
             }
             wk_mp_writer_str(&e.w, fd->name, fd->name_len);
+            if (wk__schema_field_null(fd, f->base)) {
+                wk_mp_writer_nil(&e.w);
+                continue;
+            }
             size_t count = 0;
             if (fd->type.kind == WK_SK_ARRAY) {
                 count = *(const size_t *)(f->base + fd->count_offset);

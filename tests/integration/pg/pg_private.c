@@ -47,6 +47,16 @@ bool pg_private_restart(int port)
     return sh(cmd) == 0;
 }
 
+bool pg_private_restart_fast(void)
+{
+    char cmd[2048];
+    /* the server's options come back from postmaster.opts */
+    snprintf(cmd, sizeof cmd, "%s/pg_ctl -D %s/data -l %s/server.log -m fast -w -t 60 restart "
+             ">/dev/null",
+             pgbin, dir, dir);
+    return sh(cmd) == 0;
+}
+
 pid_t pg_private_stop_later(useconds_t us)
 {
     pid_t child = fork();

@@ -27,6 +27,11 @@ bool pg_private_start(const char *tag, int port);
 /* Starts the server again (after a stop) on `port`. */
 bool pg_private_restart(int port);
 
+/* Restarts the running server as an operator would (`pg_ctl restart -m fast`: every session
+ * ended with its FATAL report, then the server up again on the same port), returning once
+ * it accepts connections again. */
+bool pg_private_restart_fast(void);
+
 /* Forks a child that stops the server with `-m immediate` after `us` microseconds; its exit
  * status is 0 when pg_ctl succeeded. */
 pid_t pg_private_stop_later(useconds_t us);

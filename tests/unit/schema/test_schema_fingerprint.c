@@ -112,7 +112,7 @@ WK_TEST(test_schema_prepare_rejects_duplicate_names)
 WK_TEST(test_schema_prepare_rejects_broken_descriptors)
 {
     static wk_schema_rt rt;
-    wk_schema_field f = {"a", 1, 0, 0, 0, {WK_SK_I32, 4, NULL, NULL}};
+    wk_schema_field f = {"a", 1, 0, 0, 0, {WK_SK_I32, 4, NULL, NULL}, 0};
     wk_schema s = {"two", 1, WK_SCHEMA_ROOT_STRUCT, sizeof(two), &f, 1, &rt};
     wk_error err;
     f.offset = 6; /* past the end of an 8-byte struct for a 4-byte member */
@@ -150,8 +150,8 @@ WK_TEST(test_schema_prepare_rejects_broken_descriptors)
 WK_TEST(test_schema_first_use_builds_the_index_on_the_decode_options_allocator)
 {
     static wk_schema_rt rt;
-    wk_schema_field f[2] = {{"a", 1, offsetof(two, a), 0, 0, {WK_SK_I32, 4, NULL, NULL}},
-                            {"b", 1, offsetof(two, b), 0, 0, {WK_SK_I32, 4, NULL, NULL}}};
+    wk_schema_field f[2] = {{"a", 1, offsetof(two, a), 0, 0, {WK_SK_I32, 4, NULL, NULL}, 0},
+                            {"b", 1, offsetof(two, b), 0, 0, {WK_SK_I32, 4, NULL, NULL}, 0}};
     wk_schema s = {"two", 1, WK_SCHEMA_ROOT_STRUCT, sizeof(two), f, 2, &rt};
     static const uint8_t mp[] = {0x82, 0xa1, 'a', 0x05, 0xa1, 'b', 0x06};
     wk_test_alloc t;

@@ -262,9 +262,11 @@ static bool foreign_write(soak *k, int id, int v)
     }
     wk_buf_free(&b);
     char out[64] = "";
-    return ok && rs_sh(out, sizeof out, "redis-cli -p %d -x SET %s < %s", k->srv->port, key,
-                       path) &&
-           strcmp(out, "OK") == 0;
+    ok = ok && rs_sh(out, sizeof out, "redis-cli -p %d -x SET %s < %s", k->srv->port, key,
+                     path) &&
+         strcmp(out, "OK") == 0;
+    unlink(path); /* the server's temp dir must be empty when it stops */
+    return ok;
 }
 
 static void *writer_main(void *arg)

@@ -11,8 +11,10 @@
  * `stats`, with blank lines and `#` comments ignored.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "wirekit/cache.h"
@@ -29,7 +31,8 @@ static const char usage[] =
     "       wirekit cache [options] stats\n"
     "       wirekit cache [options] keys            (ids in Redis, this entity and version)\n"
     "       wirekit cache [options] ttl ID          (milliseconds left in Redis)\n"
-    "       wirekit cache [options] run [SCRIPT]    (operations from SCRIPT or standard input)\n"
+    "       wirekit cache [options] run [SCRIPT]    (a session: operations from SCRIPT or\n"
+    "                                               standard input, each answered at once)\n"
     "\n"
     "The entity cache: documents (any JSON value) stored under versioned keys\n"
     "<ns>:<entity>:v<version>:<id>, in the in-process memory tier or in Redis. Values are\n"
@@ -51,8 +54,12 @@ static const char usage[] =
     "    get 1\n"
     "    del 1\n"
     "    stats\n"
+    "    sleep 50\n"
     "In a script, get prints the JSON value or 'not found', put and del print 'ok', stats\n"
-    "prints the counters as one JSON object; blank lines and '#' comments are skipped.\n"
+    "prints the counters as one JSON object, sleep MS waits; blank lines and '#' comments\n"
+    "are skipped. Each line is answered (and the answer flushed) as soon as it is read,\n"
+    "so a session on a pipe can be interleaved with other clients. With --redis a session\n"
+    "keeps a memory tier in front of Redis, trusted while its invalidation feed is up.\n"
     "A put the memory tier cannot keep (larger than one shard's share of its 64 MiB) fails\n"
     "with a message instead of printing 'ok'.\n"
     "\n"
@@ -83,7 +90,19 @@ static const char usage[] =
     "  --ttl MS         lifetime of a put in Redis, milliseconds (default 600000)\n"
     "  --timeout MS     Redis connect timeout, and the total time one Redis command may\n"
     "                   take, however slowly the server answers (default 1000)\n"
-    "  --channel NAME   invalidation channel (default wirekit:invalidate)\n\n"
+    "  --channel NAME   invalidation channel (default wirekit:invalidate)\n"
+    "  --no-tracking    in a run session, hear only wirekit's own invalidations (PUBLISH):\n"
+    "                   without it the session's memory tier also drops what any client\n"
+    "                   changes under --ns (CLIENT TRACKING, Redis 6+)\n"
+    "  --tls            TLS to the server, cluster nodes and sentinels (as rediss://)\n"
+    "  --cacert FILE    CA certificates (PEM) the server's must chain to (default: the\n"
+    "                   system's)\n"
+    "  --cacertdir DIR  directory of CA certificates named by hash (openssl rehash)\n"
+    "  --cert FILE      client certificate (PEM), for servers that require one\n"
+    "  --key FILE       the client certificate's private key (PEM, not encrypted)\n"
+    "  --sni NAME       server name sent (SNI) and checked in the certificate (default:\n"
+    "                   the host connected to)\n"
+    "  --insecure       INSECURE: accept any certificate, unchecked (tests only)\n\n"
     "Options may come anywhere before '--' (after the operation too); '--' ends them.\n\n"
     "Exit status: 0 success, 1 a failure or an id not there (get, ttl), 2 usage error.\n";
 
@@ -108,6 +127,9 @@ typedef struct cache_cli {
     wk_redis_store *store;
 #endif
     bool script; /* inside `run`: softer output conventions */
+    bool no_tracking;
+    bool tls, insecure;
+    const char *cacert, *cacertdir, *cert, *key, *sni;
 } cache_cli;
 
 static bool parse_u32(const char *s, uint32_t *out)
@@ -524,43 +546,97 @@ static int run_line(cache_cli *c, char *line, size_t lineno)
     if (strcmp(op, "stats") == 0 && id == NULL) {
         return op_stats(c);
     }
-    return wk_cli_fail("script line %zu: expected 'get ID', 'put ID JSON', 'del ID' or 'stats'",
+    if (strcmp(op, "sleep") == 0 && has_id && arg == NULL) {
+        uint32_t ms = 0;
+        if (!parse_u32(id, &ms)) {
+            return wk_cli_fail("script line %zu: sleep takes milliseconds", lineno);
+        }
+        fflush(stdout);
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        return WK_EXIT_OK;
+    }
+    return wk_cli_fail("script line %zu: expected 'get ID', 'put ID JSON', 'del ID', 'stats' "
+                       "or 'sleep MS'",
                        lineno);
 }
 
+/* Reads one line of `f` (without its newline) into *buf, growing it up to `cap` bytes: 1 a
+ * line, 0 at the end of the input, -1 on a line longer than `cap` or a read error. */
+static int read_line(FILE *f, char **buf, size_t *bcap, size_t cap, size_t *len)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF && ch != '\n') {
+        if (n + 1 >= *bcap) {
+            if (*bcap >= cap) {
+                return -1;
+            }
+            size_t nc = *bcap < 256 ? 256 : *bcap * 2;
+            char *nb = realloc(*buf, nc > cap ? cap : nc);
+            if (nb == NULL) {
+                return -1;
+            }
+            *buf = nb;
+            *bcap = nc > cap ? cap : nc;
+        }
+        (*buf)[n++] = (char)ch;
+    }
+    if (ferror(f)) {
+        return -1;
+    }
+    if (ch == EOF && n == 0) {
+        return 0;
+    }
+    if (*buf == NULL) { /* an empty line before any byte was kept */
+        *buf = malloc(1);
+        if (*buf == NULL) {
+            return -1;
+        }
+        *bcap = 1;
+    }
+    (*buf)[n] = '\0';
+    *len = n;
+    return 1;
+}
+
+/* A live session: each line of SCRIPT (or standard input) is answered as soon as it is read,
+ * and the answer flushed, so a script or a test can interleave it with other clients. */
 static int run_script(cache_cli *c, const char *path)
 {
-    uint8_t *data = NULL;
-    size_t len = 0;
-    if (wk_cli_read_all(path, &data, &len) != 0) {
-        return WK_EXIT_FAIL;
+    FILE *f = path == NULL || strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        return wk_cli_fail("cannot open %s: %s", path, strerror(errno));
     }
     c->script = true;
     int rc = WK_EXIT_OK;
     size_t lineno = 0;
-    char *p = (char *)data;
-    char *end = p + len;
-    while (p < end && rc == WK_EXIT_OK) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
-        char *line = malloc(n + 1);
-        if (line == NULL) {
-            rc = wk_cli_fail("out of memory");
+    char *line = NULL;
+    size_t bcap = 0, len = 0;
+    /* a put line carries one document: --max-bytes of it, plus the operation and its id */
+    size_t cap = c->max_bytes > SIZE_MAX - 1024 ? SIZE_MAX : c->max_bytes + 1024;
+    while (rc == WK_EXIT_OK) {
+        int got = read_line(f, &line, &bcap, cap, &len);
+        if (got == 0) {
             break;
         }
-        memcpy(line, p, n);
-        line[n] = '\0';
         lineno++;
-        if (memchr(line, '\0', n) != NULL) {
+        if (got < 0) {
+            rc = ferror(f) ? wk_cli_fail("cannot read the script: %s", strerror(errno))
+                           : wk_cli_fail("script line %zu: longer than --max-bytes allows",
+                                         lineno);
+        } else if (memchr(line, '\0', len) != NULL) {
             rc = wk_cli_fail("script line %zu: NUL byte", lineno);
         } else {
             rc = run_line(c, line, lineno);
         }
-        free(line);
         fflush(stdout);
-        p += n + (nl != NULL ? 1 : 0);
     }
-    free(data);
+    free(line);
+    if (f != stdin) {
+        fclose(f);
+    }
     return rc;
 }
 
@@ -616,22 +692,51 @@ static int open_cache(cache_cli *c)
         o.connect_timeout_ms = c->timeout_ms;
         o.command_timeout_ms = c->timeout_ms;
         o.channel = c->channel;
-        o.no_subscribe = true; /* a one-shot command has nothing to keep fresh (it still
-                                  publishes its puts and deletes) */
+        /* a one-shot command has nothing to keep fresh (it still publishes its puts and
+         * deletes); a `run` session keeps a memory tier, so it listens to the feed, with
+         * CLIENT TRACKING on this namespace unless --no-tracking */
+        o.no_subscribe = !c->script;
+        o.no_tracking = c->no_tracking;
+        char prefix[WK_CACHE_KEY_MAX];
+        const char *prefixes[1] = {prefix};
+        int pn = snprintf(prefix, sizeof prefix, "%s:", c->ns);
+        if (pn > 0 && (size_t)pn < 128) {
+            o.tracking_prefixes = prefixes;
+            o.ntracking_prefixes = 1;
+        }
+        o.tls = c->tls;
+        o.tls_ca_file = c->cacert;
+        o.tls_ca_dir = c->cacertdir;
+        o.tls_cert_file = c->cert;
+        o.tls_key_file = c->key;
+        o.tls_server_name = c->sni;
+        o.tls_insecure_skip_verify = c->insecure;
         o.max_reply_bytes = c->max_bytes;
         o.pool = 1;
         if (wk_redis_store_new(&o, &c->store, &err) != WK_OK) {
             return wk_cli_fail("%s", wk_cli_words(err.msg, words, sizeof words));
         }
         if (wk_redis_store_ping(c->store, &err) != WK_OK) {
+            /* the server that failed, by its own address: a node CLUSTER SLOTS named or the
+             * sentinel asked may not be the address given */
             char shown[512];
-            redact_url(spec != NULL ? spec : c->redis, shown, sizeof shown);
+            if (wk_redis_store_failed_server(c->store, shown, sizeof shown) == 0) {
+                redact_url(spec != NULL ? spec : c->redis, shown, sizeof shown);
+            }
             return wk_cli_fail("cannot reach Redis at %s: %s", shown,
                                wk_cli_words(err.msg, words, sizeof words));
         }
+        /* a session's memory tier serves only once the feed is up: wait for it (within
+         * --timeout), so the first lines already use it */
+        for (uint32_t waited = 0; c->script && waited < c->timeout_ms &&
+                                  !wk_redis_store_feed_up(c->store);
+             waited += 5) {
+            struct timespec ts = {0, 5000000L};
+            nanosleep(&ts, NULL);
+        }
         cfg.store = wk_redis_store_iface(c->store);
 #else
-        return wk_cli_fail("this wirekit was built without Redis support (hiredis)");
+        return wk_cli_fail("this wirekit was built without Redis support");
 #endif
     }
     if (wk_cache_new(&cfg, &c->cache, &err) != WK_OK) {
@@ -651,7 +756,8 @@ static void close_cache(cache_cli *c)
 
 enum {
     C_REDIS = 1, C_CLIENT_NAME, C_CLUSTER, C_SENTINEL, C_SENTINEL_MASTER, C_NS, C_ENTITY,
-    C_CHANNEL, C_FORMAT, C_VERSION, C_TTL, C_MAX_BYTES, C_TIMEOUT
+    C_CHANNEL, C_FORMAT, C_VERSION, C_TTL, C_MAX_BYTES, C_TIMEOUT, C_NO_TRACKING, C_TLS,
+    C_CACERT, C_CACERTDIR, C_CERT, C_KEY, C_SNI, C_INSECURE
 };
 
 static const wk_cli_optdef cache_opts[] = {
@@ -668,6 +774,14 @@ static const wk_cli_optdef cache_opts[] = {
     {"--ttl", 0, true, C_TTL},
     {"--max-bytes", 0, true, C_MAX_BYTES},
     {"--timeout", 0, true, C_TIMEOUT},
+    {"--no-tracking", 0, false, C_NO_TRACKING},
+    {"--tls", 0, false, C_TLS},
+    {"--cacert", 0, true, C_CACERT},
+    {"--cacertdir", 0, true, C_CACERTDIR},
+    {"--cert", 0, true, C_CERT},
+    {"--key", 0, true, C_KEY},
+    {"--sni", 0, true, C_SNI},
+    {"--insecure", 0, false, C_INSECURE},
     {NULL, 0, false, 0},
 };
 
@@ -701,6 +815,14 @@ static int run(int argc, char **argv)
             c.redis = v;
             break;
         case C_SENTINEL_MASTER: c.sentinel_master = v; break;
+        case C_NO_TRACKING: c.no_tracking = true; break;
+        case C_TLS: c.tls = true; break;
+        case C_CACERT: c.cacert = v; break;
+        case C_CACERTDIR: c.cacertdir = v; break;
+        case C_CERT: c.cert = v; break;
+        case C_KEY: c.key = v; break;
+        case C_SNI: c.sni = v; break;
+        case C_INSECURE: c.insecure = true; break;
         case C_NS: c.ns = v; break;
         case C_ENTITY: c.entity = v; break;
         case C_CHANNEL: c.channel = v; break;
@@ -781,6 +903,12 @@ static int run(int argc, char **argv)
     if (c.sentinels != NULL && c.sentinel_master == NULL) {
         return wk_cli_usage_error("cache", "--redis-sentinel needs --sentinel-master NAME");
     }
+    bool tls_asked = c.tls || (c.redis != NULL && strstr(c.redis, "rediss://") != NULL);
+    if (!tls_asked && (c.cacert != NULL || c.cacertdir != NULL || c.cert != NULL ||
+                       c.key != NULL || c.sni != NULL || c.insecure)) {
+        return wk_cli_usage_error("cache", "--cacert, --cacertdir, --cert, --key, --sni and "
+                                           "--insecure need --tls or a rediss:// URL");
+    }
     if (single && c.redis == NULL) {
         return wk_cli_usage_error("cache",
                                   "the memory tier lives for one invocation only: give "
@@ -794,6 +922,7 @@ static int run(int argc, char **argv)
         wk_cli_read_max(NULL, c.max_bytes, &stdin_doc, &stdin_len) != 0) {
         return WK_EXIT_FAIL;
     }
+    c.script = !single;
     int rc = open_cache(&c);
     if (rc != WK_EXIT_OK) {
         free(stdin_doc);

@@ -5,8 +5,9 @@
  * wk_cache_get looks in the memory tier, then in Redis, then calls the loader (the database,
  * in a real program) and stores what it returns in both tiers, under a key that carries the
  * schema's entity name and version. wk_cache_put / wk_cache_invalidate update Redis and
- * broadcast the key so that other processes drop their copies. Needs hiredis and
- * wirekit-redis. The server comes from WK_REDIS_URL (for example redis://127.0.0.1:6379);
+ * broadcast the key so that other processes drop their copies (and, on Redis 6+, the feed's
+ * CLIENT TRACKING drops them when any other client writes the key). Needs wirekit-redis. The
+ * server comes from WK_REDIS_URL (for example redis://127.0.0.1:6379, or rediss://... for TLS);
  * without it the example exits 77 (skipped).
  * Run: WK_REDIS_URL=redis://127.0.0.1:6379 ./cache_redis
  */

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 debs=(build-essential cmake ninja-build pkg-config clang libclang-rt-dev
       libmsgpack-dev libmsgpuck-dev libcjson-dev libjansson-dev libjson-c-dev
       rapidjson-dev libsimdjson-dev libpq-dev libpqtypes-dev libgmime-3.0-dev
-      libhiredis-dev postgresql redis-server redis-sentinel redis-tools valgrind
+      libssl-dev openssl postgresql redis-server redis-sentinel redis-tools valgrind
       librust-data-url-dev doxygen groff-base groff man-db
       debhelper dpkg-dev lintian fakeroot
       libyajl-dev jq python3-msgpack time bsdutils

@@ -35,27 +35,6 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err)
     return wk__redis_run_on(s, wk__redis_route(s, "", 0), 1, argc, argv, lens, msgs, false, err);
 }
 
-/* The distinct servers that own slots (cluster) or the master in use; returns the count. */
-static uint32_t masters(wk_redis_store *s, wk__rsrv **out)
-{
-    if (s->cfg.mode != WK__MODE_CLUSTER) {
-        out[0] = wk__redis_route(s, "", 0);
-        return 1;
-    }
-    uint32_t n = 0;
-    for (uint32_t sl = 0; sl < WK__SLOTS; sl++) {
-        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_ACQUIRE)];
-        uint32_t j = 0;
-        while (j < n && out[j] != v) {
-            j++;
-        }
-        if (j == n && n < WK__MAX_SRV) {
-            out[n++] = v;
-        }
-    }
-    return n;
-}
-
 /* SCAN MATCH prefix* COUNT 1000 on each master in turn (the prefix's glob characters
  * escaped), until every cursor is back at 0 or `fn` says stop. */
 WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
@@ -82,7 +61,7 @@ WK_API wk_status wk_redis_store_scan(wk_redis_store *s, const char *prefix,
     }
     wk__redis_maybe_refresh(s);
     wk__rsrv *nodes[WK__MAX_SRV];
-    uint32_t nn = masters(s, nodes);
+    uint32_t nn = wk__redis_masters(s, nodes);
     wk_status st = WK_OK;
     bool stop = false;
     /* across masters, a key that moves while the scan runs may be met twice */
@@ -173,6 +152,9 @@ WK_API wk_status wk_redis_store_pttl(wk_redis_store *s, const char *key, int64_t
     *ms = -2;
     size_t kl = strlen(key);
     wk__redis_maybe_refresh(s);
+    if (wk__redis_await_map(s, wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     wk__rsrv *v = wk__redis_route(s, key, kl);
     bool asking = false;
     for (int attempt = 0; attempt < 3; attempt++) {

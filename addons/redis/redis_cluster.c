@@ -8,8 +8,9 @@
  *
  * In the flow of a cache miss (store get -> topology -> pool -> transport -> RESP) this is the
  * step between the command and its connection: the command asks wk__redis_route() for the
- * key's server, then wk__redis_checkout() for a connection to it, which refuses at once while
- * no map or master has been found and otherwise takes one from redis_pool.c. Servers are
+ * key's server, then wk__redis_checkout() for a connection to it, which waits (within the
+ * command's deadline) while the first map or master is being found, routes again once it
+ * is, and takes one from redis_pool.c. Servers are
  * added through the pool's table; this file only says which of them serves what.
  *
  * The trade-off is lock-free reads against a map that may be briefly stale. Lookups take no
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "redis/redis_internal.h"
 
@@ -122,6 +124,27 @@ wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len)
         return s->srv[i];
     }
     return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
+}
+
+/* The contract is in redis_internal.h. */
+uint32_t wk__redis_masters(wk_redis_store *s, wk__rsrv **out)
+{
+    if (s->cfg.mode != WK__MODE_CLUSTER) {
+        out[0] = wk__redis_route(s, "", 0);
+        return 1;
+    }
+    uint32_t n = 0;
+    for (uint32_t sl = 0; sl < WK__SLOTS; sl++) {
+        wk__rsrv *v = s->srv[__atomic_load_n(&s->slots[sl], __ATOMIC_ACQUIRE)];
+        uint32_t j = 0;
+        while (j < n && out[j] != v) {
+            j++;
+        }
+        if (j == n && n < WK__MAX_SRV) {
+            out[n++] = v;
+        }
+    }
+    return n;
 }
 
 /* Index after the subtree of node i (preorder, arrays counted by elements). */
@@ -234,33 +257,36 @@ static wk_status ask(wk_redis_store *s, const wk__rendpoint *ep, wk_error *err)
         } else {
             memcpy(port, wk__rnode_str(c, &r[2]), (size_t)r[2].n);
             port[r[2].n] = '\0';
-            wk__rsrv *v = wk__redis_srv(s, wk__rnode_str(c, &r[1]), (size_t)r[1].n,
-                                        (int)strtol(port, NULL, 10), false);
-            if (v == NULL) {
+            /* digits only, 1-65535: a hostile or broken sentinel's "abc" is not port 0 */
+            char *end = NULL;
+            long pn = strtol(port, &end, 10);
+            bool port_ok = port[0] >= '0' && port[0] <= '9' && *end == '\0' && pn >= 1 &&
+                           pn <= 65535;
+            wk__rsrv *v = port_ok && r[1].n > 0
+                              ? wk__redis_srv(s, wk__rnode_str(c, &r[1]), (size_t)r[1].n,
+                                              (int)pn, false)
+                              : NULL;
+            if (!port_ok) {
+                st = wk_error_set(err, WK_ERR_IO, 0,
+                                  "redis: the sentinel named the master with a bad port");
+            } else if (v == NULL) {
                 st = wk_error_set(err, WK_ERR_IO, 0, "redis: bad master address from sentinel");
             } else {
                 __atomic_store_n(&s->master, wk__redis_srv_index(s, v), __ATOMIC_RELEASE);
             }
         }
     }
+    if (st != WK_OK) {
+        wk__redis_note_failed(s, ep); /* the node or sentinel asked, by its own address */
+    }
     wk__rconn_free(c);
     return st;
 }
 
-wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
+/* The refresh itself, under refresh_mu. */
+static wk_status refresh_locked(wk_redis_store *s, wk_error *err)
 {
-    if (s->cfg.mode == WK__MODE_SINGLE) {
-        return WK_OK;
-    }
     int64_t now = wk__redis_now_ms();
-    if (!force && now < __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED)) {
-        return WK_OK;
-    }
-    if (force) {
-        pthread_mutex_lock(&s->refresh_mu);
-    } else if (pthread_mutex_trylock(&s->refresh_mu) != 0) {
-        return WK_OK; /* another thread is at it; go on with the map we have */
-    }
     __atomic_store_n(&s->refresh_after_ms, INT64_MAX, __ATOMIC_RELAXED);
     wk_status st = wk_error_set(err, WK_ERR_IO, 0, "redis: no seed node or sentinel answered");
     /* Known live servers first (a cluster's current masters), then the seeds. */
@@ -280,8 +306,57 @@ wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
         int64_t again = wk__redis_now_ms() + REFRESH_MIN_MS;
         __atomic_store_n(&s->refresh_after_ms, again, __ATOMIC_RELAXED);
     }
+    return st;
+}
+
+wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err)
+{
+    if (s->cfg.mode == WK__MODE_SINGLE) {
+        return WK_OK;
+    }
+    int64_t now = wk__redis_now_ms();
+    if (!force && now < __atomic_load_n(&s->refresh_after_ms, __ATOMIC_RELAXED)) {
+        return WK_OK;
+    }
+    if (force) {
+        pthread_mutex_lock(&s->refresh_mu);
+    } else if (pthread_mutex_trylock(&s->refresh_mu) != 0) {
+        return WK_OK; /* another thread is at it; go on with the map we have */
+    }
+    wk_status st = refresh_locked(s, err);
     pthread_mutex_unlock(&s->refresh_mu);
     return st;
+}
+
+/* No map yet: the first refresh is under way in another thread (a command's try-lock, or the
+ * feed's), or failed. Waits for it within `deadline`, a millisecond at a time, and when the
+ * lock is free and still no map is known runs the refresh itself, so that a command fails
+ * only on what the refresh found (every seed down, named by wk__redis_note_failed), never
+ * because another thread was asking at the time. */
+static wk_status await_map(wk_redis_store *s, int64_t deadline, wk_error *err)
+{
+    for (;;) {
+        if (__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)) {
+            return WK_OK;
+        }
+        if (pthread_mutex_trylock(&s->refresh_mu) == 0) {
+            wk_status st = __atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)
+                               ? WK_OK
+                               : refresh_locked(s, err);
+            pthread_mutex_unlock(&s->refresh_mu);
+            return st;
+        }
+        if (wk__redis_now_ms() >= deadline) {
+            return wk_error_set(err, WK_ERR_IO, 0,
+                                s->cfg.mode == WK__MODE_CLUSTER
+                                    ? "redis: timed out waiting for the cluster slot map "
+                                      "(CLUSTER SLOTS still under way)"
+                                    : "redis: timed out waiting for the sentinels to name "
+                                      "the master");
+        }
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
 }
 
 void wk__redis_maybe_refresh(wk_redis_store *s)
@@ -293,13 +368,17 @@ void wk__redis_maybe_refresh(wk_redis_store *s)
     }
 }
 
+wk_status wk__redis_await_map(wk_redis_store *s, int64_t deadline, wk_error *err)
+{
+    if (s->cfg.mode == WK__MODE_SINGLE || __atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)) {
+        return WK_OK;
+    }
+    return await_map(s, deadline, err);
+}
+
 wk__rconn *wk__redis_checkout(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err)
 {
-    if (s->cfg.mode != WK__MODE_SINGLE && !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE)) {
-        wk_error_set(err, WK_ERR_IO, 0,
-                     s->cfg.mode == WK__MODE_CLUSTER
-                         ? "redis: no cluster seed node answered CLUSTER SLOTS"
-                         : "redis: no sentinel named the master");
+    if (wk__redis_await_map(s, deadline, err) != WK_OK) {
         return NULL;
     }
     return wk__redis_take(s, v, deadline, err);

@@ -134,6 +134,10 @@ static wk_status run(wk_redis_store *s, const char *key, size_t key_len, int ncm
                      const char *const *msgs, bool wait, wk_error *err)
 {
     wk__redis_maybe_refresh(s);
+    /* routed with the first map, not before it (the command's deadline bounds the wait) */
+    if (wk__redis_await_map(s, wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     return wk__redis_run_on(s, wk__redis_route(s, key, key_len), ncmd, argc, argv, lens, msgs,
                   wait && s->cfg.wait_replicas > 0, err);
 }

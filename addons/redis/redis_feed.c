@@ -1,22 +1,39 @@
 /*
- * The Redis store's invalidation feed: one thread holds a SUBSCRIBE connection and hands each
- * published key to every registered cache. It waits with poll() on the socket and a stop
- * pipe, so closing the store never waits for a timeout; while idle it sends PING every
- * `heartbeat_ms` and declares the feed lost when no pong comes back within the command
- * timeout (a stalled Redis looks like a dead one). Whenever the feed goes down or comes back,
- * the caches are told, since any message sent in between may have been missed. Each pong
- * also tells them until when their local copies are known current (the ping's send time plus
- * the heartbeat bound): a process stopped for longer (SIGSTOP, a long GC-like pause, a
- * suspended VM) finds that bound passed when it resumes, and reads from Redis until the
- * feed has caught up, instead of serving a copy the buffered messages would have dropped.
+ * The Redis store's invalidation feed: one thread holds the feed's connections and hands
+ * each invalidated key to every registered cache. Two sources feed it. wirekit's own writes
+ * PUBLISH the key on the channel, which the first connection SUBSCRIBEs to. And, where the
+ * server has it (Redis 6+, unless no_tracking), server-assisted invalidation: each
+ * connection speaks RESP3 (HELLO 3) and turns on CLIENT TRACKING in broadcast mode (BCAST,
+ * with the configured key prefixes), so the server pushes `invalidate` for every key under
+ * them that any client changes: redis-cli DEL, SET, EXPIRE, an expiry, FLUSHDB (a null list:
+ * every local copy goes), a program in another language. A server tracks only its own keys,
+ * so in a Cluster the feed holds one connection per master, and it is up only while every
+ * one of them is.
  *
- * In the flow, this is the other direction from a cache miss: a put or invalidation
- * (redis_commands.c) PUBLISHes the key, and this thread, on its own connection (not from the
- * pool: a subscribed connection can run no other command), hands it to the watching caches,
- * which drop their local copies. It sits beside the topology (it asks redis_cluster.c which
- * server to subscribe on) and above the pool (whose connect, with AUTH and SELECT, it uses).
- * The trade-off is a PING every heartbeat_ms per store, in exchange for a bound on how stale
- * a local copy can be, and a lost feed noticed within heartbeat_ms + command_timeout_ms.
+ * Why BCAST rather than the default mode, where the server remembers each key a connection
+ * read: the default mode needs every pooled command connection redirected to the feed's
+ * client id (set again on every reconnect of either), tracks a key only once it was read
+ * (a value this process put, never read, would go untracked) and costs the server a
+ * tracking-table entry per key per process (tracking_table_max_keys evicts, with spurious
+ * invalidations, past its cap). BCAST costs one prefix entry per connection and sends each
+ * process every write under the prefix: the volume wirekit's PUBLISH already sends for its
+ * own writes. bench/cache measures the local-hit cost both ways.
+ *
+ * It waits with poll() on the sockets and a stop pipe, so closing the store never waits for
+ * a timeout; while idle it sends PING on every connection every `heartbeat_ms` and declares
+ * the feed lost when a round of pongs is not complete within the command timeout (a stalled
+ * Redis looks like a dead one). Whenever the feed goes down or comes back, the caches are
+ * told, since any message sent in between may have been missed; so is a change of master
+ * (Sentinel after a failover) or of the cluster's masters, seen at each heartbeat: the feed
+ * is opened again on the new ones. Each complete round of pongs also tells the caches until
+ * when their local copies are known current (the ping's send time plus the heartbeat
+ * bound): a process stopped for longer (SIGSTOP, a suspended VM) finds that bound passed
+ * when it resumes, and reads from Redis until the feed has caught up.
+ *
+ * In the flow, this is the other direction from a cache miss. It sits beside the topology
+ * (it asks redis_cluster.c for the masters and which server to subscribe on) and above the
+ * pool (whose connect, with AUTH and SELECT, it uses; its connections are its own, not the
+ * pool's: a subscribed connection can run no other command in RESP2).
  */
 #include <poll.h>
 #include <string.h>
@@ -92,34 +109,216 @@ static bool wait_stop(wk_redis_store *s, int ms)
     return poll(&p, 1, ms) > 0;
 }
 
-/* Handles one reply on the subscribed connection; false when it is not what we expect. */
-static bool handle(wk_redis_store *s, const wk__rconn *c, int64_t ping_sent, int64_t *last_pong,
-                   bool *subscribed)
+/* The feed's connections: [0] subscribes to the channel (and tracks, when it can); in a
+ * cluster the others track one master each. */
+typedef struct feed {
+    wk__rconn *c[WK__MAX_SRV];
+    wk__rsrv *srv[WK__MAX_SRV];
+    bool ponged[WK__MAX_SRV]; /* answered the last PING */
+    uint32_t n;
+    bool tracking; /* every connection has CLIENT TRACKING on */
+    bool subscribed;
+} feed;
+
+static void feed_close(feed *f)
+{
+    for (uint32_t i = 0; i < f->n; i++) {
+        wk__rconn_free(f->c[i]);
+        f->c[i] = NULL;
+    }
+    f->n = 0;
+}
+
+/* Sends one command and reads its reply before `deadline`: false when the connection
+ * failed (then unusable); *refused when the server answered with an error. */
+static bool ask_one(wk_redis_store *s, wk__rconn *c, int argc, const char *const *argv,
+                    const size_t *lens, int64_t deadline, bool *refused, wk_error *err)
+{
+    if (wk__rconn_append(c, argc, argv, lens, err) != WK_OK ||
+        wk__rconn_flush(c, deadline, err) != WK_OK ||
+        wk__rconn_read(c, &s->cfg.lim, deadline, err) != WK_OK) {
+        return false;
+    }
+    *refused = c->nodes[0].type == '-';
+    return true;
+}
+
+/* HELLO 3, then CLIENT TRACKING ON BCAST [PREFIX p]...: *on tells whether the server took
+ * both (Redis < 6 refuses HELLO, an ACL may refuse CLIENT; the connection then stays RESP2,
+ * with the PUBLISH path alone). False when the connection failed. */
+static bool start_tracking(wk_redis_store *s, wk__rconn *c, bool *on, wk_error *err)
+{
+    *on = false;
+    int64_t deadline = wk__redis_now_ms() + s->cfg.command_ms;
+    const char *hello[2] = {"HELLO", "3"};
+    size_t hello_lens[2] = {5, 1};
+    bool refused = false;
+    c->resp3 = true; /* HELLO 3's answer is a map */
+    if (!ask_one(s, c, 2, hello, hello_lens, deadline, &refused, err)) {
+        return false;
+    }
+    if (refused) {
+        c->resp3 = false;
+        return true;
+    }
+    const char *argv[4 + 2 * WK__TRACK_PREFIXES_MAX] = {"CLIENT", "TRACKING", "ON", "BCAST"};
+    size_t lens[4 + 2 * WK__TRACK_PREFIXES_MAX] = {6, 8, 2, 5};
+    int argc = 4;
+    for (size_t i = 0; i < s->cfg.ntrack; i++) {
+        argv[argc] = "PREFIX";
+        lens[argc++] = 6;
+        argv[argc] = s->cfg.track_prefix[i];
+        lens[argc++] = strlen(s->cfg.track_prefix[i]);
+    }
+    if (!ask_one(s, c, argc, argv, lens, deadline, &refused, err)) {
+        return false;
+    }
+    *on = !refused;
+    return true;
+}
+
+/* Opens the feed: a connection to the server in use (or, in a cluster, the next known one),
+ * and with tracking one more to every other master of a cluster, each tracking; then
+ * SUBSCRIBE on the first. False with the feed closed when any step failed (a refresh is
+ * asked for). */
+static bool feed_open(wk_redis_store *s, feed *f, wk_error *err)
+{
+    f->n = 0;
+    f->tracking = false;
+    f->subscribed = false;
+    if (s->cfg.mode != WK__MODE_SINGLE &&
+        wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
+        return false;
+    }
+    wk__rsrv *want[WK__MAX_SRV];
+    uint32_t nwant;
+    if (s->cfg.mode == WK__MODE_CLUSTER) {
+        nwant = wk__redis_masters(s, want);
+        if (!s->cfg.tracking) {
+            /* PUBLISH in a cluster reaches every node over the cluster bus: any node will
+             * do for the subscription alone; after a failure, the next one */
+            uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
+            want[0] = s->srv[s->feed_rr++ % n];
+            nwant = 1;
+        }
+    } else {
+        want[0] = s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
+        nwant = 1;
+    }
+    bool all_track = s->cfg.tracking;
+    for (uint32_t i = 0; i < nwant; i++) {
+        wk__rconn *c = wk__redis_connect(s, &want[i]->ep, false, err);
+        bool on = false;
+        if (c == NULL || (s->cfg.tracking && !start_tracking(s, c, &on, err))) {
+            wk__rconn_free(c);
+            feed_close(f);
+            wk__redis_want_refresh(s);
+            return false;
+        }
+        all_track = all_track && on;
+        f->c[f->n] = c;
+        f->srv[f->n] = want[i];
+        f->ponged[f->n] = true;
+        f->n++;
+    }
+    f->tracking = all_track;
+    const char *argv[2] = {"SUBSCRIBE", s->cfg.channel};
+    size_t lens[2] = {9, s->cfg.channel_len};
+    if (wk__rconn_append(f->c[0], 2, argv, lens, err) != WK_OK ||
+        wk__rconn_flush(f->c[0], wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
+        feed_close(f);
+        return false;
+    }
+    return true;
+}
+
+/* True while the topology is the one the feed was opened on: the same master (sentinel
+ * after a failover names another), the same masters of a cluster when it tracks them. */
+static bool feed_current(wk_redis_store *s, const feed *f)
+{
+    if (s->cfg.mode == WK__MODE_SENTINEL) {
+        return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)] == f->srv[0];
+    }
+    if (s->cfg.mode != WK__MODE_CLUSTER || !s->cfg.tracking) {
+        return true;
+    }
+    wk__rsrv *now[WK__MAX_SRV];
+    uint32_t n = wk__redis_masters(s, now);
+    if (n != f->n) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < f->n && !found; j++) {
+            found = f->srv[j] == now[i];
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Hands the keys of an invalidation to every watcher; a null list (FLUSHDB, FLUSHALL, or the
+ * server dropping its tracking table) drops every local copy, as a feed reset does. */
+static void deliver_invalidation(wk_redis_store *s, const wk__rconn *c, size_t at)
 {
     const wk__rnode *r = c->nodes;
-    if (c->nnodes < 2 || r[0].type != '*' || r[0].n < 1) {
+    if (r[at].type == '$' && r[at].n < 0) {
+        set_feed(s, false);
+        set_feed(s, true);
+        return;
+    }
+    if (r[at].type != '*' || r[at].n < 0) {
+        return;
+    }
+    pthread_mutex_lock(&s->wmu);
+    for (size_t k = at + 1; k < c->nnodes; k++) {
+        if (r[k].type != '$' || r[k].n < 0) {
+            continue;
+        }
+        for (size_t i = 0; i < s->nwatch; i++) {
+            s->watchers[i]->invalidated(s->watchers[i]->ctx, wk__rnode_str(c, &r[k]),
+                                        (size_t)r[k].n);
+        }
+    }
+    pthread_mutex_unlock(&s->wmu);
+}
+
+/* Handles one reply or push on feed connection i; false when it is not what we expect.
+ * *pong is set when it answers a PING. */
+static bool handle(wk_redis_store *s, feed *f, uint32_t i, bool *pong)
+{
+    const wk__rconn *c = f->c[i];
+    const wk__rnode *r = c->nodes;
+    *pong = false;
+    if (r[0].type == '+' && wk__rnode_is(c, &r[0], "PONG")) {
+        *pong = true; /* RESP3: PING answers +PONG, subscribed or not */
+        return true;
+    }
+    if (c->nnodes < 2 || (r[0].type != '*' && r[0].type != '>') || r[0].n < 1) {
         return false;
     }
     if (wk__rnode_is(c, &r[1], "pong")) {
-        /* In subscribed mode PING answers ["pong", ""]. */
-        *last_pong = wk__redis_now_ms();
-        set_fresh(s, ping_sent);
+        *pong = true; /* RESP2, subscribed: PING answers ["pong", ""] */
+        return true;
+    }
+    if (r[0].type == '>' && wk__rnode_is(c, &r[1], "invalidate") && r[0].n == 2 &&
+        c->nnodes >= 3) {
+        deliver_invalidation(s, c, 2);
         return true;
     }
     if (r[0].n < 3 || c->nnodes < 4 || r[1].type != '$') {
         return false;
     }
-    if (wk__rnode_is(c, &r[1], "subscribe")) {
-        *subscribed = true;
-        *last_pong = wk__redis_now_ms();
-        set_fresh(s, ping_sent);
-        set_feed(s, true);
+    if (i == 0 && wk__rnode_is(c, &r[1], "subscribe")) {
+        f->subscribed = true;
         return true;
     }
     if (wk__rnode_is(c, &r[1], "message") && r[3].type == '$' && r[3].n >= 0) {
         pthread_mutex_lock(&s->wmu);
-        for (size_t i = 0; i < s->nwatch; i++) {
-            s->watchers[i]->invalidated(s->watchers[i]->ctx, wk__rnode_str(c, &r[3]),
+        for (size_t w = 0; w < s->nwatch; w++) {
+            s->watchers[w]->invalidated(s->watchers[w]->ctx, wk__rnode_str(c, &r[3]),
                                         (size_t)r[3].n);
         }
         pthread_mutex_unlock(&s->wmu);
@@ -128,93 +327,106 @@ static bool handle(wk_redis_store *s, const wk__rconn *c, int64_t ping_sent, int
     return true; /* other pub/sub notices are harmless */
 }
 
-/* One subscription: returns when it breaks (false) or the store closes (true). */
-static bool run_subscription(wk_redis_store *s, wk__rconn *c)
+/* Sends PING on every connection of the feed. */
+static bool ping_all(wk_redis_store *s, feed *f, int64_t now, wk_error *err)
 {
-    const char *argv[2] = {"SUBSCRIBE", s->cfg.channel};
-    size_t lens[2] = {9, s->cfg.channel_len};
+    const char *ping[1] = {"PING"};
+    size_t plen[1] = {4};
+    for (uint32_t i = 0; i < f->n; i++) {
+        if (wk__rconn_append(f->c[i], 1, ping, plen, err) != WK_OK ||
+            wk__rconn_flush(f->c[i], now + s->cfg.command_ms, err) != WK_OK) {
+            return false;
+        }
+        f->ponged[i] = false;
+    }
+    return true;
+}
+
+/* One life of the feed: returns when it breaks (false) or the store closes (true). The feed
+ * is up from the subscription's confirmation (every tracking connection was set up before
+ * it) until then; each round of pongs from every connection proves everything sent before
+ * that round's PING was delivered. */
+static bool run_feed(wk_redis_store *s, feed *f)
+{
     wk_error err;
     int64_t ping_sent = wk__redis_now_ms();
-    if (wk__rconn_append(c, 2, argv, lens, &err) != WK_OK ||
-        wk__rconn_flush(c, ping_sent + s->cfg.command_ms, &err) != WK_OK) {
-        return false;
-    }
-    bool subscribed = false;
-    int64_t last_pong = ping_sent;
+    int64_t last_round = ping_sent; /* every connection answered (or: the feed opened) */
     int64_t last_ping = ping_sent;
+    bool announced = false;
     for (;;) {
-        bool got = true;
-        while (got) {
-            if (wk__rconn_try_read(c, &s->cfg.lim, &got, &err) != WK_OK) {
-                return false;
+        for (uint32_t i = 0; i < f->n; i++) {
+            bool got = true;
+            while (got) {
+                bool pong = false;
+                if (wk__rconn_try_read(f->c[i], &s->cfg.lim, &got, &err) != WK_OK) {
+                    return false;
+                }
+                if (got && !handle(s, f, i, &pong)) {
+                    return false;
+                }
+                if (got && i == 0 && f->subscribed && !announced) {
+                    announced = true;
+                    __atomic_store_n(&s->tracking_up, f->tracking, __ATOMIC_RELEASE);
+                    last_round = wk__redis_now_ms();
+                    set_fresh(s, ping_sent);
+                    set_feed(s, true);
+                }
+                f->ponged[i] = f->ponged[i] || pong;
             }
-            if (got && !handle(s, c, ping_sent, &last_pong, &subscribed)) {
-                return false;
-            }
+        }
+        bool round = f->subscribed;
+        for (uint32_t i = 0; i < f->n && round; i++) {
+            round = f->ponged[i];
         }
         int64_t now = wk__redis_now_ms();
-        if (now - last_pong > (int64_t)s->cfg.heartbeat_ms + s->cfg.command_ms) {
+        if (round && last_round < ping_sent) {
+            last_round = now;
+            set_fresh(s, ping_sent);
+        }
+        if (now - last_round > (int64_t)s->cfg.heartbeat_ms + s->cfg.command_ms) {
             return false; /* no pong (or no subscribe confirmation) in time */
         }
-        if (subscribed && now - last_ping >= (int64_t)s->cfg.heartbeat_ms) {
-            const char *ping[1] = {"PING"};
-            size_t plen[1] = {4};
-            if (wk__rconn_append(c, 1, ping, plen, &err) != WK_OK ||
-                wk__rconn_flush(c, now + s->cfg.command_ms, &err) != WK_OK) {
-                return false;
+        if (f->subscribed && round && now - last_ping >= (int64_t)s->cfg.heartbeat_ms) {
+            if (!feed_current(s, f) || !ping_all(s, f, now, &err)) {
+                return false; /* a new master: open the feed on it (a reset) */
             }
             last_ping = now;
             ping_sent = now;
             continue;
         }
-        struct pollfd p[2] = {{c->fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
+        struct pollfd p[WK__MAX_SRV + 1];
+        for (uint32_t i = 0; i < f->n; i++) {
+            p[i].fd = f->c[i]->fd;
+            p[i].events = POLLIN;
+            p[i].revents = 0;
+        }
+        p[f->n].fd = s->stop_pipe[0];
+        p[f->n].events = POLLIN;
+        p[f->n].revents = 0;
         int64_t wait = (int64_t)s->cfg.heartbeat_ms - (now - last_ping);
         if (wait < 10) {
             wait = 10;
         }
-        if (poll(p, 2, (int)wait) < 0) {
+        if (poll(p, f->n + 1, (int)wait) < 0) {
             continue;
         }
-        if ((p[1].revents & POLLIN) != 0) {
+        if ((p[f->n].revents & POLLIN) != 0) {
             return true;
         }
     }
 }
 
-/* A connection for the subscriber: the server in use, or in a cluster the next known one
- * (after a failure, the next). NULL with `err` set, a topology refresh asked for. */
-static wk__rconn *connect_feed(wk_redis_store *s, wk_error *err)
-{
-    if (s->cfg.mode != WK__MODE_SINGLE &&
-        wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
-        return NULL;
-    }
-    wk__rsrv *v;
-    if (s->cfg.mode == WK__MODE_CLUSTER) {
-        /* PUBLISH in a cluster reaches every node over the cluster bus: any node will do;
-         * after a failure, the next one */
-        uint32_t n = __atomic_load_n(&s->nsrv, __ATOMIC_ACQUIRE);
-        v = s->srv[s->feed_rr++ % n];
-    } else {
-        v = s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)];
-    }
-    wk__rconn *c = wk__redis_connect(s, &v->ep, false, err);
-    if (c == NULL) {
-        wk__redis_want_refresh(s);
-    }
-    return c;
-}
-
 void *wk__redis_feed_main(void *arg)
 {
     wk_redis_store *s = arg;
+    feed f;
+    memset(&f, 0, sizeof f);
     for (;;) {
         wk_error err;
-        wk__rconn *c = connect_feed(s, &err);
-        bool stop;
-        if (c != NULL) {
-            stop = run_subscription(s, c);
-            wk__rconn_free(c);
+        if (feed_open(s, &f, &err)) {
+            bool stop = run_feed(s, &f);
+            feed_close(&f);
+            __atomic_store_n(&s->tracking_up, false, __ATOMIC_RELEASE);
             set_feed(s, false);
             if (stop) {
                 return NULL;
@@ -224,6 +436,11 @@ void *wk__redis_feed_main(void *arg)
             return NULL;
         }
     }
+}
+
+WK_API bool wk_redis_store_tracking(wk_redis_store *s)
+{
+    return __atomic_load_n(&s->tracking_up, __ATOMIC_ACQUIRE) && wk_redis_store_feed_up(s);
 }
 
 WK_API bool wk_redis_store_feed_up(wk_redis_store *s)

@@ -19,10 +19,14 @@
  *                                 MOVED/ASK; checkout once the map is known
  *   2 pool      redis_pool.c      the server table, each server's connection pool, new
  *                                 connections (AUTH, SETNAME, SELECT), fail-fast
- *   1 wire      redis_resp.c      RESP commands and replies against a deadline, with caps;
- *                                 the clock; error replies named -> redis_transport.c
- *               redis_transport.c the socket (the seam for TLS)
+ *   1 wire      redis_resp.c      RESP2 and RESP3 commands and replies against a deadline,
+ *                                 with caps; the clock; error replies named
+ *                                 -> redis_transport.c
+ *               redis_transport.c the socket: connect within the deadline, send, recv, TLS or
+ *                                 not -> redis_tls.c
+ *               redis_tls.c       OpenSSL: the store's context, the handshake, TLS I/O
  *   0 leaves    redis_url.c       options and URLs into a wk__rconfig (no I/O)
+ *               redis_clock.c     the monotonic clock of every deadline
  *               redis_keyset.c    a set of keys (SCAN across masters)
  *
  * A cache miss flows down: the cache calls the store's fetch_each (redis_mget.c), which asks
@@ -34,7 +38,6 @@
 #ifndef WK_REDIS_INTERNAL_H
 #define WK_REDIS_INTERNAL_H
 
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -57,11 +60,14 @@ typedef struct wk__rlimits {
     size_t max_elems;
 } wk__rlimits;
 
-/** A connection: the socket (made by hiredis), a read buffer and the last reply's nodes.
- *  Every buffer and the connection itself come from `alloc` (the store's). */
+/** A connection: the socket, its TLS session (NULL in plain text), a read buffer and the
+ *  last reply's nodes. Every buffer and the connection itself come from `alloc` (the
+ *  store's); OpenSSL allocates the session itself. */
 typedef struct wk__rconn {
     const wk_allocator *alloc;
-    redisContext *ctx;
+    struct ssl_st *ssl;
+    const char *cause; /* static: why TLS I/O failed (an alert), for the wire layer's message */
+    bool resp3;        /* HELLO 3 was answered: RESP3 types are read (the feed's connection) */
     int fd;
     uint8_t *in;
     size_t in_len, in_cap, consumed;
@@ -78,22 +84,45 @@ typedef struct wk__rendpoint {
     bool is_unix;
 } wk__rendpoint;
 
-/* ---- 1 wire, transport (redis_transport.c): the one seam where TLS would go ---- */
+/* ---- 1 wire, TLS (redis_tls.c) ---- */
 
-/** Opens a non-blocking connection within `connect_ms`, the wk__rconn and its buffers from
- *  `alloc` (hiredis allocates its own context); NULL with `err` naming the cause. */
-wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_allocator *alloc,
-                       wk_error *err);
+/** The store's TLS client context (an SSL_CTX, in *out) from the options' CA, client
+ *  certificate and key, peer verification on unless tls_insecure_skip_verify. WK_ERR_ARG
+ *  naming the file that cannot be used (never its contents), or WK_ERR_NOMEM. */
+wk_status wk__rtls_ctx_new(const wk_redis_opts *o, void **out, wk_error *err);
+/** Frees a context from wk__rtls_ctx_new (NULL is a no-op). */
+void wk__rtls_ctx_free(void *ctx);
+/** The TLS handshake on c->fd before `deadline`, SNI and verification against
+ *  `server_name` when given, else `host`; c->ssl is set (also on failure, for
+ *  wk__rtls_close). WK_ERR_IO naming the cause (not trusted, host name mismatch, timed
+ *  out, not a TLS port, client certificate refused). */
+wk_status wk__rtls_connect(wk__rconn *c, void *ctx, const char *host, const char *server_name,
+                           int64_t deadline, wk_error *err);
+/** SSL_write/SSL_read as send()/recv(): -1 with errno EAGAIN when it would block, 0 when the
+ *  server closed; a TLS failure is -1 with ECONNRESET and c->cause naming it. */
+ssize_t wk__rtls_send(wk__rconn *c, const void *p, size_t n);
+ssize_t wk__rtls_recv(wk__rconn *c, void *p, size_t n);
+/** True when the session holds decrypted bytes not yet read (poll() would not see them). */
+bool wk__rtls_pending(const wk__rconn *c);
+/** Frees the session (no close_notify). */
+void wk__rtls_close(wk__rconn *c);
+
+/* ---- 1 wire, transport (redis_transport.c): the one seam through which bytes pass ---- */
+
+/** Opens a non-blocking connection within `connect_ms` (the TLS handshake included when
+ *  `tls`, the store's context, is not NULL; unix sockets stay plain), the wk__rconn from
+ *  `alloc`; NULL with `err` naming the cause. */
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, void *tls,
+                       const char *server_name, const wk_allocator *alloc, wk_error *err);
 /** send()/recv() on the connection: -1 with errno EAGAIN when it would block. */
 ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n);
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n);
-/** Closes the connection's socket (not `c`). */
+/** c->cause when a TLS failure was named, else `fallback`. */
+const char *wk__rt_cause(const wk__rconn *c, const char *fallback);
+/** Closes the connection's socket and TLS session (not `c`). */
 void wk__rt_close(wk__rconn *c);
 
 /* ---- 1 wire, RESP (redis_resp.c) ---- */
-
-/** Now on the monotonic clock, in ms: the time base of every deadline in the add-on. */
-int64_t wk__redis_now_ms(void);
 
 /** Frees `c` and its buffers after closing its socket. NULL is a no-op. */
 void wk__rconn_free(wk__rconn *c);
@@ -139,9 +168,17 @@ wk_status wk__rconn_append_cmds(wk__rconn *c, int ncmd, const int *argc, const c
  *  READONLY, MASTERDOWN), or `fallback`. */
 const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
 
+/* ---- 0 leaf, the clock (redis_clock.c) ---- */
+
+/** Now on the monotonic clock, in ms: the time base of every deadline in the add-on. */
+int64_t wk__redis_now_ms(void);
+
 /* ---- 0 leaf, options (redis_url.c): wk_redis_opts and URLs into a config, no I/O ---- */
 
 enum { WK__MODE_SINGLE, WK__MODE_CLUSTER, WK__MODE_SENTINEL };
+
+/** Most tracking prefixes a store takes. */
+#define WK__TRACK_PREFIXES_MAX 8u
 
 /** What a store was asked for, validated, defaults applied; fixed for the store's life. */
 typedef struct wk__rconfig {
@@ -166,6 +203,11 @@ typedef struct wk__rconfig {
     wk__rlimits lim;
     size_t pool_max; /* connections per server */
     bool subscribe;
+    bool tls;           /* every TCP connection in TLS (rediss:// or the option) */
+    char tls_sni[256];  /* SNI and the name verified ("" = the host connected to) */
+    bool tracking;      /* CLIENT TRACKING on the feed's connections when the server has it */
+    char track_prefix[WK__TRACK_PREFIXES_MAX][128]; /* BCAST PREFIX each ("" none: all keys) */
+    size_t ntrack;
 } wk__rconfig;
 
 /** Fills `cfg` (zeroed by the caller) from `opts`: the mode, the URL or the seed list (seeds
@@ -236,8 +278,11 @@ struct wk_redis_store {
     const wk_cache_watch **watchers;
     size_t nwatch, watch_cap;
     bool feed_up;
-    /* redis_store.c: what the caches are given */
+    /* redis_store.c: what the caches are given; the TLS context (NULL: plain TCP) */
     wk_cache_store iface;
+    void *tls_ctx;
+    /* redis_feed.c: tracking on (every master's feed connection has it) */
+    bool tracking_up;
 };
 
 
@@ -262,6 +307,9 @@ uint32_t wk__redis_srv_index(wk_redis_store *s, const wk__rsrv *v);
  *  sentinels). NULL with `err` naming the cause. */
 wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
                              wk_error *err);
+/** Records, for the calling thread, that `ep` of store `s` failed (a connect, a command, a
+ *  sentinel's answer): what wk_redis_store_failed_server() reports. */
+void wk__redis_note_failed(const wk_redis_store *s, const wk__rendpoint *ep);
 /** Takes a connection to `v` from its pool, or opens one when the pool has room, waiting for
  *  a free one at most until `deadline`. Fails fast (WK_ERR_IO, no I/O) while `v` is marked
  *  down; a failed connect marks it down. */
@@ -279,14 +327,21 @@ void wk__redis_want_refresh(wk_redis_store *s);
 uint16_t wk__redis_slot(const char *key, size_t len);
 /** The server for `key`: by slot in a cluster, else the master in use. */
 wk__rsrv *wk__redis_route(wk_redis_store *s, const char *key, size_t len);
+/** The distinct servers that own slots (cluster; at most WK__MAX_SRV, by a walk of the
+ *  16384 slots) or the master in use, in out[]; returns the count. */
+uint32_t wk__redis_masters(wk_redis_store *s, wk__rsrv **out);
 /** Refreshes the topology now when one is wanted (or `force`) and no other thread is doing
  *  it. WK_OK when a map or master was found (or none was needed). */
 wk_status wk__redis_refresh(wk_redis_store *s, bool force, wk_error *err);
 /** wk__redis_refresh() when one is due, its failure ignored (the command that follows
  *  reports it): what each command does first. */
 void wk__redis_maybe_refresh(wk_redis_store *s);
-/** A connection to `v` (wk__redis_take), refused at once in cluster or sentinel mode while no
- *  map or master has been found. */
+/** In cluster or sentinel mode before the first map or master is known: waits for the
+ *  refresh another thread is running, or runs it, within `deadline` (what a command does
+ *  before routing its keys). WK_OK at once once a map is known, and in single mode;
+ *  WK_ERR_IO with the refresh's cause (the failing node noted) or a timeout. */
+wk_status wk__redis_await_map(wk_redis_store *s, int64_t deadline, wk_error *err);
+/** A connection to `v` (wk__redis_take), after wk__redis_await_map. */
 wk__rconn *wk__redis_checkout(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err);
 /** Parses a "-MOVED slot host:port" or "-ASK slot host:port" reply: 1 for MOVED, 2 for ASK,
  *  0 for anything else; on 1 or 2 the target server (added if new) is in *to and, for

@@ -255,6 +255,10 @@ wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
     wk_redis_store *s = self;
     wk__redis_maybe_refresh(s);
     int64_t deadline = wk__redis_now_ms() + s->cfg.command_ms;
+    /* the keys are routed below: with the first map, not before it */
+    if (wk__redis_await_map(s, deadline, err) != WK_OK) {
+        return WK_ERR_IO;
+    }
     /* a small multi-get, the common case, keeps this bookkeeping in local arrays */
     size_t idx_s[64];
     wk__rsrv *target_s[64], *redir_s[64];

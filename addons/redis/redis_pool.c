@@ -186,13 +186,46 @@ static wk_status handshake(wk_redis_store *s, wk__rconn *c, wk_error *err)
     return st != WK_OK ? st : first;
 }
 
+/* The calling thread's last failed server (wk_redis_store_failed_server): which store, so
+ * that another store's failure is not reported, and where. */
+static __thread const wk_redis_store *failed_store;
+static __thread wk__rendpoint failed_ep;
+
+void wk__redis_note_failed(const wk_redis_store *s, const wk__rendpoint *ep)
+{
+    failed_store = s;
+    failed_ep = *ep;
+}
+
+WK_API size_t wk_redis_store_failed_server(wk_redis_store *s, char *out, size_t cap)
+{
+    if (cap == 0) {
+        return 0;
+    }
+    int n = 0;
+    if (failed_store == s && failed_ep.is_unix) {
+        n = snprintf(out, cap, "%s", failed_ep.host);
+    } else if (failed_store == s && strchr(failed_ep.host, ':') != NULL) {
+        n = snprintf(out, cap, "[%s]:%d", failed_ep.host, failed_ep.port); /* IPv6 */
+    } else if (failed_store == s) {
+        n = snprintf(out, cap, "%s:%d", failed_ep.host, failed_ep.port);
+    } else {
+        out[0] = '\0';
+    }
+    return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
 wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool bare,
                              wk_error *err)
 {
-    wk__rconn *c = wk__rt_open(ep, s->cfg.connect_ms, s->alloc, err);
+    wk__rconn *c = wk__rt_open(ep, s->cfg.connect_ms, s->cfg.tls ? s->tls_ctx : NULL,
+                               s->cfg.tls_sni, s->alloc, err);
     if (c != NULL && !bare && handshake(s, c, err) != WK_OK) {
         wk__rconn_free(c);
-        return NULL;
+        c = NULL;
+    }
+    if (c == NULL) {
+        wk__redis_note_failed(s, ep);
     }
     return c;
 }
@@ -208,6 +241,7 @@ static void mark_down(wk_redis_store *s, wk__rsrv *v)
 wk__rconn *wk__redis_take(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err)
 {
     if (wk__redis_now_ms() < __atomic_load_n(&v->down_until_ms, __ATOMIC_ACQUIRE)) {
+        wk__redis_note_failed(s, &v->ep);
         wk_error_set(err, WK_ERR_IO, 0,
                      "redis: unavailable (a recent command failed; retrying soon)");
         return NULL;
@@ -247,6 +281,7 @@ void wk__redis_give_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, bool brok
 {
     if (broken) {
         wk__rconn_free(c);
+        wk__redis_note_failed(s, &v->ep);
         mark_down(s, v);
     }
     pthread_mutex_lock(&v->mu);

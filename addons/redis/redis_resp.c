@@ -7,8 +7,7 @@
  * the array, a `$400000000` header made it buffer the value). In the flow of a cache miss
  * (store get -> topology -> pool -> transport -> RESP) this is the last step, and the only one
  * that reads the bytes of a reply; every layer above reads the nodes it leaves. It also keeps
- * the add-on's clock (wk__redis_now_ms) and names the causes of error replies
- * (wk__redis_refusal), both used by every layer above.
+ * names the causes of error replies (wk__redis_refusal), used by every layer above.
  *
  * A reply is parsed into a flat preorder list of nodes that point into the read buffer, with
  * an explicit stack for nested arrays (no recursion). Parsing restarts from the reply's first
@@ -27,14 +26,6 @@
 
 #define LINE_MAX_BYTES 65536u /* a status, error or header line */
 #define MAX_NESTING 8u        /* arrays inside arrays (pub/sub and SCAN need 2) */
-
-/* CLOCK_MONOTONIC: deadlines must not jump with the wall clock. */
-int64_t wk__redis_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void wk__rconn_free(wk__rconn *c)
 {
@@ -212,7 +203,8 @@ wk_status wk__rconn_flush(wk__rconn *c, int64_t deadline, wk_error *err)
             }
             continue;
         }
-        return wk_error_set(err, WK_ERR_IO, 0, "redis: connection lost while sending");
+        return wk_error_set(err, WK_ERR_IO, 0,
+                            wk__rt_cause(c, "redis: connection lost while sending"));
     }
     c->out_len = 0;
     return WK_OK;
@@ -323,7 +315,20 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
         size_t after = eol + 1;
         int64_t v = 0;
         wk_status st;
+        if (!c->resp3 && strchr("+-:$*", type) == NULL) {
+            type = '?'; /* RESP3 only on a connection that asked for it */
+        }
         switch (type) {
+        case '_': /* RESP3 null: a nil bulk */
+            if (blen != 0) {
+                return wk_error_set(err, WK_ERR_SYNTAX, pos - start, "redis: malformed null");
+            }
+            st = add_node(c, '$', -1, after, lim->max_elems, err);
+            pos = after;
+            break;
+        case '#': /* RESP3 boolean, double and big number: kept as their text, like a status */
+        case ',':
+        case '(':
         case '+':
         case '-':
             st = add_node(c, type, (int64_t)blen, pos + 1, lim->max_elems, err);
@@ -337,6 +342,8 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
             st = add_node(c, type, v, pos, lim->max_elems, err);
             pos = after;
             break;
+        case '=': /* RESP3 verbatim string and blob error: a bulk */
+        case '!':
         case '$':
             if (!parse_int(body, blen, &v) || v < -1) {
                 return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
@@ -355,19 +362,29 @@ static wk_status parse(wk__rconn *c, size_t start, const wk__rlimits *lim, bool 
                 return wk_error_set(err, WK_ERR_SYNTAX, after - start,
                                     "redis: bulk string not followed by CRLF");
             }
-            st = add_node(c, type, v, after, lim->max_elems, err);
+            st = add_node(c, type == '!' ? '-' : '$', v, after, lim->max_elems, err);
             pos = v >= 0 ? after + (size_t)v + 2 : after;
             break;
+        case '>': /* RESP3 push and set: arrays to the readers above */
+        case '~':
+        case '%': /* RESP3 map: an array of 2n nodes, key then value */
         case '*':
-            if (!parse_int(body, blen, &v) || v < -1) {
+            if (!parse_int(body, blen, &v) || v < -1 || (type != '*' && v < 0)) {
                 return wk_error_set(err, WK_ERR_SYNTAX, pos - start,
                                     "redis: malformed array length");
+            }
+            if (type == '%' && v > 0) {
+                if ((uint64_t)v > lim->max_elems / 2) {
+                    return wk_error_set(err, WK_ERR_LIMIT, pos - start,
+                                        "redis: reply map longer than max_reply_elements");
+                }
+                v *= 2;
             }
             if (v > 0 && (uint64_t)v > lim->max_elems) {
                 return wk_error_set(err, WK_ERR_LIMIT, pos - start,
                                     "redis: reply array longer than max_reply_elements");
             }
-            st = add_node(c, type, v, pos, lim->max_elems, err);
+            st = add_node(c, type == '>' ? '>' : '*', v, pos, lim->max_elems, err);
             pos = after;
             if (st == WK_OK && v > 0) {
                 if (depth == MAX_NESTING) {
@@ -491,12 +508,14 @@ wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, b
         ssize_t r = wk__rt_recv(c, c->in + c->in_len, room);
         if (r > 0) {
             c->in_len += (size_t)r;
-            *may_recv = (size_t)r == room; /* a short read: the socket is empty */
+            /* a short read: the socket is empty (and, over TLS, the session holds no
+             * record's rest, which poll() would not see) */
+            *may_recv = (size_t)r == room || wk__rtls_pending(c);
             continue;
         }
         if (r == 0) {
             return wk_error_set(err, WK_ERR_IO, c->in_len,
-                                "redis: connection closed by the server");
+                                wk__rt_cause(c, "redis: connection closed by the server"));
         }
         if (errno == EINTR) {
             continue;
@@ -505,7 +524,8 @@ wk_status wk__rconn_next(wk__rconn *c, const wk__rlimits *lim, bool *may_recv, b
             *may_recv = false;
             return WK_OK; /* nothing more for now */
         }
-        return wk_error_set(err, WK_ERR_IO, c->in_len, "redis: connection reset");
+        return wk_error_set(err, WK_ERR_IO, c->in_len,
+                            wk__rt_cause(c, "redis: connection reset"));
     }
 }
 

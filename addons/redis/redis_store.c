@@ -1,7 +1,8 @@
 /*
  * The Redis store object: what wk_redis_store_new() builds and wk_redis_store_free() takes
  * apart, and the wk_cache_store it hands to caches. Building goes up the layers once: the
- * options become a config (redis_url.c), the first server and its pool are made
+ * options become a config (redis_url.c) and, for TLS, a context with the certificates read
+ * (redis_tls.c), the first server and its pool are made
  * (redis_pool.c; the slot map too in a cluster), the command entries are bound
  * (redis_commands.c) and the subscriber thread is started (redis_feed.c). No connection is
  * made here: the first command and the subscriber connect, so a store can be created while
@@ -42,6 +43,14 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     if (st != WK_OK) {
         wk_redis_store_free(s);
         return st;
+    }
+    /* the certificates and key are read now, so a bad file fails here and not per connect */
+    if (s->cfg.tls) {
+        st = wk__rtls_ctx_new(opts, &s->tls_ctx, err);
+        if (st != WK_OK) {
+            wk_redis_store_free(s);
+            return st;
+        }
     }
     /* server 0: the single server, the first seed node, or (sentinel) a placeholder until
      * the sentinels name the master: the first sentinel, refused as a data node by the
@@ -106,6 +115,7 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
         wk_free(s->alloc, s->slots, WK__SLOTS * sizeof *s->slots);
     }
     wk__redis_config_free(&s->cfg, s->alloc);
+    wk__rtls_ctx_free(s->tls_ctx);
     wk_free(s->alloc, (void *)s->watchers, s->watch_cap * sizeof *s->watchers);
     pthread_mutex_destroy(&s->topo_mu);
     pthread_mutex_destroy(&s->refresh_mu);

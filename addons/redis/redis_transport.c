@@ -1,90 +1,165 @@
 /*
  * The Redis store's transport: the one seam through which bytes reach a Redis server. It
- * opens a connection (TCP host:port or a unix socket, made by hiredis with the connect
- * timeout), makes it non-blocking, and moves bytes with wk__rt_send()/wk__rt_recv(). The wire
- * layer (redis_resp.c) never touches the socket any other way, so TLS is added here alone:
- * hiredis >= 1.0 brings redisInitiateSSLWithContext(), and these two functions then call
- * SSL_write()/SSL_read(), mapping SSL_ERROR_WANT_READ/WANT_WRITE to EAGAIN. Debian 12 ships
- * hiredis 0.14.1, which has no TLS, so this build speaks plain TCP and unix sockets only.
+ * opens a connection (TCP host:port, resolved and tried address by address, or a unix
+ * socket) without blocking past the connect deadline, turns on TCP keepalive, runs the TLS
+ * handshake (redis_tls.c) when the store speaks TLS, and moves bytes with
+ * wk__rt_send()/wk__rt_recv(), which go through TLS or straight to the socket. The wire
+ * layer (redis_resp.c) never touches the socket any other way.
  *
- * A failed connect is reported by cause (refused, timed out, no such socket, name not
- * resolved), from the errno text hiredis keeps, as a static message.
+ * wirekit opens its own sockets (hiredis 0.14, Debian 12's, has no TLS, and was used for
+ * nothing but the connect): a non-blocking connect() polled until `connect_ms`, so an
+ * unanswered SYN costs the deadline and not the kernel's minutes. Name resolution
+ * (getaddrinfo) is the one step that cannot be bounded: it runs before the clock starts, as
+ * it did with hiredis. A failed connect is reported by cause (refused, timed out, no such
+ * socket, name not resolved, unreachable) as a static message.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "redis/redis_internal.h"
 
-static struct timeval to_tv(uint32_t ms)
+/* The cause of a failed connect, from its errno. */
+static const char *connect_cause(int e, bool is_unix)
 {
-    struct timeval tv;
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    return tv;
-}
-
-/* The cause of a failed connect, from hiredis's errstr. */
-static const char *connect_cause(const redisContext *ctx, bool is_unix)
-{
-    const char *e = ctx->errstr;
-    if (strstr(e, "refused") != NULL) {
+    switch (e) {
+    case ECONNREFUSED:
         return is_unix ? "redis: cannot connect: connection refused (no server on the socket)"
                        : "redis: cannot connect: connection refused";
+    case ETIMEDOUT: return "redis: cannot connect: timed out (connect_timeout_ms)";
+    case ENOENT: return "redis: cannot connect: no such unix socket";
+    case EACCES:
+    case EPERM: return "redis: cannot connect: permission denied";
+    case ENETUNREACH:
+    case EHOSTUNREACH: return "redis: cannot connect: network unreachable";
+    default: return "redis: cannot connect";
     }
-    if (strstr(e, "timed out") != NULL || strstr(e, "Timeout") != NULL) {
-        return "redis: cannot connect: timed out (connect_timeout_ms)";
-    }
-    if (strstr(e, "No such file") != NULL) {
-        return "redis: cannot connect: no such unix socket";
-    }
-    if (strstr(e, "Permission denied") != NULL) {
-        return "redis: cannot connect: permission denied";
-    }
-    if (strstr(e, "resolve") != NULL || strstr(e, "known") != NULL ||
-        strstr(e, "Name or service") != NULL) {
-        return "redis: cannot connect: host name not resolved";
-    }
-    if (strstr(e, "unreachable") != NULL) {
-        return "redis: cannot connect: network unreachable";
-    }
-    return "redis: cannot connect";
 }
 
-wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_allocator *alloc,
-                       wk_error *err)
+/* A non-blocking socket connected to `addr` before `deadline`: the descriptor, or -1 with
+ * errno (ETIMEDOUT when the deadline passed). */
+static int connect_one(int family, const struct sockaddr *addr, socklen_t len, int64_t deadline)
 {
-    redisContext *ctx = ep->is_unix ? redisConnectUnixWithTimeout(ep->host, to_tv(connect_ms))
-                                    : redisConnectWithTimeout(ep->host, ep->port,
-                                                              to_tv(connect_ms));
-    if (ctx == NULL) {
-        wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
-        return NULL;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -1;
     }
-    if (ctx->err != 0) {
-        wk_error_set(err, WK_ERR_IO, 0, connect_cause(ctx, ep->is_unix));
-        redisFree(ctx);
-        return NULL;
+    if (connect(fd, addr, len) == 0) {
+        return fd;
     }
-    if (!ep->is_unix) {
-        redisEnableKeepAlive(ctx);
+    if (errno != EINPROGRESS && errno != EAGAIN) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    for (;;) {
+        int64_t left = deadline - wk__redis_now_ms();
+        if (left <= 0) {
+            close(fd);
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct pollfd p = {fd, POLLOUT, 0};
+        int r = poll(&p, 1, (int)left);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (r < 0 || (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)) {
+            soerr = errno;
+        }
+        if (r > 0 && soerr == 0) {
+            return fd;
+        }
+        if (r > 0) {
+            close(fd);
+            errno = soerr;
+            return -1;
+        }
+    }
+}
+
+/* TCP: every address the name resolves to, in order, until one answers; -1 with *cause. */
+static int connect_tcp(const wk__rendpoint *ep, int64_t deadline, const char **cause)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    char port[8];
+    snprintf(port, sizeof port, "%d", ep->port);
+    if (getaddrinfo(ep->host, port, &hints, &res) != 0 || res == NULL) {
+        *cause = "redis: cannot connect: host name not resolved";
+        return -1;
+    }
+    int fd = -1, e = ECONNREFUSED;
+    for (struct addrinfo *a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = connect_one(a->ai_family, a->ai_addr, a->ai_addrlen, deadline);
+        e = errno;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        *cause = connect_cause(e, false);
+        return -1;
+    }
+    int on = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    return fd;
+}
+
+static int connect_unix(const wk__rendpoint *ep, int64_t deadline, const char **cause)
+{
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    size_t n = strlen(ep->host);
+    if (n >= sizeof a.sun_path) {
+        *cause = "redis: cannot connect: unix socket path too long";
+        return -1;
+    }
+    memcpy(a.sun_path, ep->host, n + 1);
+    int fd = connect_one(AF_UNIX, (const struct sockaddr *)&a, sizeof a, deadline);
+    if (fd < 0) {
+        *cause = connect_cause(errno, true);
+    }
+    return fd;
+}
+
+wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, void *tls,
+                       const char *server_name, const wk_allocator *alloc, wk_error *err)
+{
+    int64_t deadline = wk__redis_now_ms() + connect_ms;
+    const char *cause = NULL;
+    int fd = ep->is_unix ? connect_unix(ep, deadline, &cause) : connect_tcp(ep, deadline, &cause);
+    if (fd < 0) {
+        wk_error_set(err, WK_ERR_IO, 0, cause);
+        return NULL;
     }
     wk__rconn *c = wk_alloc(alloc, sizeof *c);
     if (c == NULL) {
-        redisFree(ctx);
+        close(fd);
         wk_error_set(err, WK_ERR_NOMEM, 0, "redis: out of memory");
         return NULL;
     }
     memset(c, 0, sizeof *c);
     c->alloc = alloc;
-    c->ctx = ctx;
-    c->fd = ctx->fd;
-    int fl = fcntl(c->fd, F_GETFL, 0);
-    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        wk_error_set(err, WK_ERR_IO, 0, "redis: cannot make the socket non-blocking");
-        /* no buffers yet: closing the socket and freeing `c` is all wk__rconn_free would do,
-         * and doing it here keeps this file below redis_resp.c */
+    c->fd = fd;
+    /* TLS over TCP only: Redis serves its unix socket in plain text */
+    if (tls != NULL && !ep->is_unix &&
+        wk__rtls_connect(c, tls, ep->host, server_name, deadline, err) != WK_OK) {
+        /* no buffers yet: closing and freeing `c` is all wk__rconn_free would do, and doing
+         * it here keeps this file below redis_resp.c */
         wk__rt_close(c);
         wk_free(alloc, c, sizeof *c);
         return NULL;
@@ -94,18 +169,30 @@ wk__rconn *wk__rt_open(const wk__rendpoint *ep, uint32_t connect_ms, const wk_al
 
 ssize_t wk__rt_send(wk__rconn *c, const void *p, size_t n)
 {
+    if (c->ssl != NULL) {
+        return wk__rtls_send(c, p, n);
+    }
     return send(c->fd, p, n, MSG_NOSIGNAL);
 }
 
 ssize_t wk__rt_recv(wk__rconn *c, void *p, size_t n)
 {
+    if (c->ssl != NULL) {
+        return wk__rtls_recv(c, p, n);
+    }
     return recv(c->fd, p, n, 0);
+}
+
+const char *wk__rt_cause(const wk__rconn *c, const char *fallback)
+{
+    return c->cause != NULL ? c->cause : fallback;
 }
 
 void wk__rt_close(wk__rconn *c)
 {
-    if (c->ctx != NULL) {
-        redisFree(c->ctx);
-        c->ctx = NULL;
+    wk__rtls_close(c);
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
     }
 }

@@ -5,8 +5,8 @@
  * wk_redis_store_new(), and every layer above then reads the config it made (the pool its
  * timeouts and credentials, the topology its seeds, the feed its channel).
  *
- * Accepted: redis://[[user]:password@]host[:port][/db], unix://[[user]:password@]/path[?db=N]
- * and a bare host[:port], with %XX escapes in the user and password and [v6addr] in brackets;
+ * Accepted: redis://[[user]:password@]host[:port][/db], rediss:// (the same over TLS),
+ * unix://[[user]:password@]/path[?db=N] and a bare host[:port], with %XX escapes in the user and password and [v6addr] in brackets;
  * cluster seeds and sentinels in the same forms. The trade-off is strictness over leniency:
  * anything else (another scheme, a stray character, a NUL escape, a name too long for its
  * field) is refused with WK_ERR_ARG and a message naming the part, rather than guessed at,
@@ -137,15 +137,13 @@ static wk_status parse_url(wk__rconfig *cfg, const char *url, wk_error *err)
         return WK_OK;
     }
     if (strncmp(p, "rediss://", 9) == 0) {
-        return wk_error_set(err, WK_ERR_ARG, 0,
-                            "redis: rediss:// (TLS) is not supported: it needs hiredis >= 1.0 "
-                            "(Debian 12 has 0.14.1)");
-    }
-    if (strncmp(p, "redis://", 8) == 0) {
+        cfg->tls = true; /* the same URL over TLS */
+        p += 9;
+    } else if (strncmp(p, "redis://", 8) == 0) {
         p += 8;
     } else if (strstr(p, "://") != NULL) {
         return wk_error_set(err, WK_ERR_ARG, 0,
-                            "redis: URL scheme must be redis:// or unix://");
+                            "redis: URL scheme must be redis://, rediss:// or unix://");
     }
     p = parse_userinfo(cfg, p, p + strcspn(p, "/?#"), &st, err);
     if (p == NULL) {
@@ -313,6 +311,26 @@ wk_status wk__redis_config_parse(wk__rconfig *cfg, const wk_redis_opts *opts,
     cfg->wait_replicas = opts->wait_replicas;
     cfg->window = opts->pipeline_window != 0 ? opts->pipeline_window : 256;
     cfg->subscribe = !opts->no_subscribe;
+    cfg->tls = cfg->tls || opts->tls;
+    if (opts->tls_server_name != NULL &&
+        (opts->tls_server_name[0] == '\0' ||
+         !copy_option(cfg->tls_sni, sizeof cfg->tls_sni, opts->tls_server_name))) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "redis: tls_server_name must be 1 to 255 bytes");
+    }
+    cfg->tracking = !opts->no_tracking;
+    if (opts->ntracking_prefixes > WK__TRACK_PREFIXES_MAX ||
+        (opts->ntracking_prefixes > 0 && opts->tracking_prefixes == NULL)) {
+        return wk_error_set(err, WK_ERR_ARG, 0, "redis: give at most 8 tracking prefixes");
+    }
+    for (size_t i = 0; i < opts->ntracking_prefixes; i++) {
+        const char *tp = opts->tracking_prefixes[i];
+        if (tp == NULL || tp[0] == '\0' ||
+            !copy_option(cfg->track_prefix[i], sizeof cfg->track_prefix[i], tp)) {
+            return wk_error_set(err, WK_ERR_ARG, 0,
+                                "redis: a tracking prefix must be 1 to 127 bytes");
+        }
+        cfg->ntrack++;
+    }
     return WK_OK;
 }
 

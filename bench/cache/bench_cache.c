@@ -11,6 +11,12 @@
  *                   schema decode of the 72-byte record. p50 and p99 from per-call timings.
  *   redis pipelined wk_cache_get_many of 16 ids per call (16 GETs in one round trip), local
  *                   tier off; ns per key.
+ *   local hit, tracking  local hits of a cache on a Redis store whose feed has CLIENT
+ *                   TRACKING (BCAST on the namespace) against one whose feed hears PUBLISH
+ *                   alone, interleaved; the ratio after the table (target within 5%).
+ *   redis get/put, tls vs tcp  wk_cache_get (local tier off) and wk_cache_put against the
+ *                   same server's TLS port (WK_REDIS_TLS_URL, CA in WK_REDIS_TLS_CA, both
+ *                   set by scripts/servers.sh) and its plain port, interleaved.
  * Beside the Redis cases, redis-benchmark runs GET on the same server in another process
  * (one connection; -P 1 for latency, -P 16 for pipelining) against a 72-byte value, and its
  * figures are recorded next to ours. Redis comes from WK_REDIS_URL; without it the Redis
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../tests/unit/schema/seed_user.h"
 #include "bench.h"
@@ -369,6 +376,179 @@ static void redis_cases(wk_bench *b, bctx *ctx)
     ctx->lat = NULL;
 }
 
+/* ---- the memory tier with CLIENT TRACKING on and off; get and put over TLS and TCP ---- */
+
+/* A store on `url` (TLS with `ca` when not NULL) and a cache on it; with `feed`, its
+ * invalidation feed (`tracking` or not) and a local tier, else the local tier off. */
+static bool open_pair(const char *url, const char *ca, bool feed, bool tracking,
+                      wk_redis_store **store, wk_cache **c, wk_error *err)
+{
+    static const char *const prefixes[1] = {"wkbench:"};
+    wk_redis_opts o = {0};
+    o.url = url;
+    o.tls_ca_file = ca;
+    o.no_subscribe = !feed;
+    o.no_tracking = !tracking;
+    o.tracking_prefixes = prefixes;
+    o.ntracking_prefixes = 1;
+    o.pool = 1;
+    o.command_timeout_ms = 2000;
+    o.connect_timeout_ms = 2000;
+    *store = NULL;
+    *c = NULL;
+    if (wk_redis_store_new(&o, store, err) != WK_OK || wk_redis_store_ping(*store, err) != WK_OK) {
+        wk_redis_store_free(*store);
+        *store = NULL;
+        return false;
+    }
+    wk_cache_config cfg = {0};
+    cfg.ns = "wkbench";
+    cfg.store = wk_redis_store_iface(*store);
+    cfg.flags = feed ? 0 : WK_CACHE_NO_LOCAL;
+    cfg.max_entries = 10 * NKEYS;
+    cfg.local_ttl_ms = 3600 * 1000;
+    if (wk_cache_new(&cfg, c, err) != WK_OK) {
+        wk_redis_store_free(*store);
+        *store = NULL;
+        return false;
+    }
+    for (int i = 0; feed && i < 400 && !wk_redis_store_feed_up(*store); i++) {
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
+    return !feed || wk_redis_store_feed_up(*store);
+}
+
+/* Reads every key until the local tier holds them all (a load's own fill is a write that
+ * tracking broadcasts back, so the copies that stay are the next reads', from Redis). */
+static bool warm_local(bctx *b)
+{
+    for (int pass = 0; pass < 20; pass++) {
+        run_hits(b, NKEYS, 0, NKEYS, false);
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+        wk_cache_stats st;
+        wk_cache_get_stats(b->c, &st);
+        if (st.local_entries == NKEYS) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint64_t redis_put(void *arg, uint64_t iters)
+{
+    bctx *b = arg;
+    seed_user u;
+    static wk_pair pairs[2];
+    seed_user_fill(&u, pairs);
+    uint64_t ok = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        unsigned k = (unsigned)(i % NKEYS);
+        ok += wk_cache_put(b->c, &seed_user_schema, b->ids[k], b->id_len[k], &u, 0, NULL) ==
+              WK_OK;
+    }
+    return ok;
+}
+
+/* Local hits on a cache whose feed tracks (BCAST on its namespace) against one whose feed
+ * hears PUBLISH alone, interleaved: the hit path reads neither, so the target is equal
+ * times (within 5%). Then get and put through a cache without local tier over the same
+ * Redis's TLS port and plain port, interleaved. */
+static void tracking_tls_cases(wk_bench *b, const bctx *ids)
+{
+    const char *url = getenv("WK_REDIS_URL");
+    if (url == NULL) {
+        return; /* redis_cases said why */
+    }
+    static bctx on, off;
+    memcpy(&on, ids, sizeof on);
+    memcpy(&off, ids, sizeof off);
+    on.lat = off.lat = NULL;
+    wk_redis_store *s_on = NULL, *s_off = NULL;
+    wk_error err = {0};
+    if (!open_pair(url, NULL, true, true, &s_on, &on.c, &err) ||
+        !open_pair(url, NULL, true, false, &s_off, &off.c, &err) || !warm_local(&on) ||
+        !warm_local(&off)) {
+        wk_bench_say(b, "cache: tracking cases skipped (%s)",
+                     err.msg != NULL ? err.msg : "the local tier did not warm up");
+    } else {
+        if (!wk_redis_store_tracking(s_on)) {
+            wk_bench_say(b, "cache: the server refused CLIENT TRACKING; both rows hear PUBLISH");
+        }
+        static const char *const cname = "local hit, tracking";
+        uint64_t n = wk_bench_quick(b) ? 20000 : 4000000;
+        wk_bench_spec specs[] = {
+            {cname, "tracking on", local_hit_1, &on, n, 0,
+             "Redis store, feed with CLIENT TRACKING BCAST PREFIX wkbench:", 0},
+            {cname, "tracking off", local_hit_1, &off, n, 0,
+             "Redis store, feed with PUBLISH alone (no_tracking)", 0},
+        };
+        /* the harness runs the rows in queue order in each repetition, and on a loaded
+         * machine the first row of a repetition was measured slower whichever it was (see
+         * docs/benchmarks.md): the baseline goes first, so that penalty cannot pass for a
+         * cost of tracking; swap the two lines to see it on the other side */
+        wk_bench_add(b, &specs[1]);
+        wk_bench_add(b, &specs[0]);
+        wk_bench_flush(b);
+        double fon = wk_bench_figure(b, cname, "tracking on");
+        double foff = wk_bench_figure(b, cname, "tracking off");
+        if (fon > 0 && foff > 0 && !wk_bench_callgrind(b)) {
+            wk_bench_say(b, "local hit: tracking on / off = %.3f (target within 0.95-1.05)",
+                         fon / foff);
+        }
+    }
+    wk_cache_free(on.c);
+    wk_cache_free(off.c);
+    wk_redis_store_free(s_on);
+    wk_redis_store_free(s_off);
+
+    const char *tls_url = getenv("WK_REDIS_TLS_URL");
+    const char *tls_ca = getenv("WK_REDIS_TLS_CA");
+    if (tls_url == NULL) {
+        wk_bench_say(b, "cache: TLS cases skipped (set WK_REDIS_TLS_URL and WK_REDIS_TLS_CA, "
+                        "as scripts/servers.sh start does)");
+        return;
+    }
+    static bctx tcp, tls;
+    memcpy(&tcp, ids, sizeof tcp);
+    memcpy(&tls, ids, sizeof tls);
+    tcp.lat = tls.lat = NULL;
+    wk_redis_store *s_tcp = NULL, *s_tls = NULL;
+    if (!open_pair(url, NULL, false, false, &s_tcp, &tcp.c, &err) ||
+        !open_pair(tls_url, tls_ca, false, false, &s_tls, &tls.c, &err)) {
+        wk_bench_say(b, "cache: TLS cases skipped (%s at %s)", err.msg, tls_url);
+    } else {
+        redis_get(&tcp, NKEYS); /* fill Redis: every get below is a hit there */
+        uint64_t n = wk_bench_quick(b) ? 2000 : 40000;
+        wk_bench_spec specs[] = {
+            {"redis get, tls vs tcp", "tcp", redis_get, &tcp, n, 72,
+             "GET + schema decode, plain TCP port", 0},
+            {"redis get, tls vs tcp", "tls", redis_get, &tls, n, 72,
+             "GET + schema decode, the same server's TLS port (TLS 1.3)", 0},
+            {"redis put, tls vs tcp", "tcp", redis_put, &tcp, n / 2, 72,
+             "wk_cache_put: DEL, SET PX, PUBLISH in one round trip, plain TCP", 0},
+            {"redis put, tls vs tcp", "tls", redis_put, &tls, n / 2, 72,
+             "wk_cache_put over TLS", 0},
+        };
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            wk_bench_add(b, &specs[i]);
+        }
+        wk_bench_flush(b);
+        double g0 = wk_bench_figure(b, "redis get, tls vs tcp", "tcp");
+        double g1 = wk_bench_figure(b, "redis get, tls vs tcp", "tls");
+        double p0 = wk_bench_figure(b, "redis put, tls vs tcp", "tcp");
+        double p1 = wk_bench_figure(b, "redis put, tls vs tcp", "tls");
+        if (g0 > 0 && p0 > 0 && !wk_bench_callgrind(b)) {
+            wk_bench_say(b, "redis over TLS / plain TCP: get %.2f, put %.2f", g1 / g0, p1 / p0);
+        }
+    }
+    wk_cache_free(tcp.c);
+    wk_cache_free(tls.c);
+    wk_redis_store_free(s_tcp);
+    wk_redis_store_free(s_tls);
+}
+
 /* ---- Redis Cluster: pipelined multi-get vs redis-benchmark --cluster ---- */
 
 #define CBATCH 48   /* keys per wk_cache_get_many: about 16 per master of a 3-master cluster */
@@ -659,6 +839,7 @@ int wk_bench_suite_cache(wk_bench *b)
     }
     wk_cache_free(ctx->c);
     redis_cases(b, ctx);
+    tracking_tls_cases(b, ctx);
     cluster_cases(b, ctx);
     free(ctx);
     return 0;

@@ -1,5 +1,6 @@
 /*
- * The Redis shared tier of the entity cache (library wirekit-redis, needs hiredis).
+ * The Redis shared tier of the entity cache (library wirekit-redis: its own RESP client over
+ * TCP, unix sockets or TLS with OpenSSL).
  *
  * A store keeps a small pool of connections for commands (GET pipelined for multi-gets,
  * SET with PX and NX, DEL, PUBLISH) and one subscriber connection on a pub/sub channel that
@@ -22,6 +23,21 @@
  * command_timeout_ms` (a process that was paused re-checks before trusting its local tier).
  * When the feed is lost (closed connection, no pong) the caches are told, so they stop
  * trusting their local copies until the subscription is back.
+ *
+ * Server-assisted invalidation: on a server that has it (Redis 6+), the feed's connection
+ * speaks RESP3 and turns on CLIENT TRACKING in broadcast mode (BCAST, for
+ * `tracking_prefixes`), so a write by any client (redis-cli DEL, SET, EXPIRE, FLUSHDB, a
+ * program in another language) drops every process's local copy, not only wirekit's
+ * PUBLISH. In a Cluster the feed holds one such connection per master (a node reports only
+ * its own keys) and counts as up only while every one of them is; a change of masters resets
+ * it. Without tracking (no_tracking, or a server that refuses HELLO 3 or CLIENT TRACKING)
+ * the feed hears wirekit's PUBLISH alone.
+ *
+ * TLS: a rediss:// URL or `tls` makes every TCP connection TLS, with the server's certificate
+ * checked against the CA given (or the system's) and the host name, unless the caller opts
+ * out with tls_insecure_skip_verify. Failures say why (certificate not trusted, host name
+ * mismatch, handshake timed out, client certificate required) and show nothing of the
+ * certificates or keys.
  */
 #ifndef WIREKIT_REDIS_H
 #define WIREKIT_REDIS_H
@@ -39,9 +55,9 @@ typedef struct wk_redis_store wk_redis_store;
 /** Store settings; zero means the default given after each field. */
 typedef struct wk_redis_opts {
     const char *url;             /**< "redis://[[user]:password@]host[:port][/db]",
+                                      "rediss://..." (the same over TLS: see `tls`),
                                       "unix:///path/to/socket[?db=N]" or "host[:port]" (user
-                                      and password %-encoded): 127.0.0.1:6379. rediss:// (TLS)
-                                      needs hiredis >= 1.0 and is refused by this build */
+                                      and password %-encoded): 127.0.0.1:6379 */
     uint32_t connect_timeout_ms; /**< 250 */
     uint32_t command_timeout_ms; /**< 250 */
     uint32_t retry_ms;           /**< fail fast for this long after a failure: 1000 */
@@ -53,8 +69,8 @@ typedef struct wk_redis_opts {
     size_t max_reply_bytes;      /**< largest reply (a value) accepted:
                                       WK_REDIS_MAX_REPLY_DEFAULT */
     size_t max_reply_elements;   /**< most elements in one reply: WK_REDIS_MAX_ELEMENTS_DEFAULT */
-    const wk_allocator *alloc;   /**< the store's own memory: libc when NULL (hiredis allocates
-                                      its connections and replies itself) */
+    const wk_allocator *alloc;   /**< the store's own memory: libc when NULL (OpenSSL allocates
+                                      its TLS sessions itself) */
     const char *username;        /**< ACL user for AUTH (overrides the URL's): the default user */
     const char *password;        /**< AUTH password (overrides the URL's; keeps it out of
                                       URLs and process lists): none */
@@ -77,6 +93,33 @@ typedef struct wk_redis_opts {
                                       of many keys keeps every master busy without queueing
                                       all its replies in the server at once; a small window
                                       costs more sends per key: 256 */
+    bool tls;                    /**< TLS (OpenSSL) on every TCP connection, to the server,
+                                      cluster nodes (their TLS ports, as CLUSTER SLOTS names
+                                      them to a TLS client) and sentinels alike; a rediss://
+                                      URL or seed turns it on too: off. Unix sockets stay
+                                      plain */
+    const char *tls_ca_file;     /**< PEM file of the CAs a server's certificate must chain
+                                      to: the system's store (with tls_ca_dir, both) */
+    const char *tls_ca_dir;      /**< directory of CA certificates named by their hash
+                                      (openssl rehash): none */
+    const char *tls_cert_file;   /**< client certificate (PEM, chain allowed), for servers
+                                      that require one (tls-auth-clients): none */
+    const char *tls_key_file;    /**< the client certificate's private key (PEM, not
+                                      encrypted); read once, at wk_redis_store_new: none */
+    const char *tls_server_name; /**< SNI sent, and the name (DNS or IP) each server's
+                                      certificate must carry: the host connected to */
+    bool tls_insecure_skip_verify; /**< INSECURE: accept any certificate from anyone (no chain
+                                        and no host name check), so anyone on the path can read
+                                        and change the traffic; for tests only: off */
+    bool no_tracking;            /**< no server-assisted invalidation: the feed hears only
+                                      wirekit's PUBLISH (what a server without CLIENT TRACKING,
+                                      Redis < 6, gets anyway): off, so tracking is used when the
+                                      server has it (see wk_redis_store_tracking) */
+    const char *const *tracking_prefixes; /**< key prefixes the feed's CLIENT TRACKING BCAST
+                                               covers (a cache's "<ns>:"; at most 8, each under
+                                               128 bytes): none, so every key the server holds
+                                               is covered */
+    size_t ntracking_prefixes;   /**< entries in tracking_prefixes */
     void *reserved[4];           /**< zero; room to grow without breaking the ABI */
 } wk_redis_opts;
 
@@ -105,6 +148,18 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err);
 
 /** True while the subscriber holds a live subscription (always false with no_subscribe). */
 WK_API bool wk_redis_store_feed_up(wk_redis_store *s);
+
+/** True while the feed is up with CLIENT TRACKING on (every master's connection, in a
+ *  cluster): writes by clients other than wirekit reach the caches too. False with
+ *  no_tracking or no_subscribe, while the feed is down, and on a server without tracking. */
+WK_API bool wk_redis_store_tracking(wk_redis_store *s);
+
+/** Writes to `out` (cap bytes, NUL-terminated, cut to fit) the server the calling thread's
+ *  last failed connect or command of `s` was talking to, "host:port" or a unix socket path,
+ *  so that a message can name the node or sentinel that failed rather than the address the
+ *  caller gave; "" when the last call of this thread did not fail on a server. Returns the
+ *  length written. Thread-safe: the record is per thread. */
+WK_API size_t wk_redis_store_failed_server(wk_redis_store *s, char *out, size_t cap);
 
 /** Called with each key found by wk_redis_store_scan(); return false to stop. */
 typedef bool (*wk_redis_key_fn)(void *ctx, const char *key, size_t len);

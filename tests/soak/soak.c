@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hiredis/hiredis.h>
+#include "redis_server.h"
 
 #include "../unit/schema/seed_user.h"
 #include "wirekit/redis.h"
@@ -302,21 +302,9 @@ static char redis_dir[64];
 
 static bool redis_answers(void)
 {
-    struct timeval tv = {0, 200000};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", redis_port, tv);
-    bool ok = false;
-    if (c != NULL && c->err == 0) {
-        redisSetTimeout(c, tv);
-        redisReply *r = redisCommand(c, "PING");
-        ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-        if (r != NULL) {
-            freeReplyObject(r);
-        }
-    }
-    if (c != NULL) {
-        redisFree(c);
-    }
-    return ok;
+    const char *argv[1] = {"PING"};
+    char rep[64];
+    return rs_cmd(redis_port, rep, sizeof rep, 1, argv, NULL) && rep[0] == '+';
 }
 
 static bool redis_start(void)
@@ -344,18 +332,8 @@ static bool redis_start(void)
 
 static void redis_config(const char *name, const char *value)
 {
-    struct timeval tv = {0, 500000};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", redis_port, tv);
-    if (c != NULL && c->err == 0) {
-        redisSetTimeout(c, tv);
-        redisReply *r = redisCommand(c, "CONFIG SET %s %s", name, value);
-        if (r != NULL) {
-            freeReplyObject(r);
-        }
-    }
-    if (c != NULL) {
-        redisFree(c);
-    }
+    const char *argv[4] = {"CONFIG", "SET", name, value};
+    (void)rs_cmd(redis_port, NULL, 0, 4, argv, NULL);
 }
 
 int main(int argc, char **argv)

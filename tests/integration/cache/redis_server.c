@@ -199,3 +199,88 @@ bool rs_sh(char *out, size_t cap, const char *fmt, ...)
     }
     return rc == 0;
 }
+
+bool rs_cmd(int port, char *out, size_t cap, int argc, const char *const *argv,
+            const size_t *lens)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return false;
+    }
+    struct timeval tv = {1, 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    char head[32];
+    int hn = snprintf(head, sizeof head, "*%d\r\n", argc);
+    ok = ok && write(fd, head, (size_t)hn) == hn;
+    for (int i = 0; i < argc && ok; i++) {
+        size_t l = lens != NULL ? lens[i] : strlen(argv[i]);
+        hn = snprintf(head, sizeof head, "$%zu\r\n", l);
+        ok = write(fd, head, (size_t)hn) == hn && write(fd, argv[i], l) == (ssize_t)l &&
+             write(fd, "\r\n", 2) == 2;
+    }
+    char line[512];
+    size_t n = 0;
+    while (ok && n + 1 < sizeof line) {
+        ssize_t r = read(fd, line + n, 1);
+        if (r != 1) {
+            ok = false;
+        } else if (line[n] == '\n') {
+            break;
+        } else {
+            n++;
+        }
+    }
+    close(fd);
+    if (ok && out != NULL && cap > 0) {
+        while (n > 0 && line[n - 1] == '\r') {
+            n--;
+        }
+        line[n] = '\0';
+        snprintf(out, cap, "%s", line);
+    }
+    return ok;
+}
+
+int rs_free_port(void)
+{
+    return free_port();
+}
+
+/* True when 127.0.0.1:port can be bound now. */
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+int rs_free_port_with_bus(void)
+{
+    static unsigned seed;
+    if (seed == 0) {
+        seed = (unsigned)getpid() * 2654435761u;
+    }
+    for (int i = 0; i < 200; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int p = 20000 + (int)((seed >> 8) % 10000);
+        if (port_free(p) && port_free(p + 10000)) {
+            return p;
+        }
+    }
+    return -1;
+}

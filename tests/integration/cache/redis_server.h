@@ -41,4 +41,16 @@ int64_t rs_now_ms(void);
  * NULL). True when the command exited 0. */
 bool rs_sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A free loopback port (bound, then released). */
+int rs_free_port(void);
+/* A free loopback port p in [20000, 30000) with p + 10000 free too (a cluster node's bus),
+ * so no client connection holds either (both below Linux's ephemeral range); -1 if none. */
+int rs_free_port_with_bus(void);
+
+/* Sends one command (argc strings of argv, lens[i] bytes each; lens NULL: strlen) to the
+ * plain server on 127.0.0.1:port, within 1 s; the reply's first line, type byte included
+ * (":12", "+OK", "-ERR ..."), in `out` (may be NULL). True when a reply came. */
+bool rs_cmd(int port, char *out, size_t cap, int argc, const char *const *argv,
+            const size_t *lens);
+
 #endif

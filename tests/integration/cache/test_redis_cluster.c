@@ -295,8 +295,6 @@ WK_TEST(cluster_slots_match_the_server_and_fetch_each_hands_values_over_in_place
     }
     /* our CRC16 slot against the server's CLUSTER KEYSLOT: every length 0-40 (the sliced
      * loop and its tail), any byte, and hash tags of every shape */
-    redisContext *r = redisConnect("127.0.0.1", base_port);
-    CHECK(r != NULL && r->err == 0);
     static const char *const tagged[] = {"{user1000}.following", "{}x", "a{b}{c}", "{", "}{x}",
                                          "x{{y}}", "{a", "k}{", "{ab}", "p{q}r"};
     uint32_t seed = 12345;
@@ -313,13 +311,14 @@ WK_TEST(cluster_slots_match_the_server_and_fetch_each_hands_values_over_in_place
                 key[j] = (char)(seed >> 16);
             }
         }
-        redisReply *rep = redisCommand(r, "CLUSTER KEYSLOT %b", key, len);
-        CHECK(rep != NULL && rep->type == REDIS_REPLY_INTEGER);
-        CHECK_MSG(rep->integer == wk__redis_slot(key, len), "key %d (%zu bytes): server %lld",
-                  i, len, rep->integer);
-        freeReplyObject(rep);
+        const char *kargv[3] = {"CLUSTER", "KEYSLOT", key};
+        size_t klens[3] = {7, 7, len};
+        char rep[64];
+        CHECK(rs_cmd(base_port, rep, sizeof rep, 3, kargv, klens) && rep[0] == ':');
+        long slot = strtol(rep + 1, NULL, 10);
+        CHECK_MSG(slot == wk__redis_slot(key, len), "key %d (%zu bytes): server %ld", i, len,
+                  slot);
     }
-    redisFree(r);
     /* fetch_each: each value found once, in place; a window of 4 over 3 masters */
     const char *one[1] = {seed_strs[0]};
     wk_error e = {0};
@@ -819,6 +818,192 @@ WK_TEST(cluster_invalidations_reach_a_second_process_whichever_node_holds_the_ke
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d",
               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    wk_cache_free(c);
+    wk_redis_store_free(s);
+}
+
+/* ---- issue 29 item 10: the first commands wait for the slot map ------------------------- */
+
+typedef struct first_cmd {
+    wk_redis_store *s;
+    pthread_barrier_t *go;
+    int id;
+    wk_status st;
+    char msg[160];
+} first_cmd;
+
+static void *first_cmd_main(void *arg)
+{
+    first_cmd *f = arg;
+    char key[32];
+    snprintf(key, sizeof key, "wkfirst:%d", f->id);
+    wk_error e = {0};
+    pthread_barrier_wait(f->go);
+    f->st = put(f->s, key, "v", &e);
+    snprintf(f->msg, sizeof f->msg, "%s", e.msg != NULL ? e.msg : "");
+    return NULL;
+}
+
+/* On a healthy cluster a fresh store's first commands, from many threads at once and with
+ * the feed's thread asking for the map too, all wait for the map (they used to fail at once
+ * with "no cluster seed node answered CLUSTER SLOTS" while another thread held the
+ * refresh's try-lock); and an early invalidation through a cache reaches Redis. */
+WK_TEST(cluster_first_commands_of_many_threads_wait_for_the_slot_map)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    const char *seeds[1] = {seed_strs[2]};
+    enum { T = 8 };
+    for (int run = 0; run < 3; run++) {
+        wk_error e = {0};
+        wk_redis_store *s = open_store(seeds, 1, run != 1, 0, &e);
+        CHECK(s != NULL);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, T);
+        first_cmd f[T];
+        pthread_t th[T];
+        for (int i = 0; i < T; i++) {
+            memset(&f[i], 0, sizeof f[i]);
+            f[i].s = s;
+            f[i].go = &go;
+            f[i].id = run * T + i;
+            CHECK(pthread_create(&th[i], NULL, first_cmd_main, &f[i]) == 0);
+        }
+        for (int i = 0; i < T; i++) {
+            pthread_join(th[i], NULL);
+        }
+        pthread_barrier_destroy(&go);
+        for (int i = 0; i < T; i++) {
+            CHECK_MSG(f[i].st == WK_OK, "run %d thread %d: %s", run, i, f[i].msg);
+        }
+        wk_redis_store_free(s);
+        /* one thread, feed on, an invalidation first */
+        s = open_store(seeds, 1, true, 0, &e);
+        CHECK(s != NULL);
+        wk_cache_config cfg = {0};
+        cfg.store = wk_redis_store_iface(s);
+        wk_cache *c = NULL;
+        CHECK_OK(wk_cache_new(&cfg, &c, &e));
+        CHECK_MSG(wk_cache_invalidate(c, &seed_user_schema, "early", 5, &e) == WK_OK,
+                  "run %d: early invalidation: %s", run, e.msg);
+        wk_cache_free(c);
+        wk_redis_store_free(s);
+    }
+}
+
+/* ---- server-assisted invalidation per node (CLIENT TRACKING, BCAST on every master) ---- */
+
+static wk_status one_load(void *ctx, const wk_schema *s, const char *id, size_t id_len,
+                          void *obj, wk_arena *arena, wk_error *err)
+{
+    (void)ctx;
+    (void)s;
+    (void)err;
+    seed_user *u = obj;
+    u->username = wk_arena_strndup(arena, id, id_len);
+    u->password = (char *)"x";
+    u->age = 1;
+    u->enabled = true;
+    wk_value_set_nil(&u->metadata);
+    return WK_OK;
+}
+
+/* Reads `id` until the memory tier keeps it (the load's own fill is a write the servers
+ * broadcast too; the copy that stays is the next read's, from Redis). */
+static bool hold_local(wk_cache *c, const char *id)
+{
+    for (int i = 0; i < 100; i++) {
+        wk_cache_entry *r = NULL;
+        if (wk_cache_get(c, &seed_user_schema, id, strlen(id), one_load, NULL, &r, NULL) ==
+            WK_OK) {
+            wk_cache_entry_unref(r);
+        }
+        rs_sleep_ms(20);
+        bool pinned = wk_cache_pin(c);
+        bool h = pinned && wk_cache_peek(c, &seed_user_schema, id, strlen(id)) != NULL;
+        wk_cache_unpin(c);
+        if (h) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Milliseconds until `id` leaves the memory tier, -1 after 2 s. */
+static int64_t drop_ms(wk_cache *c, const char *id, int64_t since)
+{
+    for (;;) {
+        bool pinned = wk_cache_pin(c);
+        bool h = pinned && wk_cache_peek(c, &seed_user_schema, id, strlen(id)) != NULL;
+        wk_cache_unpin(c);
+        if (!h) {
+            return rs_now_ms() - since;
+        }
+        if (rs_now_ms() - since > 2000) {
+            return -1;
+        }
+        usleep(200);
+    }
+}
+
+WK_TEST(cluster_tracking_drops_copies_on_redis_cli_writes_even_after_the_key_moves)
+{
+    if (!start_cluster()) {
+        SKIP("cannot start a Redis Cluster");
+    }
+    const char *seeds[1] = {seed_strs[0]};
+    wk_redis_opts o = {0};
+    o.cluster_nodes = seeds;
+    o.ncluster_nodes = 1;
+    o.retry_ms = 100;
+    o.command_timeout_ms = 500;
+    o.heartbeat_ms = 200;
+    wk_redis_store *s = NULL;
+    wk_error e = {0};
+    CHECK_OK(wk_redis_store_new(&o, &s, &e));
+    wk_cache_config cfg = {0};
+    cfg.ns = "ctrk";
+    cfg.store = wk_redis_store_iface(s);
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, &e));
+    for (int i = 0; i < 500 && !wk_redis_store_tracking(s); i++) {
+        rs_sleep_ms(10);
+    }
+    CHECK_MSG(wk_redis_store_tracking(s), "tracking never came up on every master");
+    /* one key per master: a redis-cli write on each node is heard from that node */
+    char out[512], key[128], id[32];
+    for (int k = 0; k < 12; k++) {
+        snprintf(id, sizeof id, "m%d", k);
+        wk_cache_key("ctrk", &seed_user_schema, id, strlen(id), key, sizeof key);
+        CHECK(hold_local(c, id));
+        CHECK(rs_sh(out, sizeof out, "redis-cli -c -p %d SET '%s' foreign", base_port, key));
+        int64_t d = drop_ms(c, id, rs_now_ms());
+        CHECK_MSG(d >= 0, "key %s (node %d): redis-cli SET not heard", key, owner_port(key));
+    }
+    /* a key whose slot moves to another master: still held, then written there */
+    snprintf(id, sizeof id, "{wktrk}1");
+    wk_cache_key("ctrk", &seed_user_schema, id, strlen(id), key, sizeof key);
+    CHECK(hold_local(c, id));
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d cluster keyslot '%s'", base_port, key));
+    int slot = (int)strtol(out, NULL, 10);
+    int src = owner_port(key);
+    int dst = -1;
+    for (int i = 0; i < NODES && dst < 0; i++) {
+        if (base_port + i != src && rs_sh(out, sizeof out, "redis-cli -p %d role", base_port + i) &&
+            strcmp(out, "master") == 0) {
+            dst = base_port + i;
+        }
+    }
+    CHECK(src > 0 && dst > 0);
+    CHECK(move_slot(slot, src, dst));
+    CHECK_EQ(owner_port(key), dst);
+    CHECK(hold_local(c, id)); /* the move itself (MIGRATE) was a write: read it back */
+    CHECK(rs_sh(out, sizeof out, "redis-cli -c -p %d DEL '%s'", src, key));
+    int64_t d = drop_ms(c, id, rs_now_ms());
+    printf("# cluster tracking: redis-cli DEL on the new owner (port %d) dropped the copy in "
+           "%lld ms\n", dst, (long long)d);
+    CHECK_MSG(d >= 0, "redis-cli DEL of the moved key not heard");
     wk_cache_free(c);
     wk_redis_store_free(s);
 }

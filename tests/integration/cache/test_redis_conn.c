@@ -64,7 +64,7 @@ WK_TEST(urls_refused_without_a_server)
     static const char *const bad[] = {
         "redis://:pw@127.0.0.1:x",   "redis://h:0",          "redis://h:70000",
         "unix://relative/path",      "unix://",              "unix:///tmp/s?db=x",
-        "unix:///tmp/s?name=a",      "rediss://127.0.0.1",   "http://127.0.0.1",
+        "unix:///tmp/s?name=a",      "rediss://127.0.0.1:x", "http://127.0.0.1",
         "redis://u:%zz@h",           "redis://u:%0@h",       "redis://h/abc",
         "redis://h/123456",          "redis://%00:p@h",      "redis://[::1",
     };
@@ -78,12 +78,23 @@ WK_TEST(urls_refused_without_a_server)
         CHECK(s == NULL && e.msg != NULL && strncmp(e.msg, "redis: ", 7) == 0);
     }
     wk_redis_opts o = {0};
+    /* TLS files are read at once: a missing CA file, or a certificate without its key, fail
+     * wk_redis_store_new and say which */
     o.url = "rediss://h";
     o.no_subscribe = true;
+    o.tls_ca_file = "/nonexistent/ca.pem";
     wk_redis_store *s = NULL;
     wk_error e = {0};
     CHECK_STATUS(wk_redis_store_new(&o, &s, &e), WK_ERR_ARG);
-    CHECK(msg_has(&e, "hiredis >= 1.0"));
+    CHECK(msg_has(&e, "cannot read the CA certificates"));
+    o.tls_ca_file = NULL;
+    o.tls_cert_file = "/nonexistent/client.pem";
+    CHECK_STATUS(wk_redis_store_new(&o, &s, &e), WK_ERR_ARG);
+    CHECK(msg_has(&e, "needs its key"));
+    o.tls_cert_file = NULL;
+    o.tls_server_name = "";
+    CHECK_STATUS(wk_redis_store_new(&o, &s, &e), WK_ERR_ARG);
+    o.tls_server_name = NULL;
     o.url = "127.0.0.1:1";
     o.client_name = "has space";
     CHECK_STATUS(wk_redis_store_new(&o, &s, &e), WK_ERR_ARG);

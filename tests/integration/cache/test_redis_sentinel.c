@@ -7,8 +7,10 @@
  * it. Skipped (77) without redis-server (run as redis-sentinel with --sentinel) / redis-cli.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +36,23 @@ static wk_status get(wk_redis_store *s, const char *key, char *val, size_t cap, 
     snprintf(val, cap, "%.*s", (int)b.len, b.data != NULL ? (const char *)b.data : "");
     wk_buf_free(&b);
     return r;
+}
+
+/* A watcher that notes an invalidation of wks:3 (the tracking check after the failover). */
+static atomic_int heard_wks3;
+
+static void heard_key(void *ctx, const char *key, size_t len)
+{
+    (void)ctx;
+    if (len == 5 && memcmp(key, "wks:3", 5) == 0) {
+        atomic_store(&heard_wks3, 1);
+    }
+}
+
+static void feed_changed(void *ctx, bool up)
+{
+    (void)ctx;
+    (void)up;
 }
 
 static redis_server data[2];
@@ -208,6 +227,24 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
         rs_sleep_ms(20);
     }
     CHECK(wk_redis_store_feed_up(s));
+    /* the feed was opened again on the promoted master, with tracking: a plain redis-cli
+     * write there reaches the watchers */
+    while (!wk_redis_store_tracking(s) && rs_now_ms() - t0 < 5000) {
+        rs_sleep_ms(20);
+    }
+    CHECK(wk_redis_store_tracking(s));
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    wk_cache_watch w = {heard_key, feed_changed, NULL, NULL};
+    st->watch(st->self, &w, true);
+    CHECK(rs_sh(out, sizeof out, "redis-cli -p %d SET wks:3 foreign", base + 1));
+    t0 = rs_now_ms();
+    while (!atomic_load(&heard_wks3) && rs_now_ms() - t0 < 2000) {
+        rs_sleep_ms(5);
+    }
+    st->watch(st->self, &w, false);
+    printf("# sentinel: after the failover a redis-cli SET on the new master was heard in "
+           "%lld ms\n", (long long)(rs_now_ms() - t0));
+    CHECK_MSG(atomic_load(&heard_wks3), "a redis-cli write after the failover was not heard");
     wk_redis_store_free(s);
     stop_all();
 }

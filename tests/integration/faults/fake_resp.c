@@ -126,6 +126,8 @@ static void *serve(void *arg)
                 if (f->close_after_get) {
                     ok = false;
                 }
+            } else if (f->other_name != NULL && strcmp(name, f->other_name) == 0) {
+                ok = send_all(fd, f->other_reply, strlen(f->other_reply));
             } else if (strcmp(name, "DEL") == 0 || strcmp(name, "PUBLISH") == 0) {
                 ok = send_all(fd, ":0\r\n", 4);
             } else {

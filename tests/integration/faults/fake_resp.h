@@ -22,6 +22,8 @@ typedef struct fake_resp {
     size_t stream_bytes;  /* after get_reply, this many 'x' bytes as fast as possible */
     bool close_after_get; /* close the connection after the GET reply */
     bool silent_get;      /* never answer GET */
+    const char *other_name;  /* a command (upper case, e.g. "SENTINEL", "CLUSTER") answered */
+    const char *other_reply; /* with these bytes (NUL-terminated) */
     /* state */
     int listen_fd;
     int port;

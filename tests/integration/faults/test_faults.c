@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -485,20 +484,9 @@ WK_TEST(test_fault_store_without_subscriber_still_broadcasts_invalidations)
 
 static bool redis_config(const redis_server *srv, const char *name, const char *value)
 {
-    redisContext *c = redisConnect("127.0.0.1", srv->port);
-    if (c == NULL || c->err != 0) {
-        if (c != NULL) {
-            redisFree(c);
-        }
-        return false;
-    }
-    redisReply *r = redisCommand(c, "CONFIG SET %s %s", name, value);
-    bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    if (r != NULL) {
-        freeReplyObject(r);
-    }
-    redisFree(c);
-    return ok;
+    const char *argv[4] = {"CONFIG", "SET", name, value};
+    char rep[128];
+    return rs_cmd(srv->port, rep, sizeof rep, 4, argv, NULL) && rep[0] == '+';
 }
 
 WK_TEST(test_fault_invalidate_and_put_at_maxmemory_leave_no_old_value)
@@ -1114,4 +1102,85 @@ WK_TEST(test_fault_get_after_an_invalidation_does_not_join_a_load_from_before_it
     wk_cache_free(c);
     pthread_cond_destroy(&g.cv);
     pthread_mutex_destroy(&g.mu);
+}
+
+/* ---- issue 29 item 10: topology failures named by the server that failed ------------------ */
+
+/* A port nobody listens on: bound, then closed. */
+static int dead_port(void)
+{
+    return rs_free_port();
+}
+
+WK_TEST(test_fault_sentinel_naming_port_abc_is_refused_not_port_0)
+{
+    fake_resp f;
+    memset(&f, 0, sizeof f);
+    f.other_name = "SENTINEL";
+    f.other_reply = "*2\r\n$9\r\n127.0.0.1\r\n$3\r\nabc\r\n";
+    CHECK(fake_resp_start(&f));
+    char sa[32];
+    snprintf(sa, sizeof sa, "127.0.0.1:%d", f.port);
+    const char *sentinels[1] = {sa};
+    wk_redis_opts o = {0};
+    o.sentinels = sentinels;
+    o.nsentinels = 1;
+    o.sentinel_master = "m";
+    o.no_subscribe = true;
+    o.command_timeout_ms = 500;
+    wk_redis_store *s = NULL;
+    wk_error e = {0};
+    CHECK_OK(wk_redis_store_new(&o, &s, &e));
+    CHECK_STATUS(wk_redis_store_ping(s, &e), WK_ERR_IO);
+    CHECK_MSG(e.msg != NULL && strstr(e.msg, "bad port") != NULL, "said: %s", e.msg);
+    char at[64];
+    wk_redis_store_failed_server(s, at, sizeof at);
+    CHECK_STR(at, sa); /* the sentinel that answered so */
+    wk_redis_store_free(s);
+    f.stop = 1;
+    fake_resp_stop(&f);
+}
+
+WK_TEST(test_fault_unreachable_cluster_node_and_sentinel_master_named_by_their_address)
+{
+    int dead = dead_port();
+    char reply[256];
+    /* CLUSTER SLOTS: every slot on a node nobody listens on */
+    snprintf(reply, sizeof reply, "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:%d\r\n",
+             dead);
+    fake_resp f;
+    memset(&f, 0, sizeof f);
+    f.other_name = "CLUSTER";
+    f.other_reply = reply;
+    CHECK(fake_resp_start(&f));
+    char cmd[512], out[4096], want[64];
+    snprintf(want, sizeof want, "cannot reach Redis at 127.0.0.1:%d", dead);
+    snprintf(cmd, sizeof cmd, "%s cache --redis-cluster 127.0.0.1:%d --timeout 300 get 1",
+             cli_path(), f.port);
+    CHECK_EQ(sh_capture(cmd, out, sizeof out, NULL), 1);
+    CHECK_MSG(strstr(out, want) != NULL, "cluster: the CLI said: %s", out);
+    f.stop = 1;
+    fake_resp_stop(&f);
+    /* a sentinel naming a master nobody listens on */
+    char sreply[128];
+    char dp[16];
+    int dl = snprintf(dp, sizeof dp, "%d", dead);
+    snprintf(sreply, sizeof sreply, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", dl, dp);
+    memset(&f, 0, sizeof f);
+    f.other_name = "SENTINEL";
+    f.other_reply = sreply;
+    CHECK(fake_resp_start(&f));
+    snprintf(cmd, sizeof cmd,
+             "%s cache --redis-sentinel 127.0.0.1:%d --sentinel-master m --timeout 300 get 1",
+             cli_path(), f.port);
+    CHECK_EQ(sh_capture(cmd, out, sizeof out, NULL), 1);
+    CHECK_MSG(strstr(out, want) != NULL, "sentinel: the CLI said: %s", out);
+    f.stop = 1;
+    fake_resp_stop(&f);
+    /* and a sentinel that cannot be reached at all is named too */
+    snprintf(cmd, sizeof cmd,
+             "%s cache --redis-sentinel 127.0.0.1:%d --sentinel-master m --timeout 300 get 1",
+             cli_path(), dead);
+    CHECK_EQ(sh_capture(cmd, out, sizeof out, NULL), 1);
+    CHECK_MSG(strstr(out, want) != NULL, "dead sentinel: the CLI said: %s", out);
 }

@@ -230,7 +230,9 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
     if (r == NULL || PQresultStatus(r) != PGRES_COPY_IN) {
         st = wk__pq_take_error(conn, r, "the COPY failed", err);
         PQclear(r);
-        while ((r = PQgetResult(conn->pg)) != NULL) { /* ready: the error's end follows */
+        /* the error's end follows, each result awaited within the deadline */
+        while (wk__pq_await_ready(conn, wk__pq_deadline(conn)) &&
+               (r = PQgetResult(conn->pg)) != NULL) {
             PQclear(r);
         }
         (void)PQsetnonblocking(conn->pg, 0);

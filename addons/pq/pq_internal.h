@@ -23,6 +23,7 @@ struct wk_pq_conn {
     char *err_text;      /* malloc'd copies of the last error's fields */
     wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
+    uint32_t idle_ms;    /* client-side only: the longest a wait sees no socket event, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
 };
@@ -134,8 +135,9 @@ void wk__pq_stmt_cache_free(wk_pq_conn *c);
 
 /* Now plus the connection's timeout, or INT64_MAX when it has none. */
 int64_t wk__pq_deadline(const wk_pq_conn *c);
-/* Waits until the socket is readable (or writable, with want_write) or `deadline` passes
- * (false: passed). Waits at most 60 s at a time without a deadline. */
+/* Waits until the socket is readable (or writable, with want_write), `deadline` passes, or
+ * the connection's idle limit passes without an event (false: passed, either way). Waits at
+ * most 60 s at a time without a deadline and without an idle limit. */
 bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline);
 /* Flushes what libpq holds to send (non-blocking mode), reading what the server sends
  * meanwhile: WK_OK, WK_ERR_IO past `deadline`, WK_ERR_CONNECT when the connection broke. */

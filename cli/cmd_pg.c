@@ -802,9 +802,12 @@ static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, 
             return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
         }
         if (st != WK_OK) {
-            return copy_in_fail(c, rec, NULL, wk_pq_conn_message(c->conn)[0]
-                                                  ? wk_pq_conn_message(c->conn)
-                                                  : wk_status_str(st));
+            char words[600];
+            return copy_in_fail(c, rec, NULL,
+                                wk_pq_conn_message(c->conn)[0]
+                                    ? wk_cli_words(wk_pq_conn_message(c->conn), words,
+                                                   sizeof words)
+                                    : wk_status_str(st));
         }
         for (size_t i = 0; i < c->ncols; i++) {
             c->oids[i] = wk_pq_copy_in_oid(c->in, i);

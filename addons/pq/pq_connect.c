@@ -134,15 +134,17 @@ typedef struct connect_texts {
 /* The keywords for libpq. Defaults come before the DSN, which overrides them (libpq expands
  * the first dbname in place); the later keywords override the DSN. With timeout_ms:
  * connect_timeout and statement_timeout, as wk_pq_connect_timeout promises. Without it: the
- * caller's default connect_timeout, and with idle_ms TCP keepalives (a host that vanished is
+ * caller's default connect_timeout (else idle_ms: libpq's blocking connect has no other
+ * limit), and with idle_ms TCP keepalives (a host that vanished is
  * noticed within about a minute, even while nothing is awaited) and tcp_user_timeout =
  * idle_ms (data the peer does not acknowledge), each unless the DSN sets it. */
 static void connect_params(const char *dsn, const wk_pq_limits *lim, const char **keys,
                            const char **vals, connect_texts *t)
 {
     size_t n = 0;
-    if (lim->timeout_ms == 0 && lim->connect_timeout_ms != 0) {
-        uint32_t whole = (lim->connect_timeout_ms + 999) / 1000;
+    uint32_t connect_ms = lim->connect_timeout_ms != 0 ? lim->connect_timeout_ms : lim->idle_ms;
+    if (lim->timeout_ms == 0 && connect_ms != 0) {
+        uint32_t whole = (connect_ms + 999) / 1000;
         snprintf(t->default_secs, sizeof t->default_secs, "%u", whole < 2 ? 2 : whole);
         keys[n] = "connect_timeout";
         vals[n++] = t->default_secs;

@@ -220,11 +220,14 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     if (st != WK_OK) {
         return st;
     }
+    /* Columns of types the connect left out (table row types) are loaded now; that query
+     * replaced the unnamed statement, so the statement then goes with its text. */
+    bool reloaded = wk__pq_catalog_load_columns(c, r);
     *fmt = wk__pq_described_format(c, r);
     PQclear(r);
     e->hash = h;
     e->format = *fmt;
-    *prepared = true;
+    *prepared = !reloaded;
     return WK_OK;
 }
 

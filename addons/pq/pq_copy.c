@@ -78,6 +78,7 @@ static wk_status describe(wk_pq_conn *c, const char *query, const wk_pg_kind *ki
         PQclear(r);
         return wk__pg_fail(err, WK_ERR_ARG, 0, "COPY out needs a query that returns rows");
     }
+    (void)wk__pq_catalog_load_columns(c, r); /* types the connect left out (table row types) */
     wk_pg_plan_col *cols = calloc((size_t)n, sizeof *cols);
     if (cols == NULL) {
         PQclear(r);

@@ -25,6 +25,7 @@ struct wk_pq_conn {
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     uint32_t idle_ms;    /* client-side only: the longest a wait sees no socket event, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
+    size_t catalog_types; /* catalog types in reg (capped at WK__PQ_CATALOG_MAX) */
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
 };
 
@@ -65,12 +66,25 @@ static inline void wk__pq_keep_result(PGresult **last, PGresult *r)
 /* Waits for the result of a query already sent, within the connection's deadline. */
 wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 
-/* The catalog query: the database's own types. (pq_catalog.c) */
+/* The most types the catalog query at connect reads (and a lazy load adds at once). */
+#define WK__PQ_CATALOG_EAGER_MAX 4096
+/* The most catalog types one connection holds; past it a column's unknown type is read as
+ * text (with text results) or decoded as it would be without the catalog. */
+#define WK__PQ_CATALOG_MAX 16384
+/* The catalog query: the database's own types, but for table row types no column has. */
 const char *wk__pq_catalog_sql(void);
 /* Builds `*out` = base + the database's own types from the catalog query's result `r` (not
- * freed). */
+ * freed), counting them in c->catalog_types (c may be NULL: no cap, no message). A row that
+ * cannot be read fails the build, the connection's message naming the type. */
 wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
                                wk_pg_registry **out, wk_error *err);
+/* The lazy load: when the described statement `desc` has columns of the database's own types
+ * the snapshot does not know (table row types the connect skipped), loads them and their
+ * dependencies in one query and makes the result the connection's snapshot (the old one
+ * stays alive as its parent). Runs a query, so the unnamed prepared statement is gone
+ * afterwards: true when it ran (the caller then sends its statement with its text again).
+ * Failures leave the snapshot as it was. (pq_catalog.c) */
+bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc);
 
 /* Monotonic milliseconds, for deadlines. */
 static inline int64_t wk__pq_now_ms(void)

@@ -905,6 +905,7 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
     int rc = WK_EXIT_OK;
     uint64_t rec = 0;
     size_t pos = 0;
+    size_t clean = 0; /* jsonl: bytes of pend[pos..] known to hold no newline */
     bool eof = false;
     while (rc == WK_EXIT_OK) {
         /* the next record in pend[pos..) */
@@ -915,8 +916,11 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
         wk_status st = WK_ERR_AGAIN;
         wk_arena_reset(&arena);
         if (!msgpack) {
-            const uint8_t *nl = left > 0 ? memchr(p, '\n', left) : NULL;
+            /* only the bytes that came since the last look: a long line costs linear time */
+            const uint8_t *nl = left > clean ? memchr(p + clean, '\n', left - clean) : NULL;
+            clean = nl != NULL ? 0 : left;
             if (nl != NULL || (eof && left > 0)) {
+                clean = 0;
                 size_t n = nl != NULL ? (size_t)(nl - p) : left;
                 used = nl != NULL ? n + 1 : n;
                 size_t k = 0;
@@ -954,8 +958,16 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
                 rc = WK_EXIT_FAIL;
             } else if (got == 0) {
                 eof = true;
-            } else if (wk_buf_append(&pend, chunk, (size_t)got) != WK_OK) {
-                rc = wk_cli_fail("out of memory");
+            } else {
+                wk_status ast = wk_buf_append(&pend, chunk, (size_t)got);
+                if (ast == WK_ERR_LIMIT) {
+                    /* the buffer's cap, not the machine's memory: say which record */
+                    rc = wk_cli_fail("%s:%llu: a record longer than %zu bytes, the most pg copy "
+                                     "in holds (nothing written)",
+                                     c.src, (unsigned long long)rec + 1, (size_t)WK_BUF_DEFAULT_MAX);
+                } else if (ast != WK_OK) {
+                    rc = wk_cli_fail("out of memory");
+                }
             }
             continue;
         }

@@ -14,7 +14,8 @@
  * - the CLI: `pg query --timeout 3` and `--idle-timeout 2` on a stopped backend exit 1 in
  *   time with "timed out"; `pg copy in` to a stopped backend says so on stderr without
  *   blaming a column; a describe that times out is not called a parameter's failure; a
- *   column type without a binary encoder is named by its SQL name, not a C kind number.
+ *   column type without a binary encoder is named by its SQL name, not a C kind number; a
+ *   record past the 1 GiB cap of pg copy in is said to be one, not "out of memory".
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -451,4 +452,23 @@ WK_TEST(test_cli_pg_copy_in_names_a_type_without_a_binary_encoder_in_sql_terms)
     CHECK_MSG(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "exit status %d: %s", ws, err);
     CHECK_MSG(strstr(err, "column \"c\" of type aclitem") != NULL, "stderr: %s", err);
     CHECK_MSG(strstr(err, "kind") == NULL, "a C kind reaches the user: %s", err);
+}
+
+WK_TEST(test_cli_pg_copy_in_record_past_the_cap_is_not_out_of_memory)
+{
+    NEED_CONN();
+    /* one record (a line) longer than the 1 GiB a buffer holds: the cap, said as such */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "head -c %zu /dev/zero | tr '\\000' x | %s pg copy in --dsn '%s' no_such_table "
+             "2>&1 >/dev/null",
+             (size_t)WK_BUF_DEFAULT_MAX + ((size_t)1 << 20), cli(), getenv("WK_PG_DSN"));
+    FILE *p = popen(cmd, "r");
+    char err[2048] = "";
+    size_t n = p != NULL ? fread(err, 1, sizeof err - 1, p) : 0;
+    err[n] = '\0';
+    int ws = p != NULL ? pclose(p) : -1;
+    CHECK_MSG(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "exit status %d: %s", ws, err);
+    CHECK_MSG(strstr(err, "out of memory") == NULL, "stderr: %s", err);
+    CHECK_MSG(strstr(err, ":1: a record longer than") != NULL, "stderr: %s", err);
 }

@@ -358,6 +358,21 @@ wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresu
     return WK_OK;
 }
 
+/* Whether `oid` is a database's own type the snapshot does not know and no lazy load missed. */
+static bool unknown(const wk_pq_conn *c, wk_pg_oid oid)
+{
+    bool is_array = false;
+    if (oid < FIRST_NORMAL_OID || wk_pg_registry_codec_for(c->reg, oid, &is_array) != NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < 16; i++) {
+        if (c->catalog_missed[i] == oid) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Contract in pq_internal.h: the types of a described statement's columns that the snapshot
  * does not know, loaded with what they depend on (one round trip) into a new snapshot. */
 bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc)
@@ -367,8 +382,7 @@ bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc)
     int nf = PQnfields(desc);
     for (int i = 0; i < nf && len + 16 < sizeof list; i++) {
         wk_pg_oid oid = PQftype(desc, i);
-        bool is_array = false;
-        if (oid >= FIRST_NORMAL_OID && wk_pg_registry_codec_for(c->reg, oid, &is_array) == NULL) {
+        if (unknown(c, oid)) {
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", len ? "," : "{", oid);
         }
     }
@@ -393,6 +407,12 @@ bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc)
     }
     PQclear(r);
     wk__pq_clear_error(c); /* a failed load leaves the types unknown, not an error */
+    for (int i = 0; i < nf; i++) {
+        wk_pg_oid oid = PQftype(desc, i);
+        if (unknown(c, oid)) { /* no codec serves it (an extension's type): not asked again */
+            c->catalog_missed[c->catalog_nmissed++ % 16u] = oid;
+        }
+    }
     return true;
 }
 

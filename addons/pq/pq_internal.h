@@ -26,6 +26,8 @@ struct wk_pq_conn {
     uint32_t idle_ms;    /* client-side only: the longest a wait sees no socket event, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
     size_t catalog_types; /* catalog types in reg (capped at WK__PQ_CATALOG_MAX) */
+    wk_pg_oid catalog_missed[16]; /* OIDs a lazy load did not find (a ring): not asked again */
+    unsigned catalog_nmissed;
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
 };
 

@@ -31,12 +31,12 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: wirekit pg query [--dsn DSN] [--format json|msgpack|csv]\n"
             "                        [--rows-as objects|arrays] [--null TOKEN] [--timeout SECONDS]\n"
-            "                        [--max-value-bytes N] SQL|- [PARAM...]\n"
+            "                        [--idle-timeout SECONDS] [--max-value-bytes N] SQL|- [PARAM...]\n"
             "       wirekit pg query [options] --file FILE [PARAM...]\n"
             "       wirekit pg copy out [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
-            "                        [--max-value-bytes N] QUERY [FILE]\n"
+            "                        [--idle-timeout SECONDS] [--max-value-bytes N] QUERY [FILE]\n"
             "       wirekit pg copy in [--dsn DSN] [--format jsonl|msgpack] [--timeout SECONDS]\n"
-            "                        TABLE [FILE]\n"
+            "                        [--idle-timeout SECONDS] TABLE [FILE]\n"
             "       wirekit pg changes --slot NAME --publication NAME [options] [FILE]\n"
             "                        (row changes as they commit: wirekit pg changes --help)\n\n"
             "Runs SQL on PostgreSQL and prints each row as it arrives. Without PARAMs, SQL may\n"
@@ -58,6 +58,15 @@ static void usage(FILE *out)
             "                  the server's statement_timeout, the connect timeout, and a\n"
             "                  client-side deadline that cancels the query even when the\n"
             "                  server does not answer (exit 1, 'query timed out')\n"
+            "  --idle-timeout SECS  give up when the server sends and takes nothing for SECS\n"
+            "                  seconds while wirekit waits on it (a stopped or stalled server;\n"
+            "                  default 300 without --timeout, none with it; 0: never): the\n"
+            "                  query or COPY is cancelled (exit 1, 'timed out'). Without\n"
+            "                  --timeout the connect must also finish within 30 s (a\n"
+            "                  connect_timeout in DSN or PGCONNECT_TIMEOUT wins) and TCP\n"
+            "                  keepalives are on. The server sends small rows in blocks of\n"
+            "                  about 8 KB: a query that runs longer than 300 s before it has\n"
+            "                  that much to send needs --idle-timeout 0 or a --timeout\n"
             "  --max-value-bytes N  largest text one value (a range; in csv any value) is\n"
             "                  rendered to before it is refused (default 64 MiB); copy out:\n"
             "                  also the largest COPY field received (default 1 GiB)\n"
@@ -102,6 +111,11 @@ static void usage(FILE *out)
 #ifdef WK_CLI_HAVE_PQ
 
 #define WK_EXIT_CONNECT 2 /* psql's status for a failed connection */
+/* The defaults without --timeout (--help and wirekit.1 say them): a connect gets what psql
+ * users often set as connect_timeout, a wait on a server that sends and takes nothing is
+ * given up after five minutes; a query silent for longer needs --idle-timeout 0. */
+#define CONNECT_DEFAULT_MS 30000u
+#define IDLE_DEFAULT_MS 300000u
 
 typedef enum out_fmt { OUT_JSON, OUT_MSGPACK, OUT_CSV } out_fmt;
 
@@ -273,12 +287,12 @@ static void print_error(wk_pq_conn *conn, const char *sql)
     wk_buf_free(&b);
 }
 
-/* Connects within the timeout: WK_EXIT_OK with *conn set, else the message printed and
+/* Connects within the limits: WK_EXIT_OK with *conn set, else the message printed and
  * WK_EXIT_CONNECT (psql's status) or WK_EXIT_FAIL, *conn NULL. */
-static int connect_or_fail(const char *dsn, uint32_t timeout_ms, wk_pq_conn **conn)
+static int connect_or_fail(const char *dsn, const wk_pq_limits *lim, wk_pq_conn **conn)
 {
     wk_error err = {0};
-    wk_status cst = wk_pq_connect_timeout(dsn, NULL, timeout_ms, conn, &err);
+    wk_status cst = wk_pq_connect_limits(dsn, NULL, lim, conn, &err);
     if (cst != WK_OK) {
         int rc = wk_cli_fail("%s: %s", err.msg, *conn != NULL ? wk_pq_conn_message(*conn) : "");
         wk_pq_conn_free(*conn);
@@ -288,12 +302,44 @@ static int connect_or_fail(const char *dsn, uint32_t timeout_ms, wk_pq_conn **co
     return WK_EXIT_OK;
 }
 
+/* Which limit ended a wait, in the options' words: " (--timeout 3 s)". */
+static const char *limit_note(const wk_pq_limits *lim, char *buf, size_t cap)
+{
+    if (lim->timeout_ms != 0) {
+        snprintf(buf, cap, " (--timeout %.3g s)", lim->timeout_ms / 1000.0);
+    } else if (lim->idle_ms != 0) {
+        snprintf(buf, cap, " (the server sent and took nothing for %.3g s, --idle-timeout)",
+                 lim->idle_ms / 1000.0);
+    } else {
+        buf[0] = '\0';
+    }
+    return buf;
+}
+
+/* A failed call of the library: the server's report as psql prints it when there is one,
+ * else the library's message and the connection's ("the query timed out: query timed out
+ * (cancelled) (--timeout 3 s)"). */
+static void print_failure(wk_pq_conn *conn, const char *sql, wk_status st, const wk_error *err,
+                          const wk_pq_limits *lim)
+{
+    if (wk_pq_last_error(conn) != NULL) {
+        print_error(conn, sql);
+        return;
+    }
+    char note[128];
+    const char *m = wk_pq_conn_message(conn);
+    fflush(stdout);
+    (void)wk_cli_fail("%s%s%s%s", err->msg != NULL ? err->msg : wk_status_str(st),
+                      m[0] != '\0' ? ": " : "", m,
+                      st == WK_ERR_IO ? limit_note(lim, note, sizeof note) : "");
+}
+
 static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_token,
-                 uint32_t timeout_ms, size_t max_text, const char *sql, char **params,
+                 const wk_pq_limits *lim, size_t max_text, const char *sql, char **params,
                  int nparams)
 {
     wk_pq_conn *conn = NULL;
-    int crc = connect_or_fail(dsn, timeout_ms, &conn);
+    int crc = connect_or_fail(dsn, lim, &conn);
     if (crc != WK_EXIT_OK) {
         return crc;
     }
@@ -330,11 +376,15 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
         flags |= fmt == OUT_CSV ? WK_PQ_SEND_SIMPLE : WK_PQ_SEND_SIMPLE_IF_MANY;
     }
     wk_status st = wk_pq_send(conn, sql, p, (size_t)nparams, flags, &err);
-    if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT) {
-        print_error(conn, sql);
+    if (st == WK_ERR_SERVER || st == WK_ERR_CONNECT || st == WK_ERR_IO) {
+        /* the statement's describe failed, timed out or lost the connection */
+        print_failure(conn, sql, st, &err, lim);
         rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
     } else if (st != WK_OK) {
-        rc = wk_cli_fail_at("parameter", &err);
+        char what[48]; /* an encoding failure: err.offset is the parameter's index */
+        snprintf(what, sizeof what, "parameter $%zu", err.offset + 1);
+        err.offset = 0;
+        rc = wk_cli_fail("%s: %s", what, err.msg != NULL ? err.msg : wk_status_str(st));
     }
     long rowno = 0;
     while (st == WK_OK) {
@@ -345,7 +395,7 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
         }
         if (st != WK_OK) {
             rc = flush(&pr, true);
-            print_error(conn, sql);
+            print_failure(conn, sql, st, &err, lim);
             rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
             PQclear(res);
             end_set(&pr);
@@ -373,9 +423,11 @@ static int query(const char *dsn, out_fmt fmt, bool arrays, const char *null_tok
         }
         PQclear(res);
         if (rc != WK_EXIT_OK && st == WK_OK) {
-            /* a local failure: stop reading rows but let libpq finish the query */
-            while ((res = PQgetResult(wk_pq_pgconn(conn))) != NULL) {
+            /* a local failure: stop reading rows but let the query finish, each wait
+             * within the limits */
+            while (wk_pq_next(conn, &res, NULL) != WK_ERR_EOF) {
                 PQclear(res);
+                res = NULL;
             }
             break;
         }
@@ -425,11 +477,11 @@ static wk_status copy_out_row(void *ctx, const wk_pg_plan *plan, const uint8_t *
     return st;
 }
 
-static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size_t max_text,
-                        const char *sql, const char *path)
+static int copy_out_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
+                        size_t max_text, const char *sql, const char *path)
 {
     wk_pq_conn *conn = NULL;
-    int crc = connect_or_fail(dsn, timeout_ms, &conn);
+    int crc = connect_or_fail(dsn, lim, &conn);
     if (crc != WK_EXIT_OK) {
         return crc;
     }
@@ -480,6 +532,11 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
         } else if (st != WK_OK && o.rd != NULL && wk_pg_row_column(o.rd) != SIZE_MAX) {
             rc = row_fail((long long)rows + 1, wk_pg_rowdesc_key(o.rd, wk_pg_row_column(o.rd)),
                           max_text, st, &err);
+        } else if (st == WK_ERR_IO) {
+            char note[128];
+            rc = wk_cli_fail("%s: %s after %llu rows%s", err.msg != NULL ? err.msg : "copy",
+                             wk_pq_conn_message(conn), (unsigned long long)rows,
+                             limit_note(lim, note, sizeof note));
         } else if (st != WK_OK) {
             rc = wk_cli_fail("%s: %s (row %llu, at byte %zu)",
                              err.msg != NULL ? err.msg : "copy",
@@ -501,6 +558,7 @@ static int copy_out_run(const char *dsn, bool msgpack, uint32_t timeout_ms, size
 
 typedef struct copy_in_cli {
     wk_pq_conn *conn;
+    const wk_pq_limits *lim;
     wk_pq_copy_in *in;
     bool msgpack;
     const char *src; /* input name for messages */
@@ -556,15 +614,27 @@ static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, 
             return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
         }
         if (st != WK_OK) {
+            char words[600];
             return copy_in_fail(c, rec, wk_pq_conn_message(c->conn)[0]
-                                            ? wk_pq_conn_message(c->conn)
+                                            ? wk_cli_words(wk_pq_conn_message(c->conn), words,
+                                                           sizeof words)
                                             : wk_status_str(st));
         }
     }
     wk_status st = wk_pq_copy_in_record(c->in, v, &err);
-    if (st == WK_ERR_CONNECT) {
-        print_error(c->conn, NULL);
-        return WK_EXIT_CONNECT;
+    if (st == WK_ERR_CONNECT || st == WK_ERR_IO) {
+        /* the COPY itself failed (lost, or the server stopped taking data): no column's
+         * fault; the record is where it happened */
+        char note[128];
+        const wk_pq_error *e = wk_pq_last_error(c->conn);
+        if (e != NULL) {
+            print_error(c->conn, NULL);
+        }
+        (void)wk_cli_fail("%s:%llu: %s: %s%s (nothing written)", c->src,
+                          (unsigned long long)rec, err.msg != NULL ? err.msg : wk_status_str(st),
+                          e != NULL ? e->message : wk_pq_conn_message(c->conn),
+                          st == WK_ERR_IO ? limit_note(c->lim, note, sizeof note) : "");
+        return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
     }
     if (st == WK_ERR_NOT_FOUND && err.msg != NULL && strcmp(err.msg, "a key that is not a column") == 0) {
         const wk_value *k = err.offset < v->len ? &v->u.pairs[err.offset].key : NULL;
@@ -580,12 +650,13 @@ static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, 
     return WK_EXIT_OK;
 }
 
-static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const char *table,
-                       const char *path)
+static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
+                       const char *table, const char *path)
 {
     copy_in_cli c;
     memset(&c, 0, sizeof c);
-    int crc = connect_or_fail(dsn, timeout_ms, &c.conn);
+    c.lim = lim;
+    int crc = connect_or_fail(dsn, lim, &c.conn);
     if (crc != WK_EXIT_OK) {
         return crc;
     }
@@ -605,6 +676,7 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
     int rc = WK_EXIT_OK;
     uint64_t rec = 0;
     size_t pos = 0;
+    size_t clean = 0; /* jsonl: bytes of pend[pos..] known to hold no newline */
     bool eof = false;
     while (rc == WK_EXIT_OK) {
         /* the next record in pend[pos..) */
@@ -615,8 +687,11 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
         wk_status st = WK_ERR_AGAIN;
         wk_arena_reset(&arena);
         if (!msgpack) {
-            const uint8_t *nl = left > 0 ? memchr(p, '\n', left) : NULL;
+            /* only the bytes that came since the last look: a long line costs linear time */
+            const uint8_t *nl = left > clean ? memchr(p + clean, '\n', left - clean) : NULL;
+            clean = nl != NULL ? 0 : left;
             if (nl != NULL || (eof && left > 0)) {
+                clean = 0;
                 size_t n = nl != NULL ? (size_t)(nl - p) : left;
                 used = nl != NULL ? n + 1 : n;
                 size_t k = 0;
@@ -654,8 +729,16 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
                 rc = WK_EXIT_FAIL;
             } else if (got == 0) {
                 eof = true;
-            } else if (wk_buf_append(&pend, chunk, (size_t)got) != WK_OK) {
-                rc = wk_cli_fail("out of memory");
+            } else {
+                wk_status ast = wk_buf_append(&pend, chunk, (size_t)got);
+                if (ast == WK_ERR_LIMIT) {
+                    /* the buffer's cap, not the machine's memory: say which record */
+                    rc = wk_cli_fail("%s:%llu: a record longer than %zu bytes, the most pg copy "
+                                     "in holds (nothing written)",
+                                     c.src, (unsigned long long)rec + 1, (size_t)WK_BUF_DEFAULT_MAX);
+                } else if (ast != WK_OK) {
+                    rc = wk_cli_fail("out of memory");
+                }
             }
             continue;
         }
@@ -675,7 +758,7 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
         wk_status st = wk_pq_copy_in_end(c.in, rc == WK_EXIT_OK ? NULL : "wirekit: input refused",
                                          &rows, &err);
         if (rc == WK_EXIT_OK && st != WK_OK) {
-            print_error(c.conn, NULL);
+            print_failure(c.conn, NULL, st, &err, lim);
             rc = st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
         }
     }
@@ -690,7 +773,7 @@ static int copy_in_run(const char *dsn, bool msgpack, uint32_t timeout_ms, const
 
 #endif
 
-enum { P_DSN = 1, P_FORMAT, P_ROWS_AS, P_NULL, P_TIMEOUT, P_MAX_VALUE, P_FILE };
+enum { P_DSN = 1, P_FORMAT, P_ROWS_AS, P_NULL, P_TIMEOUT, P_IDLE, P_MAX_VALUE, P_FILE };
 
 static const wk_cli_optdef pg_opts[] = {
     {"--dsn", 0, true, P_DSN},
@@ -698,6 +781,7 @@ static const wk_cli_optdef pg_opts[] = {
     {"--rows-as", 0, true, P_ROWS_AS},
     {"--null", 0, true, P_NULL},
     {"--timeout", 0, true, P_TIMEOUT},
+    {"--idle-timeout", 0, true, P_IDLE},
     {"--max-value-bytes", 0, true, P_MAX_VALUE},
     {"--file", 'f', true, P_FILE},
     {NULL, 0, false, 0},
@@ -744,6 +828,7 @@ static int run(int argc, char **argv)
     const char *null_token = NULL;
     const char *sql_file = NULL;
     uint32_t timeout_ms = 0;
+    long idle_ms = -1; /* -1: the default */
     size_t max_text = 0;
     wk_cli_args args;
     wk_cli_args_init(&args, "pg", argc, argv, 1, pg_opts);
@@ -774,6 +859,15 @@ static int run(int argc, char **argv)
             if (timeout_ms == 0) {
                 timeout_ms = 1;
             }
+            break;
+        }
+        case P_IDLE: {
+            char *end = NULL;
+            double secs = strtod(v, &end);
+            if (end == v || *end != '\0' || !(secs >= 0) || secs > 86400.0) {
+                return wk_cli_usage_error("pg", "--idle-timeout needs seconds, 0 or more");
+            }
+            idle_ms = secs > 0 && secs * 1000.0 < 1.0 ? 1 : (long)(secs * 1000.0 + 0.5);
             break;
         }
         case P_MAX_VALUE: {
@@ -835,12 +929,15 @@ static int run(int argc, char **argv)
         dsn = ""; /* libpq takes PGHOST, PGDATABASE, PGSERVICE, ... from the environment */
     }
 #ifdef WK_CLI_HAVE_PQ
+    /* Without --timeout a stopped or stalled server must not hang the command: the connect
+     * within CONNECT_DEFAULT_MS, every wait within IDLE_DEFAULT_MS of silence. */
+    wk_pq_limits lim = {timeout_ms, timeout_ms == 0 ? CONNECT_DEFAULT_MS : 0,
+                        idle_ms >= 0 ? (uint32_t)idle_ms : timeout_ms == 0 ? IDLE_DEFAULT_MS : 0};
     if (copy_in) {
-        return copy_in_run(dsn, fmt == 1, timeout_ms, ops[0], nops > 1 ? ops[1] : NULL);
+        return copy_in_run(dsn, fmt == 1, &lim, ops[0], nops > 1 ? ops[1] : NULL);
     }
     if (copy) {
-        return copy_out_run(dsn, fmt == 1, timeout_ms, max_text, ops[0],
-                            nops > 1 ? ops[1] : NULL);
+        return copy_out_run(dsn, fmt == 1, &lim, max_text, ops[0], nops > 1 ? ops[1] : NULL);
     }
     /* SQL from --file FILE (then every operand is a PARAM) or from standard input ("-") */
     char *sql = NULL;
@@ -851,7 +948,7 @@ static int run(int argc, char **argv)
         }
     }
     int skip = sql_file != NULL ? 0 : 1;
-    int rc = query(dsn, (out_fmt)fmt, arrays, null_token, timeout_ms, max_text,
+    int rc = query(dsn, (out_fmt)fmt, arrays, null_token, &lim, max_text,
                    sql != NULL ? sql : ops[0], ops + skip, nops - skip);
     free(sql);
     return rc;
@@ -860,6 +957,7 @@ static int run(int argc, char **argv)
     (void)arrays;
     (void)null_token;
     (void)timeout_ms;
+    (void)idle_ms;
     (void)max_text;
     return wk_cli_fail("this wirekit was built without libpq (wirekit-pq)");
 #endif

@@ -60,6 +60,7 @@ for sep in ' ' '='; do
         expect 2 "unknown copy format 'bogus'" pg copy out $(opt --format bogus) 'select 1'
         expect 2 "unknown format 'bogus'" pg changes $(opt --format bogus) --slot s --publication p
         expect 2 "timeout needs seconds" pg query $(opt --timeout -1) 'select 1'
+        expect 2 "idle-timeout needs seconds" pg query $(opt --idle-timeout -1) 'select 1'
         expect 2 "unknown format 'bogus'" cache $(opt --format bogus) run
         expect 0 '' cache $(opt --ns other) run
         expect 2 "unknown format 'bogus'" convert --from=json $(opt --to bogus)

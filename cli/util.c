@@ -36,6 +36,9 @@ const char *wk_cli_words(const char *msg, char *buf, size_t cap)
         {"max_reply_elements", "the largest reply"},
         {" (connect_timeout_ms)", " (--timeout)"},
         {" (max_text)", " (--max-value-bytes)"},
+        /* pg copy in sends every value as its column type's text input */
+        {" has no binary encoder from a C value of kind text",
+         ": wirekit cannot write this type from a JSON or MessagePack value"},
     };
     if (msg == NULL) {
         return msg;

@@ -220,11 +220,14 @@ static wk_status result_format(wk_pq_conn *c, const char *sql, const Oid *types,
     if (st != WK_OK) {
         return st;
     }
+    /* Columns of types the connect left out (table row types) are loaded now; that query
+     * replaced the unnamed statement, so the statement then goes with its text. */
+    bool reloaded = wk__pq_catalog_load_columns(c, r);
     *fmt = wk__pq_described_format(c, r);
     PQclear(r);
     e->hash = h;
     e->format = *fmt;
-    *prepared = true;
+    *prepared = !reloaded;
     return WK_OK;
 }
 
@@ -376,10 +379,24 @@ WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param
 }
 
 /* Public: the next result of a query sent with wk_pq_send, WK_ERR_EOF after the last; an
- * error result becomes the status with its detail kept (wk_pq_last_error). */
+ * error result becomes the status with its detail kept (wk_pq_last_error). The wait for each
+ * result is bounded by the connection's deadline and idle limit (PQgetResult alone would
+ * block in poll() without a limit): past them the query is given up (cancelled and drained,
+ * or the connection marked broken) and WK_ERR_IO returned, after which the query is over. */
 WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err)
 {
-    *res = PQgetResult(conn->pg);
+    *res = NULL;
+    if (conn->broken) {
+        return WK_ERR_EOF; /* given up: the call that gave it up reported why */
+    }
+    if (!wk__pq_await_ready(conn, wk__pq_deadline(conn))) {
+        bool answered = wk__pq_abandon(conn);
+        wk__pq_set_message(conn, answered ? "query timed out (cancelled)"
+                                          : "query timed out and the server did not answer "
+                                            "the cancel request; the connection was given up");
+        return wk__pg_fail(err, WK_ERR_IO, 0, "the query timed out");
+    }
+    *res = PQgetResult(conn->pg); /* ready: does not block */
     if (*res == NULL) {
         if (PQstatus(conn->pg) == CONNECTION_BAD && wk_pq_last_error(conn) == NULL) {
             return wk__pq_take_error(conn, NULL, "the connection was lost", err);

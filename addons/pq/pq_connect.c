@@ -14,8 +14,10 @@
  * connect_timeout and multi-host rules stay as they are) and drives the same set-up steps
  * with poll(): both ways end in the same state, by the same code.
  *
- * Deadlines: the whole connect, socket and set-up, must finish within `timeout_ms` (0: no
- * deadline of wirekit's; libpq's connect_timeout is honoured by the blocking call only). A
+ * Deadlines: the whole connect, socket and set-up, must finish within `timeout_ms`, else the
+ * connect timeout (the DSN's connect_timeout or PGCONNECT_TIMEOUT, else the caller's
+ * default), else the idle limit (none of them: no deadline of wirekit's; libpq's
+ * connect_timeout is honoured by the blocking call only). A
  * connection that has not finished its set-up is never handed out working, so a set-up past
  * the deadline is not cancelled: the connection is given up, which ends the backend too.
  */
@@ -42,6 +44,7 @@ struct wk_pq_connecting {
     bool want_write;        /* PH_SOCKET: libpq waits to write; PH_SETUP: output pending */
     PGresult *last;         /* PH_SETUP: the last result (an error result wins) */
     int64_t deadline;       /* INT64_MAX: none */
+    uint32_t limit_ms;      /* what the deadline is, for the message (0: none) */
     wk_status status;       /* once PH_DONE */
     wk_error err;
 };
@@ -53,9 +56,38 @@ static void quiet_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* The connection object and the start snapshot; `*out` NULL on NOMEM. */
-static wk_status connecting_new(const wk_pg_registry *base, uint32_t timeout_ms,
-                                wk_pq_connecting **out, wk_error *err)
+/* The connect_timeout the DSN or PGCONNECT_TIMEOUT sets, in milliseconds (0: none), as libpq
+ * reads it: whole seconds, 1 taken as 2 (libpq's minimum), 0 or less meaning none. */
+static uint32_t user_connect_timeout_ms(const char *dsn, bool *set)
+{
+    const char *v = NULL;
+    PQconninfoOption *opts = dsn != NULL && dsn[0] != '\0' ? PQconninfoParse(dsn, NULL) : NULL;
+    for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++) {
+        if (strcmp(o->keyword, "connect_timeout") == 0 && o->val != NULL && o->val[0] != '\0') {
+            v = o->val;
+        }
+    }
+    char copy[16] = "";
+    if (v != NULL) {
+        snprintf(copy, sizeof copy, "%s", v);
+    }
+    PQconninfoFree(opts);
+    if (copy[0] == '\0' && getenv("PGCONNECT_TIMEOUT") != NULL) {
+        snprintf(copy, sizeof copy, "%s", getenv("PGCONNECT_TIMEOUT"));
+    }
+    *set = copy[0] != '\0';
+    uint32_t secs = 0;
+    for (size_t i = 0; copy[i] >= '0' && copy[i] <= '9' && secs < 1000000u; i++) {
+        secs = secs * 10 + (uint32_t)(copy[i] - '0');
+    }
+    return secs == 0 ? 0 : secs < 2 ? 2000 : secs * 1000;
+}
+
+/* The connection object and the start snapshot; `*out` NULL on NOMEM. The connect's deadline
+ * is the first limit set of: timeout_ms, the connect timeout (the user's connect_timeout, or
+ * the caller's default), idle_ms. */
+static wk_status connecting_new(const char *dsn, const wk_pg_registry *base,
+                                const wk_pq_limits *lim, wk_pq_connecting **out, wk_error *err)
 {
     *out = NULL;
     wk_pq_connecting *k = calloc(1, sizeof *k);
@@ -66,8 +98,15 @@ static wk_status connecting_new(const wk_pg_registry *base, uint32_t timeout_ms,
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the connection");
     }
     k->c = c;
-    c->timeout_ms = timeout_ms;
-    k->deadline = wk__pq_deadline(c);
+    c->timeout_ms = lim->timeout_ms;
+    c->idle_ms = lim->idle_ms;
+    bool user_set = false;
+    uint32_t user_ms = user_connect_timeout_ms(dsn, &user_set);
+    uint32_t connect_ms = user_set ? user_ms : lim->connect_timeout_ms;
+    k->limit_ms = lim->timeout_ms != 0 ? lim->timeout_ms
+                  : connect_ms != 0    ? connect_ms
+                                       : lim->idle_ms;
+    k->deadline = k->limit_ms != 0 ? wk__pq_now_ms() + k->limit_ms : INT64_MAX;
     k->want_write = true; /* libpq: after PQconnectStart, wait for writing first */
     wk_status st = WK_OK;
     if (base == NULL) {
@@ -84,24 +123,57 @@ static wk_status connecting_new(const wk_pg_registry *base, uint32_t timeout_ms,
     return WK_OK;
 }
 
-/* The keywords for libpq: the DSN expanded first, the later keywords overriding it. */
-static void connect_params(const char *dsn, uint32_t timeout_ms, const char **keys,
-                           const char **vals, char *secs, size_t secs_size, char *opts,
-                           size_t opts_size)
+/* libpq's keywords for a connect, at most this many plus the NULL that ends them. */
+#define CONNECT_KEYS 10
+
+/* The texts connect_params points the keyword values into. */
+typedef struct connect_texts {
+    char secs[16], user_timeout[16], opts[64], default_secs[16];
+} connect_texts;
+
+/* The keywords for libpq. Defaults come before the DSN, which overrides them (libpq expands
+ * the first dbname in place); the later keywords override the DSN. With timeout_ms:
+ * connect_timeout and statement_timeout, as wk_pq_connect_timeout promises. Without it: the
+ * caller's default connect_timeout (else idle_ms: libpq's blocking connect has no other
+ * limit), and with idle_ms TCP keepalives (a host that vanished is
+ * noticed within about a minute, even while nothing is awaited) and tcp_user_timeout =
+ * idle_ms (data the peer does not acknowledge), each unless the DSN sets it. */
+static void connect_params(const char *dsn, const wk_pq_limits *lim, const char **keys,
+                           const char **vals, connect_texts *t)
 {
-    keys[0] = "dbname";
-    vals[0] = dsn;
-    keys[1] = vals[1] = NULL;
-    if (timeout_ms != 0) {
-        uint32_t whole = (timeout_ms + 999) / 1000;
-        snprintf(secs, secs_size, "%u", whole < 2 ? 2 : whole);
-        snprintf(opts, opts_size, "-c statement_timeout=%u", timeout_ms);
-        keys[1] = "connect_timeout";
-        vals[1] = secs;
-        keys[2] = "options";
-        vals[2] = opts;
-        keys[3] = vals[3] = NULL;
+    size_t n = 0;
+    uint32_t connect_ms = lim->connect_timeout_ms != 0 ? lim->connect_timeout_ms : lim->idle_ms;
+    if (lim->timeout_ms == 0 && connect_ms != 0) {
+        uint32_t whole = (connect_ms + 999) / 1000;
+        snprintf(t->default_secs, sizeof t->default_secs, "%u", whole < 2 ? 2 : whole);
+        keys[n] = "connect_timeout";
+        vals[n++] = t->default_secs;
     }
+    if (lim->timeout_ms == 0 && lim->idle_ms != 0) {
+        snprintf(t->user_timeout, sizeof t->user_timeout, "%u", lim->idle_ms);
+        keys[n] = "keepalives";
+        vals[n++] = "1";
+        keys[n] = "keepalives_idle";
+        vals[n++] = "30";
+        keys[n] = "keepalives_interval";
+        vals[n++] = "10";
+        keys[n] = "keepalives_count";
+        vals[n++] = "3";
+        keys[n] = "tcp_user_timeout";
+        vals[n++] = t->user_timeout;
+    }
+    keys[n] = "dbname";
+    vals[n++] = dsn;
+    if (lim->timeout_ms != 0) {
+        uint32_t whole = (lim->timeout_ms + 999) / 1000;
+        snprintf(t->secs, sizeof t->secs, "%u", whole < 2 ? 2 : whole);
+        snprintf(t->opts, sizeof t->opts, "-c statement_timeout=%u", lim->timeout_ms);
+        keys[n] = "connect_timeout";
+        vals[n++] = t->secs;
+        keys[n] = "options";
+        vals[n++] = t->opts;
+    }
+    keys[n] = vals[n] = NULL;
 }
 
 /* Ends the connect with status st (its detail e): the last set-up result is dropped and a
@@ -208,7 +280,7 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
         wk_error e = {0};
         char why[96];
         snprintf(why, sizeof why, "%s timed out after %u ms",
-                 k->ph == PH_SOCKET ? "connecting" : "setting up the session", k->c->timeout_ms);
+                 k->ph == PH_SOCKET ? "connecting" : "setting up the session", k->limit_ms);
         st = end(k, wk__pq_connect_error(k->c, why, &e), &e);
         k->c->broken = true;
     }
@@ -223,14 +295,15 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
 WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
                                      uint32_t timeout_ms, wk_pq_connecting **out, wk_error *err)
 {
-    wk_status st = connecting_new(base, timeout_ms, out, err);
+    wk_pq_limits lim = {timeout_ms, 0, 0};
+    wk_status st = connecting_new(dsn, base, &lim, out, err);
     if (st != WK_OK) {
         return st;
     }
     wk_pq_connecting *k = *out;
-    const char *keys[4], *vals[4];
-    char secs[16], opts[64];
-    connect_params(dsn, timeout_ms, keys, vals, secs, sizeof secs, opts, sizeof opts);
+    const char *keys[CONNECT_KEYS + 1], *vals[CONNECT_KEYS + 1];
+    connect_texts t;
+    connect_params(dsn, &lim, keys, vals, &t);
     k->c->pg = PQconnectStartParams(keys, vals, 1);
     if (k->c->pg == NULL || PQstatus(k->c->pg) == CONNECTION_BAD) {
         wk_error e = {0}; /* reported by the first step, as any failure to connect */
@@ -291,18 +364,21 @@ WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k)
 
 /* Public: the blocking connect: libpq's PQconnectdbParams for the socket, then the same
  * set-up steps driven with poll() until done or the deadline. */
-WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
-                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
+WK_API wk_status wk_pq_connect_limits(const char *dsn, const wk_pg_registry *base,
+                                      const wk_pq_limits *limits, wk_pq_conn **out,
+                                      wk_error *err)
 {
     *out = NULL;
+    wk_pq_limits none = {0, 0, 0};
+    const wk_pq_limits *lim = limits != NULL ? limits : &none;
     wk_pq_connecting *k = NULL;
-    wk_status st = connecting_new(base, timeout_ms, &k, err);
+    wk_status st = connecting_new(dsn, base, lim, &k, err);
     if (st != WK_OK) {
         return st;
     }
-    const char *keys[4], *vals[4];
-    char secs[16], opts[64];
-    connect_params(dsn, timeout_ms, keys, vals, secs, sizeof secs, opts, sizeof opts);
+    const char *keys[CONNECT_KEYS + 1], *vals[CONNECT_KEYS + 1];
+    connect_texts t;
+    connect_params(dsn, lim, keys, vals, &t);
     k->c->pg = PQconnectdbParams(keys, vals, 1);
     wk_error e = {0};
     if (k->c->pg == NULL || PQstatus(k->c->pg) != CONNECTION_OK) {
@@ -314,8 +390,8 @@ WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *ba
         unsigned want = wk_pq_connecting_wants(k);
         struct pollfd p = {wk_pq_connecting_socket(k),
                            (short)(POLLIN | ((want & WK_PQ_WANT_WRITE) ? POLLOUT : 0)), 0};
-        int t = wk_pq_connecting_timeout_ms(k);
-        if (poll(&p, 1, t < 0 || t > 60000 ? 60000 : t) < 0 && errno != EINTR) {
+        int t_ms = wk_pq_connecting_timeout_ms(k);
+        if (poll(&p, 1, t_ms < 0 || t_ms > 60000 ? 60000 : t_ms) < 0 && errno != EINTR) {
             wk__pg_fail(&e, WK_ERR_IO, 0, "poll() failed on the connection's socket");
             st = end(k, WK_ERR_IO, &e);
             break;
@@ -327,6 +403,14 @@ WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *ba
     }
     *out = wk_pq_connecting_take(k);
     return st;
+}
+
+/* Public: wk_pq_connect_limits with the one timeout. */
+WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
+                                       uint32_t timeout_ms, wk_pq_conn **out, wk_error *err)
+{
+    wk_pq_limits lim = {timeout_ms, 0, 0};
+    return wk_pq_connect_limits(dsn, base, &lim, out, err);
 }
 
 /* Public: wk_pq_connect_timeout without a deadline of wirekit's. */

@@ -23,12 +23,30 @@ static void copy_message(wk_pq_conn *c, const char *m)
     snprintf(c->message, sizeof c->message, "%s", m);
 }
 
-/* Reads the results left after a copy ended, keeping the first error. */
+/* The copy is given up at its deadline or idle limit: cancelled and drained. */
+static wk_status copy_timed_out(wk_pq_conn *c, wk_error *err)
+{
+    (void)wk__pq_abandon(c);
+    copy_message(c, c->broken ? "COPY timed out and the server did not answer the cancel "
+                                "request; the connection was given up"
+                              : "COPY timed out (cancelled)");
+    return wk__pg_fail(err, WK_ERR_IO, 0, "the COPY timed out");
+}
+
+/* Reads the results left after a copy ended, keeping the first error. Each wait is bounded
+ * as the copy's are: a server that stops before its CommandComplete has the copy given up. */
 static wk_status finish_results(wk_pq_conn *c, wk_error *err)
 {
     wk_status st = WK_OK;
-    PGresult *r;
-    while ((r = PQgetResult(c->pg)) != NULL) {
+    for (;;) {
+        if (!wk__pq_await_ready(c, wk__pq_deadline(c))) {
+            wk_status t = copy_timed_out(c, st == WK_OK ? err : NULL);
+            return st == WK_OK ? t : st;
+        }
+        PGresult *r = PQgetResult(c->pg);
+        if (r == NULL) {
+            break;
+        }
         ExecStatusType s = PQresultStatus(r);
         if (s == PGRES_COPY_OUT || s == PGRES_COPY_IN) {
             PQclear(r);
@@ -60,6 +78,7 @@ static wk_status describe(wk_pq_conn *c, const char *query, const wk_pg_kind *ki
         PQclear(r);
         return wk__pg_fail(err, WK_ERR_ARG, 0, "COPY out needs a query that returns rows");
     }
+    (void)wk__pq_catalog_load_columns(c, r); /* types the connect left out (table row types) */
     wk_pg_plan_col *cols = calloc((size_t)n, sizeof *cols);
     if (cols == NULL) {
         PQclear(r);
@@ -125,11 +144,7 @@ static wk_status start_copy(wk_pq_conn *c, const char *query, wk_error *err)
             return st;
         }
         if (!wk__pq_poll(c, false, deadline)) {
-            (void)wk__pq_abandon(c);
-            copy_message(c, c->broken ? "COPY timed out and the server did not answer the "
-                                        "cancel request; the connection was given up"
-                                      : "COPY timed out (cancelled)");
-            return wk__pg_fail(err, WK_ERR_IO, 0, "the COPY timed out");
+            return copy_timed_out(c, err);
         }
     }
 }
@@ -344,12 +359,7 @@ WK_API wk_status wk_pq_copy_out(wk_pq_conn *conn, const char *query, const wk_pg
         }
         if (n == 0) {
             if (!wk__pq_poll(conn, false, deadline)) {
-                (void)wk__pq_abandon(conn);
-                copy_message(conn, conn->broken
-                                       ? "COPY timed out and the server did not answer the "
-                                         "cancel request; the connection was given up"
-                                       : "COPY timed out (cancelled)");
-                st = wk__pg_fail(err, WK_ERR_IO, 0, "the COPY timed out");
+                st = copy_timed_out(conn, err);
                 goto done;
             }
             if (PQconsumeInput(conn->pg) == 0) {

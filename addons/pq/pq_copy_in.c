@@ -147,7 +147,8 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
     /* the table's columns, once */
     const char *pv[1] = {table};
     if (!PQsendQueryParams(conn->pg,
-                           "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = "
+                           "SELECT attname, atttypid, format_type(atttypid, atttypmod) "
+                           "FROM pg_attribute WHERE attrelid = "
                            "$1::regclass AND attnum > 0 AND NOT attisdropped",
                            1, NULL, pv, NULL, NULL, 0)) {
         copy_in_release(c);
@@ -188,9 +189,11 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
         c->enc[i] = wk_pg_registry_find_encoder_for(conn->reg, c->oids[i], WK_PG_BINARY,
                                                     kinds[i]);
         if (c->enc[i] == NULL) {
+            /* in the caller's words: the type as SQL names it, the kind by its name */
             snprintf(conn->message, sizeof conn->message,
-                     "column \"%s\" (type OID %u) has no binary encoder from C kind %d",
-                     columns[i], c->oids[i], (int)kinds[i]);
+                     "column \"%s\" of type %s has no binary encoder from a C value of kind "
+                     "%s",
+                     columns[i], PQgetvalue(r, row, 2), wk_pg_kind_name(kinds[i]));
             st = wk__pg_fail(err, WK_ERR_NOT_FOUND, i, "no binary encoder for a column");
             break;
         }
@@ -236,7 +239,9 @@ WK_API wk_status wk_pq_copy_in_start(wk_pq_conn *conn, const char *table,
     if (r == NULL || PQresultStatus(r) != PGRES_COPY_IN) {
         st = wk__pq_take_error(conn, r, "the COPY failed", err);
         PQclear(r);
-        while ((r = PQgetResult(conn->pg)) != NULL) { /* ready: the error's end follows */
+        /* the error's end follows, each result awaited within the deadline */
+        while (wk__pq_await_ready(conn, wk__pq_deadline(conn)) &&
+               (r = PQgetResult(conn->pg)) != NULL) {
             PQclear(r);
         }
         (void)PQsetnonblocking(conn->pg, 0);

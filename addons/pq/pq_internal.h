@@ -23,7 +23,11 @@ struct wk_pq_conn {
     char *err_text;      /* malloc'd copies of the last error's fields */
     wk__pq_fmt_entry fmt_cache[WK__PQ_FMT_CACHE];
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
+    uint32_t idle_ms;    /* client-side only: the longest a wait sees no socket event, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
+    size_t catalog_types; /* catalog types in reg (capped at WK__PQ_CATALOG_MAX) */
+    wk_pg_oid catalog_missed[16]; /* OIDs a lazy load did not find (a ring): not asked again */
+    unsigned catalog_nmissed;
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
     size_t max_value;    /* COPY out: the largest field held (wk_pq_set_max_value_bytes) */
 };
@@ -72,12 +76,25 @@ wk_status wk__pq_wait(wk_pq_conn *c, PGresult **res, wk_error *err);
 wk_status wk__pq_pool_acquire_fresh(wk_pq_pool *p, uint32_t timeout_ms, wk_pq_conn **out,
                                     wk_error *err);
 
-/* The catalog query: the database's own types. (pq_catalog.c) */
+/* The most types the catalog query at connect reads (and a lazy load adds at once). */
+#define WK__PQ_CATALOG_EAGER_MAX 4096
+/* The most catalog types one connection holds; past it a column's unknown type is read as
+ * text (with text results) or decoded as it would be without the catalog. */
+#define WK__PQ_CATALOG_MAX 16384
+/* The catalog query: the database's own types, but for table row types no column has. */
 const char *wk__pq_catalog_sql(void);
 /* Builds `*out` = base + the database's own types from the catalog query's result `r` (not
- * freed). */
+ * freed), counting them in c->catalog_types (c may be NULL: no cap, no message). A row that
+ * cannot be read fails the build, the connection's message naming the type. */
 wk_status wk__pq_catalog_build(wk_pq_conn *c, wk_pg_registry *base, const PGresult *r,
                                wk_pg_registry **out, wk_error *err);
+/* The lazy load: when the described statement `desc` has columns of the database's own types
+ * the snapshot does not know (table row types the connect skipped), loads them and their
+ * dependencies in one query and makes the result the connection's snapshot (the old one
+ * stays alive as its parent). Runs a query, so the unnamed prepared statement is gone
+ * afterwards: true when it ran (the caller then sends its statement with its text again).
+ * Failures leave the snapshot as it was. (pq_catalog.c) */
+bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc);
 
 /* Monotonic milliseconds, for deadlines. */
 static inline int64_t wk__pq_now_ms(void)
@@ -142,8 +159,9 @@ void wk__pq_stmt_cache_free(wk_pq_conn *c);
 
 /* Now plus the connection's timeout, or INT64_MAX when it has none. */
 int64_t wk__pq_deadline(const wk_pq_conn *c);
-/* Waits until the socket is readable (or writable, with want_write) or `deadline` passes
- * (false: passed). Waits at most 60 s at a time without a deadline. */
+/* Waits until the socket is readable (or writable, with want_write), `deadline` passes, or
+ * the connection's idle limit passes without an event (false: passed, either way). Waits at
+ * most 60 s at a time without a deadline and without an idle limit. */
 bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline);
 /* Flushes what libpq holds to send (non-blocking mode), reading what the server sends
  * meanwhile: WK_OK, WK_ERR_IO past `deadline`, WK_ERR_CONNECT when the connection broke. */

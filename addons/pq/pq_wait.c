@@ -27,20 +27,28 @@ int64_t wk__pq_deadline(const wk_pq_conn *c)
     return c->timeout_ms != 0 ? wk__pq_now_ms() + c->timeout_ms : INT64_MAX;
 }
 
-/* Contract in pq_internal.h: one poll() of at most a minute (so that a clock jump cannot
- * wait forever); false only when the deadline has passed. A poll error is left for the next
- * libpq call to report. */
+/* Contract in pq_internal.h: poll() until the socket is ready or the wait ends: at the
+ * deadline, or after the connection's idle limit without an event (a server that neither
+ * sends nor takes anything). Without either it returns after a minute (so that a clock jump
+ * cannot wait forever; the caller polls again). A poll error is left for the next libpq call
+ * to report. */
 bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline)
 {
-    int64_t left = deadline == INT64_MAX ? 60000 : deadline - wk__pq_now_ms();
-    if (left <= 0) {
-        return false;
+    int64_t until = deadline;
+    if (c->idle_ms != 0 && wk__pq_now_ms() + c->idle_ms < until) {
+        until = wk__pq_now_ms() + c->idle_ms;
     }
     struct pollfd p = {PQsocket(c->pg), (short)(POLLIN | (want_write ? POLLOUT : 0)), 0};
-    if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR) {
-        return true; /* the next libpq call reports the failure */
+    for (;;) {
+        int64_t left = until == INT64_MAX ? 60000 : until - wk__pq_now_ms();
+        if (left <= 0) {
+            return false;
+        }
+        int rc = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+        if (rc != 0 || until == INT64_MAX) {
+            return true; /* ready, an error for libpq to report, or a minute without limit */
+        }
     }
-    return true;
 }
 
 /* Contract in pq_internal.h: PQflush until libpq holds nothing, polling for writability. */

@@ -71,6 +71,41 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
 WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
                                        uint32_t timeout_ms, wk_pq_conn **out, wk_error *err);
 
+/**
+ * The limits of a connection (wk_pq_connect_limits); zero-initialised: none, as wk_pq_connect.
+ */
+typedef struct wk_pq_limits {
+    /** As wk_pq_connect_timeout's `timeout_ms`: the connect, the server's statement_timeout
+     *  and the client-side deadline of every query. */
+    uint32_t timeout_ms;
+    /** Used when timeout_ms is 0: the longest the whole connect (socket, authentication, the
+     *  session set-up and catalog query) may take, also given to libpq as connect_timeout
+     *  (seconds, rounded up, at least 2). A connect_timeout the DSN or PGCONNECT_TIMEOUT sets
+     *  takes its place. */
+    uint32_t connect_timeout_ms;
+    /** Client-side only (the server gets no statement_timeout): every wait on the server (a
+     *  result, COPY data, a COPY chunk it does not take, the set-up) gives up once the socket
+     *  has had no event for this long, as a passed deadline does: the query or COPY is
+     *  cancelled, and a server that does not answer the cancel has the connection given up
+     *  (WK_ERR_IO). A server that keeps sending (rows, notices) is never idle. It applies
+     *  beside timeout_ms too; when timeout_ms is 0, libpq is also asked, unless the DSN says
+     *  otherwise, for TCP keepalives (after 30 s without traffic, every 10 s, 3 probes) and
+     *  tcp_user_timeout = idle_ms, so that a host that vanished is noticed as a lost
+     *  connection. The connect itself is bounded by idle_ms when neither other limit is
+     *  set. */
+    uint32_t idle_ms;
+} wk_pq_limits;
+
+/**
+ * wk_pq_connect with `limits` (NULL: none); wk_pq_connect_timeout(dsn, base, t, ...) is
+ * wk_pq_connect_limits with {t, 0, 0}. A connect past its deadline returns WK_ERR_CONNECT
+ * ("connecting timed out after N ms", "setting up the session timed out after N ms"). Same
+ * statuses as wk_pq_connect.
+ */
+WK_API wk_status wk_pq_connect_limits(const char *dsn, const wk_pg_registry *base,
+                                      const wk_pq_limits *limits, wk_pq_conn **out,
+                                      wk_error *err);
+
 /** Sets (or with 0 clears) the per-query deadline of `conn` as wk_pq_connect_timeout does,
  *  from the next query on. Returns WK_OK, or WK_ERR_IO when the server refused
  *  `SET statement_timeout` (or the connection is unusable). */
@@ -157,7 +192,11 @@ WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param
  * holds no rows but still describes the columns), a command (PGRES_COMMAND_OK: PQcmdStatus
  * has its tag, e.g. "INSERT 0 1") or an empty query; WK_ERR_SERVER or WK_ERR_CONNECT for a
  * failed statement (`*res` is the failed result; see wk_pq_last_error; keep calling until
- * WK_ERR_EOF); WK_ERR_EOF after the last result (`*res` NULL).
+ * WK_ERR_EOF); WK_ERR_EOF after the last result (`*res` NULL). The wait for each result is
+ * bounded by the connection's deadline (wk_pq_set_timeout) and idle limit
+ * (wk_pq_limits.idle_ms): past them the query is cancelled and WK_ERR_IO returned ("the
+ * query timed out", wk_pq_conn_message says whether the server answered the cancel; if not,
+ * the connection is given up); the query is then over and the next call returns WK_ERR_EOF.
  */
 WK_API wk_status wk_pq_next(wk_pq_conn *conn, PGresult **res, wk_error *err);
 

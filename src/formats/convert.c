@@ -203,7 +203,8 @@ WK_API wk_status wk_convert(const wk_format *from, const wk_format *to, const vo
     wk_converter c;
     wk_converter_init(&c, from, to, &ro, wopts, used < WK_UNPACKER_DEFAULT_MAX ? 0 : used + 1,
                       out);
-    wk_converter_feed(&c, (const uint8_t *)in + skip, used);
+    /* no input (NULL, 0) is fed as NULL: NULL + 0 is undefined behaviour in C */
+    wk_converter_feed(&c, in != NULL ? (const uint8_t *)in + skip : NULL, used);
     wk_converter_finish(&c);
     wk_status st;
     do {

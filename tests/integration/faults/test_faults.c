@@ -213,30 +213,35 @@ WK_TEST(test_fault_record_nested_60000_deep_is_refused_not_a_stack_overflow)
 
 /* ---- item 6: record text that doubles per level ---------------------------------------- */
 
-WK_TEST(test_fault_record_text_doubling_per_level_stops_at_the_cap_in_bounded_memory)
+WK_TEST(test_fault_record_nested_40_deep_is_linear_as_objects_and_capped_as_text)
 {
-    /* 40 levels around 'x y': the text would be about 2^40 bytes. */
-    wk_pg_kind kinds[2] = {WK_PG_KIND_EVENTS, WK_PG_KIND_TEXT};
-    for (int k = 0; k < 2; k++) {
-        rec_job j = {40, "x y", kinds[k], (size_t)1 << 20};
-        wk_status st;
-        long kb;
-        int64_t ms;
-        CHECK(in_child(decode_record, &j, &st, &kb, &ms));
-        CHECK_STATUS(st, WK_ERR_LIMIT);
-        CHECK_MSG(kb < 32 * 1024, "peak memory grew by %ld KiB with a 1 MiB cap", kb);
-        CHECK_MSG(ms < 3000, "took %lld ms", (long long)ms);
-    }
-    /* The default cap (64 MiB) holds too. */
-    rec_job j = {40, "x y", WK_PG_KIND_VALUE, 0};
+    /* 40 levels around 'x y': as PostgreSQL's record text (each level quotes and doubles the
+     * one inside) it would be about 2^40 bytes, so the text kind stops at the cap in bounded
+     * memory; as events and value trees (nested objects, the row policy) it is linear. */
     wk_status st;
     long kb;
     int64_t ms;
-    CHECK(in_child(decode_record, &j, &st, &kb, &ms));
+    rec_job text = {40, "x y", WK_PG_KIND_TEXT, (size_t)1 << 20};
+    CHECK(in_child(decode_record, &text, &st, &kb, &ms)); /* a crash loses the pipe */
     CHECK_STATUS(st, WK_ERR_LIMIT);
-    CHECK_MSG(kb < 400 * 1024, "peak memory grew by %ld KiB with the default cap", kb);
-    /* A few levels render normally. */
-    rec_job small = {3, "x y", WK_PG_KIND_EVENTS, 0};
+    CHECK_MSG(kb < 32 * 1024, "peak memory grew by %ld KiB with a 1 MiB cap", kb);
+    CHECK_MSG(ms < 3000, "took %lld ms", (long long)ms);
+    wk_pg_kind objects[2] = {WK_PG_KIND_EVENTS, WK_PG_KIND_VALUE};
+    for (int k = 0; k < 2; k++) {
+        rec_job j = {40, "x y", objects[k], (size_t)1 << 20};
+        CHECK(in_child(decode_record, &j, &st, &kb, &ms));
+        CHECK_OK(st);
+        CHECK_MSG(kb < 32 * 1024, "peak memory grew by %ld KiB", kb);
+        CHECK_MSG(ms < 3000, "took %lld ms", (long long)ms);
+    }
+    /* The default cap (64 MiB) holds the text kind too, though each level's text is still
+     * held while the next is quoted: about 8x the cap at its peak (a known weakness). */
+    rec_job deflt = {40, "x y", WK_PG_KIND_TEXT, 0};
+    CHECK(in_child(decode_record, &deflt, &st, &kb, &ms));
+    CHECK_STATUS(st, WK_ERR_LIMIT);
+    CHECK_MSG(kb < 10 * 64 * 1024, "peak memory grew by %ld KiB with the default cap", kb);
+    /* A few levels render as text normally. */
+    rec_job small = {3, "x y", WK_PG_KIND_TEXT, 0};
     CHECK_OK(decode_record(&small));
 }
 
@@ -1002,15 +1007,16 @@ WK_TEST(test_fault_cli_pg_query_timeout)
     CHECK_MSG(strstr(out, "timeout") != NULL || strstr(out, "timed out") != NULL ||
                   strstr(out, "cancel") != NULL,
               "the CLI said: %s", out);
-    /* A nested record from the server stops at --max-value-bytes. */
+    /* A record nested 20 deep from the server prints as nested objects (the row policy), not
+     * as text that doubles per level, well inside --max-value-bytes. */
     snprintf(cmd, sizeof cmd,
              "%s pg query --dsn '%s' --max-value-bytes 100000 \"select "
              "row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row(row("
              "'x y'))))))))))))))))))))\"",
              cli_path(), dsn);
     rc = sh_capture(cmd, out, sizeof out, NULL);
-    CHECK_EQ(rc, 1);
-    CHECK_MSG(strstr(out, "--max-value-bytes") != NULL, "the CLI said: %s", out);
+    CHECK_EQ(rc, 0);
+    CHECK_MSG(strstr(out, "{\"f1\":{\"f1\":\"x y\"}}") != NULL, "the CLI said: %s", out);
 }
 
 /* ---- found by the soak: a get after an invalidation must not join an older load ----------- */

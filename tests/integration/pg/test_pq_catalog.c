@@ -5,6 +5,7 @@
  * claiming an OID below FirstNormalObjectId, two rows claiming one OID. Built-in types keep
  * their codecs; the database's own types are still added.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,4 +106,86 @@ WK_TEST(test_pq_catalog_types_never_replace_built_in_oids)
     wk_pg_registry_unref(reg);
     wk_pg_registry_unref(base);
     PQclear(res);
+}
+
+WK_TEST(test_pq_catalog_a_broken_attribute_list_names_the_type)
+{
+    static const cat_row rows[] = {
+        {"16400", "broken_row", "c", "0", "0"},
+    };
+    PGresult *res = catalog_result(rows, 1);
+    CHECK(res != NULL);
+    /* the attribute types a broken server sends: not an OID list */
+    CHECK(PQsetvalue(res, 0, 5, "{a,b}", 5));
+    CHECK(PQsetvalue(res, 0, 6, "{23,x}", 6));
+    wk_pg_registry *base = NULL, *reg = NULL;
+    CHECK_OK(wk_pg_registry_new_default(NULL, &base, NULL));
+    wk_pq_conn conn;
+    memset(&conn, 0, sizeof conn);
+    wk_error err = {0};
+    wk_status st = wk__pq_catalog_build(&conn, base, res, &reg, &err);
+    wk_pg_registry_unref(base);
+    PQclear(res);
+    CHECK(st != WK_OK);
+    CHECK(reg == NULL);
+    /* the message says which type of the catalog and what of it */
+    CHECK_MSG(strstr(conn.message, "broken_row") != NULL && strstr(conn.message, "16400") != NULL &&
+                  strstr(conn.message, "attribute") != NULL,
+              "message: %s", conn.message);
+}
+
+/* A catalog of `n` enums with OIDs from `first` on. */
+static PGresult *many_enums(unsigned first, size_t n)
+{
+    cat_row *rows = calloc(n, sizeof *rows);
+    char (*oids)[16] = calloc(n, sizeof *oids);
+    PGresult *res = NULL;
+    if (rows != NULL && oids != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(oids[i], sizeof oids[i], "%u", first + (unsigned)i);
+            rows[i] = (cat_row){oids[i], "e", "e", "0", "0"};
+        }
+        res = catalog_result(rows, n);
+    }
+    free(rows);
+    free(oids);
+    return res;
+}
+
+WK_TEST(test_pq_catalog_reads_are_capped_per_read_and_per_connection)
+{
+    /* a hostile catalog of far more types than any read takes */
+    size_t n = (size_t)WK__PQ_CATALOG_EAGER_MAX * 25;
+    PGresult *res = many_enums(20000, n);
+    CHECK(res != NULL);
+    wk_pg_registry *base = NULL, *reg = NULL;
+    CHECK_OK(wk_pg_registry_new_default(NULL, &base, NULL));
+    wk_pq_conn conn;
+    memset(&conn, 0, sizeof conn);
+    wk_error err = {0};
+    CHECK_OK(wk__pq_catalog_build(&conn, base, res, &reg, &err));
+    PQclear(res);
+    size_t nb = 0, nr = 0;
+    wk_pg_registry_codecs(base, &nb);
+    wk_pg_registry_codecs(reg, &nr);
+    CHECK_EQ(nr - nb, WK__PQ_CATALOG_EAGER_MAX);
+    CHECK_EQ(conn.catalog_types, WK__PQ_CATALOG_EAGER_MAX);
+    /* later reads (the lazy load) add until the connection's cap, then nothing */
+    unsigned next = 20000u + (unsigned)n;
+    for (int round = 0; round < 8; round++) {
+        res = many_enums(next, WK__PQ_CATALOG_EAGER_MAX);
+        CHECK(res != NULL);
+        next += WK__PQ_CATALOG_EAGER_MAX;
+        wk_pg_registry *more = NULL;
+        wk_status st = wk__pq_catalog_build(&conn, reg, res, &more, &err);
+        PQclear(res);
+        CHECK_OK(st);
+        wk_pg_registry_unref(reg);
+        reg = more;
+    }
+    wk_pg_registry_codecs(reg, &nr);
+    CHECK_EQ(nr - nb, WK__PQ_CATALOG_MAX);
+    CHECK_EQ(conn.catalog_types, WK__PQ_CATALOG_MAX);
+    wk_pg_registry_unref(reg);
+    wk_pg_registry_unref(base);
 }

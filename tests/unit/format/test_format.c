@@ -367,3 +367,28 @@ WK_TEST(test_format_one_shot_takes_the_buffer_readers_json_options)
     CHECK_MEM(out.data, out.len, "\x91\x01", 2);
     wk_buf_free(&out);
 }
+
+/* Found by fuzz_json_msgpack_roundtrip: no input given as (NULL, 0), which the contract
+ * allows, ran NULL + 0 (undefined behaviour, UBSan stops there); it must convert as an empty
+ * input does, for every pair of formats. */
+WK_TEST(test_format_convert_of_no_input_as_null_is_an_empty_input)
+{
+    size_t n = 0;
+    const wk_format *const *rows = wk_format_list(&n);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            wk_buf a, b;
+            wk_buf_init(&a, NULL, 0);
+            wk_buf_init(&b, NULL, 0);
+            wk_error ea = {0}, eb = {0};
+            wk_status sa = wk_convert(rows[i], rows[j], NULL, 0, NULL, NULL, &a, &ea);
+            wk_status sb = wk_convert(rows[i], rows[j], "", 0, NULL, NULL, &b, &eb);
+            size_t la = a.len, lb = b.len;
+            wk_buf_free(&a);
+            wk_buf_free(&b);
+            CHECK_EQ(sa, sb);
+            CHECK_EQ(la, lb);
+            CHECK_EQ(ea.offset, eb.offset);
+        }
+    }
+}

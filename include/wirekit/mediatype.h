@@ -239,7 +239,7 @@ typedef struct wk_mt_range {
 typedef struct wk_mt_accept {
     uint16_t nranges; /**< ranges in `ranges`, in the order written; 0 accepts nothing */
     uint16_t nparams; /**< parameters in `params` */
-    wk_mt_range ranges[WK_MT_ACCEPT_MAX_RANGES];
+    wk_mt_range ranges[WK_MT_ACCEPT_MAX_RANGES]; /**< the ranges, in the order written */
     wk_mt_param params[WK_MT_ACCEPT_MAX_PARAMS]; /**< views of the input, as in wk_media_type */
 } wk_mt_accept;
 
@@ -250,7 +250,7 @@ typedef struct wk_mt_accept {
  * `flags & WK_MT_UTF8`; empty list elements (", ,") and optional whitespace around commas are
  * allowed, as RFC 9110's list rule asks. A weight is the first parameter named "q" (any
  * case) and must be an RFC 9110 qvalue: "0" to "1" with at most three decimals, unquoted.
- * "*" as a type needs "*" as the subtype. An empty value (or only commas and whitespace)
+ * "\*" as a type needs "\*" as the subtype. An empty value (or only commas and whitespace)
  * parses to zero ranges: nothing is acceptable. Allocates nothing; linear in `len`.
  * Returns WK_OK; WK_ERR_SYNTAX (err->offset: the first byte that made the value invalid,
  * err->msg what was expected), including a NUL byte or a bad qvalue; WK_ERR_LIMIT beyond
@@ -265,11 +265,11 @@ WK_API wk_status wk_mt_accept_parse(const void *data, size_t len, unsigned flags
 /**
  * The quality (0..1000) that *acc gives the media type *offer, by RFC 9110 section 12.5.1:
  * the most specific range that matches the offer decides (a type and subtype named beat a
- * type with subtype "*", which beats "*" for both; a range with parameters, all of them matching, beats one
+ * type with subtype "\*", which beats "\*" for both; a range with parameters, all of them matching, beats one
  * without), and among equally specific matching ranges the highest weight. 0 when no range
  * matches or the deciding one says q=0. A range parameter matches when the offer has the
  * same name (any case) with the same plain value compared case-insensitively, when its value
- * is "*", or when its value is "" and the offer lacks the name (negotiator's rules). The
+ * is "\*", or when its value is "" and the offer lacks the name (negotiator's rules). The
  * offer's own parameters beyond the range's are ignored.
  */
 WK_API unsigned wk_mt_accept_quality(const wk_mt_accept *acc, const wk_media_type *offer);

@@ -90,14 +90,14 @@ typedef enum wk_pq_value_kind {
 
 /** One value of a row image (valid during the callback). */
 typedef struct wk_pq_value {
-    wk_pq_value_kind kind;
-    const uint8_t *ptr;
-    size_t len;
+    wk_pq_value_kind kind; /**< NULL, unchanged, text or binary */
+    const uint8_t *ptr;    /**< its bytes (text and binary kinds) */
+    size_t len;            /**< their length */
 } wk_pq_value;
 
 /** One change, handed to the callback. Every pointer is valid during the call only. */
 typedef struct wk_pq_change {
-    wk_pq_change_op op;
+    wk_pq_change_op op; /**< what happened: insert, update, delete, truncate or commit */
     uint64_t lsn;        /**< the change's own WAL position (COMMIT: the commit's end, the
                               position confirmed once the callback returns WK_OK for it) */
     uint64_t commit_lsn; /**< the transaction's commit record */
@@ -145,7 +145,7 @@ typedef struct wk_pq_changes_opts {
                                         size past which the server streams a transaction
                                         (NULL: the server's setting) */
     const wk_pg_registry *base; /**< the codecs (NULL: the built-in ones) */
-    void *reserved[4];
+    void *reserved[4]; /**< zero: room for options to come */
 } wk_pq_changes_opts;
 
 /**

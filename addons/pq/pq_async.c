@@ -11,11 +11,12 @@
  * PGresult row -> the decode plan (src/pg/plan.c, over pq_rows.c's gathering) -> the caller's
  * row handler. Deadlines and cancels go through pq_wait.c.
  *
- * The first failure is sticky: a row function's refusal, a plan that cannot be built or a
- * passed deadline cancel the query and the rest of its rows are dropped, the outcome being
- * reported once the server has ended it (or when it does not within a second of grace, with
- * the connection given up). The only blocking call is PQcancel, which libpq 15 offers in no
- * other form.
+ * The first failure is sticky: a row function's refusal, a plan that cannot be built, a
+ * passed deadline or the idle limit (no socket event for the connection's idle_ms, seen by a
+ * look at the socket each step makes) cancel the query and the rest of its rows are dropped,
+ * the outcome being reported once the server has ended it (or when it does not within the
+ * cancel's grace, pq_internal.h, with the connection given up). Nothing blocks: the cancel
+ * request goes out on pq_wait.c's helper thread.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -260,6 +261,7 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
         return st;
     }
     q->deadline = wk__pq_deadline(conn);
+    wk__pq_idle_restart(conn);
     q->rfmt = 1;
     bool known = wk__pq_fmt_cached(conn, sql, q->prm.types, n, &q->rfmt);
     q->ph = PH_PREPARE;
@@ -296,14 +298,17 @@ WK_API unsigned wk_pq_async_wants(const wk_pq_async *q)
     return WK_PQ_WANT_READ | (q->write_pending ? WK_PQ_WANT_WRITE : 0u);
 }
 
-/* Public: milliseconds until the next step is due (the deadline, or the cancel's next
- * repeat), -1 for none, 0 when overdue or done. */
+/* Public: milliseconds until the next step is due (the deadline or the idle limit, or the
+ * cancel's next repeat or the end of its grace), -1 for none, 0 when overdue or done. */
 WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q)
 {
     if (q->ph == PH_DONE) {
         return 0;
     }
-    int64_t until = q->cancel.sent ? wk__pq_cancel_due(&q->cancel) : q->deadline;
+    int64_t idle = wk__pq_idle_until(q->conn);
+    int64_t until = q->cancel.sent        ? wk__pq_cancel_due(q->conn, &q->cancel)
+                    : idle < q->deadline ? idle
+                                         : q->deadline;
     if (until == INT64_MAX) {
         return -1;
     }
@@ -318,19 +323,19 @@ WK_API void wk_pq_async_set_timeout(wk_pq_async *q, uint32_t timeout_ms)
 }
 
 /* Public: flushes, consumes what the socket has and handles every complete result; returns
- * WK_ERR_AGAIN until the query has ended, then its outcome. A passed deadline starts the
- * cancel here. */
+ * WK_ERR_AGAIN until the query has ended, then its outcome. A passed deadline or idle limit
+ * starts the cancel here. */
 WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
 {
     if (q->ph == PH_DONE) {
         return outcome(q, err);
     }
     PGconn *pg = q->conn->pg;
+    wk__pq_step_look(q->conn, q->cancel.sent, q->write_pending);
     int f = PQflush(pg);
     q->write_pending = f > 0;
     /* on failure the connection is bad, not busy, and PQgetResult hands over the error */
     (void)PQconsumeInput(pg);
-    bool answered = false;
     while (q->ph != PH_DONE && !PQisBusy(pg)) {
         PGresult *r = PQgetResult(pg);
         if (r == NULL) {
@@ -339,11 +344,6 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
         }
         take(q, r);
         PQclear(r);
-        answered = true;
-    }
-    if (answered) {
-        /* rows still coming after a cancel: the server answers, the client is behind */
-        wk__pq_cancel_answered(&q->cancel);
     }
     if (q->ph == PH_DONE) {
         return outcome(q, err);
@@ -364,7 +364,8 @@ WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err)
         }
         return outcome(q, err);
     }
-    if (!q->cancel.sent && wk__pq_now_ms() >= q->deadline) {
+    int64_t now = wk__pq_now_ms();
+    if (!q->cancel.sent && (now >= q->deadline || now >= wk__pq_idle_until(q->conn))) {
         q->timed_out = true;
         q->stop = true;
         wk__pq_cancel_begin(q->conn, &q->cancel);

@@ -131,6 +131,7 @@ WK_API void wk_pq_conn_free(wk_pq_conn *conn)
     wk_pg_registry_unref(conn->reg);
     wk__pq_stmt_cache_free(conn);
     wk__pq_clear_error(conn);
+    wk__pq_canceller_release(conn);
     free(conn);
 }
 

@@ -17,7 +17,9 @@
  * Deadlines: the whole connect, socket and set-up, must finish within `timeout_ms`, else the
  * connect timeout (the DSN's connect_timeout or PGCONNECT_TIMEOUT, else the caller's
  * default), else the idle limit (none of them: no deadline of wirekit's; libpq's
- * connect_timeout is honoured by the blocking call only). A
+ * connect_timeout is honoured by the blocking call only). Besides, each step looks at the
+ * socket (with an idle limit): a connect whose socket has no event for idle_ms ends as a
+ * passed deadline does, on both ways of connecting. A
  * connection that has not finished its set-up is never handed out working, so a set-up past
  * the deadline is not cancelled: the connection is given up, which ends the backend too.
  */
@@ -45,6 +47,7 @@ struct wk_pq_connecting {
     PGresult *last;         /* PH_SETUP: the last result (an error result wins) */
     int64_t deadline;       /* INT64_MAX: none */
     uint32_t limit_ms;      /* what the deadline is, for the message (0: none) */
+    uint32_t idle_ms;       /* the idle limit (0: none); c->heard_ms is the last event */
     wk_status status;       /* once PH_DONE */
     wk_error err;
 };
@@ -107,6 +110,8 @@ static wk_status connecting_new(const char *dsn, const wk_pg_registry *base,
                   : connect_ms != 0    ? connect_ms
                                        : lim->idle_ms;
     k->deadline = k->limit_ms != 0 ? wk__pq_now_ms() + k->limit_ms : INT64_MAX;
+    k->idle_ms = lim->idle_ms;
+    wk__pq_idle_restart(c);
     k->want_write = true; /* libpq: after PQconnectStart, wait for writing first */
     wk_status st = WK_OK;
     if (base == NULL) {
@@ -217,6 +222,7 @@ static wk_status start_setup(wk_pq_connecting *k)
     }
     k->ph = PH_SETUP;
     k->want_write = true; /* the first step flushes what the socket did not take */
+    wk__pq_idle_restart(c); /* the socket came up: the idle limit counts from here */
     return WK_ERR_AGAIN;
 }
 
@@ -270,17 +276,27 @@ static wk_status step_setup(wk_pq_connecting *k)
  * then its status (a passed deadline ends it as a failure naming the step). */
 WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
 {
+    if (k->idle_ms != 0 && k->ph != PH_DONE && k->c->pg != NULL && PQsocket(k->c->pg) >= 0) {
+        (void)wk__pq_look(k->c, k->want_write);
+    }
     if (k->ph == PH_SOCKET) {
         (void)step_socket(k); /* once the socket is up, the set-up goes out at once */
     }
     wk_status st = k->ph == PH_SETUP  ? step_setup(k)
                    : k->ph == PH_DONE ? k->status
                                       : WK_ERR_AGAIN;
-    if (st == WK_ERR_AGAIN && wk__pq_now_ms() >= k->deadline) {
+    int64_t now = wk__pq_now_ms();
+    bool idle = k->idle_ms != 0 && now >= k->c->heard_ms + k->idle_ms;
+    if (st == WK_ERR_AGAIN && (now >= k->deadline || idle)) {
         wk_error e = {0};
-        char why[96];
-        snprintf(why, sizeof why, "%s timed out after %u ms",
-                 k->ph == PH_SOCKET ? "connecting" : "setting up the session", k->limit_ms);
+        char why[128];
+        const char *what = k->ph == PH_SOCKET ? "connecting" : "setting up the session";
+        if (now >= k->deadline) {
+            snprintf(why, sizeof why, "%s timed out after %u ms", what, k->limit_ms);
+        } else {
+            snprintf(why, sizeof why, "%s timed out: nothing from the server for %u ms", what,
+                     k->idle_ms);
+        }
         st = end(k, wk__pq_connect_error(k->c, why, &e), &e);
         k->c->broken = true;
     }
@@ -292,24 +308,34 @@ WK_API wk_status wk_pq_connecting_step(wk_pq_connecting *k, wk_error *err)
 
 /* Public: starts a non-blocking connect; a DSN libpq refuses outright is reported by the
  * first step, like any other failure to connect. */
-WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
-                                     uint32_t timeout_ms, wk_pq_connecting **out, wk_error *err)
+WK_API wk_status wk_pq_connect_start_limits(const char *dsn, const wk_pg_registry *base,
+                                            const wk_pq_limits *limits, wk_pq_connecting **out,
+                                            wk_error *err)
 {
-    wk_pq_limits lim = {timeout_ms, 0, 0};
-    wk_status st = connecting_new(dsn, base, &lim, out, err);
+    wk_pq_limits none = {0, 0, 0};
+    const wk_pq_limits *lim = limits != NULL ? limits : &none;
+    wk_status st = connecting_new(dsn, base, lim, out, err);
     if (st != WK_OK) {
         return st;
     }
     wk_pq_connecting *k = *out;
     const char *keys[CONNECT_KEYS + 1], *vals[CONNECT_KEYS + 1];
     connect_texts t;
-    connect_params(dsn, &lim, keys, vals, &t);
+    connect_params(dsn, lim, keys, vals, &t);
     k->c->pg = PQconnectStartParams(keys, vals, 1);
     if (k->c->pg == NULL || PQstatus(k->c->pg) == CONNECTION_BAD) {
         wk_error e = {0}; /* reported by the first step, as any failure to connect */
         (void)end(k, wk__pq_connect_error(k->c, NULL, &e), &e);
     }
     return WK_OK;
+}
+
+/* Public: wk_pq_connect_start_limits with the one timeout. */
+WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
+                                     uint32_t timeout_ms, wk_pq_connecting **out, wk_error *err)
+{
+    wk_pq_limits lim = {timeout_ms, 0, 0};
+    return wk_pq_connect_start_limits(dsn, base, &lim, out, err);
 }
 
 /* Public: the socket to wait on, -1 before libpq has one. */
@@ -331,16 +357,21 @@ WK_API unsigned wk_pq_connecting_wants(const wk_pq_connecting *k)
     return WK_PQ_WANT_READ | (k->want_write ? WK_PQ_WANT_WRITE : 0u);
 }
 
-/* Public: milliseconds until the deadline, -1 for none, 0 when overdue or done. */
+/* Public: milliseconds until the deadline or the idle limit, -1 for none, 0 when overdue or
+ * done. */
 WK_API int wk_pq_connecting_timeout_ms(const wk_pq_connecting *k)
 {
     if (k->ph == PH_DONE) {
         return 0;
     }
-    if (k->deadline == INT64_MAX) {
+    int64_t until = k->deadline;
+    if (k->idle_ms != 0 && k->c->heard_ms + k->idle_ms < until) {
+        until = k->c->heard_ms + k->idle_ms;
+    }
+    if (until == INT64_MAX) {
         return -1;
     }
-    int64_t left = k->deadline - wk__pq_now_ms();
+    int64_t left = until - wk__pq_now_ms();
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 

@@ -25,6 +25,10 @@ struct wk_pq_conn {
     uint32_t timeout_ms; /* per-query deadline, 0 = none */
     uint32_t idle_ms;    /* client-side only: the longest a wait sees no socket event, 0 = none */
     bool broken;         /* a query overran its deadline and the server did not answer */
+    int64_t heard_ms;    /* the last time a wait saw the socket ready (pq_wait.c): the
+                          * event-loop paths' idle limit and every cancel's grace count from it */
+    struct wk__pq_canceller *canceller; /* the cancel helper's shared state (pq_wait.c), NULL
+                                         * before the first cancel */
     size_t catalog_types; /* catalog types in reg (capped at WK__PQ_CATALOG_MAX) */
     wk_pg_oid catalog_missed[16]; /* OIDs a lazy load did not find (a ring): not asked again */
     unsigned catalog_nmissed;
@@ -169,53 +173,80 @@ wk_status wk__pq_flush(wk_pq_conn *c, int64_t deadline, wk_error *err);
 /* Reads input until libpq has a result ready (true; also when the connection broke) or
  * `deadline` passes (false), flushing pending output meanwhile. */
 bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline);
-/* A cancel request that arrives before the backend has started the query is ignored by the
- * server: while waiting for a cancelled query to end, the request is sent again this often. */
+/* The socket has an event without waiting: readable (or writable, with want_write). An event
+ * is recorded as the last time the server was heard from (c->heard_ms). */
+bool wk__pq_look(wk_pq_conn *c, bool want_write);
+/* A wait of an event-loop path starts (a query, a pipeline, a connect): the idle limit counts
+ * from now. */
+static inline void wk__pq_idle_restart(wk_pq_conn *c)
+{
+    c->heard_ms = wk__pq_now_ms();
+}
+/* When the idle limit of an event-loop path passes: the connection's idle_ms after the last
+ * event a step saw (INT64_MAX without a limit). */
+static inline int64_t wk__pq_idle_until(const wk_pq_conn *c)
+{
+    return c->idle_ms != 0 ? c->heard_ms + c->idle_ms : INT64_MAX;
+}
+/* An event-loop step's look at the socket before it reads (wk__pq_look), made only when the
+ * idle limit or a cancel in flight needs to know whether the server was heard from. */
+static inline void wk__pq_step_look(wk_pq_conn *c, bool cancelling, bool want_write)
+{
+    if (c->idle_ms != 0 || cancelling) {
+        (void)wk__pq_look(c, want_write);
+    }
+}
+
+/*
+ * The cancel, one rule for every path that cancels (the blocking wait, wk_pq_next, COPY, the
+ * non-blocking query, both ways of reading a pipeline, giving a query or COPY up):
+ * - the request goes out on a helper thread (libpq 15's PQcancel blocks until the server
+ *   closes the cancel connection, which a server that accepts it and never answers never
+ *   does): no wait of the caller's ever blocks on it, and one that never returns is left
+ *   behind, holding only its own copy of the cancel key; a connection has at most one out;
+ * - it is repeated every WK__PQ_CANCEL_AGAIN_MS (a request that reaches the backend before
+ *   the query does is ignored);
+ * - the server has WK__PQ_CANCEL_GRACE_MS of silence to end the query: the grace starts at
+ *   the first request and again whenever the socket has something for the client (rows in
+ *   flight, the error, a slow row function's output), up to WK__PQ_CANCEL_DRAIN_MS after the
+ *   first request;
+ * - the grace ends only after a look at the socket has found nothing: a client that was
+ *   paused (a loaded machine) past the grace never gives up an answer waiting for it.
+ * Past the grace the connection is given up (broken).
+ */
 #define WK__PQ_CANCEL_AGAIN_MS 200
-/* How long the server has, after the first cancel request, to end the query; it starts
- * again whenever the query's results keep coming (wk__pq_cancel_answered). */
 #define WK__PQ_CANCEL_GRACE_MS 1000
-/* The longest a cancelled query whose results keep coming may take to end: the rows in
- * flight when the cancel went out (socket buffers full of them) are drained first, which a
- * loaded machine may take many seconds to do. */
 #define WK__PQ_CANCEL_DRAIN_MS 60000
 
-/* A cancel in progress, shared by every path that cancels (the blocking wait, the
- * non-blocking query, the pipeline, giving a query or COPY up): the first request, the
- * request repeated every WK__PQ_CANCEL_AGAIN_MS, and the grace within which the server must
- * end the query. Zero-initialised: no request sent yet. */
+/* A cancel in progress (per query, pipeline or give-up). Zero-initialised: no request sent
+ * yet. */
 typedef struct wk__pq_cancelling {
     bool sent;         /* the first request went out */
-    unsigned requests; /* requests sent so far */
+    unsigned requests; /* requests handed to the helper so far */
+    int64_t first;     /* when the first request went out */
     int64_t again;     /* when the next request is due */
-    int64_t grace;     /* the end of the grace */
-    int64_t limit;     /* the latest the grace may be moved to */
 } wk__pq_cancelling;
-/* When the next thing is due after a request: the next request or the end of the grace. */
-static inline int64_t wk__pq_cancel_due(const wk__pq_cancelling *k)
-{
-    return k->again < k->grace ? k->again : k->grace;
-}
 /* Sends the first cancel request and starts the grace (nothing when one was sent already). */
 void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k);
-/* The query's results came in after the request (the server is answering, busy with the rows
- * in flight): the grace starts again, up to WK__PQ_CANCEL_DRAIN_MS after the first request.
- * Without this a client slower than the server gives a healthy connection up. */
-void wk__pq_cancel_answered(wk__pq_cancelling *k);
+/* When the next thing is due: the next request or the end of the grace, whichever comes
+ * first. */
+int64_t wk__pq_cancel_due(const wk_pq_conn *c, const wk__pq_cancelling *k);
 /* Repeats the request when it is due. Returns the time until which to wait for the server
- * (the next request or the end of the grace, whichever comes first), or -1 once the grace has
- * passed: the server answers neither the query nor the cancel. Never blocks but for the
- * request itself (PQcancel). */
+ * (wk__pq_cancel_due), or -1 once the grace has passed and a look at the socket found
+ * nothing: the server answers neither the query nor the cancel. Never blocks. */
 int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k);
 /* Cancels and waits: wk__pq_cancel_begin, then `ended(c, until, arg)` (true: the query
  * ended, or whatever the caller waits for arrived; false: `until` passed) between requests
  * until it is true (returns true) or the grace passes (false). */
 bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
                         bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg);
-/* Gives up the query or COPY in progress: cancels it (again every WK__PQ_CANCEL_AGAIN_MS),
- * ends a COPY in, and drains what is in flight for at most one second. False when the server
- * did not answer: the connection is then marked broken. */
+/* Gives up the query or COPY in progress: cancels it, ends a COPY in, and drains what is in
+ * flight within the cancel's grace. False when the server did not answer: the connection is
+ * then marked broken. */
 bool wk__pq_abandon(wk_pq_conn *c);
+/* The connection is freed: its share of the cancel helper's state goes (a request still out
+ * keeps its own). */
+void wk__pq_canceller_release(wk_pq_conn *c);
 
 /* ---- result formats remembered per statement (pq_conn.c) ---- */
 

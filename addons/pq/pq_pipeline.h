@@ -63,7 +63,6 @@ struct wk_pq_pipeline {
      * queue as they arrive, and a call runs only once the queue holds what it reads */
     bool driven;
     bool preparing;    /* driven: the preparations' answers are awaited before the batch */
-    bool cancel_answered; /* driven: answers came after the cancel request */
     PGresult **q;      /* a result, NULL (end of a query's results) or WK__PQ_SYNC_EV */
     size_t q_head, q_n, q_cap;
     size_t syncs_sent, syncs_read; /* Syncs sent, and read into the queue */
@@ -112,7 +111,8 @@ void wk__pq_pipe_set_lost(wk_pq_pipeline *p, wk_status st, const char *msg);
 /* The deadline passed and the server answered neither the batch nor the cancel request:
  * the connection is given up (WK_ERR_IO). */
 void wk__pq_pipe_give_up(wk_pq_pipeline *p);
-/* The deadline starts over from now (the connection's timeout; none: INT64_MAX). */
+/* The deadline (the connection's timeout; none: INT64_MAX) and the idle limit start over
+ * from now. */
 void wk__pq_pipe_renew_deadline(wk_pq_pipeline *p);
 /* The next query's result, or NULL once lost. */
 PGresult *wk__pq_pipe_read_result(wk_pq_pipeline *p);

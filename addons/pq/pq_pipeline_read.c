@@ -3,19 +3,16 @@
  * query's results, a Sync), taken from the queue an event loop filled (pq_pipeline_step.c)
  * or else waited for on the socket, and the outcome each statement's result gives.
  *
- * The blocking wait, next_event(), polls the socket for reading always and for writing
- * while output is pending, flushing and consuming input on every turn, so a server that
- * writes results while the client is still sending can never deadlock the two; it has no
- * other blocking call. Past the deadline it cancels the batch and waits out the cancel's
- * grace.
+ * The blocking wait, next_event(), polls the socket (pq_wait.c's wk__pq_poll) for reading
+ * always and for writing while output is pending, flushing and consuming input on every
+ * turn, so a server that writes results while the client is still sending can never
+ * deadlock the two; it has no other blocking call. Past the deadline or the idle limit it
+ * cancels the batch, and from then on every wait is the cancel's (its grace, pq_internal.h).
  *
  * A statement is OK only when its result arrived, FAILED only when the server's error report
  * (with a SQLSTATE) arrived; an error libpq makes up itself (a lost connection) ends the
  * reading and every statement not answered yet is UNKNOWN.
  */
-#include <errno.h>
-#include <poll.h>
-
 #include "pq/pq_pipeline.h"
 
 char wk__pq_sync_mark;
@@ -40,12 +37,13 @@ void wk__pq_pipe_give_up(wk_pq_pipeline *p)
                                        "the cancel request; the connection was given up");
 }
 
-/* Contract in pq_pipeline.h: a fresh deadline from now (each outcome read renews it, so the
- * timeout bounds a wait, not the whole batch). */
+/* Contract in pq_pipeline.h: a fresh deadline and idle limit from now (each outcome read
+ * renews them, so the timeout bounds a wait, not the whole batch). */
 void wk__pq_pipe_renew_deadline(wk_pq_pipeline *p)
 {
     uint32_t t = p->c->timeout_ms;
     p->deadline = t != 0 ? wk__pq_now_ms() + t : INT64_MAX;
+    wk__pq_idle_restart(p->c);
 }
 
 /* libpq's answers do not match what was sent: nothing read from here on can be trusted. */
@@ -76,8 +74,8 @@ static bool answered(wk_pq_conn *c, int64_t until, void *arg)
 
 /* The next thing libpq has for the pipeline: a result, the end of a query's results (libpq's
  * NULL), a Sync, or EV_LOST when nothing more can come. Flushes pending output and consumes
- * input while it waits; past the deadline cancels the batch and waits out the cancel's
- * grace (wk__pq_cancel_wait). */
+ * input while it waits; past the deadline or the idle limit cancels the batch, and once it
+ * is cancelled waits within the cancel's grace (wk__pq_cancel_wait). */
 static ev next_event(wk_pq_pipeline *p, PGresult **r)
 {
     wk_pq_conn *c = p->c;
@@ -123,26 +121,17 @@ static ev next_event(wk_pq_pipeline *p, PGresult **r)
             wk__pq_pipe_set_lost(p, WK_ERR_CONNECT, NULL);
             return EV_LOST;
         }
-        if (wk__pq_now_ms() >= p->deadline) {
+        if (p->cancel.sent || wk__pq_now_ms() >= p->deadline ||
+            !wk__pq_poll(c, p->flushing, p->deadline)) {
             /* the running statement fails with 57014, the rest of the batch is aborted */
             p->cancelled = true;
             if (!wk__pq_cancel_wait(c, &p->cancel, answered, NULL)) {
                 wk__pq_pipe_give_up(p);
                 return EV_LOST;
             }
-            wk__pq_pipe_renew_deadline(p);
             continue;
         }
-        struct pollfd pf = {PQsocket(c->pg), (short)(POLLIN | (p->flushing ? POLLOUT : 0)), 0};
-        int64_t left = p->deadline - wk__pq_now_ms();
-        int rc = poll(&pf, 1, (int)(left > 60000 ? 60000 : left < 0 ? 0 : left));
-        if (rc < 0 && errno != EINTR) {
-            wk__pq_pipe_set_lost(p, WK_ERR_CONNECT, "poll() failed on the connection's socket");
-            return EV_LOST;
-        }
-        if (rc > 0 && (pf.revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
-            (void)PQconsumeInput(c->pg); /* a failure shows as CONNECTION_BAD or a result */
-        }
+        (void)PQconsumeInput(c->pg); /* a failure shows as CONNECTION_BAD or a result */
     }
 }
 

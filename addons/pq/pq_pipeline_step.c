@@ -2,9 +2,10 @@
  * A pipeline driven by an event loop (wk_pq_pipeline_step): each step writes what the socket
  * takes and reads the answers that are complete into a queue, and runs the next reading only
  * once what it reads is queued, so no step ever waits; the readers (pq_pipeline_read.c) take
- * from that queue first. The deadline is kept here as the blocking path keeps it: when it
- * passes the batch is cancelled, the request repeated until the server answers, and the
- * connection given up when the cancel's grace ends without an answer.
+ * from that queue first. The deadline and the idle limit (no socket event for the
+ * connection's idle_ms, seen by a look at the socket each step makes) are kept here as the
+ * blocking path keeps them: when one passes the batch is cancelled, and from then on the
+ * cancel's rule (pq_internal.h) decides when the connection is given up.
  */
 #include <limits.h>
 
@@ -18,6 +19,7 @@ static void pull(wk_pq_pipeline *p)
     if (p->lost != WK_OK) {
         return;
     }
+    wk__pq_step_look(p->c, p->cancel.sent, p->flushing);
     if (p->flushing) {
         int f = PQflush(pg);
         if (f < 0) {
@@ -48,7 +50,6 @@ static void pull(wk_pq_pipeline *p)
     }
     if (got) {
         wk__pq_pipe_renew_deadline(p);
-        p->cancel_answered = p->cancel.sent;
     }
 }
 
@@ -84,18 +85,16 @@ static bool next_ready(const wk_pq_pipeline *p)
     return have(p, p->syncs_sent, 0);
 }
 
-/* The deadline while nothing is ready: cancels the batch when it passes, repeats the request
- * as the shared cancel does, and gives the connection up when its grace ends. */
+/* The deadline and the idle limit while nothing is ready: cancels the batch when one passes;
+ * once cancelled, the shared cancel repeats the request and ends the grace. */
 static wk_status check_deadline(wk_pq_pipeline *p)
 {
-    if (p->cancel.sent && !p->cancel_answered) {
+    int64_t now = wk__pq_now_ms();
+    if (p->cancel.sent) {
         if (wk__pq_cancel_tick(p->c, &p->cancel) < 0) {
             wk__pq_pipe_give_up(p);
         }
-    } else if (wk__pq_now_ms() >= p->deadline && p->cancel.sent) {
-        /* the deadline passed again after the cancel was answered, as in the blocking path */
-        wk__pq_pipe_give_up(p);
-    } else if (wk__pq_now_ms() >= p->deadline) {
+    } else if (now >= p->deadline || now >= wk__pq_idle_until(p->c)) {
         p->cancelled = true; /* the running statement fails with 57014, the rest aborted */
         wk__pq_cancel_begin(p->c, &p->cancel);
     }
@@ -150,8 +149,10 @@ WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p)
     if (wk_pq_pipeline_wants(p) == 0) {
         return 0;
     }
-    int64_t until = p->cancel.sent && !p->cancel_answered ? wk__pq_cancel_due(&p->cancel)
-                                                          : p->deadline;
+    int64_t idle = wk__pq_idle_until(p->c);
+    int64_t until = p->cancel.sent       ? wk__pq_cancel_due(p->c, &p->cancel)
+                    : idle < p->deadline ? idle
+                                         : p->deadline;
     if (until == INT64_MAX) {
         return -1;
     }

@@ -254,13 +254,15 @@ static void give_back(wk_pq_pool *p, slot *s, int64_t now)
     pthread_cond_broadcast(&p->freed);
 }
 
-/* One connection as the pool makes them: wk_pq_connect_timeout bounds the connect (socket
- * and set-up) by connect_timeout_ms, then the per-query deadline becomes query_timeout_ms
- * (one more round trip: SET statement_timeout). */
+/* One connection as the pool makes them: wk_pq_connect_limits bounds the connect (socket and
+ * set-up) by connect_timeout_ms and gives the connection the pool's idle limit (and the
+ * keepalives that go with it), then the per-query deadline becomes query_timeout_ms (one more
+ * round trip: SET statement_timeout). */
 static wk_status connect_one(wk_pq_pool *p, wk_pq_conn **c, wk_error *err)
 {
-    wk_status st = wk_pq_connect_timeout(p->dsn, p->base, p->o.connect_timeout_ms, c, err);
-    if (st == WK_OK && p->o.query_timeout_ms != p->o.connect_timeout_ms) {
+    wk_pq_limits lim = {0, p->o.connect_timeout_ms, p->o.idle_ms};
+    wk_status st = wk_pq_connect_limits(p->dsn, p->base, &lim, c, err);
+    if (st == WK_OK) {
         st = wk_pq_set_timeout(*c, p->o.query_timeout_ms, err);
         if (st != WK_OK) {
             /* a set-up that failed, as wk_pq_pool_acquire reports it */

@@ -1,15 +1,17 @@
 /*
  * Waiting on a libpq connection within its deadline: poll() on the socket for reading and
  * writing, flushing what libpq holds in non-blocking mode, waiting for a result to be ready,
- * giving a query or COPY up (cancel, then drain for a second), and the cancel every path
- * shares (wk__pq_cancel_begin/tick/wait). The wait for a query's last result (wk__pq_wait) is
- * in pq_conn.c.
+ * giving a query or COPY up (cancel, then drain within the grace), and the cancel every path
+ * shares (wk__pq_cancel_begin/tick/wait, its rule in pq_internal.h; the request itself on a
+ * helper thread). The wait for a query's last result (wk__pq_wait) is in pq_conn.c.
  *
  * A deadline is an absolute time on the monotonic clock in milliseconds (INT64_MAX: none).
  * The client-side deadline ends a wait on a server that does not answer at all (a stopped
  * backend, a lock the server-side statement_timeout does not cover): the query is cancelled,
- * and if even the cancel gets no answer within one more second the connection is given up
- * (`broken`), so that no later call waits on it again.
+ * and if even the cancel gets no answer within its grace the connection is given up
+ * (`broken`), so that no later call waits on it again. Every wait that sees the socket ready
+ * records it (c->heard_ms): the cancel's grace and the event-loop paths' idle limit count
+ * from it.
  *
  * Where it sits: below every blocking path of the glue (pq_conn.c's wk__pq_wait, pq_copy*.c,
  * the pipeline readers) and beside the event-loop paths (pq_async.c, pq_pipeline_step.c,
@@ -17,6 +19,10 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
@@ -45,6 +51,9 @@ bool wk__pq_poll(wk_pq_conn *c, bool want_write, int64_t deadline)
             return false;
         }
         int rc = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+        if (rc > 0) {
+            c->heard_ms = wk__pq_now_ms();
+        }
         if (rc != 0 || until == INT64_MAX) {
             return true; /* ready, an error for libpq to report, or a minute without limit */
         }
@@ -87,17 +96,126 @@ bool wk__pq_await_ready(wk_pq_conn *c, int64_t deadline)
     }
 }
 
-/* One cancel request (PQcancel; its errors ignored: the grace decides what happens next). */
+/* Contract in pq_internal.h: a poll() that does not wait. */
+bool wk__pq_look(wk_pq_conn *c, bool want_write)
+{
+    struct pollfd p = {PQsocket(c->pg), (short)(POLLIN | (want_write ? POLLOUT : 0)), 0};
+    if (poll(&p, 1, 0) > 0) {
+        c->heard_ms = wk__pq_now_ms();
+        return true;
+    }
+    return false;
+}
+
+/* The cancel helper's state, shared by the connection and the request out (each holds a
+ * reference): whether a request is out, so that a connection never has two. */
+struct wk__pq_canceller {
+    atomic_int refs;
+    atomic_bool busy;
+};
+
+static void canceller_unref(struct wk__pq_canceller *x)
+{
+    if (atomic_fetch_sub(&x->refs, 1) == 1) {
+        free(x);
+    }
+}
+
+/* Contract in pq_internal.h. */
+void wk__pq_canceller_release(wk_pq_conn *c)
+{
+    if (c->canceller != NULL) {
+        canceller_unref(c->canceller);
+        c->canceller = NULL;
+    }
+}
+
+/* One request on the helper thread: the PGcancel is its own (a copy of the server's address
+ * and the cancel key), so the connection may be gone by the time PQcancel returns, or
+ * PQcancel may never return. Its errors are ignored: the grace decides what happens next. */
+typedef struct cancel_job {
+    PGcancel *cancel;
+    struct wk__pq_canceller *owner;
+} cancel_job;
+
+static void *run_cancel(void *arg)
+{
+    cancel_job *j = arg;
+    char ebuf[256];
+    (void)PQcancel(j->cancel, ebuf, (int)sizeof ebuf);
+    PQfreeCancel(j->cancel);
+    atomic_store(&j->owner->busy, false);
+    canceller_unref(j->owner);
+    free(j);
+    return NULL;
+}
+
+/* Hands one request to a detached helper thread, which takes no signal (the caller's
+ * handlers run where they ran before): false when none went out (one is still out, or no
+ * memory or thread). */
+static bool send_request(wk_pq_conn *c)
+{
+    if (c->canceller == NULL) {
+        c->canceller = calloc(1, sizeof *c->canceller);
+        if (c->canceller == NULL) {
+            return false;
+        }
+        atomic_init(&c->canceller->refs, 1);
+        atomic_init(&c->canceller->busy, false);
+    }
+    struct wk__pq_canceller *x = c->canceller;
+    if (atomic_exchange(&x->busy, true)) {
+        return false; /* the last one is still out: the server has not even closed it */
+    }
+    cancel_job *j = malloc(sizeof *j);
+    PGcancel *cancel = j != NULL ? PQgetCancel(c->pg) : NULL;
+    if (cancel == NULL) {
+        free(j);
+        atomic_store(&x->busy, false);
+        return false;
+    }
+    j->cancel = cancel;
+    j->owner = x;
+    atomic_fetch_add(&x->refs, 1);
+    pthread_attr_t attr;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_t t;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        (void)pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = pthread_create(&t, &attr, run_cancel, j);
+        (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+        (void)pthread_attr_destroy(&attr);
+    }
+    if (rc != 0) {
+        PQfreeCancel(cancel);
+        free(j);
+        atomic_store(&x->busy, false);
+        canceller_unref(x);
+        return false;
+    }
+    return true;
+}
+
+/* One request, and when the next is due. */
 static void request(wk_pq_conn *c, wk__pq_cancelling *k)
 {
-    PGcancel *cancel = PQgetCancel(c->pg);
-    char ebuf[256];
-    if (cancel != NULL) {
-        (void)PQcancel(cancel, ebuf, (int)sizeof ebuf);
-        PQfreeCancel(cancel);
+    if (send_request(c)) {
+        k->requests++;
     }
-    k->requests++;
     k->again = wk__pq_now_ms() + WK__PQ_CANCEL_AGAIN_MS;
+}
+
+/* The end of the grace: GRACE after the first request or the last time the server was heard
+ * from since, at most DRAIN after the first request. */
+static int64_t grace_end(const wk_pq_conn *c, const wk__pq_cancelling *k)
+{
+    int64_t from = c->heard_ms > k->first ? c->heard_ms : k->first;
+    int64_t g = from + WK__PQ_CANCEL_GRACE_MS;
+    int64_t limit = k->first + WK__PQ_CANCEL_DRAIN_MS;
+    return g < limit ? g : limit;
 }
 
 /* Contract in pq_internal.h: sends the first cancel request and starts the grace period;
@@ -111,40 +229,31 @@ void wk__pq_cancel_begin(wk_pq_conn *c, wk__pq_cancelling *k)
 {
     if (!k->sent) {
         k->sent = true;
-        int64_t now = wk__pq_now_ms();
-        k->grace = now + WK__PQ_CANCEL_GRACE_MS;
-        k->limit = now + WK__PQ_CANCEL_DRAIN_MS;
+        k->first = wk__pq_now_ms();
         request(c, k);
     }
 }
 
-void wk__pq_cancel_answered(wk__pq_cancelling *k)
+/* Contract in pq_internal.h. */
+int64_t wk__pq_cancel_due(const wk_pq_conn *c, const wk__pq_cancelling *k)
 {
-    if (!k->sent) {
-        return;
-    }
-    int64_t g = wk__pq_now_ms() + WK__PQ_CANCEL_GRACE_MS;
-    if (g > k->limit) {
-        g = k->limit;
-    }
-    if (g > k->grace) {
-        k->grace = g;
-    }
+    int64_t g = grace_end(c, k);
+    return k->again < g ? k->again : g;
 }
 
 /* Contract in pq_internal.h: repeats the request when it is due; returns when the next tick
- * is due, or -1 once the grace has ended. */
+ * is due, or -1 once the grace has ended and the socket has nothing. */
 int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
 {
     int64_t now = wk__pq_now_ms();
-    if (now >= k->grace) {
-        return -1;
+    if (now >= grace_end(c, k) && (!wk__pq_look(c, false) || now >= grace_end(c, k))) {
+        return -1; /* silent through the grace (or answering past DRAIN) */
     }
     if (now >= k->again) {
         /* the server ignores a cancel that reached the backend before the query did */
         request(c, k);
     }
-    return wk__pq_cancel_due(k);
+    return wk__pq_cancel_due(c, k);
 }
 
 /* Contract in pq_internal.h: cancels and waits, calling `ended` until it reports the query
@@ -168,7 +277,6 @@ bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
 typedef struct drain {
     bool copying; /* try reading data first; PQgetCopyData says when not copying */
     bool failed;  /* the connection broke */
-    wk__pq_cancelling *k; /* told when something was drained: the server is answering */
 } drain;
 
 /* Drains the query or COPY given up until the connection is idle (true; also when it broke,
@@ -184,7 +292,6 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
                 PQfreemem(buf);
             }
             if (n > 0) {
-                wk__pq_cancel_answered(d->k);
                 continue;
             }
             if (n < 0) {
@@ -198,7 +305,6 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
             }
             ExecStatusType s = PQresultStatus(r);
             PQclear(r);
-            wk__pq_cancel_answered(d->k);
             d->copying = s == PGRES_COPY_OUT;
             /* CopyFail, queued behind any data still held: the server fails the COPY. Not
              * queued (libpq's buffer is full): flush and wait first. */
@@ -227,7 +333,7 @@ static bool drained(wk_pq_conn *c, int64_t until, void *arg)
 bool wk__pq_abandon(wk_pq_conn *c)
 {
     wk__pq_cancelling k = {0};
-    drain d = {true, false, &k};
+    drain d = {true, false};
     if (!wk__pq_cancel_wait(c, &k, drained, &d) || d.failed) {
         c->broken = true;
         return false;

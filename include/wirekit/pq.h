@@ -64,9 +64,12 @@ WK_API wk_status wk_pq_connect(const char *dsn, const wk_pg_registry *base, wk_p
  * statement_timeout = timeout_ms and libpq connect_timeout = timeout_ms rounded up to seconds
  * (at least 2, libpq's minimum); besides, the client waits at most `timeout_ms` for a result:
  * past it the query is cancelled (PQcancel) and the call returns WK_ERR_IO ("the query timed
- * out"); when the server does not answer even the cancel within one more second (a stopped
- * backend), the connection is given up and every later query fails with WK_ERR_IO. Same
- * statuses as wk_pq_connect.
+ * out"); when the server does not answer even the cancel within the cancel's grace (one
+ * second without a word from the server, restarted while it still sends, at most 60 s; a
+ * stopped backend), the connection is given up and every later query fails with WK_ERR_IO.
+ * The cancel request goes out on a helper thread, so a server that takes the cancel
+ * connection and never answers it cannot hold the caller past the grace. Same statuses as
+ * wk_pq_connect.
  */
 WK_API wk_status wk_pq_connect_timeout(const char *dsn, const wk_pg_registry *base,
                                        uint32_t timeout_ms, wk_pq_conn **out, wk_error *err);
@@ -84,10 +87,12 @@ typedef struct wk_pq_limits {
      *  takes its place. */
     uint32_t connect_timeout_ms;
     /** Client-side only (the server gets no statement_timeout): every wait on the server (a
-     *  result, COPY data, a COPY chunk it does not take, the set-up) gives up once the socket
-     *  has had no event for this long, as a passed deadline does: the query or COPY is
-     *  cancelled, and a server that does not answer the cancel has the connection given up
-     *  (WK_ERR_IO). A server that keeps sending (rows, notices) is never idle. It applies
+     *  result, COPY data, a COPY chunk it does not take, the set-up, a pipeline's next
+     *  answer, and a non-blocking query's, pipeline's or connect's steps, which look at the
+     *  socket each time) gives up once the socket has had no event for this long, as a
+     *  passed deadline does: the query, COPY or pipeline is cancelled, and a server that does
+     *  not answer the cancel has the connection given up (WK_ERR_IO). A server that keeps
+     *  sending (rows, notices) is never idle. It applies
      *  beside timeout_ms too; when timeout_ms is 0, libpq is also asked, unless the DSN says
      *  otherwise, for TCP keepalives (after 30 s without traffic, every 10 s, 3 probes) and
      *  tcp_user_timeout = idle_ms, so that a host that vanished is noticed as a lost
@@ -478,8 +483,9 @@ WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_
  * While a pipeline is open the connection serves nothing else. The connection's deadline
  * (wk_pq_set_timeout) bounds every wait for the next outcome: past it the running statement
  * is cancelled (it reports the server's 57014, the rest ABORTED), and a server that does not
- * answer even the cancel within one more second has the connection given up (the rest
- * UNKNOWN). A pipeline is used by one thread at a time.
+ * answer even the cancel within the cancel's grace (wk_pq_connect_timeout) has the
+ * connection given up (the rest UNKNOWN). The idle limit (wk_pq_limits.idle_ms) applies to
+ * the same waits. A pipeline is used by one thread at a time.
  */
 typedef struct wk_pq_pipeline wk_pq_pipeline;
 
@@ -638,9 +644,9 @@ WK_API int wk_pq_async_socket(const wk_pq_async *q);
  *  with WK_PQ_WANT_WRITE while libpq holds data to send; 0 once the query has ended. */
 WK_API unsigned wk_pq_async_wants(const wk_pq_async *q);
 
-/** Milliseconds until the query's deadline (or, after a cancel request, until the server
- *  must have answered it): the timeout for poll(); 0 when it has passed (call
- *  wk_pq_async_step now), -1 when there is none. */
+/** Milliseconds until the query's deadline or idle limit (or, after a cancel request, until
+ *  the request is due again or the server must have answered it): the timeout for poll(); 0
+ *  when it has passed (call wk_pq_async_step now), -1 when there is none. */
 WK_API int wk_pq_async_timeout_ms(const wk_pq_async *q);
 
 /** Sets the query's deadline to `timeout_ms` from now (0: none). When it passes,
@@ -655,20 +661,20 @@ WK_API void wk_pq_async_set_timeout(wk_pq_async *q, uint32_t timeout_ms);
  * once, its outcome (and the same again on later calls): WK_OK (every row was handed over;
  * wk_pq_async_command has the tag), WK_ERR_SERVER (the server reported an error, possibly
  * after some rows: wk_pq_last_error; after wk_pq_async_cancel, SQLSTATE 57014),
- * WK_ERR_CONNECT (the connection was lost), WK_ERR_IO (the deadline passed: the query was
- * cancelled; when the server did not answer the cancel within one second the connection is
- * given up as wk_pq_exec gives it up), the row function's status, or a plan's status (a
+ * WK_ERR_CONNECT (the connection was lost), WK_ERR_IO (the deadline or the idle limit passed:
+ * the query was cancelled; when the server did not answer the cancel within its grace the
+ * connection is given up as wk_pq_exec gives it up), the row function's status, or a plan's status (a
  * column without a decoder: WK_ERR_NOT_FOUND) — in the last two cases the query is
  * cancelled and its remaining rows dropped before the status is returned.
  */
 WK_API wk_status wk_pq_async_step(wk_pq_async *q, wk_error *err);
 
 /**
- * Asks the server to cancel the query (PQcancel: a short blocking exchange on a connection of
- * its own, the one blocking call of this API); rows read meanwhile are still handed over and
- * the query ends through wk_pq_async_step, normally with WK_ERR_SERVER and SQLSTATE 57014, or
- * WK_OK when it had already finished. A server that does not answer within one second has
- * the connection given up. Returns WK_OK, or WK_ERR_STATE when the query has ended.
+ * Asks the server to cancel the query (PQcancel on a helper thread, on a connection of its
+ * own: nothing here blocks); rows read meanwhile are still handed over and the query ends
+ * through wk_pq_async_step, normally with WK_ERR_SERVER and SQLSTATE 57014, or WK_OK when it
+ * had already finished. A server that does not answer within the cancel's grace
+ * (wk_pq_connect_timeout) has the connection given up. Returns WK_OK, or WK_ERR_STATE when the query has ended.
  */
 WK_API wk_status wk_pq_async_cancel(wk_pq_async *q, wk_error *err);
 
@@ -678,9 +684,9 @@ WK_API uint64_t wk_pq_async_rows(const wk_pq_async *q);
 /** The command tag of the finished query ("SELECT 3", "INSERT 0 1"; "" before the end). */
 WK_API const char *wk_pq_async_command(const wk_pq_async *q);
 
-/** Frees the query. One still running is abandoned first: cancelled and drained, waiting
- *  at most one second (then the connection is given up), so that the connection can run the
- *  next query. The PGconn is back in blocking mode. NULL is a no-op. */
+/** Frees the query. One still running is abandoned first: cancelled and drained within the
+ *  cancel's grace (wk_pq_connect_timeout; then the connection is given up), so that the
+ *  connection can run the next query. The PGconn is back in blocking mode. NULL is a no-op. */
 WK_API void wk_pq_async_free(wk_pq_async *q);
 
 /* ---- non-blocking connect for event loops (pq_connect.c) ------------------------------- */
@@ -704,6 +710,19 @@ typedef struct wk_pq_connecting wk_pq_connecting;
 WK_API wk_status wk_pq_connect_start(const char *dsn, const wk_pg_registry *base,
                                      uint32_t timeout_ms, wk_pq_connecting **out,
                                      wk_error *err);
+
+/**
+ * wk_pq_connect_start with `limits` (NULL: none) as wk_pq_connect_limits takes them: the
+ * connect's deadline is the first of timeout_ms, the connect timeout (the DSN's, else
+ * connect_timeout_ms) and idle_ms that is set; with idle_ms a step that finds the socket
+ * without an event for idle_ms ends the connect ("connecting timed out: nothing from the
+ * server for N ms"), and the connection keeps idle_ms (and the keepalives it asks libpq for)
+ * for its queries, pipelines and non-blocking queries. wk_pq_connect_start(dsn, base, t, ...)
+ * is this with {t, 0, 0}.
+ */
+WK_API wk_status wk_pq_connect_start_limits(const char *dsn, const wk_pg_registry *base,
+                                            const wk_pq_limits *limits,
+                                            wk_pq_connecting **out, wk_error *err);
 
 /** The socket to watch before the next step (-1 once it has failed). It can change between
  *  steps while libpq tries the next host or address: read it again before each wait. */
@@ -753,9 +772,10 @@ WK_API wk_pq_conn *wk_pq_connecting_take(wk_pq_connecting *k);
  * pipeline is being read with wk_pq_pipeline_next). The connection's deadline applies to
  * each wait for the next answer: past it a step cancels the batch (the running statement
  * fails with 57014, the rest are ABORTED, the end gives WK_ERR_IO), and if the server
- * answers neither within a second of grace the connection is given up (the statements not
- * answered are UNKNOWN). The cancel request is the one blocking exchange, as for
- * wk_pq_async_cancel. wk_pq_pipeline_next or wk_pq_pipeline_end may take over at any time
+ * answers neither within the cancel's grace (wk_pq_connect_timeout) the connection is given
+ * up (the statements not answered are UNKNOWN). The idle limit (wk_pq_limits.idle_ms) ends
+ * a wait as the deadline does. Nothing blocks: the cancel request goes out on a helper
+ * thread, as for wk_pq_async_cancel. wk_pq_pipeline_next or wk_pq_pipeline_end may take over at any time
  * (they then wait as usual).
  */
 WK_API wk_status wk_pq_pipeline_step(wk_pq_pipeline *p, wk_pq_stmt_result *out, wk_error *err);
@@ -768,8 +788,8 @@ WK_API int wk_pq_pipeline_socket(const wk_pq_pipeline *p);
  *  wait (the batch is not sent yet, or what it reads is in). */
 WK_API unsigned wk_pq_pipeline_wants(const wk_pq_pipeline *p);
 
-/** Milliseconds until the deadline of the wait for the next answer (or until the cancel
- *  request is due again), when wk_pq_pipeline_step must be called even if the socket is
+/** Milliseconds until the deadline or idle limit of the wait for the next answer (or, once
+ *  cancelled, until the request is due again or the grace ends), when wk_pq_pipeline_step must be called even if the socket is
  *  not ready; 0 when it is due now (or wk_pq_pipeline_wants is 0), -1 without a deadline. */
 WK_API int wk_pq_pipeline_timeout_ms(const wk_pq_pipeline *p);
 
@@ -786,8 +806,10 @@ typedef struct wk_pq_pool_opts {
     const wk_pg_registry *base;   /**< the registry every connection's snapshot starts from;
                                        NULL: the built-in codecs (a reference is kept) */
     size_t size;                  /**< connections: 4 (at most 1024) */
-    uint32_t connect_timeout_ms;  /**< each connect attempt (socket and session set-up, as
-                                       wk_pq_connect_timeout bounds them): 10,000 */
+    uint32_t connect_timeout_ms;  /**< each connect attempt (socket and session set-up:
+                                       wk_pq_limits.connect_timeout_ms, so a connect_timeout
+                                       the DSN or PGCONNECT_TIMEOUT sets takes its place):
+                                       10,000 */
     uint32_t query_timeout_ms;    /**< every connection's per-query deadline
                                        (wk_pq_set_timeout: the server's statement_timeout
                                        and the client's wait): 30,000 */
@@ -796,7 +818,10 @@ typedef struct wk_pq_pool_opts {
                                        before it is handed out: 30,000 */
     uint32_t backoff_min_ms;      /**< the wait after a failed connect: 50 ms, doubling ... */
     uint32_t backoff_max_ms;      /**< ... up to this: 2,000 ms */
-    void *reserved[4];            /**< zero; room to grow without breaking the ABI */
+    uint32_t idle_ms;             /**< every connection's idle limit, with the TCP keepalives
+                                       and tcp_user_timeout it asks libpq for
+                                       (wk_pq_limits.idle_ms): none */
+    void *reserved[3];            /**< zero; room to grow without breaking the ABI */
 } wk_pq_pool_opts;
 
 /**

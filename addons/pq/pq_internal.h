@@ -244,6 +244,9 @@ bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
  * flight within the cancel's grace. False when the server did not answer: the connection is
  * then marked broken. */
 bool wk__pq_abandon(wk_pq_conn *c);
+/* Whether a cancel request of `c` is still out (its helper has not returned from PQcancel):
+ * no other goes out until it has. */
+bool wk__pq_cancel_out(const wk_pq_conn *c);
 /* The connection is freed: its share of the cancel helper's state goes (a request still out
  * keeps its own). */
 void wk__pq_canceller_release(wk_pq_conn *c);

@@ -150,6 +150,12 @@ static void *run_cancel(void *arg)
     return NULL;
 }
 
+/* Contract in pq_internal.h. */
+bool wk__pq_cancel_out(const wk_pq_conn *c)
+{
+    return c->canceller != NULL && atomic_load(&c->canceller->busy);
+}
+
 /* Hands one request to a detached helper thread, which takes no signal (the caller's
  * handlers run where they ran before): false when none went out (one is still out, or no
  * memory or thread). */
@@ -164,9 +170,10 @@ static bool send_request(wk_pq_conn *c)
         atomic_init(&c->canceller->busy, false);
     }
     struct wk__pq_canceller *x = c->canceller;
-    if (atomic_exchange(&x->busy, true)) {
+    if (wk__pq_cancel_out(c)) {
         return false; /* the last one is still out: the server has not even closed it */
     }
+    atomic_store(&x->busy, true); /* only this thread starts requests for c */
     cancel_job *j = malloc(sizeof *j);
     PGcancel *cancel = j != NULL ? PQgetCancel(c->pg) : NULL;
     if (cancel == NULL) {

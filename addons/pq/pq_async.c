@@ -70,11 +70,18 @@ static void finish(wk_pq_async *q)
 {
     q->ph = PH_DONE;
     q->write_pending = false;
+    /* a cancel request still out could reach the next query: wait for it, within the grace */
+    bool settled = q->conn->broken || wk__pq_cancel_settle(q->conn, &q->cancel);
     if (q->timed_out) { /* whatever the server said after the cancel */
-        wk__pq_set_message(q->conn, "query timed out (cancelled)");
+        wk__pq_set_message(q->conn, settled ? "query timed out (cancelled)"
+                                            : "query timed out and the server did not answer "
+                                              "the cancel request; the connection was given up");
         q->status = WK_ERR_IO;
         memset(&q->err, 0, sizeof q->err);
         wk__pg_fail(&q->err, WK_ERR_IO, 0, "the query timed out");
+    } else if (!settled) {
+        wk__pq_set_message(q->conn, "the server did not answer the cancel request; the "
+                                    "connection was given up");
     } else if (q->status == WK_OK) {
         wk__pq_set_message(q->conn, "");
     }

@@ -202,8 +202,10 @@ static inline void wk__pq_step_look(wk_pq_conn *c, bool cancelling, bool want_wr
  * non-blocking query, both ways of reading a pipeline, giving a query or COPY up):
  * - the request goes out on a helper thread (libpq 15's PQcancel blocks until the server
  *   closes the cancel connection, which a server that accepts it and never answers never
- *   does): no wait of the caller's ever blocks on it, and one that never returns is left
- *   behind, holding only its own copy of the cancel key; a connection has at most one out;
+ *   does): no wait of the caller's blocks on it past the grace, and one that never returns
+ *   is left behind, holding only its own copy of the cancel key; a connection has at most
+ *   one out, and once the query is over waits for it (wk__pq_cancel_settle), so that no
+ *   request reaches the next query;
  * - it is repeated every WK__PQ_CANCEL_AGAIN_MS (a request that reaches the backend before
  *   the query does is ignored);
  * - the server has WK__PQ_CANCEL_GRACE_MS of silence to end the query: the grace starts at
@@ -235,9 +237,15 @@ int64_t wk__pq_cancel_due(const wk_pq_conn *c, const wk__pq_cancelling *k);
  * (wk__pq_cancel_due), or -1 once the grace has passed and a look at the socket found
  * nothing: the server answers neither the query nor the cancel. Never blocks. */
 int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k);
+/* The query (or whatever was cancelled) is over: waits for a request still out to return,
+ * at most until the grace ends. A request returns once the server has delivered it; one
+ * still out might reach the next query on the connection, so when it does not return in
+ * time the connection is marked broken (false). Blocks only that long: the one wait of the
+ * event-loop paths, as long as the cancel exchange PQcancel made them wait before. */
+bool wk__pq_cancel_settle(wk_pq_conn *c, const wk__pq_cancelling *k);
 /* Cancels and waits: wk__pq_cancel_begin, then `ended(c, until, arg)` (true: the query
  * ended, or whatever the caller waits for arrived; false: `until` passed) between requests
- * until it is true (returns true) or the grace passes (false). */
+ * until it is true (then wk__pq_cancel_settle's outcome) or the grace passes (false). */
 bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
                         bool (*ended)(wk_pq_conn *c, int64_t until, void *arg), void *arg);
 /* Gives up the query or COPY in progress: cancels it, ends a COPY in, and drains what is in

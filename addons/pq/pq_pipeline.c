@@ -167,6 +167,9 @@ WK_API wk_status wk_pq_pipeline_end(wk_pq_pipeline *p, wk_error *err)
         }
         (void)PQsetnonblocking(c->pg, p->nonblocking ? 1 : 0);
     }
+    if (p->cancel.sent && p->lost == WK_OK && !wk__pq_cancel_settle(c, &p->cancel)) {
+        wk__pq_pipe_give_up(p); /* a request still out could reach the next query */
+    }
     wk_status st = WK_OK;
     if (p->lost != WK_OK) {
         st = wk__pg_fail(err, p->lost, 0,

@@ -128,6 +128,9 @@ WK_API wk_status wk_pq_pipeline_step(wk_pq_pipeline *p, wk_pq_stmt_result *out, 
     if (p->next < p->n) {
         return wk__pq_pipe_next_outcome(p, out);
     }
+    if (p->cancel.sent && p->lost == WK_OK && !wk__pq_cancel_settle(p->c, &p->cancel)) {
+        wk__pq_pipe_give_up(p); /* a request still out could reach the next query */
+    }
     return WK_ERR_EOF;
 }
 

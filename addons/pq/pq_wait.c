@@ -21,7 +21,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "pg/pg_interface.h"
@@ -108,17 +107,51 @@ bool wk__pq_look(wk_pq_conn *c, bool want_write)
 }
 
 /* The cancel helper's state, shared by the connection and the request out (each holds a
- * reference): whether a request is out, so that a connection never has two. */
+ * reference), under its mutex: whether a request is out (a connection never has two), and
+ * the condition its end is signalled on (wk__pq_cancel_settle waits for it). */
 struct wk__pq_canceller {
-    atomic_int refs;
-    atomic_bool busy;
+    pthread_mutex_t mu;
+    pthread_cond_t done;
+    int refs;
+    bool busy;
 };
 
 static void canceller_unref(struct wk__pq_canceller *x)
 {
-    if (atomic_fetch_sub(&x->refs, 1) == 1) {
+    pthread_mutex_lock(&x->mu);
+    bool last = --x->refs == 0;
+    pthread_mutex_unlock(&x->mu);
+    if (last) {
+        pthread_cond_destroy(&x->done);
+        pthread_mutex_destroy(&x->mu);
         free(x);
     }
+}
+
+/* The connection's helper state, made on its first cancel (NULL: no memory). */
+static struct wk__pq_canceller *canceller_of(wk_pq_conn *c)
+{
+    if (c->canceller == NULL) {
+        struct wk__pq_canceller *x = calloc(1, sizeof *x);
+        pthread_condattr_t ca;
+        if (x == NULL || pthread_condattr_init(&ca) != 0) {
+            free(x);
+            return NULL;
+        }
+        (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        bool ok = pthread_cond_init(&x->done, &ca) == 0;
+        pthread_condattr_destroy(&ca);
+        if (!ok || pthread_mutex_init(&x->mu, NULL) != 0) {
+            if (ok) {
+                pthread_cond_destroy(&x->done);
+            }
+            free(x);
+            return NULL;
+        }
+        x->refs = 1;
+        c->canceller = x;
+    }
+    return c->canceller;
 }
 
 /* Contract in pq_internal.h. */
@@ -138,13 +171,22 @@ typedef struct cancel_job {
     struct wk__pq_canceller *owner;
 } cancel_job;
 
+/* The request is over: no longer out, and whoever waits for it told. */
+static void job_done(struct wk__pq_canceller *x)
+{
+    pthread_mutex_lock(&x->mu);
+    x->busy = false;
+    pthread_cond_broadcast(&x->done);
+    pthread_mutex_unlock(&x->mu);
+}
+
 static void *run_cancel(void *arg)
 {
     cancel_job *j = arg;
     char ebuf[256];
     (void)PQcancel(j->cancel, ebuf, (int)sizeof ebuf);
     PQfreeCancel(j->cancel);
-    atomic_store(&j->owner->busy, false);
+    job_done(j->owner);
     canceller_unref(j->owner);
     free(j);
     return NULL;
@@ -153,7 +195,14 @@ static void *run_cancel(void *arg)
 /* Contract in pq_internal.h. */
 bool wk__pq_cancel_out(const wk_pq_conn *c)
 {
-    return c->canceller != NULL && atomic_load(&c->canceller->busy);
+    struct wk__pq_canceller *x = c->canceller;
+    if (x == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&x->mu);
+    bool busy = x->busy;
+    pthread_mutex_unlock(&x->mu);
+    return busy;
 }
 
 /* Hands one request to a detached helper thread, which takes no signal (the caller's
@@ -161,29 +210,22 @@ bool wk__pq_cancel_out(const wk_pq_conn *c)
  * memory or thread). */
 static bool send_request(wk_pq_conn *c)
 {
-    if (c->canceller == NULL) {
-        c->canceller = calloc(1, sizeof *c->canceller);
-        if (c->canceller == NULL) {
-            return false;
-        }
-        atomic_init(&c->canceller->refs, 1);
-        atomic_init(&c->canceller->busy, false);
-    }
-    struct wk__pq_canceller *x = c->canceller;
-    if (wk__pq_cancel_out(c)) {
+    struct wk__pq_canceller *x = canceller_of(c);
+    if (x == NULL || wk__pq_cancel_out(c)) {
         return false; /* the last one is still out: the server has not even closed it */
     }
-    atomic_store(&x->busy, true); /* only this thread starts requests for c */
     cancel_job *j = malloc(sizeof *j);
     PGcancel *cancel = j != NULL ? PQgetCancel(c->pg) : NULL;
     if (cancel == NULL) {
         free(j);
-        atomic_store(&x->busy, false);
         return false;
     }
     j->cancel = cancel;
     j->owner = x;
-    atomic_fetch_add(&x->refs, 1);
+    pthread_mutex_lock(&x->mu); /* only the connection's thread starts requests */
+    x->busy = true;
+    x->refs++;
+    pthread_mutex_unlock(&x->mu);
     pthread_attr_t attr;
     sigset_t all, old;
     sigfillset(&all);
@@ -199,7 +241,7 @@ static bool send_request(wk_pq_conn *c)
     if (rc != 0) {
         PQfreeCancel(cancel);
         free(j);
-        atomic_store(&x->busy, false);
+        job_done(x);
         canceller_unref(x);
         return false;
     }
@@ -263,6 +305,32 @@ int64_t wk__pq_cancel_tick(wk_pq_conn *c, wk__pq_cancelling *k)
     return wk__pq_cancel_due(c, k);
 }
 
+/* Contract in pq_internal.h: waits on the helper's condition until no request is out or the
+ * grace ends. */
+bool wk__pq_cancel_settle(wk_pq_conn *c, const wk__pq_cancelling *k)
+{
+    struct wk__pq_canceller *x = c->canceller;
+    if (!k->sent || x == NULL) {
+        return true;
+    }
+    int64_t until = grace_end(c, k);
+    pthread_mutex_lock(&x->mu);
+    while (x->busy && wk__pq_now_ms() < until) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + (until - wk__pq_now_ms()) * 1000000;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        (void)pthread_cond_timedwait(&x->done, &x->mu, &ts);
+    }
+    bool settled = !x->busy;
+    pthread_mutex_unlock(&x->mu);
+    if (!settled) {
+        c->broken = true; /* the request may still reach a later query */
+    }
+    return settled;
+}
+
 /* Contract in pq_internal.h: cancels and waits, calling `ended` until it reports the query
  * over (true) or the grace ends (false). */
 bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
@@ -275,7 +343,7 @@ bool wk__pq_cancel_wait(wk_pq_conn *c, wk__pq_cancelling *k,
             return false;
         }
         if (ended(c, until, arg)) {
-            return true;
+            return wk__pq_cancel_settle(c, k);
         }
     }
 }

@@ -166,7 +166,7 @@ static void take(wk_pq_async *q, PGresult *r)
         wk__pg_fail(&e, WK_ERR_ARG, 0, "a COPY cannot run as a non-blocking query");
         wk__pq_set_message(q->conn, "a COPY cannot run as a non-blocking query");
         fail(q, WK_ERR_ARG, &e);
-        (void)wk__pq_abandon(q->conn); /* ends the COPY (blocking, at most a second) */
+        (void)wk__pq_abandon(q->conn); /* ends the COPY (blocking, within the cancel's grace) */
         return;
     }
     if (q->ph == PH_DESCRIBE && s == PGRES_COMMAND_OK) {

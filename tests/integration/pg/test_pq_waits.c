@@ -11,8 +11,9 @@
  *   in them forever before; an alarm fails the test instead of hanging it);
  * - the idle limit (wk_pq_limits.idle_ms, no deadline) ends the wait on a stopped backend
  *   (SIGSTOP, as test_pg_stalls stops its own backends) for the blocking pipeline, the
- *   driven pipeline and the non-blocking query, and the event-loop connect to a server that
- *   never answers (wk_pq_connect_start_limits).
+ *   driven pipeline and the non-blocking query, the event-loop connect to a server that
+ *   never answers (wk_pq_connect_start_limits), and a pooled connection (the pool's
+ *   idle_ms).
  * Every bound is far above what a loaded machine needs (limits of 1 to 1.5 s, bounds 15 s).
  */
 #include <arpa/inet.h>
@@ -494,6 +495,43 @@ WK_TEST(test_pq_waits_the_event_loop_connect_to_a_silent_server_ends_at_the_idle
     CHECK_MSG(took >= 1.0, "gave up after %.2f s, before the idle limit", took);
     CHECK_STATUS(st, WK_ERR_CONNECT);
     CHECK_MSG(strstr(msg, "nothing from the server") != NULL, "message: %s", msg);
+}
+
+WK_TEST(test_pq_waits_a_pooled_connection_has_the_pools_idle_limit)
+{
+    NEED_CONN();
+    /* the query deadline (60 s) is far past the bound: only the idle limit ends the wait */
+    wk_pq_pool_opts po = {.dsn = getenv("WK_PG_DSN"), .size = 1, .query_timeout_ms = 60000,
+                          .idle_ms = 1500};
+    wk_pq_pool *pool = NULL;
+    wk_error err = {0};
+    CHECK_OK(wk_pq_pool_new(&po, &pool, &err));
+    wk_pq_conn *c = NULL;
+    CHECK_OK(wk_pq_pool_acquire(pool, 0, &c, &err));
+    pid_t backend = backend_of(c);
+    CHECK(backend > 0);
+    CHECK_OK(wk_pq_send(c, "SELECT pg_sleep(30)", NULL, 0, WK_PQ_SEND_SIMPLE, &err));
+    for (int k = 0; k < 400 && !is_active(backend); k++) {
+        usleep(25000);
+    }
+    bool stopped = is_active(backend) && kill(backend, SIGSTOP) == 0;
+    pid_t w = stopped ? watchdog(backend) : -1;
+    double t0 = wk_test_now_s();
+    PGresult *res = NULL;
+    wk_status st = stopped ? wk_pq_next(c, &res, &err) : WK_ERR_AGAIN;
+    double took = wk_test_now_s() - t0;
+    watchdog_end(w, backend);
+    PQclear(res);
+    wk_pq_pool_release(pool, c); /* given up: the pool closes it */
+    wk_pq_pool_free(pool);
+    terminate(backend);
+    if (!stopped) {
+        SKIP("cannot stop the backend (not allowed to signal it, or it never ran)");
+    }
+    printf("    took %.2f s\n", took);
+    CHECK_MSG(took < BOUND_S, "a pooled connection waited %.1f s with a 1.5 s idle limit", took);
+    CHECK_MSG(took >= 1.0, "gave up after %.2f s, before the idle limit", took);
+    CHECK_STATUS(st, WK_ERR_IO);
 }
 
 WK_TEST(test_pq_waits_zz_close_the_connection)

@@ -4,7 +4,8 @@
 # server it starts itself), the Redis feed's tracking test (its own redis-server: the feed's
 # thread, a writer and a reader against tracking pushes and a restart), and, when the servers
 # are set (scripts/test.sh runs this with its servers up), the Redis tier's integration test
-# (WK_REDIS_URL) and the pool's tests on the shared server (WK_PG_DSN). Extra arguments go to
+# (WK_REDIS_URL) and the pool's tests and the cancel's helper thread (test_pq_cancel,
+# test_pq_waits) on the shared server (WK_PG_DSN). Extra arguments go to
 # ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ if [[ -n ${WK_REDIS_URL:-} ]]; then
   targets+=(test_cache_redis)
 fi
 if [[ -n ${WK_PG_DSN:-} ]]; then
-  targets+=(test_pq_pool)
+  targets+=(test_pq_pool test_pq_cancel test_pq_waits)
 fi
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DWK_TSAN=ON \
   -DWK_BUILD_BENCH=OFF -DWK_WITH_PQ=ON -DWK_WITH_CXX=OFF >/dev/null

@@ -7,10 +7,14 @@
  *   the repeated request must end it with 57014 within the grace;
  * - a backend that answers neither the query nor the cancel (stopped with SIGSTOP, when the
  *   test may signal the server's processes): the wait ends when the grace does, having asked
- *   again every WK__PQ_CANCEL_AGAIN_MS, and not before.
+ *   again every WK__PQ_CANCEL_AGAIN_MS, and not before;
+ * - a client paused after the cancel (descheduled on a loaded machine) until past the grace,
+ *   with the server's answer waiting in its socket, takes the answer: the grace ends only
+ *   after a look at the socket found nothing (a fixed grace gave the connection up).
  * How each path behaves at its deadline is tested with the path (test_pg_server,
  * test_pg_async, test_pg_pipeline, test_pg_copy).
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +120,52 @@ WK_TEST(test_pq_cancel_a_backend_that_never_answers_is_asked_again_until_the_gra
         PQclear(r);
     }
     CHECK_EQ(pg_test_count(conn, "SELECT 8"), 8);
+}
+
+WK_TEST(test_pq_cancel_a_client_paused_past_the_grace_still_takes_the_answer)
+{
+    NEED_CONN();
+    long pid = pg_test_count(conn, "SELECT pg_backend_pid()");
+    CHECK(pid > 0);
+    CHECK(pg_test_exec(conn, "SET statement_timeout = 0"));
+    wk_pq_conn *watcher = NULL;
+    CHECK_OK(wk_pq_connect(getenv("WK_PG_DSN"), NULL, &watcher, NULL));
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_activity WHERE pid = %ld AND state = 'active'", pid);
+    CHECK(PQsendQuery(conn->pg, "SELECT pg_sleep(30)") == 1);
+    for (int i = 0; i < 400 && pg_test_count(watcher, sql) != 1; i++) {
+        sleep_ms(25);
+    }
+    CHECK_EQ(pg_test_count(watcher, sql), 1); /* the backend sleeps in the query */
+    wk_pq_conn_free(watcher);
+    wk__pq_cancelling k = {0};
+    int64_t t0 = wk__pq_now_ms();
+    wk__pq_cancel_begin(conn, &k);
+    /* the client is paused: until the answer waits in its socket and the grace is over */
+    struct pollfd p = {PQsocket(conn->pg), POLLIN, 0};
+    for (int i = 0; i < 200 && poll(&p, 1, 100) == 0; i++) {
+    }
+    CHECK((p.revents & POLLIN) != 0);
+    int64_t paused = wk__pq_now_ms() - t0;
+    if (paused < WK__PQ_CANCEL_GRACE_MS + 200) {
+        sleep_ms(WK__PQ_CANCEL_GRACE_MS + 200 - paused);
+    }
+    PGresult *last = NULL;
+    bool ended = wk__pq_cancel_wait(conn, &k, query_ended, &last);
+    printf("    paused %lld ms: %s\n", (long long)(wk__pq_now_ms() - t0),
+           ended ? "took the answer" : "gave up");
+    CHECK(ended);
+    const char *state = last != NULL ? PQresultErrorField(last, PG_DIAG_SQLSTATE) : NULL;
+    CHECK(state != NULL && strcmp(state, "57014") == 0);
+    PQclear(last);
+    if (!ended) {
+        PGresult *r;
+        while ((r = PQgetResult(conn->pg)) != NULL) {
+            PQclear(r);
+        }
+    }
+    CHECK_EQ(pg_test_count(conn, "SELECT 9"), 9);
 }
 
 WK_TEST(test_pq_cancel_zz_close_the_connection)

@@ -454,6 +454,12 @@ WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table
  */
 WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err);
 
+/** After a wk_pq_copy_in_record that failed with WK_ERR_NOT_FOUND: the index of the record's
+ *  pair whose key is no column of the copy (wk_pg_row_unknown_key), or SIZE_MAX when the
+ *  failure was another (then err->offset is the column index). SIZE_MAX for a copy not started
+ *  from records. */
+WK_API size_t wk_pq_copy_in_unknown_key(const wk_pq_copy_in *c);
+
 /* ---- pipeline mode ---------------------------------------------------------------------- */
 
 /**

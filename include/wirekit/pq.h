@@ -519,7 +519,8 @@ WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s);
 
 /**
  * Opens an empty pipeline on `conn`; nothing is sent yet. End (or discard) it before
- * freeing the connection. Returns WK_OK, WK_ERR_STATE (another pipeline is open on the
+ * freeing the connection. Returns WK_OK, WK_ERR_STATE (a non-blocking query of
+ * wk_pq_async_start is in flight, or another pipeline is open on the
  * connection), WK_ERR_IO (the connection was given up after a timeout), WK_ERR_NOMEM.
  * `*out` is NULL on error.
  */
@@ -627,8 +628,13 @@ typedef struct wk_pq_row_handler {
  * nothing on this path blocks except the cancel request (see wk_pq_async_cancel). One
  * statement, no COPY. The deadline starts as the connection's timeout (wk_pq_set_timeout;
  * none when 0) counted from now, for the whole query; see wk_pq_async_set_timeout.
+ * While it runs (until wk_pq_async_step has returned its outcome, or wk_pq_async_free) the
+ * connection takes no other query: wk_pq_exec, wk_pq_send, wk_pq_pipeline_begin and another
+ * wk_pq_async_start return WK_ERR_STATE (wk_pq_conn_message says why), since their messages
+ * would interleave with this query's.
  * Returns WK_OK (`*out` is set: drive it with wk_pq_async_step, free it with
- * wk_pq_async_free), WK_ERR_STATE (another query is in progress on the connection),
+ * wk_pq_async_free), WK_ERR_STATE (another query is in progress on the connection, a
+ * non-blocking one included, or a pipeline is open),
  * WK_ERR_IO (the connection was given up after a timeout), WK_ERR_CONNECT (sending failed:
  * wk_pq_last_error), WK_ERR_ARG, WK_ERR_NOMEM, or a parameter's encoding status (as
  * wk_pq_exec). `conn` must outlive the query.

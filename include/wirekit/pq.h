@@ -226,11 +226,15 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
 
 /**
  * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
- * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
- * of a type the snapshot does not know is read as its text. Write its rows with
- * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
+ * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. Column types
+ * of the database the snapshot does not hold yet (a table's row type in a whole-row
+ * reference) are loaded first, into a new snapshot of `conn`: by a catalog query on `conn`
+ * when it is idle, or, while it streams this result's rows (a query sent with
+ * WK_PQ_SEND_SIMPLE), on a short second connection with `conn`'s parameters, which sees
+ * committed types only. A text column of a type still unknown is read as its text. Write its
+ * rows with wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
  */
-WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+WK_API wk_status wk_pq_rowdesc_new(wk_pq_conn *conn, const PGresult *res,
                                    const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
                                    wk_error *err);
 

@@ -176,9 +176,7 @@ int main(void)
     }
     if (rc == 0) {
         rc |= show(cache, loader, "1"); /* PostgreSQL, then kept in both tiers */
-        rc |= show(cache, loader, "1"); /* the memory tier (or Redis: with CLIENT TRACKING
-                                           the load's own fill comes back as an invalidation
-                                           and may drop the copy first) */
+        rc |= show(cache, loader, "1"); /* the memory tier */
         wk_cache_clear_local(cache);    /* as another process would see it */
         rc |= show(cache, loader, "1"); /* Redis */
         rc |= show(cache, loader, "2"); /* a NULL age and password */

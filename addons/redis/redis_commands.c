@@ -6,6 +6,9 @@
  * -> store command -> topology -> pool -> transport -> RESP) each command routes its key
  * (redis_cluster.c), checks a connection out, pipelines its commands on it under one
  * deadline and gives the connection back, broken when anything but an error reply failed.
+ * The cache's writes (fill, put, invalidate) take the feed's connection to the server
+ * instead while tracking is up (redis_feed.c: tracked with NOLOOP, so they are not pushed
+ * back to this process); remove, the admin calls and every read take pooled ones.
  *
  * Writes are ordered for correctness when Redis refuses them: a put or an invalidation
  * deletes the key first (DEL is allowed at maxmemory), then writes the value or tombstone,
@@ -65,6 +68,9 @@ static wk_status read_reply(wk_redis_store *s, wk__rconn *c, wk__rfeedc *f, int6
 static void put_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, wk__rfeedc *f, bool broken)
 {
     if (f != NULL) {
+        if (broken) {
+            wk__redis_note_failed(s, &v->ep);
+        }
         wk__redis_feed_return(s, f, broken);
     } else {
         wk__redis_give_back(s, v, c, broken);

@@ -636,8 +636,9 @@ static int copy_in_record(copy_in_cli *c, const char *table, const wk_value *v, 
                           st == WK_ERR_IO ? limit_note(c->lim, note, sizeof note) : "");
         return st == WK_ERR_CONNECT ? WK_EXIT_CONNECT : WK_EXIT_FAIL;
     }
-    if (st == WK_ERR_NOT_FOUND && err.msg != NULL && strcmp(err.msg, "a key that is not a column") == 0) {
-        const wk_value *k = err.offset < v->len ? &v->u.pairs[err.offset].key : NULL;
+    size_t unknown = st == WK_ERR_NOT_FOUND ? wk_pq_copy_in_unknown_key(c->in) : SIZE_MAX;
+    if (unknown != SIZE_MAX) {
+        const wk_value *k = unknown < v->len ? &v->u.pairs[unknown].key : NULL;
         char msg[200];
         snprintf(msg, sizeof msg, "column \"%.*s\": not a column of the first record",
                  k != NULL && k->type == WK_VAL_STR ? (int)(k->len > 100 ? 100 : k->len) : 1,

@@ -24,6 +24,7 @@
 
 #include "pg/pg_interface.h"
 #include "pq/pq_internal.h"
+#include "pq/pq_stmt_cache.h"
 
 /* The protocol step in flight: prepare, describe (for the result formats), execute. */
 typedef enum phase { PH_PREPARE, PH_DESCRIBE, PH_EXECUTE, PH_DONE } phase;
@@ -65,9 +66,27 @@ static void fail(wk_pq_async *q, wk_status st, const wk_error *e)
     q->stop = true;
 }
 
-/* The query has ended: the connection is back in blocking mode for the blocking calls. */
+/* Contract in pq_internal.h. */
+bool wk__pq_async_in_flight(wk_pq_conn *c, const char *what, wk_error *err)
+{
+    if (c->async == NULL) {
+        return false;
+    }
+    snprintf(c->message, sizeof c->message,
+             "%s cannot start while a non-blocking query (wk_pq_async_start) is in flight on "
+             "the connection: step it to its end or free it first",
+             what);
+    wk__pg_fail(err, WK_ERR_STATE, 0, "a non-blocking query is in flight on the connection");
+    return true;
+}
+
+/* The query has ended: the connection is back in blocking mode for the blocking calls, and
+ * free for another query or a pipeline. */
 static void finish(wk_pq_async *q)
 {
+    if (q->conn->async == q) {
+        q->conn->async = NULL;
+    }
     q->ph = PH_DONE;
     q->write_pending = false;
     /* a cancel request still out could reach the next query: wait for it, within the grace */
@@ -107,6 +126,7 @@ static bool send_phase(wk_pq_async *q, phase ph)
                                    : PQsendQueryParams(pg, q->sql, (int)q->n, a->types, q->vals,
                                                        a->lens, a->fmts, q->rfmt)) &&
              PQsetSingleRowMode(pg);
+        q->conn->single_row_left = true;
     }
     if (!ok) {
         wk_error e = {0};
@@ -244,6 +264,14 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
         wk__pq_set_message(conn, "the connection was given up after a timeout");
         return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
     }
+    if (wk__pq_async_in_flight(conn, "another non-blocking query", err)) {
+        return WK_ERR_STATE;
+    }
+    if (conn->stmts != NULL && conn->stmts->open) {
+        wk__pq_set_message(conn, "a non-blocking query cannot start while a pipeline is open on "
+                                 "the connection");
+        return wk__pg_fail(err, WK_ERR_STATE, 0, "a pipeline is open on the connection");
+    }
     if (PQstatus(conn->pg) == CONNECTION_OK && PQtransactionStatus(conn->pg) == PQTRANS_ACTIVE) {
         return wk__pg_fail(err, WK_ERR_STATE, 0, "another query is in progress");
     }
@@ -286,6 +314,7 @@ WK_API wk_status wk_pq_async_start(wk_pq_conn *conn, const char *sql, const wk_p
         wk_pq_async_free(q);
         return st;
     }
+    conn->async = q;
     *out = q;
     return WK_OK;
 }

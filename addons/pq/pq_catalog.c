@@ -17,7 +17,9 @@
  * but few are ever a column's type, so the connect skips those no column, domain or range
  * uses; a statement whose columns have such a type (a whole-row reference, `SELECT t FROM t`)
  * loads it when it is described (wk__pq_catalog_load_columns, the extended protocol and COPY
- * out; the simple protocol's text results show such a value as its text). Reads are capped
+ * out) or, in the simple protocol, when a result's row description names it
+ * (wk_pq_rowdesc_new; the connection is busy with that query's rows then, so the load runs
+ * on a short connection of its own, which sees committed types only). Reads are capped
  * (WK__PQ_CATALOG_EAGER_MAX types at a time, WK__PQ_CATALOG_MAX per connection), and a read
  * of n types costs O(n) work and memory.
  */
@@ -373,6 +375,45 @@ static bool unknown(const wk_pq_conn *c, wk_pg_oid oid)
     return true;
 }
 
+/* Runs `sql` on a connection of its own, opened with c's parameters and waited for within c's
+ * limits: c is busy streaming a query's rows (the simple protocol's, whose first row is
+ * where its columns' types are seen), so it cannot ask. That session sees what is committed:
+ * a type made earlier in the same query string is not there yet, and its values stay text. */
+static wk_status run_aside(wk_pq_conn *c, const char *sql, PGresult **r)
+{
+    *r = NULL;
+    PQconninfoOption *opts = PQconninfo(c->pg);
+    size_t n = 0;
+    for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++) {
+        n++;
+    }
+    const char **kw = calloc(n + 1, sizeof *kw), **val = calloc(n + 1, sizeof *val);
+    wk_status st = opts != NULL && kw != NULL && val != NULL ? WK_OK : WK_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; st == WK_OK && i < n; i++) {
+        if (opts[i].val != NULL) {
+            kw[k] = opts[i].keyword;
+            val[k++] = opts[i].val;
+        }
+    }
+    wk_pq_conn aside;
+    memset(&aside, 0, sizeof aside);
+    aside.pg = st == WK_OK ? PQconnectdbParams(kw, val, 0) : NULL;
+    aside.timeout_ms = c->timeout_ms;
+    aside.idle_ms = c->idle_ms;
+    if (st == WK_OK && PQstatus(aside.pg) == CONNECTION_OK) {
+        st = wk__pq_run(&aside, sql, r, NULL);
+    } else if (st == WK_OK) {
+        st = WK_ERR_CONNECT;
+    }
+    wk__pq_clear_error(&aside);
+    PQfinish(aside.pg);
+    PQconninfoFree(opts);
+    free(kw);
+    free(val);
+    return st;
+}
+
 /* Contract in pq_internal.h: the types of a described statement's columns that the snapshot
  * does not know, loaded with what they depend on (one round trip) into a new snapshot. */
 bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc)
@@ -398,7 +439,9 @@ bool wk__pq_catalog_load_columns(wk_pq_conn *c, const PGresult *desc)
     }
     snprintf(sql, total, "%s%s%s", lazy_head, list, lazy_tail);
     PGresult *r = NULL;
-    wk_status st = wk__pq_run(c, sql, &r, NULL);
+    bool busy = PQisBusy(c->pg) || PQtransactionStatus(c->pg) == PQTRANS_ACTIVE ||
+                PQpipelineStatus(c->pg) != PQ_PIPELINE_OFF;
+    wk_status st = busy ? run_aside(c, sql, &r) : wk__pq_run(c, sql, &r, NULL);
     free(sql);
     wk_pg_registry *next = NULL;
     if (st == WK_OK && wk__pq_catalog_build(c, c->reg, r, &next, NULL) == WK_OK) {

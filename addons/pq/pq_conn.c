@@ -266,6 +266,9 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
     if (n > 65535) {
         return wk__pg_fail(err, WK_ERR_LIMIT, 0, "PostgreSQL takes at most 65535 parameters");
     }
+    if (wk__pq_async_in_flight(conn, "a query", err)) {
+        return WK_ERR_STATE;
+    }
     /* The parameter arrays live on the stack for up to 16 parameters, the common case; more
      * take one heap allocation each. */
     Oid types_s[16];
@@ -310,6 +313,7 @@ static wk_status run_query(wk_pq_conn *conn, const char *sql, const wk_pq_param 
             } else if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
                 st = wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
             }
+            conn->single_row_left = conn->single_row_left || (flags & WK_PQ_SEND_SINGLE_ROW);
         } else if (st == WK_OK) {
             int ok = prepared
                          ? PQsendQueryPrepared(conn->pg, "", (int)n, vals, lens, fmts, rfmt)
@@ -358,9 +362,13 @@ WK_API wk_status wk_pq_send(wk_pq_conn *conn, const char *sql, const wk_pq_param
         if (n != 0) {
             return wk__pg_fail(err, WK_ERR_ARG, 0, "the simple protocol takes no parameters");
         }
+        if (wk__pq_async_in_flight(conn, "a query", err)) {
+            return WK_ERR_STATE;
+        }
         if (!PQsendQuery(conn->pg, sql)) {
             return wk__pq_take_error(conn, NULL, "sending the query failed", err);
         }
+        conn->single_row_left = conn->single_row_left || (flags & WK_PQ_SEND_SINGLE_ROW);
         if ((flags & WK_PQ_SEND_SINGLE_ROW) && !PQsetSingleRowMode(conn->pg)) {
             return wk__pg_fail(err, WK_ERR_STATE, 0, "single-row mode was refused");
         }

@@ -504,6 +504,12 @@ WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table
     return st;
 }
 
+/* Public: the pair of the last record whose key was no column. */
+WK_API size_t wk_pq_copy_in_unknown_key(const wk_pq_copy_in *c)
+{
+    return c->rd != NULL ? wk_pg_row_unknown_key(c->rd) : SIZE_MAX;
+}
+
 /* Public: one record's values (wk_pg_row_parse) as one tuple, whole or not at all. */
 WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err)
 {

@@ -34,7 +34,18 @@ struct wk_pq_conn {
     unsigned catalog_nmissed;
     struct wk__pq_stmt_cache *stmts; /* pipelines' prepared statements (pq_stmt_cache.c) */
     size_t max_value;    /* COPY out: the largest field held (wk_pq_set_max_value_bytes) */
+    const struct wk_pq_async *async; /* the non-blocking query in flight, until it ends */
+    /* libpq keeps single-row mode set after the query it was asked for has ended, and only a
+     * query sent outside pipeline mode clears it: a pipeline whose first command returns rows
+     * would get them one by one. Set with every PQsetSingleRowMode; the next pipeline clears
+     * it (pq_pipeline_send.c). */
+    bool single_row_left;
 };
+
+/* Whether a non-blocking query (wk_pq_async_start) is in flight on c: then `what` (a pipeline,
+ * another query) is refused with WK_ERR_STATE, the connection's message saying why, since its
+ * messages would interleave with the query's and each would read the other's answers. */
+bool wk__pq_async_in_flight(wk_pq_conn *c, const char *what, wk_error *err);
 
 /* Records the error of `r` (NULL: the connection's own message) as the connection's last
  * error and returns WK_ERR_CONNECT when the connection is gone, else WK_ERR_SERVER, with

@@ -36,6 +36,9 @@ WK_API wk_status wk_pq_pipeline_begin(wk_pq_conn *conn, wk_pq_pipeline **out, wk
         wk__pq_set_message(conn, "the connection was given up after a timeout");
         return wk__pg_fail(err, WK_ERR_IO, 0, "the connection is unusable after a timeout");
     }
+    if (wk__pq_async_in_flight(conn, "a pipeline", err)) {
+        return WK_ERR_STATE;
+    }
     wk__pq_stmt_cache *sc = wk__pq_stmts(conn);
     wk_pq_pipeline *p = sc != NULL ? calloc(1, sizeof *p) : NULL;
     if (p == NULL) {

@@ -62,6 +62,7 @@ struct wk_pq_pipeline {
     /* driven by an event loop (wk_pq_pipeline_step): libpq's answers are read ahead into a
      * queue as they arrive, and a call runs only once the queue holds what it reads */
     bool driven;
+    bool reset_sent;   /* the batch is led by the empty statement (prepare_send) */
     bool preparing;    /* driven: the preparations' answers are awaited before the batch */
     PGresult **q;      /* a result, NULL (end of a query's results) or WK__PQ_SYNC_EV */
     size_t q_head, q_n, q_cap;

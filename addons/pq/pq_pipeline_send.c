@@ -29,6 +29,17 @@ static size_t prepare_send(wk_pq_pipeline *p)
     wk__pq_stmt_cache *sc = p->sc;
     PGconn *pg = p->c->pg;
     size_t k = 0;
+    if (p->c->single_row_left) {
+        /* single-row mode left set by an earlier query (pq_internal.h): libpq clears it
+         * when it moves from one pipeline command to the next, so the batch is led by a
+         * command without rows, the empty unnamed statement, in the same round trip */
+        if (!PQsendPrepare(pg, "", "", 0, NULL) || !PQpipelineSync(pg)) {
+            wk__pq_pipe_set_lost(p, WK_ERR_CONNECT, NULL);
+        }
+        p->c->single_row_left = false;
+        p->reset_sent = true;
+        k++;
+    }
     for (size_t i = 0; i < sc->cap && p->lost == WK_OK; i++) {
         wk__pq_stmt *s = &sc->slots[i];
         if (!is_new(p, s)) {
@@ -49,6 +60,13 @@ static size_t prepare_send(wk_pq_pipeline *p)
 static void prepare_read(wk_pq_pipeline *p)
 {
     wk__pq_stmt_cache *sc = p->sc;
+    if (p->reset_sent && p->lost == WK_OK) {
+        PGresult *r = wk__pq_pipe_read_result(p); /* its answer says nothing of the batch */
+        PQclear(r);
+        if (r == NULL || !wk__pq_pipe_read_end(p) || !wk__pq_pipe_read_sync(p)) {
+            return;
+        }
+    }
     for (size_t i = 0; i < sc->cap && p->lost == WK_OK; i++) {
         wk__pq_stmt *s = &sc->slots[i];
         if (!is_new(p, s)) {

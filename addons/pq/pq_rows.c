@@ -134,11 +134,12 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
 
 /* Public (wirekit/pq.h): the row policy's description of res's columns, each column's name,
  * type, typmod and format from libpq. */
-WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+WK_API wk_status wk_pq_rowdesc_new(wk_pq_conn *conn, const PGresult *res,
                                    const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
                                    wk_error *err)
 {
     *out = NULL;
+    (void)wk__pq_catalog_load_columns(conn, res); /* types the connect left out */
     int n = PQnfields(res);
     wk_pg_row_col stack[32];
     wk_pg_row_col *cols = n <= 32 ? stack : malloc((size_t)n * sizeof *cols);

@@ -721,6 +721,12 @@ WK_API wk_status wk_pg_row_append(wk_pg_rowdesc *d, const uint8_t *const *vals,
  *  wk_pg_row_parse of `d` stopped at (its key: wk_pg_rowdesc_key), or SIZE_MAX. */
 WK_API size_t wk_pg_row_column(const wk_pg_rowdesc *d);
 
+/** The index of the pair (in `rec->u.pairs`) whose key the last wk_pg_row_parse of `d` found
+ *  to be no column key, or SIZE_MAX. This tells a key that is no column apart from the other
+ *  WK_ERR_NOT_FOUND of that call (a nested object's key that is no field of its composite
+ *  type, a type without an encoder: those name their column through wk_pg_row_column). */
+WK_API size_t wk_pg_row_unknown_key(const wk_pg_rowdesc *d);
+
 /**
  * The inverse, for COPY in: turns record `rec` (a map as wk_pg_row_emit writes it, keys being
  * column keys; or, with WK_PG_ROW_ARRAYS, an array in column order) into each column's value
@@ -731,7 +737,8 @@ WK_API size_t wk_pg_row_column(const wk_pg_rowdesc *d);
  * element type, objects as the column's composite type (by field name) or as the JSON of a
  * json/jsonb column, each encoded by the column type's codec; composites and arrays are
  * written in their binary form directly, in time linear in the record's size. Returns WK_OK,
- * WK_ERR_NOT_FOUND (a key that is no column), WK_ERR_TYPE (a value of the wrong shape for its
+ * WK_ERR_NOT_FOUND (a key that is no column: wk_pg_row_unknown_key is its pair; or an encoder's
+ * NOT_FOUND, with wk_pg_row_column set), WK_ERR_TYPE (a value of the wrong shape for its
  * column), an encoder's status (wk_pg_row_column names the column; err->msg says why),
  * WK_ERR_LIMIT (nesting beyond WK_PG_MAX_NESTING), WK_ERR_NOMEM.
  */

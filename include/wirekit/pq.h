@@ -231,11 +231,15 @@ WK_API wk_status wk_pq_value_row(const wk_pg_plan *plan, const PGresult *res, in
 
 /**
  * Builds a row description (wirekit/pg.h, "the row policy") for `res`'s columns in the
- * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. A text column
- * of a type the snapshot does not know is read as its text. Write its rows with
- * wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
+ * connection's snapshot: names, PQftype, PQfmod and PQfformat of each column. Column types
+ * of the database the snapshot does not hold yet (a table's row type in a whole-row
+ * reference) are loaded first, into a new snapshot of `conn`: by a catalog query on `conn`
+ * when it is idle, or, while it streams this result's rows (a query sent with
+ * WK_PQ_SEND_SIMPLE), on a short second connection with `conn`'s parameters, which sees
+ * committed types only. A text column of a type still unknown is read as its text. Write its
+ * rows with wk_pq_row_append or wk_pg_row_append. Same statuses as wk_pg_rowdesc_new.
  */
-WK_API wk_status wk_pq_rowdesc_new(const wk_pq_conn *conn, const PGresult *res,
+WK_API wk_status wk_pq_rowdesc_new(wk_pq_conn *conn, const PGresult *res,
                                    const wk_pg_row_opts *opts, wk_pg_rowdesc **out,
                                    wk_error *err);
 
@@ -459,6 +463,12 @@ WK_API wk_status wk_pq_copy_in_start_records(wk_pq_conn *conn, const char *table
  */
 WK_API wk_status wk_pq_copy_in_record(wk_pq_copy_in *c, const wk_value *rec, wk_error *err);
 
+/** After a wk_pq_copy_in_record that failed with WK_ERR_NOT_FOUND: the index of the record's
+ *  pair whose key is no column of the copy (wk_pg_row_unknown_key), or SIZE_MAX when the
+ *  failure was another (then err->offset is the column index). SIZE_MAX for a copy not started
+ *  from records. */
+WK_API size_t wk_pq_copy_in_unknown_key(const wk_pq_copy_in *c);
+
 /* ---- pipeline mode ---------------------------------------------------------------------- */
 
 /**
@@ -519,7 +529,8 @@ WK_API const char *wk_pq_stmt_state_str(wk_pq_stmt_state s);
 
 /**
  * Opens an empty pipeline on `conn`; nothing is sent yet. End (or discard) it before
- * freeing the connection. Returns WK_OK, WK_ERR_STATE (another pipeline is open on the
+ * freeing the connection. Returns WK_OK, WK_ERR_STATE (a non-blocking query of
+ * wk_pq_async_start is in flight, or another pipeline is open on the
  * connection), WK_ERR_IO (the connection was given up after a timeout), WK_ERR_NOMEM.
  * `*out` is NULL on error.
  */
@@ -627,8 +638,13 @@ typedef struct wk_pq_row_handler {
  * nothing on this path blocks except the cancel request (see wk_pq_async_cancel). One
  * statement, no COPY. The deadline starts as the connection's timeout (wk_pq_set_timeout;
  * none when 0) counted from now, for the whole query; see wk_pq_async_set_timeout.
+ * While it runs (until wk_pq_async_step has returned its outcome, or wk_pq_async_free) the
+ * connection takes no other query: wk_pq_exec, wk_pq_send, wk_pq_pipeline_begin and another
+ * wk_pq_async_start return WK_ERR_STATE (wk_pq_conn_message says why), since their messages
+ * would interleave with this query's.
  * Returns WK_OK (`*out` is set: drive it with wk_pq_async_step, free it with
- * wk_pq_async_free), WK_ERR_STATE (another query is in progress on the connection),
+ * wk_pq_async_free), WK_ERR_STATE (another query is in progress on the connection, a
+ * non-blocking one included, or a pipeline is open),
  * WK_ERR_IO (the connection was given up after a timeout), WK_ERR_CONNECT (sending failed:
  * wk_pq_last_error), WK_ERR_ARG, WK_ERR_NOMEM, or a parameter's encoding status (as
  * wk_pq_exec). `conn` must outlive the query.

@@ -114,7 +114,7 @@ static const wk_pg_codec *const builtins[] = {
     &wk__pg_codec_macaddr8, &wk__pg_codec_money, &wk__pg_codec_point, &wk__pg_codec_lseg,
     &wk__pg_codec_path, &wk__pg_codec_box, &wk__pg_codec_polygon, &wk__pg_codec_line,
     &wk__pg_codec_circle, &wk__pg_codec_bit, &wk__pg_codec_pg_snapshot,
-    &wk__pg_codec_tsvector, &wk__pg_codec_textonly,
+    &wk__pg_codec_tsvector, &wk__pg_codec_tsquery, &wk__pg_codec_textonly,
     /* ranges and multiranges (range.c) */
 #define R(i) &wk__pg_ranges[i]
     R(0),  R(1),  R(2),  R(3),  R(4),  R(5),  R(6),  R(7),  R(8),  R(9),  R(10), R(11)};

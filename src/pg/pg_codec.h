@@ -3,9 +3,9 @@
  *
  * Where it sits: every built-in PostgreSQL type lives in one file per type family, as
  * PostgreSQL's own src/backend/utils/adt has them (int.c, float.c, numeric.c, varlena.c,
- * bool.c, uuid.c, json.c, inet.c, mac.c, geo_ops.c, varbit.c, tsvector.c, xid.c, tid.c,
- * pg_lsn.c, cash.c, xml.c, regproc.c; date/time in datetime.c, arrays in array.c, composites
- * in record.c, ranges in range.c). Each family file defines its wk_pg_codec objects; builtins.c
+ * bool.c, uuid.c, json.c, inet.c, mac.c, geo_ops.c, varbit.c, tsvector.c, tsquery.c, xid.c,
+ * tid.c, pg_lsn.c, cash.c, xml.c, regproc.c; date/time in datetime.c, arrays in array.c,
+ * composites in record.c, ranges in range.c). Each family file defines its wk_pg_codec objects; builtins.c
  * lists them, in registration order, for wk_pg_builtin_codecs(); the registry (registry.c)
  * keys them by name and OID. This header holds the macros that spell a codec's function table,
  * the codec objects the list needs, and the small byte helpers the rendered types share.
@@ -276,7 +276,7 @@ extern const wk_pg_codec wk__pg_codec_xid, wk__pg_codec_xid8, wk__pg_codec_tid,
     wk__pg_codec_refcursor, wk__pg_codec_jsonpath, wk__pg_codec_pg_lsn, wk__pg_codec_macaddr,
     wk__pg_codec_macaddr8, wk__pg_codec_money, wk__pg_codec_point, wk__pg_codec_lseg,
     wk__pg_codec_path, wk__pg_codec_box, wk__pg_codec_polygon, wk__pg_codec_line,
-    wk__pg_codec_circle, wk__pg_codec_bit, wk__pg_codec_pg_snapshot, wk__pg_codec_tsvector,
+    wk__pg_codec_circle, wk__pg_codec_bit, wk__pg_codec_pg_snapshot, wk__pg_codec_tsvector, wk__pg_codec_tsquery,
     wk__pg_codec_textonly;
 /* Shared by varlena.c (text) and json.c: the text-family reader (a UTF-8-checked view) and
  * writer (the bytes as they are). */

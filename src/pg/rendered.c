@@ -228,11 +228,11 @@ const wk__pg_rtype wk__pg_rt_plain = {r_plain, p_plain};
 /* ---- the text-only codec ---- */
 
 /* Types with no binary output at all (aclitem) or whose binary form is not rendered here
- * (tsquery, gtsvector, pg_node_tree and the statistics and BRIN summary types): one codec in
+ * (gtsvector, pg_node_tree and the statistics and BRIN summary types): one codec in
  * the text format only, so that the glue asks for text results when one of them is in a
  * result, and passes their text through. */
 static const wk__pg_rtype rt_textonly = {NULL, NULL};
-R_OIDS(c_textonly, 1033, 3615, 3642, 194, 3361, 3402, 5017, 4600, 4601);
-R_AOIDS(c_textonly, 1034, 3645, 3644, 0, 0, 0, 0, 0, 0);
+R_OIDS(c_textonly, 1033, 3642, 194, 3361, 3402, 5017, 4600, 4601);
+R_AOIDS(c_textonly, 1034, 3644, 0, 0, 0, 0, 0, 0);
 const wk_pg_codec wk__pg_codec_textonly =
     RCF("textonly", &rt_textonly, WK_PG_FORMAT_MASK(WK_PG_TEXT), c_textonly, {0}, {0});

@@ -159,6 +159,7 @@ WK_API wk_status wk_pg_rowdesc_new(const wk_pg_registry *reg, const wk_pg_row_co
     }
     d->ncols = n;
     d->failed_col = SIZE_MAX;
+    d->unknown_key = SIZE_MAX;
     wk_arena_init(&d->mem, alloc, 0);
     wk_arena_init(&d->rowmem, alloc, 0);
     wk_buf_init(&d->scratch, alloc, 0);
@@ -248,6 +249,12 @@ WK_API const char *wk_pg_rowdesc_key(const wk_pg_rowdesc *d, size_t col)
 WK_API size_t wk_pg_row_column(const wk_pg_rowdesc *d)
 {
     return d->failed_col;
+}
+
+/* Public: the record pair the last wk_pg_row_parse found no column for. */
+WK_API size_t wk_pg_row_unknown_key(const wk_pg_rowdesc *d)
+{
+    return d->unknown_key;
 }
 
 /* ---- rows ---- */

@@ -319,6 +319,7 @@ WK_API wk_status wk_pg_row_parse(wk_pg_rowdesc *d, const wk_value *rec, const ui
                                  int *lens, wk_error *err)
 {
     d->failed_col = SIZE_MAX;
+    d->unknown_key = SIZE_MAX;
     wk_buf_clear(&d->enc);
     if (err != NULL) {
         err->msg = NULL;
@@ -342,6 +343,7 @@ WK_API wk_status wk_pg_row_parse(wk_pg_rowdesc *d, const wk_value *rec, const ui
             const wk_value *k = &rec->u.pairs[p].key;
             size_t i = k->type == WK_VAL_STR ? find_column(d, k->u.str, k->len) : SIZE_MAX;
             if (i == SIZE_MAX) {
+                d->unknown_key = p;
                 return wk__pg_fail(err, WK_ERR_NOT_FOUND, p, "a key that is not a column");
             }
             if (d->offs[2 * i] != SIZE_MAX) {

@@ -30,6 +30,8 @@ struct wk_pg_rowdesc {
     wk_buf cell;            /* arrays mode: one json value's text */
     wk_arena rowmem;        /* one row's unescaped array elements; reset per row */
     size_t failed_col;      /* SIZE_MAX, or the column the last call stopped at */
+    size_t unknown_key;     /* SIZE_MAX, or the record pair whose key wk_pg_row_parse found no
+                             * column for */
     wk_buf enc;             /* row_in.c: the encoded values of the last record */
     size_t *offs;           /* row_in.c: where each column's value starts in `enc` */
     uint32_t *kslot;        /* the keys hashed (wk__pg_row_key_hash): column + 1, 0 empty */

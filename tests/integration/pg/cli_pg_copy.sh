@@ -138,4 +138,27 @@ for f in jsonl msgpack; do
   "$wirekit" pg copy out --dsn "$WK_PG_DSN" --format $f "$rows WHERE g < 3" >"$tmp/whole" 2>/dev/null
   cmp -s "$tmp/half" "$tmp/whole" || { echo "$f: output before a failing row: $(od -c "$tmp/half" | tail -3)"; exit 1; }
 done
+# A COPY stream that the server breaks off (an error after 40,000 rows, past the 64 KiB
+# flush; the backend terminated after 3): every row before it is on standard output, whole,
+# the error on stderr, exit 1.
+for f in jsonl msgpack; do
+  set +e
+  "$wirekit" pg copy out --dsn "$WK_PG_DSN" --format $f \
+    "SELECT g, 'r' || g AS t, 1 / (40001 - g) AS q FROM generate_series(1, 50000) g" \
+    >"$tmp/cut" 2>"$tmp/err"; rc=$?
+  set -e
+  [ "$rc" = 1 ] && grep -q 'division by zero' "$tmp/err" || { echo "$f: a stream cut by an error: rc $rc $(cat "$tmp/err")"; exit 1; }
+  "$wirekit" pg copy out --dsn "$WK_PG_DSN" --format $f \
+    "SELECT g, 'r' || g AS t, 1 / (40001 - g) AS q FROM generate_series(1, 40000) g" \
+    >"$tmp/whole" 2>/dev/null
+  cmp -s "$tmp/cut" "$tmp/whole" || { echo "$f: the rows before a stream error: $(wc -c <"$tmp/cut") of $(wc -c <"$tmp/whole") bytes"; exit 1; }
+done
+set +e
+"$wirekit" pg copy out --dsn "$WK_PG_DSN" "SELECT g, CASE WHEN g = 3 THEN \
+  pg_terminate_backend(pg_backend_pid()) END AS k FROM generate_series(1, 5) g" >"$tmp/cut" 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" != 0 ] && grep -q 'terminating connection' "$tmp/err" || { echo "a terminated COPY: rc $rc $(cat "$tmp/err")"; exit 1; }
+[ "$(tail -c 1 "$tmp/cut" | od -An -tx1 | tr -d ' ')" = 0a ] &&
+  [ "$(head -n 2 "$tmp/cut")" = "$(printf '{"g":1,"k":null}\n{"g":2,"k":null}')" ] ||
+  { echo "a terminated COPY printed: $(cat "$tmp/cut")"; exit 1; }
 echo "ok"

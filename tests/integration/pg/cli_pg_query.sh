@@ -126,4 +126,22 @@ set -e
 if [ "$rc" != 0 ]; then
   [ ! -s "$tmp/half" ] || { echo "a date that fails printed: $(od -c "$tmp/half")"; exit 1; }
 fi
+# A whole-row reference in a multi-statement string (the simple protocol, text results) is a
+# nested object as in one statement (extended, binary), though the catalog read at connect
+# left the table's row type out: in JSON, in MessagePack, and in an array of rows.
+psql "$WK_PG_DSN" -X -q -c "DROP TABLE IF EXISTS wk_cq_row" -c "CREATE TABLE wk_cq_row \
+  (a int, b text, c int[]); INSERT INTO wk_cq_row VALUES (1, 'x y', '{1,2}')" >/dev/null 2>&1
+for f in json msgpack; do
+  "$wirekit" pg query --dsn "$WK_PG_DSN" --format $f \
+    "SELECT 1 AS n; SELECT t, ARRAY[t] AS ts FROM wk_cq_row t" >"$tmp/simple"
+  { "$wirekit" pg query --dsn "$WK_PG_DSN" --format $f "SELECT 1 AS n"
+    "$wirekit" pg query --dsn "$WK_PG_DSN" --format $f "SELECT t, ARRAY[t] AS ts FROM wk_cq_row t"
+  } >"$tmp/extended"
+  cmp -s "$tmp/simple" "$tmp/extended" ||
+    { echo "$f: a whole-row reference in the simple protocol: $(od -c "$tmp/simple" | head -5)"; exit 1; }
+done
+last=$("$wirekit" pg query --dsn "$WK_PG_DSN" "SELECT 1 AS n; SELECT t FROM wk_cq_row t" | tail -n 1)
+[ "$last" = '{"t":{"a":1,"b":"x y","c":[1,2]}}' ] ||
+  { echo "a whole-row reference is not a nested object"; exit 1; }
+psql "$WK_PG_DSN" -X -q -c "DROP TABLE wk_cq_row" >/dev/null 2>&1
 echo "wirekit pg query: json, msgpack and csv outputs, errors and exit statuses match"

@@ -3,10 +3,9 @@
  * every built-in type that has a literal in pg_samples.c, and an array column of each, in
  * three rows (the type's first sample, its second or the first again, and SQL NULL), plus a
  * jsonb and a json column holding the JSON value null in the first row and SQL NULL in the
- * last. Left out: aclitem, which has no binary send/receive functions, so no binary COPY can
- * carry it (wirekit names it and refuses, cli_pg_copy checks that); and tsquery, whose binary
- * form (tsquerysend) wirekit does not decode yet: `pg query` reads it in text, but a binary
- * COPY of it is refused, naming the column.
+ * last. Left out: aclitem (and aclitem[]), which has no binary send/receive functions in
+ * PostgreSQL, so no binary COPY can carry it (wirekit names it and refuses, cli_pg_copy
+ * checks that).
  * usage: pg_rowpolicy_table TABLE
  */
 #include <stdio.h>
@@ -47,7 +46,7 @@ static size_t sample_of(size_t first, int k)
 static bool first_of_type(size_t i)
 {
     const char *t = pg_type_samples[i][0];
-    if (pg_type_samples[i][1] == NULL || strcmp(t, "aclitem") == 0 || strcmp(t, "tsquery") == 0) {
+    if (pg_type_samples[i][1] == NULL || strcmp(t, "aclitem") == 0) {
         return false;
     }
     for (size_t j = 0; j < i; j++) {

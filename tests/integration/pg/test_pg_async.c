@@ -542,6 +542,80 @@ WK_TEST(test_pg_async_two_connections_run_at_once_in_one_loop)
     CHECK(usable(conn));
 }
 
+/* One pipeline of "SELECT 7::int4" on conn: its outcome is OK with the row in binary. */
+static bool pipeline_of_seven(void)
+{
+    wk_pq_pipeline *p = NULL;
+    wk_error err = {0};
+    wk_pq_stmt_result r;
+    if (wk_pq_pipeline_begin(conn, &p, &err) != WK_OK) {
+        return false;
+    }
+    bool ok = wk_pq_pipeline_add(p, "SELECT 7::int4", NULL, 0, &err) == WK_OK &&
+              wk_pq_pipeline_next(p, &r, &err) == WK_OK;
+    ok = ok && r.state == WK_PQ_STMT_OK && r.res != NULL && PQntuples(r.res) == 1 &&
+         PQfformat(r.res, 0) == 1 && PQgetlength(r.res, 0, 0) == 4 &&
+         PQgetvalue(r.res, 0, 0)[3] == 7;
+    if (!ok) {
+        printf("    pipeline: %s: %s\n", wk_pq_stmt_state_str(r.state), wk_pq_conn_message(conn));
+    }
+    return wk_pq_pipeline_end(p, &err) == WK_OK && ok;
+}
+
+/* A pipeline or another query on a connection whose non-blocking query is in flight would
+ * interleave their messages with its own (each reading the other's answers): both are refused
+ * with WK_ERR_STATE until the query has ended, and its rows are all its own. Once it has ended
+ * a pipeline works, also one whose first command is the execute of a statement prepared
+ * before: libpq left single-row mode set from the query, and the pipeline's first result came
+ * as one row (PGRES_SINGLE_TUPLE), taken for a mismatch that gave the connection up. */
+WK_TEST(test_pg_async_a_pipeline_beside_or_after_a_query_reads_its_own_answers)
+{
+    NEED_CONN();
+    CHECK(pipeline_of_seven()); /* its statement is prepared now: the next batch is an execute */
+    for (int known = 0; known < 2; known++) { /* first described, then from the format cache */
+        summer s = {0, 0, 0};
+        wk_pq_row_handler h = {sum_kinds, sum_offsets, sum_row, &s};
+        wk_pq_async *q = NULL, *q2 = NULL;
+        wk_error err = {0};
+        const char *sql = "SELECT g::int8, g::text FROM generate_series(1, 1000) g";
+        CHECK_OK(wk_pq_async_start(conn, sql, NULL, 0, &h, &q, &err));
+        wk_pq_pipeline *p = NULL;
+        CHECK_STATUS(wk_pq_pipeline_begin(conn, &p, &err), WK_ERR_STATE);
+        CHECK(p == NULL);
+        CHECK(err.msg != NULL && strstr(err.msg, "non-blocking query") != NULL);
+        CHECK(strstr(wk_pq_conn_message(conn), "wk_pq_async_start") != NULL);
+        CHECK_STATUS(wk_pq_async_start(conn, "SELECT 1::int8, 'x'", NULL, 0, &h, &q2, &err),
+                     WK_ERR_STATE);
+        CHECK(q2 == NULL);
+        PGresult *r0 = NULL;
+        CHECK_STATUS(wk_pq_exec(conn, "SELECT 1", NULL, 0, &r0, &err), WK_ERR_STATE);
+        CHECK(r0 == NULL);
+        drive_stats ds;
+        wk_status st = drive(q, &ds, NULL, &err);
+        CHECK_MSG(st == WK_OK, "%s: %s", wk_status_str(st), wk_pq_conn_message(conn));
+        CHECK_EQ(s.rows, 1000u);
+        CHECK_EQ(s.sum, (int64_t)(1000 * 1001 / 2));
+        CHECK_MSG(pipeline_of_seven(), "run %d", known); /* ended, not yet freed */
+        wk_pq_async_free(q);
+    }
+    /* the same after a single-row query of the blocking calls (pg query's path) */
+    wk_error err = {0};
+    CHECK_OK(wk_pq_send(conn, "SELECT g FROM generate_series(1, 3) g", NULL, 0,
+                        WK_PQ_SEND_SINGLE_ROW, &err));
+    PGresult *r = NULL;
+    while (wk_pq_next(conn, &r, &err) == WK_OK) {
+        PQclear(r);
+    }
+    CHECK(pipeline_of_seven());
+    /* a query freed before its end gives the connection back too */
+    wk_pq_async *q = NULL;
+    CHECK_OK(wk_pq_async_start(conn, "SELECT g::int8, g::text FROM generate_series(1, 10) g",
+                               NULL, 0, NULL, &q, &err));
+    wk_pq_async_free(q);
+    CHECK(pipeline_of_seven());
+    CHECK(usable(conn));
+}
+
 WK_TEST(test_pg_async_zz_close_the_connection)
 {
     wk_pq_conn_free(conn);

@@ -238,9 +238,17 @@ WK_TEST(test_pg_row_policy_reads_records_back_into_binary_values)
         wk_error err = {0};
         CHECK_OK(wk_json_decode_value("{\"nope\":1}", 10, NULL, &a, &v, NULL, NULL));
         CHECK_STATUS(wk_pg_row_parse(d, v, vals, lens, &err), WK_ERR_NOT_FOUND);
+        CHECK_EQ(wk_pg_row_unknown_key(d), 0u);
+        CHECK_EQ(wk_pg_row_column(d), SIZE_MAX);
+        /* the unknown key is told by its place, not by the message (a caller's contract) */
+        const char *third = "{\"id\":1,\"t\":\"x\",\"no\":2}";
+        CHECK_OK(wk_json_decode_value(third, strlen(third), NULL, &a, &v, NULL, NULL));
+        CHECK_STATUS(wk_pg_row_parse(d, v, vals, lens, &err), WK_ERR_NOT_FOUND);
+        CHECK_EQ(wk_pg_row_unknown_key(d), 2u);
         CHECK_OK(wk_json_decode_value("{\"id\":{\"x\":1}}", 14, NULL, &a, &v, NULL, NULL));
         CHECK_STATUS(wk_pg_row_parse(d, v, vals, lens, &err), WK_ERR_TYPE);
         CHECK_EQ(wk_pg_row_column(d), 0u);
+        CHECK_EQ(wk_pg_row_unknown_key(d), SIZE_MAX); /* reset by every call */
         CHECK_OK(wk_json_decode_value("{\"arr\":[[1],[2,3]]}", 19, NULL, &a, &v, NULL, NULL));
         CHECK_STATUS(wk_pg_row_parse(d, v, vals, lens, &err), WK_ERR_TYPE);
         wk_arena_free(&a);

@@ -52,6 +52,21 @@ static const bin_case cases[] = {
     {3904, "18", "(,)"},
     {3906, "0c0000000a0001000000000000000a", "(,10]"},
     {4451, "00000002000000010100000009080000000400000007", "{empty,(,7)}"},
+    /* tsquery: PostgreSQL 15's tsquerysend and tsqueryout of the same values */
+    {3615, "00000008020202040001010c01780002030201010000636174000100007261740001000066617400",
+     "'fat' & ( 'rat' | !'cat' ) <-> 'x':*AB"},
+    {3615, "000000010100006100", "'a'"},
+    {3615, "0000000202010100006100", "!'a'"},
+    {3615, "000000050204000302040001010000630001000062000100006100", "'a' <3> ( 'b' <-> 'c' )"},
+    {3615, "000000050204000101000063000204000101000062000100006100", "'a' <-> 'b' <-> 'c'"},
+    {3615, "000000050204000102040001010000630001000062000100006100", "'a' <-> ( 'b' <-> 'c' )"},
+    {3615, "000000030202010100625c63000100006974277300", "'it''s' & 'b\\\\c':D"},
+    {3615, "000000040201020201000062000100006100", "!( 'a' & 'b' )"},
+    {3615, "0000000502030202010000630001000062000100006100", "'a' | 'b' & 'c'"},
+    {3615, "0000000502020100006300020301000062000100006100", "( 'a' | 'b' ) & 'c'"},
+    {3615, "000000010100016100", "'a':*"},
+    {3615, "00000003020102010100006100", "!!'a'"},
+    {3615, "000000030204000001000062000100006100", "'a' <0> 'b'"},
 };
 
 static uint8_t *unhex(const char *h, size_t *n)
@@ -206,4 +221,105 @@ WK_TEST(test_pg_types_text_format_passes_through_and_checks_utf8)
     /* aclitem has no binary decoder: a result holding one must be read as text */
     CHECK(wk_pg_registry_find_decoder(pgt_reg(), 1033, WK_PG_BINARY, WK_PG_KIND_TEXT) == NULL);
     CHECK(wk_pg_registry_find_decoder(pgt_reg(), 1034, WK_PG_TEXT, WK_PG_KIND_TEXT) != NULL);
+}
+
+/* tsquery against hostile bytes and text: every malformed layout fails with a status and an
+ * offset inside the value; a tree 200,000 levels deep (a chain of ! or of &) renders and
+ * parses without recursion, in time linear in its size. */
+WK_TEST(test_pg_tsquery_hostile_and_deep_values)
+{
+    static const char *const bad_hex[] = {
+        "7fffffff0100006100",     /* a count far beyond the bytes */
+        "ffffffff",               /* a negative count */
+        "000000010300006100",     /* an unknown item type */
+        "000000010110006100",     /* a weight bitmap over 15 */
+        "000000010100026100",     /* a prefix mark other than 0 or 1 */
+        "000000010100006180",     /* a lexeme that is not UTF-8, unterminated */
+        "0000000101000061ff00",   /* invalid UTF-8 */
+        "000000020209010000610001000062", /* an unknown operator */
+        "000000030204400101000061000100006200", /* a phrase distance over 16384 */
+        "000000020202010000610001",   /* an operator without its second operand */
+        "00000002010000610001000062", /* two values, no operator: items after the tree */
+        "000000010202",               /* an operator as the last item */
+        "0000000101000061000000",     /* bytes after the tree */
+    };
+    for (size_t i = 0; i < sizeof bad_hex / sizeof bad_hex[0]; i++) {
+        size_t n;
+        uint8_t *p = unhex(bad_hex[i], &n);
+        const char *text;
+        wk_error err = {0};
+        wk_status st = pgt_to_text(3615, WK_PG_BINARY, p, n, &text, &err);
+        CHECK_MSG(st != WK_OK, "%s decoded as '%s'", bad_hex[i], text);
+        CHECK_MSG(err.offset <= n, "%s: offset %zu past %zu", bad_hex[i], err.offset, n);
+        free(p);
+    }
+    static const char *const bad_text[] = {
+        "a &", "& a", "(a", "a)", "()", "!", "a <-", "a <x> b", "a <16385> b", "'a", "a b",
+        "a:", "'' & b", "a \\",
+    };
+    for (size_t i = 0; i < sizeof bad_text / sizeof bad_text[0]; i++) {
+        const uint8_t *out;
+        size_t len;
+        wk_error err = {0};
+        wk_status st = pgt_from_text(3615, WK_PG_BINARY, bad_text[i], &out, &len, &err);
+        CHECK_MSG(st != WK_OK || strcmp(bad_text[i], "a:") == 0, "'%s' parsed", bad_text[i]);
+        CHECK_MSG(st == WK_OK || err.offset <= strlen(bad_text[i]), "'%s': offset %zu",
+                  bad_text[i], err.offset);
+    }
+    /* blank text is the empty tsquery, which renders as nothing */
+    const uint8_t *out;
+    size_t len;
+    CHECK_OK(pgt_from_text(3615, WK_PG_BINARY, "  ", &out, &len, NULL));
+    CHECK(len == 4 && memcmp(out, "\0\0\0\0", 4) == 0);
+    /* deep: 200,000 nots over one lexeme, and a right-leaning chain of 100,000 ands */
+    const wk_pg_encoder *enc =
+        wk_pg_registry_find_encoder_for(pgt_reg(), 3615, WK_PG_BINARY, WK_PG_KIND_TEXT);
+    const wk_pg_decoder *dec =
+        wk_pg_registry_find_decoder(pgt_reg(), 3615, WK_PG_BINARY, WK_PG_KIND_TEXT);
+    CHECK(enc != NULL && dec != NULL);
+    size_t depth = 200000;
+    char *deep = malloc(depth * 3 + 8);
+    size_t k = 0;
+    for (size_t i = 0; i < depth; i++) {
+        deep[k++] = '!';
+    }
+    memcpy(deep + k, "'a'", 4);
+    for (int shape = 0; shape < 2; shape++) {
+        if (shape == 1) { /* a&(a&(a&...a)...) */
+            k = 0;
+            for (size_t i = 0; i < depth / 2; i++) {
+                memcpy(deep + k, "a&(", 3);
+                k += 3;
+            }
+            deep[k++] = 'a';
+            for (size_t i = 0; i < depth / 2; i++) {
+                deep[k++] = ')';
+            }
+            deep[k] = '\0';
+        }
+        double t0 = wk_test_now_s();
+        wk_error err = {0};
+        wk_buf bin, txt;
+        wk_buf_init(&bin, NULL, 0);
+        wk_buf_init(&txt, NULL, 0);
+        wk_slice in = {deep, strlen(deep)};
+        CHECK_MSG(wk_pg_encode(enc, &in, &bin, &err) == WK_OK, "shape %d: %s at %zu", shape,
+                  err.msg, err.offset);
+        CHECK_MSG(wk_pg_decode(dec, bin.data, bin.len, &txt, NULL, &err) == WK_OK &&
+                      wk_buf_push(&txt, 0) == WK_OK,
+                  "shape %d render: %s", shape, err.msg);
+        const char *text = (const char *)txt.data;
+        size_t tl = txt.len - 1;
+        if (shape == 0) {
+            CHECK(tl == depth + 3 && text[0] == '!' && strcmp(text + depth, "'a'") == 0);
+        } else { /* tsqueryout needs no parentheses there: 'a' & 'a' & ... & 'a' */
+            CHECK(tl == (depth / 2 + 1) * 3 + depth / 2 * 3 && strchr(text, '(') == NULL);
+            CHECK(strncmp(text, "'a' & 'a' & ", 12) == 0 && strcmp(text + tl - 9, "'a' & 'a'") == 0);
+        }
+        printf("    shape %d: %zu bytes of binary, %zu of text, %.0f ms both ways\n", shape,
+               bin.len, tl, (wk_test_now_s() - t0) * 1000);
+        wk_buf_free(&bin);
+        wk_buf_free(&txt);
+    }
+    free(deep);
 }

@@ -146,12 +146,20 @@ static const char slow_fn[] =
     "RETURN repeat('x', 10000); END $$";
 static const char slow_sql[] = "SELECT pg_temp.slow_row(i) FROM generate_series(1, 30) i";
 
+/* `dsn` connected within a generous 30 s (a loaded machine, a sanitizer), then given a 1 s
+ * query deadline. */
+static wk_status connect_1s(const char *dsn, wk_pq_conn **c, wk_error *err)
+{
+    wk_pq_limits lim = {0, 30000, 0};
+    wk_status st = wk_pq_connect_limits(dsn, NULL, &lim, c, err);
+    return st == WK_OK ? wk_pq_set_timeout(*c, 1000, err) : st;
+}
+
 /* A connection with a 1 s deadline and the slow row function. */
 static wk_pq_conn *slow_conn(void)
 {
     wk_pq_conn *c = NULL;
-    if (wk_pq_connect_timeout(getenv("WK_PG_DSN"), NULL, 1000, &c, NULL) != WK_OK ||
-        !pg_test_exec(c, slow_fn)) {
+    if (connect_1s(getenv("WK_PG_DSN"), &c, NULL) != WK_OK || !pg_test_exec(c, slow_fn)) {
         wk_pq_conn_free(c);
         return NULL;
     }
@@ -359,7 +367,12 @@ WK_TEST(test_pq_waits_a_cancel_the_server_never_answers_ends_at_the_grace)
                  "host=127.0.0.1 port=%d user=wirekit dbname=postgres sslmode=disable", x.port);
         wk_pq_conn *c = NULL;
         wk_error err = {0};
-        CHECK_OK(wk_pq_connect_timeout(dsn, NULL, 1000, &c, &err));
+        wk_status cst = connect_1s(dsn, &c, &err);
+        if (cst != WK_OK) {
+            wk_pq_conn_free(c);
+            (void)proxy_stop(&x);
+            CHECK_OK(cst);
+        }
         pid_t backend = backend_of(c);
         CHECK(backend > 0);
         /* only the client's deadline ends the query: the cancel must go out */

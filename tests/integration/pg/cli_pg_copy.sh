@@ -4,8 +4,9 @@
 # rows and stderr the count, and failures exit 1 with the server's message. `pg copy in` of
 # that output gives back an equal table (EXCEPT ALL both ways); bad records are named by line
 # and column and nothing is written. Options after operands; FILE replaced whole, or left as
-# it was when the copy fails; a failing row leaves no part of it on standard output. Needs
-# psql. Exit 77 (skip) without WK_PG_DSN.
+# it was when the copy fails; a failing row leaves no part of it on standard output; copy in
+# of a long MessagePack record costs linear CPU time. Needs psql. Exit 77 (skip) without
+# WK_PG_DSN.
 set -eu
 wirekit=$1
 if [ -z "${WK_PG_DSN:-}" ]; then

@@ -6,7 +6,9 @@
  * runs the real program (argv[1]) on the mediatype suite with --quick and checks its --json
  * lines, its chart and its piped table (no progress escapes when stderr is not a terminal).
  *
- * usage: bench_report_test WIREKIT_BENCH WORK_DIR
+ * usage: bench_report_test WIREKIT_BENCH WORK_DIR [FLAGS]
+ * FLAGS: the build type's C flags of the tree (CMAKE_C_FLAGS_<TYPE>), which the header's
+ * "flags:" line must show (not the Release flags whatever the tree).
  */
 #include <expat.h>
 #include <stdlib.h>
@@ -357,7 +359,7 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static void test_real_run(const char *bench, const char *dir)
+static void test_real_run(const char *bench, const char *dir, const char *flags)
 {
     mkdir(dir, 0777);
     char cmd[4096];
@@ -393,6 +395,13 @@ static void test_real_run(const char *bench, const char *dir)
     CHECK(table != NULL && strstr(table, "Summary:") != NULL, "the table run ends with a summary");
     if (table != NULL) {
         check_width(table, "real table");
+        char shown[256] = "";
+        const char *line = strstr(table, "flags:");
+        if (line != NULL) {
+            snprintf(shown, sizeof shown, "%.*s", (int)strcspn(line, "|\n"), line);
+        }
+        CHECK(flags == NULL || strstr(shown, flags) != NULL,
+              "the header's flags are the tree's (%s): %s", flags != NULL ? flags : "", shown);
     }
     CHECK(err != NULL && strchr(err, '\033') == NULL, "no progress on a stderr that is a file");
     free(table);
@@ -441,8 +450,8 @@ int main(int argc, char **argv)
     test_table_ratios_only_between_implementations();
     test_json_lines_keep_the_schema();
     test_svg_is_well_formed_with_a_bar_per_row();
-    if (argc == 3) {
-        test_real_run(argv[1], argv[2]);
+    if (argc >= 3) {
+        test_real_run(argv[1], argv[2], argc > 3 && argv[3][0] != '\0' ? argv[3] : NULL);
     }
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);

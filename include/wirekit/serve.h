@@ -38,8 +38,8 @@ typedef struct wk_serve_reply {
     const char *content_type; /**< the Content-Type for a 200, NUL-terminated and static
                                    (rendered by wirekit); NULL for any other status */
     wk_error err;             /**< why, for any status but 200 (code WK_OK for a 200) */
-    wk_cache_entry *entry;    /* private: the reference the body may point into */
-    wk_buf buf;               /* private: the body when it was encoded */
+    wk_cache_entry *entry;    /**< private: the reference the body may point into */
+    wk_buf buf;               /**< private: the body when it was encoded */
 } wk_serve_reply;
 
 /**

@@ -29,6 +29,8 @@
 /* A confirmed position that moved goes to the server within this long, so that a consumer
  * killed a moment later is sent again only what it had not confirmed yet. */
 #define CONFIRM_WITHIN_MS 200
+/* How long a clean close waits for the server to end the stream (close_stream). */
+#define CLOSE_WITHIN_MS 2000
 /* Microseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define PG_EPOCH_US INT64_C(946684800000000)
 
@@ -621,6 +623,42 @@ WK_API const char *wk_pq_changes_message(const wk_pq_changes *s)
     return s->message;
 }
 
+/* The last word of a stream that is still up: a status update with what was confirmed (so
+ * that the next run starts there), then CopyDone, and what the server still sends is read
+ * until its own CopyDone and the command's end, within CLOSE_WITHIN_MS. The server's answer
+ * proves that it took the position. Closing the socket with data still unread makes the
+ * kernel send a reset instead; a walsender that writes before it next reads (a keepalive, the
+ * rest of a transaction) then fails and exits with the status update unread, and the next run
+ * is sent again what this one confirmed. */
+static void close_stream(wk_pq_changes *s)
+{
+    if (send_status(s, false, NULL) != WK_OK || PQputCopyEnd(s->repl, NULL) != 1) {
+        return;
+    }
+    int64_t deadline = wk__pq_now_ms() + CLOSE_WITHIN_MS;
+    for (;;) {
+        int pending = PQflush(s->repl);
+        char *buf = NULL;
+        int r = pending < 0 ? -2 : PQgetCopyData(s->repl, &buf, 1);
+        PQfreemem(buf);
+        if (r > 0) {
+            continue;
+        }
+        if (r == -1) {
+            break; /* the server's CopyDone */
+        }
+        if (r == -2 || !wait_socket(s, pending > 0, deadline) || PQconsumeInput(s->repl) == 0) {
+            return;
+        }
+    }
+    while (PQisBusy(s->repl) && wait_socket(s, false, deadline) && PQconsumeInput(s->repl) != 0) {
+    }
+    PGresult *res;
+    while (!PQisBusy(s->repl) && (res = PQgetResult(s->repl)) != NULL) {
+        PQclear(res);
+    }
+}
+
 /* Public: see wirekit/pq_changes.h. */
 WK_API void wk_pq_changes_free(wk_pq_changes *s)
 {
@@ -629,12 +667,7 @@ WK_API void wk_pq_changes_free(wk_pq_changes *s)
     }
     if (s->repl != NULL && PQstatus(s->repl) == CONNECTION_OK &&
         PQisnonblocking(s->repl)) {
-        /* the last word: what was confirmed, so that the next run starts there */
-        if (send_status(s, false, NULL) == WK_OK) {
-            int64_t deadline = wk__pq_now_ms() + 1000;
-            while (PQflush(s->repl) > 0 && wait_socket(s, true, deadline)) {
-            }
-        }
+        close_stream(s);
     }
     if (s->repl != NULL) {
         PQfinish(s->repl);

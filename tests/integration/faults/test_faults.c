@@ -234,9 +234,10 @@ WK_TEST(test_fault_record_nested_40_deep_is_linear_as_objects_and_capped_as_text
         CHECK_MSG(kb < 32 * 1024, "peak memory grew by %ld KiB", kb);
         CHECK_MSG(ms < 3000, "took %lld ms", (long long)ms);
     }
-    /* The default cap (64 MiB) stops the text kind too; its peak (each level's text held
-     * while the next is quoted, about 8x the cap, more under ASan) is a known weakness, so
-     * only the refusal is checked here. */
+    /* An output buffer made with max 0 has WK_BUF_DEFAULT_MAX (1 GiB) as its cap: the text
+     * is quoted in place in that one buffer, so what is held is the buffer, up to its cap
+     * (hundreds of MiB here, more under ASan); only the refusal is checked. Callers that
+     * print (the CLI, wk_pg_events) cap a value's text at WK_PG_MAX_TEXT_DEFAULT. */
     rec_job deflt = {40, "x y", WK_PG_KIND_TEXT, 0};
     CHECK(in_child(decode_record, &deflt, &st, &kb, &ms));
     CHECK_STATUS(st, WK_ERR_LIMIT);

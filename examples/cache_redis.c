@@ -96,10 +96,6 @@ int main(void)
     /* The shared tier. Connections are lazy, so check the server once. */
     wk_redis_opts ro = {0};
     ro.url = url;
-    /* Invalidation by wirekit's PUBLISH only: with server-assisted tracking (the default) a
-     * load's own fill is broadcast back and drops the copy it left, a race this example's
-     * fixed output cannot show (see docs/design.md, "Invalidation feed"). */
-    ro.no_tracking = true;
     wk_redis_store *store = NULL;
     wk_error err = {0};
     if (wk_redis_store_new(&ro, &store, &err) != WK_OK ||

@@ -152,10 +152,6 @@ int main(void)
     /* The cache: the memory tier in front of Redis, "not found" kept for 5 s. */
     wk_redis_opts ro = {0};
     ro.url = url;
-    /* Invalidation by wirekit's PUBLISH only: with server-assisted tracking (the default) a
-     * load's own fill is broadcast back and drops the copy it left, a race this example's
-     * fixed output cannot show (see docs/design.md, "Invalidation feed"). */
-    ro.no_tracking = true;
     wk_redis_store *store = NULL;
     if (rc == 0 && (wk_redis_store_new(&ro, &store, &err) != WK_OK ||
                     wk_redis_store_ping(store, &err) != WK_OK)) {
@@ -180,9 +176,7 @@ int main(void)
     }
     if (rc == 0) {
         rc |= show(cache, loader, "1"); /* PostgreSQL, then kept in both tiers */
-        rc |= show(cache, loader, "1"); /* the memory tier (or Redis: with CLIENT TRACKING
-                                           the load's own fill comes back as an invalidation
-                                           and may drop the copy first) */
+        rc |= show(cache, loader, "1"); /* the memory tier */
         wk_cache_clear_local(cache);    /* as another process would see it */
         rc |= show(cache, loader, "1"); /* Redis */
         rc |= show(cache, loader, "2"); /* a NULL age and password */

@@ -32,7 +32,8 @@ WK_API wk_status wk_redis_store_ping(wk_redis_store *s, wk_error *err)
     size_t lens[1] = {4};
     int argc[1] = {1};
     static const char *const msgs[1] = {"redis: PING answered with an error reply"};
-    return wk__redis_run_on(s, wk__redis_route(s, "", 0), 1, argc, argv, lens, msgs, false, err);
+    return wk__redis_run_on(s, wk__redis_route(s, "", 0), 1, argc, argv, lens, msgs, false, false,
+                             err);
 }
 
 /* SCAN MATCH prefix* COUNT 1000 on each master in turn (the prefix's glob characters

@@ -6,6 +6,9 @@
  * -> store command -> topology -> pool -> transport -> RESP) each command routes its key
  * (redis_cluster.c), checks a connection out, pipelines its commands on it under one
  * deadline and gives the connection back, broken when anything but an error reply failed.
+ * The cache's writes (fill, put, invalidate) take the feed's connection to the server
+ * instead while tracking is up (redis_feed.c: tracked with NOLOOP, so they are not pushed
+ * back to this process); remove, the admin calls and every read take pooled ones.
  *
  * Writes are ordered for correctness when Redis refuses them: a put or an invalidation
  * deletes the key first (DEL is allowed at maxmemory), then writes the value or tombstone,
@@ -46,12 +49,40 @@ static wk_status r_fetch(void *self, size_t n, const wk_slice *keys, wk_buf *val
     return wk__redis_fetch_each(self, n, keys, copy_value, &cc, err);
 }
 
+/* A connection for one attempt: the feed's to `v` when `lend` and it can be lent (*f set),
+ * else a pooled one; read_reply() and put_back() undo either. */
+static wk__rconn *take(wk_redis_store *s, wk__rsrv *v, bool lend, int64_t deadline,
+                       wk__rfeedc **f, wk_error *err)
+{
+    *f = lend ? wk__redis_feed_lend(s, v) : NULL;
+    return *f != NULL ? (*f)->c : wk__redis_checkout(s, v, deadline, err);
+}
+
+static wk_status read_reply(wk_redis_store *s, wk__rconn *c, wk__rfeedc *f, int64_t deadline,
+                            wk_error *err)
+{
+    return f != NULL ? wk__redis_feed_read(s, f, deadline, err)
+                     : wk__rconn_read(c, &s->cfg.lim, deadline, err);
+}
+
+static void put_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, wk__rfeedc *f, bool broken)
+{
+    if (f != NULL) {
+        if (broken) {
+            wk__redis_note_failed(s, &v->ep);
+        }
+        wk__redis_feed_return(s, f, broken);
+    } else {
+        wk__redis_give_back(s, v, c, broken);
+    }
+}
+
 /* The contract is in redis_internal.h. Every attempt takes its connection anew: a redirect
  * names another server, and the pipeline is sent again whole there (ASKING before each
  * command after -ASK). */
 wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *argc,
                            const char **argv, const size_t *lens, const char *const *msgs,
-                           bool wait, wk_error *err)
+                           bool wait, bool lend, wk_error *err)
 {
     wk__redis_maybe_refresh(s);
     int64_t deadline = wk__redis_now_ms() + s->cfg.command_ms;
@@ -61,7 +92,8 @@ wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *
     uint32_t wms = s->cfg.command_ms > 20 ? s->cfg.command_ms / 2 : 10;
     int wtl = snprintf(wt, sizeof wt, "%u", wms);
     for (int attempt = 0; attempt < 3; attempt++) {
-        wk__rconn *c = wk__redis_checkout(s, v, deadline, err);
+        wk__rfeedc *f = NULL;
+        wk__rconn *c = take(s, v, lend, deadline, &f, err);
         if (c == NULL) {
             return WK_ERR_IO;
         }
@@ -75,7 +107,7 @@ wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *
             st = wk__rconn_flush(c, deadline, err);
         }
         if (st != WK_OK) {
-            wk__redis_give_back(s, v, c, true);
+            put_back(s, v, c, f, true);
             return st;
         }
         wk_status first = WK_OK;
@@ -84,13 +116,13 @@ wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *
         for (int i = 0; i < ncmd + (wait ? 1 : 0); i++) {
             st = WK_OK;
             if (asking && i < ncmd) {
-                st = wk__rconn_read(c, &s->cfg.lim, deadline, err);
+                st = read_reply(s, c, f, deadline, err);
             }
             if (st == WK_OK) {
-                st = wk__rconn_read(c, &s->cfg.lim, deadline, err);
+                st = read_reply(s, c, f, deadline, err);
             }
             if (st != WK_OK) {
-                wk__redis_give_back(s, v, c, true);
+                put_back(s, v, c, f, true);
                 return st;
             }
             const wk__rnode *r = &c->nodes[0];
@@ -117,7 +149,7 @@ wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *
                 }
             }
         }
-        wk__redis_give_back(s, v, c, false);
+        put_back(s, v, c, f, false);
         if (kind == 0) {
             return first;
         }
@@ -131,7 +163,7 @@ wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *
  * configured with wait_replicas. */
 static wk_status run(wk_redis_store *s, const char *key, size_t key_len, int ncmd,
                      const int *argc, const char **argv, const size_t *lens,
-                     const char *const *msgs, bool wait, wk_error *err)
+                     const char *const *msgs, bool wait, bool lend, wk_error *err)
 {
     wk__redis_maybe_refresh(s);
     /* routed with the first map, not before it (the command's deadline bounds the wait) */
@@ -139,7 +171,7 @@ static wk_status run(wk_redis_store *s, const char *key, size_t key_len, int ncm
         return WK_ERR_IO;
     }
     return wk__redis_run_on(s, wk__redis_route(s, key, key_len), ncmd, argc, argv, lens, msgs,
-                  wait && s->cfg.wait_replicas > 0, err);
+                  wait && s->cfg.wait_replicas > 0, lend, err);
 }
 
 /* `store`: a fill is one SET NX (it never overwrites a newer value); a put is DEL, SET,
@@ -155,7 +187,7 @@ static wk_status r_store(void *self, const char *key, size_t key_len, const void
         size_t lens[6] = {3, key_len, val_len, 2, (size_t)tn, 2};
         int argc[1] = {6};
         static const char *const msgs[1] = {"redis: fill refused (SET NX)"};
-        return run(s, key, key_len, 1, argc, argv, lens, msgs, false, err);
+        return run(s, key, key_len, 1, argc, argv, lens, msgs, false, true, err);
     }
     /* DEL first: if Redis refuses the SET (maxmemory with noeviction) the old value is gone
      * all the same. Then SET, then PUBLISH, always (a store without a subscriber still
@@ -170,7 +202,7 @@ static wk_status r_store(void *self, const char *key, size_t key_len, const void
         "redis: put failed: DEL refused (the old value may remain)",
         "redis: put failed: SET refused (out of memory?); the old value was deleted",
         "redis: put stored but PUBLISH refused (other processes were not told)"};
-    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, err);
+    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, true, err);
 }
 
 /* `invalidate`: the value replaced by a tombstone for `tomb_ms`, so a fill racing with the
@@ -193,7 +225,7 @@ static wk_status r_invalidate(void *self, const char *key, size_t key_len, uint3
         "redis: invalidation not fenced: tombstone refused (out of memory?); the value was "
         "deleted",
         "redis: invalidation not broadcast: PUBLISH refused"};
-    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, err);
+    return run(s, key, key_len, 3, argc, argv, lens, msgs, true, true, err);
 }
 
 /* `remove`: DEL alone, no tombstone and no broadcast. */
@@ -203,7 +235,7 @@ static wk_status r_remove(void *self, const char *key, size_t key_len, wk_error 
     size_t lens[2] = {3, key_len};
     int argc[1] = {2};
     static const char *const msgs[1] = {"redis: DEL refused"};
-    return run(self, key, key_len, 1, argc, argv, lens, msgs, false, err);
+    return run(self, key, key_len, 1, argc, argv, lens, msgs, false, false, err);
 }
 
 void wk__redis_commands_bind(wk_cache_store *iface)

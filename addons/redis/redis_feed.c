@@ -19,6 +19,23 @@
  * process every write under the prefix: the volume wirekit's PUBLISH already sends for its
  * own writes. bench/cache measures the local-hit cost both ways.
  *
+ * This process's own writes must not come back: a load's fill (SET NX) pushed back as an
+ * invalidation would drop the copy the load just left (and fence the load's own keep), so
+ * every read after a miss would be a Redis round trip. Tracking is turned on with NOLOOP,
+ * which spares a connection the pushes of its own writes, and the store's fills, puts and
+ * invalidations are lent the feed's connection to their server (wk__redis_feed_lend; RESP3
+ * runs any command on a subscribed connection), so a foreign write is still pushed, own
+ * writes are not. The server keeps, per key and event-loop turn, the client that wrote it
+ * last: a foreign write after an own one in the same turn is pushed; an own write after a
+ * foreign one replaces what the foreign one wrote, and the writer's cache keeps what it
+ * wrote itself. A put's PUBLISH still reaches the subscription, so the other caches of the
+ * process that share the store hear it; on a single server or Sentinel it arrives on the
+ * lent connection before PUBLISH's reply, that is before the put keeps its copy. A write
+ * that finds no lendable connection (feed down, a redirect to a server without one) takes
+ * a pooled connection, and its echo costs a dropped copy, never a stale one. While lent,
+ * the writer reads the connection: pushes and the feed's pongs it meets are handled as the
+ * feed thread would (the callbacks then run on the writer's thread).
+ *
  * It waits with poll() on the sockets and a stop pipe, so closing the store never waits for
  * a timeout; while idle it sends PING on every connection every `heartbeat_ms` and declares
  * the feed lost when a round of pongs is not complete within the command timeout (a stalled
@@ -37,6 +54,7 @@
  */
 #include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "redis/redis_internal.h"
@@ -109,24 +127,34 @@ static bool wait_stop(wk_redis_store *s, int ms)
     return poll(&p, 1, ms) > 0;
 }
 
-/* The feed's connections: [0] subscribes to the channel (and tracks, when it can); in a
- * cluster the others track one master each. */
-typedef struct feed {
-    wk__rconn *c[WK__MAX_SRV];
-    wk__rsrv *srv[WK__MAX_SRV];
-    bool ponged[WK__MAX_SRV]; /* answered the last PING */
-    uint32_t n;
-    bool tracking; /* every connection has CLIENT TRACKING on */
-    bool subscribed;
-} feed;
-
-static void feed_close(feed *f)
+void wk__redis_feed_init(wk_redis_store *s)
 {
-    for (uint32_t i = 0; i < f->n; i++) {
-        wk__rconn_free(f->c[i]);
-        f->c[i] = NULL;
+    for (uint32_t i = 0; i < WK__MAX_SRV; i++) {
+        pthread_mutex_init(&s->feed[i].mu, NULL);
     }
-    f->n = 0;
+}
+
+void wk__redis_feed_destroy(wk_redis_store *s)
+{
+    for (uint32_t i = 0; i < WK__MAX_SRV; i++) {
+        pthread_mutex_destroy(&s->feed[i].mu);
+    }
+}
+
+/* Closes the feed's connections (each under its lock: a writer may be using one). */
+static void feed_close(wk_redis_store *s)
+{
+    uint32_t n = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        wk__rfeedc *f = &s->feed[i];
+        pthread_mutex_lock(&f->mu);
+        f->lend = false;
+        wk__rconn_free(f->c);
+        f->c = NULL;
+        f->srv = NULL;
+        pthread_mutex_unlock(&f->mu);
+    }
+    __atomic_store_n(&s->nfeed, 0, __ATOMIC_RELEASE);
 }
 
 /* Sends one command and reads its reply before `deadline`: false when the connection
@@ -143,9 +171,12 @@ static bool ask_one(wk_redis_store *s, wk__rconn *c, int argc, const char *const
     return true;
 }
 
-/* HELLO 3, then CLIENT TRACKING ON BCAST [PREFIX p]...: *on tells whether the server took
- * both (Redis < 6 refuses HELLO, an ACL may refuse CLIENT; the connection then stays RESP2,
- * with the PUBLISH path alone). False when the connection failed. */
+/* HELLO 3, then CLIENT TRACKING ON BCAST NOLOOP [PREFIX p]...: *on tells whether the server
+ * took both (Redis < 6 refuses HELLO, an ACL may refuse CLIENT; the connection then stays
+ * RESP2, with the PUBLISH path alone). NOLOOP: a write made on this very connection is not
+ * pushed back to it, which is why the store's writes are lent it (wk__redis_feed_lend): a
+ * load's fill, a put or an invalidation no longer comes back as an invalidation that drops
+ * the copy this process just left. False when the connection failed. */
 static bool start_tracking(wk_redis_store *s, wk__rconn *c, bool *on, wk_error *err)
 {
     *on = false;
@@ -161,9 +192,10 @@ static bool start_tracking(wk_redis_store *s, wk__rconn *c, bool *on, wk_error *
         c->resp3 = false;
         return true;
     }
-    const char *argv[4 + 2 * WK__TRACK_PREFIXES_MAX] = {"CLIENT", "TRACKING", "ON", "BCAST"};
-    size_t lens[4 + 2 * WK__TRACK_PREFIXES_MAX] = {6, 8, 2, 5};
-    int argc = 4;
+    const char *argv[5 + 2 * WK__TRACK_PREFIXES_MAX] = {"CLIENT", "TRACKING", "ON", "BCAST",
+                                                        "NOLOOP"};
+    size_t lens[5 + 2 * WK__TRACK_PREFIXES_MAX] = {6, 8, 2, 5, 6};
+    int argc = 5;
     for (size_t i = 0; i < s->cfg.ntrack; i++) {
         argv[argc] = "PREFIX";
         lens[argc++] = 6;
@@ -180,12 +212,11 @@ static bool start_tracking(wk_redis_store *s, wk__rconn *c, bool *on, wk_error *
 /* Opens the feed: a connection to the server in use (or, in a cluster, the next known one),
  * and with tracking one more to every other master of a cluster, each tracking; then
  * SUBSCRIBE on the first. False with the feed closed when any step failed (a refresh is
- * asked for). */
-static bool feed_open(wk_redis_store *s, feed *f, wk_error *err)
+ * asked for). No connection is lent before the feed is announced (run_feed). */
+static bool feed_open(wk_redis_store *s, wk_error *err)
 {
-    f->n = 0;
-    f->tracking = false;
-    f->subscribed = false;
+    s->feed_tracking = false;
+    s->feed_subscribed = false;
     if (s->cfg.mode != WK__MODE_SINGLE &&
         wk__redis_refresh(s, !__atomic_load_n(&s->map_known, __ATOMIC_ACQUIRE), err) != WK_OK) {
         return false;
@@ -211,22 +242,27 @@ static bool feed_open(wk_redis_store *s, feed *f, wk_error *err)
         bool on = false;
         if (c == NULL || (s->cfg.tracking && !start_tracking(s, c, &on, err))) {
             wk__rconn_free(c);
-            feed_close(f);
+            feed_close(s);
             wk__redis_want_refresh(s);
             return false;
         }
         all_track = all_track && on;
-        f->c[f->n] = c;
-        f->srv[f->n] = want[i];
-        f->ponged[f->n] = true;
-        f->n++;
+        wk__rfeedc *f = &s->feed[i];
+        pthread_mutex_lock(&f->mu);
+        f->c = c;
+        f->srv = want[i];
+        f->ponged = true;
+        f->owed = 0;
+        f->lend = false;
+        pthread_mutex_unlock(&f->mu);
+        __atomic_store_n(&s->nfeed, i + 1, __ATOMIC_RELEASE);
     }
-    f->tracking = all_track;
+    s->feed_tracking = all_track;
     const char *argv[2] = {"SUBSCRIBE", s->cfg.channel};
     size_t lens[2] = {9, s->cfg.channel_len};
-    if (wk__rconn_append(f->c[0], 2, argv, lens, err) != WK_OK ||
-        wk__rconn_flush(f->c[0], wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
-        feed_close(f);
+    if (wk__rconn_append(s->feed[0].c, 2, argv, lens, err) != WK_OK ||
+        wk__rconn_flush(s->feed[0].c, wk__redis_now_ms() + s->cfg.command_ms, err) != WK_OK) {
+        feed_close(s);
         return false;
     }
     return true;
@@ -234,23 +270,24 @@ static bool feed_open(wk_redis_store *s, feed *f, wk_error *err)
 
 /* True while the topology is the one the feed was opened on: the same master (sentinel
  * after a failover names another), the same masters of a cluster when it tracks them. */
-static bool feed_current(wk_redis_store *s, const feed *f)
+static bool feed_current(wk_redis_store *s)
 {
+    uint32_t nf = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
     if (s->cfg.mode == WK__MODE_SENTINEL) {
-        return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)] == f->srv[0];
+        return s->srv[__atomic_load_n(&s->master, __ATOMIC_ACQUIRE)] == s->feed[0].srv;
     }
     if (s->cfg.mode != WK__MODE_CLUSTER || !s->cfg.tracking) {
         return true;
     }
     wk__rsrv *now[WK__MAX_SRV];
     uint32_t n = wk__redis_masters(s, now);
-    if (n != f->n) {
+    if (n != nf) {
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
         bool found = false;
-        for (uint32_t j = 0; j < f->n && !found; j++) {
-            found = f->srv[j] == now[i];
+        for (uint32_t j = 0; j < nf && !found; j++) {
+            found = s->feed[j].srv == now[i];
         }
         if (!found) {
             return false;
@@ -285,23 +322,24 @@ static void deliver_invalidation(wk_redis_store *s, const wk__rconn *c, size_t a
     pthread_mutex_unlock(&s->wmu);
 }
 
-/* Handles one reply or push on feed connection i; false when it is not what we expect.
- * *pong is set when it answers a PING. */
-static bool handle(wk_redis_store *s, feed *f, uint32_t i, bool *pong)
+/* Handles one reply or push on feed connection i (its lock held, by the feed thread or a
+ * writer); false when it is not what we expect. A pong settles one PING owed. */
+static bool handle(wk_redis_store *s, uint32_t i)
 {
-    const wk__rconn *c = f->c[i];
+    wk__rfeedc *f = &s->feed[i];
+    const wk__rconn *c = f->c;
     const wk__rnode *r = c->nodes;
-    *pong = false;
-    if (r[0].type == '+' && wk__rnode_is(c, &r[0], "PONG")) {
-        *pong = true; /* RESP3: PING answers +PONG, subscribed or not */
+    bool pong = r[0].type == '+' && wk__rnode_is(c, &r[0], "PONG"); /* RESP3, any state */
+    if (!pong && c->nnodes >= 2 && r[0].type == '*' && r[0].n >= 1) {
+        pong = wk__rnode_is(c, &r[1], "pong"); /* RESP2, subscribed: ["pong", ""] */
+    }
+    if (pong) {
+        f->owed -= f->owed > 0;
+        f->ponged = f->owed == 0;
         return true;
     }
     if (c->nnodes < 2 || (r[0].type != '*' && r[0].type != '>') || r[0].n < 1) {
         return false;
-    }
-    if (wk__rnode_is(c, &r[1], "pong")) {
-        *pong = true; /* RESP2, subscribed: PING answers ["pong", ""] */
-        return true;
     }
     if (r[0].type == '>' && wk__rnode_is(c, &r[1], "invalidate") && r[0].n == 2 &&
         c->nnodes >= 3) {
@@ -312,7 +350,7 @@ static bool handle(wk_redis_store *s, feed *f, uint32_t i, bool *pong)
         return false;
     }
     if (i == 0 && wk__rnode_is(c, &r[1], "subscribe")) {
-        f->subscribed = true;
+        s->feed_subscribed = true;
         return true;
     }
     if (wk__rnode_is(c, &r[1], "message") && r[3].type == '$' && r[3].n >= 0) {
@@ -327,57 +365,139 @@ static bool handle(wk_redis_store *s, feed *f, uint32_t i, bool *pong)
     return true; /* other pub/sub notices are harmless */
 }
 
+/* Reads and handles what connection i holds now (buffered, or on the socket), its lock
+ * held; false when it failed or sent what the feed does not expect. */
+static bool drain(wk_redis_store *s, uint32_t i)
+{
+    wk_error err;
+    bool got = true;
+    while (got) {
+        if (wk__rconn_try_read(s->feed[i].c, &s->cfg.lim, &got, &err) != WK_OK ||
+            (got && !handle(s, i))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+wk__rfeedc *wk__redis_feed_lend(wk_redis_store *s, const wk__rsrv *v)
+{
+    if (!__atomic_load_n(&s->tracking_up, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    uint32_t n = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        wk__rfeedc *f = &s->feed[i];
+        pthread_mutex_lock(&f->mu);
+        if (f->lend && f->c != NULL && f->srv == v) {
+            return f;
+        }
+        pthread_mutex_unlock(&f->mu);
+    }
+    return NULL;
+}
+
+wk_status wk__redis_feed_read(wk_redis_store *s, wk__rfeedc *f, int64_t deadline,
+                              wk_error *err)
+{
+    uint32_t i = (uint32_t)(f - s->feed);
+    for (;;) {
+        wk_status st = wk__rconn_read(f->c, &s->cfg.lim, deadline, err);
+        if (st != WK_OK) {
+            return st;
+        }
+        const wk__rnode *r = f->c->nodes;
+        /* pushes are the feed's, and so are the pongs of PINGs sent before the writer's
+         * commands (the lock orders them); the first other reply is the writer's */
+        if (r[0].type != '>' && f->owed == 0) {
+            return WK_OK;
+        }
+        if (!handle(s, i)) {
+            return wk_error_set(err, WK_ERR_IO, 0,
+                                "redis: unexpected reply on the invalidation feed");
+        }
+    }
+}
+
+void wk__redis_feed_return(wk_redis_store *s, wk__rfeedc *f, bool broken)
+{
+    /* what came behind the writer's replies would wait in the buffer, unseen by poll() */
+    if (broken || !drain(s, (uint32_t)(f - s->feed))) {
+        f->lend = false;
+        shutdown(f->c->fd, SHUT_RDWR); /* the feed thread's next read fails: a reset */
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
 /* Sends PING on every connection of the feed. */
-static bool ping_all(wk_redis_store *s, feed *f, int64_t now, wk_error *err)
+static bool ping_all(wk_redis_store *s, int64_t now, wk_error *err)
 {
     const char *ping[1] = {"PING"};
     size_t plen[1] = {4};
-    for (uint32_t i = 0; i < f->n; i++) {
-        if (wk__rconn_append(f->c[i], 1, ping, plen, err) != WK_OK ||
-            wk__rconn_flush(f->c[i], now + s->cfg.command_ms, err) != WK_OK) {
+    uint32_t n = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        wk__rfeedc *f = &s->feed[i];
+        pthread_mutex_lock(&f->mu);
+        bool ok = wk__rconn_append(f->c, 1, ping, plen, err) == WK_OK &&
+                  wk__rconn_flush(f->c, now + s->cfg.command_ms, err) == WK_OK;
+        f->owed++;
+        f->ponged = false;
+        pthread_mutex_unlock(&f->mu);
+        if (!ok) {
             return false;
         }
-        f->ponged[i] = false;
     }
     return true;
+}
+
+/* True when every connection answered its last PING. */
+static bool all_ponged(wk_redis_store *s)
+{
+    uint32_t n = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
+    bool round = true;
+    for (uint32_t i = 0; i < n && round; i++) {
+        pthread_mutex_lock(&s->feed[i].mu);
+        round = s->feed[i].ponged;
+        pthread_mutex_unlock(&s->feed[i].mu);
+    }
+    return round;
 }
 
 /* One life of the feed: returns when it breaks (false) or the store closes (true). The feed
  * is up from the subscription's confirmation (every tracking connection was set up before
  * it) until then; each round of pongs from every connection proves everything sent before
- * that round's PING was delivered. */
-static bool run_feed(wk_redis_store *s, feed *f)
+ * that round's PING was delivered. Each connection is read under its lock, as a writer it
+ * is lent to may be reading it too. */
+static bool run_feed(wk_redis_store *s)
 {
-    wk_error err;
+    uint32_t n = __atomic_load_n(&s->nfeed, __ATOMIC_ACQUIRE);
     int64_t ping_sent = wk__redis_now_ms();
     int64_t last_round = ping_sent; /* every connection answered (or: the feed opened) */
     int64_t last_ping = ping_sent;
     bool announced = false;
+    wk_error err;
     for (;;) {
-        for (uint32_t i = 0; i < f->n; i++) {
-            bool got = true;
-            while (got) {
-                bool pong = false;
-                if (wk__rconn_try_read(f->c[i], &s->cfg.lim, &got, &err) != WK_OK) {
-                    return false;
-                }
-                if (got && !handle(s, f, i, &pong)) {
-                    return false;
-                }
-                if (got && i == 0 && f->subscribed && !announced) {
-                    announced = true;
-                    __atomic_store_n(&s->tracking_up, f->tracking, __ATOMIC_RELEASE);
-                    last_round = wk__redis_now_ms();
-                    set_fresh(s, ping_sent);
-                    set_feed(s, true);
-                }
-                f->ponged[i] = f->ponged[i] || pong;
+        for (uint32_t i = 0; i < n; i++) {
+            pthread_mutex_lock(&s->feed[i].mu);
+            bool ok = drain(s, i);
+            pthread_mutex_unlock(&s->feed[i].mu);
+            if (!ok) {
+                return false;
             }
         }
-        bool round = f->subscribed;
-        for (uint32_t i = 0; i < f->n && round; i++) {
-            round = f->ponged[i];
+        if (s->feed_subscribed && !announced) {
+            announced = true;
+            __atomic_store_n(&s->tracking_up, s->feed_tracking, __ATOMIC_RELEASE);
+            for (uint32_t i = 0; i < n && s->feed_tracking; i++) {
+                pthread_mutex_lock(&s->feed[i].mu);
+                s->feed[i].lend = true;
+                pthread_mutex_unlock(&s->feed[i].mu);
+            }
+            last_round = wk__redis_now_ms();
+            set_fresh(s, ping_sent);
+            set_feed(s, true);
         }
+        bool round = s->feed_subscribed && all_ponged(s);
         int64_t now = wk__redis_now_ms();
         if (round && last_round < ping_sent) {
             last_round = now;
@@ -386,8 +506,8 @@ static bool run_feed(wk_redis_store *s, feed *f)
         if (now - last_round > (int64_t)s->cfg.heartbeat_ms + s->cfg.command_ms) {
             return false; /* no pong (or no subscribe confirmation) in time */
         }
-        if (f->subscribed && round && now - last_ping >= (int64_t)s->cfg.heartbeat_ms) {
-            if (!feed_current(s, f) || !ping_all(s, f, now, &err)) {
+        if (s->feed_subscribed && round && now - last_ping >= (int64_t)s->cfg.heartbeat_ms) {
+            if (!feed_current(s) || !ping_all(s, now, &err)) {
                 return false; /* a new master: open the feed on it (a reset) */
             }
             last_ping = now;
@@ -395,22 +515,22 @@ static bool run_feed(wk_redis_store *s, feed *f)
             continue;
         }
         struct pollfd p[WK__MAX_SRV + 1];
-        for (uint32_t i = 0; i < f->n; i++) {
-            p[i].fd = f->c[i]->fd;
+        for (uint32_t i = 0; i < n; i++) {
+            p[i].fd = s->feed[i].c->fd; /* the feed thread alone closes or replaces it */
             p[i].events = POLLIN;
             p[i].revents = 0;
         }
-        p[f->n].fd = s->stop_pipe[0];
-        p[f->n].events = POLLIN;
-        p[f->n].revents = 0;
+        p[n].fd = s->stop_pipe[0];
+        p[n].events = POLLIN;
+        p[n].revents = 0;
         int64_t wait = (int64_t)s->cfg.heartbeat_ms - (now - last_ping);
         if (wait < 10) {
             wait = 10;
         }
-        if (poll(p, f->n + 1, (int)wait) < 0) {
+        if (poll(p, n + 1, (int)wait) < 0) {
             continue;
         }
-        if ((p[f->n].revents & POLLIN) != 0) {
+        if ((p[n].revents & POLLIN) != 0) {
             return true;
         }
     }
@@ -419,14 +539,12 @@ static bool run_feed(wk_redis_store *s, feed *f)
 void *wk__redis_feed_main(void *arg)
 {
     wk_redis_store *s = arg;
-    feed f;
-    memset(&f, 0, sizeof f);
     for (;;) {
         wk_error err;
-        if (feed_open(s, &f, &err)) {
-            bool stop = run_feed(s, &f);
-            feed_close(&f);
+        if (feed_open(s, &err)) {
+            bool stop = run_feed(s);
             __atomic_store_n(&s->tracking_up, false, __ATOMIC_RELEASE);
+            feed_close(s);
             set_feed(s, false);
             if (stop) {
                 return NULL;

@@ -243,6 +243,21 @@ void wk__keyset_free(wk__keyset *k);
 #define WK__MAX_SRV 64u
 #define WK__SLOTS 16384u
 
+/** One connection of the invalidation feed ([0] subscribes; in a cluster one per master).
+ *  While tracking is on with NOLOOP the store's writes to `srv` go through it (lent), so
+ *  the server never echoes this process's own writes back to it. `mu` makes one thread at a
+ *  time its user: the feed thread reading it or a writer running its commands; whoever reads
+ *  hands the pushes and pongs it meets to the feed (wk__redis_feed_read). */
+typedef struct wk__rfeedc {
+    pthread_mutex_t mu;
+    wk__rconn *c;       /* NULL while the feed is closed */
+    struct wk__rsrv *srv;
+    bool lend;          /* writes to srv may use c (tracking with NOLOOP, feed announced) */
+    bool ponged;        /* answered the last PING */
+    unsigned owed;      /* PINGs sent whose +PONG was not read yet (they come before any
+                           writer's replies) */
+} wk__rfeedc;
+
 /** One server and its connection pool. */
 typedef struct wk__rsrv {
     wk__rendpoint ep;
@@ -271,6 +286,10 @@ struct wk_redis_store {
     pthread_mutex_t refresh_mu; /* one refresh at a time */
     /* redis_feed.c: the subscriber and its watchers */
     uint32_t feed_rr;         /* cluster: which server the subscriber tries next */
+    wk__rfeedc feed[WK__MAX_SRV]; /* the feed's connections, feed[0, nfeed) */
+    uint32_t nfeed;           /* atomic */
+    bool feed_tracking;       /* every feed connection has tracking on (feed thread only) */
+    bool feed_subscribed;     /* feed[0]'s SUBSCRIBE was confirmed (under feed[0].mu) */
     pthread_t thread;
     bool thread_started;
     int stop_pipe[2];
@@ -356,6 +375,22 @@ int wk__redis_redirect(wk_redis_store *s, const wk__rconn *c, const wk__rnode *r
 void *wk__redis_feed_main(void *arg);
 /** Registers or unregisters a watcher (the wk_cache_store `watch` entry). */
 void wk__redis_watch(void *self, const wk_cache_watch *w, bool enable);
+/** Initialises and destroys the feed connections' mutexes (the store's new and free). */
+void wk__redis_feed_init(wk_redis_store *s);
+void wk__redis_feed_destroy(wk_redis_store *s);
+/** The feed's connection to `v`, locked, when a write may go through it (tracking with
+ *  NOLOOP is up on it), else NULL: the write takes a pool connection instead (and its
+ *  change comes back as an invalidation, which only drops a copy). */
+wk__rfeedc *wk__redis_feed_lend(wk_redis_store *s, const wk__rsrv *v);
+/** Reads the writer's next reply on a lent connection before `deadline`, handing the
+ *  pushes (invalidations, messages) and the feed's pongs met before it to the feed.
+ *  Failures as wk__rconn_read. */
+wk_status wk__redis_feed_read(wk_redis_store *s, wk__rfeedc *f, int64_t deadline,
+                              wk_error *err);
+/** Ends a lend: what arrived behind the writer's replies is handed to the feed, then the
+ *  connection is unlocked; with `broken` (or when that fails) it is shut down, so the feed
+ *  thread sees it fail and reopens the feed (a reset). */
+void wk__redis_feed_return(wk_redis_store *s, wk__rfeedc *f, bool broken);
 
 /* ---- 4 commands ---- */
 
@@ -365,12 +400,13 @@ wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
 
 /** redis_commands.c: runs `ncmd` pipelined commands on `v`, following MOVED and ASK
  *  redirects (twice at most; the commands are idempotent, so a pipeline redirected part-way
- *  is sent again whole). msgs[i] describes command i's error reply; with `wait`, a WAIT for
+ *  is sent again whole); with `lend` (the cache's writes) on the feed's connection to the
+ *  server when it can be lent (wk__redis_feed_lend), else on a pooled one. msgs[i] describes command i's error reply; with `wait`, a WAIT for
  *  wait_replicas follows and fewer acknowledgements is a failure. Returns the first failure;
  *  every reply is read so the connection stays usable. */
 wk_status wk__redis_run_on(wk_redis_store *s, wk__rsrv *v, int ncmd, const int *argc,
                            const char **argv, const size_t *lens, const char *const *msgs,
-                           bool wait, wk_error *err);
+                           bool wait, bool lend, wk_error *err);
 /** redis_commands.c: sets the command entries of `iface` (fetch, fetch_each, store,
  *  invalidate, remove); the store sets `watch` and `self`. */
 void wk__redis_commands_bind(wk_cache_store *iface);

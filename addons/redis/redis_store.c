@@ -37,6 +37,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     pthread_mutex_init(&s->topo_mu, NULL);
     pthread_mutex_init(&s->refresh_mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
+    wk__redis_feed_init(s);
     s->stop_pipe[0] = s->stop_pipe[1] = -1;
     s->refresh_after_ms = INT64_MAX;
     wk_status st = wk__redis_config_parse(&s->cfg, opts, s->alloc, err);
@@ -120,5 +121,6 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     pthread_mutex_destroy(&s->topo_mu);
     pthread_mutex_destroy(&s->refresh_mu);
     pthread_mutex_destroy(&s->wmu);
+    wk__redis_feed_destroy(s);
     wk_free(s->alloc, s, sizeof *s);
 }

@@ -8,21 +8,31 @@
  *
  * wirekit opens its own sockets (hiredis 0.14, Debian 12's, has no TLS, and was used for
  * nothing but the connect): a non-blocking connect() polled until `connect_ms`, so an
- * unanswered SYN costs the deadline and not the kernel's minutes. Name resolution
- * (getaddrinfo) is the one step that cannot be bounded: it runs before the clock starts, as
- * it did with hiredis. A failed connect is reported by cause (refused, timed out, no such
- * socket, name not resolved, unreachable) as a static message.
+ * unanswered SYN costs the deadline and not the kernel's minutes. Name resolution runs
+ * within the same deadline: an address literal is parsed at once, a name is looked up by
+ * glibc's getaddrinfo_a() on its own thread while the caller waits in gai_suspend() at most
+ * until the deadline (a resolver that stalls, as an unreachable DNS server does for its 5 s
+ * per attempt, would otherwise hold the connect, and the command behind it, unbounded). A
+ * failed connect is reported by cause (refused, timed out, no such socket, name not
+ * resolved, name not resolved in time, unreachable) as a static message; the host is named
+ * by wk_redis_store_failed_server().
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getaddrinfo_a, gai_suspend */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "redis/redis_internal.h"
@@ -89,17 +99,106 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t len, i
     }
 }
 
-/* TCP: every address the name resolves to, in order, until one answers; -1 with *cause. */
-static int connect_tcp(const wk__rendpoint *ep, int64_t deadline, const char **cause)
+/* One asynchronous look-up and what it reads. Shared by the caller and glibc's completion
+ * notice (a thread glibc starts when the look-up ends); the last of the two to let go frees
+ * it, so a caller past its deadline returns at once and the look-up, which glibc cannot
+ * always cancel, finishes into memory still alive. From libc's malloc, not the store's
+ * allocator: the notice may run after the store (and its allocator) are gone. */
+typedef struct lookup {
+    struct gaicb cb;
+    struct addrinfo hints;
+    char host[256];
+    char port[8];
+    int refs; /* atomic */
+} lookup;
+
+static void lookup_unref(lookup *l)
+{
+    if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        if (l->cb.ar_result != NULL) {
+            freeaddrinfo(l->cb.ar_result);
+        }
+        free(l);
+    }
+}
+
+/* glibc's completion notice (SIGEV_THREAD). */
+static void lookup_done(union sigval v)
+{
+    lookup_unref(v.sival_ptr);
+}
+
+/* The addresses of `host` (a literal at once, a name before `deadline`) in *res; NULL with
+ * *cause when it does not resolve or not in time. */
+static struct addrinfo *resolve(const char *host, const char *port, int64_t deadline,
+                                const char **cause)
 {
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
+    int r = getaddrinfo(host, port, &hints, &res);
+    if (r == 0 && res != NULL) {
+        return res;
+    }
+    *cause = "redis: cannot connect: host name not resolved";
+    if (r != EAI_NONAME) {
+        return NULL;
+    }
+    lookup *l = malloc(sizeof *l);
+    if (l == NULL) {
+        *cause = "redis: cannot connect: out of memory resolving the host name";
+        return NULL;
+    }
+    memset(l, 0, sizeof *l);
+    snprintf(l->host, sizeof l->host, "%s", host);
+    snprintf(l->port, sizeof l->port, "%s", port);
+    l->hints.ai_family = AF_UNSPEC;
+    l->hints.ai_socktype = SOCK_STREAM;
+    l->cb.ar_name = l->host;
+    l->cb.ar_service = l->port;
+    l->cb.ar_request = &l->hints;
+    l->refs = 2;
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD;
+    ev.sigev_notify_function = lookup_done;
+    ev.sigev_value.sival_ptr = l;
+    struct gaicb *list[1] = {&l->cb};
+    if (getaddrinfo_a(GAI_NOWAIT, list, 1, &ev) != 0) {
+        free(l); /* not queued: no notice will come */
+        *cause = "redis: cannot connect: cannot start resolving the host name";
+        return NULL;
+    }
+    for (;;) {
+        int e = gai_error(&l->cb);
+        if (e != EAI_INPROGRESS) {
+            if (e == 0 && l->cb.ar_result != NULL) {
+                res = l->cb.ar_result; /* ours now: the notice frees only what is left */
+                l->cb.ar_result = NULL;
+            }
+            lookup_unref(l);
+            return res;
+        }
+        int64_t left = deadline - wk__redis_now_ms();
+        if (left <= 0) {
+            lookup_unref(l); /* the look-up goes on; its notice frees it */
+            *cause = "redis: cannot connect: host name not resolved within connect_timeout_ms";
+            return NULL;
+        }
+        struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+        (void)gai_suspend((const struct gaicb *const *)list, 1, &ts);
+    }
+}
+
+/* TCP: every address the name resolves to, in order, until one answers; -1 with *cause. */
+static int connect_tcp(const wk__rendpoint *ep, int64_t deadline, const char **cause)
+{
     char port[8];
     snprintf(port, sizeof port, "%d", ep->port);
-    if (getaddrinfo(ep->host, port, &hints, &res) != 0 || res == NULL) {
-        *cause = "redis: cannot connect: host name not resolved";
+    struct addrinfo *res = resolve(ep->host, port, deadline, cause);
+    if (res == NULL) {
         return -1;
     }
     int fd = -1, e = ECONNREFUSED;

@@ -14,6 +14,8 @@
  *   local hit, tracking  local hits of a cache on a Redis store whose feed has CLIENT
  *                   TRACKING (BCAST on the namespace) against one whose feed hears PUBLISH
  *                   alone, interleaved; the ratio after the table (target within 5%).
+ *   redis put, tracking  wk_cache_put through the feed's connection (tracking: own writes
+ *                   lent it, so they are not pushed back) against a pooled one (no_tracking).
  *   redis get/put, tls vs tcp  wk_cache_get (local tier off) and wk_cache_put against the
  *                   same server's TLS port (WK_REDIS_TLS_URL, CA in WK_REDIS_TLS_CA, both
  *                   set by scripts/servers.sh) and its plain port, interleaved.
@@ -419,8 +421,8 @@ static bool open_pair(const char *url, const char *ca, bool feed, bool tracking,
     return !feed || wk_redis_store_feed_up(*store);
 }
 
-/* Reads every key until the local tier holds them all (a load's own fill is a write that
- * tracking broadcasts back, so the copies that stay are the next reads', from Redis). */
+/* Reads every key until the local tier holds them all (one pass once the feed is up: a
+ * load's own fill is not pushed back). */
 static bool warm_local(bctx *b)
 {
     for (int pass = 0; pass < 20; pass++) {
@@ -496,6 +498,25 @@ static void tracking_tls_cases(wk_bench *b, const bctx *ids)
         if (fon > 0 && foff > 0 && !wk_bench_callgrind(b)) {
             wk_bench_say(b, "local hit: tracking on / off = %.3f (target within 0.95-1.05)",
                          fon / foff);
+        }
+        /* what not echoing own writes costs a put: with tracking it runs on the feed's
+         * connection (locked for its round trip; the writer reads its own replies), without
+         * on a pooled one */
+        static const char *const pname = "redis put, tracking";
+        uint64_t np = wk_bench_quick(b) ? 2000 : 20000;
+        wk_bench_spec puts[] = {
+            {pname, "pooled connection", redis_put, &off, np, 72,
+             "wk_cache_put, feed with PUBLISH alone (no_tracking): a pooled connection", 0},
+            {pname, "feed connection", redis_put, &on, np, 72,
+             "wk_cache_put with tracking: lent the feed's connection (NOLOOP)", 0},
+        };
+        wk_bench_add(b, &puts[0]);
+        wk_bench_add(b, &puts[1]);
+        wk_bench_flush(b);
+        double pon = wk_bench_figure(b, pname, "feed connection");
+        double poff = wk_bench_figure(b, pname, "pooled connection");
+        if (pon > 0 && poff > 0 && !wk_bench_callgrind(b)) {
+            wk_bench_say(b, "redis put: feed connection / pooled = %.3f", pon / poff);
         }
     }
     wk_cache_free(on.c);

@@ -70,7 +70,9 @@ typedef struct wk_cache_entry wk_cache_entry;
 #define WK_CACHE_TOMBSTONE_MARK "\xc1T" /**< recently invalidated: do not refill */
 #define WK_CACHE_MARK_LEN 2u /**< length of both marks */
 
-/** Callbacks a store invokes (from its own thread) when it delivers invalidations. */
+/** Callbacks a store invokes when it delivers invalidations: from its own thread, or from
+ *  a thread inside one of its calls (the Redis store hands on what it reads while a write
+ *  uses the feed's connection), never with a lock of the cache held by that thread. */
 typedef struct wk_cache_watch {
     /** Another process (or this one) invalidated `key`. */
     void (*invalidated)(void *ctx, const char *key, size_t key_len);

@@ -7,7 +7,9 @@
  * carries invalidated keys to every process. Every command has one deadline,
  * `command_timeout_ms` from its start, covering the wait for a pooled connection, sending and
  * reading the whole reply (a server that dribbles a reply byte by byte cannot hold a caller
- * longer); a new connection adds at most `connect_timeout_ms`. Replies are capped
+ * longer); a new connection adds at most `connect_timeout_ms`, host name resolution
+ * included (a DNS server that does not answer costs that deadline, not the resolver's
+ * retries). Replies are capped
  * (`max_reply_bytes`, `max_reply_elements`): the cap is checked on the length headers, before
  * anything is allocated, and a reply over it fails with WK_ERR_LIMIT. After a failure the
  * store fails fast (WK_ERR_IO, no network round trip) for `retry_ms`, then tries again, so a
@@ -30,8 +32,11 @@
  * program in another language) drops every process's local copy, not only wirekit's
  * PUBLISH. In a Cluster the feed holds one such connection per master (a node reports only
  * its own keys) and counts as up only while every one of them is; a change of masters resets
- * it. Without tracking (no_tracking, or a server that refuses HELLO 3 or CLIENT TRACKING)
- * the feed hears wirekit's PUBLISH alone.
+ * it. The feed's connections track with NOLOOP and the store's own writes (a load's fill, a
+ * put, an invalidation) go through them, so this process is not told of its own writes: the
+ * copy a load or a put leaves stays (a put's PUBLISH still reaches the other caches of the
+ * process). Without tracking (no_tracking, or a server that refuses HELLO 3 or CLIENT
+ * TRACKING) the feed hears wirekit's PUBLISH alone.
  *
  * TLS: a rediss:// URL or `tls` makes every TCP connection TLS, with the server's certificate
  * checked against the CA given (or the system's) and the host name, unless the caller opts

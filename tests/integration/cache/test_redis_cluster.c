@@ -909,8 +909,9 @@ static wk_status one_load(void *ctx, const wk_schema *s, const char *id, size_t 
     return WK_OK;
 }
 
-/* Reads `id` until the memory tier keeps it (the load's own fill is a write the servers
- * broadcast too; the copy that stays is the next read's, from Redis). */
+/* Reads `id` until the memory tier keeps it (one read, unless the load's fill found no
+ * lendable feed connection, after a move to a master the feed was not opened on yet: its
+ * echo drops the copy, and the copy that stays is the next read's, from Redis). */
 static bool hold_local(wk_cache *c, const char *id)
 {
     for (int i = 0; i < 100; i++) {

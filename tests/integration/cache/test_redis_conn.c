@@ -4,10 +4,18 @@
  * no password where one is required, a unix socket with ?db=N, a client name, AUTH and SELECT
  * repeated after the server drops every connection, the invalidation feed behind AUTH, and the
  * causes of failures named in the message (refused, timed out). URL forms that must be refused
- * are checked without a server. Skipped (77) without redis-server.
+ * are checked without a server. Skipped (77) without redis-server. Name resolution against
+ * a DNS server that never answers runs in a child in its own network and mount namespaces
+ * (skipped where unshare is not allowed).
  */
+#define _GNU_SOURCE /* unshare */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -316,4 +324,103 @@ WK_TEST(unix_socket_db_name_and_reconnect_repeat_auth_select)
     wk_redis_store_free(s);
     wk_buf_free(&out);
     redis_server_stop(&srv);
+}
+
+/* A ping of redis://HOST:6379 with a 300 ms connect deadline: its status, message and
+ * duration, and the server wk_redis_store_failed_server names. */
+static wk_status ping_host(const char *host, wk_error *err, int64_t *ms, char *failed,
+                           size_t cap)
+{
+    char url[128];
+    snprintf(url, sizeof url, "redis://%s:6379", host);
+    wk_redis_opts o = {0};
+    o.url = url;
+    o.connect_timeout_ms = 300;
+    o.command_timeout_ms = 300;
+    o.no_subscribe = true;
+    wk_redis_store *s = NULL;
+    wk_status st = wk_redis_store_new(&o, &s, err);
+    if (st != WK_OK) {
+        return st;
+    }
+    int64_t t0 = rs_now_ms();
+    st = wk_redis_store_ping(s, err);
+    *ms = rs_now_ms() - t0;
+    wk_redis_store_failed_server(s, failed, cap);
+    wk_redis_store_free(s);
+    return st;
+}
+
+/* The child's half of the test below, in its own namespaces: loopback up, /etc/resolv.conf
+ * naming 127.0.0.1 (bind-mounted over, privately), first with nothing there (the query is
+ * refused: a quick "not resolved"), then with a UDP socket on port 53 that never answers
+ * (glibc would wait 5 s per attempt, twice). */
+static void resolve_in_namespace(const char *dir)
+{
+    int sk = socket(AF_INET, SOCK_DGRAM, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    CHECK(sk >= 0 && ioctl(sk, SIOCGIFFLAGS, &ifr) == 0);
+    ifr.ifr_flags |= IFF_UP;
+    CHECK(ioctl(sk, SIOCSIFFLAGS, &ifr) == 0);
+    close(sk);
+    char conf[300];
+    snprintf(conf, sizeof conf, "%s/resolv.conf", dir);
+    FILE *f = fopen(conf, "w");
+    CHECK(f != NULL);
+    fputs("nameserver 127.0.0.1\noptions timeout:5 attempts:2\n", f);
+    CHECK(fclose(f) == 0);
+    CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+    CHECK(mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL) == 0);
+
+    wk_error err;
+    int64_t ms = 0;
+    char failed[300];
+    CHECK_STATUS(ping_host("wk-unknown.invalid", &err, &ms, failed, sizeof failed), WK_ERR_IO);
+    CHECK_MSG(msg_has(&err, "host name not resolved"), "unknown name: %s", err.msg);
+    CHECK_STR(failed, "wk-unknown.invalid:6379");
+
+    int dns = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(53);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(dns >= 0 && bind(dns, (const struct sockaddr *)&a, sizeof a) == 0);
+    CHECK_STATUS(ping_host("wk-stall.invalid", &err, &ms, failed, sizeof failed), WK_ERR_IO);
+    printf("# a DNS server that never answers: the connect failed after %lld ms "
+           "(connect_timeout_ms 300)\n", (long long)ms);
+    CHECK_MSG(msg_has(&err, "not resolved within connect_timeout_ms"), "stall: %s", err.msg);
+    CHECK_STR(failed, "wk-stall.invalid:6379");
+    CHECK_MSG(ms < 3000, "resolving took %lld ms against a 300 ms deadline", (long long)ms);
+    close(dns);
+    umount("/etc/resolv.conf");
+}
+
+WK_TEST(a_resolver_that_never_answers_is_bounded_by_the_connect_deadline)
+{
+    char dir[] = "/tmp/wk-resolv-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS | CLONE_NEWNET) != 0) {
+            _exit(77);
+        }
+        resolve_in_namespace(dir);
+        fflush(stdout);
+        _exit(wk__test_failed() ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    char conf[300];
+    snprintf(conf, sizeof conf, "%s/resolv.conf", dir);
+    unlink(conf);
+    rmdir(dir);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        SKIP("unshare(CLONE_NEWNS | CLONE_NEWNET) not allowed here");
+    }
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's checks failed");
 }

@@ -106,9 +106,9 @@ static int get_age(wk_cache *c, const char *id, db *d)
     return age;
 }
 
-/* Reads `id` until the memory tier keeps it: the load's own fill (SET NX) is a write the
- * server broadcasts too, which drops the copy the load left, so the copy that stays is the
- * next read's, from Redis (a read writes nothing). */
+/* Reads `id` until the memory tier keeps it: one read once the feed lends its connection to
+ * the load's fill (tracking_a_load_and_its_fill_keep_the_local_copy), more while a write
+ * still takes a pooled connection (its echo drops the copy the load left). */
 static bool hold(wk_cache *c, const char *id, db *d)
 {
     for (int i = 0; i < 100; i++) {
@@ -193,6 +193,114 @@ WK_TEST(tracking_drops_local_copies_on_redis_cli_del_set_expire_flushdb)
                "p99 %lld us, max %lld us (%d rounds)\n",
                names[op], (long long)delays[ROUNDS / 2], (long long)delays[ROUNDS * 99 / 100],
                (long long)delays[ROUNDS - 1], ROUNDS);
+    }
+    rig_close(&g);
+    redis_server_stop(&srv);
+}
+
+/* One command from a plain client of the server (a connection of its own, as redis-cli's). */
+static bool foreign(const redis_server *srv, const char *verb, const char *key)
+{
+    const char *argv[3] = {verb, key, "x"};
+    char out[64];
+    return rs_cmd(srv->port, out, sizeof out, strcmp(verb, "SET") == 0 ? 3 : 2, argv, NULL) &&
+           out[0] != '-';
+}
+
+/* Waits until everything the server pushed before now has been handled: a foreign SET of a
+ * key this process holds (the barrier's own id), then until that copy is gone. The server
+ * pushes in the order it ran the writes, so any echo of an earlier write of this process
+ * was handled before the barrier's push. */
+static bool barrier(rig *g, const redis_server *srv, db *d)
+{
+    char key[128];
+    key_of("barrier", key, sizeof key);
+    if (!hold(g->cache, "barrier", d) || !foreign(srv, "SET", key)) {
+        return false;
+    }
+    bool gone = time_to_drop(g->cache, "barrier", now_us(), 5000) >= 0;
+    return foreign(srv, "DEL", key) && gone;
+}
+
+/* The self-echo: with tracking, the SET NX a load fills Redis with (and a put's DEL and SET)
+ * used to come back as an invalidation that dropped the copy the process had just left, so
+ * the next read was a Redis round trip. The feed's connection tracks with NOLOOP and the
+ * store's writes go through it: the copy stays, the next read is a local hit. */
+WK_TEST(tracking_a_load_and_its_fill_keep_the_local_copy)
+{
+    redis_server srv;
+    memset(&srv, 0, sizeof srv);
+    if (!redis_server_start(&srv)) {
+        SKIP("cannot start redis-server");
+    }
+    rig g;
+    CHECK(rig_open(&g, srv.url, true));
+    CHECK(wk_redis_store_tracking(g.store));
+    db d;
+    memset(&d, 0, sizeof d);
+    atomic_store(&d.version[5], 41);
+    CHECK(barrier(&g, &srv, &d)); /* the barrier's own copy is held before the load */
+    wk_cache_stats before, after;
+    wk_cache_get_stats(g.cache, &before);
+    CHECK_EQ(get_age(g.cache, "5", &d), 41); /* local miss, shared miss, load, fill */
+    CHECK(barrier(&g, &srv, &d));
+    CHECK_MSG(held(g.cache, "5"), "the load's own fill dropped the copy it left");
+    CHECK_EQ(get_age(g.cache, "5", &d), 41);
+    wk_cache_get_stats(g.cache, &after);
+    CHECK_EQ(after.loads - before.loads, 2); /* "5" and the barrier's second hold */
+    CHECK_EQ(after.shared_hits - before.shared_hits, 0); /* no second read of "5" from Redis */
+    char key[128], out[128];
+    key_of("5", key, sizeof key);
+    const char *exists[2] = {"EXISTS", key};
+    CHECK(rs_cmd(srv.port, out, sizeof out, 2, exists, NULL));
+    CHECK_MSG(strcmp(out, ":1") == 0, "the fill reached Redis: %s", out);
+    /* a put keeps its copy too: its DEL and SET are not pushed back, and its PUBLISH comes
+     * back on the same connection before the put returns (the other caches of this process
+     * hear the put by it), so the copy the put leaves is the last word */
+    seed_user u;
+    memset(&u, 0, sizeof u);
+    u.username = "6";
+    u.age = 60;
+    u.enabled = true;
+    CHECK_OK(wk_cache_put(g.cache, &seed_user_schema, "6", 1, &u, 0, NULL));
+    CHECK(barrier(&g, &srv, &d));
+    CHECK_MSG(held(g.cache, "6"), "the put's own writes dropped the copy it left");
+    wk_cache_get_stats(g.cache, &before);
+    CHECK_EQ(get_age(g.cache, "6", &d), 60);
+    wk_cache_get_stats(g.cache, &after);
+    CHECK_EQ(after.local_hits - before.local_hits, 1);
+    rig_close(&g);
+    redis_server_stop(&srv);
+}
+
+/* ...and the freshness rule holds: a foreign write right after this process's own fill (or
+ * its put) is still pushed, and drops the copy within the bound. */
+WK_TEST(tracking_a_foreign_write_right_after_an_own_fill_still_drops_the_copy)
+{
+    redis_server srv;
+    memset(&srv, 0, sizeof srv);
+    if (!redis_server_start(&srv)) {
+        SKIP("cannot start redis-server");
+    }
+    rig g;
+    CHECK(rig_open(&g, srv.url, true));
+    CHECK(wk_redis_store_tracking(g.store));
+    db d;
+    memset(&d, 0, sizeof d);
+    static const char *const ops[2] = {"SET %s foreign", "DEL %s"};
+    for (int r = 0; r < 4; r++) {
+        char id[16], key[128], cmd[192];
+        snprintf(id, sizeof id, "%d", 8 + r);
+        key_of(id, key, sizeof key);
+        CHECK(foreign(&srv, "DEL", key));
+        CHECK(barrier(&g, &srv, &d)); /* the DEL's push handled */
+        CHECK(get_age(g.cache, id, &d) >= 0); /* the load, then its fill */
+        snprintf(cmd, sizeof cmd, ops[r % 2], key);
+        CHECK(rs_sh(NULL, 0, "redis-cli -p %d %s", srv.port, cmd));
+        int64_t acked = now_us();
+        CHECK_MSG(time_to_drop(g.cache, id, acked, 2000) >= 0,
+                  "round %d: a foreign %s right after the fill was not heard", r,
+                  r % 2 ? "DEL" : "SET");
     }
     rig_close(&g);
     redis_server_stop(&srv);

@@ -35,7 +35,9 @@ static int run(int argc, char **argv)
                    "                (default: share/wirekit/bench, then the source tree's\n"
                    "                node_modules/simdjson/jsonexamples)\n"
                    "  --svg FILE    write an SVG bar chart of every measurement\n"
-                   "  --chart DIR   write one SVG bar chart per suite, DIR/<suite>.svg\n"
+                   "  --chart DIR   write one SVG bar chart per suite, DIR/<suite>.svg (time\n"
+                   "                per operation; for the service suite, requests per second\n"
+                   "                and p99 latency per implementation)\n"
                    "  --callgrind   count instructions per operation under valgrind instead of "
                    "timing\n\n"
                    "Exit status: 0 success, 1 a failure, 2 usage error.\n");

@@ -5,7 +5,8 @@
  * take too. Input is read a chunk at a time and fed to it; each complete top-level value is
  * converted whole into the output buffer, and the output is flushed before the next read that
  * would block, so a pipe's values come out as they come in. Memory is bounded by the largest
- * single value (at most --max-value), never by the total size. JSON input may hold several
+ * single value (at most --max-value; JSON to MessagePack: its bytes and its output, a tree
+ * only for a value of up to 1 MiB), never by the total size. JSON input may hold several
  * whitespace-separated values (JSON Lines); each becomes one MessagePack value, and each
  * MessagePack value becomes one line of JSON. A bad value, or one the output format cannot
  * hold, leaves no half of it in the output and is named at its input offset.
@@ -36,7 +37,8 @@ static int usage(void)
            "                     built or written) and print how many values it holds\n"
            "  --pretty           indent JSON output (2 spaces)\n"
            "  --max-value=BYTES  largest value held in memory (default 256 MiB; K, M, G\n"
-           "                     suffixes); JSON to JSON holds one string or number at a time\n"
+           "                     suffixes); JSON to JSON holds one string or number at a\n"
+           "                     time, JSON to MessagePack one value's bytes and its output\n"
            "  --progress         show a progress line on stderr (bytes, MB/s, percent, ETA)\n"
            "  --no-progress      never show it (by default it is shown for regular files\n"
            "                     larger than 64 MB when stderr is a terminal and the output\n"

@@ -678,6 +678,7 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
     uint64_t rec = 0;
     size_t pos = 0;
     size_t clean = 0; /* jsonl: bytes of pend[pos..] known to hold no newline */
+    size_t tried = 0; /* msgpack: bytes of pend[pos..] a decode found cut short */
     bool eof = false;
     while (rc == WK_EXIT_OK) {
         /* the next record in pend[pos..) */
@@ -706,13 +707,17 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
                 }
                 st = wk_json_decode_value(p, n, &ro, &arena, &v, NULL, &err);
             }
-        } else if (left > 0) {
+        } else if (left > 0 && (eof || left >= 2 * tried || pend.len > pend.max - WK_CLI_CHUNK)) {
+            /* a cut record is decoded again once its bytes have doubled (or the input ended,
+             * or one more chunk might not fit): each try reads what came before, so trying
+             * at every chunk cost quadratic time in a long record; this is linear */
             st = wk_mp_decode_value(p, left, &ro, &arena, &v, &used, &err);
             if (st == WK_ERR_TRAILING) {
                 st = WK_OK; /* more records follow: used is this one's size */
             }
             if (st == WK_ERR_TRUNCATED && !eof) {
                 st = WK_ERR_AGAIN;
+                tried = left;
             }
         }
         if (st == WK_ERR_AGAIN) {
@@ -752,6 +757,7 @@ static int copy_in_run(const char *dsn, bool msgpack, const wk_pq_limits *lim,
         }
         rc = copy_in_record(&c, table, v, rec);
         pos += used;
+        tried = 0;
     }
     wk_cli_input_close(&in);
     uint64_t rows = 0;

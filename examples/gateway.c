@@ -4,8 +4,9 @@
  * through the entity cache: the memory tier, then Redis, then PostgreSQL on a miss.
  *
  * The parts: a wk_pq_pool (connections shared by the service's threads, reconnected when
- * they die), a wk_pq_loader (the cache's loader: runs the SELECT with the id as $1 and
- * decodes the row into the struct; no row is cached as "not found"), and a wk_cache with
+ * they die), a wk_pq_loader (the cache's loader: runs the SELECT the schema implies over the
+ * table, the id as $1, and decodes the row into the struct; no row is cached as "not
+ * found"), and a wk_cache with
  * Redis as its shared tier. The output shows each answer as JSON and as the MessagePack the
  * cache stores (read back as JSON): the numbers in metadata stay numbers in both, whichever
  * tier answered, and a NULL age stays null.
@@ -139,12 +140,11 @@ int main(void)
              table);
     rc |= run(pool, sql);
 
-    /* The loader: the statement, its id parameter, the struct its row becomes. */
-    snprintf(sql, sizeof sql,
-             "SELECT username, password, age, enabled, metadata FROM %s WHERE id = $1", table);
+    /* The loader: the struct a row becomes, and the table it is read from by its "id" (the
+     * statement is the one the schema implies: SELECT "username", ... WHERE id = $1). */
     wk_pq_loader_opts lo = {0};
     lo.pool = pool;
-    lo.sql = sql;
+    lo.table = table;
     lo.schema = &user_schema;
     wk_pq_loader *loader = NULL;
     rc |= wk_pq_loader_new(&lo, &loader, &err) != WK_OK;

@@ -58,18 +58,35 @@ WK_API wk_status wk_pq_loader_new(const wk_pq_loader_opts *opts, wk_pq_loader **
 {
     (void)loader_signature_check;
     *out = NULL;
-    if (opts == NULL || opts->pool == NULL || opts->sql == NULL || opts->schema == NULL) {
-        return wk__pg_fail(err, WK_ERR_ARG, 0, "a loader needs a pool, a statement and a schema");
+    if (opts == NULL || opts->pool == NULL || opts->schema == NULL ||
+        (opts->sql == NULL && opts->table == NULL)) {
+        return wk__pg_fail(err, WK_ERR_ARG, 0,
+                           "a loader needs a pool, a statement (or a table) and a schema");
     }
+    /* without a statement, the one the schema implies (wk_pq_struct_sql), built here once */
+    wk_buf built;
+    wk_buf_init(&built, NULL, 0);
+    if (opts->sql == NULL) {
+        wk_status st = wk_pq_struct_sql(opts->schema, opts->table,
+                                        opts->key != NULL ? opts->key : "id", WK_PQ_SQL_SELECT,
+                                        &built, err);
+        if (st != WK_OK) {
+            wk_buf_free(&built);
+            return st;
+        }
+    }
+    const char *text = opts->sql != NULL ? opts->sql : (const char *)built.data;
     wk_pq_loader *l = calloc(1, sizeof *l);
-    size_t n = strlen(opts->sql) + 1;
+    size_t n = strlen(text) + 1;
     char *sql = malloc(n);
     if (l == NULL || sql == NULL) {
         free(l);
         free(sql);
+        wk_buf_free(&built);
         return wk__pg_fail(err, WK_ERR_NOMEM, 0, "out of memory for the loader");
     }
-    memcpy(sql, opts->sql, n);
+    memcpy(sql, text, n);
+    wk_buf_free(&built);
     l->pool = opts->pool;
     l->sql = sql;
     l->schema = opts->schema;

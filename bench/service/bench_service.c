@@ -13,9 +13,13 @@
  * ns per request at the measured throughput (1e9 / requests per second, the median run), with
  * wrk's p50 and p99 latency of that run; any non-2xx answer fails the suite.
  *
- * The two cores are not partitioned: wrk (one thread), the server (two threads:
- * libmicrohttpd's pool of 2, Go's GOMAXPROCS 2), PostgreSQL and Redis all share both under
- * the kernel's scheduler, the same way for both impls.
+ * The two cores are not partitioned: wrk (one thread), the server, PostgreSQL and Redis all
+ * share both under the kernel's scheduler, the same way for both impls. Each server keeps as
+ * many requests in flight as its design lets it: Go runs a goroutine per connection on
+ * GOMAXPROCS 2 (32 in flight, redigo opening a Redis connection per concurrent request);
+ * the C service blocks a thread per miss, so it runs libmicrohttpd's pool of 16 threads and
+ * 16 Redis connections (at most 16 misses in flight; a hit never blocks). Both use 4
+ * PostgreSQL connections (pgx's default, wirekit-pq's), which only a Redis miss reaches.
  */
 #include <signal.h>
 #include <stdlib.h>

@@ -502,6 +502,103 @@ static size_t case_rows(const wk_bench_row *rows, size_t n, const wk_bench_row *
     return k;
 }
 
+/* A round top for a linear scale: 1, 2 or 5 times a power of ten, at least `mx`. */
+static double round_top(double mx)
+{
+    if (mx <= 0) {
+        return 1;
+    }
+    double p = pow(10, floor(log10(mx)));
+    return mx <= p ? p : mx <= 2 * p ? 2 * p : mx <= 5 * p ? 5 * p : 10 * p;
+}
+
+/* True when the case of `first` holds request rows (wk_bench_record_requests: a p99). */
+static bool request_case(const wk_bench_row *rows, size_t n, const wk_bench_row *first)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (same_case(&rows[i], first) && rows[i].p99_ns > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The rows of a request case (a service under load), two bars each on linear scales of their
+ * own: requests per second of the median run (longer is better; the whisker from the slowest
+ * to the fastest run; the peer's label says how many times wirekit's throughput is), then
+ * that run's p99 latency (shorter is better). The first is the row's measurement (class
+ * "bar"), the second its latency ("p99"). Returns the y below the last row. */
+static int svg_request_rows(FILE *out, const wk_bench_row *rows, size_t n,
+                            const wk_bench_row *first, int y)
+{
+    double rps_top = 0, p99_top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (same_case(&rows[i], first) && rows[i].ns > 0) {
+            double fastest = rows[i].ns_min > 0 ? rows[i].ns_min : rows[i].ns;
+            rps_top = 1e9 / fastest > rps_top ? 1e9 / fastest : rps_top;
+            p99_top = rows[i].p99_ns > p99_top ? rows[i].p99_ns : p99_top;
+        }
+    }
+    scale rs = {false, 0, round_top(rps_top)}, ps = {false, 0, round_top(p99_top)};
+    for (size_t j = 0; j < n; j++) {
+        const wk_bench_row *r = &rows[j];
+        if (!same_case(r, first) || r->ns <= 0) {
+            continue;
+        }
+        wk_bench_row_kind kind = wk_bench_kind(r);
+        bool wk = kind == WK_BENCH_ROW_BASELINE;
+        const char *fill = wk ? "#e8590c" : kind == WK_BENCH_ROW_INFO ? "#c9ced6" : "#5c7cfa";
+        const char *pale = wk ? "#f4b183" : "#b6c4fd";
+        const wk_bench_row *base = wk_bench_baseline(rows, n, r);
+        char rate[48], fig[96], lat[48];
+        wk_bench_fmt_count(rate, sizeof rate, 1e9 / r->ns);
+        if (kind == WK_BENCH_ROW_PEER && base != NULL && base->ns > 0) {
+            char ratio[32];
+            fmt_ratio(ratio, sizeof ratio, r->ns / base->ns);
+            snprintf(fig, sizeof fig, "%s req/s  (wirekit %s)", rate, ratio);
+        } else {
+            snprintf(fig, sizeof fig, "%s req/s", rate);
+        }
+        wk_bench_fmt_time(lat, sizeof lat, r->p99_ns);
+        for (int bar = 0; bar < 2; bar++) {
+            double x = bar == 0 ? scale_x(&rs, 1e9 / r->ns) : scale_x(&ps, r->p99_ns);
+            fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>", SVG_X0 - 8,
+                    y + 11, wk ? " font-weight=\"bold\"" : "");
+            xml_text(out, r->impl);
+            fprintf(out, "%s</text>\n<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+                         "height=\"%d\" fill=\"%s\"><title>",
+                    bar == 0 ? " req/s" : " p99", bar == 0 ? "bar" : "p99", SVG_X0, y,
+                    x - SVG_X0 < 1 ? 1 : x - SVG_X0, SVG_BAR_H, bar == 0 ? fill : pale);
+            xml_text(out, r->impl);
+            fputs(": ", out);
+            xml_text(out, bar == 0 ? fig : lat);
+            if (r->note != NULL) {
+                fputs(" (", out);
+                xml_text(out, r->note);
+                fputs(")", out);
+            }
+            fputs("</title></rect>\n", out);
+            double lx = x + 6;
+            if (bar == 0 && r->reps > 1 && r->ns_max > r->ns_min && r->ns_min > 0) {
+                double x1 = scale_x(&rs, 1e9 / r->ns_max), x2 = scale_x(&rs, 1e9 / r->ns_min);
+                fprintf(out, "<line class=\"spread\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                             "y2=\"%d\" stroke=\"#222222\" stroke-width=\"1.2\"/>\n",
+                        x1, x2, y + SVG_BAR_H / 2, y + SVG_BAR_H / 2);
+                lx = x2 + 6 > lx ? x2 + 6 : lx;
+            }
+            fprintf(out, "<text x=\"%.1f\" y=\"%d\"%s>", lx, y + 11,
+                    wk ? " font-weight=\"bold\"" : "");
+            if (bar == 1) {
+                fputs("p99 ", out);
+            }
+            xml_text(out, bar == 0 ? fig : lat);
+            fputs("</text>\n", out);
+            y += SVG_ROW_H;
+        }
+    }
+    return y;
+}
+
 int wk_bench_write_svg(FILE *out, const wk_bench_row *rows, size_t n, const char *title,
                        const char *caption)
 {
@@ -521,7 +618,8 @@ int wk_bench_write_svg(FILE *out, const wk_bench_row *rows, size_t n, const char
             seen = same_case(&rows[j], &rows[i]);
         }
         if (!seen) {
-            height += 24 + (int)case_rows(rows, n, &rows[i]) * SVG_ROW_H + 30;
+            int k = (int)case_rows(rows, n, &rows[i]) * (request_case(rows, n, &rows[i]) ? 2 : 1);
+            height += 24 + k * SVG_ROW_H + 30;
         }
     }
     height += 20 + 16 * (ncap + 1);
@@ -534,10 +632,14 @@ int wk_bench_write_svg(FILE *out, const wk_bench_row *rows, size_t n, const char
     fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
     fprintf(out, "<text x=\"16\" y=\"28\" font-size=\"17\" font-weight=\"bold\">");
     xml_text(out, title);
+    bool requests = n > 0 && request_case(rows, n, &rows[0]);
     fprintf(out, "</text>\n<text x=\"16\" y=\"46\" fill=\"#555555\">%s</text>\n",
-            instr ? "instructions per operation (callgrind); shorter is better"
-                  : "median time per operation, whisker from fastest to slowest repetition; "
-                    "shorter is faster");
+            instr      ? "instructions per operation (callgrind); shorter is better"
+            : requests ? "requests per second of the median run, whisker from slowest to "
+                         "fastest run (longer is better); that run's p99 latency (shorter is "
+                         "better)"
+                       : "median time per operation, whisker from fastest to slowest repetition; "
+                         "shorter is faster");
     int y = 56;
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
@@ -553,9 +655,18 @@ int wk_bench_write_svg(FILE *out, const wk_bench_row *rows, size_t n, const char
                      "font-weight=\"bold\">",
                 y - 6);
         xml_text(out, rows[i].case_name);
+        bool req = !instr && request_case(rows, n, &rows[i]);
         fprintf(out, "</text>\n<text x=\"%d\" y=\"%d\" fill=\"#777777\" "
                      "text-anchor=\"end\">%s</text>\n",
-                SVG_W - 16, y - 6, sc.log ? "log scale" : "linear scale");
+                SVG_W - 16, y - 6,
+                req ? "linear scales, one for req/s and one for p99" : sc.log ? "log scale"
+                                                                               : "linear scale");
+        if (req) {
+            y = svg_request_rows(out, rows, n, &rows[i], y);
+            fputs("</g>\n", out);
+            y += 30;
+            continue;
+        }
         int top = y;
         /* Like-for-like rows first, informative ones after, as in the table. */
         for (int pass = 0; pass < 2; pass++) {

@@ -6,7 +6,9 @@
  * runs the real program (argv[1]) on the mediatype suite with --quick and checks its --json
  * lines, its chart and its piped table (no progress escapes when stderr is not a terminal).
  *
- * usage: bench_report_test WIREKIT_BENCH WORK_DIR
+ * usage: bench_report_test WIREKIT_BENCH WORK_DIR [FLAGS]
+ * FLAGS: the build type's C flags of the tree (CMAKE_C_FLAGS_<TYPE>), which the header's
+ * "flags:" line must show (not the Release flags whatever the tree).
  */
 #include <expat.h>
 #include <stdlib.h>
@@ -277,7 +279,7 @@ static void test_json_lines_keep_the_schema(void)
 
 typedef struct svg_count {
     int depth, max_depth;
-    size_t bars, svg_roots;
+    size_t bars, p99s, svg_roots;
     bool root_is_svg;
 } svg_count;
 
@@ -293,6 +295,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     if (strcmp(name, "http://www.w3.org/2000/svg|rect") == 0) {
         for (size_t i = 0; attrs[i] != NULL; i += 2) {
             c->bars += strcmp(attrs[i], "class") == 0 && strcmp(attrs[i + 1], "bar") == 0;
+            c->p99s += strcmp(attrs[i], "class") == 0 && strcmp(attrs[i + 1], "p99") == 0;
         }
     }
 }
@@ -303,10 +306,11 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
     ((svg_count *)ud)->depth--;
 }
 
-/* Parses an SVG document; returns its number of bars, or -1 if it is not well-formed. */
-static long parse_svg(const char *text, size_t len)
+/* Parses an SVG document; returns its number of bars (its p99 bars in *p99s when not NULL),
+ * or -1 if it is not well-formed. */
+static long parse_svg_p99(const char *text, size_t len, size_t *p99s)
 {
-    svg_count c = {0, 0, 0, 0, false};
+    svg_count c = {0, 0, 0, 0, 0, false};
     XML_Parser p = XML_ParserCreateNS("UTF-8", '|');
     XML_SetUserData(p, &c);
     XML_SetElementHandler(p, on_start, on_end);
@@ -316,7 +320,15 @@ static long parse_svg(const char *text, size_t len)
                 (unsigned long)XML_GetCurrentLineNumber(p), XML_ErrorString(XML_GetErrorCode(p)));
     }
     XML_ParserFree(p);
+    if (p99s != NULL) {
+        *p99s = c.p99s;
+    }
     return ok && c.root_is_svg && c.svg_roots == 1 ? (long)c.bars : -1;
+}
+
+static long parse_svg(const char *text, size_t len)
+{
+    return parse_svg_p99(text, len, NULL);
 }
 
 static void test_svg_is_well_formed_with_a_bar_per_row(void)
@@ -339,6 +351,40 @@ static void test_svg_is_well_formed_with_a_bar_per_row(void)
     free(text);
 }
 
+/* A service suite's rows (wk_bench_record_requests): each case's chart shows requests per
+ * second and p99 for both impls, not time per request alone. */
+static void test_svg_of_requests_shows_throughput_and_p99(void)
+{
+    wk_bench_row rows[4];
+    memset(rows, 0, sizeof rows);
+    const char *cases[] = {"hot json", "cold json"};
+    for (size_t i = 0; i < 4; i++) {
+        wk_bench_row *r = &rows[i];
+        r->suite = "service";
+        r->case_name = cases[i / 2];
+        r->impl = i % 2 == 0 ? "wirekit" : "go";
+        r->ns = i % 2 == 0 ? 1e9 / 57300.0 : 1e9 / 31558.0; /* 57.3 k and 31.6 k req/s */
+        r->ns_min = r->ns * 0.9;
+        r->ns_max = r->ns * 1.1;
+        r->reps = 3;
+        r->allocs = -1;
+        r->p50_ns = 1e6;
+        r->p99_ns = i % 2 == 0 ? 3.70e6 : 6.14e6;
+    }
+    char *text = NULL;
+    size_t len = 0, p99s = 0;
+    FILE *m = open_memstream(&text, &len);
+    CHECK(wk_bench_write_svg(m, rows, 4, "service", "caption") == 0, "SVG written");
+    fclose(m);
+    long bars = parse_svg_p99(text, len, &p99s);
+    CHECK(bars == 4 && p99s == 4, "one throughput and one p99 bar per row: %ld, %zu", bars, p99s);
+    CHECK(strstr(text, "57.3 k req/s") != NULL && strstr(text, "31.6 k req/s  (wirekit 1.82x)"),
+          "throughput labels, the peer's with wirekit's ratio");
+    CHECK(strstr(text, "p99 3.70 ms") != NULL && strstr(text, "p99 6.14 ms") != NULL,
+          "p99 labels");
+    free(text);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -357,7 +403,7 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static void test_real_run(const char *bench, const char *dir)
+static void test_real_run(const char *bench, const char *dir, const char *flags)
 {
     mkdir(dir, 0777);
     char cmd[4096];
@@ -393,6 +439,13 @@ static void test_real_run(const char *bench, const char *dir)
     CHECK(table != NULL && strstr(table, "Summary:") != NULL, "the table run ends with a summary");
     if (table != NULL) {
         check_width(table, "real table");
+        char shown[256] = "";
+        const char *line = strstr(table, "flags:");
+        if (line != NULL) {
+            snprintf(shown, sizeof shown, "%.*s", (int)strcspn(line, "|\n"), line);
+        }
+        CHECK(flags == NULL || strstr(shown, flags) != NULL,
+              "the header's flags are the tree's (%s): %s", flags != NULL ? flags : "", shown);
     }
     CHECK(err != NULL && strchr(err, '\033') == NULL, "no progress on a stderr that is a file");
     free(table);
@@ -441,8 +494,9 @@ int main(int argc, char **argv)
     test_table_ratios_only_between_implementations();
     test_json_lines_keep_the_schema();
     test_svg_is_well_formed_with_a_bar_per_row();
-    if (argc == 3) {
-        test_real_run(argv[1], argv[2]);
+    test_svg_of_requests_shows_throughput_and_p99();
+    if (argc >= 3) {
+        test_real_run(argv[1], argv[2], argc > 3 && argv[3][0] != '\0' ? argv[3] : NULL);
     }
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -285,6 +285,10 @@ WK_API wk_status wk_cache_invalidate(wk_cache *c, const wk_schema *s, const char
 /** Drops every local entry (the shared tier is untouched). */
 WK_API void wk_cache_clear_local(wk_cache *c);
 
+/** The serializer the cache encodes its entries with (wk_cache_config.serializer, or
+ *  wk_serializer_msgpack() by default): the format of wk_cache_entry_bytes(). */
+WK_API const wk_serializer *wk_cache_serializer(const wk_cache *c);
+
 /* ---- references --------------------------------------------------------------------------- */
 
 /** The decoded object (a `T *` for the schema's struct, or `wk_value *`). Immutable; valid

@@ -88,6 +88,14 @@ typedef struct wk_format {
     wk_status (*unpacker_next_events)(void *u, const wk_sink *sink, uint64_t *at);
     /** Takes out the next value as a tree in `arena` (as wk_mp_unpacker_next_value). */
     wk_status (*unpacker_next_value)(void *u, wk_arena *arena, wk_value **out);
+    /** As unpacker_next_value, but a value longer than `tree_max` bytes, or whose tree
+     *  `arena` cannot hold, is handed out as its checked bytes instead (`*out` NULL,
+     *  `*data`/`*len`/`*offset` set: see wk_json_unpacker_next_value_or_bytes). Needed by a
+     *  row without WK_FORMAT_COUNTS (its big values stream to a writer that needs counts);
+     *  NULL in a row with them. */
+    wk_status (*unpacker_next_value_or_bytes)(void *u, wk_arena *arena, size_t tree_max,
+                                              wk_value **out, const uint8_t **data,
+                                              size_t *len, uint64_t *offset);
     /** Fills `err` with the latched error; `line`/`col` get its position (0 without lines). */
     wk_status (*unpacker_error)(const void *u, wk_error *err, uint64_t *line, uint64_t *col);
     /** Stream offset of the next byte not yet handed out. */
@@ -244,7 +252,10 @@ WK_API void wk_unpacker_free(wk_unpacker *u);
  * Converts a stream from one format to another a value at a time: fed chunks (or a whole
  * buffer), it appends each top-level value's output to `out` whole or not at all. A pair
  * whose input gives no container counts and whose output needs them (JSON to MessagePack)
- * goes through each value's tree; every other pair goes through events, which for JSON input
+ * goes through each value's tree, and a value longer than 1 MiB through the events of its
+ * bytes once they are complete, the writer back-patching its headers (so a big value costs
+ * its input and its output, not a tree of about 17 times its size); every other pair goes through
+ * events, which for JSON input
  * are written as they are read (the output of a value cut by a chunk end is partly in `out`
  * until the value completes: see wk_converter_done). Safe to zero. Fields are private.
  */
@@ -253,6 +264,8 @@ typedef struct wk_converter {
     wk_writer out;   /**< the output's writer */
     wk_sink sink;    /**< the writer's sink */
     wk_arena arena;  /**< one value's tree (tree path) */
+    wk_read_opts ropts; /**< the input's reading options (internal) */
+    size_t tree_max; /**< tree path: longer values stream through events (internal) */
     wk_buf *buf;     /**< where the output goes */
     size_t done;     /**< bytes of `buf` that end complete values */
     bool tree;       /**< values go through trees */

@@ -615,9 +615,10 @@ WK_API wk_status wk_json_encode_value(const wk_value *v, const wk_json_write_opt
 /**
  * Converts JSON to MessagePack: wk_convert between the table's rows (wirekit/format.h), the
  * path `wirekit convert` takes, which builds each top-level value's tree (fused parser) and
- * encodes it, so memory is one value's tree at a time (plus the output). Integers that fit
- * int64/uint64 become MessagePack integers in their shortest form, other numbers float64
- * (raw-number mode: strings). With WK_JSON_READ_MULTI in `opts` every top-level value
+ * encodes it, and streams a value longer than 1 MiB through its events instead, so memory
+ * is one small value's tree or one big value's bytes at a time (plus the output). Integers
+ * that fit int64/uint64 become MessagePack integers in their shortest form, other numbers
+ * float64 (raw-number mode: strings). With WK_JSON_READ_MULTI in `opts` every top-level value
  * (JSON Lines or whitespace-separated) becomes one MessagePack value in sequence. Appends to
  * `out`, complete values only (on an error, the values before the bad one). Returns WK_OK or
  * the reader's or writer's status; `err` offsets are into the input for reader errors and

@@ -51,6 +51,8 @@ typedef struct wk_mp_frame {
     uint64_t seen;     /**< elements written so far (keys and values count separately) */
     uint64_t declared; /**< elements declared (2n for maps), UINT64_MAX when unknown */
     uint8_t is_map; /**< the container is a map */
+    uint8_t wide;   /**< a header inside was left in the widest form, for the outermost
+                         container's close to shorten (internal) */
 } wk_mp_frame;
 
 #define WK_MP_WRITER_INLINE_FRAMES 8 /**< containers the event sink tracks without allocating */
@@ -135,11 +137,11 @@ WK__MP_HOT void wk_mp_writer_init(wk_mp_writer *w, wk_buf *out)
 
 /**
  * Makes `sink` write events to `w` as MessagePack. Containers with a known count get their
- * header at once; WK_COUNT_UNKNOWN containers reserve five bytes that are rewritten to the
- * shortest header when WK_EV_END arrives (the contents move down, so the cost is one move of
- * each unknown-size container's bytes). WK_EV_RAWNUM is written as a str. A known count that
- * does not match the elements given, an END with nothing open, or an odd number of map
- * elements latch WK_ERR_STATE. Nesting is limited to 65536 open containers (WK_ERR_DEPTH).
+ * header at once; WK_COUNT_UNKNOWN containers reserve five bytes, and the output ends with
+ * the shortest header of each once the outermost container closes (until then a large one's
+ * header may stand in its widest form; the cost is linear in the value's bytes).
+ * WK_EV_RAWNUM is written as a str. A known count that does not match the elements given, an
+ * END with nothing open, or an odd number of map elements latch WK_ERR_STATE. Nesting is limited to 65536 open containers (WK_ERR_DEPTH).
  * The sink lives as long as `w`.
  */
 WK_API void wk_mp_writer_sink(wk_mp_writer *w, wk_sink *sink);

@@ -365,6 +365,25 @@ WK_API wk_status wk_pq_struct_params(const wk_schema *schema, const void *obj,
                                      const char *const *fields, size_t n, wk_pq_param *out,
                                      wk_arena *arena, wk_schema_error *err);
 
+/* wk_pq_struct_sql statements */
+#define WK_PQ_SQL_SELECT 0u /**< `SELECT "f1", ... FROM table WHERE key = $1` */
+#define WK_PQ_SQL_UPSERT 1u /**< `INSERT INTO table (key, "f1", ...) VALUES ($1, $2, ...) ON
+                                 CONFLICT (key) DO UPDATE SET "f1" = $2, ...` */
+
+/**
+ * Appends to `out` (NUL-terminated; the NUL is not counted in out->len) the statement `what`
+ * implies for struct schema `s` over `table` with primary key column `key`: the columns are
+ * the schema's fields in order, as quoted identifiers (a field's wire name is its column
+ * name, as the row -> struct plan matches them), $1 is the key, and an upsert's $2... are
+ * the fields in order, which wk_pq_struct_params(s, obj, NULL, s->nfields, ...) fills.
+ * `table` and `key` are SQL text as written in a statement (`users`, `app.users`,
+ * `"Users"`), not quoted here: never pass a request's bytes. Returns WK_OK, WK_ERR_ARG (no
+ * table or key, a value schema or no fields, another `what`), the buffer's status (`out`
+ * unchanged).
+ */
+WK_API wk_status wk_pq_struct_sql(const wk_schema *s, const char *table, const char *key,
+                                  unsigned what, wk_buf *out, wk_error *err);
+
 /* ---- binary COPY ---------------------------------------------------------------------- */
 
 /**
@@ -902,6 +921,19 @@ typedef struct wk_pq_pool_stats {
 /** Fills `*out` with the pool's counters (one consistent snapshot). Thread-safe. */
 WK_API void wk_pq_pool_get_stats(wk_pq_pool *p, wk_pq_pool_stats *out);
 
+/**
+ * Writes `obj` (a struct of schema `s`) as the row whose `key` column is `id[0..id_len)`
+ * (sent as text, read as the column's type): the WK_PQ_SQL_UPSERT statement of
+ * wk_pq_struct_sql with the struct's fields as parameters (wk_pq_struct_params), run on a
+ * connection of `p` taken for the call (the pool's acquire timeout). `table` and `key` as for
+ * wk_pq_struct_sql. Returns WK_OK, wk_pq_struct_sql's and wk_pq_struct_params's statuses
+ * (err->path is not kept), wk_pq_pool_acquire's and wk_pq_exec's (WK_ERR_SERVER with the
+ * server's message, WK_ERR_CONNECT, WK_ERR_IO). Thread-safe.
+ */
+WK_API wk_status wk_pq_pool_upsert(wk_pq_pool *p, const char *table, const char *key,
+                                   const char *id, size_t id_len, const wk_schema *s,
+                                   const void *obj, wk_error *err);
+
 /** Copies the message of the pool's last failed connect (libpq's or the server's; "" when
  *  none failed) into buf[0..cap) (NUL-terminated, cut to fit) and returns its full length.
  *  Thread-safe. */
@@ -918,7 +950,8 @@ typedef struct wk_pq_loader_opts {
     const char *sql;             /**< one query whose $1 is the entity's id, returning at most
                                       one row ("SELECT ... FROM users WHERE id = $1"); copied.
                                       It must be safe to run twice (a read): see
-                                      wk_pq_loader_load */
+                                      wk_pq_loader_load. NULL: the WK_PQ_SQL_SELECT statement
+                                      of wk_pq_struct_sql over `table` and `key` */
     const wk_schema *schema;     /**< the struct a row decodes into, columns matched to
                                       fields by name as wk_pq_struct_plan_new matches them
                                       (must outlive the loader) */
@@ -927,10 +960,14 @@ typedef struct wk_pq_loader_opts {
                                       type the statement gives $1 */
     unsigned struct_flags;       /**< WK_PQ_STRUCT_* for the row -> struct plan */
     uint32_t acquire_timeout_ms; /**< the wait for a pooled connection; 0: the pool's */
-    void *reserved[4];           /**< zero; room to grow without breaking the ABI */
+    const char *table;           /**< with `sql` NULL: the table the schema's fields are read
+                                      from (SQL text, see wk_pq_struct_sql) */
+    const char *key;             /**< with `sql` NULL: its primary key column: "id" when NULL */
+    void *reserved[2];           /**< zero; room to grow without breaking the ABI */
 } wk_pq_loader_opts;
 
-/** Creates a loader. Returns WK_OK, WK_ERR_ARG (no pool, statement or schema),
+/** Creates a loader. Returns WK_OK, WK_ERR_ARG (no pool or schema, neither a statement nor
+ *  a table, or a schema wk_pq_struct_sql cannot make a statement of),
  *  WK_ERR_NOMEM. Nothing is sent until the first load. */
 WK_API wk_status wk_pq_loader_new(const wk_pq_loader_opts *opts, wk_pq_loader **out,
                                   wk_error *err);

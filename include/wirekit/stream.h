@@ -173,6 +173,7 @@ typedef struct wk_json_unpacker {
     uint64_t err_col;    /**< byte column of the latched error */
     size_t typical;      /**< running estimate of value sizes (decides the first try) */
     wk_status try_status; /**< status of the last tree parse attempt (internal) */
+    size_t tree_max;     /**< the longest value a take gives a tree (internal) */
     bool nl_try;         /**< trees: parse the gathered bytes up to the next newline first */
     size_t leftover;     /**< a value handed out from the buffer ended this far into it, and
                               the bytes after it came from an earlier chunk (internal) */
@@ -222,6 +223,20 @@ WK_API wk_status wk_json_unpacker_next(wk_json_unpacker *u, const uint8_t **data
  */
 WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *arena,
                                              wk_value **out);
+
+/**
+ * As wk_json_unpacker_next_value, except that a value longer than `tree_max` bytes, or whose
+ * tree `arena` cannot hold (its cap is reached or its allocator fails), is no error and gets
+ * no tree: it is handed out as its bytes, checked as wk_json_unpacker_next checks them
+ * (`*out` NULL; `*data`, `*len` valid until the next call or feed). Otherwise `*out` is the
+ * tree and `*data`, `*len` its bytes. `*offset` (may be NULL) gets the value's stream offset.
+ * The parse of a longer value stops at `tree_max` bytes, so a caller that streams big values
+ * through events (the converter) holds no tree larger than about 32 times `tree_max`.
+ */
+WK_API wk_status wk_json_unpacker_next_value_or_bytes(wk_json_unpacker *u, wk_arena *arena,
+                                                      size_t tree_max, wk_value **out,
+                                                      const uint8_t **data, size_t *len,
+                                                      uint64_t *offset);
 
 /**
  * Sends the events of the next value to `sink`, reading straight from the chunks: a value

@@ -17,6 +17,7 @@
 #include "msgpack.h"
 #include "pg.h"
 #include "schema.h"
+#include "serve.h"
 #include "text.h"
 #include "utf8.h"
 #include "value.h"

@@ -330,6 +330,12 @@ WK_API void wk_cache_free(wk_cache *c)
     wk_free(alloc, c, sizeof *c);
 }
 
+/* Public (wirekit/cache.h). */
+WK_API const wk_serializer *wk_cache_serializer(const wk_cache *c)
+{
+    return c->ser;
+}
+
 /* Public: drops every local copy; the shared tier is untouched. */
 WK_API void wk_cache_clear_local(wk_cache *c)
 {

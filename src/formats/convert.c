@@ -6,12 +6,21 @@
  *
  * The path is chosen once per stream from the rows' flags: an input without container counts
  * going to an output that needs them (JSON to MessagePack) goes through each value's tree,
- * whose counts are known once it is built, so the writer never back-patches headers; every
- * other pair streams events from the unpacker into the writer's sink.
+ * whose counts are known once it is built; a value longer than TREE_MAX (its tree takes about
+ * 17 bytes per `1,` of input: the tree is what made one big document cost 17 times its size)
+ * comes out of the unpacker as its checked bytes instead and is streamed by a reader into the
+ * writer's sink, which back-patches the headers in one linear pass when the value closes
+ * (the MessagePack sink's compaction), so its memory is its input and its output. Every other
+ * pair streams events from the unpacker into the writer's sink.
  */
 #include <string.h>
 
 #include "wirekit/format.h"
+
+/* The longest value converted through its tree (tree path); a longer one streams through
+ * events. Trees are faster for the values they fit, the bound keeps a tree below about
+ * 32 MiB, and a longer value's parse stops here, so what the failed try costs is bounded. */
+#define TREE_MAX ((size_t)1 << 20)
 
 /* Writer statuses that say the value cannot be held by the output format (the input's
  * fault, placed in the input); every other writer status is the output's (a full buffer). */
@@ -31,10 +40,14 @@ WK_API void wk_converter_init(wk_converter *c, const wk_format *from, const wk_f
     wk_unpacker_init(&c->in, from, ropts, max_buffer);
     wk_writer_init(&c->out, to, out, wopts);
     wk_writer_sink(&c->out, &c->sink);
-    wk_arena_init(&c->arena, ropts != NULL ? ropts->alloc : NULL, 0);
     c->buf = out;
     c->done = out->len;
     c->tree = (from->flags & WK_FORMAT_COUNTS) == 0 && (to->flags & WK_FORMAT_COUNTS) != 0;
+    if (ropts != NULL) {
+        c->ropts = *ropts;
+    }
+    c->tree_max = TREE_MAX;
+    wk_arena_init(&c->arena, c->ropts.alloc, 0);
     c->cursor = (to->flags & WK_FORMAT_WRITER_CURSOR) != 0;
     c->live = true;
 }
@@ -73,7 +86,7 @@ static wk_status fail(wk_converter *c, wk_status st, uint64_t at, bool wrote)
          * refused tree is placed at the value's end. */
         wk_error_set(&c->err, we.code, (size_t)(wrote ? wk_unpacker_offset(&c->in) : at),
                      we.msg);
-    } else {
+    } else if (c->err.code == WK_OK) { /* else the reader's, latched by stream_bytes */
         wk_unpacker_error(&c->in, &c->err, &c->line, &c->col);
         if (c->err.code == WK_OK) {
             wk_error_set(&c->err, st, (size_t)wk_unpacker_offset(&c->in), NULL);
@@ -87,6 +100,25 @@ static wk_status fail(wk_converter *c, wk_status st, uint64_t at, bool wrote)
         c->buf->len = c->done; /* no half value in the output */
     }
     return c->err.code;
+}
+
+/* A value too big for a tree, as its bytes data[0..len) at input offset `off` (checked by the
+ * unpacker): a reader sends its events to the writer's sink. Returns the status; a failure
+ * of the reader (out of memory for a long string's unescaped copy) is latched here, at its
+ * input offset. */
+static wk_status stream_bytes(wk_converter *c, const uint8_t *data, size_t len, uint64_t off)
+{
+    wk_reader r;
+    wk_reader_init(&r, c->in.fmt, data, len, &c->ropts);
+    wk_source src;
+    wk_reader_source(&r, &src);
+    wk_error e = {WK_OK, 0, NULL};
+    wk_status st = wk_transcode(&src, &c->sink, &e);
+    if (st != WK_OK && src.error(src.self, &e) != WK_OK) {
+        wk_error_set(&c->err, e.code, (size_t)(off + e.offset), e.msg);
+    }
+    wk_reader_free(&r);
+    return st;
 }
 
 /* The per-value step calls the rows' functions directly (one indirect call per value each
@@ -109,11 +141,16 @@ WK_API wk_status wk_converter_next(wk_converter *c)
     uint64_t at = 0;
     if (c->tree) {
         wk_value *v = NULL;
+        const uint8_t *data = NULL;
+        size_t len = 0;
+        uint64_t off = 0;
         wk_arena_reset(&c->arena);
-        st = from->unpacker_next_value(&c->in.u, &c->arena, &v);
+        st = from->unpacker_next_value_or_bytes(&c->in.u, &c->arena, c->tree_max, &v, &data,
+                                                &len, &off);
         if (st == WK_OK) {
             wrote = true;
-            st = c->out.fmt->writer_value(&c->out.w, v);
+            st = v != NULL ? c->out.fmt->writer_value(&c->out.w, v)
+                           : stream_bytes(c, data, len, off);
         }
     } else {
         st = from->unpacker_next_events(&c->in.u, &c->sink, &at);

@@ -94,6 +94,13 @@ static wk_status js_unpacker_next_value(void *u, wk_arena *arena, wk_value **out
     return wk_json_unpacker_next_value(u, arena, out);
 }
 
+static wk_status js_unpacker_next_value_or_bytes(void *u, wk_arena *arena, size_t tree_max,
+                                                 wk_value **out, const uint8_t **data,
+                                                 size_t *len, uint64_t *offset)
+{
+    return wk_json_unpacker_next_value_or_bytes(u, arena, tree_max, out, data, len, offset);
+}
+
 static wk_status js_unpacker_error(const void *u, wk_error *err, uint64_t *line, uint64_t *col)
 {
     return wk_json_unpacker_error(u, err, line, col);
@@ -310,7 +317,8 @@ static const wk_format json_row = {
     js_writer_init, js_writer_sink, js_writer_value, js_writer_flush, js_writer_resume,
     js_writer_finish,
     js_unpacker_init, js_unpacker_feed, js_unpacker_finish, js_unpacker_next,
-    js_unpacker_next_events, js_unpacker_next_value, js_unpacker_error, js_unpacker_offset,
+    js_unpacker_next_events, js_unpacker_next_value, js_unpacker_next_value_or_bytes,
+    js_unpacker_error, js_unpacker_offset,
     js_unpacker_free,
     wk_json_decode_value, wk_json_encode_value, js_whole_input,
 };
@@ -322,7 +330,7 @@ static const wk_format msgpack_row = {
     mp_writer_init, mp_writer_sink, mp_writer_value, mp_writer_flush, mp_writer_resume,
     mp_writer_finish,
     mp_unpacker_init, mp_unpacker_feed, mp_unpacker_finish, mp_unpacker_next,
-    mp_unpacker_next_events, mp_unpacker_next_value, mp_unpacker_error, mp_unpacker_offset,
+    mp_unpacker_next_events, mp_unpacker_next_value, NULL, mp_unpacker_error, mp_unpacker_offset,
     mp_unpacker_free,
     wk_mp_decode_value, mp_encode_value, NULL,
 };

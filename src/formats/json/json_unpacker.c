@@ -530,9 +530,10 @@ out:
     return st;
 }
 
-/* What a take hands out: the value's bytes (wk_json_unpacker_next) or its tree
- * (wk_json_unpacker_next_value). */
-enum take_mode { TAKE_RAW, TAKE_TREE };
+/* What a take hands out: the value's bytes (wk_json_unpacker_next), its tree
+ * (wk_json_unpacker_next_value), or its tree unless the arena cannot hold it, then its bytes
+ * (wk_json_unpacker_next_value_or_bytes). */
+enum take_mode { TAKE_RAW, TAKE_TREE, TAKE_TREE_OR_BYTES };
 
 /* The value handed out ends `vlen` bytes after its start. A value parsed from gathered bytes
  * may end before the bytes appended from the current chunk (it was gathered unframed): the
@@ -567,25 +568,31 @@ static wk_status emit(wk_json_unpacker *u, const uint8_t *base, size_t avail, si
     wk_status st;
     /* a tree: the parser over every byte present; its failure is worded by the reader over
      * the same bytes (so both takes report the same errors), unless the reader takes the
-     * value, when only the arena can have failed. Raw bytes: the reader checks them. */
-    if (mode == TAKE_TREE) {
+     * value, when only the arena can have failed: an error, or for TAKE_TREE_OR_BYTES the
+     * value's bytes handed out instead. Raw bytes: the reader checks them. */
+    if (mode != TAKE_RAW) {
         wk_read_opts o = u->opts;
         o.flags |= WK_JSON_READ_ALLOW_TRAILING;
         size_t used = 0;
         /* over every byte present, not just the framed ones: the number lexer looks at the
-         * byte after a number (a leading zero followed by a digit is an error) */
-        (void)vlen;
-        st = wk_json_decode_value(base, avail, &o, arena, out, &used, NULL);
+         * byte after a number (a leading zero followed by a digit is an error); a value
+         * longer than tree_max is not parsed at all */
+        st = vlen <= u->tree_max ? wk_json_decode_value(base, avail, &o, arena, out, &used, NULL)
+                                 : WK_ERR_LIMIT;
         if (st != WK_OK) {
-            size_t ignored;
-            st = read_value(u, base, avail, &ignored);
-            if (st == WK_OK) { /* the reader took it: the failure was the arena's */
+            st = read_value(u, base, avail, &vlen);
+            if (st != WK_OK) {
+                return st;
+            }
+            if (mode == TAKE_TREE) { /* the reader took it: the failure was the arena's
+                                      * (TAKE_TREE has no tree_max) */
                 return fail_at(u, base, avail, WK_ERR_NOMEM, u->value_off,
                                "out of memory (arena) for the value");
             }
-            return st;
+            *out = NULL;
+        } else {
+            vlen = trim_ws(base, used);
         }
-        vlen = trim_ws(base, used);
     } else {
         st = read_value(u, base, avail, &vlen);
         if (st != WK_OK) {
@@ -622,13 +629,23 @@ static wk_status try_tree(wk_json_unpacker *u, const uint8_t *base, size_t n, wk
     wk_read_opts o = u->opts;
     o.flags |= WK_JSON_READ_ALLOW_TRAILING;
     size_t used = 0;
-    u->try_status = wk_json_decode_value(base, n, &o, arena, out, &used, NULL);
+    /* a value longer than tree_max is not given a tree: the parse stops there (its scratch
+     * and nodes stay bounded), and WK_ERR_LIMIT sends the caller to framing */
+    bool cut = n > u->tree_max;
+    u->try_status = wk_json_decode_value(base, cut ? u->tree_max : n, &o, arena, out, &used,
+                                         NULL);
+    if (cut && u->try_status != WK_OK) {
+        u->try_status = WK_ERR_LIMIT;
+    }
     /* a value that ends in a closing quote or bracket, or before n, or with the stream, is
-     * whole; a top-level number or literal ending at n might go on in the next chunk */
+     * whole; a top-level number or literal ending at n (or at the cut) might go on */
     if (u->try_status == WK_OK) {
         size_t vlen = trim_ws(base, used);
         uint8_t last = base[vlen - 1];
-        if (last == '"' || last == ']' || last == '}' || vlen < n || u->f.finished) {
+        bool closed = last == '"' || last == ']' || last == '}';
+        if (cut && !closed && vlen == u->tree_max) {
+            u->try_status = WK_ERR_LIMIT; /* a number or literal the cut may have ended */
+        } else if (closed || vlen < n || u->f.finished) {
             *data = base;
             *len = vlen;
             u->typical = u->typical / 2 + vlen / 2;
@@ -690,7 +707,8 @@ static wk_status drop_leftover(wk_json_unpacker *u)
 }
 
 /* The next whole top-level value, as raw bytes (TAKE_RAW: *data, *len, valid until the next
- * call or feed) or as a tree in `arena` (TAKE_TREE: *out). Values inside the chunk go to the
+ * call or feed) or as a tree in `arena` (TAKE_TREE: *out; TAKE_TREE_OR_BYTES: the bytes, *out
+ * NULL, when the arena cannot hold the tree). Values inside the chunk go to the
  * reader or the parser at once; a value cut by the chunk's end is gathered (unframed first
  * for trees, framed when that fails) and taken once its end arrives. Returns WK_OK,
  * WK_ERR_AGAIN (feed more), WK_ERR_EOF (finished, nothing left), WK_ERR_STATE (events were
@@ -753,7 +771,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
          * (the buffer loop below). Otherwise it is cut when values have been larger than
          * what is left, and framing goes first. */
         bool lines = u->line > 1;
-        if (mode == TAKE_TREE && !f->finished && lines && memchr(p, '\n', n) == NULL) {
+        if (mode != TAKE_RAW && !f->finished && lines && memchr(p, '\n', n) == NULL) {
             st = wk__feed_gather(f);
             if (st != WK_OK) {
                 return st;
@@ -761,7 +779,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
             u->nl_try = true;
             return WK_ERR_AGAIN;
         }
-        if (mode == TAKE_TREE && (f->finished || lines || n >= u->typical)) {
+        if (mode != TAKE_RAW && (f->finished || lines || n >= u->typical)) {
             st = try_tree(u, p, n, arena, out, data, len);
             if (st != WK_ERR_AGAIN) {
                 return st;
@@ -790,7 +808,7 @@ static wk_status take(wk_json_unpacker *u, enum take_mode mode, wk_arena *arena,
             if (st != WK_OK) {
                 return st;
             }
-            if (mode == TAKE_TREE && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
+            if (mode != TAKE_RAW && f->chunk_len >= ATTEMPT_MIN_CHUNK) {
                 size_t at = f->buf_len + 1;
                 f->attempt = u->typical > at ? u->typical : at;
             }
@@ -892,10 +910,35 @@ WK_API wk_status wk_json_unpacker_next_value(wk_json_unpacker *u, wk_arena *aren
     const uint8_t *d = NULL;
     size_t n = 0;
     wk_value *v = NULL;
+    u->tree_max = SIZE_MAX;
     wk_status st = take(u, TAKE_TREE, arena, &v, &d, &n);
     u->live = u->live && st != WK_ERR_AGAIN;
     if (st == WK_OK) {
         *out = v;
+    }
+    return st;
+}
+
+/* The next value as a tree in arena, or as its bytes when it is longer than tree_max or the
+ * arena cannot hold its tree: take(TAKE_TREE_OR_BYTES). */
+WK_API wk_status wk_json_unpacker_next_value_or_bytes(wk_json_unpacker *u, wk_arena *arena,
+                                                      size_t tree_max, wk_value **out,
+                                                      const uint8_t **data, size_t *len,
+                                                      uint64_t *offset)
+{
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    wk_value *v = NULL;
+    u->tree_max = tree_max;
+    wk_status st = take(u, TAKE_TREE_OR_BYTES, arena, &v, &d, &n);
+    u->live = u->live && st != WK_ERR_AGAIN;
+    if (st == WK_OK) {
+        *out = v;
+        *data = d;
+        *len = n;
+        if (offset != NULL) {
+            *offset = u->value_off;
+        }
     }
     return st;
 }

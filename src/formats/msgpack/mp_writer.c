@@ -5,17 +5,28 @@
  * in the caller's wk_buf.
  *
  * The sink must accept containers whose size is unknown when they open (JSON input). It
- * reserves a five-byte header (the widest) and, when WK_EV_END arrives, writes the shortest
- * header and moves the contents down over the gap. That costs one memmove of each such
- * container's bytes (so O(bytes x nesting) at worst, and nesting is bounded), but it keeps
- * the output streaming into one buffer with no second pass and no per-container records.
+ * reserves a five-byte header (the widest) and, when WK_EV_END arrives, writes the header.
+ * A small container (at most SMALL_BODY bytes of contents, none of them left wide) gets its
+ * shortest header at once, its contents moved down over the gap. A larger one keeps the
+ * widest header (array32/map32) with its true count, and when the outermost container closes
+ * one pass over the value (compact) rewrites every such header to the shortest form and moves
+ * the bytes down. So every byte moves at most once per enclosing small container plus once,
+ * which keeps a huge value linear (moving each container's contents at its end cost
+ * O(bytes x nesting)), and the output is byte for byte what shortest headers written up front
+ * give. The writer never writes a non-shortest header itself, so an array32/map32 header with
+ * a count below 65536 in the value is always one left wide: no per-container records.
  */
 #include <string.h>
 
+#include "formats/msgpack/mp_token.h"
 #include "wirekit/msgpack.h"
 
 #define SINK_MAX_DEPTH 65536u
 #define COUNT_UNKNOWN64 UINT64_MAX
+/* Contents up to this size get their shortest header when their container closes; a byte is
+ * then moved at most once per enclosing container this small, and those nest at most this
+ * deep around it (each adds a byte). */
+#define SMALL_BODY 64u
 
 /* Latches an error (code, static msg, at the current size): every later write is a no-op
  * and the status stays. */
@@ -199,6 +210,7 @@ static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
     }
     wk_mp_frame *f = &frames_of(w)[w->depth];
     f->is_map = is_map;
+    f->wide = 0;
     f->seen = 0;
     if (count == WK_COUNT_UNKNOWN) {
         if (!wk__mp_room(w, 5)) {
@@ -208,7 +220,7 @@ static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
         f->declared = COUNT_UNKNOWN64;
         w->pos += 5; /* placeholder, rewritten when the container ends */
     } else {
-        f->header = 0;
+        f->header = wk_mp_writer_size(w); /* where compact starts, when this is the outermost */
         f->declared = is_map ? 2 * (uint64_t)count : count;
         if (is_map) {
             wk_mp_writer_begin_map(w, count);
@@ -220,9 +232,45 @@ static bool push_frame(wk_mp_writer *w, bool is_map, uint32_t count)
     return w->status == WK_OK;
 }
 
+/* One pass over p[0..end) (whole MessagePack values written by this writer): every
+ * array32/map32 header whose count fits a shorter form, which only the sink leaves (see the
+ * file comment), is rewritten to the shortest form and the bytes after it are moved down.
+ * Returns the new end. Linear: each token is looked at once and moved at most once. */
+static uint8_t *compact(uint8_t *p, uint8_t *end)
+{
+    uint8_t *d = p;
+    while (p < end) {
+        uint8_t b = p[0];
+        uint64_t len;
+        if ((b == 0xdd || b == 0xdf) && wk__mp_load32(p + 1) <= UINT16_MAX) {
+            uint32_t n = wk__mp_load32(p + 1);
+            uint8_t hdr[3];
+            uint8_t *he = b == 0xdf ? wk_mp_encode_map_header(hdr, n)
+                                    : wk_mp_encode_array_header(hdr, n);
+            memcpy(d, hdr, (size_t)(he - hdr));
+            d += he - hdr;
+            p += 5;
+            continue;
+        }
+        if (b >= 0x80 && b <= 0x9f) {
+            len = 1; /* fixmap, fixarray: the elements follow as tokens */
+        } else if (b >= 0xdc && b <= 0xdf) {
+            len = b == 0xdc || b == 0xde ? 3 : 5;
+        } else {
+            len = wk__mp_token_need(p, (size_t)(end - p)); /* a scalar, payload included */
+        }
+        if (d != p) {
+            memmove(d, p, (size_t)len);
+        }
+        d += len;
+        p += len;
+    }
+    return d;
+}
+
 /* The sink closes the innermost container: a declared count must have been met; an unknown
- * one gets its shortest header now, the contents moved down over the rest of the reserved
- * five bytes. Failures are latched. */
+ * one gets its header now (see the file comment: shortest when small, else widest until the
+ * outermost container closes and compact runs). Failures are latched. */
 static void close_frame(wk_mp_writer *w)
 {
     if (w->depth == 0) {
@@ -234,8 +282,8 @@ static void close_frame(wk_mp_writer *w)
         wk_mp_writer_fail(w, WK_ERR_STATE, "map ended after a key without its value");
         return;
     }
-    /* a declared count must have been met exactly; an unknown one gets its header now, in
-     * the shortest form, the contents moved down over the rest of the five reserved bytes */
+    bool outer = w->depth == 1;
+    bool wide = f->wide != 0; /* a header inside was left wide */
     if (f->declared != COUNT_UNKNOWN64) {
         if (f->seen != f->declared) {
             wk_mp_writer_fail(w, WK_ERR_STATE, "container ended before its declared count");
@@ -247,17 +295,30 @@ static void close_frame(wk_mp_writer *w)
             wk_mp_writer_fail(w, WK_ERR_RANGE, "container of more than 2^32-1 elements");
             return;
         }
-        uint8_t hdr[5];
-        uint8_t *he = f->is_map ? wk_mp_encode_map_header(hdr, (uint32_t)n)
-                                : wk_mp_encode_array_header(hdr, (uint32_t)n);
-        size_t hlen = (size_t)(he - hdr);
         uint8_t *base = w->out->data + f->header;
         size_t body = (size_t)(w->pos - base) - 5;
-        if (hlen != 5) {
-            memmove(base + hlen, base + 5, body);
-            w->pos -= 5 - hlen;
+        if (!wide && (outer || body <= SMALL_BODY)) {
+            /* the shortest header now, the contents moved down over the rest of the five
+             * reserved bytes */
+            uint8_t hdr[5];
+            uint8_t *he = f->is_map ? wk_mp_encode_map_header(hdr, (uint32_t)n)
+                                    : wk_mp_encode_array_header(hdr, (uint32_t)n);
+            size_t hlen = (size_t)(he - hdr);
+            if (hlen != 5) {
+                memmove(base + hlen, base + 5, body);
+                w->pos -= 5 - hlen;
+            }
+            memcpy(base, hdr, hlen);
+        } else {
+            base[0] = f->is_map ? 0xdf : 0xdd; /* widest, the true count: compact shortens it */
+            wk__mp_store32(base + 1, (uint32_t)n);
+            wide = true;
         }
-        memcpy(base, hdr, hlen);
+    }
+    if (outer && wide) {
+        w->pos = compact(w->out->data + f->header, w->pos);
+    } else if (wide) {
+        frames_of(w)[w->depth - 2].wide = 1;
     }
     w->depth--;
 }

@@ -4,8 +4,9 @@
 # rows and stderr the count, and failures exit 1 with the server's message. `pg copy in` of
 # that output gives back an equal table (EXCEPT ALL both ways); bad records are named by line
 # and column and nothing is written. Options after operands; FILE replaced whole, or left as
-# it was when the copy fails; a failing row leaves no part of it on standard output. Needs
-# psql. Exit 77 (skip) without WK_PG_DSN.
+# it was when the copy fails; a failing row leaves no part of it on standard output; copy in
+# of a long MessagePack record costs linear CPU time. Needs psql. Exit 77 (skip) without
+# WK_PG_DSN.
 set -eu
 wirekit=$1
 if [ -z "${WK_PG_DSN:-}" ]; then
@@ -161,4 +162,25 @@ set -e
 [ "$(tail -c 1 "$tmp/cut" | od -An -tx1 | tr -d ' ')" = 0a ] &&
   [ "$(head -n 2 "$tmp/cut")" = "$(printf '{"g":1,"k":null}\n{"g":2,"k":null}')" ] ||
   { echo "a terminated COPY printed: $(cat "$tmp/cut")"; exit 1; }
+# A long MessagePack record costs linear time in copy in: 4 times the elements take about 4
+# times the CPU (each chunk decoded the whole record so far again: 12.7 times before the fix),
+# checked with a generous bound on the command's user time. The record ({"a": [[1], [1],
+# ...]}, 1 MB and 4 MB) is made by wirekit convert.
+if [ -x /usr/bin/time ]; then
+  psql_ "DROP TABLE IF EXISTS wk_ci_long; CREATE TABLE wk_ci_long (a int[])" >/dev/null 2>&1
+  for n in 500000 2000000; do
+    { printf '{"a":['; yes '[1],' | head -n $((n - 1)) | tr -d '\n'; printf '[1]]}'; } |
+      "$wirekit" convert --from json --to msgpack >"$tmp/long$n.mp"
+    /usr/bin/time -f %U -o "$tmp/cpu$n" "$wirekit" pg copy in --dsn "$WK_PG_DSN" --format msgpack \
+      wk_ci_long "$tmp/long$n.mp" 2>/dev/null
+  done
+  [ "$(psql_ "SELECT sum(array_length(a, 1)) FROM wk_ci_long")" = 2500000 ] ||
+    { echo "long records: $(psql_ "SELECT array_length(a, 1) FROM wk_ci_long")"; exit 1; }
+  small=$(cat "$tmp/cpu500000") large=$(cat "$tmp/cpu2000000")
+  awk -v s="$small" -v l="$large" 'BEGIN { exit !(l <= 8 * (s < 0.05 ? 0.05 : s)) }' ||
+    { echo "copy in of a 4 times longer record took $large s of CPU against $small s"; exit 1; }
+  psql_ "DROP TABLE wk_ci_long" >/dev/null
+else
+  echo "skipped the long-record timing: /usr/bin/time is missing"
+fi
 echo "ok"

@@ -347,3 +347,87 @@ WK_TEST(test_pq_loader_reports_errors_as_errors_and_the_cache_keeps_none)
     wk_pq_loader_free(l);
     wk_pq_pool_free(p);
 }
+
+WK_TEST(test_pq_struct_sql_spells_the_schema_s_select_and_upsert)
+{
+    wk_buf b;
+    wk_buf_init(&b, NULL, 0);
+    CHECK_OK(wk_pq_struct_sql(&item_schema, "app.items", "id", WK_PQ_SQL_SELECT, &b, NULL));
+    CHECK_MEM(b.data, b.len, "SELECT \"name\", \"qty\", \"attrs\" FROM app.items WHERE id = $1",
+              strlen("SELECT \"name\", \"qty\", \"attrs\" FROM app.items WHERE id = $1"));
+    CHECK(b.data[b.len] == '\0');
+    b.len = 0;
+    CHECK_OK(wk_pq_struct_sql(&item_schema, "items", "id", WK_PQ_SQL_UPSERT, &b, NULL));
+    const char *want = "INSERT INTO items (id, \"name\", \"qty\", \"attrs\") VALUES ($1, $2, $3, "
+                       "$4) ON CONFLICT (id) DO UPDATE SET \"name\" = $2, \"qty\" = $3, "
+                       "\"attrs\" = $4";
+    CHECK_MEM(b.data, b.len, want, strlen(want));
+    /* refused: a value schema, no table, another statement; a cap leaves the buffer as it was */
+    WK_SCHEMA_DEFINE_VALUE(doc_schema, "doc", 1);
+    CHECK_STATUS(wk_pq_struct_sql(&doc_schema, "t", "id", WK_PQ_SQL_SELECT, &b, NULL),
+                 WK_ERR_ARG);
+    CHECK_STATUS(wk_pq_struct_sql(&item_schema, NULL, "id", WK_PQ_SQL_SELECT, &b, NULL),
+                 WK_ERR_ARG);
+    CHECK_STATUS(wk_pq_struct_sql(&item_schema, "t", "id", 7, &b, NULL), WK_ERR_ARG);
+    wk_buf small;
+    wk_buf_init(&small, NULL, 16);
+    CHECK_STATUS(wk_pq_struct_sql(&item_schema, "t", "id", WK_PQ_SQL_UPSERT, &small, NULL),
+                 WK_ERR_LIMIT);
+    CHECK_EQ(small.len, 0u);
+    wk_buf_free(&small);
+    wk_buf_free(&b);
+}
+
+WK_TEST(test_pq_pool_upsert_writes_what_a_table_loader_reads_back)
+{
+    NEED_CONN();
+    PGresult *r = NULL;
+    CHECK_OK(wk_pq_exec(conn, "DROP TABLE IF EXISTS wk_test_upsert", NULL, 0, &r, NULL));
+    PQclear(r);
+    CHECK_OK(wk_pq_exec(conn, "CREATE TABLE wk_test_upsert (id int8 PRIMARY KEY, name text "
+                        "NOT NULL, qty int8, attrs jsonb NOT NULL)", NULL, 0, &r, NULL));
+    PQclear(r);
+    wk_pq_pool *p = new_pool(2, 0);
+    CHECK(p != NULL);
+    wk_pq_loader_opts o = {.pool = p, .schema = &item_schema, .table = "wk_test_upsert"};
+    wk_pq_loader *l = NULL;
+    wk_error err = {0};
+    CHECK_OK(wk_pq_loader_new(&o, &l, &err)); /* key "id" by default */
+    wk_pair pair = {0};
+    wk_value_set_str(&pair.key, "w", 1);
+    wk_value_set_int(&pair.val, 2);
+    item in = {.name = (char *)"bolt", .qty = 7, .has_qty = true};
+    in.attrs.type = WK_VAL_MAP;
+    in.attrs.len = 1;
+    in.attrs.u.pairs = &pair;
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    item out;
+    for (int round = 0; round < 2; round++) { /* an insert, then an update of the same row */
+        CHECK_OK(wk_pq_pool_upsert(p, "wk_test_upsert", "id", "5", 1, &item_schema, &in, &err));
+        memset(&out, 0, sizeof out);
+        CHECK_OK(wk_pq_loader_load(l, &item_schema, "5", 1, &out, &arena, &err));
+        CHECK_STR(out.name, in.name);
+        CHECK(out.has_qty == in.has_qty && out.qty == (in.has_qty ? 7 : 0));
+        const wk_value *w = wk_value_map_get(&out.attrs, "w", 1);
+        CHECK(w != NULL && w->type == WK_VAL_UINT && w->u.u == 2);
+        in.name = (char *)"nut";
+        in.has_qty = false; /* SQL NULL */
+    }
+    CHECK_STATUS(wk_pq_loader_load(l, &item_schema, "6", 1, &out, &arena, &err),
+                 WK_ERR_NOT_FOUND);
+    /* the server's refusal is the call's: a key that is not a number, a table that is not */
+    CHECK_STATUS(wk_pq_pool_upsert(p, "wk_test_upsert", "id", "x", 1, &item_schema, &in, &err),
+                 WK_ERR_SERVER);
+    CHECK_STATUS(wk_pq_pool_upsert(p, "wk_no_such_table", "id", "1", 1, &item_schema, &in,
+                                   &err),
+                 WK_ERR_SERVER);
+    wk_pq_loader_opts none = {.pool = p, .schema = &item_schema};
+    wk_pq_loader *l2 = NULL;
+    CHECK_STATUS(wk_pq_loader_new(&none, &l2, &err), WK_ERR_ARG);
+    wk_arena_free(&arena);
+    wk_pq_loader_free(l);
+    wk_pq_pool_free(p);
+    CHECK_OK(wk_pq_exec(conn, "DROP TABLE wk_test_upsert", NULL, 0, &r, NULL));
+    PQclear(r);
+}

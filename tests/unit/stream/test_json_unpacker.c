@@ -4,7 +4,8 @@
  * UTF-8, numbers with fractions and exponents, literals; some corrupted or cut short) split
  * into random chunks, 1-byte chunks and one chunk must give exactly the values (text,
  * offsets, trees, events), the final status, message, offset and line:column that
- * wk_json_reader gives on the whole buffer.
+ * wk_json_reader gives on the whole buffer. The take that gives a value longer than a bound
+ * as its bytes instead of a tree (the converter's) is checked against next and next_value.
  */
 #include <stdlib.h>
 
@@ -463,4 +464,81 @@ WK_TEST(test_json_unpacker_value_cut_in_next_value_taken_by_next)
     /* JSON Lines: the value after a newline, cut with no newline after it */
     check_cut_then_raw("{\"x\":1}\n[1, 2", ", 3]\n", "[1, 2, 3]", WK_JSON_READ_MULTI);
     check_cut_then_raw("1\n2\n\"abc", "def\"\n", "\"abcdef\"", WK_JSON_READ_MULTI);
+}
+
+/* wk_json_unpacker_next_value_or_bytes: a value up to tree_max bytes gets its tree, a longer
+ * one comes out as its bytes (what wk_json_unpacker_next gives, same offset); a bad long
+ * value fails as next_value fails; 1-byte feeds and one chunk alike. */
+WK_TEST(test_json_unpacker_hands_out_values_longer_than_tree_max_as_bytes)
+{
+    static const char text[] = "[1,2] {\"a\":\"xyz\",\"b\":[[],{}]}\n7 \"0123456789\" [1,2,3,4,5,6,7]";
+    static const struct {
+        bool tree;
+        uint64_t off;
+        size_t len;
+    } want[] = {{true, 0, 5}, {false, 6, 23}, {true, 30, 1}, {false, 32, 12}, {false, 45, 15}};
+    for (size_t feed = 1; feed <= sizeof text; feed += sizeof text - 2) {
+        wk_read_opts ro = {.flags = WK_JSON_READ_MULTI};
+        wk_json_unpacker u;
+        wk_json_unpacker_init(&u, &ro, 0);
+        wk_arena a;
+        wk_arena_init(&a, NULL, 0);
+        size_t pos = 0, k = 0;
+        for (;;) {
+            wk_value *v = NULL;
+            const uint8_t *d = NULL;
+            size_t n = 0;
+            uint64_t off = 0;
+            wk_status st = wk_json_unpacker_next_value_or_bytes(&u, &a, 10, &v, &d, &n, &off);
+            if (st == WK_ERR_AGAIN) {
+                if (pos == sizeof text - 1) {
+                    wk_json_unpacker_finish(&u);
+                } else {
+                    size_t c = sizeof text - 1 - pos < feed ? sizeof text - 1 - pos : feed;
+                    CHECK_OK(wk_json_unpacker_feed(&u, text + pos, c));
+                    pos += c;
+                }
+                continue;
+            }
+            if (st == WK_ERR_EOF) {
+                break;
+            }
+            CHECK_OK(st);
+            CHECK(k < sizeof want / sizeof want[0]);
+            CHECK_EQ(v != NULL, want[k].tree);
+            CHECK_EQ(off, want[k].off);
+            CHECK_MEM(d, n, text + want[k].off, want[k].len);
+            k++;
+        }
+        CHECK_EQ(k, sizeof want / sizeof want[0]);
+        wk_json_unpacker_free(&u);
+        wk_arena_free(&a);
+    }
+    /* a bad value longer than tree_max: the error next_value reports, at the same offset */
+    static const char bad[] = "[1] [1,2,3,4,5,6,7,8,9,x] ";
+    wk_error e1, e2;
+    for (int mode = 0; mode < 2; mode++) {
+        wk_read_opts ro = {.flags = WK_JSON_READ_MULTI};
+        wk_json_unpacker u;
+        wk_json_unpacker_init(&u, &ro, 0);
+        wk_arena a;
+        wk_arena_init(&a, NULL, 0);
+        CHECK_OK(wk_json_unpacker_feed(&u, bad, sizeof bad - 1));
+        wk_json_unpacker_finish(&u);
+        wk_status st;
+        do {
+            wk_value *v = NULL;
+            const uint8_t *d = NULL;
+            size_t n = 0;
+            st = mode == 0 ? wk_json_unpacker_next_value(&u, &a, &v)
+                           : wk_json_unpacker_next_value_or_bytes(&u, &a, 4, &v, &d, &n, NULL);
+        } while (st == WK_OK);
+        CHECK_STATUS(st, WK_ERR_SYNTAX);
+        wk_json_unpacker_error(&u, mode == 0 ? &e1 : &e2, NULL, NULL);
+        wk_json_unpacker_free(&u);
+        wk_arena_free(&a);
+    }
+    CHECK_EQ(e2.offset, e1.offset);
+    CHECK_EQ(e1.offset, (size_t)23);
+    CHECK_STR(e2.msg, e1.msg);
 }

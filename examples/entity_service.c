@@ -9,8 +9,10 @@
  * GET with a status, a body and a Content-Type (MessagePack answers are the cache's own
  * bytes, so a hot MessagePack GET encodes nothing; a JSON GET encodes the cached struct), and
  * wk_serve_decode reads a PUT's body by its Content-Type. The SELECT and the upsert are the
- * ones the schema implies (wk_pq_struct_sql). libmicrohttpd runs a pool of 16 threads: a
- * miss blocks its thread on Redis (or PostgreSQL), so that is how many misses are in flight.
+ * ones the schema implies (wk_pq_struct_sql). libmicrohttpd runs a pool of 2 epoll threads,
+ * one per core here: a miss blocks its thread on Redis (or PostgreSQL), so that is how many
+ * misses are in flight; on 2 cores 4 or 16 threads served misses no faster and hits slower
+ * (docs/benchmarks.md, "service").
  *
  * usage: entity_service PORT TABLE [cold]   (PORT 0: any free port; it prints the port)
  * TABLE is (id int8 PRIMARY KEY, username text NOT NULL, password text, age int4, enabled
@@ -149,10 +151,10 @@ int main(int argc, char **argv)
     }
     wk_error err = {0};
     table = argv[2];
-    /* A blocking call holds its thread, so the HTTP pool has a thread per request it keeps in
-     * flight on a miss, and the Redis pool a connection per thread (pgx's 4 for PostgreSQL,
-     * reached only on a Redis miss). */
-    unsigned threads = 16;
+    /* A blocking call holds its thread, so the HTTP pool's threads are the misses in flight,
+     * and the Redis pool has a connection per thread (pgx's 4 for PostgreSQL, reached only on
+     * a Redis miss). */
+    unsigned threads = 2;
     wk_pq_pool_opts po = {.dsn = dsn};
     bool ok = wk_pq_pool_new(&po, &pool, &err) == WK_OK;
     wk_pq_loader_opts lo = {.pool = pool, .table = table, .schema = &user_schema}; /* key "id" */

@@ -17,8 +17,8 @@
  * share both under the kernel's scheduler, the same way for both impls. Each server keeps as
  * many requests in flight as its design lets it: Go runs a goroutine per connection on
  * GOMAXPROCS 2 (32 in flight, redigo opening a Redis connection per concurrent request);
- * the C service blocks a thread per miss, so it runs libmicrohttpd's pool of 16 threads and
- * 16 Redis connections (at most 16 misses in flight; a hit never blocks). Both use 4
+ * the C service blocks a thread per miss and runs libmicrohttpd's pool of 2 threads with 2
+ * Redis connections (at most 2 misses in flight; a hit never blocks). Both use 4
  * PostgreSQL connections (pgx's default, wirekit-pq's), which only a Redis miss reaches.
  */
 #include <signal.h>

@@ -3,7 +3,7 @@
  * its limits (issue 29, items 1 and 3), against the shared PostgreSQL 15 (WK_PG_DSN; skipped
  * when unset). Only backends this test owns are stopped: its own connections' (found by
  * pg_backend_pid()) and the CLI's it starts (found by a unique application_name). A watchdog
- * child continues a stopped backend after WATCHDOG_S whatever happens, so that a wait that
+ * child continues a stopped backend after PG_STOPPED_WATCHDOG_S whatever happens, so that a wait that
  * does not end fails the test instead of hanging it; every bound below is far from what a
  * loaded machine needs (the limits are 1.5 to 3 s, the bounds 15 s).
  *
@@ -28,43 +28,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pg_stopped.h"
 #include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn; /* the watcher: finds backends, holds locks */
 
-/* The most a stopped backend stays stopped, whatever the test does. */
-#define WATCHDOG_S 20
 /* What every wait below must stay under: limits of 1.5 to 3 s plus the cancel's grace. */
 #define BOUND_S 15.0
-
-/* A child that continues `backend` after WATCHDOG_S seconds (kill it when done). */
-static pid_t watchdog(pid_t backend)
-{
-    pid_t w = fork();
-    if (w == 0) {
-        sleep(WATCHDOG_S);
-        kill(backend, SIGCONT);
-        _exit(0);
-    }
-    return w;
-}
-
-static void watchdog_end(pid_t w, pid_t backend)
-{
-    kill(backend, SIGCONT);
-    if (w > 0) {
-        kill(w, SIGKILL);
-        waitpid(w, NULL, 0);
-    }
-}
-
-/* The backend pid of `c`, -1 when the query fails. */
-static pid_t backend_of(wk_pq_conn *c)
-{
-    return (pid_t)pg_test_count(c, "SELECT pg_backend_pid()");
-}
 
 /* Waits (at most 10 s) until backend `pid` runs a statement; false when it never does. */
 static bool wait_active_pid(pid_t pid)
@@ -113,7 +85,7 @@ WK_TEST(test_pq_next_on_a_stopped_backend_ends_at_the_deadline)
     wk_pq_conn *c = NULL;
     wk_error err = {0};
     CHECK_OK(wk_pq_connect_timeout(getenv("WK_PG_DSN"), NULL, 2000, &c, &err));
-    pid_t backend = backend_of(c);
+    pid_t backend = pg_stopped_backend_of(c);
     CHECK(backend > 0);
     CHECK_OK(wk_pq_send(c, "SELECT pg_sleep(30)", NULL, 0,
                         WK_PQ_SEND_SIMPLE | WK_PQ_SEND_SINGLE_ROW, &err));
@@ -122,7 +94,7 @@ WK_TEST(test_pq_next_on_a_stopped_backend_ends_at_the_deadline)
         wk_pq_conn_free(c);
         SKIP("cannot stop the backend (not allowed to signal it)");
     }
-    pid_t w = watchdog(backend);
+    pid_t w = pg_stopped_watchdog(backend);
     double t0 = wk_test_now_s();
     PGresult *res = NULL;
     wk_status st = wk_pq_next(c, &res, &err);
@@ -130,7 +102,7 @@ WK_TEST(test_pq_next_on_a_stopped_backend_ends_at_the_deadline)
     PQclear(res);
     res = NULL;
     wk_status after = wk_pq_next(c, &res, NULL);
-    watchdog_end(w, backend);
+    pg_stopped_release(w, backend);
     PQclear(res);
     char msg[512];
     snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(c));
@@ -153,7 +125,7 @@ WK_TEST(test_pq_idle_limit_ends_a_wait_without_a_deadline)
     CHECK_OK(wk_pq_exec(c, "SELECT 1", NULL, 0, &res, &err));
     PQclear(res);
     res = NULL;
-    pid_t backend = backend_of(c);
+    pid_t backend = pg_stopped_backend_of(c);
     CHECK(backend > 0);
     CHECK_OK(wk_pq_send(c, "SELECT pg_sleep(30)", NULL, 0, WK_PQ_SEND_SIMPLE, &err));
     CHECK(wait_active_pid(backend));
@@ -161,11 +133,11 @@ WK_TEST(test_pq_idle_limit_ends_a_wait_without_a_deadline)
         wk_pq_conn_free(c);
         SKIP("cannot stop the backend (not allowed to signal it)");
     }
-    pid_t w = watchdog(backend);
+    pid_t w = pg_stopped_watchdog(backend);
     double t0 = wk_test_now_s();
     wk_status st = wk_pq_next(c, &res, &err);
     double took = wk_test_now_s() - t0;
-    watchdog_end(w, backend);
+    pg_stopped_release(w, backend);
     PQclear(res);
     wk_pq_conn_free(c);
     CHECK_MSG(took < BOUND_S, "wk_pq_next waited %.1f s with a 1.5 s idle limit", took);
@@ -181,7 +153,7 @@ WK_TEST(test_pq_copy_in_to_a_backend_that_stops_reading_fails_at_the_idle_limit)
     wk_error err = {0};
     CHECK_OK(wk_pq_connect_limits(getenv("WK_PG_DSN"), NULL, &lim, &c, &err));
     CHECK(pg_test_exec(c, "CREATE TEMP TABLE stall_in (id int8, s text)"));
-    pid_t backend = backend_of(c);
+    pid_t backend = pg_stopped_backend_of(c);
     CHECK(backend > 0);
     static const char *const cols[2] = {"id", "s"};
     static const wk_pg_kind kinds[2] = {WK_PG_KIND_I64, WK_PG_KIND_TEXT};
@@ -192,18 +164,18 @@ WK_TEST(test_pq_copy_in_to_a_backend_that_stops_reading_fails_at_the_idle_limit)
         wk_pq_conn_free(c);
         SKIP("cannot stop the backend (not allowed to signal it)");
     }
-    pid_t w = watchdog(backend);
+    pid_t w = pg_stopped_watchdog(backend);
     wk_slice txt = {"rows long enough to fill the socket buffers soon", 48};
     wk_status st = WK_OK;
     double t0 = wk_test_now_s();
-    for (int64_t id = 1; st == WK_OK && wk_test_now_s() - t0 < 2 * WATCHDOG_S; id++) {
+    for (int64_t id = 1; st == WK_OK && wk_test_now_s() - t0 < 2 * PG_STOPPED_WATCHDOG_S; id++) {
         const void *vals[2] = {&id, &txt};
         st = wk_pq_copy_in_row(in, vals, &err);
     }
     double took = wk_test_now_s() - t0;
     uint64_t rows = 99;
     wk_status end = wk_pq_copy_in_end(in, NULL, &rows, NULL);
-    watchdog_end(w, backend);
+    pg_stopped_release(w, backend);
     wk_pq_conn_free(c);
     CHECK_MSG(took < BOUND_S, "the copy went on for %.1f s after the backend stopped", took);
     CHECK_STATUS(st, WK_ERR_IO);
@@ -315,7 +287,7 @@ static int cli_wait(cli_run *r, double secs, char *err, size_t cap)
 
 /* Runs the CLI with `args`, stops its backend once it runs the statement starting with
  * `prefix` and returns the exit status,
- * its stderr and how long it took after the stop (the CLI is killed at 2 * WATCHDOG_S). */
+ * its stderr and how long it took after the stop (the CLI is killed at 2 * PG_STOPPED_WATCHDOG_S). */
 static int cli_on_stopped_backend(const char *app, const char *prefix, const char *const *args,
                                   char *err, size_t cap, double *took, bool *stopped)
 {
@@ -328,13 +300,13 @@ static int cli_on_stopped_backend(const char *app, const char *prefix, const cha
     pid_t w = -1;
     if (backend > 0 && kill(backend, SIGSTOP) == 0) {
         *stopped = true;
-        w = watchdog(backend);
+        w = pg_stopped_watchdog(backend);
     }
     double t0 = wk_test_now_s();
-    int rc = cli_wait(&r, 2 * WATCHDOG_S, err, cap);
+    int rc = cli_wait(&r, 2 * PG_STOPPED_WATCHDOG_S, err, cap);
     *took = wk_test_now_s() - t0;
     if (backend > 0) {
-        watchdog_end(w, backend);
+        pg_stopped_release(w, backend);
     }
     return rc;
 }

@@ -28,44 +28,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pg_stopped.h"
 #include "pg_test_conn.h"
 #include "wirekit/pq.h"
 #include "wk_test.h"
 
 static wk_pq_conn *conn; /* the watcher: finds and ends backends */
 
-/* The most a stopped backend stays stopped, whatever the test does. */
-#define WATCHDOG_S 20
 /* What every wait below must stay under. */
 #define BOUND_S 15.0
 
 /* ---- helpers -------------------------------------------------------------------------- */
-
-/* A child that continues `backend` after WATCHDOG_S seconds. */
-static pid_t watchdog(pid_t backend)
-{
-    pid_t w = fork();
-    if (w == 0) {
-        sleep(WATCHDOG_S);
-        kill(backend, SIGCONT);
-        _exit(0);
-    }
-    return w;
-}
-
-static void watchdog_end(pid_t w, pid_t backend)
-{
-    kill(backend, SIGCONT);
-    if (w > 0) {
-        kill(w, SIGKILL);
-        waitpid(w, NULL, 0);
-    }
-}
-
-static pid_t backend_of(wk_pq_conn *c)
-{
-    return (pid_t)pg_test_count(c, "SELECT pg_backend_pid()");
-}
 
 /* Ends backend `pid` (a query the test left running). */
 static void terminate(pid_t pid)
@@ -373,7 +346,7 @@ WK_TEST(test_pq_waits_a_cancel_the_server_never_answers_ends_at_the_grace)
             (void)proxy_stop(&x);
             CHECK_OK(cst);
         }
-        pid_t backend = backend_of(c);
+        pid_t backend = pg_stopped_backend_of(c);
         CHECK(backend > 0);
         /* only the client's deadline ends the query: the cancel must go out */
         CHECK(pg_test_exec(c, "SET statement_timeout = 0"));
@@ -419,7 +392,7 @@ WK_TEST(test_pq_waits_the_idle_limit_ends_pipelines_and_async_queries_on_a_stopp
         wk_pq_conn *c = NULL;
         wk_error err = {0};
         CHECK_OK(wk_pq_connect_limits(getenv("WK_PG_DSN"), NULL, &lim, &c, &err));
-        pid_t backend = backend_of(c);
+        pid_t backend = pg_stopped_backend_of(c);
         CHECK(backend > 0);
         wk_pq_pipeline *p = NULL;
         wk_pq_async *q = NULL;
@@ -436,7 +409,7 @@ WK_TEST(test_pq_waits_the_idle_limit_ends_pipelines_and_async_queries_on_a_stopp
             usleep(25000);
         }
         bool stopped = is_active(backend) && kill(backend, SIGSTOP) == 0;
-        pid_t w = stopped ? watchdog(backend) : -1;
+        pid_t w = stopped ? pg_stopped_watchdog(backend) : -1;
         double t0 = wk_test_now_s();
         wk_status st = WK_ERR_AGAIN;
         if (stopped && which == ASYNC_QUERY) {
@@ -447,7 +420,7 @@ WK_TEST(test_pq_waits_the_idle_limit_ends_pipelines_and_async_queries_on_a_stopp
             p = NULL;
         }
         double took = wk_test_now_s() - t0;
-        watchdog_end(w, backend);
+        pg_stopped_release(w, backend);
         char msg[256];
         snprintf(msg, sizeof msg, "%s", wk_pq_conn_message(c));
         wk_pq_async_free(q);
@@ -521,19 +494,19 @@ WK_TEST(test_pq_waits_a_pooled_connection_has_the_pools_idle_limit)
     CHECK_OK(wk_pq_pool_new(&po, &pool, &err));
     wk_pq_conn *c = NULL;
     CHECK_OK(wk_pq_pool_acquire(pool, 0, &c, &err));
-    pid_t backend = backend_of(c);
+    pid_t backend = pg_stopped_backend_of(c);
     CHECK(backend > 0);
     CHECK_OK(wk_pq_send(c, "SELECT pg_sleep(30)", NULL, 0, WK_PQ_SEND_SIMPLE, &err));
     for (int k = 0; k < 400 && !is_active(backend); k++) {
         usleep(25000);
     }
     bool stopped = is_active(backend) && kill(backend, SIGSTOP) == 0;
-    pid_t w = stopped ? watchdog(backend) : -1;
+    pid_t w = stopped ? pg_stopped_watchdog(backend) : -1;
     double t0 = wk_test_now_s();
     PGresult *res = NULL;
     wk_status st = stopped ? wk_pq_next(c, &res, &err) : WK_ERR_AGAIN;
     double took = wk_test_now_s() - t0;
-    watchdog_end(w, backend);
+    pg_stopped_release(w, backend);
     PQclear(res);
     wk_pq_pool_release(pool, c); /* given up: the pool closes it */
     wk_pq_pool_free(pool);

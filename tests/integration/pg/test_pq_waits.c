@@ -274,7 +274,7 @@ static bool proxy_start(proxy *x)
         if (strcmp(i->keyword, "host") == 0 && i->val != NULL) {
             host = i->val;
         } else if (strcmp(i->keyword, "port") == 0 && i->val != NULL) {
-            port = atoi(i->val);
+            port = (int)strtol(i->val, NULL, 10);
         }
     }
     struct sockaddr_in *t = (struct sockaddr_in *)&x->target;

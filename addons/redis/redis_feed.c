@@ -79,6 +79,7 @@ static void set_fresh(wk_redis_store *s, int64_t sent_ms)
 {
     int64_t until = sent_ms + (int64_t)s->cfg.heartbeat_ms + (int64_t)s->cfg.command_ms;
     pthread_mutex_lock(&s->wmu);
+    s->fresh_until = until;
     for (size_t i = 0; i < s->nwatch; i++) {
         if (s->watchers[i]->heard != NULL) {
             s->watchers[i]->heard(s->watchers[i]->ctx, until);
@@ -107,6 +108,12 @@ void wk__redis_watch(void *self, const wk_cache_watch *w, bool enable)
         }
         s->watchers[s->nwatch++] = w;
         if (s->feed_up) {
+            /* The bound first: a cache told "up" alone would trust its copies without limit
+             * until the next round of pongs, and a pause before that round would serve a copy
+             * a buffered invalidation drops. */
+            if (w->heard != NULL) {
+                w->heard(w->ctx, s->fresh_until);
+            }
             w->feed(w->ctx, true);
         }
     } else {

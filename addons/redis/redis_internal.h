@@ -297,6 +297,7 @@ struct wk_redis_store {
     const wk_cache_watch **watchers;
     size_t nwatch, watch_cap;
     bool feed_up;
+    int64_t fresh_until; /* the last bound given to the watchers (under wmu) */
     /* redis_store.c: what the caches are given; the TLS context (NULL: plain TCP) */
     wk_cache_store iface;
     void *tls_ctx;

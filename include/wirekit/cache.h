@@ -83,7 +83,9 @@ typedef struct wk_cache_watch {
      *  until `fresh_until_ms` (CLOCK_MONOTONIC milliseconds) unless the store calls again.
      *  Past that the cache reads from the shared tier instead of its local tier (a process
      *  that was paused does not serve a copy a buffered invalidation would drop). A store
-     *  that never calls it leaves the local tier trusted for as long as the feed is up. */
+     *  that never calls it leaves the local tier trusted for as long as the feed is up; one
+     *  that does calls it before `feed` says "up", also for a watcher registered while the
+     *  feed is already up. */
     void (*heard)(void *ctx, int64_t fresh_until_ms);
     void *ctx; /**< passed to the callbacks */
 } wk_cache_watch;

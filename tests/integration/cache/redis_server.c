@@ -14,23 +14,25 @@
 
 #include "redis_server.h"
 
+static bool port_free(int port);
+
+/* A loopback port in [20000, 30000) that can be bound now: below Linux's ephemeral range, so
+ * no client connection of a test running beside us can be holding it; another test may still
+ * pick it first, which launch() notices (the server exits) and its callers retry. */
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
-        port = ntohs(a.sin_port);
+    static unsigned seed;
+    if (seed == 0) {
+        seed = (unsigned)getpid() * 2246822519u + (unsigned)time(NULL);
     }
-    if (fd >= 0) {
-        close(fd);
+    for (int i = 0; i < 200; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int p = 20000 + (int)((seed >> 8) % 10000);
+        if (port_free(p)) {
+            return p;
+        }
     }
-    return port;
+    return -1;
 }
 
 static bool answers(int port)
@@ -90,6 +92,10 @@ static bool launch(redis_server *r)
         if (answers(r->port)) {
             return true;
         }
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            r->pid = 0; /* it exited: a port taken meanwhile, most likely */
+            return false;
+        }
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -109,15 +115,22 @@ bool redis_server_start_with(redis_server *r, const char *const *extra, bool uni
     if (mkdtemp(r->dir) == NULL) {
         return false;
     }
-    r->port = free_port();
-    if (r->port <= 0) {
-        return false;
-    }
-    snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
     if (unix_socket) {
         snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
     }
-    return launch(r);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        r->port = free_port();
+        if (r->port <= 0) {
+            break;
+        }
+        snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+        if (launch(r)) {
+            return true;
+        }
+        redis_server_kill(r);
+    }
+    rmdir(r->dir);
+    return false;
 }
 
 bool redis_server_start_at(redis_server *r, int port, const char *const *extra)

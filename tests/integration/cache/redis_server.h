@@ -19,7 +19,8 @@ typedef struct redis_server {
     const char *const *extra;  /* more redis-server arguments, NULL-terminated (or NULL) */
 } redis_server;
 
-/** Picks a free port and a temp dir, starts redis-server, waits until it answers. */
+/** Picks a free port and a temp dir, starts redis-server, waits until it answers (on a
+ *  new port when the server exits because another test took the first). */
 bool redis_server_start(redis_server *r);
 /** Like redis_server_start() with more arguments (NULL-terminated); with `unix_socket` the
  *  server also listens on dir/redis.sock (path in r->sock). `extra` must outlive the server. */
@@ -41,7 +42,7 @@ int64_t rs_now_ms(void);
  * NULL). True when the command exited 0. */
 bool rs_sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* A free loopback port (bound, then released). */
+/* A free loopback port in [20000, 30000), below the ephemeral range (bound, then released). */
 int rs_free_port(void);
 /* A free loopback port p in [20000, 30000) with p + 10000 free too (a cluster node's bus),
  * so no client connection holds either (both below Linux's ephemeral range); -1 if none. */

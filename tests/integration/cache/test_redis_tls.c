@@ -94,16 +94,23 @@ typedef struct tls_server {
     const char *args[24];
 } tls_server;
 
+/* Starts a server with a TLS port beside its plain one; a TLS port another test took first
+ * makes the server exit, and both ports are picked again. */
 static bool tls_start(tls_server *t, const char *auth_clients)
 {
-    memset(t, 0, sizeof *t);
-    t->tls_port = rs_free_port();
-    snprintf(t->tls_port_s, sizeof t->tls_port_s, "%d", t->tls_port);
-    const char *a[] = {"--tls-port",     t->tls_port_s, "--tls-cert-file",    srv_crt,
-                       "--tls-key-file", srv_key,       "--tls-ca-cert-file", ca,
-                       "--tls-auth-clients", auth_clients, NULL};
-    memcpy(t->args, a, sizeof a);
-    return redis_server_start_with(&t->r, t->args, false);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        memset(t, 0, sizeof *t);
+        t->tls_port = rs_free_port();
+        snprintf(t->tls_port_s, sizeof t->tls_port_s, "%d", t->tls_port);
+        const char *a[] = {"--tls-port",     t->tls_port_s, "--tls-cert-file",    srv_crt,
+                           "--tls-key-file", srv_key,       "--tls-ca-cert-file", ca,
+                           "--tls-auth-clients", auth_clients, NULL};
+        memcpy(t->args, a, sizeof a);
+        if (redis_server_start_with(&t->r, t->args, false)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static wk_redis_opts tls_opts(const char *url)

@@ -40,11 +40,18 @@ for bin in build/fuzz/fuzz/*/fuzz_*; do
   maxlen=$(find "$work" -type f -printf '%s\n' | sort -n | tail -1)
   maxlen=$(( ${maxlen:-0} > 4096 ? maxlen : 4096 ))
   echo "== fuzz $name for ${secs}s (max_len $maxlen) =="
-  if ! "$bin" -max_total_time="$secs" -max_len="$maxlen" -print_final_stats=1 \
-      -artifact_prefix=build/fuzz-artifacts/"$name"- "$work" 2>build/fuzz-artifacts/"$name".log; then
-    echo "fuzz $name: FAILED (see build/fuzz-artifacts/$name.log)"; status=1
+  log=build/fuzz-artifacts/"$name".log
+  # /usr/bin/time appends the run's CPU seconds (user + system) to the log: the fuzz table's
+  # "CPU time" column, which wall time overstates on a shared machine.
+  if ! /usr/bin/time -a -o "$log.cpu" -f "%U %S" "$bin" -max_total_time="$secs" \
+      -max_len="$maxlen" -print_final_stats=1 -artifact_prefix=build/fuzz-artifacts/"$name"- \
+      "$work" 2>"$log"; then
+    echo "fuzz $name: FAILED (see $log)"; status=1
   else
-    grep -E "stat::number_of_executed_units|cov:" build/fuzz-artifacts/"$name".log | tail -2
+    cpu=$(tail -1 "$log.cpu" | awk '{ printf "%.0f", $1 + $2 }')
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    cov=$(grep -oE "cov: [0-9]+ ft: [0-9]+" "$log" | tail -1)
+    echo "fuzz $name: ${cpu} CPU-s, ${execs} executions, $cov"
   fi
 done
 exit $status

@@ -152,6 +152,22 @@ static bool is_ip_literal(const char *host)
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
+/* TLS 1.3's alert for a missing client certificate, met in the handshake or, since a 1.3
+ * server refuses only once the client has sent its first bytes, in the first read. */
+#define CLIENT_CERTIFICATE_REQUIRED                                                          \
+    "redis: TLS: the server requires a client certificate (tls_cert_file and tls_key_file " \
+    "/ --cert and --key)"
+
+static bool client_certificate_required(int reason)
+{
+#ifdef SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
+    return reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED;
+#else
+    (void)reason;
+    return false;
+#endif
+}
+
 /* The cause of a failed handshake, from the verification result and the error queue. */
 static const char *handshake_cause(SSL *ssl)
 {
@@ -180,12 +196,9 @@ static const char *handshake_cause(SSL *ssl)
     default:
         return "redis: TLS: the server's certificate failed verification";
     }
-#ifdef SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
-    if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
-        return "redis: TLS: the server requires a client certificate (tls_cert_file and "
-               "tls_key_file / --cert and --key)";
+    if (client_certificate_required(reason)) {
+        return CLIENT_CERTIFICATE_REQUIRED;
     }
-#endif
     if (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE ||
         reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE) {
         return "redis: TLS: the server refused the handshake (a client certificate required, "
@@ -204,12 +217,9 @@ static const char *io_cause(void)
     unsigned long e = ERR_peek_last_error();
     int reason = ERR_GET_REASON(e);
     ERR_clear_error();
-#ifdef SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
-    if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
-        return "redis: TLS: the server requires a client certificate (tls_cert_file and "
-               "tls_key_file / --cert and --key)";
+    if (client_certificate_required(reason)) {
+        return CLIENT_CERTIFICATE_REQUIRED;
     }
-#endif
     if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE ||
         reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN ||
         reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE) {

@@ -453,6 +453,23 @@ static uint64_t redis_put(void *arg, uint64_t iters)
     return ok;
 }
 
+/* Runs the rows `base` and `other` of one case and says "<what> = other / base<tail>". The
+ * harness runs rows in queue order in each repetition, and on a loaded machine the first row
+ * of a repetition was measured slower whichever it was (see docs/benchmarks.md): the baseline
+ * goes first, so that penalty cannot pass for a cost of the other row. */
+static void run_against_baseline(wk_bench *b, const wk_bench_spec *base,
+                                 const wk_bench_spec *other, const char *what, const char *tail)
+{
+    wk_bench_add(b, base);
+    wk_bench_add(b, other);
+    wk_bench_flush(b);
+    double fb = wk_bench_figure(b, base->case_name, base->impl);
+    double fo = wk_bench_figure(b, other->case_name, other->impl);
+    if (fb > 0 && fo > 0 && !wk_bench_callgrind(b)) {
+        wk_bench_say(b, "%s = %.3f%s", what, fo / fb, tail);
+    }
+}
+
 /* Local hits on a cache whose feed tracks (BCAST on its namespace) against one whose feed
  * hears PUBLISH alone, interleaved: the hit path reads neither, so the target is equal
  * times (within 5%). Then get and put through a cache without local tier over the same
@@ -486,19 +503,8 @@ static void tracking_tls_cases(wk_bench *b, const bctx *ids)
             {cname, "tracking off", local_hit_1, &off, n, 0,
              "Redis store, feed with PUBLISH alone (no_tracking)", 0},
         };
-        /* the harness runs the rows in queue order in each repetition, and on a loaded
-         * machine the first row of a repetition was measured slower whichever it was (see
-         * docs/benchmarks.md): the baseline goes first, so that penalty cannot pass for a
-         * cost of tracking; swap the two lines to see it on the other side */
-        wk_bench_add(b, &specs[1]);
-        wk_bench_add(b, &specs[0]);
-        wk_bench_flush(b);
-        double fon = wk_bench_figure(b, cname, "tracking on");
-        double foff = wk_bench_figure(b, cname, "tracking off");
-        if (fon > 0 && foff > 0 && !wk_bench_callgrind(b)) {
-            wk_bench_say(b, "local hit: tracking on / off = %.3f (target within 0.95-1.05)",
-                         fon / foff);
-        }
+        run_against_baseline(b, &specs[1], &specs[0], "local hit: tracking on / off",
+                             " (target within 0.95-1.05)");
         /* what not echoing own writes costs a put: with tracking it runs on the feed's
          * connection (locked for its round trip; the writer reads its own replies), without
          * on a pooled one */
@@ -510,14 +516,7 @@ static void tracking_tls_cases(wk_bench *b, const bctx *ids)
             {pname, "feed connection", redis_put, &on, np, 72,
              "wk_cache_put with tracking: lent the feed's connection (NOLOOP)", 0},
         };
-        wk_bench_add(b, &puts[0]);
-        wk_bench_add(b, &puts[1]);
-        wk_bench_flush(b);
-        double pon = wk_bench_figure(b, pname, "feed connection");
-        double poff = wk_bench_figure(b, pname, "pooled connection");
-        if (pon > 0 && poff > 0 && !wk_bench_callgrind(b)) {
-            wk_bench_say(b, "redis put: feed connection / pooled = %.3f", pon / poff);
-        }
+        run_against_baseline(b, &puts[0], &puts[1], "redis put: feed connection / pooled", "");
     }
     wk_cache_free(on.c);
     wk_cache_free(off.c);

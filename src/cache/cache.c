@@ -891,9 +891,10 @@ static void async_local_fill(async_get *a, wk_cache_entry *e)
 }
 
 /* The store's answer (on its thread): a hit is decoded, filled and delivered here; what
- * needs the loader goes to a worker, told what the shared tier said so that it is not asked
- * again; the rest is answered here as load() would (NOT_FOUND, the store's failure, the
- * undecodable value left in place). */
+ * needs the loader goes to a worker: a miss as wk_cache_get (which asks the shared tier again
+ * inside the key's single-flight record), the rest told what the shared tier said so that it
+ * is not asked again (a tombstone, a failure, a value left in place); what needs neither is
+ * answered here as load() would (NOT_FOUND, the store's failure, the undecodable value). */
 static void on_fetched(void *ctx, wk_status st, const uint8_t *bytes, size_t len, bool found,
                        const wk_error *serr)
 {
@@ -923,7 +924,14 @@ static void on_fetched(void *ctx, wk_status st, const uint8_t *bytes, size_t len
         load_ctx l = {c, a->s, a->key, a->key_len, a->hash, shard_of(c, a->hash), a->epoch,
                       a->feed_epoch};
         r = shared_entry(&l, bytes, len, &e, &est);
-    } else {
+    }
+    if (r == SHARED_MISS && a->loader != NULL) {
+        /* wk_cache_get itself, Redis asked again under the key's single-flight record: the
+         * misses of a stampede then wait for one load instead of each loading */
+        async_to_worker(a, 0);
+        return;
+    }
+    if (r == SHARED_MISS) {
         COUNT(c, shared_misses);
     }
     if (r == SHARED_HIT) {
@@ -944,8 +952,8 @@ static void on_fetched(void *ctx, wk_status st, const uint8_t *bytes, size_t len
         async_local_fill(a, NULL);
         async_fail(a, est, WK_CACHE_UNDECODABLE " (written with another serializer or by "
                            "another program?); it is left in place");
-    } else if (a->loader != NULL) { /* a miss or a tombstone: the loader's turn */
-        async_to_worker(a, SKIP_STORE | (r == SHARED_TOMBSTONE ? NO_FILL : 0u));
+    } else if (a->loader != NULL) { /* a tombstone: the loader's turn, without a fill */
+        async_to_worker(a, SKIP_STORE | NO_FILL);
     } else {
         async_local_fill(a, NULL);
         async_fail(a, WK_ERR_NOT_FOUND, "not found");

@@ -19,6 +19,13 @@
  * Staleness is fenced with epochs: every invalidation or clear bumps its shard's epoch, and
  * every feed change bumps the cache's feed epoch; a load remembers both when it starts and
  * keeps its result (locally, or as a fill of the shared tier) only if neither moved.
+ *
+ * wk_cache_get_async takes the same path in pieces: the local tier on the caller's thread
+ * (the epochs noted there), then the store's fetch_async, whose answer (on_fetched, on the
+ * store's thread) is a hit decoded and filled under those epochs, or a request handed to the
+ * cache's workers (cache_workers.c), which run get_key, the synchronous path, told what the
+ * shared tier already said (SKIP_STORE, STORE_FAILED, NO_FILL): loads keep the single-flight
+ * records and the fences above, and never run on the store's thread.
  */
 #include <stdlib.h>
 #include <string.h>

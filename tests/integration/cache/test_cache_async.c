@@ -2,9 +2,9 @@
  * wk_cache_get_async against a real redis-server: which thread answers (a local hit on the
  * caller's, a shared hit on the store's, a load on a worker), the answers themselves (hit,
  * miss then load, not found), 1,000 gets from 4 threads each answered once with the right
- * value, an invalidation never followed by the old value, and the failures: Redis stopped
- * (SIGSTOP) with gets in flight, Redis killed and restarted, and the cache and the store freed
- * with gets pending, every request answered exactly once.
+ * value, an invalidation never followed by the old value, gets over TLS, and the failures:
+ * Redis stopped (SIGSTOP) with gets in flight, Redis killed and restarted, and the cache and
+ * the store freed with gets pending, every request answered exactly once.
  *
  * Reads and writes use the server in WK_REDIS_URL (scripts/servers.sh); the failure tests
  * start their own redis-server on a free loopback port. Skipped (exit 77) without them. The
@@ -683,4 +683,47 @@ WK_TEST(test_async_store_free_with_gets_in_flight_answers_each_once)
     }
     CHECK_MSG(took <= 5000, "wk_redis_store_free took %lld ms", (long long)took);
     redis_server_stop(&srv);
+}
+
+WK_TEST(test_async_gets_over_tls)
+{
+    const char *url = getenv("WK_REDIS_TLS_URL"), *ca = getenv("WK_REDIS_TLS_CA");
+    if (url == NULL || ca == NULL) {
+        SKIP("WK_REDIS_TLS_URL and WK_REDIS_TLS_CA are not set (scripts/servers.sh start)");
+    }
+    fresh_namespace();
+    wk_redis_opts o = {0};
+    o.url = url;
+    o.tls_ca_file = ca;
+    o.connect_timeout_ms = 2000;
+    o.command_timeout_ms = 2000;
+    o.no_subscribe = true;
+    wk_redis_store *store = NULL;
+    CHECK_OK(wk_redis_store_new(&o, &store, NULL));
+    wk_cache_config cfg = {0};
+    cfg.ns = ns;
+    cfg.store = wk_redis_store_iface(store);
+    cfg.flags = WK_CACHE_NO_LOCAL;
+    wk_cache *c = NULL;
+    CHECK_OK(wk_cache_new(&cfg, &c, NULL));
+    enum { N = 50 };
+    char id[16];
+    for (int k = 0; k < N; k++) {
+        seed_user u = {.username = "tls", .age = 300 + k, .enabled = true};
+        snprintf(id, sizeof id, "%d", k);
+        CHECK_OK(wk_cache_put(c, &seed_user_schema, id, strlen(id), &u, 0, NULL));
+    }
+    req rs[N];
+    tracker t;
+    tracker_init(&t);
+    issue(c, rs, &t, N); /* one TLS connection, the GETs pipelined on it */
+    bool all = wait_answers(&t, N, 10000);
+    wk_cache_free(c);
+    wk_redis_store_free(store);
+    CHECK(all);
+    for (int k = 0; k < N; k++) {
+        CHECK_EQ(atomic_load(&rs[k].calls), 1);
+        CHECK_OK(rs[k].st);
+        CHECK_EQ(rs[k].age, 300 + k);
+    }
 }

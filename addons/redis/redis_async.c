@@ -229,10 +229,14 @@ static void *async_main(void *arg)
             send_batch(&o, batch);
         }
         if (readable && o.c != NULL && o.fly == NULL) {
-            /* bytes or a close while nothing was asked: the server went away (or spoke out of
-             * turn); reopen on the next batch rather than fail it on a dead connection */
-            wk__rconn_free(o.c);
-            o.c = NULL;
+            /* a close or a reply while nothing was asked: the server went away (or spoke out
+             * of turn); reopen on the next batch rather than fail it on a dead connection.
+             * TLS records that carry no reply (a session ticket) leave it open. */
+            bool may_recv = true, got = false;
+            if (wk__rconn_next(o.c, &s->cfg.lim, &may_recv, &got, &err) != WK_OK || got) {
+                wk__rconn_free(o.c);
+                o.c = NULL;
+            }
         } else if (readable && o.c != NULL) {
             read_replies(&o);
         }

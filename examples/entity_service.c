@@ -57,7 +57,7 @@ static wk_cache *cache;
 static wk_pq_pool *pool;
 static wk_pq_loader *loader;
 static const char *table; /* argv[2] */
-static int in_flight;      /* atomic: GETs waiting for their answer (suspended) */
+static int in_flight;      /* atomic: GETs suspended and not resumed yet */
 static int stopping;       /* atomic: shutting down, no new cache calls */
 
 /* Sends `len` bytes of `body` (copied) with `status` and, when given, its Content-Type. */
@@ -100,6 +100,7 @@ static void answered(void *ctx, wk_serve_reply *r)
     struct MHD_Connection *c = g->c;
     pthread_mutex_unlock(&g->mu);
     MHD_resume_connection(c); /* the handler runs again and sends it (g may go then) */
+    __atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELEASE);
 }
 
 /* Sends a GET's answer and releases it. */
@@ -115,7 +116,6 @@ static enum MHD_Result send_answer(get_req *g)
 static enum MHD_Result get_user(struct MHD_Connection *c, const char *id, get_req *g)
 {
     if (g->ready) { /* resumed */
-        __atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELEASE);
         return send_answer(g);
     }
     if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
@@ -258,7 +258,8 @@ int main(int argc, char **argv)
         int sig;
         sigwait(&stop, &sig);
         /* libmicrohttpd may not stop with connections suspended: new GETs get a 503, the
-         * ones waiting are answered (within the store's deadline or their load) */
+         * ones waiting are resumed by their answers (within the store's deadline or their
+         * load); a client gone meanwhile is never called back, hence the count here */
         __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
         while (__atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) > 0) {
             nanosleep(&(struct timespec){0, 1000000}, NULL);

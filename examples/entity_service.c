@@ -5,14 +5,16 @@
  * accepts neither, 404 for no row); `PUT /users/ID` takes a JSON or MessagePack body by its
  * Content-Type, writes the row, then invalidates the key in every process's memory tier.
  *
- * What HTTP needs from wirekit is one call each way (wirekit/serve.h): wk_serve_get answers a
- * GET with a status, a body and a Content-Type (MessagePack answers are the cache's own
- * bytes, so a hot MessagePack GET encodes nothing; a JSON GET encodes the cached struct), and
- * wk_serve_decode reads a PUT's body by its Content-Type. The SELECT and the upsert are the
- * ones the schema implies (wk_pq_struct_sql). libmicrohttpd runs a pool of 2 epoll threads,
- * one per core here: a miss blocks its thread on Redis (or PostgreSQL), so that is how many
- * misses are in flight; on 2 cores 4 or 16 threads served misses no faster and hits slower
- * (docs/benchmarks.md, "service").
+ * What HTTP needs from wirekit is one call each way (wirekit/serve.h): wk_serve_get_async
+ * answers a GET with a status, a body and a Content-Type (MessagePack answers are the cache's
+ * own bytes, so a hot MessagePack GET encodes nothing; a JSON GET encodes the cached struct),
+ * and wk_serve_decode reads a PUT's body by its Content-Type. The SELECT and the upsert are
+ * the ones the schema implies (wk_pq_struct_sql). libmicrohttpd runs a pool of 2 epoll
+ * threads, one per core here, and no thread waits on a miss: a memory-tier hit is answered
+ * inside the call, anything else suspends the connection (MHD_suspend_connection) and the
+ * answer resumes it from the cache's threads (the Redis store's I/O thread, which pipelines
+ * every GET queued meanwhile in one write, or a cache worker running the PostgreSQL load), so
+ * as many misses are in flight as there are requests waiting (docs/benchmarks.md, "service").
  *
  * usage: entity_service PORT TABLE [cold]   (PORT 0: any free port; it prints the port)
  * TABLE is (id int8 PRIMARY KEY, username text NOT NULL, password text, age int4, enabled
@@ -24,10 +26,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <wirekit/pq.h>
 #include <wirekit/redis.h>
@@ -53,6 +57,8 @@ static wk_cache *cache;
 static wk_pq_pool *pool;
 static wk_pq_loader *loader;
 static const char *table; /* argv[2] */
+static int in_flight;      /* atomic: GETs suspended and not resumed yet */
+static int stopping;       /* atomic: shutting down, no new cache calls */
 
 /* Sends `len` bytes of `body` (copied) with `status` and, when given, its Content-Type. */
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const void *body,
@@ -68,16 +74,68 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const vo
     return ok;
 }
 
-/* The status, body and Content-Type come from wirekit: Accept negotiated, then the cache. */
-static enum MHD_Result get_user(struct MHD_Connection *c, const char *id)
-{
-    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+/* A GET's *state: its connection and, once `ready`, the answer. `mu` orders an answer from
+ * another thread after the handler's suspend. */
+typedef struct get_req {
+    struct MHD_Connection *c;
+    pthread_mutex_t mu;
+    bool ready;
     wk_serve_reply r;
-    wk_serve_get(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader, accept,
-                 accept != NULL ? strlen(accept) : 0, &r);
-    enum MHD_Result ok = reply(c, r.status, r.body, r.len, r.content_type);
-    wk_serve_reply_free(&r);
+} get_req;
+
+/* The GET whose wk_serve_get_async is running on this thread (its answer needs no resume). */
+static __thread get_req *calling;
+
+/* The answer, on the handler's thread inside the call (a hit) or on a cache thread. */
+static void answered(void *ctx, wk_serve_reply *r)
+{
+    get_req *g = ctx;
+    (void)r; /* g->r */
+    if (calling == g) {
+        g->ready = true;
+        return;
+    }
+    pthread_mutex_lock(&g->mu); /* held by the handler until the connection is suspended */
+    g->ready = true;
+    struct MHD_Connection *c = g->c;
+    pthread_mutex_unlock(&g->mu);
+    MHD_resume_connection(c); /* the handler runs again and sends it (g may go then) */
+    __atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELEASE);
+}
+
+/* Sends a GET's answer and releases it. */
+static enum MHD_Result send_answer(get_req *g)
+{
+    enum MHD_Result ok = reply(g->c, g->r.status, g->r.body, g->r.len, g->r.content_type);
+    wk_serve_reply_free(&g->r);
     return ok;
+}
+
+/* The status, body and Content-Type come from wirekit: Accept negotiated, then the cache;
+ * a hit is sent at once, anything else when `answered` resumes the connection. */
+static enum MHD_Result get_user(struct MHD_Connection *c, const char *id, get_req *g)
+{
+    if (g->ready) { /* resumed */
+        return send_answer(g);
+    }
+    if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+        return reply(c, 503, "", 0, NULL);
+    }
+    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    g->c = c;
+    pthread_mutex_lock(&g->mu);
+    calling = g;
+    wk_serve_get_async(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader, accept,
+                       accept != NULL ? strlen(accept) : 0, &g->r, answered, g);
+    calling = NULL;
+    if (g->ready) {
+        pthread_mutex_unlock(&g->mu);
+        return send_answer(g);
+    }
+    __atomic_fetch_add(&in_flight, 1, __ATOMIC_ACQ_REL);
+    MHD_suspend_connection(c);
+    pthread_mutex_unlock(&g->mu);
+    return MHD_YES;
 }
 
 /* The body in `body` decoded by its Content-Type, written, then invalidated everywhere. */
@@ -102,23 +160,32 @@ static enum MHD_Result put_user(struct MHD_Connection *c, const char *id, const 
 /* libmicrohttpd calls this once for a request's head, then once per chunk of its body, then
  * once more. The head is only noted: an answer queued that early closes the connection
  * (libmicrohttpd cannot keep it alive); a PUT body gathers in a capped buffer in *state. */
-static int no_body; /* the *state of any request but a PUT */
+static int no_body; /* the *state of any request but a PUT or a GET */
+
+/* A GET's or a PUT's *state. */
+typedef struct request {
+    wk_buf body; /* a PUT's */
+    get_req get;
+} request;
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *data,
                               size_t *size, void **state)
 {
     (void)cls, (void)version;
-    bool put = strcmp(method, "PUT") == 0;
-    if (*state == NULL) {
-        *state = put ? malloc(sizeof(wk_buf)) : &no_body;
-        if (put && *state != NULL) {
-            wk_buf_init(*state, NULL, (size_t)1 << 20); /* a PUT body of at most 1 MiB */
+    bool put = strcmp(method, "PUT") == 0, get = strcmp(method, "GET") == 0;
+    request *rq = *state;
+    if (rq == NULL) {
+        rq = put || get ? calloc(1, sizeof *rq) : NULL;
+        if (rq != NULL) {
+            wk_buf_init(&rq->body, NULL, (size_t)1 << 20); /* a PUT body of at most 1 MiB */
+            pthread_mutex_init(&rq->get.mu, NULL);
         }
+        *state = put || get ? (void *)rq : &no_body;
         return *state != NULL ? MHD_YES : MHD_NO;
     }
     if (*size != 0) {
-        wk_status st = put ? wk_buf_append(*state, data, *size) : WK_ERR_ARG;
+        wk_status st = put ? wk_buf_append(&rq->body, data, *size) : WK_ERR_ARG;
         *size = 0;
         return st == WK_OK ? MHD_YES : MHD_NO;
     }
@@ -126,19 +193,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (id[0] == '\0' || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18) {
         return reply(c, 404, "", 0, NULL);
     }
-    if (strcmp(method, "GET") == 0) {
-        return get_user(c, id);
+    if (get) {
+        return get_user(c, id, &rq->get);
     }
-    return put ? put_user(c, id, *state) : reply(c, 405, "", 0, NULL);
+    return put ? put_user(c, id, &rq->body) : reply(c, 405, "", 0, NULL);
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **state,
                  enum MHD_RequestTerminationCode why)
 {
     (void)cls, (void)c, (void)why;
-    if (*state != NULL && *state != &no_body) {
-        wk_buf_free(*state);
-        free(*state);
+    request *rq = *state;
+    if (rq != NULL && (void *)rq != &no_body) {
+        wk_buf_free(&rq->body);
+        wk_serve_reply_free(&rq->get.r); /* an answer never sent (connection lost) */
+        pthread_mutex_destroy(&rq->get.mu);
+        free(rq);
     }
 }
 
@@ -151,9 +221,10 @@ int main(int argc, char **argv)
     }
     wk_error err = {0};
     table = argv[2];
-    /* A blocking call holds its thread, so the HTTP pool's threads are the misses in flight,
-     * and the Redis pool has a connection per thread (pgx's 4 for PostgreSQL, reached only on
-     * a Redis miss). */
+    /* One HTTP thread per core: no thread waits on a miss (GETs are suspended while the
+     * cache answers). The Redis pool serves the synchronous calls (PUT's invalidation, the
+     * workers' loads), the store's I/O thread the GETs; PostgreSQL is reached only on a Redis
+     * miss. */
     unsigned threads = 2;
     wk_pq_pool_opts po = {.dsn = dsn};
     bool ok = wk_pq_pool_new(&po, &pool, &err) == WK_OK;
@@ -175,7 +246,8 @@ int main(int argc, char **argv)
     /* libmicrohttpd zeroes a connection's memory pool after every request: 8 KiB (headers
      * and a body chunk) rather than its default 32 KiB keeps that to one page or two. */
     struct MHD_Daemon *d = !ok ? NULL
-        : MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+        : MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                               MHD_ALLOW_SUSPEND_RESUME,
                            (uint16_t)strtoul(argv[1], NULL, 10), NULL, NULL, handle, NULL,
                            MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED, done,
                            NULL, MHD_OPTION_CONNECTION_LIMIT, 4096u,
@@ -185,6 +257,13 @@ int main(int argc, char **argv)
         fflush(stdout);
         int sig;
         sigwait(&stop, &sig);
+        /* libmicrohttpd may not stop with connections suspended: new GETs get a 503, the
+         * ones waiting are resumed by their answers (within the store's deadline or their
+         * load); a client gone meanwhile is never called back, hence the count here */
+        __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) > 0) {
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
         MHD_stop_daemon(d);
     } else {
         fprintf(stderr, "entity_service: %s\n", ok ? "cannot listen" : err.msg);

@@ -2,14 +2,17 @@
 # Builds the threaded tests with ThreadSanitizer (-DWK_TSAN=ON) and runs them: the lock-free
 # local tier's unit tests, the PostgreSQL pool and loader under fault (8 threads, a private
 # server it starts itself), the Redis feed's tracking test (its own redis-server: the feed's
-# thread, a writer and a reader against tracking pushes and a restart), and, when the servers
+# thread, a writer and a reader against tracking pushes and a restart), the asynchronous get
+# (test_cache_async: the store's I/O thread, the cache's workers and 4 calling threads; its
+# shared-server cases need WK_REDIS_URL, its failure cases start their own redis-server), and,
+# when the servers
 # are set (scripts/test.sh runs this with its servers up), the Redis tier's integration test
 # (WK_REDIS_URL) and the pool's tests and the cancel's helper thread (test_pq_cancel,
 # test_pq_waits) on the shared server (WK_PG_DSN). Extra arguments go to
 # ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(test_cache test_cache_local_mt test_pq_pool_faults test_redis_tracking)
+targets=(test_cache test_cache_local_mt test_pq_pool_faults test_redis_tracking test_cache_async)
 if [[ -n ${WK_REDIS_URL:-} ]]; then
   targets+=(test_cache_redis)
 fi

@@ -13,6 +13,8 @@
  *                                 remove, fetch; a pipeline on one key's server following
  *                                 redirects -> redis_mget.c (fetch_each)
  *               redis_mget.c      the pipelined multi-get (fetch_each)
+ *               redis_async.c     the asynchronous get (fetch_async): an I/O thread that
+ *                                 pipelines every queued GET on its own connection
  *   3 topology  redis_feed.c      the subscriber thread and its watchers, feed state
  *                                 -> redis_cluster.c (which server to subscribe on)
  *               redis_cluster.c   which server: slot map, sentinel master, refresh,
@@ -270,6 +272,20 @@ typedef struct wk__rsrv {
     int64_t down_until_ms; /* atomic: fail fast until then */
 } wk__rsrv;
 
+/** One asynchronous GET (redis_async.c). */
+typedef struct wk__rareq wk__rareq;
+
+/** The store's asynchronous reader (redis_async.c): callers queue requests under `mu` and
+ *  wake its I/O thread (started by the first request) through the eventfd `wake`. */
+typedef struct wk__rasync {
+    pthread_mutex_t mu;
+    wk__rareq *head, **tail; /* queued, not sent yet */
+    int wake;                /* eventfd, -1 until the thread starts */
+    bool started;
+    bool stopping;
+    pthread_t thread;
+} wk__rasync;
+
 struct wk_redis_store {
     const wk_allocator *alloc; /* the store's own memory (NULL = libc) */
     wk__rconfig cfg;           /* redis_url.c: the options, fixed after new */
@@ -303,6 +319,8 @@ struct wk_redis_store {
     void *tls_ctx;
     /* redis_feed.c: tracking on (every master's feed connection has it) */
     bool tracking_up;
+    /* redis_async.c: the asynchronous get */
+    wk__rasync async;
 };
 
 
@@ -334,6 +352,9 @@ void wk__redis_note_failed(const wk_redis_store *s, const wk__rendpoint *ep);
  *  a free one at most until `deadline`. Fails fast (WK_ERR_IO, no I/O) while `v` is marked
  *  down; a failed connect marks it down. */
 wk__rconn *wk__redis_take(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_error *err);
+/** Marks `v` down (fail fast) for retry_ms and asks for a topology refresh: what a failed
+ *  connection does (wk__redis_give_back with `broken`, the asynchronous reader's). */
+void wk__redis_mark_down(wk_redis_store *s, wk__rsrv *v);
 /** Returns `c` to `v`'s pool, or with `broken` closes it and marks `v` down for retry_ms. */
 void wk__redis_give_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, bool broken);
 /** Asks the topology layer for a refresh soon (cluster slots or sentinel master): lowers
@@ -398,6 +419,16 @@ void wk__redis_feed_return(wk_redis_store *s, wk__rfeedc *f, bool broken);
 /** redis_mget.c: the wk_cache_store `fetch_each` entry (`self` is the store). */
 wk_status wk__redis_fetch_each(void *self, size_t n, const wk_slice *keys,
                                wk_cache_take_fn take, void *ctx, wk_error *err);
+
+/** redis_async.c: the wk_cache_store `fetch_async` entry (`self` is the store; single and
+ *  sentinel mode only: a cluster's store has none, so the cache runs its gets on workers). */
+wk_status wk__redis_fetch_async(void *self, const char *key, size_t key_len,
+                                wk_cache_fetched_fn done, void *ctx);
+/** redis_async.c: the queue's mutex (the store's new). */
+void wk__redis_async_init(wk_redis_store *s);
+/** redis_async.c: stops the I/O thread, every request still queued or in flight answered
+ *  with WK_ERR_IO first (the store's free, before the servers go). */
+void wk__redis_async_stop(wk_redis_store *s);
 
 /** redis_commands.c: runs `ncmd` pipelined commands on `v`, following MOVED and ASK
  *  redirects (twice at most; the commands are idempotent, so a pipeline redirected part-way

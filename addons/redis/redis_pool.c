@@ -232,7 +232,7 @@ wk__rconn *wk__redis_connect(wk_redis_store *s, const wk__rendpoint *ep, bool ba
 
 /* Fails `v` fast for retry_ms and asks for a topology refresh: a dead master may have been
  * replaced. */
-static void mark_down(wk_redis_store *s, wk__rsrv *v)
+void wk__redis_mark_down(wk_redis_store *s, wk__rsrv *v)
 {
     __atomic_store_n(&v->down_until_ms, wk__redis_now_ms() + s->cfg.retry_ms, __ATOMIC_RELEASE);
     wk__redis_want_refresh(s);
@@ -272,7 +272,7 @@ wk__rconn *wk__redis_take(wk_redis_store *s, wk__rsrv *v, int64_t deadline, wk_e
         v->open--;
         pthread_cond_signal(&v->cv);
         pthread_mutex_unlock(&v->mu);
-        mark_down(s, v);
+        wk__redis_mark_down(s, v);
     }
     return c;
 }
@@ -282,7 +282,7 @@ void wk__redis_give_back(wk_redis_store *s, wk__rsrv *v, wk__rconn *c, bool brok
     if (broken) {
         wk__rconn_free(c);
         wk__redis_note_failed(s, &v->ep);
-        mark_down(s, v);
+        wk__redis_mark_down(s, v);
     }
     pthread_mutex_lock(&v->mu);
     if (broken) {

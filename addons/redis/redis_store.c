@@ -7,12 +7,14 @@
  * (redis_commands.c) and the subscriber thread is started (redis_feed.c). No connection is
  * made here: the first command and the subscriber connect, so a store can be created while
  * Redis is down. In the flow of a cache miss the store is only the entry point: the cache
- * calls iface.fetch_each, which is redis_mget.c's.
+ * calls iface.fetch_each, which is redis_mget.c's (or, asynchronously, iface.fetch_async:
+ * redis_async.c's I/O thread, started by the first such get; none in a cluster).
  *
  * The trade-off is lazy connection against early failure: a bad URL or option fails here
  * (WK_ERR_ARG), but an unreachable or misconfigured server (wrong password, wrong database)
  * is only reported by the first command or by wk_redis_store_ping(). Freeing stops the
- * subscriber first (a byte on its stop pipe, then a join), so no callback runs on a cache
+ * asynchronous reader first (every get still pending answered with WK_ERR_IO), then the
+ * subscriber (a byte on its stop pipe, then a join), so no callback runs on a cache
  * after it.
  */
 #include <string.h>
@@ -38,6 +40,7 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     pthread_mutex_init(&s->refresh_mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
     wk__redis_feed_init(s);
+    wk__redis_async_init(s);
     s->stop_pipe[0] = s->stop_pipe[1] = -1;
     s->refresh_after_ms = INT64_MAX;
     wk_status st = wk__redis_config_parse(&s->cfg, opts, s->alloc, err);
@@ -78,6 +81,9 @@ WK_API wk_status wk_redis_store_new(const wk_redis_opts *opts, wk_redis_store **
     wk__redis_commands_bind(&s->iface);
     s->iface.watch = s->cfg.subscribe ? wk__redis_watch : NULL;
     s->iface.self = s;
+    /* a cluster's gets route by slot and follow redirects: the cache's workers run them on
+     * the synchronous path (fetch_each) */
+    s->iface.fetch_async = s->cfg.mode == WK__MODE_CLUSTER ? NULL : wk__redis_fetch_async;
     if (s->cfg.subscribe) {
         if (pipe(s->stop_pipe) != 0 ||
             pthread_create(&s->thread, NULL, wk__redis_feed_main, s) != 0) {
@@ -100,6 +106,7 @@ WK_API void wk_redis_store_free(wk_redis_store *s)
     if (s == NULL) {
         return;
     }
+    wk__redis_async_stop(s); /* every asynchronous get answered, its thread joined */
     if (s->thread_started) {
         ssize_t w = write(s->stop_pipe[1], "x", 1);
         (void)w;

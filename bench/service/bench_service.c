@@ -17,9 +17,12 @@
  * share both under the kernel's scheduler, the same way for both impls. Each server keeps as
  * many requests in flight as its design lets it: Go runs a goroutine per connection on
  * GOMAXPROCS 2 (32 in flight, redigo opening a Redis connection per concurrent request);
- * the C service blocks a thread per miss and runs libmicrohttpd's pool of 2 threads with 2
- * Redis connections (at most 2 misses in flight; a hit never blocks). Both use 4
- * PostgreSQL connections (pgx's default, wirekit-pq's), which only a Redis miss reaches.
+ * the C service runs libmicrohttpd's pool of 2 threads and blocks none on a miss: a GET that
+ * is not a local hit is suspended (wk_serve_get_async) and the Redis store's I/O thread
+ * pipelines every GET queued meanwhile on its one connection, so all 32 can be in flight
+ * too, in one write and read rather than 32 round trips. Both use 4 PostgreSQL connections
+ * (pgx's default, wirekit-pq's), which only a Redis miss reaches (on the cache's workers
+ * in C).
  */
 #include <signal.h>
 #include <stdlib.h>

@@ -99,6 +99,16 @@ typedef struct wk_cache_watch {
  *  ends the fetch with that status. */
 typedef wk_status (*wk_cache_take_fn)(void *ctx, size_t i, const uint8_t *bytes, size_t len);
 
+/** Receives the answer of a `fetch_async`, exactly once, from the store's own thread: `st`
+ *  WK_OK with `found` and the value's `bytes[0..len)` (valid during the call only; they point
+ *  into the store's read buffer), or `found` false for a miss; or the failure (WK_ERR_IO for
+ *  an unavailable or slow tier, a deadline passed, a connection lost, the store being freed;
+ *  WK_ERR_LIMIT, WK_ERR_NOMEM), described by `err`. The callback must not block for long (it
+ *  holds up every other answer of the store) and must not free the store; it may call
+ *  `fetch_async` again. */
+typedef void (*wk_cache_fetched_fn)(void *ctx, wk_status st, const uint8_t *bytes, size_t len,
+                                    bool found, const wk_error *err);
+
 /**
  * A shared tier. Every operation is bounded in time (the store's timeouts) and returns WK_OK,
  * or WK_ERR_IO / WK_ERR_LIMIT when the tier is unavailable, slow, refuses the command or
@@ -117,7 +127,11 @@ typedef wk_status (*wk_cache_take_fn)(void *ctx, size_t i, const uint8_t *bytes,
  * key found, from the calling thread, at most once per key, in any order, with the bytes where
  * the store read them; a key without a call was not found when it returns WK_OK, and is of
  * unknown state when it fails (the values taken before a failure stand). `take` must not call
- * the store. The store is shared by any number of threads and caches; it outlives them.
+ * the store. `fetch_async` (optional, NULL when absent) gets one key without blocking the
+ * caller: it returns WK_OK when the request was accepted, and then calls `done` exactly once
+ * (see wk_cache_fetched_fn), within the store's command deadline; any other status means the
+ * request was refused (no thread, no memory) and `done` is never called. The store is shared
+ * by any number of threads and caches; it outlives them.
  */
 typedef struct wk_cache_store {
     /** Gets `n` keys in one round trip (see above). */
@@ -139,6 +153,10 @@ typedef struct wk_cache_store {
      *  above); NULL: the cache uses `fetch`. */
     wk_status (*fetch_each)(void *self, size_t n, const wk_slice *keys, wk_cache_take_fn take,
                             void *ctx, wk_error *err);
+    /** Gets one key asynchronously, answering `done` from the store's thread (see above);
+     *  NULL: the cache runs wk_cache_get_async's misses on its worker threads. */
+    wk_status (*fetch_async)(void *self, const char *key, size_t key_len,
+                             wk_cache_fetched_fn done, void *ctx);
 } wk_cache_store;
 
 /* ---- creating a cache --------------------------------------------------------------------- */
@@ -186,7 +204,9 @@ typedef struct wk_cache_config {
 WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_error *err);
 
 /** Unregisters from the store and frees the cache and its local entries. References still
- *  held stay valid until released. No other call may be running on `c`. NULL is a no-op. */
+ *  held stay valid until released. No other call may be running on `c`; wk_cache_get_async
+ *  requests still pending are answered first (see there) and its workers joined. NULL is a
+ *  no-op. */
 WK_API void wk_cache_free(wk_cache *c);
 
 /* ---- keys --------------------------------------------------------------------------------- */
@@ -224,6 +244,38 @@ typedef wk_status (*wk_cache_loader)(void *ctx, const wk_schema *s, const char *
 WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               wk_cache_loader loader, void *loader_ctx, wk_cache_entry **out,
                               wk_error *err);
+
+/** Receives the answer of wk_cache_get_async, exactly once: `st` as wk_cache_get would return
+ *  it, `e` a reference the callee must release (NULL unless `st` is WK_OK), `err` describing
+ *  a failure (valid during the call only). */
+typedef void (*wk_cache_done_fn)(void *ctx, wk_status st, wk_cache_entry *e,
+                                 const wk_error *err);
+
+/**
+ * wk_cache_get without blocking the caller on the shared tier or the loader: the same answer,
+ * handed to `done` exactly once, with the same single-flight and invalidation rules (a get
+ * that starts after wk_cache_invalidate returned is never answered with the old value).
+ *
+ * Threading contract: `done` runs on the calling thread, before this returns, for a local hit
+ * and for an immediate failure (key too long, out of memory); on the store's thread for an
+ * answer of the shared tier (a hit, decoded and filled into the local tier there; a miss or a
+ * failure without a loader); and on one of the cache's worker threads (a small pool started
+ * on first use, joined by wk_cache_free) for anything that needs the loader: a shared miss, a
+ * tombstone, a value that does not decode, a failure of the shared tier with a loader given,
+ * a store without `fetch_async` or no store at all. The loader therefore runs on a worker
+ * thread, never on the store's. `done` must not block for long on the store's thread (other
+ * answers wait behind it) and must not call wk_cache_free; it may call any other cache
+ * function. `id` is copied; `s`, `loader_ctx` and `done_ctx` must stay valid until `done`
+ * ran. wk_cache_free answers every request still pending (those queued for a worker with
+ * WK_ERR_IO, the others with their answer) before it returns.
+ *
+ * Returns WK_OK when `done` ran with a hit on this thread or will run later; else the status
+ * `done` was already given on this thread (WK_ERR_NOT_FOUND for a cached negative entry,
+ * WK_ERR_ARG, WK_ERR_NOMEM).
+ */
+WK_API wk_status wk_cache_get_async(wk_cache *c, const wk_schema *s, const char *id,
+                                    size_t id_len, wk_cache_loader loader, void *loader_ctx,
+                                    wk_cache_done_fn done, void *done_ctx);
 
 /**
  * Gets `n` entities: local hits first, then the misses from the shared tier in one pipelined

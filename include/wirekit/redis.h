@@ -16,6 +16,18 @@
  * cache in front of a dead or stalled Redis falls back to its loader at once and recovers by
  * itself.
  *
+ * The store's `fetch_async` (wk_cache_get_async's shared tier) runs on one I/O thread per
+ * store, started by the first asynchronous get, with its own connection to the server (or
+ * Sentinel's master; never the feed's): every GET queued since the thread last woke goes out
+ * in one write, and the replies are answered in order, each request under
+ * `command_timeout_ms` from when it was queued. A request not answered in time fails with
+ * WK_ERR_IO together with every other one in flight on the connection, which is closed (the
+ * next GET opens another) and the server failed fast for `retry_ms` as after any failure; a
+ * broken connection fails its requests the same way, each answered once. A Cluster's store
+ * has no `fetch_async` (NULL): the cache runs those gets on its worker threads through the
+ * synchronous path, which routes by slot and follows MOVED and ASK. wk_redis_store_free
+ * answers every asynchronous get still pending with WK_ERR_IO before it returns.
+ *
  * Writes (a cache's put and invalidate) delete the key first, then write the value or
  * tombstone, then PUBLISH the key on the channel, whether or not this store subscribes; so a
  * write Redis refuses (maxmemory with noeviction) still removes the old value, and the caller

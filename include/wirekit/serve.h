@@ -13,6 +13,9 @@
  * an encode (a MessagePack GET from a MessagePack cache encodes nothing); the other format is
  * encoded from the cached object.
  *
+ * wk_serve_get blocks its thread on the cache's misses; wk_serve_get_async answers through a
+ * callback instead, so an event-driven server keeps serving while the shared tier answers.
+ *
  * Thread-safe: every call may run on any thread at once.
  */
 #ifndef WIREKIT_SERVE_H
@@ -26,7 +29,8 @@ extern "C" {
 
 /** What to answer a request for one entity (wk_serve_get). `status`, `body`, `len`,
  *  `content_type` and `err` are the contract; `entry` and `buf` are private (they hold the
- *  body) and are released by wk_serve_reply_free. */
+ *  body) and are released by wk_serve_reply_free; the fields after them are private too (the
+ *  request of wk_serve_get_async in flight). */
 typedef struct wk_serve_reply {
     unsigned status;          /**< HTTP status: 200, 400 (malformed Accept), 404 (no such
                                    entity), 406 (neither JSON nor MessagePack acceptable),
@@ -40,7 +44,15 @@ typedef struct wk_serve_reply {
     wk_error err;             /**< why, for any status but 200 (code WK_OK for a 200) */
     wk_cache_entry *entry;    /**< private: the reference the body may point into */
     wk_buf buf;               /**< private: the body when it was encoded */
+    wk_cache *cache;          /**< private (wk_serve_get_async): the cache asked */
+    const wk_schema *schema;  /**< private: the entity's schema */
+    size_t offer;             /**< private: the negotiated format */
+    void (*done)(void *ctx, struct wk_serve_reply *r); /**< private: the caller's callback */
+    void *done_ctx;           /**< private: its context */
 } wk_serve_reply;
+
+/** Receives the answer of wk_serve_get_async: `r` is the caller's reply, filled. */
+typedef void (*wk_serve_done_fn)(void *ctx, wk_serve_reply *r);
 
 /**
  * Answers a request for entity `id` of schema `s` whose Accept header is `accept[0..len)`
@@ -54,6 +66,22 @@ typedef struct wk_serve_reply {
 WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
                               wk_cache_loader loader, void *loader_ctx, const char *accept,
                               size_t len, wk_serve_reply *out);
+
+/**
+ * wk_serve_get without blocking on the cache: negotiates first (a 406 or 400 is answered at
+ * once), then wk_cache_get_async, then fills `*out` exactly as wk_serve_get does and calls
+ * `done(done_ctx, out)` exactly once: on the calling thread before this returns (the
+ * refusals, a local hit, an immediate failure), else on the store's or a cache worker's
+ * thread (see wk_cache_get_async; `done` must not block long there). `out` and whatever `s`,
+ * `loader_ctx` and `done_ctx` point to must stay valid until `done` ran; the caller releases
+ * `out` with wk_serve_reply_free after it (it may do so inside `done`). Returns WK_OK when the
+ * answer is due later or was a 200, else the status behind the answer given on this thread
+ * (as wk_serve_get's).
+ */
+WK_API wk_status wk_serve_get_async(wk_cache *c, const wk_schema *s, const char *id,
+                                    size_t id_len, wk_cache_loader loader, void *loader_ctx,
+                                    const char *accept, size_t len, wk_serve_reply *out,
+                                    wk_serve_done_fn done, void *done_ctx);
 
 /** Releases what `r` holds (its entry reference and encoded body). NULL is a no-op. */
 WK_API void wk_serve_reply_free(wk_serve_reply *r);

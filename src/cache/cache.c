@@ -19,6 +19,13 @@
  * Staleness is fenced with epochs: every invalidation or clear bumps its shard's epoch, and
  * every feed change bumps the cache's feed epoch; a load remembers both when it starts and
  * keeps its result (locally, or as a fill of the shared tier) only if neither moved.
+ *
+ * wk_cache_get_async takes the same path in pieces: the local tier on the caller's thread
+ * (the epochs noted there), then the store's fetch_async, whose answer (on_fetched, on the
+ * store's thread) is a hit decoded and filled under those epochs, or a request handed to the
+ * cache's workers (cache_workers.c), which run get_key, the synchronous path, told what the
+ * shared tier already said (SKIP_STORE, STORE_FAILED, NO_FILL): loads keep the single-flight
+ * records and the fences above, and never run on the store's thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +40,7 @@ _Static_assert(WK_CACHE_KEY_MAX == 512u, "a message below says 512 bytes");
 #define SKIP_STORE 0x01u   /* the caller already asked the shared tier */
 #define STORE_FAILED 0x02u /* ... and it failed */
 #define SHARED_CORRUPT_LEFT 0x04u /* ... and its value did not decode and was left there */
+#define NO_FILL 0x08u /* ... and it held a tombstone: the load does not fill it */
 
 /* The cache: its configuration (immutable after wk_cache_new), the feed state the store's
  * callbacks change (atomics), the shards, and the counters wk_cache_get_stats reports. */
@@ -73,6 +81,12 @@ struct wk_cache {
     uint64_t invalidations;
     uint64_t flight_waits;
     uint64_t feed_resets;
+    /* wk_cache_get_async: its workers, and the requests not answered yet (under async_mu;
+     * wk_cache_free waits on async_cv for none) */
+    wk__cworkers workers;
+    pthread_mutex_t async_mu;
+    pthread_cond_t async_cv;
+    size_t async_pending;
 };
 
 /* Bumps one of the cache's counters; relaxed: they are statistics, ordering nothing. */
@@ -295,6 +309,9 @@ WK_API wk_status wk_cache_new(const wk_cache_config *cfg, wk_cache **out, wk_err
         }
     }
     c->local_ok = 1;
+    wk__cworkers_init(&c->workers);
+    pthread_mutex_init(&c->async_mu, NULL);
+    pthread_cond_init(&c->async_cv, NULL);
     if (c->store != NULL && c->store->watch != NULL) {
         /* Until the store says its invalidation feed is up, local copies cannot be trusted. */
         c->local_ok = 0;
@@ -316,6 +333,18 @@ WK_API void wk_cache_free(wk_cache *c)
     if (c == NULL) {
         return;
     }
+    /* Asynchronous gets first: queued loads are cancelled and running ones finish (both
+     * answer), then the answers still due from the store arrive (within its deadline; one
+     * that needs a worker now is answered with an error). */
+    wk__cworkers_stop(&c->workers);
+    pthread_mutex_lock(&c->async_mu);
+    while (c->async_pending > 0) {
+        pthread_cond_wait(&c->async_cv, &c->async_mu);
+    }
+    pthread_mutex_unlock(&c->async_mu);
+    wk__cworkers_destroy(&c->workers);
+    pthread_mutex_destroy(&c->async_mu);
+    pthread_cond_destroy(&c->async_cv);
     if (c->watching) {
         c->store->watch(c->store->self, &c->watch, false);
     }
@@ -554,7 +583,7 @@ static wk_status load(const load_ctx *l, const char *id, size_t id_len, wk_cache
     wk_error serr = {WK_OK, 0, NULL};
     wk_status shared_st = WK_OK;
     *out = NULL;
-    if ((flags & SHARED_CORRUPT_LEFT) != 0) {
+    if ((flags & (SHARED_CORRUPT_LEFT | NO_FILL)) != 0) {
         fill = false;
     }
     if (c->store != NULL && (flags & SKIP_STORE) == 0) {
@@ -768,6 +797,263 @@ WK_API wk_status wk_cache_get(wk_cache *c, const wk_schema *s, const char *id, s
     }
     return get_key(c, s, key, key_len, wk__cache_hash(key, key_len), id, id_len, loader,
                    loader_ctx, 0, out, err);
+}
+
+/* ---- asynchronous get --------------------------------------------------------------------- */
+
+/* One wk_cache_get_async past the local tier: what the store's answer and the worker need.
+ * Allocated from the cache's allocator with the key and the id behind it; freed by
+ * async_finish, after `done` ran. */
+typedef struct async_get {
+    wk__cjob job; /* first: the worker's job is the request */
+    wk_cache *c;
+    const wk_schema *s;
+    wk_cache_loader loader;
+    void *loader_ctx;
+    wk_cache_done_fn done;
+    void *done_ctx;
+    uint64_t hash;
+    uint64_t epoch;      /* shard epoch when the get started */
+    uint64_t feed_epoch; /* feed epoch when the get started */
+    unsigned flags;      /* the worker's get_key flags (SKIP_STORE, ...) */
+    bool remove;         /* the worker first removes a corrupt shared value */
+    size_t size;         /* bytes allocated */
+    size_t key_len, id_len;
+    char *id; /* behind the key */
+    char key[];
+} async_get;
+
+/* Answers the request, frees it, and tells wk_cache_free one request fewer is pending (the
+ * last touch of the cache: it may be freed as soon as the lock is released). */
+static void async_finish(async_get *a, wk_status st, wk_cache_entry *e, const wk_error *err)
+{
+    wk_cache *c = a->c;
+    a->done(a->done_ctx, st, st == WK_OK ? e : NULL, err);
+    wk_free(c->alloc, a, a->size);
+    pthread_mutex_lock(&c->async_mu);
+    if (--c->async_pending == 0) {
+        pthread_cond_broadcast(&c->async_cv);
+    }
+    pthread_mutex_unlock(&c->async_mu);
+}
+
+/* Answers with a failure of status `st` described by `msg`. */
+static void async_fail(async_get *a, wk_status st, const char *msg)
+{
+    wk_error e = {WK_OK, 0, NULL};
+    wk_error_set(&e, st, 0, msg);
+    async_finish(a, st, NULL, &e);
+}
+
+/* A worker's job: the synchronous get path for the request's key (local tier again,
+ * single-flight, the loader), told by a->flags what the shared tier already answered. */
+static void async_run(wk__cjob *j)
+{
+    async_get *a = (async_get *)j;
+    wk_cache *c = a->c;
+    if (a->remove) {
+        remove_corrupt(c, a->key, a->key_len);
+    }
+    wk_cache_entry *e = NULL;
+    wk_error err = {WK_OK, 0, NULL};
+    wk_status st = get_key(c, a->s, a->key, a->key_len, a->hash, a->id, a->id_len, a->loader,
+                           a->loader_ctx, a->flags, &e, &err);
+    async_finish(a, st, e, &err);
+}
+
+/* The pool stopped (wk_cache_free) before a worker took the request. */
+static void async_cancel(wk__cjob *j)
+{
+    async_fail((async_get *)j, WK_ERR_IO, "cache: freed before the get was answered");
+}
+
+/* Hands the request to a worker with get_key `flags`; answers it with an error when the
+ * pool is stopping or cannot start a thread. */
+static void async_to_worker(async_get *a, unsigned flags)
+{
+    a->flags = flags;
+    a->job.run = async_run;
+    a->job.cancel = async_cancel;
+    if (!wk__cworkers_submit(&a->c->workers, &a->job)) {
+        async_fail(a, WK_ERR_IO, "cache: no worker thread for the load (being freed?)");
+    }
+}
+
+/* Counts the local miss of a request the store's thread answers (the synchronous path counts
+ * it in get_locked) and, for a shared hit `e`, keeps it in the local tier under the rules of
+ * every fill: the tier is usable and neither the key's shard nor the feed moved since the
+ * get started. */
+static void async_local_fill(async_get *a, wk_cache_entry *e)
+{
+    wk_cache *c = a->c;
+    wk__shard *sh = shard_of(c, a->hash);
+    load_ctx l = {c, a->s, a->key, a->key_len, a->hash, sh, a->epoch, a->feed_epoch};
+    pthread_mutex_lock(&sh->mu);
+    sh->misses++;
+    if (e != NULL && (c->flags & WK_CACHE_NO_LOCAL) == 0 &&
+        local_usable(c, wk__cache_now_ms()) && still_current(&l)) {
+        wk__shard_insert(sh, e);
+    }
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* The store's answer (on its thread): a hit is decoded, filled and delivered here; what
+ * needs the loader goes to a worker: a miss as wk_cache_get (which asks the shared tier again
+ * inside the key's single-flight record), the rest told what the shared tier said so that it
+ * is not asked again (a tombstone, a failure, a value left in place); what needs neither is
+ * answered here as load() would (NOT_FOUND, the store's failure, the undecodable value). */
+static void on_fetched(void *ctx, wk_status st, const uint8_t *bytes, size_t len, bool found,
+                       const wk_error *serr)
+{
+    async_get *a = ctx;
+    wk_cache *c = a->c;
+    if (st != WK_OK) {
+        COUNT(c, shared_errors);
+        if (a->loader != NULL) {
+            async_to_worker(a, SKIP_STORE | STORE_FAILED);
+            return;
+        }
+        async_local_fill(a, NULL);
+        wk_error e = {WK_OK, 0, NULL};
+        if (serr != NULL) {
+            e = *serr;
+        } else {
+            wk_error_set(&e, st, 0, "cache: the shared tier failed");
+        }
+        e.code = st;
+        async_finish(a, st, NULL, &e);
+        return;
+    }
+    int r = SHARED_MISS;
+    wk_cache_entry *e = NULL;
+    wk_status est = WK_OK;
+    if (found) {
+        load_ctx l = {c, a->s, a->key, a->key_len, a->hash, shard_of(c, a->hash), a->epoch,
+                      a->feed_epoch};
+        r = shared_entry(&l, bytes, len, &e, &est);
+    }
+    if (r == SHARED_MISS && a->loader != NULL) {
+        /* wk_cache_get itself, Redis asked again under the key's single-flight record: the
+         * misses of a stampede then wait for one load instead of each loading */
+        async_to_worker(a, 0);
+        return;
+    }
+    if (r == SHARED_MISS) {
+        COUNT(c, shared_misses);
+    }
+    if (r == SHARED_HIT) {
+        async_local_fill(a, e);
+        wk_cache_entry *out = NULL;
+        wk_error derr = {WK_OK, 0, NULL};
+        wk_status dst = deliver(c, e, &out, &derr);
+        async_finish(a, dst, out, &derr);
+    } else if (r == SHARED_FAILED) { /* out of memory decoding it */
+        async_local_fill(a, NULL);
+        async_fail(a, WK_ERR_NOMEM, "cache: out of memory");
+    } else if (r == SHARED_CORRUPT && (c->flags & WK_CACHE_REMOVE_CORRUPT) != 0) {
+        a->remove = true; /* a store call: on the worker, which then loads (or NOT_FOUND) */
+        async_to_worker(a, SKIP_STORE);
+    } else if (r == SHARED_CORRUPT && a->loader != NULL) {
+        async_to_worker(a, SKIP_STORE | SHARED_CORRUPT_LEFT);
+    } else if (r == SHARED_CORRUPT) {
+        async_local_fill(a, NULL);
+        async_fail(a, est, WK_CACHE_UNDECODABLE " (written with another serializer or by "
+                           "another program?); it is left in place");
+    } else if (a->loader != NULL) { /* a tombstone: the loader's turn, without a fill */
+        async_to_worker(a, SKIP_STORE | NO_FILL);
+    } else {
+        async_local_fill(a, NULL);
+        async_fail(a, WK_ERR_NOT_FOUND, "not found");
+    }
+}
+
+/* Public (wirekit/cache.h): the local tier on the calling thread (lock-free, then locked, as
+ * wk_cache_get), then the store's fetch_async, or a worker when the store has none. */
+WK_API wk_status wk_cache_get_async(wk_cache *c, const wk_schema *s, const char *id,
+                                    size_t id_len, wk_cache_loader loader, void *loader_ctx,
+                                    wk_cache_done_fn done, void *done_ctx)
+{
+    char key[WK_CACHE_KEY_MAX];
+    wk_error err = {WK_OK, 0, NULL};
+    size_t key_len = cache_key(c, s, id, id_len, key, sizeof key);
+    if (key_len >= sizeof key) {
+        wk_error_set(&err, WK_ERR_ARG, 0, "cache: key longer than 512 bytes");
+        done(done_ctx, WK_ERR_ARG, NULL, &err);
+        return WK_ERR_ARG;
+    }
+    uint64_t hash = wk__cache_hash(key, key_len);
+    wk__shard *sh = shard_of(c, hash);
+    uint64_t feed = __atomic_load_n(&c->feed_epoch, __ATOMIC_ACQUIRE);
+    int64_t now = wk__cache_now_ms();
+    wk_cache_entry *e = local_usable(c, now) ? wk__shard_peek(sh, hash, key, key_len, now) : NULL;
+    uint64_t epoch = 0;
+    if (e == NULL && (c->flags & WK_CACHE_NO_LOCAL) != 0) {
+        epoch = shard_epoch(sh);
+    } else if (e == NULL) {
+        pthread_mutex_lock(&sh->mu);
+        if (local_usable(c, now)) {
+            e = wk__shard_find(sh, hash, key, key_len, now);
+        }
+        if (e != NULL) {
+            sh->hits++;
+            wk_cache_entry_ref(e);
+        }
+        epoch = shard_epoch(sh);
+        pthread_mutex_unlock(&sh->mu);
+    }
+    if (e != NULL || (c->store == NULL && loader == NULL)) {
+        /* a local hit, or nothing to ask (the synchronous path answers without blocking) */
+        wk_cache_entry *out = NULL;
+        wk_status st = e != NULL ? deliver(c, e, &out, &err)
+                                 : get_key(c, s, key, key_len, hash, id, id_len, NULL, NULL, 0,
+                                           &out, &err);
+        done(done_ctx, st, out, &err);
+        return st;
+    }
+    size_t size = sizeof(async_get) + key_len + 1 + id_len;
+    async_get *a = wk_alloc(c->alloc, size);
+    if (a == NULL) {
+        wk_error_set(&err, WK_ERR_NOMEM, 0, "cache: out of memory");
+        done(done_ctx, WK_ERR_NOMEM, NULL, &err);
+        return WK_ERR_NOMEM;
+    }
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    a->s = s;
+    a->loader = loader;
+    a->loader_ctx = loader_ctx;
+    a->done = done;
+    a->done_ctx = done_ctx;
+    a->hash = hash;
+    a->epoch = epoch;
+    a->feed_epoch = feed;
+    a->size = size;
+    a->key_len = key_len;
+    memcpy(a->key, key, key_len + 1);
+    a->id = a->key + key_len + 1;
+    a->id_len = id_len;
+    if (id_len != 0) {
+        memcpy(a->id, id, id_len);
+    }
+    pthread_mutex_lock(&c->async_mu);
+    c->async_pending++;
+    pthread_mutex_unlock(&c->async_mu);
+    if (c->store == NULL || c->store->fetch_async == NULL) {
+        async_to_worker(a, 0);
+        return WK_OK;
+    }
+    wk_status st = c->store->fetch_async(c->store->self, a->key, key_len, on_fetched, a);
+    if (st != WK_OK) { /* refused: as a failure of the shared tier */
+        COUNT(c, shared_errors);
+        if (loader != NULL) {
+            async_to_worker(a, SKIP_STORE | STORE_FAILED);
+            return WK_OK;
+        }
+        async_local_fill(a, NULL);
+        async_fail(a, st, "cache: the shared tier refused the get");
+        return st;
+    }
+    return WK_OK;
 }
 
 /* Public: enters an EBR critical section, so peeked entries stay valid until unpin. */

@@ -264,4 +264,39 @@ bool wk__shard_remove(wk__shard *sh, uint64_t hash, const char *key, size_t key_
 /** Removes every entry. */
 void wk__shard_clear(wk__shard *sh);
 
+
+/* ---- worker threads of wk_cache_get_async (cache_workers.c) ---- */
+
+/** Most worker threads a cache starts. */
+#define WK__CWORKERS 4u
+
+/** A job for the workers: `run` on a worker thread, or `cancel` (on the thread stopping the
+ *  pool) when the pool stops before a worker took it. Either is called once; the job's
+ *  memory is the submitter's. */
+typedef struct wk__cjob {
+    struct wk__cjob *next;
+    void (*run)(struct wk__cjob *j);
+    void (*cancel)(struct wk__cjob *j);
+} wk__cjob;
+
+/** A cache's worker pool: a FIFO of jobs under `mu`, threads started on the first submit. */
+typedef struct wk__cworkers {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a job was queued, or the pool is stopping */
+    wk__cjob *head, **tail;
+    pthread_t th[WK__CWORKERS];
+    unsigned nth;
+    bool stopping;
+} wk__cworkers;
+
+void wk__cworkers_init(wk__cworkers *w);
+/** Queues `j`, starting the threads on first use. False (nothing queued, neither callback
+ *  will run) when the pool is stopping or no thread could be started. */
+bool wk__cworkers_submit(wk__cworkers *w, wk__cjob *j);
+/** Stops the pool: later submits fail, queued jobs are cancelled (on this thread), running
+ *  ones finish, the threads are joined. Submits may still come (and fail) until destroy. */
+void wk__cworkers_stop(wk__cworkers *w);
+/** Frees the pool's mutex and condition, once no thread can submit any more. */
+void wk__cworkers_destroy(wk__cworkers *w);
+
 #endif

@@ -50,22 +50,29 @@ static wk_status refuse(wk_serve_reply *r, unsigned status, wk_status code, cons
     return code;
 }
 
-WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
-                              wk_cache_loader loader, void *loader_ctx, const char *accept,
-                              size_t len, wk_serve_reply *out)
+/* Starts a reply: `*out` zeroed, then the format negotiated among the offers (its index in
+ * *k). Anything but WK_OK has been answered (406, 400). */
+static wk_status negotiate(const char *accept, size_t len, wk_serve_reply *out, size_t *k)
 {
     memset(out, 0, sizeof *out);
     wk_buf_init(&out->buf, NULL, 0);
     pthread_once(&offers_once, offers_init);
-    size_t k;
-    wk_status st = wk_mt_negotiate_header(accept, len, 0, offers, NOFFERS, &k, &out->err);
+    wk_status st = wk_mt_negotiate_header(accept, len, 0, offers, NOFFERS, k, &out->err);
     if (st == WK_ERR_NOT_FOUND) {
         return refuse(out, 406, st, "serve: neither JSON nor MessagePack is acceptable");
     }
     if (st != WK_OK) {
         return refuse(out, 400, st, NULL); /* the Accept parser's message and offset */
     }
-    st = wk_cache_get(c, s, id, id_len, loader, loader_ctx, &out->entry, &out->err);
+    return WK_OK;
+}
+
+/* Finishes a reply from the cache's answer `st` (out->entry and out->err set by the get):
+ * 404 or 503 for a failure, else the body in format `k`, the cache's own bytes when it is
+ * the cache's serializer. Shared by the blocking and the asynchronous get. */
+static wk_status build(wk_cache *c, const wk_schema *s, size_t k, wk_status st,
+                       wk_serve_reply *out)
+{
     if (st != WK_OK) {
         return refuse(out, st == WK_ERR_NOT_FOUND ? 404 : 503, st, NULL);
     }
@@ -83,6 +90,51 @@ WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, s
     out->status = 200;
     out->content_type = rendered[k];
     return WK_OK;
+}
+
+WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, size_t id_len,
+                              wk_cache_loader loader, void *loader_ctx, const char *accept,
+                              size_t len, wk_serve_reply *out)
+{
+    size_t k;
+    wk_status st = negotiate(accept, len, out, &k);
+    if (st != WK_OK) {
+        return st;
+    }
+    st = wk_cache_get(c, s, id, id_len, loader, loader_ctx, &out->entry, &out->err);
+    return build(c, s, k, st, out);
+}
+
+/* The cache's answer to wk_serve_get_async: the reply built, then handed to the caller. */
+static void on_entry(void *ctx, wk_status st, wk_cache_entry *e, const wk_error *err)
+{
+    wk_serve_reply *out = ctx;
+    out->entry = e;
+    if (st != WK_OK && err != NULL) {
+        out->err = *err;
+    }
+    build(out->cache, out->schema, out->offer, st, out);
+    out->done(out->done_ctx, out);
+}
+
+WK_API wk_status wk_serve_get_async(wk_cache *c, const wk_schema *s, const char *id,
+                                    size_t id_len, wk_cache_loader loader, void *loader_ctx,
+                                    const char *accept, size_t len, wk_serve_reply *out,
+                                    wk_serve_done_fn done, void *done_ctx)
+{
+    size_t k;
+    wk_status st = negotiate(accept, len, out, &k);
+    if (st != WK_OK) {
+        done(done_ctx, out);
+        return st;
+    }
+    out->cache = c;
+    out->schema = s;
+    out->offer = k;
+    out->done = done;
+    out->done_ctx = done_ctx;
+    /* `out` may be released by `done` before this returns: not touched after the call */
+    return wk_cache_get_async(c, s, id, id_len, loader, loader_ctx, on_entry, out);
 }
 
 WK_API void wk_serve_reply_free(wk_serve_reply *r)

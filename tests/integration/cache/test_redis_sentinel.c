@@ -3,9 +3,10 @@
  * WK_SENTINEL_PORT_BASE.. (default 28120, else 28186; sentinels at base + 10..12) in temp dirs: one master, one replica, three
  * sentinels (quorum 2, down-after 1000 ms). The store finds the master by name, a value
  * written with WAIT 1 survives the master being killed, gets fail while the sentinels elect,
- * then the promoted replica is found (data there, writes accepted) and the subscriber follows
- * it. Skipped (77) without redis-server (run as redis-sentinel with --sentinel) / redis-cli.
+ * then the promoted replica is found (data there, writes accepted) and the subscriber and the
+ * asynchronous get (fetch_async) follow it. Skipped (77) without redis-server (run as redis-sentinel with --sentinel) / redis-cli.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,6 +37,50 @@ static wk_status get(wk_redis_store *s, const char *key, char *val, size_t cap, 
     snprintf(val, cap, "%.*s", (int)b.len, b.data != NULL ? (const char *)b.data : "");
     wk_buf_free(&b);
     return r;
+}
+
+/* An asynchronous get's answer, waited for (aget). */
+typedef struct answer {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, found;
+    wk_status st;
+    char val[64];
+} answer;
+
+static void on_answer(void *ctx, wk_status st, const uint8_t *bytes, size_t len, bool found,
+                      const wk_error *err)
+{
+    answer *a = ctx;
+    (void)err;
+    pthread_mutex_lock(&a->mu);
+    a->st = st;
+    a->found = found;
+    snprintf(a->val, sizeof a->val, "%.*s", (int)len, found ? (const char *)bytes : "");
+    a->done = true;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* The store's fetch_async, waited for: its status, and the value in `val` when found. */
+static wk_status aget(wk_redis_store *s, const char *key, char *val, size_t cap, bool *found)
+{
+    const wk_cache_store *st = wk_redis_store_iface(s);
+    answer a = {.done = false};
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_cond_init(&a.cv, NULL);
+    wk_status r = st->fetch_async(st->self, key, strlen(key), on_answer, &a);
+    if (r != WK_OK) {
+        return r;
+    }
+    pthread_mutex_lock(&a.mu);
+    while (!a.done) { /* answered within the store's deadline */
+        pthread_cond_wait(&a.cv, &a.mu);
+    }
+    pthread_mutex_unlock(&a.mu);
+    *found = a.found;
+    snprintf(val, cap, "%s", a.val);
+    return a.st;
 }
 
 /* A watcher that notes an invalidation of wks:3 (the tracking check after the failover). */
@@ -182,6 +227,9 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     CHECK_OK(get(s, "wks:1", got, sizeof got, &found, &e));
     CHECK(found);
     CHECK_STR(got, "before");
+    CHECK_OK(aget(s, "wks:1", got, sizeof got, &found)); /* the asynchronous get: the master */
+    CHECK(found);
+    CHECK_STR(got, "before");
     /* a wrong master name is an error that says so */
     wk_redis_opts bad = o;
     bad.sentinel_master = "nosuch";
@@ -222,6 +270,14 @@ WK_TEST(sentinel_finds_the_master_and_follows_a_failover)
     CHECK_OK(get(s, "wks:2", got, sizeof got, &found, &e));
     CHECK(found);
     CHECK_STR(got, "after");
+    /* the asynchronous get follows the failover too (its connection to the dead master
+     * fails, the next one goes where the sentinels say): "after" is only on the new master */
+    bool async_back = false;
+    for (t0 = rs_now_ms(); !async_back && rs_now_ms() - t0 < 10000; rs_sleep_ms(50)) {
+        async_back = aget(s, "wks:2", got, sizeof got, &found) == WK_OK && found &&
+                     strcmp(got, "after") == 0;
+    }
+    CHECK_MSG(async_back, "the asynchronous get did not reach the promoted replica");
     t0 = rs_now_ms();
     while (!wk_redis_store_feed_up(s) && rs_now_ms() - t0 < 5000) {
         rs_sleep_ms(20);

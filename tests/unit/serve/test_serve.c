@@ -1,8 +1,10 @@
 /*
  * Serving entities in the negotiated type (wirekit/serve.h): the status, body and
  * Content-Type of wk_serve_get for every outcome of negotiation and of the cache get, the
- * cache's own bytes sent without an encode, and request bodies decoded by their Content-Type.
+ * cache's own bytes sent without an encode, request bodies decoded by their Content-Type, and
+ * wk_serve_get_async giving the same answers through its callback.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "../schema/seed_user.h"
@@ -137,6 +139,71 @@ WK_TEST(test_serve_get_maps_every_failure_to_its_status)
         wk_serve_reply_free(&r);
     }
     wk_serve_reply_free(NULL);
+    wk_cache_free(c);
+}
+
+/* One wk_serve_get_async answer: the reply, where it was answered, a signal for the test. */
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int calls;
+    bool here; /* on the calling thread */
+    pthread_t caller;
+    wk_serve_reply r;
+} waiter;
+
+static void answered(void *ctx, wk_serve_reply *r)
+{
+    waiter *w = ctx;
+    pthread_mutex_lock(&w->mu);
+    w->here = pthread_equal(pthread_self(), w->caller) != 0;
+    w->calls++;
+    (void)r; /* w->r */
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+WK_TEST(test_serve_get_async_answers_as_serve_get_does)
+{
+    wk_cache *c = cache_with(NULL);
+    CHECK(c != NULL);
+    static const struct {
+        const char *id, *accept;
+        bool here; /* answered before wk_serve_get_async returns */
+    } cases[] = {
+        {"1", "text/html", true},                  /* 406 before the cache */
+        {"1", "application/json;q=2", true},       /* 400 */
+        {"1", "application/json", false},          /* a miss: the loader on a worker */
+        {"1", "application/vnd.msgpack", true},    /* now a local hit */
+        {"7", "application/json", false},          /* 404 from the loader */
+        {"fail", "application/json", false},       /* 503 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        waiter w = {.caller = pthread_self()};
+        pthread_mutex_init(&w.mu, NULL);
+        pthread_cond_init(&w.cv, NULL);
+        const char *a = cases[i].accept;
+        (void)wk_serve_get_async(c, &seed_user_schema, cases[i].id, strlen(cases[i].id), load,
+                                 NULL, a, strlen(a), &w.r, answered, &w);
+        pthread_mutex_lock(&w.mu);
+        while (w.calls == 0) {
+            pthread_cond_wait(&w.cv, &w.mu);
+        }
+        pthread_mutex_unlock(&w.mu);
+        CHECK_EQ(w.calls, 1);
+        CHECK_MSG(w.here == cases[i].here, "case %zu answered %s", i,
+                  w.here ? "on the caller" : "elsewhere");
+        wk_serve_reply r;
+        wk_status st = get(c, cases[i].id, a, &r); /* the blocking call's answer */
+        CHECK_EQ(w.r.status, r.status);
+        CHECK_EQ(w.r.err.code, r.err.code);
+        CHECK(st == r.err.code);
+        CHECK_MEM(w.r.body, w.r.len, r.body, r.len);
+        CHECK((w.r.content_type == NULL) == (r.content_type == NULL));
+        CHECK(r.content_type == NULL || strcmp(w.r.content_type, r.content_type) == 0);
+        wk_serve_reply_free(&r);
+        wk_serve_reply_free(&w.r);
+    }
     wk_cache_free(c);
 }
 

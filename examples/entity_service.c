@@ -74,68 +74,53 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const vo
     return ok;
 }
 
-/* A GET's *state: its connection and, once `ready`, the answer. `mu` orders an answer from
- * another thread after the handler's suspend. */
-typedef struct get_req {
-    struct MHD_Connection *c;
-    pthread_mutex_t mu;
-    bool ready;
+/* A GET's or a PUT's *state. */
+typedef struct request {
+    wk_buf body;              /* a PUT's */
+    struct MHD_Connection *c; /* a GET's, suspended while the cache answers */
+    bool answered;            /* the GET's answer is in `r` */
     wk_serve_reply r;
-} get_req;
+} request;
 
-/* The GET whose wk_serve_get_async is running on this thread (its answer needs no resume). */
-static __thread get_req *calling;
+/* The answer will come later: the connection waits, suspended (wirekit resumes it only
+ * after this returned). */
+static void suspend(void *ctx)
+{
+    request *rq = ctx;
+    __atomic_fetch_add(&in_flight, 1, __ATOMIC_ACQ_REL);
+    MHD_suspend_connection(rq->c);
+}
 
-/* The answer, on the handler's thread inside the call (a hit) or on a cache thread. */
+/* The answer, on a cache thread: the handler runs again and sends it (rq may go then). */
 static void answered(void *ctx, wk_serve_reply *r)
 {
-    get_req *g = ctx;
-    (void)r; /* g->r */
-    if (calling == g) {
-        g->ready = true;
-        return;
-    }
-    pthread_mutex_lock(&g->mu); /* held by the handler until the connection is suspended */
-    g->ready = true;
-    struct MHD_Connection *c = g->c;
-    pthread_mutex_unlock(&g->mu);
-    MHD_resume_connection(c); /* the handler runs again and sends it (g may go then) */
+    request *rq = ctx;
+    (void)r; /* rq->r */
+    rq->answered = true;
+    MHD_resume_connection(rq->c);
     __atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELEASE);
 }
 
-/* Sends a GET's answer and releases it. */
-static enum MHD_Result send_answer(get_req *g)
-{
-    enum MHD_Result ok = reply(g->c, g->r.status, g->r.body, g->r.len, g->r.content_type);
-    wk_serve_reply_free(&g->r);
-    return ok;
-}
-
 /* The status, body and Content-Type come from wirekit: Accept negotiated, then the cache;
- * a hit is sent at once, anything else when `answered` resumes the connection. */
-static enum MHD_Result get_user(struct MHD_Connection *c, const char *id, get_req *g)
+ * a hit is sent at once, anything else once `answered` resumed the connection. */
+static enum MHD_Result get_user(struct MHD_Connection *c, const char *id, request *rq)
 {
-    if (g->ready) { /* resumed */
-        return send_answer(g);
+    if (!rq->answered) {
+        if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+            return reply(c, 503, "", 0, NULL);
+        }
+        const char *accept =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        rq->c = c;
+        if (wk_serve_get_async(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader,
+                               accept, accept != NULL ? strlen(accept) : 0, &rq->r, suspend,
+                               answered, rq) == WK_ERR_AGAIN) {
+            return MHD_YES;
+        }
     }
-    if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-        return reply(c, 503, "", 0, NULL);
-    }
-    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    g->c = c;
-    pthread_mutex_lock(&g->mu);
-    calling = g;
-    wk_serve_get_async(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader, accept,
-                       accept != NULL ? strlen(accept) : 0, &g->r, answered, g);
-    calling = NULL;
-    if (g->ready) {
-        pthread_mutex_unlock(&g->mu);
-        return send_answer(g);
-    }
-    __atomic_fetch_add(&in_flight, 1, __ATOMIC_ACQ_REL);
-    MHD_suspend_connection(c);
-    pthread_mutex_unlock(&g->mu);
-    return MHD_YES;
+    enum MHD_Result ok = reply(c, rq->r.status, rq->r.body, rq->r.len, rq->r.content_type);
+    wk_serve_reply_free(&rq->r);
+    return ok;
 }
 
 /* The body in `body` decoded by its Content-Type, written, then invalidated everywhere. */
@@ -162,12 +147,6 @@ static enum MHD_Result put_user(struct MHD_Connection *c, const char *id, const 
  * (libmicrohttpd cannot keep it alive); a PUT body gathers in a capped buffer in *state. */
 static int no_body; /* the *state of any request but a PUT or a GET */
 
-/* A GET's or a PUT's *state. */
-typedef struct request {
-    wk_buf body; /* a PUT's */
-    get_req get;
-} request;
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *data,
                               size_t *size, void **state)
@@ -179,7 +158,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         rq = put || get ? calloc(1, sizeof *rq) : NULL;
         if (rq != NULL) {
             wk_buf_init(&rq->body, NULL, (size_t)1 << 20); /* a PUT body of at most 1 MiB */
-            pthread_mutex_init(&rq->get.mu, NULL);
         }
         *state = put || get ? (void *)rq : &no_body;
         return *state != NULL ? MHD_YES : MHD_NO;
@@ -194,7 +172,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return reply(c, 404, "", 0, NULL);
     }
     if (get) {
-        return get_user(c, id, &rq->get);
+        return get_user(c, id, rq);
     }
     return put ? put_user(c, id, &rq->body) : reply(c, 405, "", 0, NULL);
 }
@@ -206,8 +184,7 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
     request *rq = *state;
     if (rq != NULL && (void *)rq != &no_body) {
         wk_buf_free(&rq->body);
-        wk_serve_reply_free(&rq->get.r); /* an answer never sent (connection lost) */
-        pthread_mutex_destroy(&rq->get.mu);
+        wk_serve_reply_free(&rq->r); /* an answer never sent (connection lost) */
         free(rq);
     }
 }

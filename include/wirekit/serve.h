@@ -49,10 +49,16 @@ typedef struct wk_serve_reply {
     size_t offer;             /**< private: the negotiated format */
     void (*done)(void *ctx, struct wk_serve_reply *r); /**< private: the caller's callback */
     void *done_ctx;           /**< private: its context */
+    int phase;                /**< private: the answer's race with the deferral (atomic) */
 } wk_serve_reply;
 
 /** Receives the answer of wk_serve_get_async: `r` is the caller's reply, filled. */
 typedef void (*wk_serve_done_fn)(void *ctx, wk_serve_reply *r);
+
+/** Told by wk_serve_get_async, on the calling thread, that the answer will come later through
+ *  `done`: where an event-driven server parks the request (libmicrohttpd's
+ *  MHD_suspend_connection), so that `done` may wake it (MHD_resume_connection). */
+typedef void (*wk_serve_defer_fn)(void *ctx);
 
 /**
  * Answers a request for entity `id` of schema `s` whose Accept header is `accept[0..len)`
@@ -68,20 +74,22 @@ WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, s
                               size_t len, wk_serve_reply *out);
 
 /**
- * wk_serve_get without blocking on the cache: negotiates first (a 406 or 400 is answered at
- * once), then wk_cache_get_async, then fills `*out` exactly as wk_serve_get does and calls
- * `done(done_ctx, out)` exactly once: on the calling thread before this returns (the
- * refusals, a local hit, an immediate failure), else on the store's or a cache worker's
- * thread (see wk_cache_get_async; `done` must not block long there). `out` and whatever `s`,
- * `loader_ctx` and `done_ctx` point to must stay valid until `done` ran; the caller releases
- * `out` with wk_serve_reply_free after it (it may do so inside `done`). Returns WK_OK when the
- * answer is due later or was a 200, else the status behind the answer given on this thread
- * (as wk_serve_get's).
+ * wk_serve_get without blocking on the cache: negotiates first, then wk_cache_get_async.
+ * When the answer is ready before this returns (a 400 or 406, a local hit, an immediate
+ * failure), `*out` is filled exactly as wk_serve_get fills it and the return value is
+ * wk_serve_get's; neither callback is called. Otherwise this calls `defer(ctx)` on the
+ * calling thread, returns WK_ERR_AGAIN, and `done(ctx, out)` runs exactly once, never before
+ * `defer` has returned: on the store's or a cache worker's thread (see wk_cache_get_async;
+ * `done` must not block long there), or on the calling thread right after `defer` when the
+ * answer came meanwhile. From a WK_ERR_AGAIN on, `out` is `done`'s: it and whatever `s`,
+ * `loader_ctx` and `ctx` point to must stay valid until `done` ran; the caller releases
+ * `out` with wk_serve_reply_free (inside `done`, or after it). A server needs no lock of its
+ * own to keep its wake-up after its parking.
  */
 WK_API wk_status wk_serve_get_async(wk_cache *c, const wk_schema *s, const char *id,
                                     size_t id_len, wk_cache_loader loader, void *loader_ctx,
                                     const char *accept, size_t len, wk_serve_reply *out,
-                                    wk_serve_done_fn done, void *done_ctx);
+                                    wk_serve_defer_fn defer, wk_serve_done_fn done, void *ctx);
 
 /** Releases what `r` holds (its entry reference and encoded body). NULL is a no-op. */
 WK_API void wk_serve_reply_free(wk_serve_reply *r);

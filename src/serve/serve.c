@@ -105,7 +105,25 @@ WK_API wk_status wk_serve_get(wk_cache *c, const wk_schema *s, const char *id, s
     return build(c, s, k, st, out);
 }
 
-/* The cache's answer to wk_serve_get_async: the reply built, then handed to the caller. */
+/* The race of wk_serve_get_async's answer with its deferral, in out->phase: the answer may
+ * come on any thread, before the cache call returns, while the caller is parking the request
+ * (`defer`), or after; whoever moves the phase last hands the answer on. */
+enum {
+    ASKING,         /* the cache call is running, nothing decided */
+    ANSWERED_NOW,   /* the answer came first: returned to the caller, no callback */
+    DEFERRING,      /* the caller's `defer` is running */
+    ANSWERED_EARLY, /* the answer came during `defer`: the calling thread calls `done` */
+    DEFERRED,       /* parked: the answer calls `done` where it comes */
+};
+
+/* Moves *phase from `from` to `to`; false (and nothing moved) when it is not at `from`. */
+static bool move_phase(int *phase, int from, int to)
+{
+    return __atomic_compare_exchange_n(phase, &from, to, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* The cache's answer to wk_serve_get_async: the reply built, then handed on by the phase. */
 static void on_entry(void *ctx, wk_status st, wk_cache_entry *e, const wk_error *err)
 {
     wk_serve_reply *out = ctx;
@@ -114,27 +132,37 @@ static void on_entry(void *ctx, wk_status st, wk_cache_entry *e, const wk_error 
         out->err = *err;
     }
     build(out->cache, out->schema, out->offer, st, out);
-    out->done(out->done_ctx, out);
+    if (!move_phase(&out->phase, ASKING, ANSWERED_NOW) &&
+        !move_phase(&out->phase, DEFERRING, ANSWERED_EARLY)) {
+        out->done(out->done_ctx, out); /* DEFERRED */
+    }
 }
 
 WK_API wk_status wk_serve_get_async(wk_cache *c, const wk_schema *s, const char *id,
                                     size_t id_len, wk_cache_loader loader, void *loader_ctx,
                                     const char *accept, size_t len, wk_serve_reply *out,
-                                    wk_serve_done_fn done, void *done_ctx)
+                                    wk_serve_defer_fn defer, wk_serve_done_fn done, void *ctx)
 {
     size_t k;
     wk_status st = negotiate(accept, len, out, &k);
     if (st != WK_OK) {
-        done(done_ctx, out);
         return st;
     }
     out->cache = c;
     out->schema = s;
     out->offer = k;
     out->done = done;
-    out->done_ctx = done_ctx;
-    /* `out` may be released by `done` before this returns: not touched after the call */
-    return wk_cache_get_async(c, s, id, id_len, loader, loader_ctx, on_entry, out);
+    out->done_ctx = ctx;
+    out->phase = ASKING;
+    (void)wk_cache_get_async(c, s, id, id_len, loader, loader_ctx, on_entry, out);
+    if (!move_phase(&out->phase, ASKING, DEFERRING)) {
+        return out->status == 200 ? WK_OK : out->err.code; /* ANSWERED_NOW */
+    }
+    defer(ctx);
+    if (!move_phase(&out->phase, DEFERRING, DEFERRED)) {
+        done(ctx, out); /* ANSWERED_EARLY */
+    }
+    return WK_ERR_AGAIN;
 }
 
 WK_API void wk_serve_reply_free(wk_serve_reply *r)

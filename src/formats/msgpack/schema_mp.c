@@ -277,14 +277,15 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
     uint8_t *end = *endp;
     const wk_value *kid;
     size_t nkids;
+    const uint32_t n = v->len; /* read before the header's store, which may alias it */
     if (v->type == WK_VAL_MAP) {
-        o = wk_mp_encode_map_header(o, v->len);
-        kid = v->len != 0 ? &v->u.pairs[0].key : v; /* (empty: any pointer, no step) */
-        nkids = 2 * (size_t)v->len;
+        kid = n != 0 ? &v->u.pairs[0].key : v; /* (empty: any pointer, no step) */
+        nkids = 2 * (size_t)n;
+        o = wk_mp_encode_map_header(o, n);
     } else if (v->type == WK_VAL_ARRAY) {
-        o = wk_mp_encode_array_header(o, v->len);
-        kid = v->len != 0 ? v->u.items : v;
-        nkids = v->len;
+        kid = n != 0 ? v->u.items : v;
+        nkids = n;
+        o = wk_mp_encode_array_header(o, n);
     } else {
         /* a scalar field: the node itself, as a container of one */
         kid = v;
@@ -341,9 +342,11 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
                                                                 const uint8_t *base,
                                                                 size_t fixed)
 {
+    /* the op read before the key's store (a byte store may alias it) */
     const uint8_t *p = base + op->offset;
+    const unsigned kind = op->kind;
     o = wk__schema_put_key(o, op->kw, op->key, op->key_len); /* room: the plan's */
-    switch ((wk_schema_kind)op->kind) {
+    switch ((wk_schema_kind)kind) {
     case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
     case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
     case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);

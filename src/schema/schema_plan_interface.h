@@ -46,19 +46,16 @@ typedef struct wk__mp_op {
  * every string field, so the fused encoder writes short strings without a check. */
 #define WK__MP_SMALL_MAX 32u
 
-/* Writes a fused plan's pre-encoded key (`key`, `len` bytes) at o, which has the room: its
- * first 16 bytes from `head` (16 readable bytes: the key itself, padded, or the op's own
- * copy of them, one dependent load fewer), in one fixed-size copy; the rest, for keys
- * longer than WK__MP_KEY_PAD, from `key`. Returns the cursor after it. The MessagePack and
- * JSON encoders' shared first step of a field; always inline (GCC -O2 left it out of the
- * JSON encoder's field loop, which costs instructions per seed record: wirekit bench
- * --suite schema --callgrind). */
+/* Writes a fused plan's pre-encoded key (`key`, `len` bytes, WK__MP_KEY_PAD readable bytes
+ * past it) at o, which has the room: one fixed-size copy when it fits (most keys). Returns the
+ * cursor after it. The MessagePack and JSON encoders' shared first step of a field; always
+ * inline (GCC -O2 left it out of the JSON encoder's field loop, which costs instructions per
+ * seed record: wirekit bench --suite schema --callgrind). */
 static inline __attribute__((always_inline)) uint8_t *wk__schema_put_key(uint8_t *o,
-                                                                    const void *head,
                                                                     const uint8_t *key,
                                                                     size_t len)
 {
-    memcpy(o, head, WK__MP_KEY_PAD);
+    memcpy(o, key, WK__MP_KEY_PAD);
     if (WK_UNLIKELY(len > WK__MP_KEY_PAD)) {
         memcpy(o, key, len);
     }

@@ -232,7 +232,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
 {
     uint8_t *end = *endp;
     const uint8_t *p = base + op->offset;
-    o = wk__schema_put_key(o, op->jkey, op->jkey, op->jkey_len); /* room: the plan's */
+    o = wk__schema_put_key(o, op->jkey, op->jkey_len); /* room: the plan's */
     /* Fixed-size values are written straight in (the plan's room covers them); strings,
      * bytes, timestamps and wk_value trees check for room or go through the writer's
      * printers. Non-finite floats have no JSON form: give up, and the generic path reports

@@ -345,7 +345,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     /* the op read before the key's store (a byte store may alias it) */
     const uint8_t *p = base + op->offset;
     const unsigned kind = op->kind;
-    o = wk__schema_put_key(o, op->kw, op->key, op->key_len); /* room: the plan's */
+    o = wk__schema_put_key(o, op->key, op->key_len); /* room: the plan's */
     switch ((wk_schema_kind)kind) {
     case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
     case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);

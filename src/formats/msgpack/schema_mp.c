@@ -7,12 +7,12 @@
  *
  * Flat structs (no nested struct or array, at most 64 fields) have a compiled plan (one op
  * per field with its pre-encoded key, built with the descriptor's index). Encoding runs the
- * plan in one pass with a cursor straight over the output buffer: the fixed-size parts were
- * bounded when the plan was compiled, so only strings and wk_value nodes check for room, and
- * a wk_value container of scalars is written in one loop with no frame stack. Decoding runs
- * the plan over the bytes: the expected key is compared as two masked words, values are read
- * inline, strings are copied with one arena bump, a wk_value container of scalars is built
- * with no frame stack. Both fast paths give up at anything unusual (every error included) and
+ * plan in one pass with a cursor straight over the output buffer: the fixed-size parts (and
+ * 32 bytes a string field) were bounded when the plan was compiled, so only strings longer
+ * than 31 bytes and wk_value nodes check for room, and a wk_value container of scalars is
+ * written in one loop with no frame stack. Decoding runs the plan over the bytes: the
+ * expected key is compared as two masked words, values are read inline, strings are copied
+ * with one arena bump, a wk_value container of scalars is built with no frame stack. Both fast paths give up at anything unusual (every error included) and
  * the general paths below then run from the start, so outcomes, bytes and error reports are
  * the general paths' own; tests compare the two over every kind and thousands of hostile
  * inputs.
@@ -314,8 +314,8 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
 }
 
 /* A string field's value: one of up to 31 bytes (most) in the room the plan keeps for it
- * (WK__MP_SMALL_MAX bytes a string field), a longer one after a check;
- * beyond 4 GiB NULL (give up). */
+ * (WK__MP_SMALL_MAX bytes a string field), a longer one after a check; NULL (give up) beyond
+ * 4 GiB. */
 static inline __attribute__((always_inline)) uint8_t *enc_str_field(wk_buf *out, uint8_t *o,
                                                                     uint8_t **endp,
                                                                     const char *str,

@@ -146,7 +146,8 @@ static wk_status check_fields(const wk_schema *s, wk_error *err)
     return WK_OK;
 }
 
-/* Most bytes the fixed-size part of a field's value takes in MessagePack (string and binary
+/* Most bytes the fixed-size part of a field's value takes in MessagePack (a string's whole
+ * value when it is short: the encoder writes those without a check; longer string, binary
  * payloads and wk_value trees are sized when they are written). */
 static size_t mp_fixed_value_bytes(const wk_schema_field *f)
 {
@@ -154,7 +155,7 @@ static size_t mp_fixed_value_bytes(const wk_schema_field *f)
     case WK_SK_BOOL: return 1;
     case WK_SK_F32: return 5;
     case WK_SK_STR:
-    case WK_SK_STRBUF:
+    case WK_SK_STRBUF: return WK__MP_SMALL_MAX;
     case WK_SK_BYTES:
     case WK_SK_VALUE: return 5;
     case WK_SK_TIMESTAMP: return 15;

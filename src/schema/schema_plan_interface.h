@@ -41,6 +41,11 @@ typedef struct wk__mp_op {
  * many bytes are copied with one fixed-size move. */
 #define WK__MP_KEY_PAD 16u
 
+/* The most bytes of a "small" MessagePack value: a str of up to 31 bytes with its fixstr
+ * header, or any scalar but a timestamp (at most 9). The flat plan keeps this much room for
+ * every string field, so the fused encoder writes short strings without a check. */
+#define WK__MP_SMALL_MAX 32u
+
 /* Writes a fused plan's pre-encoded key (`key`, `len` bytes, WK__MP_KEY_PAD readable bytes
  * past it) at o, which has the room: one fixed-size copy when it fits (most keys). Returns the
  * cursor after it. The MessagePack and JSON encoders' shared first step of a field; always

@@ -7,12 +7,12 @@
  *
  * Flat structs (no nested struct or array, at most 64 fields) have a compiled plan (one op
  * per field with its pre-encoded key, built with the descriptor's index). Encoding runs the
- * plan in one pass with a cursor straight over the output buffer: the fixed-size parts were
- * bounded when the plan was compiled, so only strings and wk_value nodes check for room, and
- * a wk_value container of scalars is written in one loop with no frame stack. Decoding runs
- * the plan over the bytes: the expected key is compared as two masked words, values are read
- * inline, strings are copied with one arena bump, a wk_value container of scalars is built
- * with no frame stack. Both fast paths give up at anything unusual (every error included) and
+ * plan in one pass with a cursor straight over the output buffer: the fixed-size parts (and
+ * 32 bytes a string field) were bounded when the plan was compiled, so only strings longer
+ * than 31 bytes and wk_value nodes check for room, and a wk_value container of scalars is
+ * written in one loop with no frame stack. Decoding runs the plan over the bytes: the
+ * expected key is compared as two masked words, values are read inline, strings are copied
+ * with one arena bump, a wk_value container of scalars is built with no frame stack. Both fast paths give up at anything unusual (every error included) and
  * the general paths below then run from the start, so outcomes, bytes and error reports are
  * the general paths' own; tests compare the two over every kind and thousands of hostile
  * inputs.
@@ -240,69 +240,99 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
     return wk_mp_encode_str_header(o, (uint32_t)len);
 }
 
-/* One wk_value node: scalars and strings inline; any other node (float32, binary, ext,
- * timestamp, raw number, nested container, unknown type) through the msgpack module's tree
- * writer, which writes the same bytes. */
-static inline __attribute__((always_inline)) uint8_t *enc_node(wk_buf *out, uint8_t *o,
-                                                               uint8_t **endp,
-                                                               const wk_value *v, size_t fixed)
+/* One wk_value node that takes at most WK__MP_SMALL_MAX bytes, written at o without a room
+ * check: a string of up to 31 bytes (tested first: map keys and most values), nil, a bool,
+ * an integer, a float64. NULL for any other node (a longer string, float32, binary, ext,
+ * timestamp, raw number, container, unknown type). */
+static inline __attribute__((always_inline)) uint8_t *enc_small(uint8_t *o, const wk_value *v)
 {
-    uint8_t *end = *endp;
-    switch ((wk_value_type)v->type) {
-    case WK_VAL_NIL: o = wk_mp_encode_nil(o); break;
-    case WK_VAL_BOOL: o = wk_mp_encode_bool(o, v->u.b); break;
-    case WK_VAL_INT: o = wk_mp_encode_int(o, v->u.i); break;
-    case WK_VAL_UINT: o = wk_mp_encode_uint(o, v->u.u); break;
-    case WK_VAL_FLOAT:
-        if ((v->flags & WK_VALF_F32) != 0) {
-            goto general;
-        }
-        o = wk_mp_encode_double(o, v->u.f);
-        break;
-    case WK_VAL_STR:
-        o = enc_str_header(o, v->len);
-        WK__ENC_ENSURE((size_t)v->len + fixed, NULL);
-        o = (uint8_t *)wk__put_bytes(o, v->u.str, v->len);
-        *endp = end;
-        return o;
-    default: goto general;
+    /* the node read before the first store (a byte store may alias it) */
+    uint32_t len = v->len;
+    const char *str = v->u.str;
+    if (WK__LIKELY(v->type == WK_VAL_STR && len < 32)) {
+        *o = (uint8_t)(0xa0u | len);
+        wk__copy_short(o + 1, str, len);
+        return o + 1 + len;
     }
-    /* A scalar took at most 9 bytes of the room; restore the invariant. */
-    WK__ENC_ENSURE(fixed, NULL);
-    *endp = end;
-    return o;
-general:
-    o = enc_general_value(out, o, v, fixed);
-    *endp = WK__ENC_END(out);
-    return o;
+    switch ((wk_value_type)v->type) {
+    case WK_VAL_NIL: return wk_mp_encode_nil(o);
+    case WK_VAL_BOOL: return wk_mp_encode_bool(o, v->u.b);
+    case WK_VAL_INT: return wk_mp_encode_int(o, v->u.i);
+    case WK_VAL_UINT: return wk_mp_encode_uint(o, v->u.u);
+    case WK_VAL_FLOAT:
+        return (v->flags & WK_VALF_F32) != 0 ? NULL : wk_mp_encode_double(o, v->u.f);
+    default: return NULL;
+    }
 }
 
 /* A wk_value field: a container's children are written in one loop without a frame stack
- * (a child container is a whole subtree for the tree writer). */
+ * (a child container is a whole subtree for the tree writer). Each child gets room for a
+ * small node (enc_small) plus the plan's `fixed` with one check; a longer string checks for
+ * its length, and any other node goes through the tree writer. */
 static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uint8_t *o,
                                                                 uint8_t **endp,
                                                                 const wk_value *v,
                                                                 size_t fixed)
 {
-    /* a container of scalars is written in one loop (no frame stack); a nested container
-     * among its children goes through the writer's tree walk (enc_node) */
+    uint8_t *end = *endp;
     const wk_value *kid;
-    uint64_t nkids;
+    size_t nkids;
+    const uint32_t n = v->len; /* read before the header's store, which may alias it */
     if (v->type == WK_VAL_MAP) {
-        o = wk_mp_encode_map_header(o, v->len);
-        kid = v->len != 0 ? &v->u.pairs[0].key : NULL;
-        nkids = 2 * (uint64_t)v->len;
+        kid = n != 0 ? &v->u.pairs[0].key : v; /* (empty: any pointer, no step) */
+        nkids = 2 * (size_t)n;
+        o = wk_mp_encode_map_header(o, n);
     } else if (v->type == WK_VAL_ARRAY) {
-        o = wk_mp_encode_array_header(o, v->len);
-        kid = v->u.items;
-        nkids = v->len;
+        kid = n != 0 ? v->u.items : v;
+        nkids = n;
+        o = wk_mp_encode_array_header(o, n);
     } else {
-        return enc_node(out, o, endp, v, fixed);
+        /* a scalar field: the node itself, as a container of one */
+        kid = v;
+        nkids = 1;
     }
-    for (uint64_t k = 0; k < nkids && o != NULL; k++) {
-        o = enc_node(out, o, endp, &kid[k], fixed);
+    const size_t room = WK__MP_SMALL_MAX + fixed;
+    for (const wk_value *c = kid, *const c_end = kid + nkids; c < c_end; c++) {
+        WK__ENC_ENSURE(room, NULL);
+        uint8_t *w = enc_small(o, c);
+        if (WK__LIKELY(w != NULL)) {
+            o = w;
+        } else if (c->type == WK_VAL_STR) {
+            o = wk_mp_encode_str_header(o, c->len);
+            WK__ENC_ENSURE((size_t)c->len + fixed, NULL);
+            o = (uint8_t *)wk__put_bytes(o, c->u.str, c->len);
+        } else {
+            o = enc_general_value(out, o, c, fixed);
+            if (o == NULL) {
+                return NULL;
+            }
+            end = WK__ENC_END(out);
+        }
     }
+    *endp = end;
     return o;
+}
+
+/* A string field's value: one of up to 31 bytes (most) in the room the plan keeps for it
+ * (WK__MP_SMALL_MAX bytes a string field), a longer one after a check; NULL (give up) beyond
+ * 4 GiB. */
+static inline __attribute__((always_inline)) uint8_t *enc_str_field(wk_buf *out, uint8_t *o,
+                                                                    uint8_t **endp,
+                                                                    const char *str,
+                                                                    size_t len, size_t fixed)
+{
+    if (WK__LIKELY(len < 32)) {
+        *o = (uint8_t)(0xa0u | len);
+        return (uint8_t *)wk__put_bytes(o + 1, str, len);
+    }
+    if (WK__UNLIKELY(len > UINT32_MAX)) {
+        return NULL;
+    }
+    uint8_t *end = *endp;
+    o = wk_mp_encode_str_header(o, (uint32_t)len);
+    WK__ENC_ENSURE(len + fixed, NULL);
+    *endp = end;
+    return (uint8_t *)wk__put_bytes(o, str, len);
 }
 
 /* One field of a flat plan: its key, then its value. Returns the cursor or NULL (give up). */
@@ -312,10 +342,11 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
                                                                 const uint8_t *base,
                                                                 size_t fixed)
 {
-    uint8_t *end = *endp;
+    /* the op read before the key's store (a byte store may alias it) */
     const uint8_t *p = base + op->offset;
+    const unsigned kind = op->kind;
     o = wk__schema_put_key(o, op->key, op->key_len); /* room: the plan's */
-    switch ((wk_schema_kind)op->kind) {
+    switch ((wk_schema_kind)kind) {
     case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
     case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
     case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
@@ -331,23 +362,13 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         if (str == NULL) {
             return (op->flags & WK_NULLABLE) != 0 ? wk_mp_encode_nil(o) : enc_str_header(o, 0);
         }
-        size_t len = strlen(str);
-        if (WK__UNLIKELY(len > UINT32_MAX)) {
-            return NULL;
-        }
-        o = enc_str_header(o, len);
-        WK__ENC_ENSURE(len + fixed, NULL);
-        *endp = end;
-        return (uint8_t *)wk__put_bytes(o, str, len);
+        return enc_str_field(out, o, endp, str, strlen(str), fixed);
     }
     case WK_SK_STRBUF: {
         const char *str = (const char *)p;
         const char *nul = memchr(str, 0, op->size);
-        size_t len = nul != NULL ? (size_t)(nul - str) : op->size;
-        o = enc_str_header(o, len);
-        WK__ENC_ENSURE(len + fixed, NULL);
-        *endp = end;
-        return (uint8_t *)wk__put_bytes(o, str, len);
+        return enc_str_field(out, o, endp, str, nul != NULL ? (size_t)(nul - str) : op->size,
+                             fixed);
     }
     case WK_SK_VALUE: return enc_value(out, o, endp, (const wk_value *)p, fixed);
     case WK_SK_F32:

@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "../schema/seed_user.h"
 #include "wirekit/serve.h"
@@ -151,9 +152,12 @@ typedef struct waiter {
     wk_serve_reply r;
 } waiter;
 
+/* Slow on purpose: a worker's answer mostly comes while it runs, the path where the calling
+ * thread hands the answer to `done` after it. */
 static void deferred(void *ctx)
 {
     waiter *w = ctx;
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     pthread_mutex_lock(&w->mu);
     w->deferrals++;
     pthread_mutex_unlock(&w->mu);
@@ -176,7 +180,7 @@ WK_TEST(test_serve_get_async_answers_as_serve_get_does)
     CHECK(c != NULL);
     static const struct {
         const char *id, *accept;
-        bool here; /* answered before wk_serve_get_async returns */
+        bool here; /* always answered before wk_serve_get_async returns */
     } cases[] = {
         {"1", "text/html", true},                  /* 406 before the cache */
         {"1", "application/json;q=2", true},       /* 400 */
@@ -193,9 +197,10 @@ WK_TEST(test_serve_get_async_answers_as_serve_get_does)
         wk_status ast = wk_serve_get_async(c, &seed_user_schema, cases[i].id,
                                            strlen(cases[i].id), load, NULL, a, strlen(a), &w.r,
                                            deferred, answered, &w);
+        /* what a worker answers may also come before the call returns, and is then
+         * returned at once (no callback); refusals and hits always are */
         bool here = ast != WK_ERR_AGAIN;
-        CHECK_MSG(here == cases[i].here, "case %zu answered %s", i,
-                  here ? "on the caller" : "later");
+        CHECK_MSG(here || !cases[i].here, "case %zu was deferred", i);
         pthread_mutex_lock(&w.mu);
         while (!here && w.calls == 0) {
             pthread_cond_wait(&w.cv, &w.mu);

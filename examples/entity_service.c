@@ -78,11 +78,18 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const vo
 typedef struct request {
     wk_buf body;              /* a PUT's */
     struct MHD_Connection *c; /* a GET's, suspended while the cache answers */
-    bool answered;            /* the GET's answer is in `r` */
     wk_serve_reply r;
 } request;
 
-/* The answer will come later: the connection waits, suspended (wirekit resumes it only
+/* Sends a GET's answer (queued now, or at the resume of a suspended connection). */
+static enum MHD_Result send_answer(struct MHD_Connection *c, wk_serve_reply *r)
+{
+    enum MHD_Result ok = reply(c, r->status, r->body, r->len, r->content_type);
+    wk_serve_reply_free(r);
+    return ok;
+}
+
+/* The answer will come later: the connection waits, suspended (wirekit calls `answered` only
  * after this returned). */
 static void suspend(void *ctx)
 {
@@ -91,36 +98,30 @@ static void suspend(void *ctx)
     MHD_suspend_connection(rq->c);
 }
 
-/* The answer, on a cache thread: the handler runs again and sends it (rq may go then). */
+/* The answer, on a cache thread: queued on the suspended connection, which then resumes. */
 static void answered(void *ctx, wk_serve_reply *r)
 {
     request *rq = ctx;
-    (void)r; /* rq->r */
-    rq->answered = true;
+    send_answer(rq->c, r);
     MHD_resume_connection(rq->c);
     __atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELEASE);
 }
 
-/* The status, body and Content-Type come from wirekit: Accept negotiated, then the cache;
- * a hit is sent at once, anything else once `answered` resumed the connection. */
+/* The status, body and Content-Type come from wirekit: Accept negotiated, then the cache; a
+ * hit is sent at once, anything else by `answered`. */
 static enum MHD_Result get_user(struct MHD_Connection *c, const char *id, request *rq)
 {
-    if (!rq->answered) {
-        if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-            return reply(c, 503, "", 0, NULL);
-        }
-        const char *accept =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-        rq->c = c;
-        if (wk_serve_get_async(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader,
-                               accept, accept != NULL ? strlen(accept) : 0, &rq->r, suspend,
-                               answered, rq) == WK_ERR_AGAIN) {
-            return MHD_YES;
-        }
+    if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+        return reply(c, 503, "", 0, NULL);
     }
-    enum MHD_Result ok = reply(c, rq->r.status, rq->r.body, rq->r.len, rq->r.content_type);
-    wk_serve_reply_free(&rq->r);
-    return ok;
+    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    rq->c = c;
+    if (wk_serve_get_async(cache, &user_schema, id, strlen(id), wk_pq_loader_load, loader, accept,
+                           accept != NULL ? strlen(accept) : 0, &rq->r, suspend, answered,
+                           rq) == WK_ERR_AGAIN) {
+        return MHD_YES;
+    }
+    return send_answer(c, &rq->r);
 }
 
 /* The body in `body` decoded by its Content-Type, written, then invalidated everywhere. */

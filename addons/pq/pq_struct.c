@@ -748,7 +748,10 @@ static inline __attribute__((always_inline)) wk_status decode_col(const scol *c,
         return WK_OK;
     case CONV_JSON_ARRAY:
         st = decode_json_array(c, (const uint8_t *)x.s.ptr, x.s.len, base, arena, err);
-        return st; /* the wrapper's path starts with the field's name already */
+        if (st != WK_OK && err != NULL && err->path[0] == '\0') {
+            goto done; /* past the array (bytes after it): the wrapper's root, named here */
+        }
+        return st; /* else the wrapper's path starts with the field's name already */
     default: break;
     }
 done:

@@ -475,6 +475,24 @@ static void issue(wk_cache *c, req *rs, tracker *t, int n)
     }
 }
 
+/* issue(), then waits for every answer (5 s): false when one did not come. */
+static bool issue_and_wait(wk_cache *c, req *rs, tracker *t, int n)
+{
+    tracker_init(t);
+    issue(c, rs, t, n);
+    return wait_answers(t, n, 5000);
+}
+
+/* Every answer of rs[0..n) is a hit with age base + k. */
+static bool all_ages(const req *rs, int n, int base)
+{
+    bool ok = true;
+    for (int k = 0; k < n; k++) {
+        ok = ok && rs[k].st == WK_OK && rs[k].age == base + k;
+    }
+    return ok;
+}
+
 WK_TEST(test_async_redis_stopped_fails_each_get_within_the_deadline_then_recovers)
 {
     redis_server srv;
@@ -487,13 +505,8 @@ WK_TEST(test_async_redis_stopped_fails_each_get_within_the_deadline_then_recover
     enum { N = 40 };
     req rs[N];
     tracker t;
-    tracker_init(&t);
-    issue(g.cache, rs, &t, N); /* opens the asynchronous connection */
-    CHECK(wait_answers(&t, N, 5000));
-    for (int k = 0; k < N; k++) {
-        CHECK_OK(rs[k].st);
-        CHECK_EQ(rs[k].age, k);
-    }
+    CHECK(issue_and_wait(g.cache, rs, &t, N)); /* opens the asynchronous connection */
+    CHECK(all_ages(rs, N, 0));
     CHECK(kill(srv.pid, SIGSTOP) == 0);
     tracker_init(&t);
     int64_t t0 = rs_now_ms();
@@ -515,13 +528,8 @@ WK_TEST(test_async_redis_stopped_fails_each_get_within_the_deadline_then_recover
     bool back = false;
     while (!back && rs_now_ms() < until) {
         rs_sleep_ms(100);
-        tracker_init(&t);
-        issue(g.cache, rs, &t, N);
-        CHECK(wait_answers(&t, N, 5000));
-        back = true;
-        for (int k = 0; k < N; k++) {
-            back = back && rs[k].st == WK_OK && rs[k].age == k;
-        }
+        CHECK(issue_and_wait(g.cache, rs, &t, N));
+        back = all_ages(rs, N, 0);
     }
     CHECK_MSG(back, "gets did not work again after Redis resumed");
     rig_close(&g);
@@ -540,14 +548,10 @@ WK_TEST(test_async_redis_killed_and_restarted_falls_back_then_recovers)
     enum { N = 20 };
     req rs[N];
     tracker t;
-    tracker_init(&t);
-    issue(g.cache, rs, &t, N);
-    CHECK(wait_answers(&t, N, 5000));
+    CHECK(issue_and_wait(g.cache, rs, &t, N));
     redis_server_kill(&srv);
     /* without a loader a dead shared tier is an error, never "not found" */
-    tracker_init(&t);
-    issue(g.cache, rs, &t, N);
-    CHECK(wait_answers(&t, N, 5000));
+    CHECK(issue_and_wait(g.cache, rs, &t, N));
     for (int k = 0; k < N; k++) {
         CHECK_STATUS(rs[k].st, WK_ERR_IO);
     }
@@ -561,10 +565,7 @@ WK_TEST(test_async_redis_killed_and_restarted_falls_back_then_recovers)
         (void)get_async(g.cache, id, &d, &rs[k]);
     }
     CHECK(wait_answers(&t, N, 5000));
-    for (int k = 0; k < N; k++) {
-        CHECK_OK(rs[k].st);
-        CHECK_EQ(rs[k].age, 500 + k);
-    }
+    CHECK(all_ages(rs, N, 500));
     wk_cache_stats s;
     wk_cache_get_stats(g.cache, &s);
     CHECK(s.fallbacks >= N);
@@ -579,15 +580,9 @@ WK_TEST(test_async_redis_killed_and_restarted_falls_back_then_recovers)
         }
         wk_cache_get_stats(g.cache, &s);
         uint64_t hits = s.shared_hits;
-        tracker_init(&t);
-        issue(g.cache, rs, &t, N);
-        CHECK(wait_answers(&t, N, 5000));
-        back = true;
-        for (int k = 0; k < N; k++) {
-            back = back && rs[k].st == WK_OK && rs[k].age == 500 + k;
-        }
+        CHECK(issue_and_wait(g.cache, rs, &t, N));
         wk_cache_get_stats(g.cache, &s);
-        back = back && s.shared_hits >= hits + N;
+        back = all_ages(rs, N, 500) && s.shared_hits >= hits + N;
     }
     CHECK_MSG(back, "asynchronous gets did not reach the restarted Redis");
     rig_close(&g);

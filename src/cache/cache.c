@@ -897,6 +897,28 @@ static void async_local_fill(async_get *a, wk_cache_entry *e)
     pthread_mutex_unlock(&sh->mu);
 }
 
+/* The shared tier failed the get (`serr`, or `msg` when the store said nothing) or refused
+ * it: with a loader a worker answers (the store is not asked again), else the failure is the
+ * answer, as load() gives it. */
+static void async_store_failed(async_get *a, wk_status st, const wk_error *serr,
+                               const char *msg)
+{
+    COUNT(a->c, shared_errors);
+    if (a->loader != NULL) {
+        async_to_worker(a, SKIP_STORE | STORE_FAILED);
+        return;
+    }
+    async_local_fill(a, NULL);
+    wk_error e = {WK_OK, 0, NULL};
+    if (serr != NULL) {
+        e = *serr;
+    } else {
+        wk_error_set(&e, st, 0, msg);
+    }
+    e.code = st;
+    async_finish(a, st, NULL, &e);
+}
+
 /* The store's answer (on its thread): a hit is decoded, filled and delivered here; what
  * needs the loader goes to a worker: a miss as wk_cache_get (which asks the shared tier again
  * inside the key's single-flight record), the rest told what the shared tier said so that it
@@ -908,20 +930,7 @@ static void on_fetched(void *ctx, wk_status st, const uint8_t *bytes, size_t len
     async_get *a = ctx;
     wk_cache *c = a->c;
     if (st != WK_OK) {
-        COUNT(c, shared_errors);
-        if (a->loader != NULL) {
-            async_to_worker(a, SKIP_STORE | STORE_FAILED);
-            return;
-        }
-        async_local_fill(a, NULL);
-        wk_error e = {WK_OK, 0, NULL};
-        if (serr != NULL) {
-            e = *serr;
-        } else {
-            wk_error_set(&e, st, 0, "cache: the shared tier failed");
-        }
-        e.code = st;
-        async_finish(a, st, NULL, &e);
+        async_store_failed(a, st, serr, "cache: the shared tier failed");
         return;
     }
     int r = SHARED_MISS;
@@ -1043,15 +1052,9 @@ WK_API wk_status wk_cache_get_async(wk_cache *c, const wk_schema *s, const char 
         return WK_OK;
     }
     wk_status st = c->store->fetch_async(c->store->self, a->key, key_len, on_fetched, a);
-    if (st != WK_OK) { /* refused: as a failure of the shared tier */
-        COUNT(c, shared_errors);
-        if (loader != NULL) {
-            async_to_worker(a, SKIP_STORE | STORE_FAILED);
-            return WK_OK;
-        }
-        async_local_fill(a, NULL);
-        async_fail(a, st, "cache: the shared tier refused the get");
-        return st;
+    if (st != WK_OK) { /* refused: as a failure of the shared tier (`a` is gone after it) */
+        async_store_failed(a, st, NULL, "cache: the shared tier refused the get");
+        return loader != NULL ? WK_OK : st;
     }
     return WK_OK;
 }

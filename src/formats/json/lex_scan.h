@@ -36,7 +36,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
         unsigned other =
             ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, x), x));
         if (other != 0) {
-            return p + __builtin_ctz(other);
+            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 32;
     }
@@ -46,7 +46,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
         unsigned other =
             (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_shuffle_epi8(t16, x), x)) ^ 0xFFFFu;
         if (other != 0) {
-            return p + __builtin_ctz(other);
+            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 16;
     }
@@ -58,7 +58,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
         unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
         unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
         if (k < 16 && p[k] > ' ') {
-            return p + k;
+            return wk__json_advance(p, k);
         }
         p += k < 16 ? k : 16;
     }
@@ -72,7 +72,7 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const 
                                   _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
         unsigned other = (unsigned)_mm_movemask_epi8(ws) ^ 0xFFFFu;
         if (other != 0) {
-            return p + __builtin_ctz(other);
+            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 16;
     }
@@ -218,7 +218,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const 
             _mm256_cmpgt_epi8(space, x));
         unsigned mask = (unsigned)_mm256_movemask_epi8(m);
         if (mask != 0) {
-            return p + __builtin_ctz(mask);
+            return wk__json_advance(p, (unsigned)__builtin_ctz(mask));
         }
         p += 32;
     }
@@ -234,7 +234,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const 
                          _mm_cmplt_epi8(x, space16));
         unsigned mask = (unsigned)_mm_movemask_epi8(m);
         if (mask != 0) {
-            return p + __builtin_ctz(mask);
+            return wk__json_advance(p, (unsigned)__builtin_ctz(mask));
         }
         p += 16;
     }

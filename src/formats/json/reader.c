@@ -322,7 +322,7 @@ __attribute__((noinline)) static wk_status read_scalar(wk_json_reader *r, wk_eve
             }
             /* a number: the lexer's rule (lex.h), as an integer when it fits, else a
              * correctly rounded double, or its text with WK_JSON_READ_RAW_NUMBERS */
-            wk__json_num num;
+            wk__json_num num = {0}; /* zeroed: GCC 12 -O2 cannot see every kind sets v */
             wk__json_fail f = {WK_OK, NULL, NULL};
             const uint8_t *e = wk__json_lex_number(r->p, r->end,
                                                    (r->flags & WK_JSON_READ_RAW_NUMBERS) != 0,

@@ -22,7 +22,7 @@
 /* The whitespace run at p (p < end, *p <= ' '): 32 bytes a step with AVX2 (a nibble table
  * shuffle and one compare find the bytes that are not whitespace), 16 with SSE2 (four
  * compares), byte by byte for the rest. Never reads at or past `end`. */
-WK__LEX_FN const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const uint8_t *end)
+WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const uint8_t *end)
 {
 #if WK__LEX_AVX2
     /* ' ' '\t' '\n' '\r' each sit at their low nibble; the other entries are 0x80, which no

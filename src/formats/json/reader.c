@@ -203,7 +203,7 @@ static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
         ev->v.str.len = (size_t)k;
-        r->p = s + k + 1;
+        r->p = wk__json_advance(s + 1, (unsigned)k); /* a predicted jump (lex.h) */
         return WK_OK;
     }
     return read_string_slow(r, ev, known_plain(k));
@@ -593,7 +593,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)p + 1;
         ev->v.str.len = (size_t)k;
-        r->p = p + k + 2;
+        r->p = wk__json_advance(p + 2, (unsigned)k); /* a predicted jump (lex.h) */
         r->state = after;
         return WK_OK;
     }
@@ -667,13 +667,16 @@ WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *
                                 const uint8_t *end)
 {
     int k = wk__json_short_plain(p + 1, end);
-    if (k >= 0 && end - p > k + 2 && p[k + 2] == ':') {
-        ev->type = WK_EV_STR;
-        ev->v.str.ptr = (const char *)p + 1;
-        ev->v.str.len = (size_t)k;
-        r->p = p + k + 3;
-        r->state = ST_VALUE;
-        return WK_OK;
+    if (k >= 0) {
+        const uint8_t *close = wk__json_advance(p + 1, (unsigned)k); /* predicted (lex.h) */
+        if (end - close > 1 && close[1] == ':') {
+            ev->type = WK_EV_STR;
+            ev->v.str.ptr = (const char *)p + 1;
+            ev->v.str.len = (size_t)k;
+            r->p = close + 2;
+            r->state = ST_VALUE;
+            return WK_OK;
+        }
     }
     r->p = p;
     return k == -2 ? key_long(r, ev) : read_key_call(r, ev);
@@ -966,12 +969,17 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     const uint8_t *q = p + (r->state == ST_AFTER_OBJ);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
         int k = wk__json_short_plain(q + 1, r->end);
-        if (k >= 0 && r->end - q > k + 2 && q[k + 2] == ':') {
-            *s = (const char *)q + 1;
-            *n = (size_t)k;
-            r->p = q + k + 3;
-            r->state = ST_VALUE;
-            return WK_OK;
+        if (k >= 0) {
+            /* the closing quote by a predicted jump (lex.h), so the ':' and the value do not
+             * wait for the scan */
+            const uint8_t *close = wk__json_advance(q + 1, (unsigned)k);
+            if (r->end - close > 1 && close[1] == ':') {
+                *s = (const char *)q + 1;
+                *n = (size_t)k;
+                r->p = close + 2;
+                r->state = ST_VALUE;
+                return WK_OK;
+            }
         }
     }
     if (p < r->end && *p == '}') {
@@ -1041,7 +1049,7 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
-            r->p += k + 2;
+            r->p = wk__json_advance(r->p + 2, (unsigned)k); /* a predicted jump (lex.h) */
             r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }

@@ -272,31 +272,6 @@ extern const uint8_t wk__json_vbytes[3][32] __attribute__((aligned(32)));
 #define WK__JSON_V16(i) _mm_load_si128((const __m128i *)(const void *)wk__json_vbytes[i])
 #endif
 
-/* p + k for k < 32, reached by a jump on k (a table of 32 cases) rather than by adding k.
- * A scan's k comes out of a load, compares, a movemask and a count; added to p, it makes the
- * next token's loads wait for that whole chain. As a jump, the CPU predicts it (the lengths of
- * keys and of indentation repeat with the document's shape) and starts the next token at
- * once. The empty asm in each case keeps the compiler from folding the table back into the
- * add. */
-#define WK__JSON_ADV(K)                                                                         \
-    case K:                                                                                     \
-        __asm__("" : "+r"(p));                                                                  \
-        return p + K;
-WK__JSON_HOT const uint8_t *wk__json_advance(const uint8_t *p, unsigned k)
-{
-    switch (k & 31u) {
-        WK__JSON_ADV(0) WK__JSON_ADV(1) WK__JSON_ADV(2) WK__JSON_ADV(3) WK__JSON_ADV(4)
-        WK__JSON_ADV(5) WK__JSON_ADV(6) WK__JSON_ADV(7) WK__JSON_ADV(8) WK__JSON_ADV(9)
-        WK__JSON_ADV(10) WK__JSON_ADV(11) WK__JSON_ADV(12) WK__JSON_ADV(13) WK__JSON_ADV(14)
-        WK__JSON_ADV(15) WK__JSON_ADV(16) WK__JSON_ADV(17) WK__JSON_ADV(18) WK__JSON_ADV(19)
-        WK__JSON_ADV(20) WK__JSON_ADV(21) WK__JSON_ADV(22) WK__JSON_ADV(23) WK__JSON_ADV(24)
-        WK__JSON_ADV(25) WK__JSON_ADV(26) WK__JSON_ADV(27) WK__JSON_ADV(28) WK__JSON_ADV(29)
-        WK__JSON_ADV(30) WK__JSON_ADV(31)
-    }
-    __builtin_unreachable();
-}
-#undef WK__JSON_ADV
-
 /* The wide scans (lex_scan.h): the baseline instance under the plain names, and on
  * x86-64 with GCC or clang an AVX2 instance under name_avx2, for code compiled for AVX2 (the
  * parser loops instantiated with WK__JSON_AVX2_FN, chosen at run time by wk__json_simd()).
@@ -554,7 +529,7 @@ static inline const uint8_t *wk__json_skip_digits(const uint8_t *p, const uint8_
     while (end - p >= 8) {
         unsigned k = wk__json_digits8_count(wk__json_load8(p));
         if (k < 8) {
-            return wk__json_advance(p, k);
+            return wk__advance(p, k);
         }
         p += 8;
     }

@@ -21,7 +21,7 @@
 
 /* The whitespace run at p (p < end, *p <= ' '): 32 bytes a step with AVX2 (a nibble table
  * shuffle and one compare find the bytes that are not whitespace), 16 with SSE2 (four
- * compares), byte by byte for the rest; the run's end by a predicted jump (wk__json_advance).
+ * compares), byte by byte for the rest; the run's end by a predicted jump (wk__advance).
  * Never reads at or past `end`. Always inlined: out of line, its call, return and
  * vzeroupper took a fifth of an indented parse's time (twitter.json; issue 26). */
 WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const uint8_t *end)
@@ -38,7 +38,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const
         unsigned other =
             ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, x), x));
         if (other != 0) {
-            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
+            return wk__advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 32;
     }
@@ -48,7 +48,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const
         unsigned other =
             (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_shuffle_epi8(t16, x), x)) ^ 0xFFFFu;
         if (other != 0) {
-            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
+            return wk__advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 16;
     }
@@ -60,7 +60,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const
         unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
         unsigned k = (unsigned)__builtin_ctz(~(spaces | 1u));
         if (k < 16 && p[k] > ' ') {
-            return wk__json_advance(p, k);
+            return wk__advance(p, k);
         }
         p += k < 16 ? k : 16;
     }
@@ -74,7 +74,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_skip_ws_run)(const uint8_t *p, const
                                   _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
         unsigned other = (unsigned)_mm_movemask_epi8(ws) ^ 0xFFFFu;
         if (other != 0) {
-            return wk__json_advance(p, (unsigned)__builtin_ctz(other));
+            return wk__advance(p, (unsigned)__builtin_ctz(other));
         }
         p += 16;
     }
@@ -220,7 +220,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const 
             _mm256_cmpgt_epi8(space, x));
         unsigned mask = (unsigned)_mm256_movemask_epi8(m);
         if (mask != 0) {
-            return wk__json_advance(p, (unsigned)__builtin_ctz(mask));
+            return wk__advance(p, (unsigned)__builtin_ctz(mask));
         }
         p += 32;
     }
@@ -236,7 +236,7 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const 
                          _mm_cmplt_epi8(x, space16));
         unsigned mask = (unsigned)_mm_movemask_epi8(m);
         if (mask != 0) {
-            return wk__json_advance(p, (unsigned)__builtin_ctz(mask));
+            return wk__advance(p, (unsigned)__builtin_ctz(mask));
         }
         p += 16;
     }

@@ -203,7 +203,7 @@ static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
         ev->v.str.len = (size_t)k;
-        r->p = wk__json_advance(s + 1, (unsigned)k); /* a predicted jump (lex.h) */
+        r->p = wk__advance(s + 1, (unsigned)k); /* a predicted jump (wk__advance) */
         return WK_OK;
     }
     return read_string_slow(r, ev, known_plain(k));
@@ -593,7 +593,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)p + 1;
         ev->v.str.len = (size_t)k;
-        r->p = wk__json_advance(p + 2, (unsigned)k); /* a predicted jump (lex.h) */
+        r->p = wk__advance(p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
         r->state = after;
         return WK_OK;
     }
@@ -668,7 +668,7 @@ WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *
 {
     int k = wk__json_short_plain(p + 1, end);
     if (k >= 0) {
-        const uint8_t *close = wk__json_advance(p + 1, (unsigned)k); /* predicted (lex.h) */
+        const uint8_t *close = wk__advance(p + 1, (unsigned)k); /* predicted (wk__advance) */
         if (end - close > 1 && close[1] == ':') {
             ev->type = WK_EV_STR;
             ev->v.str.ptr = (const char *)p + 1;
@@ -970,9 +970,9 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
         int k = wk__json_short_plain(q + 1, r->end);
         if (k >= 0) {
-            /* the closing quote by a predicted jump (lex.h), so the ':' and the value do not
+            /* the closing quote by a predicted jump (wk__advance), so the ':' and the value do not
              * wait for the scan */
-            const uint8_t *close = wk__json_advance(q + 1, (unsigned)k);
+            const uint8_t *close = wk__advance(q + 1, (unsigned)k);
             if (r->end - close > 1 && close[1] == ':') {
                 *s = (const char *)q + 1;
                 *n = (size_t)k;
@@ -1049,7 +1049,7 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
-            r->p = wk__json_advance(r->p + 2, (unsigned)k); /* a predicted jump (lex.h) */
+            r->p = wk__advance(r->p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
             r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }

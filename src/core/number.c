@@ -1,15 +1,11 @@
 /*
  * The kernel's decimal-to-binary conversion (see number_interface.h): the whole-slice parser shared
- * by JSON and PostgreSQL text (wk__text_to_double), and the two slow tiers, Eisel-Lemire and the
- * big-decimal fallback, the latter parameterised by the target format so that float gets its own
- * single rounding.
+ * by JSON and PostgreSQL text (wk__text_to_double), the table of the Eisel-Lemire tier (whose
+ * step is inline in number_interface.h), and the slow tier, the big-decimal fallback,
+ * parameterised by the target format so that float gets its own single rounding.
  *
- * Eisel-Lemire (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021), derived here
- * from its error bound: with w normalised to 64 bits and T the 128-bit truncation of 10^q,
- * the top 128 bits of w*T are below the true product by less than two units of their last
- * bit, so the 54 leading bits (53 + the rounding bit) are certain unless the bits under them
- * are all ones (a carry could reach them); an exact tie cannot be told from "just above".
- * Both cases decline, as do subnormals. The fallback keeps up to 800 decimal digits (enough
+ * Eisel-Lemire: D. Lemire, "Number Parsing at a Gigabyte per Second", 2021 (its derivation
+ * from the error bound is beside wk__eisel_lemire). The fallback keeps up to 800 decimal digits (enough
  * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
  * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
  * Flow: number text (the JSON lexer's digits, PostgreSQL text) -> wk__digits_to_double or
@@ -21,61 +17,6 @@
 #include <string.h>
 
 #include "core/pow5_table.h"
-
-typedef unsigned __int128 u128;
-
-/* The Eisel-Lemire fast path (number_interface.h): w * 10^q from a 128-bit product with the
- * table's truncated power of five; false when the product lies too near a rounding boundary
- * to decide (the slow decimal path then does). */
-bool wk__eisel_lemire(uint64_t w, int q, double *out)
-{
-    if (w == 0 || q < WK__POW5_QMIN) {
-        *out = 0.0; /* w < 2^64, so w * 10^-343 < 2^-1075: rounds to zero */
-        return true;
-    }
-    if (q > WK__POW5_QMAX) {
-        *out = HUGE_VAL; /* w >= 1, so w * 10^309 overflows */
-        return true;
-    }
-    int lz = __builtin_clzll(w);
-    uint64_t wn = w << lz;
-    const uint64_t *t = wk__pow5_t[q - WK__POW5_QMIN];
-    u128 p = (u128)wn * t[0];
-    uint64_t hi = (uint64_t)(p >> 64);
-    uint64_t lo = (uint64_t)p;
-    if ((hi & 0x1ff) == 0x1ff) {
-        uint64_t h2 = (uint64_t)(((u128)wn * t[1]) >> 64);
-        lo += h2;
-        hi += lo < h2;
-        if ((hi & 0x1ff) == 0x1ff && lo >= UINT64_MAX - 1) {
-            return false; /* a carry from below could still change the rounding bit */
-        }
-    }
-    int upper = (int)(hi >> 63);
-    uint64_t mant = hi >> (upper + 9); /* 53 bits and the rounding bit */
-    uint64_t below = hi & ((1ull << (upper + 9)) - 1);
-    if ((mant & 1) != 0 && below == 0 && lo == 0) {
-        return false; /* maybe an exact tie */
-    }
-    mant = (mant + 1) >> 1;
-    int flog2 = (int)(((int64_t)q * 913124641741ll) >> 38); /* floor(log2(10^q)) */
-    int e2 = upper + 11 + flog2 - lz;                       /* value = mant * 2^e2 */
-    if (mant == (1ull << 53)) {
-        mant >>= 1;
-        e2++;
-    }
-    int biased = e2 + 52 + 1023;
-    if (biased <= 0) {
-        return false; /* subnormal: rounding at a different bit */
-    }
-    if (biased >= 2047) {
-        *out = HUGE_VAL;
-        return true;
-    }
-    uint64_t bits = (mant & ((1ull << 52) - 1)) | ((uint64_t)biased << 52);
-    memcpy(out, &bits, sizeof bits);
-    return true;
-}
 
 /* ---- big-decimal fallback ---------------------------------------------------------------- */
 

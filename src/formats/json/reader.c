@@ -194,6 +194,19 @@ static inline size_t known_plain(int k)
     return k == -2 ? 16 : 0;
 }
 
+/* A short plain key at q (q[0] is its '"') with its ':' right after it: the position after the
+ * ':', or NULL (anything else), with *k wk__json_short_plain's answer either way. The quote is
+ * reached by the predicted jump, so the ':' and the value need not wait for the scan. */
+WK__JSON_HOT const uint8_t *short_key(const uint8_t *q, const uint8_t *end, int *k)
+{
+    *k = wk__json_short_plain(q + 1, end);
+    if (*k < 0) {
+        return NULL;
+    }
+    const uint8_t *close = wk__advance(q + 1, (unsigned)*k);
+    return end - close > 1 && close[1] == ':' ? close + 2 : NULL;
+}
+
 /* A string starts at r->p. Fast path: a short plain string (most keys and short values). */
 static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
 {
@@ -203,7 +216,7 @@ static inline wk_status read_string(wk_json_reader *r, wk_event *ev)
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)s;
         ev->v.str.len = (size_t)k;
-        r->p = wk__advance(s + 1, (unsigned)k); /* a predicted jump (wk__advance) */
+        r->p = wk__advance(s + 1, (unsigned)k);
         return WK_OK;
     }
     return read_string_slow(r, ev, known_plain(k));
@@ -593,7 +606,7 @@ WK__JSON_HOT wk_status value_fast(wk_json_reader *r, wk_event *ev, const uint8_t
         ev->type = WK_EV_STR;
         ev->v.str.ptr = (const char *)p + 1;
         ev->v.str.len = (size_t)k;
-        r->p = wk__advance(p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
+        r->p = wk__advance(p + 2, (unsigned)k);
         r->state = after;
         return WK_OK;
     }
@@ -666,17 +679,15 @@ __attribute__((noinline)) static wk_status key_long(wk_json_reader *r, wk_event 
 WK__JSON_HOT wk_status key_fast(wk_json_reader *r, wk_event *ev, const uint8_t *p,
                                 const uint8_t *end)
 {
-    int k = wk__json_short_plain(p + 1, end);
-    if (k >= 0) {
-        const uint8_t *close = wk__advance(p + 1, (unsigned)k); /* predicted (wk__advance) */
-        if (end - close > 1 && close[1] == ':') {
-            ev->type = WK_EV_STR;
-            ev->v.str.ptr = (const char *)p + 1;
-            ev->v.str.len = (size_t)k;
-            r->p = close + 2;
-            r->state = ST_VALUE;
-            return WK_OK;
-        }
+    int k;
+    const uint8_t *after = short_key(p, end, &k);
+    if (after != NULL) {
+        ev->type = WK_EV_STR;
+        ev->v.str.ptr = (const char *)p + 1;
+        ev->v.str.len = (size_t)k;
+        r->p = after;
+        r->state = ST_VALUE;
+        return WK_OK;
     }
     r->p = p;
     return k == -2 ? key_long(r, ev) : read_key_call(r, ev);
@@ -968,18 +979,14 @@ WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n
     const uint8_t *p = r->p;
     const uint8_t *q = p + (r->state == ST_AFTER_OBJ);
     if (r->end - q >= 2 && (q == p || *p == ',') && *q == '"') {
-        int k = wk__json_short_plain(q + 1, r->end);
-        if (k >= 0) {
-            /* the closing quote by a predicted jump (wk__advance), so the ':' and the value do not
-             * wait for the scan */
-            const uint8_t *close = wk__advance(q + 1, (unsigned)k);
-            if (r->end - close > 1 && close[1] == ':') {
-                *s = (const char *)q + 1;
-                *n = (size_t)k;
-                r->p = close + 2;
-                r->state = ST_VALUE;
-                return WK_OK;
-            }
+        int k;
+        const uint8_t *after = short_key(q, r->end, &k);
+        if (after != NULL) {
+            *s = (const char *)q + 1;
+            *n = (size_t)k;
+            r->p = after;
+            r->state = ST_VALUE;
+            return WK_OK;
         }
     }
     if (p < r->end && *p == '}') {
@@ -1049,7 +1056,7 @@ WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n
         if (k >= 0) {
             *s = (const char *)r->p + 1;
             *n = (size_t)k;
-            r->p = wk__advance(r->p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
+            r->p = wk__advance(r->p + 2, (unsigned)k);
             r->state = ST_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }

@@ -1,8 +1,8 @@
 /*
  * The kernel's small shared pieces (internal): the internal names of the branch hints and the
  * short overlapping copy (defined once, public, in core.h), the cursor copy, the cursor
- * advance by a predicted jump, and the inline-then-heap stack every explicit-stack walker uses (tree builders, tree encoders,
- * deep equality). Written once here so that each module instantiates them instead of keeping
+ * advance by a predicted jump, and the inline-then-heap stack every explicit-stack walker
+ * uses (tree builders, tree encoders, deep equality). Written once here so that each module instantiates them instead of keeping
  * its own copy. The stack starts in caller-provided storage (normally on the C stack) and
  * moves to the heap only for deep or wide input, always through the allocator the caller
  * passed down (an arena's, a buffer's, or a reader's), never libc behind its back.
@@ -44,7 +44,7 @@ static inline void *wk__put_bytes(void *dst, const void *src, size_t n)
  *  loads and stores wait for that whole chain; as a jump, the CPU predicts it (the lengths of
  *  keys, strings of one field and indentation repeat with the data's shape) and goes on at
  *  once, paying a mispredict only when the length changes. It gave the JSON parser a quarter
- *  of its time (issue 26; docs/design.md). The empty asm in each case keeps the compiler from
+ *  of its time (issue 26; docs/design.md, "The kernel"). The empty asm in each case keeps the compiler from
  *  folding the table back into the add. */
 #define WK__ADVANCE_CASE(K)                                                                     \
     case K:                                                                                     \

@@ -5,9 +5,10 @@
  * parameterised by the target format so that float gets its own single rounding.
  *
  * Eisel-Lemire: D. Lemire, "Number Parsing at a Gigabyte per Second", 2021 (its derivation
- * from the error bound is beside wk__eisel_lemire). The fallback keeps up to 800 decimal digits (enough
- * for every double; a flag remembers nonzero digits dropped beyond) and shifts the decimal by
- * powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half to even.
+ * from the error bound is beside wk__eisel_lemire). The fallback keeps up to 800 decimal
+ * digits (enough for every double; a flag remembers nonzero digits dropped beyond) and shifts
+ * the decimal by powers of two until it lies in [1/2, 1), then takes 53 bits and rounds half
+ * to even.
  * Flow: number text (the JSON lexer's digits, PostgreSQL text) -> wk__digits_to_double or
  * wk__text_to_double (number_interface.h) -> the tiers here -> a correctly rounded double.
  */

@@ -92,7 +92,7 @@ WK__SJD_HOT const uint8_t *WK__SJD(dec_str_copy)(const uint8_t *p, const uint8_t
         *out = d;
         *len = (size_t)k;
         *plain = true;
-        return wk__advance(p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
+        return wk__advance(p + 2, (unsigned)k);
     }
     const uint8_t *s;
     p = WK__SJD(dec_text)(p, end, a, &s, len, plain);

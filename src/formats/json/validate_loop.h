@@ -31,7 +31,7 @@ WK__VALIDATE_HOT const uint8_t *WK__VALIDATE(string)(const uint8_t *p, const uin
 {
     int k = wk__json_short_plain(p + 1, end);
     if (WK__LIKELY(k >= 0)) {
-        return wk__advance(p + 2, (unsigned)k); /* a predicted jump (wk__advance) */
+        return wk__advance(p + 2, (unsigned)k);
     }
     const uint8_t *esc;
     const uint8_t *close =

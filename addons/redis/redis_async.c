@@ -176,17 +176,16 @@ static void read_replies(io *o)
         if (o->fly == NULL) {
             o->fly_tail = &o->fly;
         }
-        const wk__rnode *n = &o->c->nodes[0];
-        if (n->type == '$' && n->n >= 0) {
-            answer(s, r, WK_OK, o->c->in + n->off, (size_t)n->n, true, NULL);
-        } else if (n->type == '$' || (n->type == '*' && n->n < 0)) {
-            answer(s, r, WK_OK, NULL, 0, false, NULL);
-        } else {
-            wk_error_set(&err, WK_ERR_IO, 0,
-                         n->type == '-'
-                             ? wk__redis_refusal(o->c, n, "redis: GET answered with an error reply")
-                             : "redis: GET answered with a reply of the wrong type");
+        const uint8_t *val = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+        switch (wk__redis_get_reply(o->c, &o->c->nodes[0], &val, &len, &why)) {
+        case WK__GET_HIT: answer(s, r, WK_OK, val, len, true, NULL); break;
+        case WK__GET_MISS: answer(s, r, WK_OK, NULL, 0, false, NULL); break;
+        case WK__GET_FAILED:
+            wk_error_set(&err, WK_ERR_IO, 0, why);
             answer(s, r, WK_ERR_IO, NULL, 0, false, &err);
+            break;
         }
     }
 }

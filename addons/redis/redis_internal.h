@@ -169,6 +169,13 @@ wk_status wk__rconn_append_cmds(wk__rconn *c, int ncmd, const int *argc, const c
 /** A static message naming the cause of an error reply (NOAUTH, WRONGPASS, NOPERM, LOADING,
  *  READONLY, MASTERDOWN), or `fallback`. */
 const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char *fallback);
+/** What a GET's reply says. */
+typedef enum { WK__GET_HIT, WK__GET_MISS, WK__GET_FAILED } wk__get_outcome;
+/** Reads the reply `r` to a GET: WK__GET_HIT with the value at *val (in c's read buffer, *len
+ *  bytes), WK__GET_MISS for a nil (a null bulk string or array), or WK__GET_FAILED with *why a
+ *  static message (an error reply's cause, or a reply of the wrong type). */
+wk__get_outcome wk__redis_get_reply(const wk__rconn *c, const wk__rnode *r, const uint8_t **val,
+                                    size_t *len, const char **why);
 
 /* ---- 0 leaf, the clock (redis_clock.c) ---- */
 

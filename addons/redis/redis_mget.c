@@ -106,19 +106,23 @@ static void batch_reply(wk_redis_store *s, get_batch *b, size_t k, const wk__rno
     if (kind != 0) {
         redir[i] = to;
         asking[i] = kind == 2;
-    } else if (r->type == '$' && r->n >= 0) {
-        wk_status ts = take(ctx, i, c->in + r->off, (size_t)r->n);
+        return;
+    }
+    const uint8_t *val = NULL;
+    size_t len = 0;
+    const char *why = NULL;
+    switch (wk__redis_get_reply(c, r, &val, &len, &why)) {
+    case WK__GET_HIT: {
+        wk_status ts = take(ctx, i, val, len);
         if (ts != WK_OK) {
             b->st = wk_error_set(err, ts, i,
                                  ts == WK_ERR_NOMEM ? "redis: out of memory for a value"
                                                     : "redis: a value was refused");
         }
-    } else if (r->type == '-') {
-        b->st = wk_error_set(err, WK_ERR_IO, i,
-                             wk__redis_refusal(c, r, "redis: GET answered with an error reply"));
-    } else if (!(r->type == '$' || (r->type == '*' && r->n < 0))) {
-        b->st = wk_error_set(err, WK_ERR_IO, i,
-                             "redis: GET answered with a reply of the wrong type");
+        break;
+    }
+    case WK__GET_MISS: break;
+    case WK__GET_FAILED: b->st = wk_error_set(err, WK_ERR_IO, i, why); break;
     }
 }
 

@@ -6,8 +6,9 @@
  * used, because it has neither a total deadline nor a size cap (`*999999999` made it allocate
  * the array, a `$400000000` header made it buffer the value). In the flow of a cache miss
  * (store get -> topology -> pool -> transport -> RESP) this is the last step, and the only one
- * that reads the bytes of a reply; every layer above reads the nodes it leaves. It also keeps
- * names the causes of error replies (wk__redis_refusal), used by every layer above.
+ * that reads the bytes of a reply; every layer above reads the nodes it leaves. It also names
+ * the causes of error replies (wk__redis_refusal) and tells what a GET's reply says
+ * (wk__redis_get_reply), for every layer above.
  *
  * A reply is parsed into a flat preorder list of nodes that point into the read buffer, with
  * an explicit stack for nested arrays (no recursion). Parsing restarts from the reply's first
@@ -609,4 +610,20 @@ const char *wk__redis_refusal(const wk__rconn *c, const wk__rnode *r, const char
         return "redis: MASTERDOWN: the replica lost its master";
     }
     return fallback;
+}
+
+wk__get_outcome wk__redis_get_reply(const wk__rconn *c, const wk__rnode *r, const uint8_t **val,
+                                    size_t *len, const char **why)
+{
+    if (r->type == '$' && r->n >= 0) {
+        *val = c->in + r->off;
+        *len = (size_t)r->n;
+        return WK__GET_HIT;
+    }
+    if (r->type == '$' || (r->type == '*' && r->n < 0)) {
+        return WK__GET_MISS;
+    }
+    *why = r->type == '-' ? wk__redis_refusal(c, r, "redis: GET answered with an error reply")
+                          : "redis: GET answered with a reply of the wrong type";
+    return WK__GET_FAILED;
 }

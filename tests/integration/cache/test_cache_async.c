@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../unit/schema/seed_user.h"
+#include "cache_rig.h"
 #include "redis_server.h"
 #include "wirekit/redis.h"
 #include "wk_test.h"
@@ -128,44 +129,17 @@ static void fresh_namespace(void)
     snprintf(ns, sizeof ns, "wka%ld-%d", (long)getpid(), ++n);
 }
 
-typedef struct rig {
-    wk_redis_store *store;
-    wk_cache *cache;
-} rig;
-
 /* A store on `url` (command and connect timeouts `timeout_ms`, breaker `retry_ms`) and a
  * cache on it with `flags`; waits for the feed when the cache has a local tier. */
-static bool rig_open(rig *g, const char *url, uint32_t timeout_ms, uint32_t retry_ms,
+static bool rig_open(cache_rig *g, const char *url, uint32_t timeout_ms, uint32_t retry_ms,
                      unsigned flags)
 {
-    wk_redis_opts o = {0};
-    o.url = url;
-    o.connect_timeout_ms = timeout_ms;
-    o.command_timeout_ms = timeout_ms;
-    o.retry_ms = retry_ms;
-    o.heartbeat_ms = 200;
+    wk_redis_opts o = cache_rig_opts(url, timeout_ms, retry_ms);
     o.channel = ns;
-    if (wk_redis_store_new(&o, &g->store, NULL) != WK_OK) {
-        return false;
-    }
     wk_cache_config cfg = {0};
     cfg.ns = ns;
-    cfg.store = wk_redis_store_iface(g->store);
     cfg.flags = flags;
-    cfg.negative_ttl_ms = 0;
-    if (wk_cache_new(&cfg, &g->cache, NULL) != WK_OK) {
-        return false;
-    }
-    for (int i = 0; i < 300 && !wk_redis_store_feed_up(g->store); i++) {
-        rs_sleep_ms(10);
-    }
-    return wk_redis_store_feed_up(g->store);
-}
-
-static void rig_close(rig *g)
-{
-    wk_cache_free(g->cache);
-    wk_redis_store_free(g->store);
+    return cache_rig_open(g, &o, cfg, 3000);
 }
 
 #define NEED_REDIS()                                                                      \
@@ -185,7 +159,7 @@ static wk_status get_async(wk_cache *c, const char *id, db *d, req *r)
 WK_TEST(test_async_local_hit_answers_on_the_calling_thread)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, getenv("WK_REDIS_URL"), 1000, 500, 0));
     seed_user u = {.username = "7", .age = 77, .enabled = true};
     CHECK_OK(wk_cache_put(g.cache, &seed_user_schema, "7", 1, &u, 0, NULL));
@@ -198,13 +172,13 @@ WK_TEST(test_async_local_hit_answers_on_the_calling_thread)
     CHECK(pthread_equal(r.thread, pthread_self()));
     CHECK_OK(r.st);
     CHECK_EQ(r.age, 77);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 WK_TEST(test_async_shared_hit_is_answered_by_the_store_and_fills_the_local_tier)
 {
     NEED_REDIS();
-    rig a, b;
+    cache_rig a, b;
     CHECK(rig_open(&a, getenv("WK_REDIS_URL"), 1000, 500, 0));
     CHECK(rig_open(&b, getenv("WK_REDIS_URL"), 1000, 500, 0));
     seed_user u = {.username = "8", .age = 88, .enabled = true};
@@ -240,14 +214,14 @@ WK_TEST(test_async_shared_hit_is_answered_by_the_store_and_fills_the_local_tier)
     CHECK(pthread_equal(r2.thread, pthread_self()));
     CHECK_EQ(r2.age, 88);
     CHECK_EQ(atomic_load(&r1.calls), 1);
-    rig_close(&a);
-    rig_close(&b);
+    cache_rig_close(&a);
+    cache_rig_close(&b);
 }
 
 WK_TEST(test_async_shared_miss_runs_the_loader_on_a_worker_then_fills_both_tiers)
 {
     NEED_REDIS();
-    rig g, other;
+    cache_rig g, other;
     CHECK(rig_open(&g, getenv("WK_REDIS_URL"), 1000, 500, 0));
     CHECK(rig_open(&other, getenv("WK_REDIS_URL"), 1000, 500, 0));
     db d = {0};
@@ -273,14 +247,14 @@ WK_TEST(test_async_shared_miss_runs_the_loader_on_a_worker_then_fills_both_tiers
     CHECK(wait_answers(&t, 2, 5000));
     CHECK_EQ(r2.age, 105);
     CHECK_EQ(atomic_load(&d.calls), 1);
-    rig_close(&g);
-    rig_close(&other);
+    cache_rig_close(&g);
+    cache_rig_close(&other);
 }
 
 WK_TEST(test_async_not_found_with_and_without_a_loader)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, getenv("WK_REDIS_URL"), 1000, 500, 0));
     db d = {0};
     pthread_mutex_init(&d.mu, NULL);
@@ -298,7 +272,7 @@ WK_TEST(test_async_not_found_with_and_without_a_loader)
     CHECK_EQ(atomic_load(&d.calls), 1);
     CHECK_EQ(atomic_load(&r1.calls), 1);
     CHECK_EQ(atomic_load(&r2.calls), 1);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 WK_TEST(test_async_stampede_on_a_cold_key_loads_once)
@@ -310,7 +284,7 @@ WK_TEST(test_async_stampede_on_a_cold_key_loads_once)
     o.url = getenv("WK_REDIS_URL");
     o.command_timeout_ms = 2000;
     o.no_subscribe = true;
-    rig g;
+    cache_rig g;
     CHECK_OK(wk_redis_store_new(&o, &g.store, NULL));
     wk_cache_config cfg = {0};
     cfg.ns = ns;
@@ -329,7 +303,7 @@ WK_TEST(test_async_stampede_on_a_cold_key_loads_once)
         (void)get_async(g.cache, "42", &d, &rs[i]);
     }
     bool all = wait_answers(&t, N, 20000);
-    rig_close(&g);
+    cache_rig_close(&g);
     CHECK(all);
     for (int i = 0; i < N; i++) {
         CHECK_EQ(atomic_load(&rs[i].calls), 1);
@@ -365,7 +339,7 @@ static void *many_main(void *arg)
 WK_TEST(test_async_1000_gets_from_4_threads_are_each_answered_once_and_right)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, getenv("WK_REDIS_URL"), 2000, 500, WK_CACHE_NO_LOCAL));
     db d = {0};
     pthread_mutex_init(&d.mu, NULL);
@@ -388,7 +362,7 @@ WK_TEST(test_async_1000_gets_from_4_threads_are_each_answered_once_and_right)
         pthread_join(th[i], NULL);
     }
     bool all = wait_answers(&t, N, 30000);
-    rig_close(&g); /* answers anything left before the checks read */
+    cache_rig_close(&g); /* answers anything left before the checks read */
     CHECK(all);
     int bad = 0;
     for (int i = 0; i < N; i++) {
@@ -407,7 +381,7 @@ WK_TEST(test_async_1000_gets_from_4_threads_are_each_answered_once_and_right)
 WK_TEST(test_async_get_after_an_invalidation_never_answers_the_old_value)
 {
     NEED_REDIS();
-    rig g, other;
+    cache_rig g, other;
     CHECK(rig_open(&g, getenv("WK_REDIS_URL"), 1000, 500, 0));
     CHECK(rig_open(&other, getenv("WK_REDIS_URL"), 1000, 500, 0));
     db d = {0};
@@ -435,8 +409,8 @@ WK_TEST(test_async_get_after_an_invalidation_never_answers_the_old_value)
         CHECK_EQ(r1.age, 100 * round + 50 + round);
         CHECK_EQ(r2.age, 100 * round + 50 + round);
     }
-    rig_close(&g);
-    rig_close(&other);
+    cache_rig_close(&g);
+    cache_rig_close(&other);
 }
 
 /* Starts a private server, or skips. */
@@ -497,7 +471,7 @@ WK_TEST(test_async_redis_stopped_fails_each_get_within_the_deadline_then_recover
 {
     redis_server srv;
     PRIVATE_REDIS(&srv);
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, 300, 300, WK_CACHE_NO_LOCAL));
     db d = {0};
     pthread_mutex_init(&d.mu, NULL);
@@ -532,7 +506,7 @@ WK_TEST(test_async_redis_stopped_fails_each_get_within_the_deadline_then_recover
         back = all_ages(rs, N, 0);
     }
     CHECK_MSG(back, "gets did not work again after Redis resumed");
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -540,7 +514,7 @@ WK_TEST(test_async_redis_killed_and_restarted_falls_back_then_recovers)
 {
     redis_server srv;
     PRIVATE_REDIS(&srv);
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, 300, 200, WK_CACHE_NO_LOCAL));
     db d = {0};
     pthread_mutex_init(&d.mu, NULL);
@@ -585,7 +559,7 @@ WK_TEST(test_async_redis_killed_and_restarted_falls_back_then_recovers)
         back = all_ages(rs, N, 500) && s.shared_hits >= hits + N;
     }
     CHECK_MSG(back, "asynchronous gets did not reach the restarted Redis");
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -593,7 +567,7 @@ WK_TEST(test_async_cache_free_with_gets_in_flight_answers_each_once)
 {
     redis_server srv;
     PRIVATE_REDIS(&srv);
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, 500, 300, WK_CACHE_NO_LOCAL));
     db d = {0};
     pthread_mutex_init(&d.mu, NULL);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../unit/schema/seed_user.h"
+#include "cache_rig.h"
 #include "redis_server.h"
 #include "wirekit/redis.h"
 #include "wk_test.h"
@@ -64,43 +65,18 @@ static int64_t get_age(wk_cache *c, const char *id, db *d, wk_status *st)
     return age;
 }
 
-/* A store and a cache with a fresh namespace per test run (tests share one Redis). */
-typedef struct rig {
-    wk_redis_store *store;
-    wk_cache *cache;
-} rig;
-
+/* A fresh namespace per test run (tests share one Redis). */
 static char ns[40];
 
-static bool rig_open(rig *g, const char *url, uint32_t timeout_ms, uint32_t retry_ms)
+/* A store on `url` (command and connect timeouts `timeout_ms`, breaker `retry_ms`) and a
+ * cache on it, in this run's namespace. */
+static bool rig_open(cache_rig *g, const char *url, uint32_t timeout_ms, uint32_t retry_ms)
 {
-    wk_redis_opts o = {0};
-    o.url = url;
-    o.connect_timeout_ms = timeout_ms;
-    o.command_timeout_ms = timeout_ms;
-    o.retry_ms = retry_ms;
-    o.heartbeat_ms = 200;
+    wk_redis_opts o = cache_rig_opts(url, timeout_ms, retry_ms);
     o.channel = ns;
-    if (wk_redis_store_new(&o, &g->store, NULL) != WK_OK) {
-        return false;
-    }
     wk_cache_config cfg = {0};
     cfg.ns = ns;
-    cfg.store = wk_redis_store_iface(g->store);
-    if (wk_cache_new(&cfg, &g->cache, NULL) != WK_OK) {
-        return false;
-    }
-    /* Wait for the invalidation feed (the local tier is trusted only then). */
-    for (int i = 0; i < 200 && !wk_redis_store_feed_up(g->store); i++) {
-        usleep(10 * 1000);
-    }
-    return wk_redis_store_feed_up(g->store);
-}
-
-static void rig_close(rig *g)
-{
-    wk_cache_free(g->cache);
-    wk_redis_store_free(g->store);
+    return cache_rig_open(g, &o, cfg, 2000);
 }
 
 static const char *shared_url(void)
@@ -126,7 +102,7 @@ static void fresh_namespace(void)
 WK_TEST(test_redis_store_round_trips_and_counts_keys)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, shared_url(), 500, 500));
     CHECK_OK(wk_redis_store_ping(g.store, NULL));
     db d = {0};
@@ -144,7 +120,7 @@ WK_TEST(test_redis_store_round_trips_and_counts_keys)
     wk_cache_get_stats(g.cache, &s);
     CHECK_EQ(s.shared_hits, 1);
     CHECK_EQ(s.loads, 2);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 /* A thread-safe counting allocator (the feed thread allocates too). */
@@ -251,7 +227,7 @@ WK_TEST(test_redis_store_rejects_bad_urls)
 /* Child process: caches key "5", reports its age, then polls until it sees `want`. */
 static int child_watch(const char *url, int to_parent, int from_parent)
 {
-    rig g;
+    cache_rig g;
     if (!rig_open(&g, url, 500, 500)) {
         return 10;
     }
@@ -276,7 +252,7 @@ static int child_watch(const char *url, int to_parent, int from_parent)
     }
     wk_cache_stats s;
     wk_cache_get_stats(g.cache, &s);
-    rig_close(&g);
+    cache_rig_close(&g);
     if (seen != want) {
         return 13;
     }
@@ -306,15 +282,15 @@ WK_TEST(test_redis_two_processes_see_each_others_invalidations)
         if (read(go[0], &x, 1) != 1) {
             _exit(19);
         }
-        rig h;
+        cache_rig h;
         if (!rig_open(&h, shared_url(), 500, 500)) {
             _exit(20);
         }
         wk_status pst = wk_cache_put(h.cache, &seed_user_schema, "5", 1, &u, 0, NULL);
-        rig_close(&h);
+        cache_rig_close(&h);
         _exit(pst == WK_OK ? 0 : 21);
     }
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, shared_url(), 500, 500));
     int64_t child_age = 0;
     CHECK(read(up[0], &child_age, sizeof child_age) == sizeof child_age);
@@ -345,7 +321,7 @@ WK_TEST(test_redis_two_processes_see_each_others_invalidations)
         usleep(2000);
     }
     CHECK_EQ(seen, 555);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 typedef struct worker {
@@ -373,7 +349,7 @@ static void *stampede_worker(void *arg)
 WK_TEST(test_redis_stampede_of_64_threads_on_a_cold_key_calls_the_loader_once)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, shared_url(), 500, 500));
     db d = {0};
     d.delay_ms = 50;
@@ -392,7 +368,7 @@ WK_TEST(test_redis_stampede_of_64_threads_on_a_cold_key_calls_the_loader_once)
     }
     pthread_barrier_destroy(&go);
     CHECK_EQ(atomic_load(&d.calls), 1);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 static void *mixed_worker(void *arg)
@@ -424,7 +400,7 @@ static void *mixed_worker(void *arg)
 WK_TEST(test_redis_many_threads_on_many_keys_always_get_the_right_value)
 {
     NEED_REDIS();
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, shared_url(), 1000, 500));
     db d = {0};
     enum { T = 8 };
@@ -442,7 +418,7 @@ WK_TEST(test_redis_many_threads_on_many_keys_always_get_the_right_value)
     wk_cache_stats s;
     wk_cache_get_stats(g.cache, &s);
     CHECK(s.local_hits > 0 && s.shared_hits + s.loads > 0);
-    rig_close(&g);
+    cache_rig_close(&g);
 }
 
 WK_TEST(test_redis_killed_and_restarted_falls_back_then_recovers_without_wrong_values)
@@ -453,7 +429,7 @@ WK_TEST(test_redis_killed_and_restarted_falls_back_then_recovers_without_wrong_v
         redis_server_stop(&srv);
         SKIP("cannot start a private redis-server");
     }
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, 100, 200));
     db d = {0};
     wk_status st;
@@ -517,7 +493,7 @@ WK_TEST(test_redis_killed_and_restarted_falls_back_then_recovers_without_wrong_v
     }
     CHECK_EQ(age, 2003);
     CHECK_MSG(now_ms() < deadline, "the shared tier did not come back");
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../unit/schema/seed_user.h"
+#include "cache_rig.h"
 #include "redis_server.h"
 #include "wirekit/redis.h"
 #include "wirekit/schema.h"
@@ -48,42 +49,17 @@ static wk_status db_load(void *ctx, const wk_schema *s, const char *id, size_t i
     return WK_OK;
 }
 
-typedef struct rig {
-    wk_redis_store *store;
-    wk_cache *cache;
-} rig;
-
-static bool rig_open(rig *g, const char *url, bool tracking)
+/* A store on `url` that tracks this test's prefix (or does not) and a cache on it. */
+static bool rig_open(cache_rig *g, const char *url, bool tracking)
 {
     static const char *const prefixes[1] = {NS ":"};
-    wk_redis_opts o = {0};
-    o.url = url;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 1000;
-    o.retry_ms = 200;
-    o.heartbeat_ms = 200;
+    wk_redis_opts o = cache_rig_opts(url, 1000, 200);
     o.no_tracking = !tracking;
     o.tracking_prefixes = prefixes;
     o.ntracking_prefixes = 1;
-    if (wk_redis_store_new(&o, &g->store, NULL) != WK_OK) {
-        return false;
-    }
     wk_cache_config cfg = {0};
     cfg.ns = NS;
-    cfg.store = wk_redis_store_iface(g->store);
-    if (wk_cache_new(&cfg, &g->cache, NULL) != WK_OK) {
-        return false;
-    }
-    for (int i = 0; i < 500 && !wk_redis_store_feed_up(g->store); i++) {
-        rs_sleep_ms(10);
-    }
-    return wk_redis_store_feed_up(g->store);
-}
-
-static void rig_close(rig *g)
-{
-    wk_cache_free(g->cache);
-    wk_redis_store_free(g->store);
+    return cache_rig_open(g, &o, cfg, 5000);
 }
 
 /* True while the memory tier holds `id` (a peek inside a pinned section). */
@@ -160,7 +136,7 @@ WK_TEST(tracking_drops_local_copies_on_redis_cli_del_set_expire_flushdb)
     if (!redis_server_start(&srv)) {
         SKIP("cannot start redis-server");
     }
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, true));
     CHECK(wk_redis_store_tracking(g.store));
     db d;
@@ -194,7 +170,7 @@ WK_TEST(tracking_drops_local_copies_on_redis_cli_del_set_expire_flushdb)
                names[op], (long long)delays[ROUNDS / 2], (long long)delays[ROUNDS * 99 / 100],
                (long long)delays[ROUNDS - 1], ROUNDS);
     }
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -211,7 +187,7 @@ static bool foreign(const redis_server *srv, const char *verb, const char *key)
  * key this process holds (the barrier's own id), then until that copy is gone. The server
  * pushes in the order it ran the writes, so any echo of an earlier write of this process
  * was handled before the barrier's push. */
-static bool barrier(rig *g, const redis_server *srv, db *d)
+static bool barrier(cache_rig *g, const redis_server *srv, db *d)
 {
     char key[128];
     key_of("barrier", key, sizeof key);
@@ -233,7 +209,7 @@ WK_TEST(tracking_a_load_and_its_fill_keep_the_local_copy)
     if (!redis_server_start(&srv)) {
         SKIP("cannot start redis-server");
     }
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, true));
     CHECK(wk_redis_store_tracking(g.store));
     db d;
@@ -269,7 +245,7 @@ WK_TEST(tracking_a_load_and_its_fill_keep_the_local_copy)
     CHECK_EQ(get_age(g.cache, "6", &d), 60);
     wk_cache_get_stats(g.cache, &after);
     CHECK_EQ(after.local_hits - before.local_hits, 1);
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -282,7 +258,7 @@ WK_TEST(tracking_a_foreign_write_right_after_an_own_fill_still_drops_the_copy)
     if (!redis_server_start(&srv)) {
         SKIP("cannot start redis-server");
     }
-    rig g;
+    cache_rig g;
     CHECK(rig_open(&g, srv.url, true));
     CHECK(wk_redis_store_tracking(g.store));
     db d;
@@ -302,7 +278,7 @@ WK_TEST(tracking_a_foreign_write_right_after_an_own_fill_still_drops_the_copy)
                   "round %d: a foreign %s right after the fill was not heard", r,
                   r % 2 ? "DEL" : "SET");
     }
-    rig_close(&g);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -313,7 +289,7 @@ WK_TEST(tracking_off_keeps_the_publish_path_alone)
     if (!redis_server_start(&srv)) {
         SKIP("cannot start redis-server");
     }
-    rig g, w;
+    cache_rig g, w;
     CHECK(rig_open(&g, srv.url, false));
     CHECK(rig_open(&w, srv.url, false));
     CHECK(!wk_redis_store_tracking(g.store));
@@ -328,8 +304,8 @@ WK_TEST(tracking_off_keeps_the_publish_path_alone)
     /* wirekit's own invalidation still is, through PUBLISH */
     CHECK_OK(wk_cache_invalidate(w.cache, &seed_user_schema, "3", 1, NULL));
     CHECK(time_to_drop(g.cache, "3", now_us(), 2000) >= 0);
-    rig_close(&w);
-    rig_close(&g);
+    cache_rig_close(&w);
+    cache_rig_close(&g);
     redis_server_stop(&srv);
 }
 
@@ -338,7 +314,7 @@ WK_TEST(tracking_off_keeps_the_publish_path_alone)
 typedef struct soak {
     redis_server *srv;
     db d;
-    rig reader, writer;
+    cache_rig reader, writer;
     atomic_llong acked_at[IDS];  /* when the latest acknowledged version was acknowledged */
     atomic_int acked[IDS];       /* that version */
     atomic_bool stop;
@@ -468,8 +444,8 @@ static void run_soak(bool tracking, bool restart, int64_t run_ms, soak *k)
     CHECK(restarted == restart);
     CHECK(atomic_load(&k->foreign) > 0); /* redis-cli is slow to start on a loaded machine */
     CHECK(st.local_hits > 0);
-    rig_close(&k->writer);
-    rig_close(&k->reader);
+    cache_rig_close(&k->writer);
+    cache_rig_close(&k->reader);
     redis_server_stop(&srv);
     k->done = true;
 }

@@ -112,8 +112,13 @@ static const double wk__exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
 /**
  * The double nearest to (-1)^neg * w * 10^q, where w holds the first significant digits of
  * the number whose full text is s[0..len) and `truncated` says whether nonzero digits were
- * left out of w (more than 19 significant digits).
+ * left out of w (more than 19 significant digits). Always inline (the JSON lexer is its one
+ * caller): GCC kept it out of the AVX2 tree parser, and canada.json then paid a call, a
+ * vzeroupper and the parser's spills per number.
  */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline double wk__digits_to_double(uint64_t w, int q, bool neg, bool truncated,
                                            const char *s, size_t len)
 {

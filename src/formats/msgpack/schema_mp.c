@@ -313,6 +313,14 @@ static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uin
     return o;
 }
 
+/* A wk_value field for the encoder folded into the caller (wirekit/schema_mp_fold.h): the
+ * plan's loop above, with `room` as the plan's `fixed`. */
+WK_API uint8_t *wk_schema_mp_put_value(wk_buf *out, uint8_t *o, const wk_value *v, size_t room)
+{
+    uint8_t *end = WK__ENC_END(out);
+    return enc_value(out, o, &end, v, room);
+}
+
 /* A string field's value: one of up to 31 bytes (most) in the room the plan keeps for it
  * (WK__MP_SMALL_MAX bytes a string field), a longer one after a check; NULL (give up) beyond
  * 4 GiB. */
@@ -488,7 +496,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
 
 /* Appends the MessagePack form of obj to out: the flat plan when the struct has one, else
  * (or when it gives up) the general walk from the same start. On failure out is as it was. */
-WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
+WK_API wk_status(wk_schema_encode_mp)(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
     wk_status st;

@@ -1,0 +1,187 @@
+/*
+ * wk_schema_encode_mp folded over a descriptor the compiler can see (issue 26; included by
+ * schema.h). When the descriptor is a constant in the calling translation unit (a
+ * WK_SCHEMA_DEFINE or WK_SCHEMA_DEFINE_STATIC object) and has the shape below, the call
+ * compiles into straight-line code for that struct: the map header and every key are
+ * constant stores, every value is written by its kind's inline encoder with no dispatch, and
+ * room is checked once for the whole fixed part. A wk_value field is written by the library's
+ * plan loop (wk_schema_mp_put_value). Anything else calls the library function, which then
+ * decides the outcome from the start, so the bytes and statuses are the library's own
+ * (tests/unit/schema/test_schema_mp_fold.c compares the two over every folded kind): a
+ * descriptor the compiler cannot see or fold (and every build without optimisation), a
+ * descriptor whose index is not built yet (the first call checks it), a NULL argument, a
+ * buffer without the room, a NULL `char *` or one of 32 bytes or more, a wk_value the plan
+ * loop gives up on.
+ * The shape folded: a struct root of 1 to 15 fields, names of up to 31 bytes, kinds bool,
+ * the integers, float64, `char *` and wk_value, no WK_OMITEMPTY and no presence member.
+ * Define WK_NO_FOLD before including wirekit headers to always call the library.
+ */
+#ifndef WIREKIT_SCHEMA_MP_FOLD_H
+#define WIREKIT_SCHEMA_MP_FOLD_H
+
+#include <string.h>
+
+#include "msgpack.h"
+#include "schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The folded encoder's wk_value field (not for direct use): writes `v` at `o` in `out`'s
+ * buffer, which has room for its header (5 bytes), keeping `room` bytes free after it (growing
+ * the buffer as needed, `out->len` then follows the cursor). Returns the cursor after it, NULL
+ * when the flat plan gives up (the caller then calls wk_schema_encode_mp from its start).
+ */
+WK_API uint8_t *wk_schema_mp_put_value(wk_buf *out, uint8_t *o, const wk_value *v,
+                                       size_t room);
+
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(WK_NO_FOLD)
+
+/* Fields are folded by a loop of this many steps, unrolled, each step skipped past the
+ * descriptor's field count (a fixmap header holds up to 15). */
+#define WK__MPF_MAX 15u
+
+/* Whether a field is one the folded encoder writes (see the header comment). */
+static inline __attribute__((always_inline)) bool wk__mpf_field_ok(const wk_schema_field *f)
+{
+    if (f->name_len > 31 || (f->flags & (WK_OMITEMPTY | WK_PRESENCE)) != 0) {
+        return false;
+    }
+    switch ((wk_schema_kind)f->type.kind) {
+    case WK_SK_BOOL:
+    case WK_SK_I8:
+    case WK_SK_I16:
+    case WK_SK_I32:
+    case WK_SK_I64:
+    case WK_SK_U8:
+    case WK_SK_U16:
+    case WK_SK_U32:
+    case WK_SK_U64:
+    case WK_SK_F64:
+    case WK_SK_STR:
+    case WK_SK_VALUE: return true;
+    default: return false;
+    }
+}
+
+/* Whether the descriptor has the folded shape. */
+static inline __attribute__((always_inline)) bool wk__mpf_shape(const wk_schema *s)
+{
+    bool ok = s->root == WK_SCHEMA_ROOT_STRUCT && s->nfields >= 1 && s->nfields <= WK__MPF_MAX;
+#pragma GCC unroll 16
+    for (uint32_t i = 0; i < WK__MPF_MAX; i++) {
+        ok = ok && (i >= s->nfields || wk__mpf_field_ok(&s->fields[i]));
+    }
+    return ok;
+}
+
+/* The most bytes a record's fixed part takes: the map header, every key, every value but a
+ * wk_value's children (a `char *` of up to 31 bytes with its header, a wk_value's header). */
+static inline __attribute__((always_inline)) size_t wk__mpf_fixed(const wk_schema *s)
+{
+    size_t n = 1;
+#pragma GCC unroll 16
+    for (uint32_t i = 0; i < WK__MPF_MAX; i++) {
+        if (i < s->nfields) {
+            const wk_schema_field *f = &s->fields[i];
+            n += 1u + f->name_len;
+            n += f->type.kind == WK_SK_BOOL  ? 1u
+                 : f->type.kind == WK_SK_STR ? 32u
+                 : f->type.kind == WK_SK_VALUE ? 5u
+                                               : 9u;
+        }
+    }
+    return n;
+}
+
+/* One field at `o` (its key, then its value from the struct at `base`), in the room the
+ * record's fixed part keeps; NULL to give up. */
+static inline __attribute__((always_inline)) uint8_t *wk__mpf_field(wk_buf *out, uint8_t *o,
+                                                                   const wk_schema_field *f,
+                                                                   const uint8_t *base,
+                                                                   size_t fixed)
+{
+    const uint8_t *p = base + f->offset;
+    *o = (uint8_t)(0xa0u | f->name_len);
+    memcpy(o + 1, f->name, f->name_len);
+    o += 1u + f->name_len;
+    switch ((wk_schema_kind)f->type.kind) {
+    case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
+    case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
+    case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
+    case WK_SK_I32: return wk_mp_encode_int(o, *(const int32_t *)p);
+    case WK_SK_I64: return wk_mp_encode_int(o, *(const int64_t *)p);
+    case WK_SK_U8: return wk_mp_encode_uint(o, *p);
+    case WK_SK_U16: return wk_mp_encode_uint(o, *(const uint16_t *)p);
+    case WK_SK_U32: return wk_mp_encode_uint(o, *(const uint32_t *)p);
+    case WK_SK_U64: return wk_mp_encode_uint(o, *(const uint64_t *)p);
+    case WK_SK_F64: return wk_mp_encode_double(o, *(const double *)p);
+    case WK_SK_STR: {
+        const char *str = *(const char *const *)p;
+        if (str == NULL) {
+            return NULL; /* nil or "" by the field's flags: the library's call */
+        }
+        size_t len = strlen(str);
+        if (len >= 32) {
+            return NULL;
+        }
+        *o = (uint8_t)(0xa0u | len);
+        wk_copy_short(o + 1, str, len);
+        return o + 1 + len;
+    }
+    case WK_SK_VALUE: return wk_schema_mp_put_value(out, o, (const wk_value *)p, fixed);
+    default: return NULL; /* not folded (wk__mpf_shape) */
+    }
+}
+
+/* wk_schema_encode_mp over a descriptor of the folded shape: the record straight into `out`
+ * when the index is built and the buffer has the room, else (or on giving up, with out->len
+ * back where it was) the library function. */
+static inline __attribute__((always_inline)) wk_status
+wk__mpf_encode(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err)
+{
+    if (obj != NULL && out != NULL && s->rt != NULL &&
+        __atomic_load_n(&s->rt->index, __ATOMIC_ACQUIRE) != NULL) {
+        const size_t fixed = wk__mpf_fixed(s);
+        const size_t start = out->len;
+        if (WK_LIKELY(out->data != NULL && out->cap - start >= fixed)) {
+            uint8_t *o = out->data + start;
+            *o++ = (uint8_t)(0x80u | s->nfields);
+#pragma GCC unroll 16
+            for (uint32_t i = 0; i < WK__MPF_MAX; i++) {
+                if (i < s->nfields && o != NULL) {
+                    o = wk__mpf_field(out, o, &s->fields[i], (const uint8_t *)obj, fixed);
+                }
+            }
+            if (WK_LIKELY(o != NULL)) {
+                out->len = (size_t)(o - out->data);
+                return WK_OK;
+            }
+            out->len = start;
+        }
+    }
+    return (wk_schema_encode_mp)(s, obj, out, err);
+}
+
+/* The call: folded when the descriptor's shape is known at compile time, else the library. */
+static inline __attribute__((always_inline)) wk_status
+wk__schema_encode_mp_call(const wk_schema *s, const void *obj, wk_buf *out, wk_error *err)
+{
+    /* (a local: __builtin_constant_p of an expression with a call is 0 before inlining) */
+    const bool folds = s != NULL && wk__mpf_shape(s);
+    if (__builtin_constant_p(folds) && folds) {
+        return wk__mpf_encode(s, obj, out, err);
+    }
+    return (wk_schema_encode_mp)(s, obj, out, err);
+}
+
+#define wk_schema_encode_mp(s, obj, out, err) wk__schema_encode_mp_call((s), (obj), (out), (err))
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -4,8 +4,9 @@
  * WK_SCHEMA_DEFINE or WK_SCHEMA_DEFINE_STATIC object) and has the shape below, the call
  * compiles into straight-line code for that struct: the map header and every key are
  * constant stores, every value is written by its kind's inline encoder with no dispatch, and
- * room is checked once for the whole fixed part. A wk_value field is written by the library's
- * plan loop (wk_schema_mp_put_value). Anything else calls the library function, which then
+ * room is checked once for the whole fixed part. The wk_value fields' loop (wk__mpf_value) is
+ * here too, for both: the library's flat plan runs it, and hands it the nodes it does not
+ * write itself (wk_schema_mp_put_node). Anything else calls the library function, which then
  * decides the outcome from the start, so the bytes and statuses are the library's own
  * (tests/unit/schema/test_schema_mp_fold.c compares the two over every folded kind): a
  * descriptor the compiler cannot see or fold (and every build without optimisation), a
@@ -28,14 +29,85 @@
 extern "C" {
 #endif
 
+/* The most bytes of a "small" wk_value node (wk__mpf_small): a str of up to 31 bytes with its
+ * fixstr header, or any scalar but a timestamp (at most 9). */
+#define WK__MPF_SMALL 32u
+
 /**
- * The folded encoder's wk_value field (not for direct use): writes `v` at `o` in `out`'s
- * buffer, which has room for its header (5 bytes), keeping `room` bytes free after it (growing
- * the buffer as needed, `out->len` then follows the cursor). Returns the cursor after it, NULL
- * when the flat plan gives up (the caller then calls wk_schema_encode_mp from its start).
+ * One wk_value node that wk__mpf_value does not write itself (not for direct use): at `o` in
+ * `out`'s buffer, with any room; makes the room (`out->len` then follows the cursor) and
+ * keeps `room` bytes free after the node. Returns the cursor after it, NULL to give up (the
+ * caller then calls wk_schema_encode_mp from its start).
  */
-WK_API uint8_t *wk_schema_mp_put_value(wk_buf *out, uint8_t *o, const wk_value *v,
-                                       size_t room);
+WK_API uint8_t *wk_schema_mp_put_node(wk_buf *out, uint8_t *o, const wk_value *v, size_t room);
+
+/* One wk_value node that takes at most WK__MPF_SMALL bytes, written at o without a room
+ * check: a string of up to 31 bytes (tested first: map keys and most values), nil, a bool,
+ * an integer, a float64. NULL for any other node (a longer string, float32, binary, ext,
+ * timestamp, raw number, container, unknown type). */
+static inline __attribute__((always_inline)) uint8_t *wk__mpf_small(uint8_t *o, const wk_value *v)
+{
+    /* the node read before the first store (a byte store may alias it) */
+    uint32_t len = v->len;
+    const char *str = v->u.str;
+    if (WK_LIKELY(v->type == WK_VAL_STR && len < 32)) {
+        *o = (uint8_t)(0xa0u | len);
+        wk_copy_short(o + 1, str, len);
+        return o + 1 + len;
+    }
+    switch ((wk_value_type)v->type) {
+    case WK_VAL_NIL: return wk_mp_encode_nil(o);
+    case WK_VAL_BOOL: return wk_mp_encode_bool(o, v->u.b);
+    case WK_VAL_INT: return wk_mp_encode_int(o, v->u.i);
+    case WK_VAL_UINT: return wk_mp_encode_uint(o, v->u.u);
+    case WK_VAL_FLOAT:
+        return (v->flags & WK_VALF_F32) != 0 ? NULL : wk_mp_encode_double(o, v->u.f);
+    default: return NULL;
+    }
+}
+
+/* A wk_value field of a flat struct (the library's plan and the folded encoder), at `o` in
+ * `out`'s buffer with room for its header (5 bytes): a container's children are written in
+ * one loop without a frame stack, a scalar field as a container of one. Each child that is
+ * small gets WK__MPF_SMALL bytes plus `room` with one check; any other child, or one without
+ * that room, goes to wk_schema_mp_put_node (a child container is a whole subtree for the
+ * tree writer). Keeps `room` bytes free after it; NULL to give up. */
+static inline __attribute__((always_inline)) uint8_t *wk__mpf_value(wk_buf *out, uint8_t *o,
+                                                                   const wk_value *v,
+                                                                   size_t room)
+{
+    const wk_value *kid;
+    size_t nkids;
+    const uint32_t n = v->len; /* read before the header's store, which may alias it */
+    if (v->type == WK_VAL_MAP) {
+        kid = n != 0 ? &v->u.pairs[0].key : v; /* (empty: any pointer, no step) */
+        nkids = 2 * (size_t)n;
+        o = wk_mp_encode_map_header(o, n);
+    } else if (v->type == WK_VAL_ARRAY) {
+        kid = n != 0 ? v->u.items : v;
+        nkids = n;
+        o = wk_mp_encode_array_header(o, n);
+    } else {
+        kid = v;
+        nkids = 1;
+    }
+    const uint8_t *end = out->data + out->cap;
+    for (const wk_value *c = kid, *const c_end = kid + nkids; c < c_end; c++) {
+        uint8_t *w = NULL;
+        if (WK_LIKELY((size_t)(end - o) >= WK__MPF_SMALL + room)) {
+            w = wk__mpf_small(o, c);
+        }
+        if (WK_UNLIKELY(w == NULL)) {
+            w = wk_schema_mp_put_node(out, o, c, room);
+            if (w == NULL) {
+                return NULL;
+            }
+            end = out->data + out->cap;
+        }
+        o = w;
+    }
+    return o;
+}
 
 #if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(WK_NO_FOLD)
 
@@ -131,7 +203,7 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_field(wk_buf *out,
         wk_copy_short(o + 1, str, len);
         return o + 1 + len;
     }
-    case WK_SK_VALUE: return wk_schema_mp_put_value(out, o, (const wk_value *)p, fixed);
+    case WK_SK_VALUE: return wk__mpf_value(out, o, (const wk_value *)p, fixed);
     default: return NULL; /* not folded (wk__mpf_shape) */
     }
 }

@@ -1,18 +1,17 @@
 /*
  * wk_schema_encode_mp folded over a descriptor the compiler can see (issue 26; included by
- * schema.h). When the descriptor is a constant in the calling translation unit (a
- * WK_SCHEMA_DEFINE or WK_SCHEMA_DEFINE_STATIC object) and has the shape below, the call
- * compiles into straight-line code for that struct: the map header and every key are
- * constant stores, every value is written by its kind's inline encoder with no dispatch, and
- * room is checked once for the whole fixed part. The wk_value fields' loop (wk__mpf_value) is
- * here too, for both: the library's flat plan runs it, and hands it the nodes it does not
- * write itself (wk_schema_mp_put_node). Anything else calls the library function, which then
- * decides the outcome from the start, so the bytes and statuses are the library's own
- * (tests/unit/schema/test_schema_mp_fold.c compares the two over every folded kind): a
- * descriptor the compiler cannot see or fold (and every build without optimisation), a
- * descriptor whose index is not built yet (the first call checks it), a NULL argument, a
- * buffer without the room, a NULL `char *` or one of 32 bytes or more, a wk_value the plan
- * loop gives up on.
+ * schema.h), and the wk_value fields' node loop that the folded code and the library's flat
+ * plan (src/formats/msgpack/schema_mp.c) both run.
+ * When the descriptor is a constant in the calling translation unit (a WK_SCHEMA_DEFINE or
+ * WK_SCHEMA_DEFINE_STATIC object) of the shape below, and the build optimises (-O2 and up),
+ * the call compiles into straight-line code for that struct: the map header and every key
+ * are constant stores, every value is its kind's inline encoder with no dispatch, and room
+ * is checked once for the whole fixed part. Anything else calls the library function, which
+ * then decides the outcome from the start, so the bytes and statuses are the library's own
+ * (tests/unit/schema/test_schema_mp_fold.c compares them over every folded kind): a
+ * descriptor the compiler cannot fold, one whose index is not built yet (the first call
+ * checks it), a NULL argument, a buffer without the room, a NULL `char *` or one of 32 bytes
+ * or more, a wk_value node the loop gives up on.
  * The shape folded: a struct root of 1 to 15 fields, names of up to 31 bytes, kinds bool,
  * the integers, float64, `char *` and wk_value, no WK_OMITEMPTY and no presence member.
  * Define WK_NO_FOLD before including wirekit headers to always call the library.
@@ -45,7 +44,7 @@ WK_API uint8_t *wk_schema_mp_put_node(wk_buf *out, uint8_t *o, const wk_value *v
  * check: a string of up to 31 bytes (tested first: map keys and most values), nil, a bool,
  * an integer, a float64. NULL for any other node (a longer string, float32, binary, ext,
  * timestamp, raw number, container, unknown type). */
-static inline __attribute__((always_inline)) uint8_t *wk__mpf_small(uint8_t *o, const wk_value *v)
+WK__MP_HOT uint8_t *wk__mpf_small(uint8_t *o, const wk_value *v)
 {
     /* the node read before the first store (a byte store may alias it) */
     uint32_t len = v->len;
@@ -66,15 +65,23 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_small(uint8_t *o, 
     }
 }
 
+/* The last cursor in `out`'s buffer with a small node's bytes and `room` after it (0, which
+ * no cursor is at or below, when the buffer has less): one compare a node. */
+WK__MP_HOT uintptr_t wk__mpf_lim(const wk_buf *out, size_t room)
+{
+    return out->data != NULL && out->cap >= WK__MPF_SMALL + room
+               ? (uintptr_t)out->data + (out->cap - WK__MPF_SMALL - room)
+               : 0;
+}
+
 /* A wk_value field of a flat struct (the library's plan and the folded encoder), at `o` in
  * `out`'s buffer with room for its header (5 bytes): a container's children are written in
  * one loop without a frame stack, a scalar field as a container of one. Each child that is
  * small gets WK__MPF_SMALL bytes plus `room` with one check; any other child, or one without
  * that room, goes to wk_schema_mp_put_node (a child container is a whole subtree for the
  * tree writer). Keeps `room` bytes free after it; NULL to give up. */
-static inline __attribute__((always_inline)) uint8_t *wk__mpf_value(wk_buf *out, uint8_t *o,
-                                                                   const wk_value *v,
-                                                                   size_t room)
+WK__MP_HOT uint8_t *wk__mpf_value(wk_buf *out, uint8_t *o, const wk_value *v,
+                                  size_t room)
 {
     const wk_value *kid;
     size_t nkids;
@@ -91,10 +98,10 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_value(wk_buf *out,
         kid = v;
         nkids = 1;
     }
-    const uint8_t *end = out->data + out->cap;
+    uintptr_t lim = wk__mpf_lim(out, room);
     for (const wk_value *c = kid, *const c_end = kid + nkids; c < c_end; c++) {
         uint8_t *w = NULL;
-        if (WK_LIKELY((size_t)(end - o) >= WK__MPF_SMALL + room)) {
+        if (WK_LIKELY((uintptr_t)o <= lim)) {
             w = wk__mpf_small(o, c);
         }
         if (WK_UNLIKELY(w == NULL)) {
@@ -102,7 +109,7 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_value(wk_buf *out,
             if (w == NULL) {
                 return NULL;
             }
-            end = out->data + out->cap;
+            lim = wk__mpf_lim(out, room);
         }
         o = w;
     }

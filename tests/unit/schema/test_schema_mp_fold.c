@@ -167,7 +167,8 @@ static void rnd_fold(fold_all *f, wk_arena *a)
 
 WK_TEST(test_schema_mp_fold_takes_the_descriptor_when_optimised)
 {
-#if defined(__GNUC__) && defined(__OPTIMIZE__)
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+    /* -O2 and up (the sanitizer builds are -O1, which does not unroll the shape's loop) */
     const bool folds = wk__mpf_shape(&fold_all_schema);
     CHECK(__builtin_constant_p(folds) && folds);
 #endif

@@ -430,4 +430,6 @@ WK_API const wk_serializer *wk_serializer_find(const char *name);
 #ifdef __cplusplus
 }
 #endif
+#include "schema_mp_fold.h" /* the folded wk_schema_encode_mp */
+
 #endif

@@ -44,7 +44,7 @@ typedef struct wk__mp_op {
 /* The most bytes of a "small" MessagePack value: a str of up to 31 bytes with its fixstr
  * header, or any scalar but a timestamp (at most 9). The flat plan keeps this much room for
  * every string field, so the fused encoder writes short strings without a check. */
-#define WK__MP_SMALL_MAX 32u
+#define WK__MP_SMALL_MAX WK__MPF_SMALL /* (wirekit/schema_mp_fold.h) */
 
 /* Writes a fused plan's pre-encoded key (`key`, `len` bytes, WK__MP_KEY_PAD readable bytes
  * past it) at o, which has the room: one fixed-size copy when it fits (most keys). Returns the

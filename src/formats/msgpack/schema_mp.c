@@ -240,77 +240,23 @@ static inline uint8_t *enc_str_header(uint8_t *o, size_t len)
     return wk_mp_encode_str_header(o, (uint32_t)len);
 }
 
-/* One wk_value node that takes at most WK__MP_SMALL_MAX bytes, written at o without a room
- * check: a string of up to 31 bytes (tested first: map keys and most values), nil, a bool,
- * an integer, a float64. NULL for any other node (a longer string, float32, binary, ext,
- * timestamp, raw number, container, unknown type). */
-static inline __attribute__((always_inline)) uint8_t *enc_small(uint8_t *o, const wk_value *v)
+/* One wk_value node the fields' inline loop (wk__mpf_value, wirekit/schema_mp_fold.h) does not
+ * write: a string of 32 bytes or more, anything but a small scalar (through the tree writer),
+ * or any node when the room is short. Makes the room first, and keeps `room` bytes after. */
+WK_API uint8_t *wk_schema_mp_put_node(wk_buf *out, uint8_t *o, const wk_value *v, size_t room)
 {
-    /* the node read before the first store (a byte store may alias it) */
-    uint32_t len = v->len;
-    const char *str = v->u.str;
-    if (WK__LIKELY(v->type == WK_VAL_STR && len < 32)) {
-        *o = (uint8_t)(0xa0u | len);
-        wk__copy_short(o + 1, str, len);
-        return o + 1 + len;
+    uint8_t *end = WK__ENC_END(out);
+    WK__ENC_ENSURE(WK__MP_SMALL_MAX + room, NULL);
+    uint8_t *w = wk__mpf_small(o, v);
+    if (w != NULL) {
+        return w;
     }
-    switch ((wk_value_type)v->type) {
-    case WK_VAL_NIL: return wk_mp_encode_nil(o);
-    case WK_VAL_BOOL: return wk_mp_encode_bool(o, v->u.b);
-    case WK_VAL_INT: return wk_mp_encode_int(o, v->u.i);
-    case WK_VAL_UINT: return wk_mp_encode_uint(o, v->u.u);
-    case WK_VAL_FLOAT:
-        return (v->flags & WK_VALF_F32) != 0 ? NULL : wk_mp_encode_double(o, v->u.f);
-    default: return NULL;
+    if (v->type == WK_VAL_STR) {
+        o = wk_mp_encode_str_header(o, v->len);
+        WK__ENC_ENSURE((size_t)v->len + room, NULL);
+        return (uint8_t *)wk__put_bytes(o, v->u.str, v->len);
     }
-}
-
-/* A wk_value field: a container's children are written in one loop without a frame stack
- * (a child container is a whole subtree for the tree writer). Each child gets room for a
- * small node (enc_small) plus the plan's `fixed` with one check; a longer string checks for
- * its length, and any other node goes through the tree writer. */
-static inline __attribute__((always_inline)) uint8_t *enc_value(wk_buf *out, uint8_t *o,
-                                                                uint8_t **endp,
-                                                                const wk_value *v,
-                                                                size_t fixed)
-{
-    uint8_t *end = *endp;
-    const wk_value *kid;
-    size_t nkids;
-    const uint32_t n = v->len; /* read before the header's store, which may alias it */
-    if (v->type == WK_VAL_MAP) {
-        kid = n != 0 ? &v->u.pairs[0].key : v; /* (empty: any pointer, no step) */
-        nkids = 2 * (size_t)n;
-        o = wk_mp_encode_map_header(o, n);
-    } else if (v->type == WK_VAL_ARRAY) {
-        kid = n != 0 ? v->u.items : v;
-        nkids = n;
-        o = wk_mp_encode_array_header(o, n);
-    } else {
-        /* a scalar field: the node itself, as a container of one */
-        kid = v;
-        nkids = 1;
-    }
-    const size_t room = WK__MP_SMALL_MAX + fixed;
-    for (const wk_value *c = kid, *const c_end = kid + nkids; c < c_end; c++) {
-        WK__ENC_ENSURE(room, NULL);
-        uint8_t *w = enc_small(o, c);
-        if (WK__LIKELY(w != NULL)) {
-            o = w;
-        } else if (c->type == WK_VAL_STR) {
-            o = wk_mp_encode_str_header(o, c->len);
-            WK__ENC_ENSURE((size_t)c->len + fixed, NULL);
-            o = (uint8_t *)wk__put_bytes(o, c->u.str, c->len);
-        } else {
-            o = enc_general_value(out, o, c, fixed);
-            if (o == NULL) {
-                return NULL;
-            }
-            end = WK__ENC_END(out);
-        }
-    }
-    *endp = end;
-    return o;
+    return enc_general_value(out, o, v, room);
 }
 
 /* A string field's value: one of up to 31 bytes (most) in the room the plan keeps for it
@@ -370,7 +316,10 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         return enc_str_field(out, o, endp, str, nul != NULL ? (size_t)(nul - str) : op->size,
                              fixed);
     }
-    case WK_SK_VALUE: return enc_value(out, o, endp, (const wk_value *)p, fixed);
+    case WK_SK_VALUE:
+        o = wk__mpf_value(out, o, (const wk_value *)p, fixed);
+        *endp = WK__ENC_END(out);
+        return o;
     case WK_SK_F32:
     case WK_SK_TIMESTAMP:
     case WK_SK_BYTES:
@@ -488,7 +437,7 @@ static __attribute__((noinline)) wk_status enc_general(const wk_schema *s, const
 
 /* Appends the MessagePack form of obj to out: the flat plan when the struct has one, else
  * (or when it gives up) the general walk from the same start. On failure out is as it was. */
-WK_API wk_status wk_schema_encode_mp(const wk_schema *s, const void *obj, wk_buf *out,
+WK_API wk_status(wk_schema_encode_mp)(const wk_schema *s, const void *obj, wk_buf *out,
                                      wk_error *err)
 {
     wk_status st;

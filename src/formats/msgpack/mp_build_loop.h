@@ -44,12 +44,16 @@
 #endif
 
     /* The frame stack: one frame per open container, WK__VB_INLINE_FRAMES on the C stack,
-     * then the options' allocator. `v` is always the slot the next token fills. */
+     * then the options' allocator. `v` is always the slot the next token fills. The
+     * innermost frame lives in `next` and `left` (registers, not reloaded after each node's
+     * stores); frames[depth - 1] holds it only across a children allocation and a pause. */
     wk__vb_frame inline_frames[WK__VB_INLINE_FRAMES];
     wk__stack fs;
     wk__stack_init(&fs, inline_frames, WK__VB_INLINE_FRAMES, sizeof(wk__vb_frame), o->alloc);
     wk__vb_frame *frames = inline_frames;
     size_t depth = 0;
+    wk_value *next = NULL; /* the innermost open container's next slot */
+    uint64_t left = 0;     /* and how many of its slots are left (0 with nothing open) */
     wk_status st;
     const bool copy = o->copy;
     mp_cursor *const cur = MP_BL_CURSOR(c);
@@ -76,6 +80,10 @@
             s->frames = NULL;
             s->cap = 0;
         }
+        if (depth != 0) {
+            next = frames[depth - 1].next;
+            left = frames[depth - 1].left;
+        }
     } else {
         v = MP_BL_ALLOC_KIDS(c, arena, 1, frames, depth, NULL);
         s->root = v;
@@ -88,69 +96,69 @@
 /* The actions of the byte layout: each writes the whole node `v` (head, then payload, the
  * unused payload bytes zeroed, so a node never keeps bytes of what the slot held) and goes on
  * to the next slot; a container goes to its header's handling, a bad token to token_fail. */
-#define MP_TC_NIL()                     \
-    wk__vb_head(v, WK_VAL_NIL, 0, 0);   \
-    v->u.u = 0;                         \
-    goto next
-#define MP_TC_BOOL(x)                   \
-    wk__vb_head(v, WK_VAL_BOOL, 0, 0);  \
-    v->u.u = 0;                         \
-    v->u.b = (x);                       \
-    goto next
-#define MP_TC_UINT(x)                   \
-    wk__vb_head(v, WK_VAL_UINT, 0, 0);  \
-    v->u.u = (x);                       \
-    goto next
-#define MP_TC_INT(x)                    \
-    wk__vb_head(v, WK_VAL_INT, 0, 0);   \
-    v->u.i = (x);                       \
-    goto next
+#define MP_TC_NIL()                   \
+    wk__vb_head(v, WK_VAL_NIL, 0, 0); \
+    v->u.u = 0;                       \
+    goto next_slot
+#define MP_TC_BOOL(x)                  \
+    wk__vb_head(v, WK_VAL_BOOL, 0, 0); \
+    v->u.u = 0;                        \
+    v->u.b = (x);                      \
+    goto next_slot
+#define MP_TC_UINT(x)                  \
+    wk__vb_head(v, WK_VAL_UINT, 0, 0); \
+    v->u.u = (x);                      \
+    goto next_slot
+#define MP_TC_INT(x)                  \
+    wk__vb_head(v, WK_VAL_INT, 0, 0); \
+    v->u.i = (x);                     \
+    goto next_slot
 #define MP_TC_FLOAT(d, is32)                                   \
     wk__vb_head(v, WK_VAL_FLOAT, (is32) ? WK_VALF_F32 : 0, 0); \
     v->u.f = (d);                                              \
-    goto next
+    goto next_slot
 /* bytes in place, or (copy) a NUL-terminated copy in the arena */
-#define MP_BL_BYTES(t, s, n)                                      \
-    if (!copy) {                                                  \
-        wk__vb_head(v, (t), 0, (n));                              \
-        v->u.bin = (s);                                           \
-        goto next;                                                \
-    }                                                             \
-    wk__vb_head(v, (t), 0, 0);                                    \
+#define MP_BL_BYTES(t, s, n)                                         \
+    if (!copy) {                                                     \
+        wk__vb_head(v, (t), 0, (n));                                 \
+        v->u.bin = (s);                                              \
+        goto next_slot;                                              \
+    }                                                                \
+    wk__vb_head(v, (t), 0, 0);                                       \
     if (WK__UNLIKELY(!wk__vb_set_bytes(v, (s), (n), true, arena))) { \
-        goto arena_full;                                          \
-    }                                                             \
-    goto next
+        goto arena_full;                                             \
+    }                                                                \
+    goto next_slot
 /* strings are checked as UTF-8 with WK_READ_STRICT_UTF8 (the error at the bad byte) */
-#define MP_TC_STR(s, n)                                                         \
-    if (strict) {                                                               \
-        size_t bad = 0;                                                         \
-        if (!wk_utf8_valid((const char *)(s), (n), &bad)) {                     \
-            at = (s) + bad;                                                     \
-            st = WK_ERR_UTF8;                                                   \
-            f->msg = WK_MP_MSG_UTF8;                                            \
-            goto token_fail;                                                    \
-        }                                                                       \
-    }                                                                           \
+#define MP_TC_STR(s, n)                                     \
+    if (strict) {                                           \
+        size_t bad = 0;                                     \
+        if (!wk_utf8_valid((const char *)(s), (n), &bad)) { \
+            at = (s) + bad;                                 \
+            st = WK_ERR_UTF8;                               \
+            f->msg = WK_MP_MSG_UTF8;                        \
+            goto token_fail;                                \
+        }                                                   \
+    }                                                       \
     MP_BL_BYTES(WK_VAL_STR, (s), (n))
 #define MP_TC_BIN(s, n) MP_BL_BYTES(WK_VAL_BIN, (s), (n))
-#define MP_TC_EXT(t, s, n)                                        \
-    if (!copy) {                                                  \
-        wk__vb_head(v, WK_VAL_EXT, 0, (n));                       \
-        v->ext_type = (t);                                        \
-        v->u.bin = (s);                                           \
-        goto next;                                                \
-    }                                                             \
-    wk__vb_head(v, WK_VAL_EXT, 0, 0);                             \
-    v->ext_type = (t);                                            \
+#define MP_TC_EXT(t, s, n)                                           \
+    if (!copy) {                                                     \
+        wk__vb_head(v, WK_VAL_EXT, 0, (n));                          \
+        v->ext_type = (t);                                           \
+        v->u.bin = (s);                                              \
+        goto next_slot;                                              \
+    }                                                                \
+    wk__vb_head(v, WK_VAL_EXT, 0, 0);                                \
+    v->ext_type = (t);                                               \
     if (WK__UNLIKELY(!wk__vb_set_bytes(v, (s), (n), true, arena))) { \
-        goto arena_full;                                          \
-    }                                                             \
-    goto next
-#define MP_TC_TS(sec, nsec)                         \
-    wk__vb_head(v, WK_VAL_TIMESTAMP, 0, (nsec));    \
-    v->u.i = (sec);                                 \
-    goto next
+        goto arena_full;                                             \
+    }                                                                \
+    goto next_slot
+#define MP_TC_TS(sec, nsec)                      \
+    wk__vb_head(v, WK_VAL_TIMESTAMP, 0, (nsec)); \
+    v->u.i = (sec);                              \
+    goto next_slot
 #define MP_TC_ARRAY(n) \
     count = (n);       \
     is_map = false;    \
@@ -186,6 +194,10 @@
         v->u.items = NULL;
         if (count != 0) {
             uint64_t kids = is_map ? 2 * (uint64_t)count : count;
+            if (depth != 0) { /* the innermost frame into the stack, where the hook sees it */
+                frames[depth - 1].next = next;
+                frames[depth - 1].left = left;
+            }
             /* kids <= remaining bytes (the byte layout checked): no overflow. */
             wk_value *items = MP_BL_ALLOC_KIDS(c, arena, kids, frames, depth, v);
             if (items == NULL) {
@@ -199,21 +211,25 @@
                 goto fail;
             }
             frames = fs.mem;
-            frames[depth].next = items;
-            frames[depth].left = kids;
+            next = items;
+            left = kids;
             depth++;
         }
-    next:
+    next_slot:
         /* Move to the next slot to fill, closing containers whose children are all done. */
-        while (depth > 0 && frames[depth - 1].left == 0) {
+        while (left == 0) {
+            if (depth <= 1) {
+                depth = 0;
+                goto whole;
+            }
             depth--;
+            next = frames[depth - 1].next;
+            left = frames[depth - 1].left;
         }
-        if (depth == 0) {
-            break;
-        }
-        frames[depth - 1].left--;
-        v = frames[depth - 1].next++;
+        left--;
+        v = next++;
     }
+whole:
     /* The tree is whole: the same exit as a failure, the frames' storage back to the state. */
     st = WK_OK;
     goto fail;
@@ -224,6 +240,10 @@ token_fail:
     if (st == WK_ERR_TRUNCATED && s->pause) {
         cur->p = at;
         cur->at = at;
+        if (depth != 0) { /* the innermost frame with the others, for the state */
+            frames[depth - 1].next = next;
+            frames[depth - 1].left = left;
+        }
         if (!wk__vb_state_keep(s, &fs, inline_frames, depth, o->alloc)) {
             s->v = NULL;
             f->msg = WK_MP_MSG_NOMEM;

@@ -40,29 +40,22 @@
     size_t tc_left = (size_t)(end - p); /* bytes after the type byte */
     uint32_t tc_n;
     int64_t tc_i;
-    /* The one-byte forms first, by range: positive fixint, negative fixint, fixmap,
-     * fixarray, fixstr. */
-    if (tc_b <= 0x7f) {
-        MP_TC_UINT(tc_b);
-    }
-    if (tc_b >= 0xe0) {
-        MP_TC_INT((int8_t)tc_b);
-    }
-    if (tc_b <= 0x8f) {
+    /* One jump by the type byte (a table of 256, no range tests in turn): the one-byte forms
+     * by range (positive fixint, fixmap, fixarray, fixstr, negative fixint), the rest by
+     * their first byte, each checking that its fixed-size header is there (`tc_left` bytes
+     * follow the type byte) before reading it. Case ranges are a GCC/Clang extension. */
+    switch (tc_b) {
+    case 0x00 ... 0x7f: MP_TC_UINT(tc_b);
+    case 0x80 ... 0x8f:
         tc_n = tc_b & 0x0fu;
         goto tc_map;
-    }
-    if (tc_b <= 0x9f) {
+    case 0x90 ... 0x9f:
         tc_n = tc_b & 0x0fu;
         goto tc_array;
-    }
-    if (tc_b <= 0xbf) {
+    case 0xa0 ... 0xbf:
         tc_n = tc_b & 0x1fu;
         goto tc_str;
-    }
-    /* The rest by their first byte: each checks that its fixed-size header is there
-     * (`tc_left` bytes follow the type byte) before reading it. */
-    switch (tc_b) {
+    case 0xe0 ... 0xff: MP_TC_INT((int8_t)tc_b);
     case 0xc0: MP_TC_NIL();
     case 0xc2:
     case 0xc3: MP_TC_BOOL(tc_b == 0xc3);

@@ -1,16 +1,14 @@
 /*
- * The shared part of the one tree-building loop (internal to the value module, instantiated
- * by the codecs): a cursor's events become wk_value nodes in an arena. Flow: a cursor (any
- * wk_source, or MessagePack's token decoder) -> the loop (value_build_loop_interface.h, the
- * body of build_from_source, build_from_tokens and build_in_block) -> the tree. Written once
- * and compiled once per cursor, the way the schema decoder's loop is
- * (schema/schema_decode_loop_interface.h), so the generic path (value_decode.c) and the fused
- * paths (formats/msgpack/mp_value.c, mp_tree.c) build the same nodes.
+ * The shared part of the tree builders (internal to the value module, used by the codecs):
+ * events or bytes become wk_value nodes in an arena. Flow: any wk_source -> the generic loop
+ * (value_build_loop_interface.h, the body of build_from_source) -> the tree; MessagePack
+ * bytes -> its own loop (formats/msgpack/mp_build_loop.h, the body of build_from_tokens and
+ * build_in_block, nodes written from the bytes) -> the tree.
  *
  * This file holds what every builder shares: the node a scalar event stands for
- * (wk__vb_node_from_event; the JSON parser and the schema decoder's fused wk_value fields use
- * it too), where string bytes go (wk__vb_set_bytes), the options, failure and pause state.
- * The loop's body is value_build_loop_interface.h, included inside each builder's braces.
+ * (wk__vb_node_from_event; the generic loop, the JSON parser and the schema decoder's fused
+ * wk_value fields use it), a node's head (wk__vb_head), where string bytes go
+ * (wk__vb_set_bytes), the options, the frames, the failure and the pause state.
  */
 #ifndef WK_VALUE_BUILD_CORE_SHARED
 #define WK_VALUE_BUILD_CORE_SHARED
@@ -146,20 +144,21 @@ static inline wk_status wk__vb_node_from_event(wk_value *v, const wk_event *ev, 
     }
 }
 
-/* A frame of the loop: where the open container's children go. */
+/* A frame of a loop: where the open container's children go. */
 typedef struct wk__vb_frame {
-    wk_value *next; /* VB_COUNTED: the next child to fill */
-    uint64_t left;  /* VB_COUNTED: children still to fill (keys and values count apart);
-                     * otherwise: index in the scratch stack of the first child */
-    bool is_map;
+    wk_value *next; /* MessagePack's loop: the next child to fill */
+    uint64_t left;  /* MessagePack's loop: children still to fill (keys and values count
+                     * apart); the generic loop: index in the scratch stack of the first
+                     * child */
+    bool is_map;    /* the generic loop: the container is a map */
 } wk__vb_frame;
 
 #define WK__VB_INLINE_FRAMES 64
 #define WK__VB_INLINE_SCRATCH 128
 
-/* A paused counted build (VB_RESUMABLE). Zero it before the first call. The frames live on
- * the builder's allocator (o->alloc) between calls; the owner frees them with
- * wk__vb_state_free (they are kept from one value to the next). */
+/* A paused MessagePack build (formats/msgpack/mp_build_loop.h). Zero it before the first
+ * call. The frames live on the builder's allocator (o->alloc) between calls; the owner frees
+ * them with wk__vb_state_free (they are kept from one value to the next). */
 typedef struct wk__vb_state {
     wk__vb_frame *frames; /* open frames while paused, else spare storage (or NULL) */
     size_t cap;           /* frames' capacity */

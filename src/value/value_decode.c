@@ -5,8 +5,8 @@
  * A source may not know a container's size when it opens (JSON), so the loop runs in its
  * scratch-stack mode: children gather on a stack of finished nodes and move into the arena in
  * one copy at WK_EV_END. Both stacks start on the C stack and move to the arena's allocator
- * only for large or deep input. MessagePack's fused path (wk_mp_decode_value) is the same
- * loop over its token decoder (formats/msgpack/mp_value.c).
+ * only for large or deep input. MessagePack's fused path (wk_mp_decode_value) has its own
+ * loop over the bytes (formats/msgpack/mp_build_loop.h), with the same nodes.
  */
 #include "value/value_build_interface.h"
 #include "wirekit/value.h"
@@ -19,11 +19,10 @@ static inline wk_status source_next(const wk_source *src, wk_event *ev, const ch
 }
 
 /* build_from_source(): builds the next whole value of src into the arena (*out, its root),
- * in the loop's scratch-stack mode (VB_COUNTED 0: a container's size may be unknown until its
- * WK_EV_END). Returns WK_OK, or the failure with f saying whether the source failed (then it
- * has the details) or the builder did. Its body is value/value_build_loop_interface.h. */
+ * with its scratch stack (a container's size may be unknown until its WK_EV_END). Returns
+ * WK_OK, or the failure with f saying whether the source failed (then it has the details) or
+ * the builder did. Its body is value/value_build_loop_interface.h. */
 #define VB_NEXT(c, ev, m) source_next((c), (ev), (m))
-#define VB_COUNTED 0
 #define VB_MSG_STACK "out of memory for the tree builder's stacks"
 static wk_status build_from_source(const wk_source *c, wk_arena *arena, const wk__vb_opts *o,
                                    wk_value **out, wk__vb_fail *f)

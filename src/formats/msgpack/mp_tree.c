@@ -1,10 +1,10 @@
 /*
- * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the value module's
- * counted build loop in its resumable form (into the caller's arena: the buffer decoder's own
+ * The pausing MessagePack tree builder of wk_mp_unpacker (see mp_tree.h): the msgpack
+ * module's build loop (mp_build_loop.h; into the caller's arena: the buffer decoder's own
  * build, build_from_tokens in mp_value.c; into the block: build_in_block, compiled here), the
  * node block a paused tree lives in, and the pointer moves between the caller's arena, the
  * block, the chunk and the gather buffer. Flow: chunks -> mp_unpacker.c (the feed) -> the
- * token decoder (mp_token.h) -> the build loop, paused at each chunk end -> a tree in the
+ * build loop (nodes from the bytes), paused at each chunk end -> a tree in the
  * caller's arena. Every move is one linear pass
  * over the nodes it concerns: a run's new nodes once when they leave the caller's arena at a
  * pause (with the block's slots the run filled), the block when it doubles, string pointers
@@ -233,14 +233,14 @@ static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, wk__vb_fram
 
 /* The builds: into the caller's arena, the buffer decoder's own (wk__mp_build: the first run
  * on the chunk, and the runs that go on from the block in the arena), and into the block (the
- * runs on the gather buffer), compiled here with the token decoder inlined. */
+ * runs on the gather buffer), compiled here with the byte layout inlined. */
 typedef struct tree_cursor {
     mp_cursor c;
     struct wk__mp_tree *t; /* the block's owner */
 } tree_cursor;
 
 #if defined(__GNUC__)
-#define TREE_FLATTEN __attribute__((flatten)) /* the token decoder inlined */
+#define TREE_FLATTEN __attribute__((flatten)) /* the arena's and the block's calls inlined */
 #else
 #define TREE_FLATTEN
 #endif
@@ -249,19 +249,16 @@ static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_op
 
 /* build_in_block(): build_from_tokens() (mp_value.c) with the tree's blocks in place of the
  * arena: a container's children come from block_alloc, which may move nodes already built
- * (block_moved then says where one is now). Counted and resumable; returns as
- * build_from_tokens. Its body is value/value_build_loop_interface.h. */
-#define VB_NEXT(c, ev, m) mp_next(&(c)->c, (ev), (m))
-#define VB_COUNTED 1
-#define VB_RESUMABLE 1
-#define VB_ALLOC_KIDS(c, arena, n, frames, depth, v) \
+ * (block_moved then says where one is now). Resumable; returns as build_from_tokens. Its
+ * body is mp_build_loop.h. */
+#define MP_BL_CURSOR(c) (&(c)->c)
+#define MP_BL_ALLOC_KIDS(c, arena, n, frames, depth, v) \
     block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))
-#define VB_MOVED(c, v) block_moved((c)->t, (v))
-#define VB_MSG_STACK WK_MP_MSG_NOMEM
+#define MP_BL_MOVED(c, v) block_moved((c)->t, (v))
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                 wk__vb_state *s, wk__vb_fail *f)
 {
-#include "value/value_build_loop_interface.h"
+#include "formats/msgpack/mp_build_loop.h"
 }
 
 /* The nesting limit of the options, or the MessagePack default. */

@@ -1,9 +1,9 @@
 /*
  * Internal: the tree side of wk_mp_unpacker, a MessagePack tree builder that pauses where a
  * chunk ends and goes on when the next chunk arrives, so that a value cut by chunk ends is
- * decoded once, a piece at a time. It is the value module's counted loop
- * (value/value_build_loop_interface.h, the loop of wk_mp_decode_value) compiled twice in its
- * resumable form (build_from_tokens in mp_value.c, build_in_block in mp_tree.c):
+ * decoded once, a piece at a time. It is the msgpack module's build loop (mp_build_loop.h,
+ * the loop of wk_mp_decode_value, nodes written from the bytes) compiled twice, pausing at a
+ * cut token (build_from_tokens in mp_value.c, build_in_block in mp_tree.c):
  *
  *   - on the caller's chunk, into the caller's arena: a value that ends inside the chunk is
  *     built exactly as wk_mp_decode_value builds it, strings in place;

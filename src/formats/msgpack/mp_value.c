@@ -1,12 +1,11 @@
 /*
- * Fused MessagePack <-> value tree paths. Flow: bytes -> the token decoder (mp_token.h,
- * mp_cursor.h) -> build_from_tokens() -> a tree in the arena; a tree -> wk_mp_writer_value ->
- * the writer (msgpack.h) -> bytes. The decoder is the value module's one tree-building loop
- * (value/value_build_loop_interface.h) compiled over the token decoder in its
- * counted mode: MessagePack gives counts up front, so a container's children are allocated in
- * the arena as soon as its header is read (the count is first checked against the remaining
- * bytes, so the allocation is bounded by 16 or 32 bytes per input byte) and filled in place:
- * no events through a function pointer, no copies, one pass. The encoder walks a tree straight
+ * Fused MessagePack <-> value tree paths. Flow: bytes -> build_from_tokens() (the byte layout
+ * of mp_token_cases.h, each node written straight from its bytes) -> a tree in the arena; a
+ * tree -> wk_mp_writer_value -> the writer (msgpack.h) -> bytes. The decoder is the msgpack
+ * module's build loop (mp_build_loop.h): MessagePack gives counts up front, so a container's
+ * children are allocated in the arena as soon as its header is read (the count is first
+ * checked against the remaining bytes, so the allocation is bounded by 16 or 32 bytes per
+ * input byte) and filled in place: no events, no copies, one pass. The encoder walks a tree straight
  * into the writer. Both stacks are core/kernel_interface.h's (64 levels inline, then the caller's
  * allocator: the reader options', else the arena's; the output buffer's for the encoder), and
  * tests check they agree with the generic paths.
@@ -28,20 +27,14 @@ static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_o
     __attribute__((aligned(64), patchable_function_entry(48, 48)));
 #endif
 
-/* build_from_tokens(): builds the value at the cursor into the arena (s->root), in the loop's
- * counted mode (a container's children allocated when its header is read) and resumable (with
- * s->pause, a token cut short returns WK_ERR_AGAIN and a later call goes on). Returns WK_OK,
- * or the failure with f saying whether the cursor failed (c has the details) or the builder
- * did. Its body is value/value_build_loop_interface.h; its place in the code is fixed by the
- * declaration above. */
-#define VB_NEXT(c, ev, m) mp_next((c), (ev), (m))
-#define VB_COUNTED 1
-#define VB_RESUMABLE 1
-#define VB_MSG_STACK WK_MP_MSG_NOMEM
+/* build_from_tokens(): builds the value at the cursor into the arena (s->root), resumable
+ * (with s->pause, a token cut short returns WK_ERR_AGAIN and a later call goes on). Returns
+ * WK_OK, or the failure with c->at at the token (or byte) at fault and f->msg. Its body is
+ * mp_build_loop.h; its place in the code is fixed by the declaration above. */
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
                                    wk__vb_state *s, wk__vb_fail *f)
 {
-#include "value/value_build_loop_interface.h"
+#include "formats/msgpack/mp_build_loop.h"
 }
 
 /* The msgpack module's entry to the loop (mp_cursor.h), for the stream unpacker and the

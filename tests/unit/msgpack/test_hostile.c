@@ -187,6 +187,58 @@ WK_TEST(test_msgpack_reads_100000_nested_arrays_when_allowed_without_recursion)
     free(doc);
 }
 
+/* 300 levels of maps and arrays in turn (past the 64 frames the fused decoder keeps on the C
+ * stack), with a scalar of each kind beside each: the fused tree equals the generic one and
+ * encodes back to the same bytes. */
+WK_TEST(test_msgpack_decodes_300_nested_levels_with_scalars_beside_them)
+{
+    wk_buf doc;
+    wk_buf_init(&doc, NULL, 0);
+    wk_mp_writer w;
+    wk_mp_writer_init(&w, &doc);
+    for (int i = 0; i < 300; i++) {
+        if (i % 2 == 0) {
+            wk_mp_writer_begin_map(&w, 2);
+            wk_mp_writer_str(&w, "k", 1);
+            wk_mp_writer_int(&w, -(int64_t)i * 1000);
+            wk_mp_writer_str(&w, "next", 4);
+        } else {
+            wk_mp_writer_begin_array(&w, 3);
+            wk_mp_writer_double(&w, i / 4.0);
+            wk_mp_writer_bin(&w, "xyz", (size_t)(i % 4));
+        }
+    }
+    wk_mp_writer_timestamp(&w, 1700000000, 5);
+    CHECK_OK(wk_mp_writer_finish(&w, NULL));
+    wk_arena arena;
+    wk_arena_init(&arena, NULL, 0);
+    wk_value *fused = NULL;
+    CHECK_OK(wk_mp_decode_value(doc.data, doc.len, NULL, &arena, &fused, NULL, NULL));
+    wk_mp_reader r;
+    wk_mp_reader_init(&r, doc.data, doc.len, NULL);
+    wk_source src;
+    wk_mp_reader_source(&r, &src);
+    wk_value *generic = NULL;
+    CHECK_OK(wk_value_decode(&src, NULL, &arena, &generic, NULL));
+    wk_mp_reader_free(&r);
+    CHECK(wk_value_equal(fused, generic, NULL));
+    size_t depth = 0;
+    const wk_value *v = fused;
+    while (v->type == WK_VAL_MAP || v->type == WK_VAL_ARRAY) {
+        v = v->type == WK_VAL_MAP ? &v->u.pairs[1].val : &v->u.items[2];
+        depth++;
+    }
+    CHECK_EQ(depth, 300);
+    CHECK_EQ(v->type, WK_VAL_TIMESTAMP);
+    wk_buf out;
+    wk_buf_init(&out, NULL, 0);
+    CHECK_OK(wk_mp_encode_value(fused, &out, NULL));
+    CHECK_MEM(out.data, out.len, doc.data, doc.len);
+    wk_buf_free(&out);
+    wk_arena_free(&arena);
+    wk_buf_free(&doc);
+}
+
 WK_TEST(test_msgpack_strict_mode_rejects_invalid_utf8)
 {
     /* ["ok", "a\xff"] : the bad byte is at offset 6 */

@@ -461,6 +461,25 @@ static void gen_nested(wk_mp_writer *w, int depth)
     wk_mp_writer_bin(w, text, 9);
 }
 
+/* A value nested `levels` deep, maps and arrays in turn, a few short scalars beside each
+ * level: deep rather than large (8 to 12 bytes a level). */
+static void gen_deep(wk_mp_writer *w, int levels)
+{
+    for (int i = 0; i < levels; i++) {
+        if (i % 2 == 0) {
+            wk_mp_writer_begin_map(w, 2);
+            wk_mp_writer_str(w, "s", 1);
+            wk_mp_writer_str(w, "abcdef", (size_t)(i % 7));
+            wk_mp_writer_uint(w, (uint64_t)i * 300u); /* a non-string key */
+        } else {
+            wk_mp_writer_begin_array(w, 3);
+            wk_mp_writer_int(w, -(int64_t)i);
+            wk_mp_writer_nil(w);
+        }
+    }
+    wk_mp_writer_double(w, 0.5);
+}
+
 /* How trees_match takes the trees out. */
 enum take {
     TAKE_FREE,            /* wk_mp_unpacker_next_value: the arena scribbled before each call */
@@ -576,14 +595,19 @@ static void gen_fillers(wk_buf *out, bool big)
     wk_mp_writer_finish(&w, NULL);
 }
 
-static void gen_cut_stream(wk_buf *out, bool big_fillers, int depth, size_t *value_off,
+/* Fillers, the value (gen_nested 12 deep, or with `deep` gen_deep 80 levels), fillers. */
+static void gen_cut_stream(wk_buf *out, bool big_fillers, bool deep, size_t *value_off,
                            size_t *value_end)
 {
     gen_fillers(out, big_fillers);
     *value_off = out->len;
     wk_mp_writer w;
     wk_mp_writer_init(&w, out);
-    gen_nested(&w, depth);
+    if (deep) {
+        gen_deep(&w, 80);
+    } else {
+        gen_nested(&w, 12);
+    }
     wk_mp_writer_finish(&w, NULL);
     *value_end = out->len;
     gen_fillers(out, big_fillers);
@@ -595,13 +619,14 @@ static void gen_cut_stream(wk_buf *out, bool big_fillers, int depth, size_t *val
  * it stays in the arena). Arena kinds: 0 a heap arena, 1 a small caller buffer first, then
  * chunks, 2 a heap arena made one 1 MiB region first (trees taken in place must then be
  * built where the arena's room begins). */
-static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind, enum take take)
+static void cut_everywhere(bool big_fillers, bool deep, uint32_t flags, int arena_kind,
+                           enum take take)
 {
     wk_buf data;
     wk_buf_init(&data, NULL, 0);
     size_t voff = 0;
     size_t vend = 0;
-    gen_cut_stream(&data, big_fillers, 12, &voff, &vend);
+    gen_cut_stream(&data, big_fillers, deep, &voff, &vend);
     wk_read_opts o = {0};
     o.flags = flags;
     uint8_t small[256]; /* arena kind 1: a small caller buffer first, then chunks */
@@ -644,41 +669,53 @@ static void cut_everywhere(bool big_fillers, uint32_t flags, int arena_kind, enu
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_of_a_nested_value_in_the_block)
 {
-    cut_everywhere(true, 0, 0, TAKE_FREE);
+    cut_everywhere(true, false, 0, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_moves_out_of_the_callers_arena)
 {
-    cut_everywhere(false, 0, 0, TAKE_FREE);
+    cut_everywhere(false, false, 0, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_copied_strings)
 {
-    cut_everywhere(false, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
-    cut_everywhere(true, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
+    cut_everywhere(false, false, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
+    cut_everywhere(true, false, WK_READ_COPY_STRINGS, 0, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_with_an_arena_that_starts_new_chunks)
 {
-    cut_everywhere(false, 0, 1, TAKE_FREE);
-    cut_everywhere(true, 0, 1, TAKE_FREE);
+    cut_everywhere(false, false, 0, 1, TAKE_FREE);
+    cut_everywhere(true, false, 0, 1, TAKE_FREE);
 }
 
 WK_TEST(test_mp_unpacker_tree_in_place_cut_at_every_byte_stays_where_it_began)
 {
-    cut_everywhere(false, 0, 2, TAKE_IN_PLACE); /* tried on the chunk first */
-    cut_everywhere(true, 0, 2, TAKE_IN_PLACE);  /* gathered first */
-    cut_everywhere(false, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
-    cut_everywhere(true, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
+    cut_everywhere(false, false, 0, 2, TAKE_IN_PLACE); /* tried on the chunk first */
+    cut_everywhere(true, false, 0, 2, TAKE_IN_PLACE);  /* gathered first */
+    cut_everywhere(false, false, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
+    cut_everywhere(true, false, WK_READ_COPY_STRINGS, 2, TAKE_IN_PLACE);
 }
 
 WK_TEST(test_mp_unpacker_tree_in_place_cut_at_every_byte_with_arenas_that_start_new_chunks)
 {
     for (int kind = 0; kind < 2; kind++) {
-        cut_everywhere(false, 0, kind, TAKE_IN_PLACE);
-        cut_everywhere(true, 0, kind, TAKE_IN_PLACE);
-        cut_everywhere(false, WK_READ_COPY_STRINGS, kind, TAKE_IN_PLACE);
+        cut_everywhere(false, false, 0, kind, TAKE_IN_PLACE);
+        cut_everywhere(true, false, 0, kind, TAKE_IN_PLACE);
+        cut_everywhere(false, false, WK_READ_COPY_STRINGS, kind, TAKE_IN_PLACE);
     }
+}
+
+/* 80 levels (past the 64 frames the build keeps on the C stack: a pause keeps them on the
+ * heap, a resume takes them over) cut at every byte, in the block, out of the caller's arena
+ * and held in place: the same tree as the buffer decoder's. */
+WK_TEST(test_mp_unpacker_tree_cut_at_every_byte_of_80_levels_of_nesting)
+{
+    cut_everywhere(true, true, 0, 0, TAKE_FREE);
+    cut_everywhere(false, true, 0, 0, TAKE_FREE);
+    cut_everywhere(false, true, WK_READ_COPY_STRINGS, 1, TAKE_FREE);
+    cut_everywhere(false, true, 0, 2, TAKE_IN_PLACE);
+    cut_everywhere(true, true, 0, 2, TAKE_IN_PLACE);
 }
 
 WK_TEST(test_mp_unpacker_tree_too_large_for_the_block_is_framed_and_decoded)

@@ -55,8 +55,62 @@ static inline uint64_t round_to_odd(uint64_t g1, uint64_t g0, uint64_t cp)
     return vbp | (((z & MASK63) + MASK63) >> 63);
 }
 
-/* The shortest decimal f * 10^e in the rounding interval of c * 2^q. `c_min` is the hidden
- * bit (the smallest normal significand) and `q_min` the subnormal exponent of the format. */
+/* Whether the fixed-point a (2^-60 units) lies within MARGIN of b: a compare of the two may
+ * go either way under the fast path's rounding error (under 4 units), or be an exact tie. */
+#define MARGIN 256u
+static inline bool near(uint64_t a, uint64_t b)
+{
+    return a - b + MARGIN <= 2 * MARGIN;
+}
+
+/*
+ * The fast path of to_decimal for a regular double or float (c above the smallest normal
+ * significand, so the interval is symmetric: v +- delta): the shortest decimal from ONE
+ * product. y = v * 10^-k comes from g * cp (the 126 x 64-bit product, 65 fractional bits
+ * kept, error under 2 units of 2^-65); the half-width delta = 2^q * 10^-k / 2 in [1/2, 5) is
+ * g1 shifted (no product: cbr - cb is a power of two). Every Schubfach compare is then one of
+ * a distance from y to a candidate against delta, in 60-bit fixed point: s = floor(y), and
+ * sp10 = s - s % 10 is in the interval iff y - sp10 <= delta, and so on. The exact search is
+ * needed only where such a compare falls within MARGIN (an exact tie, e.g. a bound on a
+ * candidate, or v halfway between two): then this returns false and the caller's three
+ * rounded-to-odd bounds decide. Otherwise the answer is the exact search's, as each compare
+ * is of the same reals on both paths. A y a hair from an integer may floor to the integer
+ * below it: the candidates are then the ones around y - 1, which still hold the answer (the
+ * only multiple of 10 within 5 of y, else the integer nearest y), and the compares pick it.
+ */
+static inline bool nearest_regular(const uint64_t *g, uint64_t cp, int h, uint64_t *f)
+{
+    const uint64_t one = 1ull << 60, fmask = one - 1;
+    u128 t = ((u128)g[0] * cp >> 1) + (uint64_t)(((u128)g[1] * cp) >> 64); /* y * 2^65 */
+    uint64_t s = (uint64_t)(t >> 65);
+    uint64_t fr = (uint64_t)(t >> 5) & fmask;
+    uint64_t delta = g[0] >> (5 - h);
+    uint64_t r = s % 10;
+    uint64_t below = (r << 60) + fr; /* y - sp10 */
+    uint64_t above = 10 * one - below; /* tp10 - y */
+    uint64_t rest = one - fr;          /* s + 1 - y */
+    if (near(below, delta) || near(above, delta) || near(fr, delta) || near(rest, delta) ||
+        near(fr, one / 2)) {
+        return false;
+    }
+    bool upin = below <= delta, wpin = above <= delta;
+    if (upin != wpin) {
+        *f = upin ? s - r : s - r + 10;
+        return true;
+    }
+    bool uin = fr <= delta, win = rest <= delta;
+    if (uin != win) {
+        *f = uin ? s : s + 1;
+        return true;
+    }
+    /* both in the interval: the closer one (no tie here, that is within MARGIN) */
+    *f = fr < one / 2 ? s : s + 1;
+    return true;
+}
+
+/* The shortest decimal f * 10^e in the rounding interval of c * 2^q: nearest_regular when it
+ * can decide, else the exact search over three bounds. `c_min` is the hidden bit (the
+ * smallest normal significand) and `q_min` the subnormal exponent of the format. */
 static uint64_t to_decimal(int q, uint64_t c, uint64_t c_min, int q_min, int *e)
 {
     uint64_t out = c & 1; /* odd significand: the interval is open */
@@ -73,6 +127,11 @@ static uint64_t to_decimal(int q, uint64_t c, uint64_t c_min, int q_min, int *e)
     }
     int h = q + flog2_pow10(-k) + 2;
     const uint64_t *g = wk__pow10_g[-k - WK__POW10_EMIN];
+    *e = k;
+    uint64_t f;
+    if (c > c_min && nearest_regular(g, cb << h, h, &f)) {
+        return f;
+    }
     uint64_t vb = round_to_odd(g[0], g[1], cb << h);
     uint64_t vbl = round_to_odd(g[0], g[1], cbl << h);
     uint64_t vbr = round_to_odd(g[0], g[1], cbr << h);
@@ -83,14 +142,12 @@ static uint64_t to_decimal(int q, uint64_t c, uint64_t c_min, int q_min, int *e)
         bool upin = vbl + out <= sp10 << 2;
         bool wpin = (tp10 << 2) + out <= vbr;
         if (upin != wpin) {
-            *e = k;
             return upin ? sp10 : tp10;
         }
     }
     uint64_t t = s + 1;
     bool uin = vbl + out <= s << 2;
     bool win = (t << 2) + out <= vbr;
-    *e = k;
     if (uin != win) {
         return uin ? s : t;
     }

@@ -68,11 +68,13 @@ static inline bool near(uint64_t a, uint64_t b)
  * significand, so the interval is symmetric: v +- delta): the shortest decimal from ONE
  * product. y = v * 10^-k comes from g * cp (the 126 x 64-bit product, 65 fractional bits
  * kept, error under 2 units of 2^-65); the half-width delta = 2^q * 10^-k / 2 in [1/2, 5) is
- * g1 shifted (no product: cbr - cb is a power of two). Every Schubfach compare is then one of
- * a distance from y to a candidate against delta, in 60-bit fixed point: s = floor(y), and
- * sp10 = s - s % 10 is in the interval iff y - sp10 <= delta, and so on. The exact search is
- * needed only where such a compare falls within MARGIN (an exact tie, e.g. a bound on a
- * candidate, or v halfway between two): then this returns false and the caller's three
+ * g1 shifted (no product: cbr - cb is a power of two). The compares are then of distances
+ * from y against delta, in 60-bit fixed point: sp10 = s - s % 10 (s = floor(y)) is in the
+ * interval iff y - sp10 <= delta, tp10 = sp10 + 10 iff tp10 - y <= delta (never both: the
+ * interval is narrower than 10); with neither, the integer nearest y, which delta >= 1/2 puts
+ * in the interval, so the exact search's s-or-t choice is a rounding of y. The exact search
+ * is needed only where a compare falls within MARGIN (an exact tie: a bound on a candidate,
+ * or y halfway between two integers): then this returns false and the caller's three
  * rounded-to-odd bounds decide. Otherwise the answer is the exact search's, as each compare
  * is of the same reals on both paths. A y a hair from an integer may floor to the integer
  * below it: the candidates are then the ones around y - 1, which still hold the answer (the
@@ -86,25 +88,18 @@ static inline bool nearest_regular(const uint64_t *g, uint64_t cp, int h, uint64
     uint64_t fr = (uint64_t)(t >> 5) & fmask;
     uint64_t delta = g[0] >> (5 - h);
     uint64_t r = s % 10;
-    uint64_t below = (r << 60) + fr; /* y - sp10 */
+    uint64_t below = (r << 60) + fr;   /* y - sp10 */
     uint64_t above = 10 * one - below; /* tp10 - y */
-    uint64_t rest = one - fr;          /* s + 1 - y */
-    if (near(below, delta) || near(above, delta) || near(fr, delta) || near(rest, delta) ||
-        near(fr, one / 2)) {
+    if (near(below, delta) || near(above, delta) || near(fr, one / 2)) {
         return false;
     }
-    bool upin = below <= delta, wpin = above <= delta;
-    if (upin != wpin) {
-        *f = upin ? s - r : s - r + 10;
-        return true;
+    if (below <= delta) {
+        *f = s - r;
+    } else if (above <= delta) {
+        *f = s - r + 10;
+    } else {
+        *f = s + (fr > one / 2);
     }
-    bool uin = fr <= delta, win = rest <= delta;
-    if (uin != win) {
-        *f = uin ? s : s + 1;
-        return true;
-    }
-    /* both in the interval: the closer one (no tie here, that is within MARGIN) */
-    *f = fr < one / 2 ? s : s + 1;
     return true;
 }
 
@@ -284,27 +279,51 @@ int wk__ftoa_shortest(float v, char digits[9], int *exp10)
     return (int)wk__fmt_u64(f, digits);
 }
 
-/* Moves the 8 or 16 bytes at s to d (overlapping), through registers: a fixed-size copy the
- * compiler turns into one load and one store, where a memcpy of a variable length is a call. */
-static inline void move8(uint8_t *d, const uint8_t *s)
+/* Stores the word w, whose first len bytes are the digits from offset o of the text, with a
+ * one-byte gap after the first `gap` digits: a word past the gap goes one byte up; a word
+ * across it is stored in place and again from the gap on, shifted, one byte up. Registers
+ * only: nothing just stored is loaded back. */
+static inline void put_part(uint8_t *p, int o, int len, uint64_t w, int gap)
 {
-    uint64_t x;
-    memcpy(&x, s, 8);
-    memcpy(d, &x, 8);
+    if (o >= gap) {
+        wk__store_le64(p + o + 1, w);
+        return;
+    }
+    wk__store_le64(p + o, w);
+    if (gap < o + len) {
+        wk__store_le64(p + gap + 1, w >> (8 * (gap - o)));
+    }
 }
-static inline void move16(uint8_t *d, const uint8_t *s)
+
+/* The n digits of f (n its digit count) at p with a byte left free after the first `gap` of
+ * them (gap >= n: none), for the decimal point; by words of wk__digits8, the leading group
+ * first (wk__fmt_u64_room's split), each stored at most twice, below p + n + 8. */
+static inline void put_digits(uint64_t f, int n, int gap, uint8_t *p)
 {
-    uint8_t x[16];
-    memcpy(x, s, 16);
-    memcpy(d, x, 16);
+    if (n > 16) {
+        uint64_t lead = f / 10000000000000000u; /* at most 1844 */
+        uint64_t rest = f - lead * 10000000000000000u;
+        uint64_t mid = rest / 100000000u;
+        int nl = n - 16;
+        put_part(p, 0, nl, wk__digits8((uint32_t)lead) >> (8 * (8 - nl)), gap);
+        put_part(p, nl, 8, wk__digits8((uint32_t)mid), gap);
+        put_part(p, nl + 8, 8, wk__digits8((uint32_t)(rest - mid * 100000000u)), gap);
+    } else if (n > 8) {
+        uint64_t lead = f / 100000000u;
+        int nl = n - 8;
+        put_part(p, 0, nl, wk__digits8((uint32_t)lead) >> (8 * (8 - nl)), gap);
+        put_part(p, nl, 8, wk__digits8((uint32_t)(f - lead * 100000000u)), gap);
+    } else {
+        put_part(p, 0, n, wk__digits8((uint32_t)f) >> (8 * (8 - n)), gap);
+    }
 }
 
 /*
  * Lays out f * 10^e (f without trailing zeros; 0 is "0.0") as JSON number text (see
- * dtoa_interface.h) at out. The digits are printed once, by whole words, where most of them
- * end up, and then moved by fixed-size copies: no digit buffer, no variable-length memcpy.
- * Every store stays within WK__DTOA_JSON_MAX bytes of out (the widest: "0.00000" and 17
- * digits after it, printed with 24 bytes of room from out + 8).
+ * dtoa_interface.h) at out. The digits are printed once, by whole words from registers,
+ * straight where they end up, around the point (put_digits): no digit buffer, no move of
+ * stored bytes, no variable-length memcpy. Every store stays within WK__DTOA_JSON_MAX bytes
+ * of out (the widest: 17 digits around a point from out + 1, up to out + 26).
  */
 static size_t format_json(bool neg, uint64_t f, int e, uint8_t *out)
 {
@@ -315,7 +334,7 @@ static size_t format_json(bool neg, uint64_t f, int e, uint8_t *out)
         memcpy(p, "0.0", 3);
         return (size_t)(p + 3 - out);
     }
-    /* the digit count, as wk__fmt_u64_room will print it */
+    /* the digit count */
     unsigned bits = 64u - (unsigned)__builtin_clzll(f);
     int n = (int)((bits * 1233u) >> 12) + 1;
     n -= f < wk__pow10_u64[n - 1];
@@ -326,17 +345,12 @@ static size_t format_json(bool neg, uint64_t f, int e, uint8_t *out)
             /* 0.000ddd: the zeros in one word, the digits after them */
             memcpy(p, "0.000000", 8);
             p += 2 - pos;
-            return (size_t)(p + wk__fmt_u64_room(f, p) - out);
+            put_digits(f, n, n, p);
+            return (size_t)(p + n - out);
         }
-        wk__fmt_u64_room(f, p);
+        put_digits(f, n, pos, p);
         if (pos < n) {
-            /* ddd.ddd: the fraction moves one byte up for the point (at most 16 digits;
-             * the narrower move when the fraction is short keeps the store inside the room) */
-            if (n - pos > 8) {
-                move16(p + pos + 1, p + pos);
-            } else {
-                move8(p + pos + 1, p + pos);
-            }
+            /* ddd.ddd: the digits were printed around the gap for the point */
             p[pos] = '.';
             return (size_t)(p + n + 1 - out);
         }
@@ -347,9 +361,8 @@ static size_t format_json(bool neg, uint64_t f, int e, uint8_t *out)
         memcpy(p + pos, ".0", 2);
         return (size_t)(p + pos + 2 - out);
     }
-    /* d.ddde[-]x: the digits one byte up, the first moved down before the point */
-    wk__fmt_u64_room(f, p + 1);
-    p[0] = p[1];
+    /* d.ddde[-]x: the first digit, the point, the others */
+    put_digits(f, n, 1, p);
     p[1] = '.';
     p += n > 1 ? n + 1 : 1;
     *p++ = 'e';

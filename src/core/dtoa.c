@@ -178,18 +178,27 @@ const char wk__digits2[201] = "0001020304050607080910111213141516171819202122232
                                   "93949596979899";
 
 /* f without its trailing zeros, which go into *e (f != 0). Eight zeros at a time first, then
- * one: a shortest decimal of 16 or 17 digits rarely has more than one, so the loop is short. */
+ * one: a shortest decimal of 16 or 17 digits rarely has more than one, so the loop is short.
+ * No divide: f is a multiple of 10^k iff f times the inverse of 5^k (mod 2^64), rotated right
+ * by k, is at most (2^64 - 1) / 10^k, and that rotated product is then f / 10^k
+ * (Granlund and Montgomery's test; the low k bits it rotates up are f's factor 2^k). */
 static uint64_t strip_zeros(uint64_t f, int *e)
 {
-    if (f % 100000000u == 0) {
-        f /= 100000000u;
+    uint64_t q = f * 0xc767074b22e90e21ull; /* the inverse of 5^8 */
+    q = q >> 8 | q << 56;
+    if (q <= UINT64_MAX / 100000000u) {
+        f = q;
         *e += 8;
     }
-    while (f % 10 == 0) {
-        f /= 10;
+    for (;;) {
+        q = f * 0xcccccccccccccccdull; /* the inverse of 5 */
+        q = q >> 1 | q << 63;
+        if (q > UINT64_MAX / 10) {
+            return f;
+        }
+        f = q;
         (*e)++;
     }
-    return f;
 }
 
 /* The shortest decimal f * 10^*e (no trailing zero in f) that reads back as |v|: a small

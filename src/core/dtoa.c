@@ -91,7 +91,7 @@ static inline bool nearest_regular(const uint64_t *g, uint64_t cp, int h, uint64
     u128 t = ((u128)g[0] * cp >> 1) + (uint64_t)(((u128)g[1] * cp) >> 64); /* y * 2^65 */
     uint64_t s = (uint64_t)(t >> 65);
     uint64_t fr = (uint64_t)(t >> 5) & fmask;
-    uint64_t delta = g[0] >> (5 - h);
+    uint64_t delta = g[0] >> (5 - h); /* g * 2^(h+1) / 2^69; h is in [2, 5] */
     uint64_t r = s % 10;
     uint64_t below = (r << 60) + fr;   /* y - sp10 */
     uint64_t above = 10 * one - below; /* tp10 - y */
@@ -110,8 +110,8 @@ static inline bool nearest_regular(const uint64_t *g, uint64_t cp, int h, uint64
 
 /* Schubfach's exact search, for what nearest_regular cannot decide: the three bounds of the
  * interval scaled by 4 * 10^-k (cb, cbl, cb + 2 shifted by h, each product rounded to odd),
- * open when the significand is odd (`out`). Out of line: rarely run, it keeps the fast path's
- * callers (inlined to_decimal) short of registers to save. */
+ * open when the significand is odd (`out`). Out of line: it rarely runs, and inlined it would
+ * make the fast path's callers save more registers. */
 __attribute__((noinline)) static uint64_t three_bounds(const uint64_t *g, int h, uint64_t cb,
                                                        uint64_t cbl, uint64_t out)
 {

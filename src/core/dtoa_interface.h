@@ -3,11 +3,12 @@
  * PostgreSQL codecs, which format float4/float8 exactly as PostgreSQL does from these digits).
  *
  * The algorithm is Schubfach (R. Giulietti, "The Schubfach way to render doubles", 2020),
- * written from the paper: one 126-bit multiplication per bound gives the decimal interval that
- * rounds back to the input, and the shortest decimal in it is picked, the closest to the input
- * when several have that length, the one with an even last digit on an exact tie. The float
- * twin uses the float's own rounding interval, so it gives the shortest digits that round-trip
- * through strtof (PostgreSQL's float4 output), not those of the value widened to double.
+ * written from the paper: a 126-bit multiplication gives the decimal interval that rounds
+ * back to the input (one product for a regular value, three bounds when that one is too close
+ * to call), and the shortest decimal in it is picked, the closest to the input when several
+ * have that length, the one with an even last digit on an exact tie. The float twin uses the
+ * float's own rounding interval, so it gives the shortest digits that round-trip through
+ * strtof (PostgreSQL's float4 output), not those of the value widened to double.
  * Flow: writers of number text (the JSON writers, the PostgreSQL float codecs) -> this
  * interface -> core/dtoa.c.
  */

@@ -8,7 +8,8 @@
  * This file holds what every builder shares: the node a scalar event stands for
  * (wk__vb_node_from_event; the generic loop, the JSON parser and the schema decoder's fused
  * wk_value fields use it), a node's head (wk__vb_head), where string bytes go
- * (wk__vb_set_bytes), the options, the frames, the failure and the pause state.
+ * (wk__vb_set_bytes), the options and the failure; the generic loop's frame. MessagePack's
+ * loop keeps its own frames and pause state (formats/msgpack/mp_build_state.h).
  */
 #ifndef WK_VALUE_BUILD_CORE_SHARED
 #define WK_VALUE_BUILD_CORE_SHARED
@@ -144,70 +145,14 @@ static inline wk_status wk__vb_node_from_event(wk_value *v, const wk_event *ev, 
     }
 }
 
-/* A frame of a loop: where the open container's children go. */
+/* A frame of the generic loop: an open container whose children gather on the scratch
+ * stack from index `first`. */
 typedef struct wk__vb_frame {
-    wk_value *next; /* MessagePack's loop: the next child to fill */
-    uint64_t left;  /* MessagePack's loop: children still to fill (keys and values count
-                     * apart); the generic loop: index in the scratch stack of the first
-                     * child */
-    bool is_map;    /* the generic loop: the container is a map */
+    size_t first;
+    bool is_map;
 } wk__vb_frame;
 
 #define WK__VB_INLINE_FRAMES 64
 #define WK__VB_INLINE_SCRATCH 128
-
-/* A paused MessagePack build (formats/msgpack/mp_build_loop.h). Zero it before the first
- * call. The frames live on the builder's allocator (o->alloc) between calls; the owner frees
- * them with wk__vb_state_free (they are kept from one value to the next). */
-typedef struct wk__vb_state {
-    wk__vb_frame *frames; /* open frames while paused, else spare storage (or NULL) */
-    size_t cap;           /* frames' capacity */
-    size_t depth;         /* frames open while paused */
-    wk_value *root;       /* the root (set when a build starts) */
-    wk_value *v;          /* paused: the slot to fill next; NULL: no build in progress */
-    bool pause;           /* a cut token pauses the build (else it is the cursor's error) */
-} wk__vb_state;
-
-static inline void wk__vb_state_free(wk__vb_state *s, const wk_allocator *alloc)
-{
-    if (s->frames != NULL) {
-        wk_free(alloc, s->frames, s->cap * sizeof(wk__vb_frame));
-    }
-    s->frames = NULL;
-    s->cap = 0;
-    s->v = NULL;
-}
-
-/* Hands the frames stack of a build that returns back to `s`: heap storage the loop grew or
- * was given stays in `s`; frames still on the C stack are copied out when the build pauses
- * (`keep` frames). False when that copy cannot be allocated. */
-static inline bool wk__vb_state_keep(wk__vb_state *s, wk__stack *fs, void *inline_mem,
-                                     size_t keep, const wk_allocator *alloc)
-{
-    /* frames already on the heap: the state takes that block over (and drops its own) */
-    if (fs->mem != inline_mem) {
-        if (s->frames != NULL && s->frames != fs->mem) {
-            wk_free(alloc, s->frames, s->cap * sizeof(wk__vb_frame));
-        }
-        s->frames = fs->mem;
-        s->cap = fs->cap;
-        return true;
-    }
-    /* frames on the C stack, which ends with the call: the `keep` open ones are copied into
-     * the state's own block, grown when too small */
-    if (keep > s->cap) {
-        wk__vb_state_free(s, alloc);
-        size_t cap = keep > 16 ? keep * 2 : 16;
-        s->frames = wk_alloc(alloc, cap * sizeof(wk__vb_frame));
-        if (s->frames == NULL) {
-            return false;
-        }
-        s->cap = cap;
-    }
-    if (keep != 0) {
-        memcpy(s->frames, inline_mem, keep * sizeof(wk__vb_frame));
-    }
-    return true;
-}
 
 #endif /* WK_VALUE_BUILD_CORE_SHARED */

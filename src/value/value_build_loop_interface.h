@@ -80,7 +80,7 @@
                     goto stack_full;
                 }
                 frames = fs.mem;
-                frames[depth].left = sn;
+                frames[depth].first = sn;
                 frames[depth].is_map = is_map;
                 depth++;
                 continue;
@@ -94,7 +94,7 @@
                     goto fail;
                 }
                 wk__vb_frame fr = frames[--depth];
-                size_t start = (size_t)fr.left;
+                size_t start = fr.first;
                 size_t n = sn - start;
                 if (fr.is_map && (n & 1) != 0) {
                     st = WK_ERR_SYNTAX;

@@ -7,7 +7,7 @@
  *   build_in_block()     mp_tree.c: into the stream unpacker's node block
  * each of which writes its header out and #includes this file between its braces. The
  * function it is the body of is
- *   static wk_status NAME(CURSOR *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+ *   static wk_status NAME(CURSOR *c, wk_arena *arena, const wk__vb_opts *o, mp_build_state *s,
  *                         wk__vb_fail *f)
  * and returns WK_OK (s->root: the root; the cursor's `p` is past the value) or a status with
  * the cursor's `at` at the token that failed (or the bad byte of a string) and f->msg a static
@@ -43,14 +43,14 @@
 #define MP_BL_MOVED(c, v) (v)
 #endif
 
-    /* The frame stack: one frame per open container, WK__VB_INLINE_FRAMES on the C stack,
+    /* The frame stack: one frame per open container, MP_BUILD_INLINE_FRAMES on the C stack,
      * then the options' allocator. `v` is always the slot the next token fills. The
      * innermost frame lives in `next` and `left` (registers, not reloaded after each node's
      * stores); frames[depth - 1] holds it only across a children allocation and a pause. */
-    wk__vb_frame inline_frames[WK__VB_INLINE_FRAMES];
+    mp_build_frame inline_frames[MP_BUILD_INLINE_FRAMES];
     wk__stack fs;
-    wk__stack_init(&fs, inline_frames, WK__VB_INLINE_FRAMES, sizeof(wk__vb_frame), o->alloc);
-    wk__vb_frame *frames = inline_frames;
+    wk__stack_init(&fs, inline_frames, MP_BUILD_INLINE_FRAMES, sizeof(mp_build_frame), o->alloc);
+    mp_build_frame *frames = inline_frames;
     size_t depth = 0;
     wk_value *next = NULL; /* the innermost open container's next slot */
     uint64_t left = 0;     /* and how many of its slots are left (0 with nothing open) */
@@ -69,9 +69,9 @@
     wk_value *v = s->v;
     if (v != NULL) { /* resume: the saved frames become the stack */
         depth = s->depth;
-        if (depth <= WK__VB_INLINE_FRAMES) {
+        if (depth <= MP_BUILD_INLINE_FRAMES) {
             if (depth != 0) {
-                memcpy(inline_frames, s->frames, depth * sizeof(wk__vb_frame));
+                memcpy(inline_frames, s->frames, depth * sizeof(mp_build_frame));
             }
         } else { /* their heap storage, taken over */
             fs.mem = s->frames;
@@ -244,7 +244,7 @@ token_fail:
             frames[depth - 1].next = next;
             frames[depth - 1].left = left;
         }
-        if (!wk__vb_state_keep(s, &fs, inline_frames, depth, o->alloc)) {
+        if (!mp_build_state_keep(s, &fs, inline_frames, depth, o->alloc)) {
             s->v = NULL;
             f->msg = WK_MP_MSG_NOMEM;
             return WK_ERR_NOMEM;
@@ -262,7 +262,7 @@ fail:
      * frames' storage kept in the state for its next use. */
     cur->p = p;
     cur->at = at;
-    (void)wk__vb_state_keep(s, &fs, inline_frames, 0, o->alloc); /* keeps 0: cannot fail */
+    (void)mp_build_state_keep(s, &fs, inline_frames, 0, o->alloc); /* keeps 0: cannot fail */
     s->v = NULL;
     return st;
 

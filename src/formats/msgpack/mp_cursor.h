@@ -11,6 +11,7 @@
 #define WK_MP_CURSOR_H
 
 #include "formats/msgpack/mp_token.h"
+#include "formats/msgpack/mp_build_state.h"
 #include "value/value_build_interface.h"
 #include "wirekit/utf8.h"
 
@@ -24,7 +25,7 @@ typedef struct mp_cursor {
 /* The fused bytes -> tree build (mp_build_loop.h, resumable) over a cursor, into the arena:
  * wk_mp_decode_value runs it over a whole buffer, the stream unpacker over chunks (s->pause
  * set), so both run the same machine code. Returns as the loop does; the root is s->root. */
-wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, mp_build_state *s,
                        wk__vb_fail *f);
 
 #endif

@@ -27,7 +27,7 @@ typedef struct move {
 static const move no_move = {UINTPTR_MAX, 0, 0};
 
 struct wk__mp_tree {
-    wk__vb_state b;      /* the build in progress (frames, slot to fill next) */
+    mp_build_state b;      /* the build in progress (frames, slot to fill next) */
     wk_value *nodes;     /* the node block: the root first, then children arrays */
     size_t used;         /* nodes in use (0 while the tree is not in the block) */
     size_t cap;          /* nodes the block holds */
@@ -96,7 +96,7 @@ static void move_bytes(wk_value *v, size_t n, const move *bytes)
 
 /* Makes nil the unfilled slots of a paused build (the slot to fill next, the open frames'
  * rest) that lie among nodes[0..n). */
-static void nil_unfilled(const wk__vb_state *s, wk_value *nodes, size_t n)
+static void nil_unfilled(const mp_build_state *s, wk_value *nodes, size_t n)
 {
     move here = move_of(nodes, n * sizeof(wk_value), nodes);
     if (moves(&here, (uintptr_t)s->v)) {
@@ -150,7 +150,7 @@ static bool kids_grow(struct wk__mp_tree *t)
 }
 
 /* Moves the build's own pointers to nodes: the open frames' next slots and the slot to fill. */
-static void move_build(wk__vb_frame *frames, size_t depth, wk_value **vp, const move *m)
+static void move_build(mp_build_frame *frames, size_t depth, wk_value **vp, const move *m)
 {
     for (size_t i = 0; i < depth; i++) {
         if (moves(m, (uintptr_t)frames[i].next)) {
@@ -164,7 +164,7 @@ static void move_build(wk__vb_frame *frames, size_t depth, wk_value **vp, const 
 
 /* Makes room for `n` more nodes in the block, moving what points into it when it moves.
  * False at the cap or when the allocator fails. */
-static bool block_grow(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames, size_t depth,
+static bool block_grow(struct wk__mp_tree *t, size_t n, mp_build_frame *frames, size_t depth,
                        wk_value **vp)
 {
     /* never past the cap (the unpacker's buffer cap, in nodes); doubling from
@@ -208,7 +208,7 @@ static inline wk_value *block_moved(const struct wk__mp_tree *t, wk_value *v)
 
 /* The builder's allocation hook in the block: zeroed nodes (unfilled slots read as nil) for
  * the root (v NULL) or the children of container v, which is listed. */
-static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, wk__vb_frame *frames,
+static inline wk_value *block_alloc(struct wk__mp_tree *t, size_t n, mp_build_frame *frames,
                                     size_t depth, const wk_value *v)
 {
     t->last = no_move;
@@ -245,7 +245,7 @@ typedef struct tree_cursor {
 #define TREE_FLATTEN
 #endif
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
-                                wk__vb_state *s, wk__vb_fail *f) TREE_FLATTEN;
+                                mp_build_state *s, wk__vb_fail *f) TREE_FLATTEN;
 
 /* build_in_block(): build_from_tokens() (mp_value.c) with the tree's blocks in place of the
  * arena: a container's children come from block_alloc, which may move nodes already built
@@ -256,7 +256,7 @@ static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_op
     block_alloc((c)->t, (size_t)(n), (frames), (depth), (v))
 #define MP_BL_MOVED(c, v) block_moved((c)->t, (v))
 static wk_status build_in_block(tree_cursor *c, wk_arena *arena, const wk__vb_opts *o,
-                                wk__vb_state *s, wk__vb_fail *f)
+                                mp_build_state *s, wk__vb_fail *f)
 {
 #include "formats/msgpack/mp_build_loop.h"
 }
@@ -305,10 +305,10 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
                             wk_value **out, wk__mp_tree_stop *stop)
 {
     struct wk__mp_tree *t = *tp;
-    wk__vb_state local;
+    mp_build_state local;
     memset(&local, 0, sizeof local);
     local.pause = true;
-    wk__vb_state *s = t != NULL ? &t->b : &local;
+    mp_build_state *s = t != NULL ? &t->b : &local;
     s->v = NULL;
     tree_cursor c = {{base, base + n, base, (opts->flags & WK_READ_STRICT_UTF8) != 0}, t};
     wk__vb_opts o;
@@ -329,12 +329,12 @@ wk_status wk__mp_tree_first(struct wk__mp_tree **tp, const wk_read_opts *opts, s
     }
     if (t == NULL) {
         if (st != WK_ERR_AGAIN) {
-            wk__vb_state_free(&local, opts->alloc);
+            mp_build_state_free(&local, opts->alloc);
             return st;
         }
         t = tree_new(opts, max);
         if (t == NULL) {
-            wk__vb_state_free(&local, opts->alloc);
+            mp_build_state_free(&local, opts->alloc);
             stop->msg = NULL;
             return WK_ERR_NOMEM;
         }
@@ -387,7 +387,7 @@ static inline const wk_value *node_base(const struct wk__mp_tree *t)
  * region), or out of memory: the caller gives the tree up. */
 static bool runs_begin(struct wk__mp_tree *t, wk_arena *arena)
 {
-    wk__vb_state *s = &t->b;
+    mp_build_state *s = &t->b;
     uint8_t *cur = arena->cur;
     wk_arena_chunk *chunks = arena->chunks;
     /* room for the block's nodes first, right where the runs' nodes will follow, so that a
@@ -471,7 +471,7 @@ static inline bool fix_moved(struct wk__mp_tree *t, size_t at, const move *m, co
 bool wk__mp_tree_adopt(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                        size_t rest_len, const uint8_t *buf)
 {
-    wk__vb_state *s = &t->b;
+    mp_build_state *s = &t->b;
     if (t->copy || arena->chunks != t->arena_chunks) {
         return false; /* strings in the arena among the nodes, or nodes in two regions */
     }
@@ -543,7 +543,7 @@ static bool one_region(const struct wk__mp_tree *t, const wk_arena *a)
 bool wk__mp_tree_hold(struct wk__mp_tree *t, wk_arena *arena, const uint8_t *chunk_rest,
                       size_t rest_len, const uint8_t *buf)
 {
-    wk__vb_state *s = &t->b;
+    mp_build_state *s = &t->b;
     t->in_arena = false;
     if (!t->copy) { /* else no node points at input bytes, and nothing is scanned */
         if (!one_region(t, arena)) {
@@ -691,7 +691,7 @@ void wk__mp_tree_free(struct wk__mp_tree *t)
         return;
     }
     const wk_allocator *alloc = t->alloc;
-    wk__vb_state_free(&t->b, alloc);
+    mp_build_state_free(&t->b, alloc);
     if (t->nodes != NULL) {
         wk_free(alloc, t->nodes, t->cap * sizeof(wk_value));
     }

@@ -23,7 +23,7 @@
  * there as NOPs that are never executed). */
 #if defined(__GNUC__)
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
-                                   wk__vb_state *s, wk__vb_fail *f)
+                                   mp_build_state *s, wk__vb_fail *f)
     __attribute__((aligned(64), patchable_function_entry(48, 48)));
 #endif
 
@@ -32,14 +32,14 @@ static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_o
  * WK_OK, or the failure with c->at at the token (or byte) at fault and f->msg. Its body is
  * mp_build_loop.h; its place in the code is fixed by the declaration above. */
 static wk_status build_from_tokens(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o,
-                                   wk__vb_state *s, wk__vb_fail *f)
+                                   mp_build_state *s, wk__vb_fail *f)
 {
 #include "formats/msgpack/mp_build_loop.h"
 }
 
 /* The msgpack module's entry to the loop (mp_cursor.h), for the stream unpacker and the
  * schema decoder's wk_value fields: build_from_tokens() out of this file. */
-wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, wk__vb_state *s,
+wk_status wk__mp_build(mp_cursor *c, wk_arena *arena, const wk__vb_opts *o, mp_build_state *s,
                        wk__vb_fail *f)
 {
     return build_from_tokens(c, arena, o, s, f);
@@ -72,11 +72,11 @@ WK_API wk_status wk_mp_decode_value(const void *data, size_t len, const wk_read_
         }
     }
     wk__vb_fail f;
-    wk__vb_state s;
+    mp_build_state s;
     memset(&s, 0, sizeof s); /* no pause: a cut token is the cursor's error */
     wk_status st = wk__mp_build(&c, arena, &o, &s, &f);
     wk_value *root = s.root;
-    wk__vb_state_free(&s, o.alloc); /* frames the build grew on the heap */
+    mp_build_state_free(&s, o.alloc); /* frames the build grew on the heap */
     if (st != WK_OK) {
         return wk_error_set(err, st, (size_t)(c.at - start), f.msg);
     }

@@ -116,6 +116,26 @@ WK__MP_HOT uint8_t *wk__mpf_value(wk_buf *out, uint8_t *o, const wk_value *v,
     return o;
 }
 
+/* A bool, integer or float64 member at p, by its kind, written at o (at most 9 bytes, no room
+ * check); NULL for any other kind. The folded encoder and the library's flat plan both
+ * write these kinds with it. */
+WK__MP_HOT uint8_t *wk__mpf_scalar(uint8_t *o, unsigned kind, const uint8_t *p)
+{
+    switch ((wk_schema_kind)kind) {
+    case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
+    case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
+    case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
+    case WK_SK_I32: return wk_mp_encode_int(o, *(const int32_t *)p);
+    case WK_SK_I64: return wk_mp_encode_int(o, *(const int64_t *)p);
+    case WK_SK_U8: return wk_mp_encode_uint(o, *p);
+    case WK_SK_U16: return wk_mp_encode_uint(o, *(const uint16_t *)p);
+    case WK_SK_U32: return wk_mp_encode_uint(o, *(const uint32_t *)p);
+    case WK_SK_U64: return wk_mp_encode_uint(o, *(const uint64_t *)p);
+    case WK_SK_F64: return wk_mp_encode_double(o, *(const double *)p);
+    default: return NULL;
+    }
+}
+
 #if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(WK_NO_FOLD)
 
 /* Fields are folded by a loop of this many steps, unrolled, each step skipped past the
@@ -187,16 +207,6 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_field(wk_buf *out,
     memcpy(o + 1, f->name, f->name_len);
     o += 1u + f->name_len;
     switch ((wk_schema_kind)f->type.kind) {
-    case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
-    case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
-    case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
-    case WK_SK_I32: return wk_mp_encode_int(o, *(const int32_t *)p);
-    case WK_SK_I64: return wk_mp_encode_int(o, *(const int64_t *)p);
-    case WK_SK_U8: return wk_mp_encode_uint(o, *p);
-    case WK_SK_U16: return wk_mp_encode_uint(o, *(const uint16_t *)p);
-    case WK_SK_U32: return wk_mp_encode_uint(o, *(const uint32_t *)p);
-    case WK_SK_U64: return wk_mp_encode_uint(o, *(const uint64_t *)p);
-    case WK_SK_F64: return wk_mp_encode_double(o, *(const double *)p);
     case WK_SK_STR: {
         const char *str = *(const char *const *)p;
         if (str == NULL) {
@@ -211,7 +221,7 @@ static inline __attribute__((always_inline)) uint8_t *wk__mpf_field(wk_buf *out,
         return o + 1 + len;
     }
     case WK_SK_VALUE: return wk__mpf_value(out, o, (const wk_value *)p, fixed);
-    default: return NULL; /* not folded (wk__mpf_shape) */
+    default: return wk__mpf_scalar(o, f->type.kind, p); /* NULL: not folded (wk__mpf_shape) */
     }
 }
 

@@ -293,16 +293,6 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
     const unsigned kind = op->kind;
     o = wk__schema_put_key(o, op->key, op->key_len); /* room: the plan's */
     switch ((wk_schema_kind)kind) {
-    case WK_SK_BOOL: return wk_mp_encode_bool(o, *(const bool *)p);
-    case WK_SK_I8: return wk_mp_encode_int(o, *(const int8_t *)p);
-    case WK_SK_I16: return wk_mp_encode_int(o, *(const int16_t *)p);
-    case WK_SK_I32: return wk_mp_encode_int(o, *(const int32_t *)p);
-    case WK_SK_I64: return wk_mp_encode_int(o, *(const int64_t *)p);
-    case WK_SK_U8: return wk_mp_encode_uint(o, *p);
-    case WK_SK_U16: return wk_mp_encode_uint(o, *(const uint16_t *)p);
-    case WK_SK_U32: return wk_mp_encode_uint(o, *(const uint32_t *)p);
-    case WK_SK_U64: return wk_mp_encode_uint(o, *(const uint64_t *)p);
-    case WK_SK_F64: return wk_mp_encode_double(o, *(const double *)p);
     case WK_SK_STR: {
         const char *str = *(const char *const *)p;
         if (str == NULL) {
@@ -326,7 +316,7 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(wk_buf *out, uin
         o = enc_general_field(out, o, op, p, fixed);
         *endp = WK__ENC_END(out);
         return o;
-    default: return NULL; /* not in a flat plan */
+    default: return wk__mpf_scalar(o, kind, p); /* NULL: not in a flat plan */
     }
 }
 

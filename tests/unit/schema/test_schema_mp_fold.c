@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "random_records.h"
 #include "wirekit/msgpack.h"
 #include "wirekit/schema.h"
 #include "wk_test.h"
@@ -54,96 +55,6 @@ static wk_status encode_generic(const wk_schema *s, const void *obj, wk_buf *out
     wk_status st = wk_schema_encode(s, obj, &sink, NULL);
     wk_status fin = wk_mp_writer_finish(&w, NULL);
     return st != WK_OK ? st : fin;
-}
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* xorshift64: a fixed seed, so a failing record reproduces */
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng_state = x;
-    return x;
-}
-
-static uint32_t rnd_below(uint32_t n)
-{
-    return (uint32_t)(rnd() % n);
-}
-
-/* An integer at a MessagePack form's edge or anywhere. */
-static int64_t rnd_int(void)
-{
-    static const int64_t edges[] = {0,      1,      127,    128,       255,       256,
-                                    65535,  65536,  4294967295ll, 4294967296ll, -1, -32,
-                                    -33,    -128,   -129,   -32768,    -32769,    INT32_MIN,
-                                    INT64_MIN, INT64_MAX};
-    if (rnd_below(3) == 0) {
-        return (int64_t)rnd() >> rnd_below(64);
-    }
-    return edges[rnd_below(sizeof edges / sizeof edges[0])];
-}
-
-/* A string in the arena (bytes 1..255) whose length is at a copy step's or header's edge
- * (the folded path writes up to 31 bytes and hands longer ones over) or below 40. */
-static char *rnd_str(wk_arena *a, size_t *len)
-{
-    static const size_t edges[] = {0, 1, 2, 3, 4, 7, 8, 15, 16, 17, 30, 31, 32, 33, 255, 256};
-    size_t n = rnd_below(2) == 0 ? edges[rnd_below(sizeof edges / sizeof edges[0])]
-                                 : rnd_below(40);
-    char *c = wk_arena_alloc(a, n + 1, 1);
-    for (size_t i = 0; i < n; i++) {
-        c[i] = (char)(1 + rnd_below(255));
-    }
-    c[n] = '\0';
-    *len = n;
-    return c;
-}
-
-/* A random wk_value: every node type, containers of scalars and nested ones. */
-static void rnd_value(wk_value *v, wk_arena *a, int depth)
-{
-    size_t n;
-    switch (rnd_below(depth > 0 ? 11 : 8)) {
-    case 0: wk_value_set_nil(v); break;
-    case 1: wk_value_set_bool(v, rnd_below(2) != 0); break;
-    case 2: wk_value_set_int(v, rnd_int()); break;
-    case 3: wk_value_set_uint(v, (uint64_t)rnd_int()); break;
-    case 4:
-        wk_value_set_float(v, (double)rnd_int() / 7);
-        if (rnd_below(5) == 0) {
-            v->flags = WK_VALF_F32;
-            v->u.f = (double)(float)v->u.f;
-        }
-        break;
-    case 5:
-    case 6: {
-        char *c = rnd_str(a, &n);
-        wk_value_set_str(v, c, n);
-        break;
-    }
-    case 7: wk_value_set_bin(v, "\x00\x01\xff", rnd_below(4)); break;
-    case 8: {
-        uint32_t k = rnd_below(6);
-        wk_value_set_array(v, a, k);
-        for (uint32_t i = 0; i < k; i++) {
-            rnd_value(&v->u.items[i], a, depth - 1);
-        }
-        break;
-    }
-    default: {
-        uint32_t k = rnd_below(6);
-        wk_value_set_map(v, a, k);
-        for (uint32_t i = 0; i < k; i++) {
-            rnd_value(&v->u.pairs[i].key, a, 0);
-            rnd_value(&v->u.pairs[i].val, a, depth - 1);
-        }
-        break;
-    }
-    }
 }
 
 static void rnd_fold(fold_all *f, wk_arena *a)

@@ -187,7 +187,7 @@ static inline __attribute__((always_inline)) size_t wk__mpf_fixed(const wk_schem
             const wk_schema_field *f = &s->fields[i];
             n += 1u + f->name_len;
             n += f->type.kind == WK_SK_BOOL  ? 1u
-                 : f->type.kind == WK_SK_STR ? 32u
+                 : f->type.kind == WK_SK_STR ? WK__MPF_SMALL
                  : f->type.kind == WK_SK_VALUE ? 5u
                                                : 9u;
         }

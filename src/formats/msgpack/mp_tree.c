@@ -27,7 +27,7 @@ typedef struct move {
 static const move no_move = {UINTPTR_MAX, 0, 0};
 
 struct wk__mp_tree {
-    mp_build_state b;      /* the build in progress (frames, slot to fill next) */
+    mp_build_state b;    /* the build in progress (frames, slot to fill next) */
     wk_value *nodes;     /* the node block: the root first, then children arrays */
     size_t used;         /* nodes in use (0 while the tree is not in the block) */
     size_t cap;          /* nodes the block holds */

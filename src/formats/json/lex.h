@@ -42,6 +42,8 @@
 #define WK__JSON_HAVE_AVX2 1
 #define WK__JSON_AVX2_FN __attribute__((target("avx2")))
 #include <immintrin.h>
+
+#include "core/utf8_avx2_interface.h"
 #else
 #define WK__JSON_HAVE_AVX2 0
 #endif

@@ -204,6 +204,78 @@ WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_run)(const uint8_t *p, const uin
     return p;
 }
 
+#if WK__LEX_AVX2
+/* How many of the bytes before p (valid UTF-8 so far, at least three of them) belong to a
+ * sequence still open at p: 0 to 3. */
+static inline size_t wk__json_utf8_open(const uint8_t *p)
+{
+    if (p[-1] >= 0xC0) {
+        return 1;
+    }
+    if (p[-1] >= 0x80 && p[-2] >= 0xE0) {
+        return 2;
+    }
+    return p[-1] >= 0x80 && p[-2] >= 0x80 && p[-2] < 0xC0 && p[-3] >= 0xF0 ? 3 : 0;
+}
+
+/* The rest of a string body from a non-ASCII byte at p (p[0] >= 0x80 starts a sequence),
+ * 32 bytes a step: the bytes a string scan stops at ('"', '\\', < 0x20) by compares, UTF-8 by
+ * the lookup tables (core/utf8_avx2_interface.h), so text that mixes ASCII and other scripts goes
+ * on in one loop. Returns the first stop byte, or, once fewer than 32 bytes are left, the
+ * start of the sequence the last step ended inside (or the byte after the step), for the
+ * caller's narrower steps; with fewer than 32 bytes left from p, wk__json_utf8_run's answer.
+ * NULL when a sequence before the stop byte is invalid, with *run the first byte of the run
+ * of non-ASCII bytes that holds it (where wk__json_utf8_run would have started). Used by the
+ * AVX2 instance only. */
+WK__LEX_FN const uint8_t *WK__LEX(wk__json_utf8_string)(const uint8_t *p, const uint8_t *end,
+                                                      const uint8_t **run)
+{
+    *run = p;
+    if (end - p < 32) {
+        return WK__LEX(wk__json_utf8_run)(p, end);
+    }
+    const __m256i quote = _mm256_set1_epi8('"');
+    const __m256i bslash = _mm256_set1_epi8('\\');
+    const __m256i ctrl = _mm256_set1_epi8(0x1f);
+    const uint8_t *seq = p;                /* a sequence starts here, at or before p */
+    __m256i prev = _mm256_setzero_si256(); /* p starts a sequence */
+    do {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        unsigned stop = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, bslash)),
+            _mm256_cmpeq_epi8(_mm256_max_epu8(x, ctrl), ctrl)));
+        unsigned bad = ~(unsigned)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(wk__utf8_errors_avx2(x, prev), _mm256_setzero_si256()));
+        unsigned k = stop != 0 ? (unsigned)__builtin_ctz(stop) : 31;
+        /* (a sequence cut short by the stop byte shows at the stop byte itself) */
+        if (WK__UNLIKELY((bad & ((2u << k) - 1u)) != 0)) {
+            /* the run that holds the bad sequence, by the narrower steps from `seq`: ASCII
+             * between runs, no stop byte before the bad sequence */
+            for (const uint8_t *q = seq;;) {
+                while (q < end && *q < 0x80) {
+                    q++;
+                }
+                if (q == end) {
+                    return end; /* (cannot happen: the tables flag real errors only) */
+                }
+                *run = q;
+                q = WK__LEX(wk__json_utf8_run)(q, end);
+                if (q == NULL) {
+                    return NULL;
+                }
+            }
+        }
+        if (stop != 0) {
+            return p + k;
+        }
+        prev = x;
+        p += 32;
+        seq = p - wk__json_utf8_open(p);
+    } while (end - p >= 32);
+    return seq;
+}
+#endif
+
 /* First byte at or after p that a string scan must look at ('"', '\\', < 0x20, >= 0x80), or
  * `end`. */
 WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_plain)(const uint8_t *p, const uint8_t *end)
@@ -270,7 +342,11 @@ WK__LEX_HOT const uint8_t *WK__LEX(wk__json_scan_string)(const uint8_t *p, const
             return p;
         }
         if (c >= 0x80) {
+#if WK__LEX_AVX2
+            const uint8_t *n = WK__LEX(wk__json_utf8_string)(p, end, &p);
+#else
             const uint8_t *n = WK__LEX(wk__json_utf8_run)(p, end);
+#endif
             if (n == NULL) {
                 /* the offending sequence, as the one-at-a-time check reports it */
                 while ((n = wk__json_utf8_one(p, end)) != NULL) {

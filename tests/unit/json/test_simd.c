@@ -208,6 +208,84 @@ WK_TEST(test_json_simd_scans_agree_with_byte_references_on_every_truncation)
     }
 }
 
+/* The string scans on every sequence of four bytes from a set that holds each UTF-8 edge
+ * (ASCII, control and stop bytes, continuation ranges, every lead class and the bytes no
+ * sequence has), placed at each offset around a 32-byte step and followed by ASCII or by
+ * two-byte text, then a closing quote: the AVX2 scan (the lookup-table UTF-8 check) answers
+ * what the byte-at-a-time reference answers. Then every two-byte pair with a non-ASCII first
+ * byte the same way. */
+static void check_string_scans_on(const uint8_t *body, size_t n, const char *what, size_t at)
+{
+    uint8_t *buf = malloc(n);
+    CHECK(buf != NULL);
+    memcpy(buf, body, n);
+    const uint8_t *esc0, *esc1;
+    wk_status st0 = WK_OK;
+    const uint8_t *at0 = NULL;
+    const uint8_t *s0 = string_ref(buf, buf + n, &esc0, &st0, &at0);
+    wk__json_fail f1 = {WK_OK, NULL, NULL};
+    const uint8_t *s1 = wk__json_scan_string(buf, buf + n, &esc1, &f1);
+    CHECK_MSG(s1 == s0 && (s0 != NULL ? esc1 == esc0 : f1.st == st0 && f1.at == at0),
+              "baseline string scan, %s at %zu", what, at);
+#if WK__JSON_HAVE_AVX2
+    const uint8_t *esc2 = NULL;
+    wk__json_fail f2 = {WK_OK, NULL, NULL};
+    const uint8_t *s2 = string_avx2(buf, buf + n, &esc2, &f2);
+    CHECK_MSG(s2 == s0 && (s0 != NULL ? esc2 == esc0 : f2.st == st0 && f2.at == at0),
+              "AVX2 string scan, %s at %zu: %td (%s at %td) vs %td (%s at %td)", what, at,
+              s2 != NULL ? s2 - buf : -1, wk_status_str(f2.st), f2.at != NULL ? f2.at - buf : -1,
+              s0 != NULL ? s0 - buf : -1, wk_status_str(st0), at0 != NULL ? at0 - buf : -1);
+#endif
+    free(buf);
+}
+
+WK_TEST(test_json_simd_string_scans_agree_on_every_utf8_edge_sequence_at_every_step_offset)
+{
+    static const uint8_t edge[] = {0x01, ' ',  'a',  '"',  '\\', 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+                                   0xa0, 0xbf, 0xc0, 0xc1, 0xc2,  0xdf, 0xe0, 0xe1, 0xec, 0xed,
+                                   0xee, 0xef, 0xf0, 0xf1, 0xf3,  0xf4, 0xf5, 0xff};
+    enum { NE = sizeof edge };
+    static const size_t offsets[] = {0, 29, 30, 31};
+    static const char *const tails[] = {"abcdefghijklmnopqrstuvwxyz0123456789abcd",
+                                        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                                        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"};
+    uint8_t body[128];
+    size_t scans = 0;
+    for (size_t t = 0; t < 2 && !wk__test_failed(); t++) {
+        size_t tl = strlen(tails[t]);
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0] && !wk__test_failed(); o++) {
+            size_t m = offsets[o];
+            memset(body, 0xe6, sizeof body);
+            for (size_t i = 0; i < m; i += 3) { /* CJK before the sequence, cut to m bytes */
+                memcpy(body + i, "\xe6\x97\xa5", 3);
+            }
+            memset(body + m / 3 * 3, 'x', m % 3); /* (no sequence cut by the offset) */
+            for (uint32_t code = 0; code < NE * NE * NE * NE && !wk__test_failed(); code++) {
+                uint32_t c = code;
+                for (int k = 0; k < 4; k++, c /= NE) {
+                    body[m + (size_t)k] = edge[c % NE];
+                }
+                memcpy(body + m + 4, tails[t], tl);
+                body[m + 4 + tl] = '"';
+                check_string_scans_on(body, m + 5 + tl, "four edge bytes", m);
+                scans++;
+            }
+        }
+    }
+    for (uint32_t pair = 0x8000; pair <= 0xffff && !wk__test_failed(); pair++) {
+        for (size_t m = 30; m <= 31; m++) {
+            memset(body, 'a', m);
+            body[m] = (uint8_t)(pair >> 8);
+            body[m + 1] = (uint8_t)pair;
+            memcpy(body + m + 2, tails[1], strlen(tails[1]));
+            body[m + 2 + strlen(tails[1])] = '"';
+            check_string_scans_on(body, m + 3 + strlen(tails[1]), "a byte pair", m);
+            scans++;
+        }
+    }
+    printf("  %zu string scans compared\n", scans);
+}
+
 /* Appends a random JSON value (depth-limited) to out[*n..cap): pretty and compact layouts,
  * strings with CJK, escapes and emoji, numbers with long fractions, literals. */
 static void gen_value(char *out, size_t *n, size_t cap, int depth)

@@ -65,6 +65,26 @@ typedef struct wk_json_reader {
     wk_error err; /**< internal: the latched error */
 } wk_json_reader;
 
+/* The reader's states (`state`; internal, ABI of this major version). A latched error is
+ * always WK__JR_FAILED, so a fast path that tests for one of the others needs no look at
+ * `err`. WK__JR_VALUE (a key's value is due) is always inside an object; the _OBJ and _ARR
+ * states say which kind of container is innermost. */
+#define WK__JR_TOP 0u       /* a top-level value may start */
+#define WK__JR_VALUE 1u     /* a key's value must start (after its ':') */
+#define WK__JR_ARR_FIRST 2u /* after '[' */
+#define WK__JR_OBJ_FIRST 3u /* after '{' */
+#define WK__JR_AFTER_OBJ 4u /* after a value inside an object */
+#define WK__JR_AFTER_ARR 5u /* after a value inside an array */
+#define WK__JR_DONE 6u      /* input used up */
+#define WK__JR_FAILED 7u    /* an error is latched */
+/* A reader flag of the library's own (its stream unpacker's); init clears it from the
+ * caller's flags. */
+#define WK__JR_READ_MORE 0x80000000u
+
+/** Out-of-line half of wk_json_reader_init (ABI): the byte order mark at the start of the
+ *  input, skipped when allowed, else latched as the first error. */
+WK_API void wk_json_reader_init_bom(wk_json_reader *r);
+
 /**
  * Prepares `r` to read `data[0..len)`, which must stay valid (and unchanged) while events and
  * trees that point into it are in use. `opts` NULL means defaults. `arena`, when not NULL,
@@ -72,9 +92,41 @@ typedef struct wk_json_reader {
  * valid as long as the input and the arena; with NULL those strings live in a scratch buffer
  * until the next call. `opts->alloc` (NULL = libc) serves the scratch buffer and nesting
  * deeper than 512. Release with wk_json_reader_free(). Never fails; errors surface from next().
+ * (Inline: it sets fields; a byte order mark goes out of line.)
  */
-WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_read_opts *opts, wk_arena *arena);
+static inline void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
+                                       const wk_read_opts *opts, wk_arena *arena)
+{
+    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
+    const uint8_t *d = (const uint8_t *)data;
+    /* Field by field: the inline nesting stack needs no clearing (push sets each bit; the
+     * first word is cleared below). */
+    r->depth = 0;
+    r->values = 0;
+    r->err.code = WK_OK;
+    r->err.offset = 0;
+    r->err.msg = NULL;
+    r->start = d;
+    r->p = d;
+    r->end = d + len;
+    r->arena = arena;
+    r->alloc = alloc;
+    r->scratch.data = NULL; /* wk_buf_init, without the call */
+    r->scratch.len = 0;
+    r->scratch.cap = 0;
+    r->scratch.max = WK_BUF_DEFAULT_MAX;
+    r->scratch.alloc = alloc;
+    r->scratch.fixed = false;
+    r->flags = opts != NULL ? opts->flags & ~WK__JR_READ_MORE : 0;
+    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
+                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
+    r->stack = r->inline_stack;
+    r->inline_stack[0] = 0; /* the other bits of the first word are then never indeterminate */
+    r->state = WK__JR_TOP;
+    if (len >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) {
+        wk_json_reader_init_bom(r);
+    }
+}
 
 /**
  * Reads the next event. Returns WK_OK, WK_ERR_EOF after the last top-level value (and the
@@ -147,19 +199,6 @@ WK_API wk_status wk_json_reader_end_slow(wk_json_reader *r);
 /** Out-of-line half of wk_json_reader_free (ABI). */
 WK_API void wk_json_reader_free_slow(wk_json_reader *r);
 
-/* The reader's states (`state`; internal, ABI of this major version). A latched error is
- * always WK__JR_FAILED, so a fast path that tests for one of the others needs no look at
- * `err`. WK__JR_VALUE (a key's value is due) is always inside an object; the _OBJ and _ARR
- * states say which kind of container is innermost. */
-#define WK__JR_TOP 0u       /* a top-level value may start */
-#define WK__JR_VALUE 1u     /* a key's value must start (after its ':') */
-#define WK__JR_ARR_FIRST 2u /* after '[' */
-#define WK__JR_OBJ_FIRST 3u /* after '{' */
-#define WK__JR_AFTER_OBJ 4u /* after a value inside an object */
-#define WK__JR_AFTER_ARR 5u /* after a value inside an array */
-#define WK__JR_DONE 6u      /* input used up */
-#define WK__JR_FAILED 7u    /* an error is latched */
-
 /* The inline fast paths: compact input on SSE2 (x86-64); elsewhere every call goes out of
  * line. WK_NO_INLINE_READ before including wirekit headers makes every call go out of line. */
 #if defined(__SSE2__) && defined(__x86_64__) && !defined(WK_NO_INLINE_READ)
@@ -186,6 +225,27 @@ static inline int wk__jr_short16(const uint8_t *s)
     }
     return __builtin_ctz(first);
 }
+
+/* p + k for k < 16, reached by a jump on k (a table of 16 cases) rather than by adding k: the
+ * next token's loads then need not wait for the scan that gave k (the CPU predicts the jump;
+ * the lengths of keys and of one field's strings repeat with the data's shape). The library's
+ * wk__advance (src/core/kernel_interface.h, docs/design.md "The kernel"); the empty asm keeps
+ * the compiler from folding the table back into the add. */
+#define WK__JR_ADV(K)                                                                           \
+    case K:                                                                                     \
+        __asm__("" : "+r"(q));                                                                  \
+        return q + K;
+static inline __attribute__((always_inline)) const uint8_t *wk__jr_advance(const uint8_t *q,
+                                                                            unsigned k)
+{
+    switch (k & 15u) {
+        WK__JR_ADV(0) WK__JR_ADV(1) WK__JR_ADV(2) WK__JR_ADV(3) WK__JR_ADV(4) WK__JR_ADV(5)
+        WK__JR_ADV(6) WK__JR_ADV(7) WK__JR_ADV(8) WK__JR_ADV(9) WK__JR_ADV(10) WK__JR_ADV(11)
+        WK__JR_ADV(12) WK__JR_ADV(13) WK__JR_ADV(14) WK__JR_ADV(15)
+    }
+    __builtin_unreachable();
+}
+#undef WK__JR_ADV
 
 /* wk__jr_short16 for the string body at s with the input ending at `end`: fewer than 16
  * bytes left are looked at one by one, never past `end` (as the library does). */
@@ -246,10 +306,11 @@ static inline wk_status wk_json_reader_key(wk_json_reader *r, const char **s, si
         const uint8_t *q = p + (st == WK__JR_AFTER_OBJ);
         if (end - q >= 2 && *q == '"' && (q == p || *p == ',')) {
             int k = wk__jr_short(q + 1, end);
-            if (k >= 0 && end - (q + k + 1) > 1 && q[k + 2] == ':') {
+            const uint8_t *close = k >= 0 ? wk__jr_advance(q + 1, (unsigned)k) : NULL;
+            if (close != NULL && end - close > 1 && close[1] == ':') {
                 *s = (const char *)q + 1;
                 *n = (size_t)k;
-                r->p = q + k + 3;
+                r->p = close + 2;
                 r->state = WK__JR_VALUE;
                 return WK_OK;
             }
@@ -272,7 +333,7 @@ static inline wk_status wk_json_reader_str(wk_json_reader *r, const char **s, si
         if (k >= 0) {
             *s = (const char *)p + 1;
             *n = (size_t)k;
-            r->p = p + k + 2;
+            r->p = wk__jr_advance(p + 2, (unsigned)k);
             r->state = WK__JR_AFTER_OBJ; /* a key's value: inside an object */
             return WK_OK;
         }

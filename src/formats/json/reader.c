@@ -34,47 +34,18 @@ enum {
                                       * without another look */
 };
 
-static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
-/* Sets r up to read data[0..len) (not copied: it must outlive r and every view r hands out),
- * escaped strings into `arena` (NULL: the scratch buffer, valid until the next call). A BOM
- * is skipped when allowed, else latched as the first error. Never fails by itself. */
-WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_read_opts *opts, wk_arena *arena)
+/* wk_json_reader_init (json.h, inline) with a byte order mark at the start of the input:
+ * skipped when allowed, else latched as the first error. */
+WK_API void wk_json_reader_init_bom(wk_json_reader *r)
 {
-    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
-    /* Field by field: the inline nesting stack needs no clearing (push sets each bit). */
-    r->depth = 0;
-    r->values = 0;
-    r->err.code = WK_OK;
-    r->err.offset = 0;
-    r->err.msg = NULL;
-    r->start = data;
-    r->p = r->start;
-    r->end = r->start + len;
-    r->arena = arena;
-    r->alloc = alloc;
-    /* wk_buf_init, without the call */
-    r->scratch.data = NULL;
-    r->scratch.len = 0;
-    r->scratch.cap = 0;
-    r->scratch.max = WK_BUF_DEFAULT_MAX;
-    r->scratch.alloc = alloc;
-    r->scratch.fixed = false;
-    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
-    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
-                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
-    r->stack = r->inline_stack;
-    r->state = ST_TOP;
-    if (len >= 3 && memcmp(r->p, BOM, 3) == 0) {
-        if (r->flags & WK_JSON_READ_ALLOW_BOM) {
-            r->p += 3;
-        } else {
-            r->err.code = WK_ERR_SYNTAX;
-            r->err.offset = 0;
-            r->err.msg = "byte order mark before JSON (not allowed by default)";
-            r->state = ST_FAILED;
-        }
+    if (r->flags & WK_JSON_READ_ALLOW_BOM) {
+        r->p += 3;
+    } else {
+        r->err.code = WK_ERR_SYNTAX;
+        r->err.offset = 0;
+        r->err.msg = "byte order mark before JSON (not allowed by default)";
+        r->state = ST_FAILED;
     }
 }
 

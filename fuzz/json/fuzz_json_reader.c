@@ -58,12 +58,30 @@ static void typed_inline_vs_slow(const uint8_t *data, size_t size, const wk_read
         wk_status xa, xb;
         wk_event ea, eb;
         switch (kind) {
-        case 0: xa = wk_json_reader_begin_map(&a); xb = wk_json_reader_begin_map_slow(&b); break;
-        case 1: xa = wk_json_reader_key(&a, &sa, &na); xb = wk_json_reader_key_slow(&b, &sb, &nb); break;
-        case 2: xa = wk_json_reader_str(&a, &sa, &na); xb = wk_json_reader_str_slow(&b, &sb, &nb); break;
-        case 3: xa = wk_json_reader_int(&a, &ia); xb = wk_json_reader_int_slow(&b, &ib); break;
-        case 4: xa = wk_json_reader_bool(&a, &ba); xb = wk_json_reader_bool_slow(&b, &bb); break;
-        case 5: xa = wk_json_reader_end(&a); xb = wk_json_reader_end_slow(&b); break;
+        case 0:
+            xa = wk_json_reader_begin_map(&a);
+            xb = wk_json_reader_begin_map_slow(&b);
+            break;
+        case 1:
+            xa = wk_json_reader_key(&a, &sa, &na);
+            xb = wk_json_reader_key_slow(&b, &sb, &nb);
+            break;
+        case 2:
+            xa = wk_json_reader_str(&a, &sa, &na);
+            xb = wk_json_reader_str_slow(&b, &sb, &nb);
+            break;
+        case 3:
+            xa = wk_json_reader_int(&a, &ia);
+            xb = wk_json_reader_int_slow(&b, &ib);
+            break;
+        case 4:
+            xa = wk_json_reader_bool(&a, &ba);
+            xb = wk_json_reader_bool_slow(&b, &bb);
+            break;
+        case 5:
+            xa = wk_json_reader_end(&a);
+            xb = wk_json_reader_end_slow(&b);
+            break;
         default:
             xa = wk_json_reader_next(&a, &ea);
             xb = wk_json_reader_next(&b, &eb);
@@ -72,8 +90,8 @@ static void typed_inline_vs_slow(const uint8_t *data, size_t size, const wk_read
             }
             break;
         }
-        if (xa != xb || !same_reader(&a, &b) || na != nb || (na != 0 && memcmp(sa, sb, na) != 0) ||
-            ia != ib || ba != bb) {
+        if (xa != xb || !same_reader(&a, &b) || na != nb ||
+            (na != 0 && memcmp(sa, sb, na) != 0) || ia != ib || ba != bb) {
             __builtin_trap();
         }
         if (xa != WK_OK && xa != WK_ERR_TYPE && xa != WK_ERR_STATE && xa != WK_ERR_RANGE) {

@@ -370,9 +370,11 @@ static wk_status inline_call(wk_json_reader *r, int kind, bool slow, typed_out *
     case 0:
         return slow ? wk_json_reader_begin_map_slow(r) : wk_json_reader_begin_map(r);
     case 1:
-        return slow ? wk_json_reader_key_slow(r, &o->s, &o->n) : wk_json_reader_key(r, &o->s, &o->n);
+        return slow ? wk_json_reader_key_slow(r, &o->s, &o->n)
+                    : wk_json_reader_key(r, &o->s, &o->n);
     case 2:
-        return slow ? wk_json_reader_str_slow(r, &o->s, &o->n) : wk_json_reader_str(r, &o->s, &o->n);
+        return slow ? wk_json_reader_str_slow(r, &o->s, &o->n)
+                    : wk_json_reader_str(r, &o->s, &o->n);
     case 3:
         return slow ? wk_json_reader_int_slow(r, &o->i) : wk_json_reader_int(r, &o->i);
     case 4:

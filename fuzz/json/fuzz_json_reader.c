@@ -4,8 +4,11 @@
  * an accepted tree written compactly (tree walker and event writer alike) must read back as
  * the same tree, and written into fixed buffers too short for it, must give a prefix of that
  * text and WK_ERR_LIMIT. The fused parser also runs on the lexer's baseline instance and must
- * agree with the machine's best (AVX2) to the error offset. The first byte picks reader
- * options so all modes get exercised. Any disagreement traps.
+ * agree with the machine's best (AVX2) to the error offset. The typed reads walk the input
+ * twice, through json.h's inline fast paths and through their out-of-line halves, with the
+ * calls picked by the input's own bytes: every status, value and the reader's whole state
+ * must agree after each call. The first byte picks reader options so all modes get
+ * exercised. Any disagreement traps.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +22,85 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const unsigned MODES[] = {0, WK_JSON_READ_RAW_NUMBERS, WK_READ_COPY_STRINGS,
                                  WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF,
                                  WK_JSON_READ_ALLOW_TRAILING};
+
+/* The two readers are at the same point (cursor, state, nesting and its bits, values, the
+ * latched error). */
+static bool same_reader(const wk_json_reader *a, const wk_json_reader *b)
+{
+    if (a->p - a->start != b->p - b->start || a->state != b->state || a->depth != b->depth ||
+        a->values != b->values || a->err.code != b->err.code ||
+        a->err.offset != b->err.offset || a->err.msg != b->err.msg ||
+        (a->err.code != WK_OK) != (a->state == WK__JR_FAILED)) {
+        return false;
+    }
+    for (uint32_t d = 0; d < a->depth && d < 512; d++) {
+        if (((a->stack[d >> 6] ^ b->stack[d >> 6]) >> (d & 63)) & 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The inline typed reads (begin_map, key, str, int, bool, end) against their out-of-line
+ * halves on data[0..size), call by call; kind k (0-6, 6 = next) of each call comes from the
+ * input's bytes in turn. */
+static void typed_inline_vs_slow(const uint8_t *data, size_t size, const wk_read_opts *ro)
+{
+    wk_json_reader a, b;
+    wk_json_reader_init(&a, data, size, ro, NULL);
+    wk_json_reader_init(&b, data, size, ro, NULL);
+    for (size_t i = 0; i < 4 * size + 16; i++) {
+        unsigned kind = size != 0 ? (unsigned)(data[i % size] + i / size) % 7u : (unsigned)i % 7u;
+        const char *sa = NULL, *sb = NULL;
+        size_t na = 0, nb = 0;
+        int64_t ia = 0, ib = 0;
+        bool ba = false, bb = false;
+        wk_status xa, xb;
+        wk_event ea, eb;
+        switch (kind) {
+        case 0:
+            xa = wk_json_reader_begin_map(&a);
+            xb = wk_json_reader_begin_map_slow(&b);
+            break;
+        case 1:
+            xa = wk_json_reader_key(&a, &sa, &na);
+            xb = wk_json_reader_key_slow(&b, &sb, &nb);
+            break;
+        case 2:
+            xa = wk_json_reader_str(&a, &sa, &na);
+            xb = wk_json_reader_str_slow(&b, &sb, &nb);
+            break;
+        case 3:
+            xa = wk_json_reader_int(&a, &ia);
+            xb = wk_json_reader_int_slow(&b, &ib);
+            break;
+        case 4:
+            xa = wk_json_reader_bool(&a, &ba);
+            xb = wk_json_reader_bool_slow(&b, &bb);
+            break;
+        case 5:
+            xa = wk_json_reader_end(&a);
+            xb = wk_json_reader_end_slow(&b);
+            break;
+        default:
+            xa = wk_json_reader_next(&a, &ea);
+            xb = wk_json_reader_next(&b, &eb);
+            if (xa == WK_OK && xb == WK_OK && ea.type != eb.type) {
+                __builtin_trap();
+            }
+            break;
+        }
+        if (xa != xb || !same_reader(&a, &b) || na != nb ||
+            (na != 0 && memcmp(sa, sb, na) != 0) || ia != ib || ba != bb) {
+            __builtin_trap();
+        }
+        if (xa != WK_OK && xa != WK_ERR_TYPE && xa != WK_ERR_STATE && xa != WK_ERR_RANGE) {
+            break; /* EOF or a latched error */
+        }
+    }
+    wk_json_reader_free(&a);
+    wk_json_reader_free(&b);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -55,6 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         wk_arena_free(&a3);
     }
+
+    typed_inline_vs_slow(data, size, &ro);
 
     wk_json_reader r;
     wk_json_reader_init(&r, data, size, &ro, &a2);

@@ -42,8 +42,12 @@ extern "C" {
 #define WK_JSON_DEFAULT_MAX_DEPTH 512
 
 
-/** The event reader; lives on the caller's stack or heap. Opaque: no inline call reads its
- *  fields (every reader call is out of line), so they may change between versions. */
+/** The event reader; lives on the caller's stack or heap. Contract of the inline calls in
+ *  this header (ABI of this major version): the typed reads' fast paths read `p`, `end`,
+ *  `state` (the WK__JR_* values below), `flags`, `depth`, `max_depth`, `values` and the
+ *  nesting bits `stack[0..depth/64]`, and write `p`, `state`, `depth`, `values` and those
+ *  bits; wk_json_reader_init and wk_json_reader_free (inline too) set or test the rest.
+ *  Callers read none of the fields and must not copy a reader in use. */
 typedef struct wk_json_reader {
     const uint8_t *start; /**< internal: first input byte */
     const uint8_t *p;     /**< internal: next input byte */
@@ -61,6 +65,26 @@ typedef struct wk_json_reader {
     wk_error err; /**< internal: the latched error */
 } wk_json_reader;
 
+/* The reader's states (`state`; internal, ABI of this major version). A latched error is
+ * always WK__JR_FAILED, so a fast path that tests for one of the others needs no look at
+ * `err`. WK__JR_VALUE (a key's value is due) is always inside an object; the _OBJ and _ARR
+ * states say which kind of container is innermost. */
+#define WK__JR_TOP 0u       /* a top-level value may start */
+#define WK__JR_VALUE 1u     /* a key's value must start (after its ':') */
+#define WK__JR_ARR_FIRST 2u /* after '[' */
+#define WK__JR_OBJ_FIRST 3u /* after '{' */
+#define WK__JR_AFTER_OBJ 4u /* after a value inside an object */
+#define WK__JR_AFTER_ARR 5u /* after a value inside an array */
+#define WK__JR_DONE 6u      /* input used up */
+#define WK__JR_FAILED 7u    /* an error is latched */
+/* A reader flag of the library's own (its stream unpacker's); init clears it from the
+ * caller's flags. */
+#define WK__JR_READ_MORE 0x80000000u
+
+/** Out-of-line half of wk_json_reader_init (ABI): the byte order mark at the start of the
+ *  input, skipped when allowed, else latched as the first error. */
+WK_API void wk_json_reader_init_bom(wk_json_reader *r);
+
 /**
  * Prepares `r` to read `data[0..len)`, which must stay valid (and unchanged) while events and
  * trees that point into it are in use. `opts` NULL means defaults. `arena`, when not NULL,
@@ -68,9 +92,41 @@ typedef struct wk_json_reader {
  * valid as long as the input and the arena; with NULL those strings live in a scratch buffer
  * until the next call. `opts->alloc` (NULL = libc) serves the scratch buffer and nesting
  * deeper than 512. Release with wk_json_reader_free(). Never fails; errors surface from next().
+ * (Inline: it sets fields; a byte order mark goes out of line.)
  */
-WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_read_opts *opts, wk_arena *arena);
+static inline void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
+                                       const wk_read_opts *opts, wk_arena *arena)
+{
+    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
+    const uint8_t *d = (const uint8_t *)data;
+    /* Field by field: the inline nesting stack needs no clearing (push sets each bit; the
+     * first word is cleared below). */
+    r->depth = 0;
+    r->values = 0;
+    r->err.code = WK_OK;
+    r->err.offset = 0;
+    r->err.msg = NULL;
+    r->start = d;
+    r->p = d;
+    r->end = d + len;
+    r->arena = arena;
+    r->alloc = alloc;
+    r->scratch.data = NULL; /* wk_buf_init, without the call */
+    r->scratch.len = 0;
+    r->scratch.cap = 0;
+    r->scratch.max = WK_BUF_DEFAULT_MAX;
+    r->scratch.alloc = alloc;
+    r->scratch.fixed = false;
+    r->flags = opts != NULL ? opts->flags & ~WK__JR_READ_MORE : 0;
+    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
+                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
+    r->stack = r->inline_stack;
+    r->inline_stack[0] = 0; /* the other bits of the first word are then never indeterminate */
+    r->state = WK__JR_TOP;
+    if (len >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) {
+        wk_json_reader_init_bom(r);
+    }
+}
 
 /**
  * Reads the next event. Returns WK_OK, WK_ERR_EOF after the last top-level value (and the
@@ -89,8 +145,8 @@ WK_API wk_status wk_json_reader_error(const wk_json_reader *r, wk_error *err);
 /** Byte offset of the next unread byte. */
 WK_API size_t wk_json_reader_offset(const wk_json_reader *r);
 
-/** Releases the reader's scratch memory (not the arena). */
-WK_API void wk_json_reader_free(wk_json_reader *r);
+/* wk_json_reader_free (release the reader's scratch memory) is inline, below the typed
+ * reads. */
 
 /*
  * Typed reads, for decoding by hand without building events. Each reads exactly the event
@@ -113,32 +169,282 @@ WK_API void wk_json_reader_free(wk_json_reader *r);
  * converted); with WK_JSON_READ_RAW_NUMBERS every number is raw text, so they return
  * WK_ERR_TYPE (read it with next()).
  */
-/** Typed read of the '{' that opens an object (WK_EV_MAP). */
-WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r);
 /** Typed read of the '[' that opens an array (WK_EV_ARRAY). */
 WK_API wk_status wk_json_reader_begin_array(wk_json_reader *r);
-/** The next key of the current object. WK_ERR_STATE (nothing consumed, not latched) at its
- *  '}' and when no key is due (not inside an object, or its value is next). */
-WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n);
-/** Typed read of a string value: `*s`, `*n` (a view, see above). */
-WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n);
-/** Typed read of an integer in int64 range. */
-WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v);
 /** Typed read of a non-negative integer in uint64 range. */
 WK_API wk_status wk_json_reader_uint(wk_json_reader *r, uint64_t *v);
 /** Typed read of any number, as a double (integers converted). */
 WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v);
-/** Typed read of `true` or `false`. */
-WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v);
 /** Typed read of `null`. */
 WK_API wk_status wk_json_reader_nil(wk_json_reader *r);
 /** Skips one whole value (a container with everything in it); WK_ERR_STATE (nothing
  *  consumed) at an END. */
 WK_API wk_status wk_json_reader_skip(wk_json_reader *r);
+
+/* Out-of-line halves of the inline typed reads below: part of the ABI, each the whole call
+ * it completes (any input, every check), with its contract; call the inline calls, not
+ * these. */
+/** Out-of-line half of wk_json_reader_begin_map (ABI). */
+WK_API wk_status wk_json_reader_begin_map_slow(wk_json_reader *r);
+/** Out-of-line half of wk_json_reader_key (ABI). */
+WK_API wk_status wk_json_reader_key_slow(wk_json_reader *r, const char **s, size_t *n);
+/** Out-of-line half of wk_json_reader_str (ABI). */
+WK_API wk_status wk_json_reader_str_slow(wk_json_reader *r, const char **s, size_t *n);
+/** Out-of-line half of wk_json_reader_int (ABI). */
+WK_API wk_status wk_json_reader_int_slow(wk_json_reader *r, int64_t *v);
+/** Out-of-line half of wk_json_reader_bool (ABI). */
+WK_API wk_status wk_json_reader_bool_slow(wk_json_reader *r, bool *v);
+/** Out-of-line half of wk_json_reader_end (ABI). */
+WK_API wk_status wk_json_reader_end_slow(wk_json_reader *r);
+/** Out-of-line half of wk_json_reader_free (ABI). */
+WK_API void wk_json_reader_free_slow(wk_json_reader *r);
+
+/* The inline fast paths: compact input on SSE2 (x86-64); elsewhere every call goes out of
+ * line. WK_NO_INLINE_READ before including wirekit headers makes every call go out of line. */
+#if defined(__SSE2__) && defined(__x86_64__) && !defined(WK_NO_INLINE_READ)
+#define WK__JR_INLINE 1
+#else
+#define WK__JR_INLINE 0
+#endif
+
+/* The inline reads are always inlined where the compiler allows it: GCC 12 at -O2 left the
+ * key and string reads out of line (as local functions: a call and the reader's fields
+ * reloaded each time, 0.84x of the out-of-line library's seed time against 0.66x at -O3). */
+#if defined(__GNUC__)
+#define WK__JR_FN static inline __attribute__((always_inline))
+#else
+#define WK__JR_FN static inline
+#endif
+
+#if WK__JR_INLINE
+/* A short plain string body at s (after its opening quote; s[0..16) inside the input): its
+ * length (0-15) when its closing quote is among those 16 bytes and no byte before it needs a
+ * look (a control byte, '\\', non-ASCII), else -1. The library's short-string step on the
+ * same bytes (src/formats/json/lex.h, wk__json_short_plain), which gives the same answer. */
+WK__JR_FN int wk__jr_short16(const uint8_t *s)
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
+    __m128i m = _mm_or_si128(_mm_or_si128(quote, _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    unsigned first = mask & (0u - mask); /* the first byte that needs a look, if any */
+    if ((first & (unsigned)_mm_movemask_epi8(quote)) == 0) {
+        return -1; /* none in 16 bytes, or not the quote */
+    }
+    return __builtin_ctz(first);
+}
+
+/* p + k for k < 16, reached by a jump on k (a table of 16 cases) rather than by adding k: the
+ * next token's loads then need not wait for the scan that gave k (the CPU predicts the jump;
+ * the lengths of keys and of one field's strings repeat with the data's shape). The library's
+ * wk__advance (src/core/kernel_interface.h, docs/design.md "The kernel"); the empty asm keeps
+ * the compiler from folding the table back into the add. */
+#define WK__JR_ADV(K)                                                                           \
+    case K:                                                                                     \
+        __asm__("" : "+r"(q));                                                                  \
+        return q + K;
+static inline __attribute__((always_inline)) const uint8_t *wk__jr_advance(const uint8_t *q,
+                                                                            unsigned k)
+{
+    switch (k & 15u) {
+        WK__JR_ADV(0) WK__JR_ADV(1) WK__JR_ADV(2) WK__JR_ADV(3) WK__JR_ADV(4) WK__JR_ADV(5)
+        WK__JR_ADV(6) WK__JR_ADV(7) WK__JR_ADV(8) WK__JR_ADV(9) WK__JR_ADV(10) WK__JR_ADV(11)
+        WK__JR_ADV(12) WK__JR_ADV(13) WK__JR_ADV(14) WK__JR_ADV(15)
+    }
+    __builtin_unreachable();
+}
+#undef WK__JR_ADV
+
+/* wk__jr_short16 for the string body at s with the input ending at `end`: fewer than 16
+ * bytes left are looked at one by one, never past `end` (as the library does). */
+WK__JR_FN int wk__jr_short(const uint8_t *s, const uint8_t *end)
+{
+    if (end - s >= 16) {
+        return wk__jr_short16(s);
+    }
+    for (const uint8_t *q = s; q < end; q++) {
+        uint8_t c = *q;
+        if (c == '"') {
+            return (int)(q - s);
+        }
+        if (c == '\\' || c < 0x20 || c >= 0x80) {
+            return -1;
+        }
+    }
+    return -1;
+}
+#endif
+
+/*
+ * The inline typed reads (begin_map, key, str, int, bool, end): the common case of compact
+ * input (no whitespace between tokens) with at least 16 bytes or so left, a short plain key
+ * or string, a small non-negative integer, is read here with one test of `state`; anything
+ * else (whitespace, escapes, long or non-ASCII strings, other numbers, wrong types, errors,
+ * the input's last bytes) calls the out-of-line half, which decides from the start, so the
+ * results (values, status, error, offset) are the library's. The fast paths read no byte
+ * past `end`.
+ */
+/** Typed read of the '{' that opens an object (WK_EV_MAP). */
+WK__JR_FN wk_status wk_json_reader_begin_map(wk_json_reader *r)
+{
+#if WK__JR_INLINE
+    const uint8_t *p = r->p;
+    uint32_t st = r->state, d = r->depth;
+    if ((st == WK__JR_VALUE || (st == WK__JR_TOP && r->values == 0)) && p < r->end &&
+        *p == '{' && d < 512 && d < r->max_depth) {
+        r->stack[d >> 6] |= 1ull << (d & 63);
+        r->depth = d + 1;
+        r->p = p + 1;
+        r->state = WK__JR_OBJ_FIRST;
+        return WK_OK;
+    }
+#endif
+    return wk_json_reader_begin_map_slow(r);
+}
+
+/** The next key of the current object. WK_ERR_STATE (nothing consumed, not latched) at its
+ *  '}' and when no key is due (not inside an object, or its value is next). */
+WK__JR_FN wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
+{
+#if WK__JR_INLINE
+    const uint8_t *p = r->p, *end = r->end;
+    uint32_t st = r->state;
+    if (st == WK__JR_AFTER_OBJ || st == WK__JR_OBJ_FIRST) {
+        /* the key's quote (after the ',' that follows a value), its body, then ':' at once */
+        const uint8_t *q = p + (st == WK__JR_AFTER_OBJ);
+        if (end - q >= 2 && *q == '"' && (q == p || *p == ',')) {
+            int k = wk__jr_short(q + 1, end);
+            const uint8_t *close = k >= 0 ? wk__jr_advance(q + 1, (unsigned)k) : NULL;
+            if (close != NULL && end - close > 1 && close[1] == ':') {
+                *s = (const char *)q + 1;
+                *n = (size_t)k;
+                r->p = close + 2;
+                r->state = WK__JR_VALUE;
+                return WK_OK;
+            }
+        }
+        if (p < end && *p == '}') {
+            return WK_ERR_STATE; /* the object's end: wk_json_reader_end consumes it */
+        }
+    }
+#endif
+    return wk_json_reader_key_slow(r, s, n);
+}
+
+/** Typed read of a string value: `*s`, `*n` (a view, see above). */
+WK__JR_FN wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
+{
+#if WK__JR_INLINE
+    const uint8_t *p = r->p;
+    if (r->state == WK__JR_VALUE && p < r->end && *p == '"') {
+        int k = wk__jr_short(p + 1, r->end);
+        if (k >= 0) {
+            *s = (const char *)p + 1;
+            *n = (size_t)k;
+            r->p = wk__jr_advance(p + 2, (unsigned)k);
+            r->state = WK__JR_AFTER_OBJ; /* a key's value: inside an object */
+            return WK_OK;
+        }
+    }
+#endif
+    return wk_json_reader_str_slow(r, s, n);
+}
+
+/** Typed read of an integer in int64 range. */
+WK__JR_FN wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
+{
+#if WK__JR_INLINE
+    /* a key's value of 1 to 18 digits, no leading zero, followed by a byte that cannot go on
+     * a number (the library's small-integer step: src/formats/json/lex.h) */
+    const uint8_t *p = r->p, *end = r->end;
+    if (r->state == WK__JR_VALUE && p < end && !(r->flags & WK_JSON_READ_RAW_NUMBERS)) {
+        const uint8_t *stop = end - p < 18 ? end : p + 18; /* at most 18 digits */
+        const uint8_t *q = p;
+        uint64_t x = 0;
+        unsigned c;
+        while (q < stop && (c = (unsigned)*q - '0') <= 9) {
+            x = x * 10 + c;
+            q++;
+        }
+        /* a number cannot end the input (the library then reports it) */
+        if (q != p && q != end) {
+            unsigned e = *q;
+            if (!(e - '0' <= 9 || e == '.' || (e | 0x20) == 'e' || (*p == '0' && q - p > 1))) {
+                *v = (int64_t)x;
+                r->p = q;
+                r->state = WK__JR_AFTER_OBJ; /* a key's value: inside an object */
+                return WK_OK;
+            }
+        }
+    }
+#endif
+    return wk_json_reader_int_slow(r, v);
+}
+
+/** Typed read of `true` or `false`. */
+WK__JR_FN wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
+{
+#if WK__JR_INLINE
+    const uint8_t *p = r->p;
+    if (r->state == WK__JR_VALUE && r->end - p >= 5) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        if (w == 0x65757274u) { /* "true", little-endian */
+            *v = true;
+            r->p = p + 4;
+            r->state = WK__JR_AFTER_OBJ; /* a key's value: inside an object */
+            return WK_OK;
+        }
+        if (w == 0x736c6166u && p[4] == 'e') { /* "false" */
+            *v = false;
+            r->p = p + 5;
+            r->state = WK__JR_AFTER_OBJ;
+            return WK_OK;
+        }
+    }
+#endif
+    return wk_json_reader_bool_slow(r, v);
+}
+
 /** Closes the innermost open array or object: consumes its ']' or '}'. WK_ERR_STATE (not
  *  latched, nothing consumed) when elements remain or no container is open; a latched
  *  error when the input is bad. */
-WK_API wk_status wk_json_reader_end(wk_json_reader *r);
+WK__JR_FN wk_status wk_json_reader_end(wk_json_reader *r)
+{
+#if WK__JR_INLINE
+    const uint8_t *p = r->p;
+    uint32_t st = r->state;
+    if (p < r->end) {
+        /* the states say which container is innermost: '}' or ']' closes it right here */
+        uint8_t c = *p;
+        if (((st == WK__JR_AFTER_OBJ || st == WK__JR_OBJ_FIRST) && c == '}') ||
+            ((st == WK__JR_AFTER_ARR || st == WK__JR_ARR_FIRST) && c == ']')) {
+            uint32_t d = r->depth - 1;
+            r->p = p + 1;
+            r->depth = d;
+            if (d == 0) {
+                r->values++;
+                r->state = WK__JR_TOP;
+            } else {
+                d--;
+                r->state = ((r->stack[d >> 6] >> (d & 63)) & 1) ? WK__JR_AFTER_OBJ
+                                                                : WK__JR_AFTER_ARR;
+            }
+            return WK_OK;
+        }
+    }
+#endif
+    return wk_json_reader_end_slow(r);
+}
+
+/** Releases the reader's scratch memory (not the arena). */
+static inline void wk_json_reader_free(wk_json_reader *r)
+{
+    if (r->scratch.data != NULL || r->stack != r->inline_stack) {
+        wk_json_reader_free_slow(r);
+    }
+}
 
 /**
  * Parses one JSON document straight into a value tree in `arena` (the fast path: no events,

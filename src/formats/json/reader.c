@@ -18,65 +18,40 @@
 #include "formats/json/reader_run.h"
 #include "wirekit/json.h"
 
+/* The states are json.h's WK__JR_* values (the inline typed reads test them). */
 enum {
-    ST_TOP,       /* a top-level value may start */
-    ST_VALUE,     /* a key's value must start (after ':'; after ',' in an array the general
-                   * step reads the value at once, so this state is always in an object) */
-    ST_ARR_FIRST, /* after '[' */
-    ST_OBJ_FIRST, /* after '{' */
-    ST_AFTER_OBJ, /* after a value inside an object */
-    ST_AFTER_ARR, /* after a value inside an array (the two: no look at the nesting stack) */
-    ST_DONE,      /* input used up */
-    ST_FAILED     /* an error is latched (r->err): next() returns it without another look */
+    ST_TOP = WK__JR_TOP,             /* a top-level value may start */
+    ST_VALUE = WK__JR_VALUE,         /* a key's value must start (after ':'; after ',' in an
+                                      * array the general step reads the value at once, so
+                                      * this state is always in an object) */
+    ST_ARR_FIRST = WK__JR_ARR_FIRST, /* after '[' */
+    ST_OBJ_FIRST = WK__JR_OBJ_FIRST, /* after '{' */
+    ST_AFTER_OBJ = WK__JR_AFTER_OBJ, /* after a value inside an object */
+    ST_AFTER_ARR = WK__JR_AFTER_ARR, /* after a value inside an array (the two: no look at
+                                      * the nesting stack) */
+    ST_DONE = WK__JR_DONE,           /* input used up */
+    ST_FAILED = WK__JR_FAILED        /* an error is latched (r->err): next() returns it
+                                      * without another look */
 };
 
-static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
-/* Sets r up to read data[0..len) (not copied: it must outlive r and every view r hands out),
- * escaped strings into `arena` (NULL: the scratch buffer, valid until the next call). A BOM
- * is skipped when allowed, else latched as the first error. Never fails by itself. */
-WK_API void wk_json_reader_init(wk_json_reader *r, const void *data, size_t len,
-                                const wk_read_opts *opts, wk_arena *arena)
+/* wk_json_reader_init (json.h, inline) with a byte order mark at the start of the input:
+ * skipped when allowed, else latched as the first error. */
+WK_API void wk_json_reader_init_bom(wk_json_reader *r)
 {
-    const wk_allocator *alloc = opts != NULL ? opts->alloc : NULL;
-    /* Field by field: the inline nesting stack needs no clearing (push sets each bit). */
-    r->depth = 0;
-    r->values = 0;
-    r->err.code = WK_OK;
-    r->err.offset = 0;
-    r->err.msg = NULL;
-    r->start = data;
-    r->p = r->start;
-    r->end = r->start + len;
-    r->arena = arena;
-    r->alloc = alloc;
-    /* wk_buf_init, without the call */
-    r->scratch.data = NULL;
-    r->scratch.len = 0;
-    r->scratch.cap = 0;
-    r->scratch.max = WK_BUF_DEFAULT_MAX;
-    r->scratch.alloc = alloc;
-    r->scratch.fixed = false;
-    r->flags = opts != NULL ? opts->flags & ~WK__JSON_READ_MORE : 0;
-    r->max_depth = opts != NULL && opts->max_depth != 0 ? opts->max_depth
-                                                        : WK_JSON_DEFAULT_MAX_DEPTH;
-    r->stack = r->inline_stack;
-    r->state = ST_TOP;
-    if (len >= 3 && memcmp(r->p, BOM, 3) == 0) {
-        if (r->flags & WK_JSON_READ_ALLOW_BOM) {
-            r->p += 3;
-        } else {
-            r->err.code = WK_ERR_SYNTAX;
-            r->err.offset = 0;
-            r->err.msg = "byte order mark before JSON (not allowed by default)";
-            r->state = ST_FAILED;
-        }
+    if (r->flags & WK_JSON_READ_ALLOW_BOM) {
+        r->p += 3;
+    } else {
+        r->err.code = WK_ERR_SYNTAX;
+        r->err.offset = 0;
+        r->err.msg = "byte order mark before JSON (not allowed by default)";
+        r->state = ST_FAILED;
     }
 }
 
 /* Frees what r allocated (the scratch buffer, a nesting stack beyond 512 levels); r may be
  * initialized again. Views into the input stay valid; scratch strings do not. */
-WK_API void wk_json_reader_free(wk_json_reader *r)
+WK_API void wk_json_reader_free_slow(wk_json_reader *r)
 {
     if (r->scratch.data != NULL) {
         wk_buf_free(&r->scratch);
@@ -929,7 +904,7 @@ static inline bool value_next(const wk_json_reader *r, uint8_t c)
 
 /* Typed read: the next value must be an object, opened (WK_ERR_TYPE otherwise, nothing
  * consumed). Compact input with room on the inline stack: the '{' read right here. */
-WK_API wk_status wk_json_reader_begin_map(wk_json_reader *r)
+WK_API wk_status wk_json_reader_begin_map_slow(wk_json_reader *r)
 {
     const uint8_t *p = r->p;
     bool start = r->state == ST_VALUE || (r->state == ST_TOP && r->values == 0);
@@ -965,7 +940,7 @@ static inline void ev_end_fast(wk_json_reader *r)
 
 /* Typed read: the next key of the current object into s[0..n) (a view into the input, or
  * the arena or scratch buffer when escaped); WK_ERR_STATE at its '}' or when no key is due. */
-WK_API wk_status wk_json_reader_key(wk_json_reader *r, const char **s, size_t *n)
+WK_API wk_status wk_json_reader_key_slow(wk_json_reader *r, const char **s, size_t *n)
 {
     if (r->err.code != WK_OK) {
         return r->err.code;
@@ -1018,7 +993,7 @@ __attribute__((noinline)) static wk_status key_slow(wk_json_reader *r, const cha
 
 /* Typed read: closes the current container, which must have no element left (WK_ERR_STATE
  * otherwise, nothing consumed). */
-WK_API wk_status wk_json_reader_end(wk_json_reader *r)
+WK_API wk_status wk_json_reader_end_slow(wk_json_reader *r)
 {
     if (r->err.code != WK_OK) {
         return r->err.code;
@@ -1049,7 +1024,7 @@ WK_API wk_status wk_json_reader_end(wk_json_reader *r)
 
 /* Typed read: the next value must be a string, into s[0..n) as the key's; short plain
  * values of keys are taken in one step. */
-WK_API wk_status wk_json_reader_str(wk_json_reader *r, const char **s, size_t *n)
+WK_API wk_status wk_json_reader_str_slow(wk_json_reader *r, const char **s, size_t *n)
 {
     if (value_next(r, '"')) {
         int k = wk__json_short_plain(r->p + 1, r->end);
@@ -1090,7 +1065,7 @@ static inline int64_t small_uint(wk_json_reader *r)
 
 /* Typed read: the next value must be an integer that fits int64_t (WK_ERR_RANGE: an
  * integer that does not; WK_ERR_TYPE: not an integer; either way nothing consumed). */
-WK_API wk_status wk_json_reader_int(wk_json_reader *r, int64_t *v)
+WK_API wk_status wk_json_reader_int_slow(wk_json_reader *r, int64_t *v)
 {
     int64_t u = small_uint(r);
     if (u >= 0) {
@@ -1158,7 +1133,7 @@ WK_API wk_status wk_json_reader_double(wk_json_reader *r, double *v)
 }
 
 /* Typed read: the next value must be true or false (a key's value in one compare). */
-WK_API wk_status wk_json_reader_bool(wk_json_reader *r, bool *v)
+WK_API wk_status wk_json_reader_bool_slow(wk_json_reader *r, bool *v)
 {
     if (r->state == ST_VALUE && r->err.code == WK_OK && r->end - r->p >= 5) {
         if (memcmp(r->p, "true", 4) == 0) {

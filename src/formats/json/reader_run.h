@@ -15,8 +15,9 @@
 
 /* A reader flag of its own, set only while wk__json_reader_run runs with `more`: a number
  * that reaches the end of the input is then not read (WK_ERR_AGAIN, nothing changed), as it
- * may go on in the next chunk. wk_json_reader_init clears it from the caller's flags. */
-#define WK__JSON_READ_MORE 0x80000000u
+ * may go on in the next chunk. wk_json_reader_init (json.h) clears it from the caller's
+ * flags. */
+#define WK__JSON_READ_MORE WK__JR_READ_MORE
 
 /* What the step that ended a run started from, and whether the sink failed. */
 typedef struct wk__json_run {

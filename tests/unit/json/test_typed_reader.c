@@ -353,3 +353,191 @@ WK_TEST(test_json_typed_reads_walk_the_seed_record_and_skip_values)
     wk_json_reader_free(&r);
 }
 
+
+/* ---- the inline fast paths (json.h) against their out-of-line halves -------------------- */
+
+typedef struct typed_out {
+    const char *s;
+    size_t n;
+    int64_t i;
+    bool b;
+} typed_out;
+
+/* Inline call `kind` (begin_map, key, str, int, bool, end), or its out-of-line half. */
+static wk_status inline_call(wk_json_reader *r, int kind, bool slow, typed_out *o)
+{
+    switch (kind) {
+    case 0:
+        return slow ? wk_json_reader_begin_map_slow(r) : wk_json_reader_begin_map(r);
+    case 1:
+        return slow ? wk_json_reader_key_slow(r, &o->s, &o->n)
+                    : wk_json_reader_key(r, &o->s, &o->n);
+    case 2:
+        return slow ? wk_json_reader_str_slow(r, &o->s, &o->n)
+                    : wk_json_reader_str(r, &o->s, &o->n);
+    case 3:
+        return slow ? wk_json_reader_int_slow(r, &o->i) : wk_json_reader_int(r, &o->i);
+    case 4:
+        return slow ? wk_json_reader_bool_slow(r, &o->b) : wk_json_reader_bool(r, &o->b);
+    default:
+        return slow ? wk_json_reader_end_slow(r) : wk_json_reader_end(r);
+    }
+}
+
+/* The two readers are at the same point: cursor, state, nesting (bits too), values, error
+ * (code, offset and message). */
+static void check_same_reader(const wk_json_reader *a, const wk_json_reader *b)
+{
+    CHECK_EQ(a->p - a->start, b->p - b->start);
+    CHECK_EQ(a->state, b->state);
+    CHECK_EQ(a->depth, b->depth);
+    CHECK_EQ(a->values, b->values);
+    CHECK_EQ(a->err.code, b->err.code);
+    CHECK_EQ(a->err.offset, b->err.offset);
+    CHECK(a->err.msg == b->err.msg);
+    for (uint32_t d = 0; d < a->depth && d < 512; d++) {
+        CHECK_EQ((a->stack[d >> 6] >> (d & 63)) & 1, (b->stack[d >> 6] >> (d & 63)) & 1);
+    }
+    /* a latched error is always the failed state (the inline paths test only the state) */
+    CHECK_EQ(a->err.code != WK_OK, a->state == WK__JR_FAILED);
+}
+
+/* Walks doc[0..len) with the inline calls on one reader and their out-of-line halves on
+ * another, call by call: at each step the six kinds in a rotating order until one reads
+ * (wrong types and ENDs must consume nothing, alike), next() when none does; every status,
+ * value and the whole reader state must agree. Adds the number of calls compared to
+ * `*calls`. */
+static void check_inline_matches_slow(const void *doc, size_t len, unsigned flags,
+                                      uint32_t max_depth, size_t *calls)
+{
+    wk_read_opts o = {.flags = flags, .max_depth = max_depth};
+    wk_json_reader a, b;
+    wk_json_reader_init(&a, doc, len, &o, NULL);
+    wk_json_reader_init(&b, doc, len, &o, NULL);
+    for (unsigned step = 0;; step++) {
+        bool moved = false;
+        bool done = false;
+        for (int j = 0; j < 6 && !moved && !done; j++) {
+            int kind = (int)((step * 5 + (unsigned)j) % 6);
+            typed_out oa = {NULL, 0, 0, false}, ob = {NULL, 0, 0, false};
+            wk_status sa = inline_call(&a, kind, false, &oa);
+            wk_status sb = inline_call(&b, kind, true, &ob);
+            ++*calls;
+            CHECK_STATUS(sa, sb);
+            check_same_reader(&a, &b);
+            if (sa == WK_OK) {
+                CHECK_MEM(oa.s, oa.n, ob.s, ob.n);
+                CHECK_EQ(oa.i, ob.i);
+                CHECK_EQ(oa.b, ob.b);
+                moved = true;
+            } else if (sa != WK_ERR_TYPE && sa != WK_ERR_STATE && sa != WK_ERR_RANGE) {
+                done = true; /* EOF or a latched error */
+            }
+        }
+        if (done) {
+            break;
+        }
+        if (!moved) {
+            wk_event ea, eb;
+            wk_status sa = wk_json_reader_next(&a, &ea);
+            wk_status sb = wk_json_reader_next(&b, &eb);
+            CHECK_STATUS(sa, sb);
+            check_same_reader(&a, &b);
+            if (sa != WK_OK) {
+                break;
+            }
+            CHECK_EQ(ea.type, eb.type);
+        }
+    }
+    wk_json_reader_free(&a);
+    wk_json_reader_free(&b);
+}
+
+/* Around the fast paths' edges: keys and strings of 14 to 17 bytes (the 16-byte step),
+ * escapes and bytes that need a look at each place, bad UTF-8, integers at the 18-digit step
+ * and the int64 edges, leading zeros, literals cut short, whitespace, depth. */
+static const char *const EDGE_DOCS[] = {
+    "{\"aaaaaaaaaaaaaa\":1,\"bbbbbbbbbbbbbbb\":2,\"cccccccccccccccc\":3,\"ddddddddddddddddd\":4}",
+    "{\"k\":\"aaaaaaaaaaaaaa\",\"k\":\"bbbbbbbbbbbbbbb\",\"k\":\"cccccccccccccccc\","
+    "\"k\":\"ddddddddddddddddd\",\"k\":\"\"}",
+    "{\"a\\\"b\":\"c\\u0041d\",\"e\\n\":\"\\\\\",\"aaaaaaaaaaaaaaa\\t\":\"bbbbbbbbbbbbbbbb\\/\"}",
+    "{\"k\":\"\xc3\xa9\",\"\xc3\xa9\":\"x\",\"k\":\"ab\xe2\x82\xac\"}",
+    "{\"k\":\"\xc3\"}",
+    "{\"\xff\":1}",
+    "{\"k\":\"ab\xe2\x82\"}",
+    "{\"k\":\"a\tb\"}",
+    "{\"k\x01\":1}",
+    "{\"k\":\"\xed\xa0\x80\"}",
+    "{\"a\":999999999999999999,\"b\":1000000000000000000,\"c\":9223372036854775807,"
+    "\"d\":9223372036854775808,\"e\":-9223372036854775808,\"f\":-9223372036854775809,"
+    "\"g\":18446744073709551615,\"h\":18446744073709551616,\"i\":123456789012345678}",
+    "{\"a\":0,\"b\":00,\"c\":01,\"d\":-0,\"e\":-1,\"f\":1.5,\"g\":1e5,\"h\":1E5,\"i\":2x}",
+    "{\"a\":0.,\"b\":-,\"c\":1e,\"d\":0e1,\"e\":10}",
+    "{\"a\":true,\"b\":false,\"c\":null,\"d\":tru,\"e\":1}",
+    "{\"a\":truex,\"b\":falsey}",
+    "{\"a\":fals}",
+    "{\"a\":\"x\",\"b\":1,\"c\":true,\"d\":{},\"e\":[],\"f\":null,\"g\":1.5,\"h\":\"y\"}",
+    "{ \"a\" : 1 , \"b\" : \"x\" , \"c\" : true , \"d\" : { \"e\" : 2 } }",
+    "{\"a\" :1,\"b\": 2,\"c\"\n:3,\"d\":\t4}",
+    "{\"a\":{\"b\":{\"c\":[1,{\"d\":true,\"e\":\"f\"}],\"g\":{}}},\"h\":[{\"i\":1},{\"j\":2}]}",
+    "[{\"a\":1},{\"b\":\"c\"},[true,false],\"s\",12,{}]",
+    "{\"a\":1}}",
+    "{\"a\":1]",
+    "[1}",
+    "{\"a\":1,\"b\"}",
+    "{\"a\":1 \"b\":2}",
+    "{\"a\"::1}",
+    "{\"a\":1,,\"b\":2}",
+    "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{}}}}}}",
+    "{}{}",
+    "\xef\xbb\xbf{\"a\":1}",
+};
+
+WK_TEST(test_json_typed_inline_paths_match_the_library)
+{
+    static const unsigned FLAGS[] = {0, WK_JSON_READ_MULTI, WK_JSON_READ_RAW_NUMBERS,
+                                     WK_JSON_READ_ALLOW_BOM | WK_JSON_READ_NAN_INF};
+    char buf[512];
+    size_t calls = 0;
+    for (size_t set = 0; set < 2; set++) {
+        const char *const *docs = set == 0 ? DOCS : EDGE_DOCS;
+        size_t ndocs = set == 0 ? sizeof DOCS / sizeof DOCS[0]
+                                : sizeof EDGE_DOCS / sizeof EDGE_DOCS[0];
+        for (size_t i = 0; i < ndocs; i++) {
+            size_t len = strlen(docs[i]);
+            CHECK(len + 24 <= sizeof buf);
+            /* the document, then with whitespace after it: the last tokens both near the end
+             * of the input (the one-by-one steps) and with 16 bytes after them */
+            for (int pad = 0; pad < 2; pad++) {
+                size_t total = len + (pad ? 24 : 0);
+                memcpy(buf, docs[i], len);
+                memset(buf + len, ' ', total - len);
+                /* every prefix, in an exact-size heap block (a read past the end traps under
+                 * ASan) */
+                for (size_t n = 0; n <= total; n++) {
+                    char *heap = malloc(n != 0 ? n : 1);
+                    CHECK(heap != NULL);
+                    memcpy(heap, buf, n);
+                    for (size_t f = 0; f < sizeof FLAGS / sizeof FLAGS[0]; f++) {
+                        check_inline_matches_slow(heap, n, FLAGS[f], 0, &calls);
+                    }
+                    check_inline_matches_slow(heap, n, 0, 3, &calls); /* a depth limit */
+                    free(heap);
+                }
+            }
+        }
+    }
+    CHECK(calls > 100000);
+}
+
+WK_TEST(test_json_typed_inline_paths_match_the_library_on_the_corpus)
+{
+    size_t len;
+    uint8_t *data =
+        wk_test_read_file(wk_test_node_module("simdjson/jsonexamples/twitter.json"), &len);
+    CHECK(data != NULL);
+    size_t calls = 0;
+    check_inline_matches_slow(data, len, 0, 0, &calls);
+    CHECK(calls > 10000);
+    free(data);
+}

@@ -18,9 +18,9 @@
  * routine with no loops.
  * Flow: a double or float -> the shortest decimal f * 10^e (shortest_f64/_f32) -> its digits
  * (wk__dtoa_shortest) for the PostgreSQL float4/float8 text (src/pg/float.c), or the JSON
- * text (wk__dtoa_json, format_json: the digits printed by whole words from registers,
- * straight into place around the point) for the JSON writers (formats/json/writer.c,
- * schema_json_enc.c).
+ * text (wk__dtoa_json: json_short for a normal double with its point in its first 8 digits,
+ * else format_json; both print the digits by whole words from registers, straight into place
+ * around the point) for the JSON writers (formats/json/writer.c, schema_json_enc.c).
  */
 #include "core/dtoa_interface.h"
 
@@ -429,11 +429,11 @@ static const uint64_t pow10_exact[17] = {1u,
                                          10000000000000000u};
 
 /*
- * The JSON text of f0 * 10^e0 (f0 != 0, n0 digits, trailing zeros allowed) when its point
- * falls within its first 8 digits or before them: pos = n0 + e0 (the digits before the
- * point) in [-5, 8], so plain notation (dtoa_interface.h's rule: the exponent pos - 1 is in
- * [-6, 21)). f0 is moved up to 17 digits (F, zero-padded on the right) and printed as three
- * parts from registers: the first digit, then two words of wk__digits8. The trailing zeros
+ * The JSON text of a decimal f0 * 10^e0 (f0 != 0, n0 digits, trailing zeros allowed) when
+ * its point falls within its first 8 digits or before them: pos = n0 + e0 (the digits before
+ * the point) in [-5, 8], so plain notation (dtoa_interface.h's rule: the exponent pos - 1 is
+ * in [-6, 21)). `big` is f0 moved up to 17 digits (zero-padded on the right), printed as
+ * three parts from registers: the first digit, then two words of wk__digits8. The trailing zeros
  * are not stripped first: their count is read off the two words (the bytes above the last
  * nonzero digit, by a count of leading zero bits), in parallel with the stores, and only the
  * length depends on it. No branch on the digit count or the zeros: for pos >= 1 the same

@@ -18,9 +18,9 @@
  * routine with no loops.
  * Flow: a double or float -> the shortest decimal f * 10^e (shortest_f64/_f32) -> its digits
  * (wk__dtoa_shortest) for the PostgreSQL float4/float8 text (src/pg/float.c), or the JSON
- * text (wk__dtoa_json, format_json: the digits printed by whole words from registers,
- * straight into place around the point) for the JSON writers (formats/json/writer.c,
- * schema_json_enc.c).
+ * text (wk__dtoa_json: json_short for a normal double with its point in its first 8 digits,
+ * else format_json; both print the digits by whole words from registers, straight into place
+ * around the point) for the JSON writers (formats/json/writer.c, schema_json_enc.c).
  */
 #include "core/dtoa_interface.h"
 
@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/kernel_interface.h"
 #include "core/pow10_table.h"
 
 typedef unsigned __int128 u128;
@@ -98,13 +99,12 @@ static inline bool nearest_regular(const uint64_t *g, uint64_t cp, int h, uint64
     if (near(below, delta) || near(above, delta) || near(fr, one / 2)) {
         return false;
     }
-    if (below <= delta) {
-        *f = s - r;
-    } else if (above <= delta) {
-        *f = s - r + 10;
-    } else {
-        *f = s + (fr > one / 2);
-    }
+    /* chosen by selects, not branches: which case a value takes is as random as its digits
+     * (a canada.json coordinate is one digit shorter about two times in three) */
+    uint64_t trimmed = s - r + (above <= delta ? 10 : 0);
+    uint64_t rounded = s + (fr > one / 2);
+    uint64_t take = 0 - (uint64_t)(below <= delta || above <= delta); /* all ones: trimmed */
+    *f = rounded ^ ((rounded ^ trimmed) & take);
     return true;
 }
 
@@ -409,16 +409,121 @@ static size_t format_json(bool neg, uint64_t f, int e, uint8_t *out)
     return (size_t)(p - out);
 }
 
+/* 10^0 .. 10^16: the factor that moves a decimal of n0 digits up to 17 (json_short). */
+static const uint64_t pow10_exact[17] = {1u,
+                                         10u,
+                                         100u,
+                                         1000u,
+                                         10000u,
+                                         100000u,
+                                         1000000u,
+                                         10000000u,
+                                         100000000u,
+                                         1000000000u,
+                                         10000000000u,
+                                         100000000000u,
+                                         1000000000000u,
+                                         10000000000000u,
+                                         100000000000000u,
+                                         1000000000000000u,
+                                         10000000000000000u};
+
+/*
+ * The JSON text of a decimal f0 * 10^e0 (f0 != 0, n0 digits, trailing zeros allowed) when
+ * its point falls within its first 8 digits or before them: pos = n0 + e0 (the digits before
+ * the point) in [-5, 8], so plain notation (dtoa_interface.h's rule: the exponent pos - 1 is
+ * in [-6, 21)). `big` is f0 moved up to 17 digits (zero-padded on the right), printed as
+ * three parts from registers: the first digit, then two words of wk__digits8. The trailing zeros
+ * are not stripped first: their count is read off the two words (the bytes above the last
+ * nonzero digit, by a count of leading zero bits), in parallel with the stores, and only the
+ * length depends on it. No branch on the digit count or the zeros: for pos >= 1 the same
+ * four stores put the digits before the point, the point, and the digits after it one byte
+ * up (a zero-padded digit after the point is the ".0" of an integer); for pos <= 0, "0."
+ * and the zeros in one word, then the digits. Every store ends within out + 26.
+ */
+static inline __attribute__((always_inline)) size_t json_short(bool neg, uint64_t big, int pos,
+                                                               uint8_t *out)
+{
+    uint8_t *p = out;
+    *p = '-';
+    p += neg;
+    uint64_t hi = big / 100000000u; /* the first 9 of the 17 digits */
+    uint64_t lo = big - hi * 100000000u;
+    uint64_t lead = hi / 100000000u; /* 1..9 */
+    uint64_t mid = hi - lead * 100000000u;
+    uint64_t w1 = wk__digits8((uint32_t)mid); /* digits 1..8 */
+    uint64_t w2 = wk__digits8((uint32_t)lo);  /* digits 9..16 */
+    /* trailing zeros of the 17: from w2, and on into w1 when lo is all zeros (the first
+     * digit is never zero); the digit values (word minus '0's) have a zero byte per '0' */
+    int z2 = lo != 0 ? __builtin_clzll((w2 - 0x3030303030303030ull) | 1u) >> 3 : 8;
+    int z1 = mid != 0 ? __builtin_clzll((w1 - 0x3030303030303030ull) | 1u) >> 3 : 8;
+    int n = 17 - z2 - (lo != 0 ? 0 : z1); /* the significant digits */
+    if (pos <= 0) {
+        /* 0.000ddd: "0." and -pos zeros in one word, the digits after them */
+        memcpy(p, "0.000000", 8);
+        p += 2 - pos;
+        *p = (uint8_t)('0' + lead);
+        wk__store_le64(p + 1, w1);
+        wk__store_le64(p + 9, w2);
+        return (size_t)(p + n - out);
+    }
+    /* ddd.ddd: digits 0..7 at p, then digits pos..8 one byte up from p + pos + 1 (over what
+     * the first word put there), then digits 9..16 one byte up, and the point */
+    wk__store_le64(p, (uint64_t)('0' + lead) | w1 << 8);
+    wk__store_le64(p + pos + 1, w1 >> (8 * (pos - 1)));
+    wk__store_le64(p + 10, w2);
+    p[pos] = '.';
+    int len = n > pos ? n + 1 : pos + 2; /* an integer: ".0" */
+    return (size_t)(p + len - out);
+}
+
 /* v as JSON number text at out (dtoa_interface.h: plain or scientific notation); 0 for NaN
- * and infinities. */
+ * and infinities. A normal double whose point falls in its first 8 digits (|v| in about
+ * [1e-6, 1e8): most data) goes from the interval search's decimal straight to json_short;
+ * the others (subnormals and zero, and the plain and scientific layouts of larger or smaller
+ * magnitudes) strip the zeros and take format_json. */
 size_t wk__dtoa_json(double v, char *out)
 {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint64_t t = bits & ((1ull << 52) - 1);
+    int bq = (int)((bits >> 52) & 0x7ff);
+    bool neg = (bits >> 63) != 0;
+    if (WK__LIKELY(bq != 0 && bq != 0x7ff)) {
+        uint64_t c = (1ull << 52) | t;
+        int q = bq - 1075;
+        uint64_t f0;
+        int e0;
+        if (q < 0 && q > -53 && ((c >> -q) << -q) == c) {
+            f0 = c >> -q; /* a small integer: its own digits */
+            e0 = 0;
+            unsigned nb = 64u - (unsigned)__builtin_clzll(f0);
+            int n0 = (int)((nb * 1233u) >> 12) + 1;
+            n0 -= f0 < wk__pow10_u64[n0 - 1];
+            if (n0 <= 8) {
+                return json_short(neg, f0 * pow10_exact[17 - n0], n0, (uint8_t *)out);
+            }
+        } else {
+            /* a normal double's decimal from the search has 16 or 17 digits: c * 2^q *
+             * 10^-e0 is in [2^52, 10 * 2^53) (10^e0 <= 2^q < 10^(e0+1); for the smallest
+             * significand of a binade, 3/4 of that and more), below 10^17 and above 10^15 */
+            f0 = to_decimal(q, c, 1ull << 52, -1074, &e0);
+            bool short16 = f0 < 10000000000000000u;
+            int pos = 17 - short16 + e0;
+            if (WK__LIKELY(pos >= -5 && pos <= 8)) {
+                /* 17 digits by a select of f0 * 10, not a table product */
+                return json_short(neg, short16 ? f0 * 10 : f0, pos, (uint8_t *)out);
+            }
+        }
+        uint64_t f = strip_zeros(f0, &e0);
+        return format_json(neg, f, e0, (uint8_t *)out);
+    }
     uint64_t f;
     int e;
     if (!shortest_f64(v, &f, &e)) {
         return 0;
     }
-    return format_json(__builtin_signbit(v) != 0, f, e, (uint8_t *)out);
+    return format_json(neg, f, e, (uint8_t *)out);
 }
 
 /* wk__dtoa_json with the float's shortest digits (float32 sources). */

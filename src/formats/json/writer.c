@@ -1123,6 +1123,20 @@ enter:
         fend = nitems != 0 ? cur->u.items + nitems : it; /* an empty container may hold NULL */
         close = (uint8_t)(open + 2); /* '{' + 2 == '}', '[' + 2 == ']' */
         sep = 0;
+        /* an array that starts with a run of finite doubles (coordinates, vectors): the run
+         * is written here, as the FLOAT case below writes each, without the per-node
+         * dispatch; the first child that is not one (or too little room) goes on at `next` */
+        if (close == ']') {
+            while (it != fend && it->type == WK_VAL_FLOAT &&
+                   WK__LIKELY(ROOM(1 + WK__DTOA_JSON_MAX) && __builtin_isfinite(it->u.f))) {
+                *d = sep;
+                d += sep != 0;
+                d += (it->flags & WK_VALF_F32) != 0 ? wk__ftoa_json((float)it->u.f, (char *)d)
+                                                     : wk__dtoa_json(it->u.f, (char *)d);
+                sep = ',';
+                it++;
+            }
+        }
         goto next;
     }
     case WK_VAL_STR: {

@@ -391,6 +391,9 @@ WK_TEST(test_dtoa_json_layout_in_every_case_stays_in_its_room)
         123456789012345.67,        12345678901234568.0, 1e20, 1.2345e20, 99999999999999991611392.0,
         -1e-7,                     1e21, 1.7976931348623157e308, 5e-324, -2.2250738585072014e-308,
         100.0,                     1e16, 123.0, 9007199254740993.0,
+        /* the short layout's edges (the point within the first 8 digits, or before them) */
+        1.0, 0.5, 99999999.0, 12345678.5, 99999999.999999985, 100000000.5, 0.0000010000000000000002,
+        -0.00000099999999999999995, 1.7, 10000000.0, 65.613616999999977, -65.625,
     };
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
         CHECK(json_layout_matches(edges[i]));

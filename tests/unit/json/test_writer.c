@@ -315,6 +315,9 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
         "[0,9,10,99,100,12345678,99999999,100000000,100000001,123456789,1000000000000000,"
         "9999999999999999,10000000000000000,12345678901234567,18446744073709551615,-1,-10,"
         "-99999999,-100000000,-9999999999999999,-10000000000000000,-9223372036854775808]",
+        /* runs of doubles in arrays (the walker's run loop), broken by other children */
+        "[[1.5,-0.25],[-65.613616999999977,44.5,1e300,\"x\",3.25,0.001],[0.1,7,0.2,[]],"
+        "{\"a\":[1.5,2.5],\"b\":1.25},[5e-324,-0.0,100.0,123456789.5]]",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         check_tree_writer_matches(docs[i], strlen(docs[i]));
@@ -323,8 +326,9 @@ WK_TEST(test_json_tree_writer_matches_event_writer)
         }
     }
     static const char *files[] = {"simdjson/jsonexamples/twitter.json",
-                                  "simdjson/jsonexamples/citm_catalog.json"};
-    for (int i = 0; i < 2; i++) {
+                                  "simdjson/jsonexamples/citm_catalog.json",
+                                  "simdjson/jsonexamples/canada.json"};
+    for (int i = 0; i < 3; i++) {
         size_t n;
         uint8_t *data = wk_test_read_file(wk_test_node_module(files[i]), &n);
         CHECK(data != NULL);
@@ -563,7 +567,8 @@ WK_TEST(test_json_tree_writer_fast_and_slow_paths_agree_on_every_truncation)
         "{\"plain\":\"a string long enough for two sixteen-byte moves\",\"k\\\"ey\":[1,-2,"
         "18446744073709551615,-9223372036854775808,0,true,false,null,1.5,\"\",\"x\","
         "\"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac\",\"tab\\tquote\\\"\",[],{},[[{\"a\":[]}]]],"
-        "\"n\":{\"1234567\":\"12345678\",\"x\":\"123456789012345\"}}";
+        "\"n\":{\"1234567\":\"12345678\",\"x\":\"123456789012345\"},"
+        "\"d\":[-65.613616999999977,44.5,0.001,[2.5,-3.75],1e-7,1.5,\"s\"]}";
     wk_arena a;
     wk_arena_init(&a, NULL, 0);
     wk_value *v;

@@ -245,7 +245,7 @@ after_value:
             wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for a container", p);
             goto fail;
         }
-        memcpy(kids, node + 1, count * sizeof(wk_value));
+        copy_kids(kids, node + 1, count);
         node->len = (uint32_t)items;
         node->u.items = kids; /* same pointer for u.pairs: wk_pair is two wk_value */
         n = fr->start + 1;

@@ -70,27 +70,19 @@ static inline void *arena_take16(wk_arena *a, size_t size)
  * nodes were stored a moment ago, a number's as two 8-byte stores: a wider load (libc's
  * 32-byte moves for a pair like canada.json's [x, y]) cannot take its bytes from those
  * stores in flight and waits for them to reach the cache (store-to-load forwarding fails;
- * that load was about 5% of canada's parse time). One or two nodes go word by word instead,
- * each 8-byte load inside one earlier store; the empty asm keeps GCC from merging the words
- * into vector moves. A loop over up to four nodes cost citm_catalog.json's small objects
- * more than it saved (3% more instructions). Longer runs go through memcpy. */
+ * that load was about 5% of canada's parse time). A few nodes go word by word instead, each
+ * 8-byte load inside one earlier store; the empty asm keeps GCC from widening the loop into
+ * vector moves. Longer runs were stored long before and go through memcpy. */
 static inline void copy_kids(wk_value *dst, const wk_value *src, size_t count)
 {
-    if (count - 1 < 2) {
+    if (count <= 4) {
         uint64_t *d = (uint64_t *)(void *)dst;
         const uint64_t *s = (const uint64_t *)(const void *)src;
-        uint64_t w0, w1;
-        memcpy(&w0, s, 8);
-        memcpy(&w1, s + 1, 8);
-        __asm__("" : "+r"(w0), "+r"(w1));
-        memcpy(d, &w0, 8);
-        memcpy(d + 1, &w1, 8);
-        if (count == 2) {
-            memcpy(&w0, s + 2, 8);
-            memcpy(&w1, s + 3, 8);
-            __asm__("" : "+r"(w0), "+r"(w1));
-            memcpy(d + 2, &w0, 8);
-            memcpy(d + 3, &w1, 8);
+        for (size_t i = 0; i < 2 * count; i++) {
+            uint64_t w;
+            memcpy(&w, s + i, sizeof w);
+            __asm__("" : "+r"(w));
+            memcpy(d + i, &w, sizeof w);
         }
         return;
     }

@@ -151,8 +151,7 @@ value_room:
              * the number lexer out of line, which costs several percent on number-heavy
              * documents (citm_catalog.json; wirekit bench --suite json --callgrind) */
             const uint8_t *e = NULL;
-            if (WK__LIKELY(!raw && end - p > WK__JSON_SHORT_NUM_READ) &&
-                wk__json_dot_in8(p + 1)) {
+            if (WK__LIKELY(!raw && end - p > WK__JSON_SHORT_NUM_READ)) {
                 /* digits one at a time, no end tests (lex.h) */
                 e = wk__json_number_short(p, &num);
             }

@@ -717,15 +717,6 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
     return p;
 }
 
-/* Whether one of the eight bytes at p is a '.': the tree parser takes wk__json_number_short
- * only for numbers with a fraction this close (canada.json's), and leaves integers to the
- * lexer's words, which read citm_catalog.json's nine-digit ones in fewer steps. */
-static inline bool wk__json_dot_in8(const uint8_t *p)
-{
-    uint64_t v = wk__json_load8(p) ^ 0x2E2E2E2E2E2E2E2Eull;
-    return ((v - 0x0101010101010101ull) & ~v & 0x8080808080808080ull) != 0;
-}
-
 /* The most bytes wk__json_number_short reads from its number's first digit: 19 integer
  * digits and the byte after them, or up to 19 digits with a '.' among them and the byte
  * after the last. Its caller makes sure these are inside the input. */

@@ -66,6 +66,29 @@ static inline void *arena_take16(wk_arena *a, size_t size)
     return wk_arena_alloc(a, size, 16);
 }
 
+/* Copies the count children of a closing container from the scratch stack to the arena. The
+ * nodes were stored a moment ago, a number's as two 8-byte stores: a wider load (libc's
+ * 32-byte moves for a pair like canada.json's [x, y]) cannot take its bytes from those
+ * stores in flight and waits for them to reach the cache (store-to-load forwarding fails;
+ * that load was about 5% of canada's parse time). A few nodes go word by word instead, each
+ * 8-byte load inside one earlier store; the empty asm keeps GCC from widening the loop into
+ * vector moves. Longer runs were stored long before and go through memcpy. */
+static inline void copy_kids(wk_value *dst, const wk_value *src, size_t count)
+{
+    if (count <= 4) {
+        uint64_t *d = (uint64_t *)(void *)dst;
+        const uint64_t *s = (const uint64_t *)(const void *)src;
+        for (size_t i = 0; i < 2 * count; i++) {
+            uint64_t w;
+            memcpy(&w, s + i, sizeof w);
+            __asm__("" : "+r"(w));
+            memcpy(d + i, &w, sizeof w);
+        }
+        return;
+    }
+    memcpy(dst, src, count * sizeof(wk_value));
+}
+
 /* Makes *v a string node for the body s[0..close) (first escape at esc, or NULL): pointing
  * into the input when it has no escape and `copy` is off, else a NUL-terminated copy in the
  * arena (unescaped). Returns false with f filled when the string is too long, out of memory,

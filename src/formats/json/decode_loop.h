@@ -150,9 +150,16 @@ value_room:
             /* the always-inline form: two loop instances in one file would otherwise leave
              * the number lexer out of line, which costs several percent on number-heavy
              * documents (citm_catalog.json; wirekit bench --suite json --callgrind) */
-            const uint8_t *e = wk__json_number(p, end, raw, false, &num, &f);
+            const uint8_t *e = NULL;
+            if (WK__LIKELY(!raw && end - p > WK__JSON_SHORT_NUM_READ)) {
+                /* digits one at a time, no end tests (lex.h) */
+                e = wk__json_number_short(p, &num);
+            }
             if (e == NULL) {
-                goto fail;
+                e = wk__json_number(p, end, raw, false, &num, &f);
+                if (e == NULL) {
+                    goto fail;
+                }
             }
             v->flags = 0;
             v->ext_type = 0;
@@ -245,7 +252,7 @@ after_value:
             wk__json_failed(&f, WK_ERR_NOMEM, "out of memory (arena) for a container", p);
             goto fail;
         }
-        memcpy(kids, node + 1, count * sizeof(wk_value));
+        copy_kids(kids, node + 1, count);
         node->len = (uint32_t)items;
         node->u.items = kids; /* same pointer for u.pairs: wk_pair is two wk_value */
         n = fr->start + 1;

@@ -719,6 +719,93 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
     return p;
 }
 
+/* The most bytes wk__json_number_short reads from its number's first digit: 19 integer
+ * digits and the byte after them, or up to 19 digits with a '.' among them and the byte
+ * after the last. Its caller makes sure these are inside the input. */
+#define WK__JSON_SHORT_NUM_READ 40
+
+/*
+ * A number of at most 19 digits in all (integer part and fraction; no exponent) at p (p[0]
+ * is '-' or a digit), read one digit at a time: the kind, value and end wk__json_number
+ * gives it, or NULL for anything else (an exponent, more digits, a leading zero, "-0", a
+ * malformed number: wk__json_number then reads it from p and reports every error). The
+ * caller checks that WK__JSON_SHORT_NUM_READ bytes after the sign are inside the input, so
+ * no step tests for the end. Why digits one by one (issue 26; yyjson's way): the branch on
+ * each byte is predicted (numbers of one document have like lengths), so the CPU runs on to
+ * the next token while the value is still being summed; a word-at-a-time count puts the
+ * cursor behind a load, the compares and a count, and took more instructions for the
+ * 17-digit doubles of canada.json. The value is w * 10^-(fraction digits) with w exact
+ * (below 10^19), the same w and exponent wk__json_number gathers, so the double is the same.
+ */
+WK__JSON_HOT const uint8_t *wk__json_number_short(const uint8_t *p, wk__json_num *out)
+{
+    bool neg = *p == '-';
+    const uint8_t *q = p + neg;
+    unsigned d = (unsigned)(q[0] - '0');
+    if (d > 9) {
+        return NULL;
+    }
+    uint64_t w = d;
+    unsigned i = 1; /* integer digits read */
+    if (d == 0) {
+        if (wk__json_digit(q[1])) {
+            return NULL; /* a leading zero: the lexer's error */
+        }
+    } else {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 19
+#endif
+        for (; i < 19; i++) {
+            d = (unsigned)(q[i] - '0');
+            if (d > 9) {
+                break;
+            }
+            w = w * 10 + d;
+        }
+        if (i == 19 && wk__json_digit(q[19])) {
+            return NULL; /* 20 digits or more */
+        }
+    }
+    uint8_t c = q[i];
+    if (c != '.') {
+        if ((c | 0x20) == 'e') {
+            return NULL;
+        }
+        if (!neg) {
+            out->kind = WK__NUM_UINT;
+            out->v.u = w;
+            return q + i;
+        }
+        if (w == 0 || w > (1ull << 63)) {
+            return NULL; /* "-0" is a float, and below INT64_MIN */
+        }
+        out->kind = WK__NUM_INT;
+        out->v.i = (int64_t)(0 - w);
+        return q + i;
+    }
+    /* the fraction: as many digits as leave the total at 19 at most (w stays below 10^19;
+     * a longer one is left to the lexer) */
+    const uint8_t *fr = q + i + 1;
+    unsigned j = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 19
+#endif
+    for (; j < 19; j++) {
+        d = (unsigned)(fr[j] - '0');
+        if (d > 9) {
+            break;
+        }
+        w = w * 10 + d; /* wraps only past 19 digits, which are refused below */
+    }
+    if (j == 0 || i + j > 19 || wk__json_digit(fr[j]) || (fr[j] | 0x20) == 'e') {
+        return NULL;
+    }
+    out->kind = WK__NUM_DOUBLE;
+    out->v.d = wk__digits_to_double(w, -(int)j, neg, false, (const char *)p,
+                                    (size_t)(fr + j - p));
+    return fr + j;
+}
+
 /* Lexes a number at p (p[0] is '-' or a digit): wk__json_number converting (or, with `raw`,
  * giving its text). */
 static inline const uint8_t *wk__json_lex_number(const uint8_t *p, const uint8_t *end, bool raw,

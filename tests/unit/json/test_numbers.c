@@ -339,6 +339,96 @@ WK_TEST(test_json_word_int_agrees_with_the_lexer)
     }
 }
 
+/* wk__json_number_short (the tree parser's digit-at-a-time path) against the lexer: integer
+ * parts and fractions of 0 to 22 digits, leading zeros, "-0", exponents, the 2^63 / 2^64 /
+ * 10^19 edges, 17-19 digit halfway points and the smallest normal double's digits, each
+ * followed by one byte and enough bytes that the short path may read (an exact-size heap
+ * block); where it answers, the same kind, value bits and end, and it answers every plain
+ * number of up to 19 digits. */
+WK_TEST(test_json_number_short_agrees_with_the_lexer)
+{
+    static const char follow[] = ",]} \n.eE0x-+";
+    static const char *const edge[] = {
+        "9223372036854775808",   "9223372036854775809", "18446744073709551615",
+        "9999999999999999999",   "1000000000000000000", "0",
+        "-0",                    "-0.0",                "0.0000000000000000001",
+        "9007199254740993",      "9007199254740992.5",  "0.1234567890123456789",
+        "2.2250738585072011",    "2.2250738585072014",  "4.9406564584124654",
+        "1.7976931348623157",    "1.7976931348623159",  "-65.613616999999977",
+        "0.30000000000000004",   "9.999999999999999",   "123456789.0123456789",
+        "1234567890.123456789",  "1.5",                 "0.5000000000000000555"};
+    for (int iter = 0; iter < 60000 && !wk__test_failed(); iter++) {
+        uint64_t r = rng();
+        char text[128];
+        size_t n = 0;
+        bool neg = r & 1;
+        if (neg) {
+            text[n++] = '-';
+        }
+        size_t idig = (size_t)((r >> 1) % 23);
+        size_t fdig = (size_t)((r >> 6) % 23);
+        bool lead_zero = ((r >> 11) & 7) == 0;
+        for (size_t i = 0; i < idig; i++) {
+            uint64_t d = rng() % 10;
+            text[n++] = (char)('0' + (i == 0 && !lead_zero && idig > 1 && d == 0 ? 1 : d));
+        }
+        if (idig > 0 && lead_zero) {
+            text[neg] = '0';
+        }
+        if (((r >> 14) & 3) != 0) {
+            text[n++] = '.';
+            for (size_t i = 0; i < fdig; i++) {
+                text[n++] = (char)('0' + rng() % 10);
+            }
+        }
+        if (((r >> 16) & 7) == 0) {
+            const char *e = edge[(r >> 19) % (sizeof edge / sizeof edge[0])];
+            n = 0;
+            memcpy(text, e, strlen(e));
+            n = strlen(e);
+            neg = text[0] == '-';
+        }
+        if (n == 0 || (n == 1 && neg)) {
+            continue;
+        }
+        if (((r >> 24) & 15) == 0) {
+            text[n++] = (r >> 28) & 1 ? 'e' : 'E';
+            n += (size_t)snprintf(text + n, 8, "%d", (int)((r >> 29) % 700) - 350);
+        }
+        text[n++] = follow[(r >> 40) % (sizeof follow - 1)];
+        size_t body = n;
+        while (n < body + WK__JSON_SHORT_NUM_READ + 1) {
+            text[n++] = ' ';
+        }
+        uint8_t *buf = malloc(n);
+        CHECK(buf != NULL);
+        memcpy(buf, text, n);
+        wk__json_num fast = {-1, {0}}, slow = {-1, {0}};
+        wk__json_fail f;
+        const uint8_t *e1 = wk__json_number_short(buf, &fast);
+        const uint8_t *e2 = wk__json_lex_number(buf, buf + n, false, &slow, &f);
+        if (e1 != NULL) {
+            CHECK_MSG(e1 == e2 && fast.kind == slow.kind && fast.v.u == slow.v.u,
+                      "'%.*s': short path %d %llx at %td, lexer %d %llx at %td", (int)body,
+                      text, fast.kind, (unsigned long long)fast.v.u, e1 - buf, slow.kind,
+                      (unsigned long long)slow.v.u, e2 != NULL ? e2 - buf : -1);
+        }
+        /* plain: the lexer took it all, no exponent, at most 19 digits, not "-0" */
+        size_t digits = 0;
+        bool expo = false;
+        for (size_t i = 0; e2 != NULL && buf + i < e2; i++) {
+            digits += text[i] >= '0' && text[i] <= '9';
+            expo |= text[i] == 'e' || text[i] == 'E';
+        }
+        bool minus_zero = slow.kind == WK__NUM_DOUBLE && neg && slow.v.u == (1ull << 63) &&
+                          memchr(text, '.', body) == NULL;
+        bool plain = e2 != NULL && !expo && digits <= 19 && !minus_zero &&
+                     !(slow.kind == WK__NUM_DOUBLE && memchr(text, '.', (size_t)(e2 - buf)) == NULL);
+        CHECK_MSG(!plain || e1 != NULL, "'%.*s': the short path gave up", (int)body, text);
+        free(buf);
+    }
+}
+
 /* The reference for wk__json_utf8_run: one sequence at a time with wk__json_utf8_one. */
 static const uint8_t *utf8_run_slow(const uint8_t *p, const uint8_t *end)
 {

@@ -724,6 +724,26 @@ WK__JSON_HOT const uint8_t *wk__json_number(const uint8_t *p, const uint8_t *end
  * after the last. Its caller makes sure these are inside the input. */
 #define WK__JSON_SHORT_NUM_READ 40
 
+/* The decimal digits of s from s[i] on, while fewer than 19 are read, added one at a time
+ * to *w (w = w * 10 + digit): the index of the first byte not taken (19 at most). Reads no
+ * further than s[18]; the caller knows those bytes are inside the input. */
+WK__JSON_HOT unsigned wk__json_digits19(const uint8_t *s, unsigned i, uint64_t *w)
+{
+    uint64_t x = *w;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 19
+#endif
+    for (; i < 19; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9) {
+            break;
+        }
+        x = x * 10 + d;
+    }
+    *w = x;
+    return i;
+}
+
 /*
  * A number of at most 19 digits in all (integer part and fraction; no exponent) at p (p[0]
  * is '-' or a digit), read one digit at a time: the kind, value and end wk__json_number
@@ -752,16 +772,7 @@ WK__JSON_HOT const uint8_t *wk__json_number_short(const uint8_t *p, wk__json_num
             return NULL; /* a leading zero: the lexer's error */
         }
     } else {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 19
-#endif
-        for (; i < 19; i++) {
-            d = (unsigned)(q[i] - '0');
-            if (d > 9) {
-                break;
-            }
-            w = w * 10 + d;
-        }
+        i = wk__json_digits19(q, 1, &w);
         if (i == 19 && wk__json_digit(q[19])) {
             return NULL; /* 20 digits or more */
         }
@@ -786,17 +797,7 @@ WK__JSON_HOT const uint8_t *wk__json_number_short(const uint8_t *p, wk__json_num
     /* the fraction: as many digits as leave the total at 19 at most (w stays below 10^19;
      * a longer one is left to the lexer) */
     const uint8_t *fr = q + i + 1;
-    unsigned j = 0;
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 19
-#endif
-    for (; j < 19; j++) {
-        d = (unsigned)(fr[j] - '0');
-        if (d > 9) {
-            break;
-        }
-        w = w * 10 + d; /* wraps only past 19 digits, which are refused below */
-    }
+    unsigned j = wk__json_digits19(fr, 0, &w); /* wraps only past 19 digits, refused below */
     if (j == 0 || i + j > 19 || wk__json_digit(fr[j]) || (fr[j] | 0x20) == 'e') {
         return NULL;
     }

@@ -1019,6 +1019,17 @@ typedef struct cframe {
     uint8_t close; /* '}' (a map: it walks key, value, key, value) or ']' */
 } cframe;
 
+/* A finite double node (a float32 one by its flag) at the raw cursor d, after the separator
+ * `sep` (0: none): the cursor after it. The caller has checked the room (1 +
+ * WK__DTOA_JSON_MAX) and that the value is finite. */
+static inline uint8_t *put_finite_float(uint8_t *d, uint8_t sep, const wk_value *v)
+{
+    *d = sep;
+    d += sep != 0;
+    return d + ((v->flags & WK_VALF_F32) != 0 ? wk__ftoa_json((float)v->u.f, (char *)d)
+                                               : wk__dtoa_json(v->u.f, (char *)d));
+}
+
 /*
  * The compact (not pretty) tree walker. It writes through a raw cursor `d` into the room the
  * buffer already has: each node asks for its worst case (a plain string: its length plus the
@@ -1129,10 +1140,7 @@ enter:
         if (close == ']') {
             while (it != fend && it->type == WK_VAL_FLOAT &&
                    WK__LIKELY(ROOM(1 + WK__DTOA_JSON_MAX) && __builtin_isfinite(it->u.f))) {
-                *d = sep;
-                d += sep != 0;
-                d += (it->flags & WK_VALF_F32) != 0 ? wk__ftoa_json((float)it->u.f, (char *)d)
-                                                     : wk__dtoa_json(it->u.f, (char *)d);
+                d = put_finite_float(d, sep, it);
                 sep = ',';
                 it++;
             }
@@ -1183,10 +1191,7 @@ enter:
         /* finite doubles print straight at the cursor (NaN and infinities, an error or the
          * extension's words, take the checked path) */
         if (WK__LIKELY(ROOM(1 + WK__DTOA_JSON_MAX) && __builtin_isfinite(cur->u.f))) {
-            *d = sep;
-            d += sep != 0;
-            d += (cur->flags & WK_VALF_F32) != 0 ? wk__ftoa_json((float)cur->u.f, (char *)d)
-                                                  : wk__dtoa_json(cur->u.f, (char *)d);
+            d = put_finite_float(d, sep, cur);
             break;
         }
         goto slow;

@@ -220,7 +220,17 @@ static uint64_t strip_zeros(uint64_t f, int *e)
 /* The shortest decimal f * 10^*e (no trailing zero in f) that reads back as |v|: a small
  * integer's own digits, else the shortest interval search of to_decimal. False for NaN and
  * infinities. Zero is f == 0, *e == 0. */
-static bool shortest_f64(double v, uint64_t *fp, int *e)
+/* How a finite double's decimal was found (decimal_f64). */
+enum dec_kind {
+    DEC_INTEGER, /* a normal double that is a small integer: its own digits, exponent 0 */
+    DEC_SEARCH,  /* any other normal double: the interval search's 16 or 17 digits */
+    DEC_OTHER,   /* a subnormal (the search) or zero (0) */
+};
+
+/* A finite double's decimal before its trailing zeros are stripped: |v| = *fp * 10^*e, and
+ * how it was found; false for NaN and infinities. */
+static inline __attribute__((always_inline)) bool decimal_f64(double v, uint64_t *fp, int *e,
+                                                              enum dec_kind *kind)
 {
     /* the double's fields: 52 fraction bits, 11 exponent bits (bias 1023, shifted by the
      * fraction's 52: q = bq - 1075); all ones is NaN or infinity, which have no digits;
@@ -229,26 +239,35 @@ static bool shortest_f64(double v, uint64_t *fp, int *e)
     memcpy(&bits, &v, sizeof bits);
     uint64_t t = bits & ((1ull << 52) - 1);
     int bq = (int)((bits >> 52) & 0x7ff);
-    if (bq == 0x7ff) {
-        return false;
-    }
-    uint64_t f;
     *e = 0;
-    if (bq != 0) {
+    if (WK__LIKELY(bq != 0 && bq != 0x7ff)) {
         uint64_t c = (1ull << 52) | t;
         int q = bq - 1075;
         if (q < 0 && q > -53 && ((c >> -q) << -q) == c) {
-            f = c >> -q; /* a small integer: its own digits are the shortest */
+            *fp = c >> -q; /* a small integer: its own digits are the shortest */
+            *kind = DEC_INTEGER;
         } else {
-            f = to_decimal(q, c, 1ull << 52, -1074, e);
+            *fp = to_decimal(q, c, 1ull << 52, -1074, e);
+            *kind = DEC_SEARCH;
         }
-    } else if (t != 0) {
-        f = to_decimal(-1074, t, 1ull << 52, -1074, e);
-    } else {
-        *fp = 0;
         return true;
     }
-    *fp = strip_zeros(f, e);
+    if (bq == 0x7ff) {
+        return false;
+    }
+    *fp = t != 0 ? to_decimal(-1074, t, 1ull << 52, -1074, e) : 0;
+    *kind = DEC_OTHER;
+    return true;
+}
+
+static bool shortest_f64(double v, uint64_t *fp, int *e)
+{
+    uint64_t f;
+    enum dec_kind kind;
+    if (!decimal_f64(v, &f, e, &kind)) {
+        return false;
+    }
+    *fp = f != 0 ? strip_zeros(f, e) : 0;
     return true;
 }
 
@@ -484,46 +503,33 @@ static inline __attribute__((always_inline)) size_t json_short(bool neg, uint64_
  * magnitudes) strip the zeros and take format_json. */
 size_t wk__dtoa_json(double v, char *out)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    uint64_t t = bits & ((1ull << 52) - 1);
-    int bq = (int)((bits >> 52) & 0x7ff);
-    bool neg = (bits >> 63) != 0;
-    if (WK__LIKELY(bq != 0 && bq != 0x7ff)) {
-        uint64_t c = (1ull << 52) | t;
-        int q = bq - 1075;
-        uint64_t f0;
-        int e0;
-        if (q < 0 && q > -53 && ((c >> -q) << -q) == c) {
-            f0 = c >> -q; /* a small integer: its own digits */
-            e0 = 0;
-            unsigned nb = 64u - (unsigned)__builtin_clzll(f0);
-            int n0 = (int)((nb * 1233u) >> 12) + 1;
-            n0 -= f0 < wk__pow10_u64[n0 - 1];
-            if (n0 <= 8) {
-                return json_short(neg, f0 * pow10_exact[17 - n0], n0, (uint8_t *)out);
-            }
-        } else {
-            /* a normal double's decimal from the search has 16 or 17 digits: c * 2^q *
-             * 10^-e0 is in [2^52, 10 * 2^53) (10^e0 <= 2^q < 10^(e0+1); for the smallest
-             * significand of a binade, 3/4 of that and more), below 10^17 and above 10^15 */
-            f0 = to_decimal(q, c, 1ull << 52, -1074, &e0);
-            bool short16 = f0 < 10000000000000000u;
-            int pos = 17 - short16 + e0;
-            if (WK__LIKELY(pos >= -5 && pos <= 8)) {
-                /* 17 digits by a select of f0 * 10, not a table product */
-                return json_short(neg, short16 ? f0 * 10 : f0, pos, (uint8_t *)out);
-            }
-        }
-        uint64_t f = strip_zeros(f0, &e0);
-        return format_json(neg, f, e0, (uint8_t *)out);
-    }
-    uint64_t f;
-    int e;
-    if (!shortest_f64(v, &f, &e)) {
+    uint64_t f0;
+    int e0;
+    enum dec_kind kind;
+    if (!decimal_f64(v, &f0, &e0, &kind)) {
         return 0;
     }
-    return format_json(neg, f, e, (uint8_t *)out);
+    bool neg = __builtin_signbit(v) != 0;
+    if (kind == DEC_INTEGER) {
+        unsigned nb = 64u - (unsigned)__builtin_clzll(f0);
+        int n0 = (int)((nb * 1233u) >> 12) + 1;
+        n0 -= f0 < wk__pow10_u64[n0 - 1];
+        if (n0 <= 8) {
+            return json_short(neg, f0 * pow10_exact[17 - n0], n0, (uint8_t *)out);
+        }
+    } else if (kind == DEC_SEARCH) {
+        /* a normal double's decimal from the search has 16 or 17 digits: c * 2^q * 10^-e0 is
+         * in [2^52, 10 * 2^53) (10^e0 <= 2^q < 10^(e0+1); for the smallest significand of a
+         * binade, 3/4 of that and more), below 10^17 and above 10^15 */
+        bool short16 = f0 < 10000000000000000u;
+        int pos = 17 - short16 + e0;
+        if (WK__LIKELY(pos >= -5 && pos <= 8)) {
+            /* 17 digits by a select of f0 * 10, not a table product */
+            return json_short(neg, short16 ? f0 * 10 : f0, pos, (uint8_t *)out);
+        }
+    }
+    uint64_t f = f0 != 0 ? strip_zeros(f0, &e0) : 0;
+    return format_json(neg, f, e0, (uint8_t *)out);
 }
 
 /* wk__dtoa_json with the float's shortest digits (float32 sources). */
